@@ -1,0 +1,85 @@
+import type { ToolErrorInfo } from '../errors.js';
+
+export type Danger = 'safe' | 'medium' | 'dangerous';
+export type Effect = 'read' | 'write' | 'delete';
+export type JsonSchema = Record<string, unknown>;
+export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
+
+/** What a tool is, as declared in a pack's manifest: enough to list, validate, gate and rate-limit it. */
+export interface ToolSpec {
+  name: string;
+  description: string;
+  /** JSON Schema of the arguments object. */
+  parameters: JsonSchema;
+  danger: Danger;
+  effect: Effect;
+  /** Overrides the kernel's default handler timeout (120 s). */
+  timeoutMs?: number;
+  /** Argument names (dotted paths allowed) masked in audit lines beyond the kernel's own rules. */
+  sensitiveArgs?: string[];
+  /** `always`: ask every time; no standing approval applies. */
+  confirm?: 'always';
+}
+
+/** Who is calling. The pipeline is the same for all; only the caller rules differ. */
+export type CallerKind = 'agent' | 'mcp' | 'cli' | 'routine' | 'host';
+
+export interface Caller {
+  kind: CallerKind;
+  /** A label for audit lines (e.g. an MCP client name or a routine id). */
+  id?: string;
+  /** Session decisions (AllowSession) are scoped to this; defaults to the kernel's lifetime. */
+  sessionId?: string;
+  /** The agent conversation a call belongs to, if any. */
+  conversationId?: string;
+  /** A write capability presented by an external MCP caller. */
+  capability?: string;
+}
+
+export interface ProgressUpdate {
+  progress: number;
+  total?: number;
+  message?: string;
+}
+
+/** What a handler gets besides its (already validated) arguments. */
+export interface ToolContext {
+  /** Aborted on timeout, on the caller's cancellation, and at shutdown. Long work must watch it. */
+  signal: AbortSignal;
+  caller: Caller;
+  callId: string;
+  tool: string;
+  plugin: string;
+  /** The sandbox root every path argument is resolved against. */
+  root: string;
+  /** The pack's data folder (created on demand by the pack). */
+  dataDir: string;
+  /** The pack's settings, validated against its manifest's `config` schema. */
+  config: Readonly<Record<string, unknown>>;
+  progress(update: ProgressUpdate): void;
+}
+
+/** What a person is shown before approving: a diff, field changes, or what a delete loses. */
+export interface Preview {
+  kind: 'diff' | 'fields' | 'delete' | 'command' | 'text';
+  text: string;
+}
+
+export type ToolRun = (args: Record<string, unknown>, ctx: ToolContext) => unknown;
+export type ToolPreview = (args: Record<string, unknown>, ctx: ToolContext) => Preview | Promise<Preview>;
+
+/** A pack's code for one tool: a function, or an object with `run` and an optional `preview`. */
+export type ToolImplementation = ToolRun | { run: ToolRun; preview?: ToolPreview };
+
+/** One call, as any caller (agent loop, MCP, CLI, routine) asks for it. */
+export interface ToolCallRequest {
+  tool: string;
+  args: unknown;
+  caller: Caller;
+  signal?: AbortSignal;
+  onProgress?: (update: ProgressUpdate) => void;
+}
+
+export type ToolResult =
+  | { ok: true; callId: string; tool: string; value: JsonValue; summary: string; durationMs: number }
+  | { ok: false; callId: string; tool: string; error: ToolErrorInfo; durationMs: number };
