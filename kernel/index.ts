@@ -1,0 +1,26 @@
+/** The public face of the kernel: what host apps and pack authors use. Nothing else is exported. */
+export { createKernel, Kernel, type KernelOptions } from './kernel.js';
+export { MemoError, isMemoError, ErrorCodes, type ErrorCode, type ToolErrorInfo } from './errors.js';
+export type {
+  Caller,
+  CallerKind,
+  Danger,
+  Effect,
+  JsonSchema,
+  JsonValue,
+  Preview,
+  ProgressUpdate,
+  ToolCallRequest,
+  ToolContext,
+  ToolImplementation,
+  ToolResult,
+  ToolSpec,
+} from './tools/contract.js';
+export type { PackDefinition, RegistryChange } from './tools/tool-registry.js';
+export type { Prompter, PermissionRequest, PermissionAnswer } from './permissions/prompter.js';
+export { DenyingPrompter, FixedAnswerPrompter, PermissionAnswers } from './permissions/prompter.js';
+export { SystemClock, ManualClock, type Clock } from './clock.js';
+export type { Logger } from './logger.js';
+export type { Disposable } from './disposable.js';
+export type { AuditEntry } from './audit/audit-log.js';
+export { verifyAuditFile } from './audit/audit-log.js';

@@ -1,0 +1,156 @@
+import 'reflect-metadata';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { container as rootContainer, instanceCachingFactory, type DependencyContainer } from 'tsyringe';
+import { AuditLog } from './audit/audit-log.js';
+import { SystemClock } from './clock.js';
+import type { Disposable } from './disposable.js';
+import { MemoError } from './errors.js';
+import { StderrLogger } from './logger.js';
+import { PermissionGate, DEFAULT_PROMPT_TIMEOUT_MS } from './permissions/permission-gate.js';
+import { PermissionStore } from './permissions/permission-store.js';
+import { DenyingPrompter } from './permissions/prompter.js';
+import { WriteCapabilities } from './permissions/write-capabilities.js';
+import { RateLimiter, type RateLimitOptions } from './rate-limit/rate-limiter.js';
+import * as T from './tokens.js';
+import type { ToolCallRequest, ToolResult } from './tools/contract.js';
+import { DEFAULT_TOOL_TIMEOUT_MS, ToolPipeline, type InvokeOptions } from './tools/tool-pipeline.js';
+import { ToolRegistry, type PackDefinition } from './tools/tool-registry.js';
+
+export interface KernelOptions {
+  /** The sandbox root every path is resolved against. Default: the working directory. */
+  root?: string;
+  /** Where permissions, the audit trail and databases live. Default: `./data`. */
+  dataDir?: string;
+  /** Packs registered in code (host apps, tests). */
+  packs?: PackDefinition[];
+  /** Asked when a medium/dangerous tool has no stored decision. Default: deny (nobody to ask). */
+  prompter?: T.Prompter;
+  clock?: T.Clock;
+  logger?: T.Logger;
+  rateLimits?: Partial<RateLimitOptions>;
+  promptTimeoutMs?: number;
+  defaultToolTimeoutMs?: number;
+}
+
+function checkRoot(root: string): string {
+  const abs = path.resolve(root);
+  let st: fs.Stats;
+  try {
+    st = fs.statSync(abs);
+  } catch {
+    throw new MemoError('NOT_FOUND', `The sandbox root ${root} does not exist.`);
+  }
+  if (!st.isDirectory()) throw new MemoError('VALIDATION', `The sandbox root ${root} is not a directory.`);
+  return fs.realpathSync(abs);
+}
+
+function checkDataDir(dataDir: string): string {
+  const abs = path.resolve(dataDir);
+  try {
+    fs.mkdirSync(abs, { recursive: true });
+    fs.accessSync(abs, fs.constants.W_OK);
+  } catch (err) {
+    throw new MemoError('VALIDATION', `The data folder ${dataDir} cannot be written (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}).`);
+  }
+  return abs;
+}
+
+/**
+ * One kernel instance: its own DI container, registry, gate, limiter and audit trail. Several can
+ * live in one process (tests do this); they share nothing.
+ */
+export class Kernel {
+  readonly registry: ToolRegistry;
+  readonly audit: AuditLog;
+  readonly permissions: PermissionStore;
+  readonly gate: PermissionGate;
+  readonly limiter: RateLimiter;
+  readonly capabilities: WriteCapabilities;
+  readonly config: T.KernelConfig;
+  private readonly pipeline: ToolPipeline;
+  private readonly disposables: Disposable[] = [];
+  private closed = false;
+
+  constructor(readonly container: DependencyContainer) {
+    this.config = container.resolve<T.KernelConfig>(T.KernelConfig);
+    this.registry = container.resolve(ToolRegistry);
+    this.audit = container.resolve(AuditLog);
+    this.permissions = container.resolve(PermissionStore);
+    this.gate = container.resolve(PermissionGate);
+    this.limiter = container.resolve(RateLimiter);
+    this.capabilities = container.resolve(WriteCapabilities);
+    this.pipeline = container.resolve(ToolPipeline);
+  }
+
+  /** The one way to call a tool. Never throws; every outcome is audited. */
+  invoke(request: ToolCallRequest, options?: InvokeOptions): Promise<ToolResult> {
+    return this.pipeline.invoke(request, options);
+  }
+
+  registerPack(def: PackDefinition): Disposable {
+    const d = this.registry.registerPack(def);
+    this.disposables.push(d);
+    return d;
+  }
+
+  /** Stops running handlers, destroys write capabilities, closes the audit file. Idempotent. */
+  async shutdown(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.pipeline.close();
+    this.capabilities.revokeAll();
+    for (const d of this.disposables.splice(0).reverse()) d.dispose();
+    this.audit.close();
+  }
+}
+
+/** Builds a kernel: validates root and data folder, wires the container, registers the given packs. */
+export function createKernel(options: KernelOptions = {}): Kernel {
+  const root = checkRoot(options.root ?? process.cwd());
+  const dataDir = checkDataDir(options.dataDir ?? path.join(process.cwd(), 'data'));
+  const config: T.KernelConfig = {
+    root,
+    dataDir,
+    promptTimeoutMs: options.promptTimeoutMs ?? DEFAULT_PROMPT_TIMEOUT_MS,
+    defaultToolTimeoutMs: options.defaultToolTimeoutMs ?? DEFAULT_TOOL_TIMEOUT_MS,
+  };
+
+  const c = rootContainer.createChildContainer();
+  c.register(T.KernelConfig, { useValue: config });
+  c.register(T.Clock, { useValue: options.clock ?? new SystemClock() });
+  c.register(T.Logger, { useValue: options.logger ?? new StderrLogger() });
+  c.register(T.Prompter, { useValue: options.prompter ?? new DenyingPrompter() });
+  c.register(ToolRegistry, { useFactory: instanceCachingFactory(() => new ToolRegistry()) });
+  c.register(WriteCapabilities, { useFactory: instanceCachingFactory(() => new WriteCapabilities()) });
+  c.register(AuditLog, {
+    useFactory: instanceCachingFactory(() => {
+      const log = new AuditLog(path.join(dataDir, 'agent-audit.jsonl'));
+      log.open();
+      return log;
+    }),
+  });
+  c.register(PermissionStore, {
+    useFactory: instanceCachingFactory((d) => new PermissionStore(path.join(dataDir, 'permissions.json'), d.resolve<T.Logger>(T.Logger))),
+  });
+  c.register(RateLimiter, { useFactory: instanceCachingFactory((d) => new RateLimiter(d.resolve<T.Clock>(T.Clock), options.rateLimits)) });
+  c.register(PermissionGate, {
+    useFactory: instanceCachingFactory(
+      (d) => new PermissionGate(d.resolve(PermissionStore), d.resolve<T.Prompter>(T.Prompter), d.resolve<T.Clock>(T.Clock), config.promptTimeoutMs),
+    ),
+  });
+  c.register(ToolPipeline, {
+    useFactory: instanceCachingFactory(
+      (d) =>
+        new ToolPipeline(d.resolve(ToolRegistry), d.resolve(RateLimiter), d.resolve(PermissionGate), d.resolve(WriteCapabilities), d.resolve(AuditLog), d.resolve<T.Clock>(T.Clock), {
+          root,
+          dataDir: (packId) => path.join(dataDir, 'packs-data', packId),
+          defaultTimeoutMs: config.defaultToolTimeoutMs,
+        }),
+    ),
+  });
+
+  const kernel = new Kernel(c);
+  for (const pack of options.packs ?? []) kernel.registerPack(pack);
+  return kernel;
+}

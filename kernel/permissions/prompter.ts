@@ -1,0 +1,45 @@
+import type { Caller, Danger, Effect, Preview } from '../tools/contract.js';
+
+/** The five answers of the seed's policy table (no answer at all is the sixth: a timeout). */
+export const PermissionAnswers = ['allow-once', 'allow-session', 'allow-forever', 'deny-once', 'deny-forever'] as const;
+export type PermissionAnswer = (typeof PermissionAnswers)[number];
+
+export function isPermissionAnswer(v: unknown): v is PermissionAnswer {
+  return typeof v === 'string' && (PermissionAnswers as readonly string[]).includes(v);
+}
+
+/** What a person is asked. Arguments are already masked. */
+export interface PermissionRequest {
+  callId: string;
+  tool: string;
+  plugin: string;
+  danger: Danger;
+  effect: Effect;
+  args: unknown;
+  preview: Preview | null;
+  caller: Caller;
+  /** False for deletes and `confirm: always` tools: only a one-time allow applies, so don't offer the others. */
+  standingApprovalAllowed: boolean;
+  /** When the question expires (epoch ms, by the kernel's clock). */
+  deadline: number;
+}
+
+/** Host apps supply one; the CLI asks on the TTY. The signal aborts when the call is cancelled or times out. */
+export interface Prompter {
+  ask(request: PermissionRequest, signal: AbortSignal): Promise<PermissionAnswer>;
+}
+
+/** Denies everything: the prompter when nobody can be asked (no TTY, no host). */
+export class DenyingPrompter implements Prompter {
+  async ask(): Promise<PermissionAnswer> {
+    return 'deny-once';
+  }
+}
+
+/** Answers every question the same way: for scripted use (`--approve allow-once`). */
+export class FixedAnswerPrompter implements Prompter {
+  constructor(readonly answer: PermissionAnswer) {}
+  async ask(): Promise<PermissionAnswer> {
+    return this.answer;
+  }
+}

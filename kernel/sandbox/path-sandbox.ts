@@ -1,0 +1,546 @@
+/**
+ * The path sandbox: every tool that takes a path (file tools, shell cwd, skill tools) turns it
+ * into a real, checked location here before touching the file system. It fails closed.
+ *
+ * Bypasses that other agent tools shipped, and how each is closed here:
+ * - string-prefix checks (`/proj` "contains" `/proj-evil`): containment is compared segment by segment;
+ * - `..` tricks (`a/../../x`, `..\x`): any `..` segment in the request is refused outright;
+ * - symlinks (to files, to directories, chains, dangling links, loops): the longest existing ancestor
+ *   is resolved by the kernel (realpath) and dangling links are followed by hand, never lexically;
+ * - check-then-open races: `openForRead`/`openForWrite` open with O_NOFOLLOW and then prove that the
+ *   opened descriptor is the file that was checked (device + inode, and on Linux the kernel's own
+ *   path of the descriptor).
+ *
+ * Known limits (the kernel gives Node no openat2(RESOLVE_BENEATH)): a process racing us can still
+ * swap a *parent* directory between the check and a caller's own `fs` call; only the `open*`
+ * helpers here detect that afterwards. Hard links and bind mounts inside the root are not detected:
+ * they are the same file/directory as far as paths can tell.
+ */
+import { constants as fsConstants, realpathSync, statSync } from 'node:fs';
+import { lstat, open, readlink, realpath, type FileHandle } from 'node:fs/promises';
+import path from 'node:path';
+import { MemoError, type ErrorCode } from '../errors.js';
+
+export type PathIntent = 'read' | 'write' | 'delete' | 'list';
+
+const INTENTS: ReadonlySet<string> = new Set<PathIntent>(['read', 'write', 'delete', 'list']);
+
+export interface ResolvedPath {
+  /** The path exactly as the caller gave it (used in every message). */
+  requested: string;
+  /** The lexical absolute path (request joined to the root, not resolved). For display only: open `real`. */
+  absolute: string;
+  /** The fully resolved location, all symlinks followed. This is the path to operate on. */
+  real: string;
+  exists: boolean;
+  /** `real` relative to the real root, '' for the root itself. */
+  relative: string;
+  /** True when `real` exists and is a directory. */
+  isDirectory: boolean;
+  /** Device and inode of `real` when it was checked (`"dev:ino"`), so a later open can prove it got the same file. */
+  fileId?: string;
+}
+
+/**
+ * Directories no tool may read, list, write or delete, whatever the root. They matter when the root
+ * is broad (e.g. `/`); a root deliberately placed *inside* one of them (say `/var/www/site` or
+ * `/opt/app`) is honoured, because every path is confined to that root anyway.
+ *
+ * Choices: `/opt` is in (vendor-installed software, like /usr). `/srv`, `/home`, `/tmp`, `/mnt` and
+ * `/media` are out: they hold user data and scratch space, which is what a workspace is for. `/root`
+ * is in (the superuser's home, keys and shell history). On macOS `/etc`, `/var` are links to
+ * `/private/...`; both spellings are listed, and the real path of every entry is added at run time
+ * (merged-/usr systems make `/bin` a link to `/usr/bin`, for example).
+ */
+export const SYSTEM_DIRS: readonly string[] = Object.freeze([
+  // Linux / POSIX
+  '/etc',
+  '/usr',
+  '/boot',
+  '/efi',
+  '/bin',
+  '/sbin',
+  '/lib',
+  '/lib32',
+  '/lib64',
+  '/libx32',
+  '/proc',
+  '/sys',
+  '/dev',
+  '/var',
+  '/root',
+  '/run',
+  '/opt',
+  '/snap',
+  '/lost+found',
+  // macOS
+  '/System',
+  '/Library',
+  '/Applications',
+  '/private/etc',
+  '/private/var',
+  '/cores',
+]);
+
+/** Linux's own limit (MAXSYMLINKS); a longer chain is treated like a loop. */
+const MAX_LINK_HOPS = 40;
+
+/** macOS and Windows file systems are usually case-insensitive: compare system dirs folded there. */
+const FOLD_CASE = process.platform === 'darwin' || process.platform === 'win32';
+
+const O_NOFOLLOW = fsConstants.O_NOFOLLOW ?? 0;
+/** A FIFO swapped in for a file would block `open` forever; O_NONBLOCK makes it return at once. */
+const O_NONBLOCK = fsConstants.O_NONBLOCK ?? 0;
+
+// ---------------------------------------------------------------------------------------------
+// Small path helpers
+
+function segmentsOf(absolutePath: string): string[] {
+  return absolutePath.split(path.sep).filter((s) => s.length > 0);
+}
+
+/** Whether `child` is `parent` or below it, compared whole segment by whole segment. */
+function isWithinSegments(parent: readonly string[], child: readonly string[], fold = false): boolean {
+  if (child.length < parent.length) return false;
+  return parent.every((seg, i) => (fold ? seg.toLowerCase() === child[i]!.toLowerCase() : seg === child[i]));
+}
+
+/** Characters macOS (HFS+) ignores in names, so `.g\u200cit` would be `.git` on disk there. */
+const IGNORABLE_CHARS = /[\u00ad\u034f\u180b-\u180e\u200b-\u200f\u202a-\u202e\u2060-\u206f\ufe00-\ufe0f\ufeff]/g;
+
+/**
+ * Whether a name means `.git` on some file system. Like git's own core.protectNTFS/protectHFS
+ * (on by default on every platform), this also catches NTFS's trailing dots/spaces and HFS+'s
+ * ignorable characters, so a repository checked out elsewhere cannot be attacked through this one.
+ */
+export function isGitSegment(segment: string): boolean {
+  const name = segment.replace(IGNORABLE_CHARS, '').replace(/[. ]+$/, '').toLowerCase();
+  return name === '.git';
+}
+
+/** The request as shown in messages: quoted (control characters visible) and not absurdly long. */
+function shown(requested: string): string {
+  const quoted = JSON.stringify(requested);
+  return quoted.length > 240 ? `${quoted.slice(0, 200)}…" (${requested.length} characters)` : quoted;
+}
+
+function errnoOf(err: unknown): string | undefined {
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === 'string' ? code : undefined;
+}
+
+function fail(code: ErrorCode, requested: string, message: string, extra: Record<string, unknown> = {}, cause?: unknown): MemoError {
+  return new MemoError(code, message, { details: { path: requested, ...extra }, ...(cause === undefined ? {} : { cause }) });
+}
+
+function changedWhileOpening(requested: string): MemoError {
+  return fail(
+    'PATH_OUTSIDE_ROOT',
+    requested,
+    `${shown(requested)} changed while it was being opened (it may have been replaced by a symbolic link or another file). ` +
+      'Try again; if this keeps happening, something is swapping the file.',
+  );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Resolution
+
+/** Where a path really leads. `problem` is an errno-like reason it could not be followed to the end. */
+interface RealLocation {
+  real: string;
+  exists: boolean;
+  problem?: 'ELOOP' | 'ENOTDIR' | 'UNRESOLVABLE' | string;
+}
+
+/**
+ * Resolves `target` the way the kernel would, also when its end does not exist yet.
+ *
+ * The kernel's realpath does the work whenever it can. When it fails, the parent is resolved
+ * (recursively) and the last name looked at with lstat: a missing name is appended as is, while a
+ * symlink there (dangling, looping, or leading through a non-directory) is followed by hand. Link
+ * targets are handed back to realpath unnormalised, because collapsing `x/..` lexically is wrong
+ * when `x` is itself a link.
+ */
+async function resolveReal(target: string, hops: number): Promise<RealLocation> {
+  try {
+    return { real: await realpath(target), exists: true };
+  } catch (err) {
+    if (errnoOf(err) === 'ENAMETOOLONG') return { real: target, exists: false, problem: 'ENAMETOOLONG' };
+  }
+
+  const parentPath = path.dirname(target);
+  const name = path.basename(target);
+  if (parentPath === target) return { real: target, exists: false, problem: 'UNRESOLVABLE' };
+
+  const parent = await resolveReal(parentPath, hops);
+  if (parent.problem !== undefined) return parent;
+  // `.`/`..` below something that does not resolve cannot be followed the kernel's way: refuse.
+  if (name === '..' || name === '.') return { real: parent.real, exists: false, problem: 'UNRESOLVABLE' };
+  const candidate = path.join(parent.real, name);
+  if (!parent.exists) return { real: candidate, exists: false };
+
+  let stats;
+  try {
+    stats = await lstat(candidate);
+  } catch (err) {
+    const code = errnoOf(err);
+    return code === 'ENOENT' ? { real: candidate, exists: false } : { real: candidate, exists: false, problem: code ?? 'UNRESOLVABLE' };
+  }
+  // The parent is real and this name is not a link, so the joined path is already canonical.
+  if (!stats.isSymbolicLink()) return { real: candidate, exists: true };
+  if (hops >= MAX_LINK_HOPS) return { real: candidate, exists: false, problem: 'ELOOP' };
+
+  const linkTarget = await readlink(candidate);
+  const next = path.isAbsolute(linkTarget) ? linkTarget : `${parent.real}${path.sep}${linkTarget}`;
+  return resolveReal(next, hops + 1);
+}
+
+function problemError(problem: string, requested: string, intent: PathIntent): MemoError {
+  const extra = { intent, reason: problem };
+  switch (problem) {
+    case 'ELOOP':
+      return fail(
+        'VALIDATION',
+        requested,
+        `${shown(requested)} goes through a circular link: a chain of symbolic links that loops (or is more than ${MAX_LINK_HOPS} links long). Fix or remove the link.`,
+        extra,
+      );
+    case 'ENOTDIR':
+      return fail('VALIDATION', requested, `Part of ${shown(requested)} is a file, not a directory. Check the path.`, extra);
+    case 'ENAMETOOLONG':
+      return fail('VALIDATION', requested, `${shown(requested)} is too long for the file system. Use a shorter path.`, extra);
+    case 'EACCES':
+    case 'EPERM':
+      return fail('TOOL_FAILED', requested, `The file system denied access while resolving ${shown(requested)}. Check the permissions of its directories.`, extra);
+    default:
+      return fail(
+        'VALIDATION',
+        requested,
+        `${shown(requested)} goes through a symbolic link whose target cannot be resolved. Fix or remove the link, or use another path.`,
+        extra,
+      );
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Post-open identity checks
+
+function idOf(stats: { dev: bigint; ino: bigint }): string {
+  return `${stats.dev}:${stats.ino}`;
+}
+
+/** The kernel's path of an open descriptor (Linux), or undefined where that is not available. */
+async function descriptorPath(handle: FileHandle): Promise<string | undefined> {
+  if (process.platform !== 'linux') return undefined;
+  try {
+    return await readlink(`/proc/self/fd/${handle.fd}`);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Proves that an open `handle` is the file now at `realPath` (device + inode, `realPath` not a
+ * symlink, and on Linux the descriptor's own path equal to `realPath`), so a caller that checked
+ * a path and then opened it detects a swap in between. Throws PATH_OUTSIDE_ROOT otherwise.
+ * `shownAs` is the caller's spelling of the path, for the message (defaults to `realPath`).
+ */
+export async function assertSameFile(handle: FileHandle, realPath: string, shownAs: string = realPath): Promise<void> {
+  const opened = await handle.stat({ bigint: true });
+  let atPath;
+  try {
+    atPath = await lstat(realPath, { bigint: true });
+  } catch {
+    throw changedWhileOpening(shownAs);
+  }
+  if (atPath.isSymbolicLink() || idOf(atPath) !== idOf(opened)) throw changedWhileOpening(shownAs);
+  // dev+ino alone would be fooled if a parent directory was swapped between our lstat and the open
+  // for one leading to the same file elsewhere; the descriptor's path cannot be.
+  const fdPath = await descriptorPath(handle);
+  if (fdPath !== undefined && fdPath !== realPath) throw changedWhileOpening(shownAs);
+}
+
+// ---------------------------------------------------------------------------------------------
+
+export interface OpenForWriteOptions {
+  /** Create the file if it does not exist (default true). */
+  create?: boolean;
+  /** Refuse with CONFLICT if the file exists. */
+  exclusive?: boolean;
+  /** Empty an existing file, after it has been verified (default false). */
+  truncate?: boolean;
+  /** Permission bits for a new file (default 0o666, minus the umask). */
+  mode?: number;
+}
+
+export class PathSandbox {
+  /** The real path of the root. */
+  readonly root: string;
+  private readonly rootSegments: readonly string[];
+  /** System directories strictly below the root, as real-path segments. */
+  private readonly protectedDirs: readonly (readonly string[])[];
+
+  constructor(root: string) {
+    if (typeof root !== 'string' || root.length === 0 || root.includes('\0')) {
+      throw new MemoError('VALIDATION', 'The workspace root must be a non-empty path without NUL bytes.', { details: { path: String(root) } });
+    }
+    let real: string;
+    try {
+      real = realpathSync.native(root);
+      if (!statSync(real).isDirectory()) throw new Error('not a directory');
+    } catch (err) {
+      throw new MemoError('NOT_FOUND', `The workspace root ${shown(root)} does not exist or is not a directory. Create it or configure another root.`, {
+        details: { path: root },
+        cause: err,
+      });
+    }
+    this.root = real;
+    this.rootSegments = segmentsOf(real);
+    this.protectedDirs = protectedDirsBelow(this.rootSegments);
+  }
+
+  /** Whether a real (already resolved) absolute path is the root or inside it, segment by segment. */
+  isInside(realPath: string): boolean {
+    if (typeof realPath !== 'string' || !path.isAbsolute(realPath) || realPath.includes('\0')) return false;
+    return isWithinSegments(this.rootSegments, segmentsOf(path.resolve(realPath)));
+  }
+
+  /**
+   * Checks a requested path for an intent and says where it really leads. Throws MemoError:
+   * VALIDATION (NUL byte, circular link, file used as a directory), PATH_OUTSIDE_ROOT (`..`, or
+   * resolving outside the root), PATH_PROTECTED (system directory; `.git` or the root for
+   * write/delete). A missing path is not an error here: `exists` is false.
+   */
+  async resolve(requested: string, intent: PathIntent): Promise<ResolvedPath> {
+    this.checkRequest(requested, intent);
+    const absolute = path.resolve(this.root, requested);
+
+    const location = await resolveReal(absolute, 0);
+    // Containment first: a problem met outside the root must not tell the caller anything about it.
+    if (!this.isInside(location.real)) throw this.outsideRoot(requested, intent);
+    if (location.problem !== undefined) throw problemError(location.problem, requested, intent);
+
+    const relative = path.relative(this.root, location.real);
+    this.checkProtected(requested, relative, intent);
+
+    return this.describe(requested, absolute, location, relative);
+  }
+
+  /**
+   * Resolves for 'read' and opens the file read-only without following a final symlink, then proves
+   * the descriptor is the file that was checked. NOT_FOUND if it does not exist; VALIDATION for a
+   * directory or anything that is not a regular file.
+   */
+  async openForRead(requested: string): Promise<{ handle: FileHandle; resolved: ResolvedPath; size: number }> {
+    return this.openResolvedForRead(await this.resolve(requested, 'read'));
+  }
+
+  /**
+   * Opens a path resolved earlier (with any intent). Split from `openForRead` for callers that
+   * resolve first and open later: whatever happened in between is detected here.
+   */
+  async openResolvedForRead(resolved: ResolvedPath): Promise<{ handle: FileHandle; resolved: ResolvedPath; size: number }> {
+    const { requested } = resolved;
+    if (!resolved.exists) throw this.notFound(requested);
+    if (resolved.isDirectory) throw this.isADirectory(requested);
+
+    const handle = await this.openChecked(resolved, fsConstants.O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
+    try {
+      const stats = await this.verifyOpened(handle, resolved);
+      return { handle, resolved, size: Number(stats.size) };
+    } catch (err) {
+      await handle.close();
+      throw err;
+    }
+  }
+
+  /**
+   * Resolves for 'write' and opens the file write-only: an existing file without following a final
+   * symlink and verified before it is truncated; a new one with O_CREAT|O_EXCL (which never follows
+   * a link) and verified after. The parent directory must exist (NOT_FOUND otherwise).
+   */
+  async openForWrite(
+    requested: string,
+    options: OpenForWriteOptions = {},
+  ): Promise<{ handle: FileHandle; resolved: ResolvedPath; created: boolean }> {
+    const resolved = await this.resolve(requested, 'write');
+    if (resolved.exists) {
+      if (options.exclusive === true) {
+        throw fail('CONFLICT', requested, `${shown(requested)} already exists. Choose another name, or allow overwriting.`);
+      }
+      if (resolved.isDirectory) throw this.isADirectory(requested);
+      const handle = await this.openChecked(resolved, fsConstants.O_WRONLY | O_NOFOLLOW | O_NONBLOCK);
+      try {
+        await this.verifyOpened(handle, resolved);
+        if (options.truncate === true) await handle.truncate(0);
+        return { handle, resolved, created: false };
+      } catch (err) {
+        await handle.close();
+        throw err;
+      }
+    }
+
+    if (options.create === false) throw this.notFound(requested);
+    const flags = fsConstants.O_WRONLY | fsConstants.O_CREAT | fsConstants.O_EXCL | O_NOFOLLOW | O_NONBLOCK;
+    const handle = await this.openChecked(resolved, flags, options.mode ?? 0o666);
+    try {
+      // Nothing was there to compare with; the new file must at least be where we meant to create it.
+      await assertSameFile(handle, resolved.real, requested);
+      const stats = await handle.stat({ bigint: true });
+      return { handle, resolved: { ...resolved, exists: true, fileId: idOf(stats) }, created: true };
+    } catch (err) {
+      await handle.close();
+      throw err;
+    }
+  }
+
+  // -------------------------------------------------------------------------------------------
+
+  /** The checks that need no file system: type, NUL bytes, `..`, and `.git` as spelled. */
+  private checkRequest(requested: string, intent: PathIntent): void {
+    if (!INTENTS.has(intent)) {
+      throw fail('VALIDATION', String(requested), `Unknown path intent ${JSON.stringify(intent)}; use read, write, delete or list.`);
+    }
+    if (typeof requested !== 'string') {
+      throw fail('VALIDATION', String(requested), 'The path must be a string.', { intent });
+    }
+    if (requested.includes('\0')) {
+      throw fail('VALIDATION', requested, `The path ${shown(requested)} contains a NUL byte. Remove it.`, { intent });
+    }
+    // Backslashes count as separators here too: `..\x` is harmless on POSIX, but refusing it costs
+    // nothing and keeps a path that another layer may reinterpret from ever climbing.
+    const raw = requested.split(/[\\/]/);
+    const normalised = path.normalize(requested).split(/[\\/]/);
+    if (raw.includes('..') || normalised.includes('..')) {
+      throw fail(
+        'PATH_OUTSIDE_ROOT',
+        requested,
+        `${shown(requested)} contains a ".." segment, which is not allowed. Give the path relative to the workspace root without "..", or as an absolute path inside the root.`,
+        { intent },
+      );
+    }
+    if (isChange(intent) && raw.some(isGitSegment)) throw this.gitProtected(requested, intent);
+  }
+
+  /** The checks on the real location: system directories, `.git` (as resolved), the root itself. */
+  private checkProtected(requested: string, relative: string, intent: PathIntent): void {
+    const realSegments = [...this.rootSegments, ...segmentsOf(relative)];
+    if (this.protectedDirs.some((dir) => isWithinSegments(dir, realSegments, FOLD_CASE))) {
+      throw fail(
+        'PATH_PROTECTED',
+        requested,
+        `${shown(requested)} is in a protected system directory, which tools may not read or change. Use a path in the workspace.`,
+        { intent },
+      );
+    }
+    if (!isChange(intent)) return;
+    // Checked on the resolved path as well as the spelled one: a link `g -> .git` must not help.
+    if (segmentsOf(relative).some(isGitSegment)) throw this.gitProtected(requested, intent);
+    if (intent === 'delete' && relative === '') {
+      throw fail('PATH_PROTECTED', requested, `${shown(requested)} is the workspace root itself, which cannot be deleted. Delete the files inside it instead.`, {
+        intent,
+      });
+    }
+  }
+
+  private async describe(requested: string, absolute: string, location: RealLocation, relative: string): Promise<ResolvedPath> {
+    const base = { requested, absolute, real: location.real, relative };
+    if (!location.exists) return { ...base, exists: false, isDirectory: false };
+    let stats;
+    try {
+      stats = await lstat(location.real, { bigint: true });
+    } catch {
+      return { ...base, exists: false, isDirectory: false }; // removed since realpath: simply missing now
+    }
+    // realpath said this was a real, link-free path; a link now means it was swapped under us.
+    if (stats.isSymbolicLink()) throw changedWhileOpening(requested);
+    return { ...base, exists: true, isDirectory: stats.isDirectory(), fileId: idOf(stats) };
+  }
+
+  private async openChecked(resolved: ResolvedPath, flags: number, mode?: number): Promise<FileHandle> {
+    try {
+      return await open(resolved.real, flags, mode);
+    } catch (err) {
+      const { requested } = resolved;
+      switch (errnoOf(err)) {
+        case 'ELOOP': // O_NOFOLLOW met a symlink where the checked file was
+        case 'EMLINK': // ... as FreeBSD reports it
+        case 'EEXIST': // O_EXCL: something appeared where nothing was
+          throw changedWhileOpening(requested);
+        case 'ENOENT':
+          throw resolved.exists
+            ? this.notFound(requested)
+            : fail('NOT_FOUND', requested, `The directory for ${shown(requested)} does not exist. Create it first.`);
+        case 'EISDIR':
+          throw this.isADirectory(requested);
+        case 'ENXIO': // O_NONBLOCK write open of a FIFO without a reader
+          throw this.notRegular(requested);
+        default:
+          throw fail('TOOL_FAILED', requested, `${shown(requested)} could not be opened (${errnoOf(err) ?? 'error'}). Check its permissions.`, {}, err);
+      }
+    }
+  }
+
+  /** The descriptor must be the very file `resolve` checked, and a regular file. */
+  private async verifyOpened(handle: FileHandle, resolved: ResolvedPath) {
+    const stats = await handle.stat({ bigint: true });
+    if (resolved.fileId !== undefined && idOf(stats) !== resolved.fileId) throw changedWhileOpening(resolved.requested);
+    await assertSameFile(handle, resolved.real, resolved.requested);
+    if (stats.isDirectory()) throw this.isADirectory(resolved.requested);
+    if (!stats.isFile()) throw this.notRegular(resolved.requested);
+    return stats;
+  }
+
+  private outsideRoot(requested: string, intent: PathIntent): MemoError {
+    return fail(
+      'PATH_OUTSIDE_ROOT',
+      requested,
+      `${shown(requested)} leads outside the workspace root (directly or through a symbolic link). Use a path inside the root.`,
+      { intent },
+    );
+  }
+
+  private gitProtected(requested: string, intent: PathIntent): MemoError {
+    return fail(
+      'PATH_PROTECTED',
+      requested,
+      `${shown(requested)} is inside a .git directory, which tools may read but not change or delete. Use git itself to change the repository.`,
+      { intent },
+    );
+  }
+
+  private notFound(requested: string): MemoError {
+    return fail('NOT_FOUND', requested, `${shown(requested)} does not exist. Check the path, or list its directory to see what is there.`);
+  }
+
+  private isADirectory(requested: string): MemoError {
+    return fail('VALIDATION', requested, `${shown(requested)} is a directory, not a file. List it instead.`);
+  }
+
+  private notRegular(requested: string): MemoError {
+    return fail('VALIDATION', requested, `${shown(requested)} is not a regular file (it is a device, pipe or socket) and cannot be opened.`);
+  }
+}
+
+function isChange(intent: PathIntent): boolean {
+  return intent === 'write' || intent === 'delete';
+}
+
+/**
+ * The system directories (and their real paths) that lie strictly below the root. One at or above
+ * the root is not protected: the root was put there on purpose, and nothing outside it is reachable.
+ */
+function protectedDirsBelow(rootSegments: readonly string[]): string[][] {
+  const spellings = new Set<string>();
+  for (const dir of SYSTEM_DIRS) {
+    spellings.add(dir);
+    try {
+      spellings.add(realpathSync.native(dir));
+    } catch {
+      // Not on this system: the spelling alone still guards it should it appear later.
+    }
+  }
+  return [...spellings]
+    .map(segmentsOf)
+    .filter((dir) => dir.length > rootSegments.length && isWithinSegments(rootSegments, dir, FOLD_CASE));
+}

@@ -1,0 +1,276 @@
+import { randomUUID } from 'node:crypto';
+import { setMaxListeners } from 'node:events';
+import { performance } from 'node:perf_hooks';
+import type { AuditLog } from '../audit/audit-log.js';
+import { maskArgs, maskText } from '../audit/masking.js';
+import type { Clock } from '../clock.js';
+import { isMemoError, MemoError, toErrorInfo, type ToolErrorInfo } from '../errors.js';
+import type { PermissionGate } from '../permissions/permission-gate.js';
+import type { WriteCapabilities } from '../permissions/write-capabilities.js';
+import type { RateLimiter } from '../rate-limit/rate-limiter.js';
+import type { Caller, JsonValue, ToolCallRequest, ToolContext, ToolResult } from './contract.js';
+import { describeAjvErrors, type RegisteredTool, type ToolRegistry } from './tool-registry.js';
+
+export const DEFAULT_TOOL_TIMEOUT_MS = 120_000;
+const AUDIT_STRING_MAX = 200;
+const SUMMARY_MAX = 200;
+
+export interface PipelineOptions {
+  root: string;
+  dataDir: (packId: string) => string;
+  defaultTimeoutMs?: number;
+}
+
+export interface InvokeOptions {
+  /** Scoped mode: only these tools exist for this call (anything else is UNKNOWN_TOOL). */
+  scope?: readonly string[];
+}
+
+/** Truncates long strings for the audit line (after masking, so no secret is cut in half and shown). */
+function shorten(value: unknown, depth = 0): unknown {
+  if (typeof value === 'string') return value.length > AUDIT_STRING_MAX ? `${value.slice(0, AUDIT_STRING_MAX)}…(+${value.length - AUDIT_STRING_MAX} chars)` : value;
+  if (depth > 8) return '…';
+  if (Array.isArray(value)) return value.length > 50 ? [...value.slice(0, 50).map((v) => shorten(v, depth + 1)), `…(+${value.length - 50} items)`] : value.map((v) => shorten(v, depth + 1));
+  if (value && typeof value === 'object') {
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(value)) out[k] = shorten(v, depth + 1);
+    return out;
+  }
+  return value;
+}
+
+/** Why a value cannot be handed to a model as JSON, or null if it can. */
+function notJson(value: unknown, depth = 0, seen = new Set<object>()): string | null {
+  if (value === null || typeof value === 'string' || typeof value === 'boolean') return null;
+  if (typeof value === 'number') return Number.isFinite(value) ? null : `the number ${value}`;
+  if (typeof value !== 'object') return `a ${typeof value}`;
+  if (depth > 64) return 'a structure nested more than 64 levels deep';
+  if (seen.has(value)) return 'a circular structure';
+  seen.add(value);
+  try {
+    if (Array.isArray(value)) {
+      for (const v of value) {
+        const why = notJson(v, depth + 1, seen);
+        if (why) return why;
+      }
+      return null;
+    }
+    const proto = Object.getPrototypeOf(value);
+    if (value instanceof Date) return null;
+    if (proto !== Object.prototype && proto !== null) return `an instance of ${(value as object).constructor?.name ?? 'a class'}`;
+    for (const v of Object.values(value)) {
+      if (v === undefined) continue;
+      const why = notJson(v, depth + 1, seen);
+      if (why) return why;
+    }
+    return null;
+  } finally {
+    seen.delete(value);
+  }
+}
+
+function summarise(value: JsonValue): string {
+  if (value && typeof value === 'object' && !Array.isArray(value) && typeof value.summary === 'string') return value.summary.slice(0, SUMMARY_MAX);
+  const text = typeof value === 'string' ? value : JSON.stringify(value);
+  return text.length > SUMMARY_MAX ? `${text.slice(0, SUMMARY_MAX)}…` : text;
+}
+
+function publicCaller(caller: Caller): { kind: Caller['kind']; id?: string; conversationId?: string } {
+  const out: { kind: Caller['kind']; id?: string; conversationId?: string } = { kind: caller.kind };
+  if (caller.id !== undefined) out.id = caller.id;
+  if (caller.conversationId !== undefined) out.conversationId = caller.conversationId;
+  return out;
+}
+
+/**
+ * The one invocation pipeline. Agent loop, MCP, CLI and routines all call tools through
+ * `invoke`, in this order: resolve, validate, rate-limit, caller rules, permission gate, run
+ * (with timeout and cancellation), audit. It never throws: every outcome is a ToolResult, and
+ * every outcome is audited, refused and invalid calls included.
+ */
+export class ToolPipeline {
+  private readonly shutdown = new AbortController();
+
+  constructor(
+    private readonly registry: ToolRegistry,
+    private readonly limiter: RateLimiter,
+    private readonly gate: PermissionGate,
+    private readonly capabilities: WriteCapabilities,
+    private readonly audit: AuditLog,
+    private readonly clock: Clock,
+    private readonly options: PipelineOptions,
+  ) {
+    // Every running call listens for shutdown; hundreds at once are normal, not a leak.
+    setMaxListeners(0, this.shutdown.signal);
+  }
+
+  /** Aborts every running handler; later calls are refused with CANCELLED. */
+  close(): void {
+    this.shutdown.abort();
+  }
+
+  async invoke(request: ToolCallRequest, invokeOptions: InvokeOptions = {}): Promise<ToolResult> {
+    const callId = randomUUID();
+    const started = performance.now();
+    const ts = new Date(this.clock.now()).toISOString();
+    const name = typeof request.tool === 'string' ? request.tool : String(request.tool);
+    const tool = this.registry.get(name);
+    const { masked, secrets } = maskArgs(request.args, tool?.spec.sensitiveArgs ?? []);
+    let decision = 'none';
+    let result: ToolResult;
+
+    const fail = (err: unknown): ToolResult => {
+      const info: ToolErrorInfo = isMemoError(err)
+        ? toErrorInfo(err as MemoError)
+        : { code: 'TOOL_FAILED', message: `${name} failed: ${(err as Error)?.message ?? String(err)}` };
+      info.message = maskText(info.message, secrets);
+      if (info.details) info.details = JSON.parse(maskText(JSON.stringify(info.details), secrets)) as Record<string, unknown>;
+      if (tool && info.plugin === undefined) info.plugin = tool.pack.id;
+      if (info.tool === undefined) info.tool = name;
+      return { ok: false, callId, tool: name, error: info, durationMs: performance.now() - started };
+    };
+
+    try {
+      if (this.shutdown.signal.aborted) throw new MemoError('CANCELLED', 'The kernel is shutting down; the call was not run.');
+      if (!tool || (invokeOptions.scope && !invokeOptions.scope.includes(name))) {
+        throw new MemoError('UNKNOWN_TOOL', `There is no tool named "${name}"${invokeOptions.scope ? ` in this mode (available: ${invokeOptions.scope.join(', ') || 'none'})` : ''}.`, { tool: name });
+      }
+      if (!this.registry.isEnabled(tool.pack.id)) {
+        throw new MemoError('TOOL_DISABLED', `${name} belongs to the pack "${tool.pack.id}", which is disabled (memo plugins enable ${tool.pack.id}).`, { tool: name, plugin: tool.pack.id });
+      }
+      const args = this.validate(tool, request.args);
+      this.limiter.admit(name, args);
+      this.checkCaller(tool, request.caller);
+      const signal = request.signal ?? new AbortController().signal;
+      const ctx = this.context(tool, request, callId, signal);
+      decision = await this.gate.check({
+        callId,
+        tool: name,
+        plugin: tool.pack.id,
+        danger: tool.spec.danger,
+        effect: tool.spec.effect,
+        ...(tool.spec.confirm ? { confirm: tool.spec.confirm } : {}),
+        maskedArgs: masked,
+        caller: request.caller,
+        signal,
+        preview: async () => (tool.preview ? tool.preview(args, ctx.ctx) : null),
+      });
+      const value = await this.run(tool, args, ctx);
+      result = { ok: true, callId, tool: name, value, summary: maskText(summarise(value), secrets), durationMs: performance.now() - started };
+    } catch (err) {
+      const d = isMemoError(err) ? (err as MemoError).details?.decision : undefined;
+      if (typeof d === 'string') decision = d;
+      result = fail(err);
+    }
+
+    this.record(result, ts, request.caller, tool, masked, decision);
+    return result;
+  }
+
+  private validate(tool: RegisteredTool, raw: unknown): Record<string, unknown> {
+    const args = raw === undefined || raw === null ? {} : raw;
+    if (typeof args !== 'object' || Array.isArray(args)) {
+      throw new MemoError('INVALID_ARGS', `${tool.spec.name} takes an object of named arguments, not ${Array.isArray(args) ? 'an array' : `a ${typeof args}`}.`, { tool: tool.spec.name, plugin: tool.pack.id });
+    }
+    if (!tool.validate(args)) {
+      const problems = describeAjvErrors(tool.validate.errors);
+      throw new MemoError('INVALID_ARGS', `Invalid arguments for ${tool.spec.name}: ${problems.join('; ')}.`, { tool: tool.spec.name, plugin: tool.pack.id, details: { problems } });
+    }
+    return args as Record<string, unknown>;
+  }
+
+  private checkCaller(tool: RegisteredTool, caller: Caller): void {
+    if (caller.kind !== 'mcp' || tool.spec.effect === 'read') return;
+    const conversation = this.capabilities.check(caller.capability);
+    if (conversation === null) {
+      throw new MemoError('PERMISSION_DENIED', `${tool.spec.name} changes things, and writes need a running Memo agent turn: external MCP clients may only use read tools.`, {
+        tool: tool.spec.name,
+        plugin: tool.pack.id,
+        details: { decision: 'deny:caller' },
+      });
+    }
+    caller.conversationId = conversation;
+  }
+
+  private context(tool: RegisteredTool, request: ToolCallRequest, callId: string, outer: AbortSignal): { ctx: ToolContext; controller: AbortController } {
+    const controller = new AbortController();
+    const ctx: ToolContext = {
+      signal: controller.signal,
+      caller: request.caller,
+      callId,
+      tool: tool.spec.name,
+      plugin: tool.pack.id,
+      root: this.options.root,
+      dataDir: this.options.dataDir(tool.pack.id),
+      config: tool.pack.config(),
+      progress: (update) => request.onProgress?.(update),
+    };
+    // The outer signal (the caller's) reaches the handler through this controller.
+    if (outer.aborted) controller.abort(outer.reason);
+    else outer.addEventListener('abort', () => controller.abort(outer.reason), { once: true });
+    return { ctx, controller };
+  }
+
+  private run(tool: RegisteredTool, args: Record<string, unknown>, { ctx, controller }: { ctx: ToolContext; controller: AbortController }): Promise<JsonValue> {
+    const name = tool.spec.name;
+    const timeoutMs = tool.spec.timeoutMs ?? this.options.defaultTimeoutMs ?? DEFAULT_TOOL_TIMEOUT_MS;
+    return new Promise<JsonValue>((resolve, reject) => {
+      let settled = false;
+      const finish = (fn: () => void) => {
+        if (settled) return;
+        settled = true;
+        this.clock.clearTimeout(timer);
+        this.shutdown.signal.removeEventListener('abort', onShutdown);
+        ctx.signal.removeEventListener('abort', onAbort);
+        fn();
+      };
+      const timer = this.clock.setTimeout(() => {
+        finish(() => reject(new MemoError('TIMEOUT', `${name} did not finish within ${timeoutMs / 1000} s and was stopped.`, { tool: name, plugin: tool.pack.id })));
+        controller.abort(new Error('timeout'));
+      }, timeoutMs);
+      const onShutdown = () => controller.abort(new Error('shutdown'));
+      this.shutdown.signal.addEventListener('abort', onShutdown, { once: true });
+      const onAbort = () => finish(() => reject(new MemoError('CANCELLED', `${name} was cancelled.`, { tool: name, plugin: tool.pack.id })));
+      if (ctx.signal.aborted) return onAbort();
+      ctx.signal.addEventListener('abort', onAbort, { once: true });
+
+      let pending: unknown;
+      try {
+        pending = tool.run(args, ctx);
+      } catch (err) {
+        pending = Promise.reject(err);
+      }
+      Promise.resolve(pending).then(
+        (value) =>
+          finish(() => {
+            const out = value === undefined ? null : value;
+            const why = notJson(out);
+            if (why) reject(new MemoError('TOOL_FAILED', `${name} returned ${why}, which cannot be passed on as a tool result.`, { tool: name, plugin: tool.pack.id }));
+            // A copy, so a handler that keeps mutating its result cannot change what was audited and returned.
+            else resolve(typeof out === 'object' && out !== null ? (JSON.parse(JSON.stringify(out)) as JsonValue) : (out as JsonValue));
+          }),
+        (err: unknown) =>
+          finish(() => {
+            if (isMemoError(err)) reject(err);
+            else reject(new MemoError('TOOL_FAILED', `${name} failed: ${(err as Error)?.message ?? String(err)}`, { tool: name, plugin: tool.pack.id }));
+          }),
+      );
+    });
+  }
+
+  private record(result: ToolResult, ts: string, caller: Caller, tool: RegisteredTool | undefined, masked: unknown, decision: string): void {
+    this.audit.append({
+      ts,
+      id: result.callId,
+      caller: publicCaller(caller),
+      tool: result.tool,
+      pack: tool?.pack.id ?? null,
+      args: shorten(masked),
+      decision,
+      outcome: result.ok ? 'ok' : 'error',
+      ...(result.ok ? {} : { error: { code: result.error.code, message: result.error.message } }),
+      summary: result.ok ? result.summary : result.error.message.slice(0, SUMMARY_MAX),
+      durationMs: Math.round(result.durationMs * 1000) / 1000,
+    });
+  }
+}
