@@ -1,0 +1,147 @@
+import { spawnSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { AuditLog, verifyAuditFile, type AuditRecord } from '../../kernel/audit/audit-log.js';
+import { tempDir } from '../helpers/kernel-fixture.js';
+
+function record(i: number, extra: Partial<AuditRecord> = {}): AuditRecord {
+  return {
+    ts: new Date(Date.UTC(2026, 0, 1, 0, 0, i)).toISOString(),
+    id: `call-${i}`,
+    caller: { kind: 'agent' },
+    tool: i % 2 ? 'read_file' : 'write_file',
+    pack: 'fs-tools',
+    args: { path: `f${i}.txt` },
+    decision: 'auto',
+    outcome: 'ok',
+    summary: `call ${i}`,
+    durationMs: 1,
+    ...extra,
+  };
+}
+
+function writeLog(n: number): string {
+  const file = path.join(tempDir(), 'agent-audit.jsonl');
+  const log = new AuditLog(file);
+  log.open();
+  for (let i = 1; i <= n; i++) log.append(record(i));
+  log.close();
+  return file;
+}
+
+const lines = (file: string) => fs.readFileSync(file, 'utf8').split('\n').filter(Boolean);
+const writeLines = (file: string, ls: string[]) => fs.writeFileSync(file, ls.join('\n') + '\n');
+
+describe('the audit log', () => {
+  it('survives a restart: the last 1000 entries are reloaded from the file tail and the chain continues', () => {
+    const file = writeLog(1205);
+    const log = new AuditLog(file);
+    log.open();
+    const tail = log.tail();
+    expect(tail).toHaveLength(1000);
+    expect(tail[0]!.seq).toBe(206);
+    expect(tail.at(-1)!.seq).toBe(1205);
+    log.append(record(1206));
+    log.close();
+    expect(verifyAuditFile(file)).toMatchObject({ ok: true, entries: 1206 });
+  });
+
+  it('filters the in-memory tail by tool and limit', () => {
+    const file = writeLog(10);
+    const log = new AuditLog(file);
+    log.open();
+    expect(log.tail({ tool: 'read_file', limit: 2 }).map((e) => e.seq)).toEqual([7, 9]);
+    log.close();
+  });
+
+  it('skips a torn last line on reload, keeps it visible to verify, and appends cleanly after it', () => {
+    const file = writeLog(5);
+    fs.appendFileSync(file, '{"seq":6,"ts":"2026-01-01T00:00:06.000Z","id":"call-6","cal');
+    const log = new AuditLog(file);
+    log.open();
+    expect(log.tail().at(-1)!.seq).toBe(5);
+    log.append(record(6));
+    log.close();
+    const report = verifyAuditFile(file);
+    expect(report).toMatchObject({ ok: true, entries: 6, torn: [6] });
+    expect(lines(file)).toHaveLength(7);
+  });
+
+  it('reports the line that was altered', () => {
+    const file = writeLog(6);
+    const ls = lines(file);
+    ls[2] = ls[2]!.replace('"f3.txt"', '"other.txt"');
+    writeLines(file, ls);
+    expect(verifyAuditFile(file)).toMatchObject({ ok: false, problem: { line: 3, kind: 'altered' } });
+  });
+
+  it('reports a line altered with a recomputed hash, through the next line\'s link', async () => {
+    const file = writeLog(6);
+    const ls = lines(file);
+    const { createHash } = await import('node:crypto');
+    const entry = JSON.parse(ls[2]!);
+    entry.summary = 'forged';
+    delete entry.hash;
+    const body = JSON.stringify(entry);
+    const hash = createHash('sha256').update(entry.prev).update('\n').update(body).digest('hex');
+    ls[2] = body.slice(0, -1) + `,"hash":"${hash}"}`;
+    writeLines(file, ls);
+    expect(verifyAuditFile(file)).toMatchObject({ ok: false, problem: { line: 3, kind: 'altered' } });
+  });
+
+  it('reports removed lines', () => {
+    const file = writeLog(6);
+    const ls = lines(file);
+    ls.splice(3, 2);
+    writeLines(file, ls);
+    expect(verifyAuditFile(file)).toMatchObject({ ok: false, problem: { line: 4, kind: 'removed' } });
+  });
+
+  it('reports an inserted copy of a line', () => {
+    const file = writeLog(6);
+    const ls = lines(file);
+    ls.splice(4, 0, ls[1]!);
+    writeLines(file, ls);
+    expect(verifyAuditFile(file).ok).toBe(false);
+    expect(verifyAuditFile(file).problem!.line).toBe(5);
+  });
+
+  it('reports a hand-written line that is not an entry', () => {
+    const file = writeLog(3);
+    const ls = lines(file);
+    ls.splice(1, 0, '{"note":"hello"}');
+    writeLines(file, ls);
+    expect(verifyAuditFile(file)).toMatchObject({ ok: false, problem: { line: 2, kind: 'not-an-entry' } });
+  });
+
+  it('continues the chain when another process appended to the same file', () => {
+    const file = writeLog(2);
+    const a = new AuditLog(file);
+    const b = new AuditLog(file);
+    a.open();
+    b.open();
+    a.append(record(3));
+    b.append(record(4));
+    a.append(record(5));
+    a.close();
+    b.close();
+    expect(verifyAuditFile(file)).toMatchObject({ ok: true, entries: 5 });
+  });
+
+  it('loses no line when the process is killed with SIGKILL right after a call returns', () => {
+    const dir = tempDir();
+    const file = path.join(dir, 'agent-audit.jsonl');
+    const modulePath = path.resolve('dist/kernel/audit/audit-log.js');
+    // The child appends, prints how many it wrote, and SIGKILLs itself: no exit handlers, no flush.
+    const script = `
+      import { AuditLog } from ${JSON.stringify(modulePath)};
+      const log = new AuditLog(${JSON.stringify(file)});
+      log.open();
+      for (let i = 1; i <= 500; i++) log.append({ ts: 't', id: 'c' + i, caller: { kind: 'cli' }, tool: 't', pack: null, args: {}, decision: 'auto', outcome: 'ok', summary: '', durationMs: 0 });
+      process.kill(process.pid, 'SIGKILL');
+    `;
+    const res = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8' });
+    expect(res.signal).toBe('SIGKILL');
+    expect(verifyAuditFile(file)).toMatchObject({ ok: true, entries: 500 });
+  });
+});
