@@ -190,7 +190,12 @@ async function resolveReal(target: string, hops: number): Promise<RealLocation> 
   if (!stats.isSymbolicLink()) return { real: candidate, exists: true };
   if (hops >= MAX_LINK_HOPS) return { real: candidate, exists: false, problem: 'ELOOP' };
 
-  const linkTarget = await readlink(candidate);
+  let linkTarget: string;
+  try {
+    linkTarget = await readlink(candidate);
+  } catch {
+    return { real: candidate, exists: false, problem: 'UNRESOLVABLE' }; // the link vanished while we looked
+  }
   const next = path.isAbsolute(linkTarget) ? linkTarget : `${parent.real}${path.sep}${linkTarget}`;
   return resolveReal(next, hops + 1);
 }
@@ -321,7 +326,7 @@ export class PathSandbox {
     if (location.problem !== undefined) throw problemError(location.problem, requested, intent);
 
     const relative = path.relative(this.root, location.real);
-    this.checkProtected(requested, relative, intent);
+    this.checkProtected(requested, location.real, relative, intent);
 
     return this.describe(requested, absolute, location, relative);
   }
@@ -423,8 +428,8 @@ export class PathSandbox {
   }
 
   /** The checks on the real location: system directories, `.git` (as resolved), the root itself. */
-  private checkProtected(requested: string, relative: string, intent: PathIntent): void {
-    const realSegments = [...this.rootSegments, ...segmentsOf(relative)];
+  private checkProtected(requested: string, real: string, relative: string, intent: PathIntent): void {
+    const realSegments = segmentsOf(real);
     if (this.protectedDirs.some((dir) => isWithinSegments(dir, realSegments, FOLD_CASE))) {
       throw fail(
         'PATH_PROTECTED',
