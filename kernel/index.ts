@@ -24,3 +24,5 @@ export type { Logger } from './logger.js';
 export type { Disposable } from './disposable.js';
 export type { AuditEntry } from './audit/audit-log.js';
 export { verifyAuditFile } from './audit/audit-log.js';
+export type { PackFolder, PackStatus } from './packs/pack-loader.js';
+export type { PackManifest } from './packs/manifest.js';

@@ -16,6 +16,7 @@ import * as T from './tokens.js';
 import type { ToolCallRequest, ToolResult } from './tools/contract.js';
 import { DEFAULT_TOOL_TIMEOUT_MS, ToolPipeline, type InvokeOptions } from './tools/tool-pipeline.js';
 import { ToolRegistry, type PackDefinition } from './tools/tool-registry.js';
+import { listPackDirs, loadPackFolder, type PackFolder, type PackStatus } from './packs/pack-loader.js';
 
 export interface KernelOptions {
   /** The sandbox root every path is resolved against. Default: the working directory. */
@@ -70,6 +71,7 @@ export class Kernel {
   readonly config: T.KernelConfig;
   private readonly pipeline: ToolPipeline;
   private readonly disposables: Disposable[] = [];
+  private readonly statuses = new Map<string, PackStatus>();
   private closed = false;
 
   constructor(readonly container: DependencyContainer) {
@@ -92,6 +94,39 @@ export class Kernel {
     const d = this.registry.registerPack(def);
     this.disposables.push(d);
     return d;
+  }
+
+  /**
+   * Loads every pack folder found in the given folders. A pack that fails (bad manifest, code that
+   * throws or disagrees with its manifest, a duplicate tool name) is reported and skipped; the
+   * others load normally.
+   */
+  async loadPacks(folders: PackFolder[]): Promise<PackStatus[]> {
+    const out: PackStatus[] = [];
+    for (const folder of listPackDirs(folders)) {
+      const { status, definition } = await loadPackFolder(folder);
+      if (definition) {
+        try {
+          this.registerPack(definition);
+        } catch (err) {
+          status.status = 'failed';
+          status.error = (err as Error).message;
+        }
+      }
+      if (status.status === 'failed') this.logger.warn(`pack ${status.id} (${status.dir}) was skipped: ${status.error}`);
+      this.statuses.set(status.id, status);
+      out.push(status);
+    }
+    return out;
+  }
+
+  /** Every pack folder seen, loaded or skipped, with the reason. */
+  packStatuses(): PackStatus[] {
+    return [...this.statuses.values()];
+  }
+
+  private get logger(): T.Logger {
+    return this.container.resolve<T.Logger>(T.Logger);
   }
 
   /** Stops running handlers, destroys write capabilities, closes the audit file. Idempotent. */
@@ -120,7 +155,7 @@ export function createKernel(options: KernelOptions = {}): Kernel {
   c.register(T.KernelConfig, { useValue: config });
   c.register(T.Clock, { useValue: options.clock ?? new SystemClock() });
   c.register(T.Logger, { useValue: options.logger ?? new StderrLogger() });
-  c.register(T.Prompter, { useValue: options.prompter ?? new DenyingPrompter() });
+  c.register(T.Prompter, { useValue: options.prompter ?? new DenyingPrompter('the host app supplied no Prompter, so nobody can be asked') });
   c.register(ToolRegistry, { useFactory: instanceCachingFactory(() => new ToolRegistry()) });
   c.register(WriteCapabilities, { useFactory: instanceCachingFactory(() => new WriteCapabilities()) });
   c.register(AuditLog, {

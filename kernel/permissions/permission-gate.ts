@@ -153,7 +153,7 @@ export class PermissionGate {
           (answer) => finish(() => resolve(answer)),
           (err: unknown) =>
             finish(() =>
-              reject(this.denied(call, 'deny:prompter-failed', `The permission prompt failed (${(err as Error)?.message ?? String(err)}), so ${call.tool} was denied.`)),
+              reject(this.denied(call, 'deny:unanswered', `${call.tool} was denied: ${(err as Error)?.message ?? String(err)}.`)),
             ),
         );
     });

@@ -29,10 +29,11 @@ export interface Prompter {
   ask(request: PermissionRequest, signal: AbortSignal): Promise<PermissionAnswer>;
 }
 
-/** Denies everything: the prompter when nobody can be asked (no TTY, no host). */
+/** Denies everything: the prompter when nobody can be asked (no TTY, no host). The reason reaches the caller. */
 export class DenyingPrompter implements Prompter {
+  constructor(readonly reason = 'nobody is there to answer permission prompts (no terminal); answer in advance with --approve') {}
   async ask(): Promise<PermissionAnswer> {
-    return 'deny-once';
+    throw new Error(this.reason);
   }
 }
 
