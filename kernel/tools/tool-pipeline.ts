@@ -26,6 +26,12 @@ export interface InvokeOptions {
   scope?: readonly string[];
 }
 
+interface CallContext {
+  ctx: ToolContext;
+  controller: AbortController;
+  release: () => void;
+}
+
 /** Truncates long strings for the audit line (after masking, so no secret is cut in half and shown). */
 function shorten(value: unknown, depth = 0): unknown {
   if (typeof value === 'string') return value.length > AUDIT_STRING_MAX ? `${value.slice(0, AUDIT_STRING_MAX)}…(+${value.length - AUDIT_STRING_MAX} chars)` : value;
@@ -118,6 +124,7 @@ export class ToolPipeline {
     const { masked, secrets } = maskArgs(request.args, tool?.spec.sensitiveArgs ?? []);
     let decision = 'none';
     let result: ToolResult;
+    let call: CallContext | undefined;
 
     const fail = (err: unknown): ToolResult => {
       const info: ToolErrorInfo = isMemoError(err)
@@ -141,8 +148,9 @@ export class ToolPipeline {
       const args = this.validate(tool, request.args);
       this.limiter.admit(name, args);
       this.checkCaller(tool, request.caller);
-      const signal = request.signal ?? new AbortController().signal;
-      const ctx = this.context(tool, request, callId, signal);
+      call = this.context(tool, request, callId, request.signal);
+      const ctx = call;
+      const signal = ctx.ctx.signal;
       decision = await this.gate.check({
         callId,
         tool: name,
@@ -161,6 +169,8 @@ export class ToolPipeline {
       const d = isMemoError(err) ? (err as MemoError).details?.decision : undefined;
       if (typeof d === 'string') decision = d;
       result = fail(err);
+    } finally {
+      call?.release();
     }
 
     this.record(result, ts, request.caller, tool, masked, decision);
@@ -192,7 +202,7 @@ export class ToolPipeline {
     caller.conversationId = conversation;
   }
 
-  private context(tool: RegisteredTool, request: ToolCallRequest, callId: string, outer: AbortSignal): { ctx: ToolContext; controller: AbortController } {
+  private context(tool: RegisteredTool, request: ToolCallRequest, callId: string, outer: AbortSignal | undefined): CallContext {
     const controller = new AbortController();
     const ctx: ToolContext = {
       signal: controller.signal,
@@ -206,12 +216,18 @@ export class ToolPipeline {
       progress: (update) => request.onProgress?.(update),
     };
     // The outer signal (the caller's) reaches the handler through this controller.
-    if (outer.aborted) controller.abort(outer.reason);
-    else outer.addEventListener('abort', () => controller.abort(outer.reason), { once: true });
-    return { ctx, controller };
+    let release = () => {};
+    if (outer?.aborted) controller.abort(outer.reason);
+    else if (outer) {
+      const forward = () => controller.abort(outer.reason);
+      outer.addEventListener('abort', forward, { once: true });
+      // A caller may reuse one signal for many calls: drop the listener when this call ends.
+      release = () => outer.removeEventListener('abort', forward);
+    }
+    return { ctx, controller, release };
   }
 
-  private run(tool: RegisteredTool, args: Record<string, unknown>, { ctx, controller }: { ctx: ToolContext; controller: AbortController }): Promise<JsonValue> {
+  private run(tool: RegisteredTool, args: Record<string, unknown>, { ctx, controller }: CallContext): Promise<JsonValue> {
     const name = tool.spec.name;
     const timeoutMs = tool.spec.timeoutMs ?? this.options.defaultTimeoutMs ?? DEFAULT_TOOL_TIMEOUT_MS;
     return new Promise<JsonValue>((resolve, reject) => {

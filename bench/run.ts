@@ -1,0 +1,8 @@
+/** `npm run bench`: every benchmark, each side by side with its baseline in the same run. */
+import { benchPipeline } from './pipeline.js';
+
+const only = process.argv[2];
+const calls = Number(process.env.BENCH_CALLS ?? 100_000);
+
+console.log(`Memo benchmarks: node ${process.version}, ${process.platform}/${process.arch}`);
+if (!only || only === 'pipeline') await benchPipeline(calls);
