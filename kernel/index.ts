@@ -25,4 +25,6 @@ export type { Disposable } from './disposable.js';
 export type { AuditEntry } from './audit/audit-log.js';
 export { verifyAuditFile } from './audit/audit-log.js';
 export type { PackFolder, PackStatus } from './packs/pack-loader.js';
+export type { PackState } from './packs/pack-manager.js';
 export type { PackManifest } from './packs/manifest.js';
+export { PathSandbox, SYSTEM_DIRS, type PathIntent, type ResolvedPath } from './sandbox/path-sandbox.js';

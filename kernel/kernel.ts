@@ -16,7 +16,10 @@ import * as T from './tokens.js';
 import type { ToolCallRequest, ToolResult } from './tools/contract.js';
 import { DEFAULT_TOOL_TIMEOUT_MS, ToolPipeline, type InvokeOptions } from './tools/tool-pipeline.js';
 import { ToolRegistry, type PackDefinition } from './tools/tool-registry.js';
-import { listPackDirs, loadPackFolder, type PackFolder, type PackStatus } from './packs/pack-loader.js';
+import { PathSandbox } from './sandbox/path-sandbox.js';
+import type { PackFolder } from './packs/pack-loader.js';
+import { PackManager, type PackState } from './packs/pack-manager.js';
+import { PackSettings } from './packs/pack-settings.js';
 
 export interface KernelOptions {
   /** The sandbox root every path is resolved against. Default: the working directory. */
@@ -71,7 +74,7 @@ export class Kernel {
   readonly config: T.KernelConfig;
   private readonly pipeline: ToolPipeline;
   private readonly disposables: Disposable[] = [];
-  private readonly statuses = new Map<string, PackStatus>();
+  readonly packs: PackManager;
   private closed = false;
 
   constructor(readonly container: DependencyContainer) {
@@ -83,6 +86,7 @@ export class Kernel {
     this.limiter = container.resolve(RateLimiter);
     this.capabilities = container.resolve(WriteCapabilities);
     this.pipeline = container.resolve(ToolPipeline);
+    this.packs = container.resolve(PackManager);
   }
 
   /** The one way to call a tool. Never throws; every outcome is audited. */
@@ -101,32 +105,13 @@ export class Kernel {
    * throws or disagrees with its manifest, a duplicate tool name) is reported and skipped; the
    * others load normally.
    */
-  async loadPacks(folders: PackFolder[]): Promise<PackStatus[]> {
-    const out: PackStatus[] = [];
-    for (const folder of listPackDirs(folders)) {
-      const { status, definition } = await loadPackFolder(folder);
-      if (definition) {
-        try {
-          this.registerPack(definition);
-        } catch (err) {
-          status.status = 'failed';
-          status.error = (err as Error).message;
-        }
-      }
-      if (status.status === 'failed') this.logger.warn(`pack ${status.id} (${status.dir}) was skipped: ${status.error}`);
-      this.statuses.set(status.id, status);
-      out.push(status);
-    }
-    return out;
+  loadPacks(folders: PackFolder[]): Promise<PackState[]> {
+    return this.packs.load(folders);
   }
 
-  /** Every pack folder seen, loaded or skipped, with the reason. */
-  packStatuses(): PackStatus[] {
-    return [...this.statuses.values()];
-  }
-
-  private get logger(): T.Logger {
-    return this.container.resolve<T.Logger>(T.Logger);
+  /** Hot loading: pack folders and data/packs.json are watched; changes apply without a restart. */
+  watchPacks(): Promise<void> {
+    return this.packs.watch();
   }
 
   /** Stops running handlers, destroys write capabilities, closes the audit file. Idempotent. */
@@ -135,6 +120,7 @@ export class Kernel {
     this.closed = true;
     this.pipeline.close();
     this.capabilities.revokeAll();
+    await this.packs.close();
     for (const d of this.disposables.splice(0).reverse()) d.dispose();
     this.audit.close();
   }
@@ -179,10 +165,18 @@ export function createKernel(options: KernelOptions = {}): Kernel {
       (d) =>
         new ToolPipeline(d.resolve(ToolRegistry), d.resolve(RateLimiter), d.resolve(PermissionGate), d.resolve(WriteCapabilities), d.resolve(AuditLog), d.resolve<T.Clock>(T.Clock), {
           root,
+          sandbox: new PathSandbox(root),
           dataDir: (packId) => path.join(dataDir, 'packs-data', packId),
           defaultTimeoutMs: config.defaultToolTimeoutMs,
         }),
     ),
+  });
+
+  c.register(PackSettings, {
+    useFactory: instanceCachingFactory((d) => new PackSettings(path.join(dataDir, 'packs.json'), d.resolve<T.Logger>(T.Logger))),
+  });
+  c.register(PackManager, {
+    useFactory: instanceCachingFactory((d) => new PackManager(d.resolve(ToolRegistry), d.resolve(PackSettings), d.resolve<T.Logger>(T.Logger))),
   });
 
   const kernel = new Kernel(c);

@@ -9,11 +9,48 @@ import { createKernel, type Kernel } from '../kernel.js';
 import { StderrLogger } from '../logger.js';
 import { PermissionStore } from '../permissions/permission-store.js';
 import { DenyingPrompter, FixedAnswerPrompter, isPermissionAnswer, PermissionAnswers, type Prompter } from '../permissions/prompter.js';
-import type { PackFolder } from '../packs/pack-loader.js';
+import { listPackDirs, readManifest, type PackFolder } from '../packs/pack-loader.js';
+import type { PackManifest } from '../packs/manifest.js';
+import { PackSettings, resolveConfig } from '../packs/pack-settings.js';
 import { TtyPrompter } from './tty-prompter.js';
 
 /** A mistake in how the command was called: exit code 2, one line, nothing written. */
 class UsageError extends Error {}
+
+/** The thing asked about does not exist or was refused: exit code 1, one line. */
+class NotFound extends Error {}
+
+function knownPackIds(g: GlobalOptions): string[] {
+  return listPackDirs(packFolders(g)).map((f) => path.basename(f.dir));
+}
+
+function manifestOf(g: GlobalOptions, id: string): PackManifest {
+  const folder = listPackDirs(packFolders(g)).find((f) => path.basename(f.dir) === id);
+  if (!folder) throw new NotFound(`There is no pack "${id}".`);
+  try {
+    return readManifest(folder.dir);
+  } catch (err) {
+    throw new NotFound(`Pack "${id}" ${(err as Error).message}.`);
+  }
+}
+
+function parseValue(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}
+
+function setPath(target: Record<string, unknown>, dotted: string, value: unknown): void {
+  const keys = dotted.split('.');
+  let obj = target;
+  for (const k of keys.slice(0, -1)) {
+    if (typeof obj[k] !== 'object' || obj[k] === null) obj[k] = {};
+    obj = obj[k] as Record<string, unknown>;
+  }
+  obj[keys.at(-1)!] = value;
+}
 
 interface GlobalOptions {
   root?: string;
@@ -196,24 +233,119 @@ function buildProgram(setExit: (code: number) => void): Command {
       setExit(report.ok ? 0 : 1);
     });
 
+  const plugins = program.command('plugins').description('tool packs: list, inspect, enable, disable, configure');
+  plugins
+    .command('list')
+    .description('every pack found, loaded or skipped (with the reason)')
+    .option('--json', 'print JSON')
+    .action(async (opts: { json?: boolean }) => {
+      const kernel = await boot(g(), new DenyingPrompter());
+      const list = kernel.packs.list().map((p) => ({
+        id: p.id,
+        name: p.manifest?.name ?? p.id,
+        version: p.manifest?.version ?? null,
+        source: p.source,
+        enabled: p.enabled,
+        tools: p.manifest?.tools.length ?? 0,
+        status: p.status,
+        ...(p.error ? { error: p.error } : {}),
+        dir: p.dir,
+      }));
+      await kernel.shutdown();
+      if (opts.json) return print(list);
+      if (list.length === 0) return void process.stdout.write('No packs found.\n');
+      process.stdout.write(
+        table([
+          ['PACK', 'VERSION', 'SOURCE', 'ENABLED', 'TOOLS', 'STATUS'],
+          ...list.map((p) => [p.id, p.version ?? '-', p.source, p.enabled ? 'yes' : 'no', String(p.tools), p.status === 'loaded' ? 'loaded' : `failed: ${p.error}`]),
+        ]),
+      );
+    });
+  plugins
+    .command('info <id>')
+    .description("a pack's tools with their danger levels and schemas, its settings and status")
+    .option('--json', 'print JSON')
+    .action(async (id: string, opts: { json?: boolean }) => {
+      const kernel = await boot(g(), new DenyingPrompter());
+      const state = kernel.packs.get(id);
+      const config = kernel.packs.config(id) ?? null;
+      await kernel.shutdown();
+      if (!state) throw new NotFound(`There is no pack "${id}".`);
+      const info = { id, status: state.status, ...(state.error ? { error: state.error } : {}), enabled: state.enabled, source: state.source, dir: state.dir, manifest: state.manifest ?? null, config };
+      if (opts.json) return print(info);
+      const m = state.manifest;
+      let out = `${id}${m ? ` ${m.version}: ${m.name}` : ''} (${state.source}, ${state.enabled ? 'enabled' : 'disabled'}, ${state.status}${state.error ? `: ${state.error}` : ''})\n`;
+      if (m) {
+        out += `${m.description}\n\nTools:\n`;
+        for (const t of m.tools) out += `  ${t.name}  [${t.danger}, ${t.effect}${t.confirm ? ', asks every time' : ''}]\n    ${t.description}\n    parameters: ${JSON.stringify(t.parameters)}\n`;
+        if (m.config) out += `\nSettings schema: ${JSON.stringify(m.config)}\nSettings: ${JSON.stringify(config)}\n`;
+      }
+      process.stdout.write(out);
+    });
+  for (const [verb, enabled] of [['enable', true], ['disable', false]] as const) {
+    plugins
+      .command(`${verb} <id>`)
+      .description(`${verb} a pack (persists in data/packs.json; a running kernel applies it at once)`)
+      .action((id: string) => {
+        const known = knownPackIds(g());
+        if (!known.includes(id)) throw new NotFound(`There is no pack "${id}"${known.length ? ` (packs: ${known.join(', ')})` : ''}.`);
+        const settings = new PackSettings(path.join(dataDir(g()), 'packs.json'), new StderrLogger());
+        settings.setEnabled(id, enabled);
+        process.stdout.write(`${enabled ? 'Enabled' : 'Disabled'} ${id}.\n`);
+      });
+  }
+  plugins
+    .command('config <id> [settings...]')
+    .description("show a pack's settings, or set them: key=value (value as JSON when it parses, else text)")
+    .option('--json', 'print JSON')
+    .action((id: string, pairs: string[], opts: { json?: boolean }) => {
+      const manifest = manifestOf(g(), id);
+      const settings = new PackSettings(path.join(dataDir(g()), 'packs.json'), new StderrLogger());
+      let current: Record<string, unknown>;
+      if (pairs.length === 0) {
+        current = resolveConfig(id, manifest.config, settings.storedConfig(id));
+      } else {
+        const changes: Record<string, unknown> = {};
+        for (const pair of pairs) {
+          const eq = pair.indexOf('=');
+          if (eq <= 0) throw new UsageError(`settings are key=value pairs, got "${pair}"`);
+          setPath(changes, pair.slice(0, eq), parseValue(pair.slice(eq + 1)));
+        }
+        try {
+          current = settings.setConfig(id, manifest.config, changes);
+        } catch (err) {
+          if (isMemoError(err)) throw new NotFound(err.message);
+          throw err;
+        }
+      }
+      if (opts.json) return print(current);
+      process.stdout.write(JSON.stringify(current, null, 2) + '\n');
+    });
+
   program
     .command('serve')
     .description('run the kernel with the default packs until stopped')
     .option('--json', 'print one JSON line for supervisors instead of text')
     .action(async (opts: { json?: boolean }) => {
-      const kernel = await boot(g(), new DenyingPrompter('memo serve has nobody to ask; store a decision with memo tools call --approve allow-forever'), false);
-      const packs = kernel.packStatuses();
-      const toolCount = kernel.registry.list().length;
-      if (opts.json) print({ url: null, token: null, pid: process.pid, root: kernel.config.root, data: kernel.config.dataDir, tools: toolCount });
-      else {
-        process.stdout.write(`Memo kernel running (pid ${process.pid})\n  root:  ${kernel.config.root}\n  data:  ${kernel.config.dataDir}\n  packs: ${packs.length ? packs.map((p) => `${p.id}${p.status === 'failed' ? ' (skipped)' : ''}`).join(', ') : 'none'}\n  tools: ${toolCount}\nStop with Ctrl-C.\n`);
-      }
-      // Nothing else holds the event loop open yet; this does until a signal arrives.
-      const keepAlive = setInterval(() => {}, 1 << 30);
-      await new Promise<void>((resolve) => {
+      // Handlers first: a supervisor may send SIGTERM the moment it reads the ready line.
+      const stopped = new Promise<void>((resolve) => {
         process.once('SIGINT', resolve);
         process.once('SIGTERM', resolve);
       });
+      // Nothing else holds the event loop open yet; this does until a signal arrives.
+      const keepAlive = setInterval(() => {}, 1 << 30);
+      const kernel = await boot(g(), new DenyingPrompter('memo serve has nobody to ask; store a decision with memo tools call --approve allow-forever'), false);
+      await kernel.watchPacks();
+      const packs = kernel.packs.list();
+      const toolCount = kernel.registry.list().length;
+      if (opts.json) print({ url: null, token: null, pid: process.pid, root: kernel.config.root, data: kernel.config.dataDir, tools: toolCount });
+      else {
+        const names = packs.map((p) => `${p.id}${p.status === 'failed' ? ' (skipped)' : p.enabled ? '' : ' (disabled)'}`).join(', ');
+        process.stdout.write(
+          `Memo kernel running (pid ${process.pid})\n  root:  ${kernel.config.root}\n  data:  ${kernel.config.dataDir}\n  packs: ${names || 'none'} (watching ${packFolders(g()).map((f) => f.dir).join(', ')})\n  tools: ${toolCount}\nStop with Ctrl-C.\n`,
+        );
+      }
+      await stopped;
       clearInterval(keepAlive);
       await kernel.shutdown();
     });
@@ -235,6 +367,10 @@ export async function main(argv: string[]): Promise<number> {
     if (err instanceof UsageError) {
       process.stderr.write(`memo: ${err.message}\n`);
       return 2;
+    }
+    if (err instanceof NotFound) {
+      process.stderr.write(`memo: ${err.message}\n`);
+      return 1;
     }
     process.stderr.write(`memo: unexpected failure: ${(err as Error)?.message ?? String(err)}\n`);
     return 1;

@@ -1,5 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { register } from 'node:module';
 import { pathToFileURL } from 'node:url';
 import { isMemoError } from '../errors.js';
 import type { ToolImplementation } from '../tools/contract.js';
@@ -52,11 +53,25 @@ function resolveMain(dir: string, main: string): string {
   throw new Error(`its main file ${main} does not exist`);
 }
 
+let hooksInstalled = false;
+
+/** Registers the resolve hook that gives a reloaded pack's relative imports its version too. */
+function installVersionHooks(): void {
+  if (hooksInstalled) return;
+  hooksInstalled = true;
+  try {
+    register(new URL('./version-hooks.js', import.meta.url).href);
+  } catch {
+    // Not available (e.g. under a test runner with its own module system): single-file packs still reload.
+  }
+}
+
 /** Imports a pack's code and pairs each declared tool with its handler; code and manifest must agree exactly. */
 export async function loadPackCode(dir: string, manifest: PackManifest, version = 0): Promise<PackDefinition['tools']> {
   const file = resolveMain(dir, manifest.main);
   // The query makes a changed file a new module (ESM caches by URL): used by hot reload.
-  const url = pathToFileURL(file).href + (version ? `?v=${version}` : '');
+  if (version) installVersionHooks();
+  const url = pathToFileURL(file).href + (version ? `?memo-v=${version}` : '');
   let mod: Record<string, unknown>;
   try {
     mod = (await import(url)) as Record<string, unknown>;

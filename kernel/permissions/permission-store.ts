@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { randomBytes } from 'node:crypto';
 import type { Logger } from '../logger.js';
+import { fileStamp, writeFileAtomic } from '../util/atomic-file.js';
 
 export interface StoredDecision {
   tool: string;
@@ -34,17 +34,8 @@ export class PermissionStore {
     private readonly logger: Logger,
   ) {}
 
-  private statStamp(): string {
-    try {
-      const st = fs.statSync(this.file);
-      return `${st.mtimeMs}:${st.size}:${st.ino}`;
-    } catch (err) {
-      return (err as NodeJS.ErrnoException).code === 'ENOENT' ? 'absent' : `error:${(err as Error).message}`;
-    }
-  }
-
   private refresh(): void {
-    const stamp = this.statStamp();
+    const stamp = fileStamp(this.file);
     if (stamp === this.stamp) return;
     this.stamp = stamp;
     this.decisions = new Map();
@@ -120,15 +111,7 @@ export class PermissionStore {
     }
     const shape: FileShape = { version: 1, decisions: {} };
     for (const d of this.sorted()) shape.decisions[d.tool] = { decision: d.decision, plugin: d.plugin, at: d.at };
-    const tmp = `${this.file}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
-    const fd = fs.openSync(tmp, 'w', 0o600);
-    try {
-      fs.writeSync(fd, JSON.stringify(shape, null, 2) + '\n');
-      fs.fsyncSync(fd);
-    } finally {
-      fs.closeSync(fd);
-    }
-    fs.renameSync(tmp, this.file);
-    this.stamp = this.statStamp();
+    writeFileAtomic(this.file, JSON.stringify(shape, null, 2) + '\n');
+    this.stamp = fileStamp(this.file);
   }
 }

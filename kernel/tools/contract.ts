@@ -1,4 +1,5 @@
 import type { ToolErrorInfo } from '../errors.js';
+import type { PathSandbox } from '../sandbox/path-sandbox.js';
 
 export type Danger = 'safe' | 'medium' | 'dangerous';
 export type Effect = 'read' | 'write' | 'delete';
@@ -52,6 +53,8 @@ export interface ToolContext {
   plugin: string;
   /** The sandbox root every path argument is resolved against. */
   root: string;
+  /** Resolves and opens paths inside the root; every pack that takes a path uses it. */
+  sandbox: PathSandbox;
   /** The pack's data folder (created on demand by the pack). */
   dataDir: string;
   /** The pack's settings, validated against its manifest's `config` schema. */

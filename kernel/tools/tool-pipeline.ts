@@ -8,6 +8,7 @@ import { isMemoError, MemoError, toErrorInfo, type ToolErrorInfo } from '../erro
 import type { PermissionGate } from '../permissions/permission-gate.js';
 import type { WriteCapabilities } from '../permissions/write-capabilities.js';
 import type { RateLimiter } from '../rate-limit/rate-limiter.js';
+import type { PathSandbox } from '../sandbox/path-sandbox.js';
 import type { Caller, JsonValue, ToolCallRequest, ToolContext, ToolResult } from './contract.js';
 import { describeAjvErrors, type RegisteredTool, type ToolRegistry } from './tool-registry.js';
 
@@ -17,6 +18,7 @@ const SUMMARY_MAX = 200;
 
 export interface PipelineOptions {
   root: string;
+  sandbox: PathSandbox;
   dataDir: (packId: string) => string;
   defaultTimeoutMs?: number;
 }
@@ -211,6 +213,7 @@ export class ToolPipeline {
       tool: tool.spec.name,
       plugin: tool.pack.id,
       root: this.options.root,
+      sandbox: this.options.sandbox,
       dataDir: this.options.dataDir(tool.pack.id),
       config: tool.pack.config(),
       progress: (update) => request.onProgress?.(update),

@@ -43,7 +43,7 @@ export interface RegisteredTool {
   validate: ValidateFunction;
 }
 
-export type RegistryChange = { kind: 'added' | 'removed' | 'enabled' | 'disabled'; pack: string; tools: string[] };
+export type RegistryChange = { kind: 'added' | 'removed' | 'reloaded' | 'enabled' | 'disabled'; pack: string; tools: string[] };
 
 const DANGERS: readonly Danger[] = ['safe', 'medium', 'dangerous'];
 const EFFECTS: readonly Effect[] = ['read', 'write', 'delete'];
@@ -61,8 +61,8 @@ export function describeAjvErrors(errors: ErrorObject[] | null | undefined): str
   });
 }
 
-export function createAjv(): Ajv {
-  const ajv = new Ajv({ allErrors: true, strict: false, validateSchema: true });
+export function createAjv(extra: { useDefaults?: boolean } = {}): Ajv {
+  const ajv = new Ajv({ allErrors: true, strict: false, validateSchema: true, ...extra });
   addFormats(ajv);
   return ajv;
 }
@@ -93,9 +93,29 @@ export class ToolRegistry {
 
   /** Registers a pack's tools. Throws VALIDATION (bad spec or schema) or CONFLICT (duplicate id or tool name). */
   registerPack(def: PackDefinition): Disposable {
-    if (!PACK_ID.test(def.id)) throw new MemoError('VALIDATION', `Pack id "${def.id}" must be kebab-case (lowercase letters, digits, hyphens).`, { plugin: def.id });
     if (this.packsById.has(def.id)) throw new MemoError('CONFLICT', `A pack with id "${def.id}" is already loaded.`, { plugin: def.id });
+    const prepared = this.prepare(def, undefined);
+    this.commit(prepared, undefined);
+    this.emit({ kind: 'added', pack: def.id, tools: prepared.pack.toolNames });
+    return this.disposer(prepared);
+  }
 
+  /**
+   * Swaps a loaded pack for a new version in one step (hot reload): the new version is fully
+   * validated first, so a broken update leaves the old one in place. Calls already running keep the
+   * handler they started with. Emits one `reloaded` change.
+   */
+  replacePack(def: PackDefinition): Disposable {
+    const old = this.packsById.get(def.id);
+    if (!old) return this.registerPack(def);
+    const prepared = this.prepare(def, old);
+    this.commit(prepared, old);
+    this.emit({ kind: 'reloaded', pack: def.id, tools: prepared.pack.toolNames });
+    return this.disposer(prepared);
+  }
+
+  private prepare(def: PackDefinition, replacing: RegisteredPack | undefined): { pack: RegisteredPack; tools: RegisteredTool[] } {
+    if (!PACK_ID.test(def.id)) throw new MemoError('VALIDATION', `Pack id "${def.id}" must be kebab-case (lowercase letters, digits, hyphens).`, { plugin: def.id });
     const ajv = createAjv();
     const pack: RegisteredPack = {
       id: def.id,
@@ -116,7 +136,7 @@ export class ToolRegistry {
       if (seen.has(spec.name)) throw new MemoError('CONFLICT', `Pack "${def.id}" declares tool "${spec.name}" twice.`, { plugin: def.id, tool: spec.name });
       seen.add(spec.name);
       const owner = this.tools.get(spec.name);
-      if (owner) throw new MemoError('CONFLICT', `Tool "${spec.name}" of pack "${def.id}" is already provided by pack "${owner.pack.id}".`, { plugin: def.id, tool: spec.name, details: { existingPack: owner.pack.id } });
+      if (owner && owner.pack !== replacing) throw new MemoError('CONFLICT', `Tool "${spec.name}" of pack "${def.id}" is already provided by pack "${owner.pack.id}".`, { plugin: def.id, tool: spec.name, details: { existingPack: owner.pack.id } });
       const run = typeof impl === 'function' ? impl : impl?.run;
       if (typeof run !== 'function') throw new MemoError('VALIDATION', `Pack "${def.id}" has no handler function for tool "${spec.name}".`, { plugin: def.id, tool: spec.name });
       let validate: ValidateFunction;
@@ -129,16 +149,21 @@ export class ToolRegistry {
       if (typeof impl === 'object' && typeof impl.preview === 'function') tool.preview = impl.preview;
       prepared.push(tool);
     }
+    return { pack, tools: prepared };
+  }
 
-    this.packsById.set(def.id, pack);
-    for (const tool of prepared) this.tools.set(tool.spec.name, tool);
-    this.emit({ kind: 'added', pack: def.id, tools: pack.toolNames });
+  private commit({ pack, tools }: { pack: RegisteredPack; tools: RegisteredTool[] }, replacing: RegisteredPack | undefined): void {
+    if (replacing) for (const name of replacing.toolNames) if (this.tools.get(name)?.pack === replacing) this.tools.delete(name);
+    this.packsById.set(pack.id, pack);
+    for (const tool of tools) this.tools.set(tool.spec.name, tool);
+  }
 
+  private disposer({ pack, tools }: { pack: RegisteredPack; tools: RegisteredTool[] }): Disposable {
     return toDisposable(() => {
-      if (this.packsById.get(def.id) !== pack) return;
-      this.packsById.delete(def.id);
-      for (const tool of prepared) if (this.tools.get(tool.spec.name) === tool) this.tools.delete(tool.spec.name);
-      this.emit({ kind: 'removed', pack: def.id, tools: pack.toolNames });
+      if (this.packsById.get(pack.id) !== pack) return;
+      this.packsById.delete(pack.id);
+      for (const tool of tools) if (this.tools.get(tool.spec.name) === tool) this.tools.delete(tool.spec.name);
+      this.emit({ kind: 'removed', pack: pack.id, tools: pack.toolNames });
     });
   }
 

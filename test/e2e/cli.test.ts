@@ -190,3 +190,48 @@ describe('memo CLI', () => {
     expect(code).toBe(0);
   });
 });
+
+describe('memo plugins', () => {
+  it('lists every pack with version, source, enabled state, tool count and status', () => {
+    const r = memo(['plugins', 'list', '--json'], workspace());
+    expect(r.code).toBe(0);
+    expect(r.json).toEqual([expect.objectContaining({ id: 'echo-tools', version: '1.0.0', source: 'extra', enabled: true, tools: 3, status: 'loaded' })]);
+  });
+
+  it('shows each tool with its danger level and schema in info', () => {
+    const r = memo(['plugins', 'info', 'echo-tools'], workspace());
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/note_delete\s+\[dangerous, delete\]/);
+    expect(r.stdout).toContain('parameters: {"type":"object"');
+    expect(memo(['plugins', 'info', 'nope'], workspace()).code).toBe(1);
+  });
+
+  it('disables a pack so its tools vanish and calls get TOOL_DISABLED, and the choice survives restarts until enabled', () => {
+    const w = workspace();
+    expect(memo(['plugins', 'disable', 'echo-tools'], w).code).toBe(0);
+    expect(memo(['tools', 'list', '--json'], w).json).toEqual([]);
+    expect(memo(['tools', 'call', 'echo', '--args', '{"text":"a"}', '--json'], w).json.error.code).toBe('TOOL_DISABLED');
+    expect(memo(['plugins', 'list', '--json'], w).json[0].enabled).toBe(false);
+    expect(memo(['plugins', 'enable', 'echo-tools'], w).code).toBe(0);
+    expect(memo(['tools', 'call', 'echo', '--args', '{"text":"a"}', '--json'], w).json.ok).toBe(true);
+  });
+
+  it('refuses to enable a pack that does not exist', () => {
+    const r = memo(['plugins', 'enable', 'ghost'], workspace());
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain('There is no pack "ghost" (packs: echo-tools)');
+  });
+
+  it('shows settings with defaults, sets valid ones, and refuses invalid ones with the schema reason', () => {
+    const w = workspace();
+    expect(memo(['plugins', 'config', 'echo-tools', '--json'], w).json).toEqual({ prefix: '', repeat: 1 });
+    expect(memo(['plugins', 'config', 'echo-tools', 'prefix=>> ', 'repeat=2', '--json'], w).json).toEqual({ prefix: '>> ', repeat: 2 });
+    expect(memo(['tools', 'call', 'echo', '--args', '{"text":"ab"}', '--json'], w).json.result.text).toBe('>> abab');
+    const bad = memo(['plugins', 'config', 'echo-tools', 'repeat=9'], w);
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toContain('repeat must be <= 5');
+    const unknown = memo(['plugins', 'config', 'echo-tools', 'colour=red'], w);
+    expect(unknown.stderr).toContain('colour is not an accepted field');
+    expect(memo(['plugins', 'config', 'echo-tools', '--json'], w).json).toEqual({ prefix: '>> ', repeat: 2 });
+  });
+});

@@ -1,0 +1,213 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { watch, type FSWatcher } from 'chokidar';
+import type { Disposable } from '../disposable.js';
+import type { Logger } from '../logger.js';
+import type { ToolRegistry } from '../tools/tool-registry.js';
+import { listPackDirs, loadPackFolder, type PackFolder, type PackStatus } from './pack-loader.js';
+import type { PackManifest } from './manifest.js';
+import { resolveConfig, type PackSettings } from './pack-settings.js';
+
+/** Waits this long after the last file event of a pack: editors save in several writes. */
+export const RELOAD_DEBOUNCE_MS = 100;
+
+export interface PackState extends PackStatus {
+  enabled: boolean;
+  /** Set when the newest version failed to load and the previous one keeps running. */
+  reloadError?: string;
+}
+
+/**
+ * Loads manifest packs from folders, keeps them in step with the disk (hot loading), and applies
+ * the administrator's enable/disable and settings choices live.
+ */
+export class PackManager {
+  private readonly states = new Map<string, PackState>();
+  private readonly registrations = new Map<string, Disposable>();
+  private readonly configs = new Map<string, Readonly<Record<string, unknown>>>();
+  private readonly timers = new Map<string, NodeJS.Timeout>();
+  private readonly inFlight = new Map<string, Promise<void>>();
+  private watcher: FSWatcher | null = null;
+  private version = 0;
+  private folders: PackFolder[] = [];
+
+  constructor(
+    private readonly registry: ToolRegistry,
+    private readonly settings: PackSettings,
+    private readonly logger: Logger,
+  ) {}
+
+  /** Loads every pack folder found in the folders; broken ones are reported and skipped. */
+  async load(folders: PackFolder[]): Promise<PackState[]> {
+    this.folders.push(...folders);
+    const out: PackState[] = [];
+    for (const folder of listPackDirs(folders)) out.push(await this.loadOne(folder, 0));
+    return out;
+  }
+
+  list(): PackState[] {
+    return [...this.states.values()].sort((a, b) => a.id.localeCompare(b.id));
+  }
+
+  get(id: string): PackState | undefined {
+    return this.states.get(id);
+  }
+
+  manifest(id: string): PackManifest | undefined {
+    return this.states.get(id)?.manifest;
+  }
+
+  private async loadOne(folder: PackFolder, version: number): Promise<PackState> {
+    const id = path.basename(folder.dir);
+    const previous = this.states.get(id);
+    if (previous && previous.dir !== folder.dir && previous.status === 'loaded') {
+      const state: PackState = { id, dir: folder.dir, source: folder.source, status: 'failed', enabled: false, error: `a pack with id "${id}" is already loaded from ${previous.dir}` };
+      this.logger.warn(`pack ${id} (${folder.dir}) was skipped: ${state.error}`);
+      return state;
+    }
+    const { status, definition } = await loadPackFolder(folder, version);
+    const enabled = this.settings.isEnabled(id, status.manifest?.enabledByDefault ?? true);
+    let state: PackState = { ...status, enabled };
+    if (definition) {
+      try {
+        const schema = status.manifest?.config;
+        const stored = this.settings.storedConfig(id);
+        this.configs.set(id, Object.freeze(resolveConfig(id, schema, stored)));
+        definition.config = () => this.configs.get(id) ?? {};
+        this.registry.setEnabled(id, enabled);
+        const loaded = this.registrations.has(id);
+        const registration = loaded ? this.registry.replacePack(definition) : this.registry.registerPack(definition);
+        this.registrations.set(id, registration);
+      } catch (err) {
+        state = { ...state, status: 'failed', error: (err as Error).message };
+      }
+    }
+    if (state.status === 'failed' && previous?.status === 'loaded' && this.registrations.has(id)) {
+      // Keep the working version; say why the new one was not taken.
+      const kept: PackState = { ...previous, reloadError: state.error! };
+      this.states.set(id, kept);
+      this.logger.warn(`pack ${id} did not reload (${state.error}); the previous version keeps running`);
+      return kept;
+    }
+    if (state.status === 'failed') this.logger.warn(`pack ${id} (${folder.dir}) was skipped: ${state.error}`);
+    this.states.set(id, state);
+    return state;
+  }
+
+  /** Removes a pack's tools (its folder is gone). */
+  unload(id: string): void {
+    this.registrations.get(id)?.dispose();
+    this.registrations.delete(id);
+    this.states.delete(id);
+    this.configs.delete(id);
+  }
+
+  /** Persists an administrator's enable/disable and applies it at once. */
+  setEnabled(id: string, enabled: boolean): void {
+    this.settings.setEnabled(id, enabled);
+    const state = this.states.get(id);
+    if (state) state.enabled = enabled;
+    this.registry.setEnabled(id, enabled);
+  }
+
+  /** Validates, persists and applies new settings for a pack; returns the settings in force. */
+  setConfig(id: string, changes: Record<string, unknown>): Readonly<Record<string, unknown>> {
+    const state = this.states.get(id);
+    const resolved = Object.freeze(this.settings.setConfig(id, state?.manifest?.config, changes));
+    if (state) this.configs.set(id, resolved);
+    return resolved;
+  }
+
+  /** The settings in force for a loaded pack. */
+  config(id: string): Readonly<Record<string, unknown>> | undefined {
+    return this.configs.get(id);
+  }
+
+  /** Re-reads data/packs.json and applies enabled/disabled and settings to every loaded pack. */
+  applySettings(): void {
+    if (!this.settings.refresh()) return;
+    for (const state of this.states.values()) {
+      if (state.status !== 'loaded') continue;
+      const enabled = this.settings.isEnabled(state.id, state.manifest?.enabledByDefault ?? true);
+      state.enabled = enabled;
+      this.registry.setEnabled(state.id, enabled);
+      try {
+        this.configs.set(state.id, Object.freeze(resolveConfig(state.id, state.manifest?.config, this.settings.storedConfig(state.id))));
+      } catch (err) {
+        this.logger.warn(`settings of pack ${state.id} are invalid (${(err as Error).message}); its previous settings stay in force`);
+      }
+    }
+  }
+
+  /** Watches the pack folders and the settings file; changes apply without a restart. */
+  async watch(): Promise<void> {
+    if (this.watcher) return;
+    const targets = this.folders.map((f) => f.dir);
+    for (const dir of targets) fs.mkdirSync(dir, { recursive: true });
+    this.watcher = watch([...targets, this.settings.file], {
+      ignoreInitial: true,
+      depth: 4,
+      ignored: (p: string) => /(^|[/\\])(node_modules|\.git)([/\\]|$)/.test(p),
+    });
+    this.watcher.on('all', (_event, file) => this.onFileEvent(file));
+    this.watcher.on('error', (err) => this.logger.warn(`pack watcher: ${(err as Error).message}`));
+    await new Promise<void>((resolve) => this.watcher!.once('ready', () => resolve()));
+  }
+
+  private onFileEvent(file: string): void {
+    if (path.resolve(file) === path.resolve(this.settings.file)) return this.schedule('\u0000settings', () => this.applySettings());
+    for (const folder of this.folders) {
+      const rel = path.relative(folder.dir, file);
+      if (rel === '' || rel.startsWith('..') || path.isAbsolute(rel)) continue;
+      const id = rel.split(path.sep)[0]!;
+      if (id.startsWith('.')) return;
+      const dir = path.join(folder.dir, id);
+      this.schedule(dir, () => this.sync({ dir, source: folder.source }));
+      return;
+    }
+  }
+
+  private schedule(key: string, fn: () => void | Promise<void>): void {
+    clearTimeout(this.timers.get(key));
+    this.timers.set(
+      key,
+      setTimeout(() => {
+        this.timers.delete(key);
+        // One reload of a pack at a time; a change during a reload schedules another after it.
+        const prev = this.inFlight.get(key) ?? Promise.resolve();
+        const next = prev.then(fn).catch((err: unknown) => this.logger.error(`reloading ${key}: ${(err as Error).message}`));
+        this.inFlight.set(key, next);
+        void next.finally(() => {
+          if (this.inFlight.get(key) === next) this.inFlight.delete(key);
+        });
+      }, RELOAD_DEBOUNCE_MS),
+    );
+  }
+
+  private async sync(folder: PackFolder): Promise<void> {
+    const id = path.basename(folder.dir);
+    const state = this.states.get(id);
+    if (!fs.existsSync(folder.dir)) {
+      if (state && state.dir === folder.dir) this.unload(id);
+      return;
+    }
+    await this.loadOne(folder, ++this.version);
+  }
+
+  /** Resolves once pending reloads have run (for hosts that want to wait for the disk to settle). */
+  async idle(): Promise<void> {
+    while (this.timers.size || this.inFlight.size) {
+      await new Promise((r) => setTimeout(r, RELOAD_DEBOUNCE_MS / 2));
+      await Promise.all(this.inFlight.values());
+    }
+  }
+
+  async close(): Promise<void> {
+    for (const t of this.timers.values()) clearTimeout(t);
+    this.timers.clear();
+    await this.watcher?.close();
+    this.watcher = null;
+    for (const d of this.registrations.values()) d.dispose();
+    this.registrations.clear();
+  }
+}
