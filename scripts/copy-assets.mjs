@@ -1,0 +1,15 @@
+// After tsc: copy each built-in pack's plugin.json (and any non-TypeScript files it ships) into
+// dist/plugins/<id>/, so the compiled kernel finds manifests beside the compiled code.
+import { cpSync, existsSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+
+const src = 'plugins';
+const out = join('dist', 'plugins');
+if (existsSync(src)) {
+  for (const id of readdirSync(src)) {
+    cpSync(join(src, id), join(out, id), {
+      recursive: true,
+      filter: (from) => !from.endsWith('.ts') || from.endsWith('.d.ts'),
+    });
+  }
+}
