@@ -10,6 +10,8 @@ import { resolveConfig, type PackSettings } from './pack-settings.js';
 
 /** Waits this long after the last file event of a pack: editors save in several writes. */
 export const RELOAD_DEBOUNCE_MS = 100;
+/** How often data/packs.json is checked for changes made by `memo plugins` in another process. */
+export const SETTINGS_POLL_MS = 250;
 
 export interface PackState extends PackStatus {
   enabled: boolean;
@@ -28,6 +30,7 @@ export class PackManager {
   private readonly timers = new Map<string, NodeJS.Timeout>();
   private readonly inFlight = new Map<string, Promise<void>>();
   private watcher: FSWatcher | null = null;
+  private watchingSettings = false;
   private version = 0;
   private folders: PackFolder[] = [];
 
@@ -144,7 +147,11 @@ export class PackManager {
     if (this.watcher) return;
     const targets = this.folders.map((f) => f.dir);
     for (const dir of targets) fs.mkdirSync(dir, { recursive: true });
-    this.watcher = watch([...targets, this.settings.file], {
+    // The settings file is polled, not watched: chokidar stops reporting anything when one of its
+    // paths does not exist yet, and an fs.watch on data/ would fire on every audit line.
+    fs.watchFile(this.settings.file, { interval: SETTINGS_POLL_MS, persistent: false }, () => this.schedule('\u0000settings', () => this.applySettings()));
+    this.watchingSettings = true;
+    this.watcher = watch(targets, {
       ignoreInitial: true,
       depth: 4,
       ignored: (p: string) => /(^|[/\\])(node_modules|\.git)([/\\]|$)/.test(p),
@@ -155,7 +162,6 @@ export class PackManager {
   }
 
   private onFileEvent(file: string): void {
-    if (path.resolve(file) === path.resolve(this.settings.file)) return this.schedule('\u0000settings', () => this.applySettings());
     for (const folder of this.folders) {
       const rel = path.relative(folder.dir, file);
       if (rel === '' || rel.startsWith('..') || path.isAbsolute(rel)) continue;
@@ -207,6 +213,8 @@ export class PackManager {
     this.timers.clear();
     await this.watcher?.close();
     this.watcher = null;
+    if (this.watchingSettings) fs.unwatchFile(this.settings.file);
+    this.watchingSettings = false;
     for (const d of this.registrations.values()) d.dispose();
     this.registrations.clear();
   }

@@ -1,0 +1,121 @@
+import { spawnSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { tempDir } from '../helpers/kernel-fixture.js';
+import { KernelHost } from './kernel-host.js';
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+function manifest(id: string, tools: string[], danger = 'safe') {
+  return JSON.stringify({
+    id,
+    name: id,
+    version: '1.0.0',
+    description: `${id} pack`,
+    main: 'index.js',
+    tools: tools.map((name) => ({ name, description: `${name} tool`, parameters: { type: 'object', properties: { ms: { type: 'integer' } } }, danger, effect: 'read' })),
+  });
+}
+
+function writePack(dir: string, id: string, code: string, tools = ['greet']) {
+  fs.mkdirSync(path.join(dir, id), { recursive: true });
+  fs.writeFileSync(path.join(dir, id, 'plugin.json'), manifest(id, tools));
+  fs.writeFileSync(path.join(dir, id, 'index.js'), code);
+}
+
+describe('hot loading packs in a running kernel', () => {
+  let host: KernelHost;
+  let packs: string;
+  let data: string;
+
+  beforeEach(async () => {
+    const base = tempDir('memo-hot-');
+    packs = path.join(base, 'packs');
+    data = path.join(base, 'data');
+    fs.mkdirSync(packs);
+    fs.mkdirSync(path.join(base, 'root'));
+    host = await KernelHost.start(path.join(base, 'root'), data, packs);
+  });
+  afterEach(async () => host?.stop());
+
+  it('makes a new pack callable without a restart, reloads changed code, and removes a deleted pack', async () => {
+    writePack(packs, 'greeter', 'export const tools = { greet: () => "v1" };');
+    expect(await host.event(1)).toMatchObject({ event: 'added', pack: 'greeter', tools: ['greet'] });
+    expect((await host.call('greet')).value).toBe('v1');
+
+    fs.writeFileSync(path.join(packs, 'greeter', 'index.js'), 'export const tools = { greet: () => "v2" };');
+    expect(await host.event(2)).toMatchObject({ event: 'reloaded', pack: 'greeter' });
+    expect((await host.call('greet')).value).toBe('v2');
+
+    fs.rmSync(path.join(packs, 'greeter'), { recursive: true });
+    expect(await host.event(3)).toMatchObject({ event: 'removed', pack: 'greeter' });
+    expect((await host.request('list')).tools).toEqual([]);
+    expect((await host.call('greet')).error.code).toBe('UNKNOWN_TOOL');
+  });
+
+  it('reloads a change in a file the pack imports, not only its main file', async () => {
+    fs.mkdirSync(path.join(packs, 'multi'));
+    fs.writeFileSync(path.join(packs, 'multi', 'helper.js'), 'export const word = "first";');
+    writePack(packs, 'multi', 'import { word } from "./helper.js"; export const tools = { greet: () => word };');
+    await host.event(1);
+    expect((await host.call('greet')).value).toBe('first');
+    fs.writeFileSync(path.join(packs, 'multi', 'helper.js'), 'export const word = "second";');
+    expect(await host.event(2)).toMatchObject({ event: 'reloaded' });
+    expect((await host.call('greet')).value).toBe('second');
+  });
+
+  it('keeps the previous version running when an update is broken, and says why', async () => {
+    writePack(packs, 'fragile', 'export const tools = { greet: () => "ok" };');
+    await host.event(1);
+    fs.writeFileSync(path.join(packs, 'fragile', 'index.js'), 'export const tools = { greet: () => "oops" ;');
+    await host.waitFor(() => false, 600).catch(() => undefined);
+    const state = (await host.request('packs')).packs.find((p: any) => p.id === 'fragile');
+    expect(state.status).toBe('loaded');
+    expect(state.reloadError).toMatch(/failed to load/);
+    expect((await host.call('greet')).value).toBe('ok');
+    expect(host.events).toHaveLength(1);
+  });
+
+  it('lets a call already running finish on the old code while new calls use the new', async () => {
+    writePack(packs, 'slow', 'export const tools = { greet: async ({ ms }) => { await new Promise((r) => setTimeout(r, ms)); return "old"; } };');
+    await host.event(1);
+    const running = host.call('greet', { ms: 1500 });
+    await sleep(100);
+    fs.writeFileSync(path.join(packs, 'slow', 'index.js'), 'export const tools = { greet: async () => "new" };');
+    await host.event(2);
+    expect((await host.call('greet', { ms: 1 })).value).toBe('new');
+    expect((await running).value).toBe('old');
+  });
+
+  it('turns a burst of saves into one reload', async () => {
+    writePack(packs, 'burst', 'export const tools = { greet: () => 0 };');
+    await host.event(1);
+    for (let i = 1; i <= 5; i++) fs.writeFileSync(path.join(packs, 'burst', 'index.js'), `export const tools = { greet: () => ${i} };`);
+    expect(await host.event(2)).toMatchObject({ event: 'reloaded' });
+    await sleep(500);
+    expect(host.events).toHaveLength(2);
+    expect((await host.call('greet')).value).toBe(5);
+  });
+
+  it('applies memo plugins disable and enable from another process at once', async () => {
+    writePack(packs, 'toggle', 'export const tools = { greet: () => "hi" };');
+    await host.event(1);
+    const cli = (verb: string) => spawnSync(process.execPath, [path.resolve('bin/memo'), '--data', data, '--packs', packs, 'plugins', verb, 'toggle'], { encoding: 'utf8' });
+    expect(cli('disable').status).toBe(0);
+    expect(await host.event(2)).toMatchObject({ event: 'disabled', pack: 'toggle' });
+    expect((await host.call('greet')).error.code).toBe('TOOL_DISABLED');
+    expect(cli('enable').status).toBe(0);
+    expect(await host.event(3)).toMatchObject({ event: 'enabled', pack: 'toggle' });
+    expect((await host.call('greet')).value).toBe('hi');
+  });
+
+  it('reports a new pack that fails and loads it once it is fixed', async () => {
+    writePack(packs, 'later', 'export const tools = {};');
+    await host.waitFor(() => false, 600).catch(() => undefined);
+    const state = (await host.request('packs')).packs.find((p: any) => p.id === 'later');
+    expect(state).toMatchObject({ status: 'failed', error: expect.stringContaining('no handler for greet') });
+    fs.writeFileSync(path.join(packs, 'later', 'index.js'), 'export const tools = { greet: () => "fixed" };');
+    expect(await host.event(1)).toMatchObject({ event: 'added', pack: 'later' });
+    expect((await host.call('greet')).value).toBe('fixed');
+  });
+});

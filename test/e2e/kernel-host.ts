@@ -1,0 +1,63 @@
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import * as path from 'node:path';
+
+/** Drives test/e2e/harness/kernel-host.mjs: a real host process around the compiled kernel. */
+export class KernelHost {
+  private buf = '';
+  private seq = 0;
+  readonly events: Array<{ event: string; pack: string; tools: string[] }> = [];
+  private waiters: Array<{ test: (m: any) => boolean; resolve: (m: any) => void }> = [];
+  private constructor(private readonly child: ChildProcessWithoutNullStreams) {
+    child.stdout.setEncoding('utf8');
+    child.stdout.on('data', (d: string) => {
+      this.buf += d;
+      let nl: number;
+      while ((nl = this.buf.indexOf('\n')) >= 0) {
+        const line = this.buf.slice(0, nl);
+        this.buf = this.buf.slice(nl + 1);
+        const msg = JSON.parse(line);
+        if (msg.event) this.events.push(msg);
+        for (const w of [...this.waiters]) if (w.test(msg)) {
+          this.waiters.splice(this.waiters.indexOf(w), 1);
+          w.resolve(msg);
+        }
+      }
+    });
+  }
+
+  static async start(root: string, data: string, packs: string): Promise<KernelHost> {
+    const child = spawn(process.execPath, [path.resolve('test/e2e/harness/kernel-host.mjs'), root, data, packs], { stdio: ['pipe', 'pipe', 'pipe'] });
+    const host = new KernelHost(child);
+    await host.waitFor((m) => m.ready === true);
+    return host;
+  }
+
+  waitFor(test: (m: any) => boolean, timeoutMs = 10_000): Promise<any> {
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`timed out waiting; events so far: ${JSON.stringify(this.events)}`)), timeoutMs);
+      this.waiters.push({ test, resolve: (m) => { clearTimeout(timer); resolve(m); } });
+    });
+  }
+
+  /** Waits for the n-th registry event (1-based) overall. */
+  async event(n: number): Promise<{ event: string; pack: string; tools: string[] }> {
+    if (this.events.length >= n) return this.events[n - 1]!;
+    return this.waitFor(() => this.events.length >= n).then(() => this.events[n - 1]!);
+  }
+
+  async request(op: string, extra: Record<string, unknown> = {}): Promise<any> {
+    const id = ++this.seq;
+    const reply = this.waitFor((m) => m.re === id);
+    this.child.stdin.write(JSON.stringify({ op, id, ...extra }) + '\n');
+    return reply;
+  }
+
+  async call(tool: string, args: Record<string, unknown> = {}): Promise<any> {
+    return (await this.request('call', { tool, args })).result;
+  }
+
+  async stop(): Promise<void> {
+    this.child.stdin.end();
+    await new Promise((r) => this.child.once('exit', r));
+  }
+}
