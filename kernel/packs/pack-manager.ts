@@ -1,15 +1,13 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { watch, type FSWatcher } from 'chokidar';
 import type { Disposable } from '../disposable.js';
 import type { Logger } from '../logger.js';
+import { FolderWatcher } from '../util/folder-watcher.js';
 import type { ToolRegistry } from '../tools/tool-registry.js';
 import { listPackDirs, loadPackFolder, type PackFolder, type PackStatus } from './pack-loader.js';
 import type { PackManifest } from './manifest.js';
 import { resolveConfig, type PackSettings } from './pack-settings.js';
 
-/** Waits this long after the last file event of a pack: editors save in several writes. */
-export const RELOAD_DEBOUNCE_MS = 100;
 /** How often data/packs.json is checked for changes made by `memo plugins` in another process. */
 export const SETTINGS_POLL_MS = 250;
 
@@ -27,9 +25,7 @@ export class PackManager {
   private readonly states = new Map<string, PackState>();
   private readonly registrations = new Map<string, Disposable>();
   private readonly configs = new Map<string, Readonly<Record<string, unknown>>>();
-  private readonly timers = new Map<string, NodeJS.Timeout>();
-  private readonly inFlight = new Map<string, Promise<void>>();
-  private watcher: FSWatcher | null = null;
+  private watcher: FolderWatcher | null = null;
   private watchingSettings = false;
   private version = 0;
   private folders: PackFolder[] = [];
@@ -145,49 +141,15 @@ export class PackManager {
   /** Watches the pack folders and the settings file; changes apply without a restart. */
   async watch(): Promise<void> {
     if (this.watcher) return;
-    const targets = this.folders.map((f) => f.dir);
-    for (const dir of targets) fs.mkdirSync(dir, { recursive: true });
+    this.watcher = new FolderWatcher(this.logger, (dir) => {
+      const folder = this.folders.find((f) => path.dirname(dir) === path.resolve(f.dir));
+      return folder ? this.sync({ dir, source: folder.source }) : undefined;
+    });
+    await this.watcher.watch(this.folders.map((f) => path.resolve(f.dir)));
     // The settings file is polled, not watched: chokidar stops reporting anything when one of its
     // paths does not exist yet, and an fs.watch on data/ would fire on every audit line.
-    fs.watchFile(this.settings.file, { interval: SETTINGS_POLL_MS, persistent: false }, () => this.schedule('\u0000settings', () => this.applySettings()));
+    fs.watchFile(this.settings.file, { interval: SETTINGS_POLL_MS, persistent: false }, () => this.watcher?.schedule('\u0000settings', () => this.applySettings()));
     this.watchingSettings = true;
-    this.watcher = watch(targets, {
-      ignoreInitial: true,
-      depth: 4,
-      ignored: (p: string) => /(^|[/\\])(node_modules|\.git)([/\\]|$)/.test(p),
-    });
-    this.watcher.on('all', (_event, file) => this.onFileEvent(file));
-    this.watcher.on('error', (err) => this.logger.warn(`pack watcher: ${(err as Error).message}`));
-    await new Promise<void>((resolve) => this.watcher!.once('ready', () => resolve()));
-  }
-
-  private onFileEvent(file: string): void {
-    for (const folder of this.folders) {
-      const rel = path.relative(folder.dir, file);
-      if (rel === '' || rel.startsWith('..') || path.isAbsolute(rel)) continue;
-      const id = rel.split(path.sep)[0]!;
-      if (id.startsWith('.')) return;
-      const dir = path.join(folder.dir, id);
-      this.schedule(dir, () => this.sync({ dir, source: folder.source }));
-      return;
-    }
-  }
-
-  private schedule(key: string, fn: () => void | Promise<void>): void {
-    clearTimeout(this.timers.get(key));
-    this.timers.set(
-      key,
-      setTimeout(() => {
-        this.timers.delete(key);
-        // One reload of a pack at a time; a change during a reload schedules another after it.
-        const prev = this.inFlight.get(key) ?? Promise.resolve();
-        const next = prev.then(fn).catch((err: unknown) => this.logger.error(`reloading ${key}: ${(err as Error).message}`));
-        this.inFlight.set(key, next);
-        void next.finally(() => {
-          if (this.inFlight.get(key) === next) this.inFlight.delete(key);
-        });
-      }, RELOAD_DEBOUNCE_MS),
-    );
   }
 
   private async sync(folder: PackFolder): Promise<void> {
@@ -202,15 +164,10 @@ export class PackManager {
 
   /** Resolves once pending reloads have run (for hosts that want to wait for the disk to settle). */
   async idle(): Promise<void> {
-    while (this.timers.size || this.inFlight.size) {
-      await new Promise((r) => setTimeout(r, RELOAD_DEBOUNCE_MS / 2));
-      await Promise.all(this.inFlight.values());
-    }
+    await this.watcher?.idle();
   }
 
   async close(): Promise<void> {
-    for (const t of this.timers.values()) clearTimeout(t);
-    this.timers.clear();
     await this.watcher?.close();
     this.watcher = null;
     if (this.watchingSettings) fs.unwatchFile(this.settings.file);
