@@ -20,6 +20,8 @@ import { PathSandbox } from './sandbox/path-sandbox.js';
 import type { PackFolder } from './packs/pack-loader.js';
 import { PackManager, type PackState } from './packs/pack-manager.js';
 import { PackSettings } from './packs/pack-settings.js';
+import { CommandJudge } from './sandbox/command-judge.js';
+import { SkillManager, type SkillFolder, type SkillState } from './skills/skill-manager.js';
 
 export interface KernelOptions {
   /** The sandbox root every path is resolved against. Default: the working directory. */
@@ -75,6 +77,8 @@ export class Kernel {
   private readonly pipeline: ToolPipeline;
   private readonly disposables: Disposable[] = [];
   readonly packs: PackManager;
+  readonly skills: SkillManager;
+  readonly judge: CommandJudge;
   private closed = false;
 
   constructor(readonly container: DependencyContainer) {
@@ -87,6 +91,8 @@ export class Kernel {
     this.capabilities = container.resolve(WriteCapabilities);
     this.pipeline = container.resolve(ToolPipeline);
     this.packs = container.resolve(PackManager);
+    this.skills = container.resolve(SkillManager);
+    this.judge = container.resolve(CommandJudge);
   }
 
   /** The one way to call a tool. Never throws; every outcome is audited. */
@@ -109,9 +115,15 @@ export class Kernel {
     return this.packs.load(folders);
   }
 
-  /** Hot loading: pack folders and data/packs.json are watched; changes apply without a restart. */
-  watchPacks(): Promise<void> {
-    return this.packs.watch();
+  /** Loads SKILL.md bundles; broken ones are reported and skipped. */
+  loadSkills(folders: SkillFolder[]): Promise<SkillState[]> {
+    return this.skills.load(folders);
+  }
+
+  /** Hot loading: pack and skill folders and data/packs.json are watched; changes apply without a restart. */
+  async watch(): Promise<void> {
+    await this.packs.watch();
+    await this.skills.watch();
   }
 
   /** Stops running handlers, destroys write capabilities, closes the audit file. Idempotent. */
@@ -121,6 +133,7 @@ export class Kernel {
     this.pipeline.close();
     this.capabilities.revokeAll();
     await this.packs.close();
+    await this.skills.close();
     for (const d of this.disposables.splice(0).reverse()) d.dispose();
     this.audit.close();
   }
@@ -166,6 +179,7 @@ export function createKernel(options: KernelOptions = {}): Kernel {
         new ToolPipeline(d.resolve(ToolRegistry), d.resolve(RateLimiter), d.resolve(PermissionGate), d.resolve(WriteCapabilities), d.resolve(AuditLog), d.resolve<T.Clock>(T.Clock), {
           root,
           sandbox: new PathSandbox(root),
+          judge: d.resolve(CommandJudge),
           dataDir: (packId) => path.join(dataDir, 'packs-data', packId),
           defaultTimeoutMs: config.defaultToolTimeoutMs,
         }),
@@ -179,7 +193,13 @@ export function createKernel(options: KernelOptions = {}): Kernel {
     useFactory: instanceCachingFactory((d) => new PackManager(d.resolve(ToolRegistry), d.resolve(PackSettings), d.resolve<T.Logger>(T.Logger))),
   });
 
+  c.register(CommandJudge, { useFactory: instanceCachingFactory(() => new CommandJudge()) });
+  c.register(SkillManager, {
+    useFactory: instanceCachingFactory((d) => new SkillManager(d.resolve(ToolRegistry), d.resolve(CommandJudge), d.resolve<T.Logger>(T.Logger))),
+  });
+
   const kernel = new Kernel(c);
+  kernel.registerPack(kernel.skills.kernelPack());
   for (const pack of options.packs ?? []) kernel.registerPack(pack);
   return kernel;
 }

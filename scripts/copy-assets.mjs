@@ -13,3 +13,6 @@ if (existsSync(src)) {
     });
   }
 }
+
+// Built-in skills are plain files: copied whole.
+if (existsSync('skills')) cpSync('skills', join('dist', 'skills'), { recursive: true });

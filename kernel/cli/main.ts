@@ -13,6 +13,7 @@ import { listPackDirs, readManifest, type PackFolder } from '../packs/pack-loade
 import type { PackManifest } from '../packs/manifest.js';
 import { PackSettings, resolveConfig } from '../packs/pack-settings.js';
 import { TtyPrompter } from './tty-prompter.js';
+import type { SkillFolder } from '../skills/skill-manager.js';
 
 /** A mistake in how the command was called: exit code 2, one line, nothing written. */
 class UsageError extends Error {}
@@ -56,10 +57,19 @@ interface GlobalOptions {
   root?: string;
   data?: string;
   packs?: string;
+  skills?: string;
 }
 
-/** Built-in packs sit beside the kernel: `plugins/` in a checkout, `dist/plugins/` once compiled. */
+/** Built-in packs and skills sit beside the kernel: `plugins/`, `skills/` in a checkout, under `dist/` once compiled. */
 export const BUILTIN_PACKS_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../plugins');
+export const BUILTIN_SKILLS_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../skills');
+
+function skillFolders(g: GlobalOptions): SkillFolder[] {
+  return [
+    { dir: BUILTIN_SKILLS_DIR, source: 'builtin' },
+    { dir: path.resolve(g.skills ?? path.join(dataDir(g), 'skills')), source: 'extra' },
+  ];
+}
 
 function dataDir(g: GlobalOptions): string {
   return path.resolve(g.data ?? 'data');
@@ -81,6 +91,7 @@ async function boot(g: GlobalOptions, prompter: Prompter, quiet = true): Promise
     throw err;
   }
   await kernel.loadPacks(packFolders(g));
+  await kernel.loadSkills(skillFolders(g));
   return kernel;
 }
 
@@ -124,6 +135,7 @@ function buildProgram(setExit: (code: number) => void): Command {
     .option('--root <dir>', 'sandbox root every path is resolved against (default: the working directory)')
     .option('--data <dir>', 'data folder: permissions, audit trail, databases (default: ./data)')
     .option('--packs <dir>', 'extra tool pack folder (default: <data>/packs)')
+    .option('--skills <dir>', 'extra skill folder (default: <data>/skills)')
     .showHelpAfterError()
     .exitOverride()
     .configureOutput({ writeErr: (s) => process.stderr.write(s) });
@@ -322,6 +334,51 @@ function buildProgram(setExit: (code: number) => void): Command {
       process.stdout.write(JSON.stringify(current, null, 2) + '\n');
     });
 
+  const skills = program.command('skills').description('SKILL.md bundles');
+  skills
+    .command('list')
+    .description('every skill found, loaded or skipped (with the reason)')
+    .option('--json', 'print JSON')
+    .action(async (opts: { json?: boolean }) => {
+      const kernel = await boot(g(), new DenyingPrompter());
+      const list = kernel.skills.list().map((s) => ({
+        name: s.name,
+        description: s.skill?.description ?? null,
+        source: s.source,
+        status: s.status,
+        ...(s.error ? { error: s.error } : {}),
+        tools: s.skill?.tools.map((t) => t.name) ?? [],
+        dir: s.dir,
+      }));
+      await kernel.shutdown();
+      if (opts.json) return print(list);
+      if (list.length === 0) return void process.stdout.write('No skills found.\n');
+      process.stdout.write(
+        table([
+          ['SKILL', 'SOURCE', 'TOOLS', 'STATUS', 'DESCRIPTION'],
+          ...list.map((s) => [s.name, s.source, s.tools.join(',') || '-', s.status === 'loaded' ? 'loaded' : `failed: ${s.error}`, (s.description ?? '').slice(0, 60)]),
+        ]),
+      );
+    });
+  skills
+    .command('show <name>')
+    .description("a skill's description, instructions, bundled files and command tools")
+    .option('--json', 'print JSON')
+    .action(async (name: string, opts: { json?: boolean }) => {
+      const kernel = await boot(g(), new DenyingPrompter());
+      const state = kernel.skills.get(name);
+      const detail = state?.status === 'loaded' ? await kernel.invoke({ tool: 'read_skill', args: { name }, caller: { kind: 'cli', id: 'memo skills show' } }) : null;
+      await kernel.shutdown();
+      if (!state) throw new NotFound(`There is no skill "${name}".`);
+      if (state.status === 'failed') throw new NotFound(`Skill "${name}" was skipped: ${state.error}`);
+      const value = detail?.ok ? (detail.value as Record<string, any>) : null;
+      if (opts.json) return print(value);
+      let out = `${name}: ${value?.description}\n\n${value?.instructions}\n`;
+      if (value?.tools?.length) out += `\nCommand tools:\n${value.tools.map((t: any) => `  ${t.name}: ${t.command}`).join('\n')}\n`;
+      out += `\nFiles: ${value?.files.join(', ')}\n`;
+      process.stdout.write(out);
+    });
+
   program
     .command('serve')
     .description('run the kernel with the default packs until stopped')
@@ -335,7 +392,7 @@ function buildProgram(setExit: (code: number) => void): Command {
       // Nothing else holds the event loop open yet; this does until a signal arrives.
       const keepAlive = setInterval(() => {}, 1 << 30);
       const kernel = await boot(g(), new DenyingPrompter('memo serve has nobody to ask; store a decision with memo tools call --approve allow-forever'), false);
-      await kernel.watchPacks();
+      await kernel.watch();
       const packs = kernel.packs.list();
       const toolCount = kernel.registry.list().length;
       if (opts.json) print({ url: null, token: null, pid: process.pid, root: kernel.config.root, data: kernel.config.dataDir, tools: toolCount });

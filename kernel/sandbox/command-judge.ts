@@ -109,7 +109,12 @@ interface Word {
   procSub: boolean;
   /** The source text, for messages. */
   source: string;
+  /** Set when the word has no source text of its own (xargs input): says what it stands for. */
+  label?: string;
 }
+
+/** How a word appears in messages. */
+const show = (w: Word): string => w.label ?? code(w.source);
 
 /**
  * A word before brace expansion. Unquoted text stays raw (backslashes included) so braces and
@@ -386,7 +391,9 @@ function reasonOf(f: Finding): string {
 }
 
 const unknownOption = (ctx: Ctx, name: string, w: Word): Finding =>
-  found(ctx, DYNAMIC, `${code(name)} with ${code(w.source)}, an option the judge does not know, so the command it runs cannot be determined`);
+  w.opaque
+    ? found(ctx, DYNAMIC, `${code(name)} with ${show(w)}, which may expand to anything at run time, so what it runs cannot be determined`)
+    : found(ctx, DYNAMIC, `${code(name)} with ${show(w)}, an option the judge does not know, so the command it runs cannot be determined`);
 
 // ---------------------------------------------------------------------------------------------
 // Walking the tree.
@@ -724,12 +731,12 @@ const judgeXargs: Handler = (name, args, cmd, ctx) => {
     long: ['null', 'arg-file=', 'delimiter=', 'eof=?', 'replace=?', 'max-lines=?', 'max-args=', 'max-procs=', 'max-chars=', 'interactive', 'verbose', 'exit', 'no-run-if-empty', 'open-tty', 'process-slot-var=', 'show-limits'],
   });
   if ('unknown' in parsed) return unknownOption(ctx, name, parsed.unknown);
-  const stdinWords = opaqueWord('arguments read from stdin');
   const replaceOpt = parsed.options.get('I') ?? parsed.options.get('i') ?? parsed.options.get('replace');
   const inner = parsed.operands.length > 0 ? parsed.operands : [finishWord('echo', false, 'echo')];
-  if (replaceOpt === undefined) return judgeInner([...inner, stdinWords], cmd, ctx, name);
+  if (replaceOpt === undefined) return judgeInner([...inner, { ...opaqueWord(''), label: 'arguments read from stdin' }], cmd, ctx, name);
+  // With -I each input line replaces the marker inside a word, which stays one word.
   const marker = replaceOpt === true ? '{}' : replaceOpt;
-  return judgeInner(inner.map((w) => (w.text.includes(marker) ? stdinWords : w)), cmd, ctx, name);
+  return judgeInner(inner.map((w) => (marker !== '' && w.text.includes(marker) ? { ...w, text: w.text.split(marker).join(DYN) } : w)), cmd, ctx, name);
 };
 
 /** `busybox APPLET ARGS…` runs the applet. */
@@ -906,7 +913,7 @@ const judgeEscalator: Handler = (name, args, cmd, ctx) => {
 // --- destructive: rm ---------------------------------------------------------------------------
 
 const RM_RULE: Record<PathClass, string> = { root: 'rm-root', system: 'rm-system', home: 'rm-home', cwd: 'rm-cwd' };
-const PLACE: Record<PathClass, string> = { root: 'the filesystem root', system: 'a system path', home: 'a home directory', cwd: 'the working directory (or its parent)' };
+const PLACE: Record<PathClass, string> = { root: 'the filesystem root', system: 'a system path', home: 'a home directory', cwd: 'the working directory or its parent' };
 
 interface Flags {
   recursive: boolean;
@@ -967,15 +974,15 @@ const judgeRm: Handler = (name, args, _cmd, ctx) => {
   if (flags.noPreserveRoot) return found(ctx, 'rm-root', `${code(name)} with ${code('--no-preserve-root')} turns off the guard against deleting ${code('/')}`);
   for (const t of targets) {
     const recursive = flags.recursive || flags.unknownFlags || maybeFlags.some((m) => m !== t);
-    const mode = flags.recursive ? (flags.force ? 'recursive+force' : 'recursive') : recursive ? 'possibly recursive' : flags.force ? 'force' : 'plain';
+    const how = flags.recursive ? (flags.force ? ' with recursive+force' : ' with recursive') : recursive ? ' with flags that may be recursive' : '';
     const empty = ifEmpty(t);
-    if (empty === '' && recursive) return found(ctx, DYNAMIC, `${code(name)} (${mode}) on ${code(t.source)}, a target only known at run time`);
+    if (empty === '' && recursive) return found(ctx, DYNAMIC, `${code(name)}${how} on ${code(t.source)}, a target only known at run time`);
     const cls = classifyPath(empty);
     if (!cls) continue;
     // Root and system paths are refused outright; home and cwd only when the delete is recursive.
-    if (cls === 'root' || cls === 'system' || recursive) return found(ctx, RM_RULE[cls], `${code(name)} with ${mode} on ${describeTarget(t, cls)}`);
+    if (cls === 'root' || cls === 'system' || recursive) return found(ctx, RM_RULE[cls], `${code(name)}${how} on ${describeTarget(t, cls)}`);
   }
-  if (opaque) return found(ctx, DYNAMIC, `${code(name)} with ${code(opaque.source)}, arguments only known at run time that could hold any flags or paths`);
+  if (opaque) return found(ctx, DYNAMIC, `${code(name)} with ${show(opaque)}, which may expand to any flags or paths at run time`);
   return null;
 };
 
@@ -985,14 +992,14 @@ const judgeRm: Handler = (name, args, _cmd, ctx) => {
 function grantsWorldWriteExec(mode: string): boolean | null {
   if (/^[0-7]{1,4}$/.test(mode)) return (parseInt(mode.slice(-1), 8) & 3) === 3;
   const clauses = mode.split(',');
-  if (!clauses.every((c) => /^[ugoa]*([-+=]([rwxXst]*|[ugo]))+$/.test(c))) return null;
+  if (!clauses.every((c) => /^[ugoa]*([-+=]([ugo]|[rwxXst]*))+$/.test(c))) return null;
   let write = false;
   let exec = false;
   for (const clause of clauses) {
     const who = /^[ugoa]*/.exec(clause)![0];
     // No `who` means all, less the umask, which the judge cannot know: assume it lets it through.
     if (who !== '' && !/[ao]/.test(who)) continue;
-    for (const [, op, perms] of clause.slice(who.length).matchAll(/([-+=])([rwxXst]*|[ugo])/g)) {
+    for (const [, op, perms] of clause.slice(who.length).matchAll(/([-+=])([ugo]|[rwxXst]*)/g)) {
       const copies = /^[ugo]$/.test(perms!); // `o=u` copies another class: assume it has everything
       const w = copies || perms!.includes('w');
       const x = copies || /[xX]/.test(perms!);
@@ -1013,7 +1020,7 @@ const judgeChmod: Handler = (name, args, _cmd, ctx) => {
   const targets: Word[] = [];
   let endOfOptions = false;
   for (const w of args) {
-    if (w.opaque) return found(ctx, DYNAMIC, `${code(name)} with ${code(w.source)}, arguments only known at run time that could hold any mode or path`);
+    if (w.opaque) return found(ctx, DYNAMIC, `${code(name)} with ${show(w)}, which may expand to any mode or paths at run time`);
     if (!endOfOptions && w.text === '--') {
       endOfOptions = true;
       continue;
@@ -1039,7 +1046,7 @@ const judgeChown: Handler = (name, args, _cmd, ctx) => {
   let reference = false;
   let endOfOptions = false;
   for (const w of args) {
-    if (w.opaque) return found(ctx, DYNAMIC, `${code(name)} with ${code(w.source)}, arguments only known at run time that could hold any owner or path`);
+    if (w.opaque) return found(ctx, DYNAMIC, `${code(name)} with ${show(w)}, which may expand to any owner or paths at run time`);
     if (!endOfOptions && w.text === '--') {
       endOfOptions = true;
       continue;
@@ -1054,9 +1061,9 @@ const judgeChown: Handler = (name, args, _cmd, ctx) => {
 function systemTargets(name: string, targets: Word[], recursive: boolean, rule: string, ctx: Ctx): Finding | null {
   for (const t of targets) {
     const empty = ifEmpty(t);
-    if (empty === '' && recursive) return found(ctx, DYNAMIC, `${code(name)} (recursive) on ${code(t.source)}, a target only known at run time`);
+    if (empty === '' && recursive) return found(ctx, DYNAMIC, `${code(name)} with recursive on ${code(t.source)}, a target only known at run time`);
     const cls = classifyPath(empty);
-    if (cls === 'root' || cls === 'system') return found(ctx, rule, `${code(name)}${recursive ? ' (recursive)' : ''} on ${describeTarget(t, cls)}`);
+    if (cls === 'root' || cls === 'system') return found(ctx, rule, `${code(name)}${recursive ? ' with recursive' : ''} on ${describeTarget(t, cls)}`);
   }
   return null;
 }

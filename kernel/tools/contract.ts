@@ -1,5 +1,6 @@
 import type { ToolErrorInfo } from '../errors.js';
 import type { PathSandbox } from '../sandbox/path-sandbox.js';
+import type { CommandJudge } from '../sandbox/command-judge.js';
 
 export type Danger = 'safe' | 'medium' | 'dangerous';
 export type Effect = 'read' | 'write' | 'delete';
@@ -55,6 +56,8 @@ export interface ToolContext {
   root: string;
   /** Resolves and opens paths inside the root; every pack that takes a path uses it. */
   sandbox: PathSandbox;
+  /** The command judge (the blacklist): every tool that runs a shell command asks it first. */
+  judge: CommandJudge;
   /** The pack's data folder (created on demand by the pack). */
   dataDir: string;
   /** The pack's settings, validated against its manifest's `config` schema. */

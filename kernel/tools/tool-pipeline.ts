@@ -9,6 +9,7 @@ import type { PermissionGate } from '../permissions/permission-gate.js';
 import type { WriteCapabilities } from '../permissions/write-capabilities.js';
 import type { RateLimiter } from '../rate-limit/rate-limiter.js';
 import type { PathSandbox } from '../sandbox/path-sandbox.js';
+import type { CommandJudge } from '../sandbox/command-judge.js';
 import type { Caller, JsonValue, ToolCallRequest, ToolContext, ToolResult } from './contract.js';
 import { describeAjvErrors, type RegisteredTool, type ToolRegistry } from './tool-registry.js';
 
@@ -19,6 +20,7 @@ const SUMMARY_MAX = 200;
 export interface PipelineOptions {
   root: string;
   sandbox: PathSandbox;
+  judge: CommandJudge;
   dataDir: (packId: string) => string;
   defaultTimeoutMs?: number;
 }
@@ -214,6 +216,7 @@ export class ToolPipeline {
       plugin: tool.pack.id,
       root: this.options.root,
       sandbox: this.options.sandbox,
+      judge: this.options.judge,
       dataDir: this.options.dataDir(tool.pack.id),
       config: tool.pack.config(),
       progress: (update) => request.onProgress?.(update),

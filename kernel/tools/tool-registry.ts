@@ -8,7 +8,7 @@ import type { Danger, Effect, ToolImplementation, ToolPreview, ToolRun, ToolSpec
 // ajv-formats is CommonJS; under ESM its default export may arrive wrapped.
 const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ?? addFormatsModule) as (ajv: Ajv) => Ajv;
 
-export type PackSource = 'builtin' | 'extra' | 'host';
+export type PackSource = 'builtin' | 'extra' | 'host' | 'skill' | 'kernel';
 
 /** A pack as it is handed to the registry: by the manifest loader, or programmatically by a host app. */
 export interface PackDefinition {

@@ -37,8 +37,10 @@ describe('memo CLI', () => {
     const w = workspace();
     const r = memo(['tools', 'list', '--json'], w);
     expect(r.code).toBe(0);
-    expect(r.json.map((t: any) => t.name)).toEqual(['echo', 'note_delete', 'note_write']);
-    expect(r.json[0]).toMatchObject({ pack: 'echo-tools', danger: 'safe', effect: 'read', parameters: { type: 'object' } });
+    const fixture = r.json.filter((t: any) => t.pack === 'echo-tools');
+    expect(fixture.map((t: any) => t.name)).toEqual(['echo', 'note_delete', 'note_write']);
+    expect(fixture[0]).toMatchObject({ danger: 'safe', effect: 'read', parameters: { type: 'object' } });
+    expect(r.json.map((t: any) => t.name)).toEqual(expect.arrayContaining(['list_skills', 'read_skill']));
   });
 
   it('calls a safe tool and prints {"ok":true,"result":...} with exit 0', () => {
@@ -172,22 +174,26 @@ describe('memo CLI', () => {
   it('serve --json prints one line with the pid and stops cleanly on SIGTERM', async () => {
     const w = workspace();
     const child = spawn(process.execPath, [BIN, '--packs', PACKS, '--root', w.root, '--data', w.data, 'serve', '--json'], { stdio: ['ignore', 'pipe', 'pipe'] });
-    const line = await new Promise<string>((resolve, reject) => {
-      let buf = '';
-      child.stdout.on('data', (d) => {
-        buf += d;
-        if (buf.includes('\n')) resolve(buf.split('\n')[0]!);
+    try {
+      const line = await new Promise<string>((resolve, reject) => {
+        let buf = '';
+        child.stdout.on('data', (d) => {
+          buf += d;
+          if (buf.includes('\n')) resolve(buf.split('\n')[0]!);
+        });
+        child.on('exit', () => reject(new Error(`exited early: ${buf}`)));
       });
-      child.on('exit', () => reject(new Error(`exited early: ${buf}`)));
-    });
-    const info = JSON.parse(line);
-    expect(info.pid).toBe(child.pid);
-    expect(info.tools).toBe(3);
-    const code = await new Promise<number | null>((resolve) => {
-      child.on('exit', (c) => resolve(c));
-      child.kill('SIGTERM');
-    });
-    expect(code).toBe(0);
+      const info = JSON.parse(line);
+      expect(info.pid).toBe(child.pid);
+      expect(info.tools).toBe(memo(['tools', 'list', '--json'], w).json.length);
+      const code = await new Promise<number | null>((resolve) => {
+        child.on('exit', (c) => resolve(c));
+        child.kill('SIGTERM');
+      });
+      expect(code).toBe(0);
+    } finally {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    }
   });
 });
 
@@ -195,7 +201,8 @@ describe('memo plugins', () => {
   it('lists every pack with version, source, enabled state, tool count and status', () => {
     const r = memo(['plugins', 'list', '--json'], workspace());
     expect(r.code).toBe(0);
-    expect(r.json).toEqual([expect.objectContaining({ id: 'echo-tools', version: '1.0.0', source: 'extra', enabled: true, tools: 3, status: 'loaded' })]);
+    expect(r.json.find((p: any) => p.id === 'echo-tools')).toEqual(expect.objectContaining({ version: '1.0.0', source: 'extra', enabled: true, tools: 3, status: 'loaded' }));
+    expect(r.json.every((p: any) => p.status === 'loaded')).toBe(true);
   });
 
   it('shows each tool with its danger level and schema in info', () => {
@@ -209,7 +216,7 @@ describe('memo plugins', () => {
   it('disables a pack so its tools vanish and calls get TOOL_DISABLED, and the choice survives restarts until enabled', () => {
     const w = workspace();
     expect(memo(['plugins', 'disable', 'echo-tools'], w).code).toBe(0);
-    expect(memo(['tools', 'list', '--json'], w).json).toEqual([]);
+    expect(memo(['tools', 'list', '--json'], w).json.filter((t: any) => t.pack === 'echo-tools')).toEqual([]);
     expect(memo(['tools', 'call', 'echo', '--args', '{"text":"a"}', '--json'], w).json.error.code).toBe('TOOL_DISABLED');
     expect(memo(['plugins', 'list', '--json'], w).json[0].enabled).toBe(false);
     expect(memo(['plugins', 'enable', 'echo-tools'], w).code).toBe(0);
@@ -219,7 +226,7 @@ describe('memo plugins', () => {
   it('refuses to enable a pack that does not exist', () => {
     const r = memo(['plugins', 'enable', 'ghost'], workspace());
     expect(r.code).toBe(1);
-    expect(r.stderr).toContain('There is no pack "ghost" (packs: echo-tools)');
+    expect(r.stderr).toMatch(/There is no pack "ghost" \(packs: .*echo-tools/);
   });
 
   it('shows settings with defaults, sets valid ones, and refuses invalid ones with the schema reason', () => {

@@ -27,14 +27,17 @@ describe('hot loading packs in a running kernel', () => {
   let host: KernelHost;
   let packs: string;
   let data: string;
+  let skills: string;
 
   beforeEach(async () => {
     const base = tempDir('memo-hot-');
     packs = path.join(base, 'packs');
     data = path.join(base, 'data');
+    skills = path.join(base, 'skills');
     fs.mkdirSync(packs);
+    fs.mkdirSync(skills);
     fs.mkdirSync(path.join(base, 'root'));
-    host = await KernelHost.start(path.join(base, 'root'), data, packs);
+    host = await KernelHost.start(path.join(base, 'root'), data, packs, skills);
   });
   afterEach(async () => host?.stop());
 
@@ -49,7 +52,7 @@ describe('hot loading packs in a running kernel', () => {
 
     fs.rmSync(path.join(packs, 'greeter'), { recursive: true });
     expect(await host.event(3)).toMatchObject({ event: 'removed', pack: 'greeter' });
-    expect((await host.request('list')).tools).toEqual([]);
+    expect((await host.request('list')).tools).toEqual(['list_skills', 'read_skill']);
     expect((await host.call('greet')).error.code).toBe('UNKNOWN_TOOL');
   });
 
@@ -117,5 +120,25 @@ describe('hot loading packs in a running kernel', () => {
     fs.writeFileSync(path.join(packs, 'later', 'index.js'), 'export const tools = { greet: () => "fixed" };');
     expect(await host.event(1)).toMatchObject({ event: 'added', pack: 'later' });
     expect((await host.call('greet')).value).toBe('fixed');
+  });
+
+  it('adds, changes and removes a skill and its command tools while running', async () => {
+    const write = (desc: string, word: string) => {
+      fs.mkdirSync(path.join(skills, 'sayer'), { recursive: true });
+      fs.writeFileSync(
+        path.join(skills, 'sayer', 'SKILL.md'),
+        `---\nname: sayer\ndescription: ${desc}\ntools:\n  - name: say\n    description: Says a word.\n    command: "printf ${word}"\n    parameters: { type: object }\n---\nSay it.\n`,
+      );
+    };
+    write('First.', 'one');
+    expect(await host.event(1)).toMatchObject({ event: 'added', pack: 'skill-sayer', tools: ['say'] });
+    expect((await host.call('say')).value.stdout).toBe('one');
+    write('Second.', 'two');
+    expect(await host.event(2)).toMatchObject({ event: 'reloaded', pack: 'skill-sayer' });
+    expect((await host.call('say')).value.stdout).toBe('two');
+    expect((await host.call('list_skills')).value.skills).toEqual([{ name: 'sayer', description: 'Second.', tools: ['say'] }]);
+    fs.rmSync(path.join(skills, 'sayer'), { recursive: true });
+    expect(await host.event(3)).toMatchObject({ event: 'removed', pack: 'skill-sayer' });
+    expect((await host.request('skills')).skills).toEqual([]);
   });
 });

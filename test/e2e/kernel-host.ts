@@ -25,8 +25,8 @@ export class KernelHost {
     });
   }
 
-  static async start(root: string, data: string, packs: string): Promise<KernelHost> {
-    const child = spawn(process.execPath, [path.resolve('test/e2e/harness/kernel-host.mjs'), root, data, packs], { stdio: ['pipe', 'pipe', 'pipe'] });
+  static async start(root: string, data: string, packs: string, skills?: string): Promise<KernelHost> {
+    const child = spawn(process.execPath, [path.resolve('test/e2e/harness/kernel-host.mjs'), root, data, packs, ...(skills ? [skills] : [])], { stdio: ['pipe', 'pipe', 'pipe'] });
     const host = new KernelHost(child);
     await host.waitFor((m) => m.ready === true);
     return host;
