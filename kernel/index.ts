@@ -32,3 +32,4 @@ export { CommandJudge, BLOCK_RULES, type CommandVerdict } from './sandbox/comman
 export { runProcess, type RunOptions, type RunResult } from './sandbox/process-runner.js';
 export type { SkillFolder, SkillState } from './skills/skill-manager.js';
 export type { Skill } from './skills/skill.js';
+export { isSensitiveKey as isSensitiveName, maskText as maskSecrets } from './audit/masking.js';

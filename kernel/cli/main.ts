@@ -13,6 +13,7 @@ import { listPackDirs, readManifest, type PackFolder } from '../packs/pack-loade
 import type { PackManifest } from '../packs/manifest.js';
 import { PackSettings, resolveConfig } from '../packs/pack-settings.js';
 import { TtyPrompter } from './tty-prompter.js';
+import { CommandJudge } from '../sandbox/command-judge.js';
 import type { SkillFolder } from '../skills/skill-manager.js';
 
 /** A mistake in how the command was called: exit code 2, one line, nothing written. */
@@ -332,6 +333,19 @@ function buildProgram(setExit: (code: number) => void): Command {
       }
       if (opts.json) return print(current);
       process.stdout.write(JSON.stringify(current, null, 2) + '\n');
+    });
+
+  program
+    .command('shell')
+    .description('the shell command judge')
+    .command('check <command>')
+    .description('judge a command against the blacklist without running it (exit 0 allowed, 1 blocked)')
+    .option('--json', 'print {"verdict","rule","reason"}')
+    .action(async (command: string, opts: { json?: boolean }) => {
+      const verdict = await new CommandJudge().judge(command);
+      if (opts.json) print(verdict);
+      else process.stdout.write(`${verdict.verdict.toUpperCase()}${verdict.rule ? ` (${verdict.rule})` : ''}: ${verdict.reason}\n`);
+      setExit(verdict.verdict === 'allowed' ? 0 : 1);
     });
 
   const skills = program.command('skills').description('SKILL.md bundles');

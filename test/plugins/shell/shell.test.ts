@@ -1,0 +1,116 @@
+import { spawnSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import type { ToolResult } from '../../../kernel/tools/contract.js';
+import { flush, makeKernel, tempDir, type Fixture } from '../../helpers/kernel-fixture.js';
+
+const value = (r: ToolResult): any => (r.ok ? r.value : undefined);
+const code = (r: ToolResult) => (r.ok ? 'ok' : r.error.code);
+const alive = (pid: number) => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+describe('the shell pack', () => {
+  let fx: Fixture;
+  const run = (command: string, cwd?: string) => fx.kernel.invoke({ tool: 'run_command', args: { command, ...(cwd ? { cwd } : {}) }, caller: { kind: 'agent' } });
+
+  beforeEach(async () => {
+    fx = makeKernel({ packs: [] });
+    await fx.kernel.loadPacks([{ dir: path.resolve('plugins'), source: 'builtin' }]);
+    fx.prompter.setFallback('allow-once');
+  });
+  afterEach(async () => fx.close());
+
+  it('runs a command in the root and returns exit code, stdout and stderr', async () => {
+    const r = await run('echo out; echo err >&2; pwd; exit 3');
+    expect(value(r)).toMatchObject({ exitCode: 3, stdout: `out\n${fx.kernel.config.root}\n`, stderr: 'err\n', truncated: false, summary: 'exit 3' });
+  });
+
+  it('runs in a cwd inside the root, and refuses one outside it or missing', async () => {
+    fs.mkdirSync(path.join(fx.root, 'sub'));
+    expect(value(await run('pwd', 'sub')).stdout.trim()).toBe(path.join(fx.kernel.config.root, 'sub'));
+    expect(code(await run('pwd', '/tmp'))).toBe('PATH_OUTSIDE_ROOT');
+    expect(code(await run('pwd', 'nope'))).toBe('NOT_FOUND');
+  });
+
+  it('refuses a blacklisted command even when run_command is allowed forever, and runs nothing', async () => {
+    fx.kernel.permissions.set('run_command', 'allow', 'shell', new Date());
+    const marker = path.join(fx.root, 'ran');
+    const r = await run(`touch ${marker}; sudo -n true`);
+    expect(r.ok ? null : r.error).toMatchObject({ code: 'COMMAND_BLOCKED', message: expect.stringContaining('rule sudo') });
+    expect(fs.existsSync(marker)).toBe(false);
+    expect(fx.kernel.audit.tail().at(-1)).toMatchObject({ tool: 'run_command', error: { code: 'COMMAND_BLOCKED' } });
+  });
+
+  it('asks with the command as the preview', async () => {
+    await run('ls -la');
+    expect(fx.prompter.asked.at(-1)!.preview).toEqual({ kind: 'command', text: `$ ls -la\n(in ${fx.kernel.config.root})` });
+  });
+
+  it('kills the whole process group when the 60 s timeout passes', async () => {
+    const pids = path.join(fx.root, 'pids');
+    const pending = run(`sleep 300 & echo $! > ${pids}; sleep 300`);
+    for (let i = 0; i < 50 && !fs.existsSync(pids); i++) await new Promise((r) => setTimeout(r, 50));
+    const child = Number(fs.readFileSync(pids, 'utf8'));
+    expect(alive(child)).toBe(true);
+    await flush();
+    fx.clock.advance(60_000);
+    expect(code(await pending)).toBe('TIMEOUT');
+    for (let i = 0; i < 60 && alive(child); i++) await new Promise((r) => setTimeout(r, 50));
+    expect(alive(child)).toBe(false);
+  });
+
+  it('cuts long output in the middle and says so', async () => {
+    const r = value(await run('head -c 300000 /dev/zero | tr "\\0" a; echo END'));
+    expect(r.truncated).toBe(true);
+    expect(r.stdout).toContain('output cut');
+    expect(r.stdout.endsWith('END\n')).toBe(true);
+    expect(r.stdout.length).toBeLessThan(70 * 1024);
+  });
+
+  it('masks secret environment values in command output', async () => {
+    process.env.MEMO_TEST_API_KEY = 'super-secret-value-123';
+    try {
+      const r = value(await run('printenv MEMO_TEST_API_KEY'));
+      expect(r.stdout).toBe('[masked]\n');
+    } finally {
+      delete process.env.MEMO_TEST_API_KEY;
+    }
+  });
+
+  it('lists environment variables with sensitive values masked', async () => {
+    process.env.MEMO_TEST_TOKEN = 'tok-abcdefgh';
+    process.env.MEMO_TEST_PLAIN = 'visible';
+    try {
+      const r = await fx.kernel.invoke({ tool: 'read_env', args: { prefix: 'MEMO_TEST_' }, caller: { kind: 'agent' } });
+      expect(value(r).variables).toEqual({ MEMO_TEST_PLAIN: 'visible', MEMO_TEST_TOKEN: '[masked]' });
+      expect(value(r).masked).toBe(1);
+    } finally {
+      delete process.env.MEMO_TEST_TOKEN;
+      delete process.env.MEMO_TEST_PLAIN;
+    }
+  });
+});
+
+describe('memo shell check', () => {
+  const check = (cmd: string) => spawnSync(process.execPath, [path.resolve('bin/memo'), '--data', path.join(tempDir(), 'd'), 'shell', 'check', cmd, '--json'], { encoding: 'utf8' });
+
+  it('prints the verdict, rule and reason of a blocked command and runs nothing', () => {
+    const marker = path.join(tempDir(), 'made');
+    const r = check(`touch ${marker} && rm --recursive --force /`);
+    expect(r.status).toBe(1);
+    expect(JSON.parse(r.stdout)).toEqual({ verdict: 'blocked', rule: 'rm-root', reason: expect.any(String) });
+    expect(fs.existsSync(marker)).toBe(false);
+  });
+
+  it('allows a harmless command that merely mentions a dangerous one', () => {
+    const r = check('git commit -m "fix halt"');
+    expect(r.status).toBe(0);
+    expect(JSON.parse(r.stdout)).toMatchObject({ verdict: 'allowed', rule: null });
+  });
+});
