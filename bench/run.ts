@@ -1,8 +1,17 @@
 /** `npm run bench`: every benchmark, each side by side with its baseline in the same run. */
 import { benchPipeline } from './pipeline.js';
+import { benchHotReload, benchStartup } from './packs.js';
+import { benchFsTools } from './fs-tools.js';
+import { benchMcp } from './mcp.js';
 
 const only = process.argv[2];
 const calls = Number(process.env.BENCH_CALLS ?? 100_000);
 
 console.log(`Memo benchmarks: node ${process.version}, ${process.platform}/${process.arch}`);
 if (!only || only === 'pipeline') await benchPipeline(calls);
+if (!only || only === 'fs-tools') await benchFsTools();
+if (!only || only === 'packs') {
+  await benchHotReload();
+  await benchStartup();
+}
+if (!only || only === 'mcp') await benchMcp();

@@ -49,31 +49,34 @@ function shorten(value: unknown, depth = 0): unknown {
   return value;
 }
 
-/** Why a value cannot be handed to a model as JSON, or null if it can. */
-function notJson(value: unknown, depth = 0, seen = new Set<object>()): string | null {
-  if (value === null || typeof value === 'string' || typeof value === 'boolean') return null;
-  if (typeof value === 'number') return Number.isFinite(value) ? null : `the number ${value}`;
-  if (typeof value !== 'object') return `a ${typeof value}`;
-  if (depth > 64) return 'a structure nested more than 64 levels deep';
-  if (seen.has(value)) return 'a circular structure';
+/** Thrown inside toJsonValue: the value cannot be handed to a model as JSON. */
+class NotJson extends Error {}
+
+/**
+ * Validates a handler's result and copies it in one walk: plain objects, arrays, strings, finite
+ * numbers, booleans and null are kept (strings are shared, not copied); Dates become ISO strings;
+ * undefined properties are dropped. Anything else (functions, BigInt, NaN, Maps, class instances,
+ * cycles) is refused. The copy means a handler that keeps mutating its result cannot change what
+ * was audited and returned.
+ */
+function toJsonValue(value: unknown, depth = 0, seen = new Set<object>()): JsonValue {
+  if (value === null || typeof value === 'string' || typeof value === 'boolean') return value;
+  if (typeof value === 'number') {
+    if (!Number.isFinite(value)) throw new NotJson(`the number ${value}`);
+    return value;
+  }
+  if (typeof value !== 'object') throw new NotJson(`a ${typeof value}`);
+  if (value instanceof Date) return value.toISOString();
+  if (depth > 64) throw new NotJson('a structure nested more than 64 levels deep');
+  if (seen.has(value)) throw new NotJson('a circular structure');
   seen.add(value);
   try {
-    if (Array.isArray(value)) {
-      for (const v of value) {
-        const why = notJson(v, depth + 1, seen);
-        if (why) return why;
-      }
-      return null;
-    }
+    if (Array.isArray(value)) return value.map((v) => toJsonValue(v === undefined ? null : v, depth + 1, seen));
     const proto = Object.getPrototypeOf(value);
-    if (value instanceof Date) return null;
-    if (proto !== Object.prototype && proto !== null) return `an instance of ${(value as object).constructor?.name ?? 'a class'}`;
-    for (const v of Object.values(value)) {
-      if (v === undefined) continue;
-      const why = notJson(v, depth + 1, seen);
-      if (why) return why;
-    }
-    return null;
+    if (proto !== Object.prototype && proto !== null) throw new NotJson(`an instance of ${(value as object).constructor?.name ?? 'a class'}`);
+    const out: { [key: string]: JsonValue } = {};
+    for (const [k, v] of Object.entries(value)) if (v !== undefined) out[k] = toJsonValue(v, depth + 1, seen);
+    return out;
   } finally {
     seen.delete(value);
   }
@@ -265,11 +268,12 @@ export class ToolPipeline {
       Promise.resolve(pending).then(
         (value) =>
           finish(() => {
-            const out = value === undefined ? null : value;
-            const why = notJson(out);
-            if (why) reject(new MemoError('TOOL_FAILED', `${name} returned ${why}, which cannot be passed on as a tool result.`, { tool: name, plugin: tool.pack.id }));
-            // A copy, so a handler that keeps mutating its result cannot change what was audited and returned.
-            else resolve(typeof out === 'object' && out !== null ? (JSON.parse(JSON.stringify(out)) as JsonValue) : (out as JsonValue));
+            try {
+              resolve(toJsonValue(value === undefined ? null : value));
+            } catch (err) {
+              if (!(err instanceof NotJson)) throw err;
+              reject(new MemoError('TOOL_FAILED', `${name} returned ${err.message}, which cannot be passed on as a tool result.`, { tool: name, plugin: tool.pack.id }));
+            }
           }),
         (err: unknown) =>
           finish(() => {

@@ -22,7 +22,8 @@ export class FolderWatcher {
   ) {}
 
   async watch(parents: string[]): Promise<void> {
-    if (this.watcher) return;
+    // chokidar never says 'ready' for an empty list: nothing to watch is done at once.
+    if (this.watcher || parents.length === 0) return;
     for (const dir of parents) fs.mkdirSync(dir, { recursive: true });
     this.watcher = watch(parents, {
       ignoreInitial: true,

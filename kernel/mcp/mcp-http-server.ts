@@ -1,0 +1,271 @@
+import { randomUUID } from 'node:crypto';
+import * as http from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { MemoError } from '../errors.js';
+import type { Kernel } from '../kernel.js';
+import type { Logger } from '../logger.js';
+import { bearerToken, generateToken, hostAllowed, isLoopbackAddress, originAllowed, tokensEqual } from './auth.js';
+import { McpSession } from './mcp-session.js';
+
+export const MCP_PATH = '/mcp';
+export const ROTATE_PATH = '/mcp/rotate-token';
+export const HEALTH_PATH = '/healthz';
+/** The header an agent-turn backend uses to present its single-turn write capability, per request. */
+export const CAPABILITY_HEADER = 'x-memo-write-capability';
+export const DEFAULT_IDLE_TIMEOUT_MS = 30 * 60_000;
+export const DEFAULT_MAX_SESSIONS = 64;
+
+export interface McpHttpEndpointOptions {
+  /** Interface to bind. Default `127.0.0.1`; anything not loopback needs `allowRemote`. */
+  host?: string;
+  /** Default 0: a random free port. */
+  port?: number;
+  /** Permit a non-loopback `host`. Off by default: see `McpHttpEndpoint`. */
+  allowRemote?: boolean;
+  /** A session with no request for this long (and no call running) is closed. Default 30 min. */
+  idleTimeoutMs?: number;
+  /** Sessions beyond this get 503. Default 64. */
+  maxSessions?: number;
+  logger?: Logger;
+}
+
+interface SessionEntry {
+  session: McpSession;
+  transport: StreamableHTTPServerTransport;
+  timer: NodeJS.Timeout;
+}
+
+function header(value: string | string[] | undefined): string | undefined {
+  return typeof value === 'string' && value !== '' ? value : undefined;
+}
+
+function sendJson(res: http.ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  if (res.headersSent) {
+    res.end();
+    return;
+  }
+  res.writeHead(status, { 'Content-Type': 'application/json', 'Cache-Control': 'no-store', ...headers });
+  res.end(JSON.stringify(body));
+}
+
+function rpcError(res: http.ServerResponse, status: number, code: number, message: string, headers: Record<string, string> = {}): void {
+  sendJson(res, status, { jsonrpc: '2.0', error: { code, message }, id: null }, headers);
+}
+
+/**
+ * The kernel's tools over MCP Streamable HTTP at `http://127.0.0.1:<port>/mcp`.
+ *
+ * - Every request to `/mcp` (not only `initialize`) needs `Authorization: Bearer <token>`. The token
+ *   is random per endpoint (32 bytes, base64url), lives only in this object's memory, is compared in
+ *   constant time, and is replaced by `rotateToken()` (or an authenticated `POST /mcp/rotate-token`):
+ *   the old one stops working at once, and every session it admitted is closed.
+ * - DNS-rebinding protection: a Host that is not loopback, or an Origin present and not loopback,
+ *   gets 403 on every path. The endpoint binds to loopback only unless `allowRemote` is set, because
+ *   the token is the only thing between the network and the read tools, and it travels in clear text.
+ *   With `allowRemote`, the bind address also passes (a wildcard bind waives the Host check).
+ * - Each client session gets its own SDK `Server` and transport (`Mcp-Session-Id`), so clients
+ *   never wait on each other; sessions close after an idle timeout and are capped (503 past it).
+ * - `GET /healthz` answers `{"ok":true}` without auth, for supervisors.
+ * - A server error (EMFILE while accepting, a malformed client request) is logged; the endpoint
+ *   keeps listening on the same URL with the same token.
+ */
+export class McpHttpEndpoint {
+  private currentToken = generateToken();
+  private readonly sessions = new Map<string, SessionEntry>();
+  /** Sessions being initialised: counted against the cap before they have an id. */
+  private pending = 0;
+  private server: http.Server | undefined;
+  private address: AddressInfo | undefined;
+  private closing = false;
+  private readonly host: string;
+  private readonly extraHosts: ReadonlySet<string>;
+  private readonly anyHost: boolean;
+  private readonly idleTimeoutMs: number;
+  private readonly maxSessions: number;
+
+  constructor(
+    private readonly kernel: Kernel,
+    private readonly options: McpHttpEndpointOptions = {},
+  ) {
+    this.host = options.host ?? '127.0.0.1';
+    if (!isLoopbackAddress(this.host) && !options.allowRemote) {
+      throw new MemoError(
+        'VALIDATION',
+        `Refusing to serve MCP on ${this.host}: the endpoint binds to loopback only, because anyone who can reach it and holds the token can read through every read tool, and over plain HTTP the token travels in clear text. Bind to 127.0.0.1, or pass --allow-remote if you have protected the network path yourself.`,
+      );
+    }
+    // With allowRemote, the bind address itself is also an acceptable Host/Origin. A wildcard bind
+    // (0.0.0.0, ::) has no single name, so the Host check is waived there; the Origin check (which
+    // is what stops a rebound browser page) and the token still apply.
+    const bind = this.host.toLowerCase().replace(/^\[(.*)\]$/, '$1');
+    this.anyHost = options.allowRemote === true && (bind === '0.0.0.0' || bind === '::');
+    const named = options.allowRemote && !this.anyHost && !isLoopbackAddress(bind);
+    this.extraHosts = new Set(named ? [bind.includes(':') ? `[${bind}]` : bind] : []);
+    this.idleTimeoutMs = options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS;
+    this.maxSessions = options.maxSessions ?? DEFAULT_MAX_SESSIONS;
+    if (!(this.idleTimeoutMs > 0)) throw new MemoError('VALIDATION', 'The MCP session idle timeout must be positive.');
+    if (!Number.isInteger(this.maxSessions) || this.maxSessions < 1) throw new MemoError('VALIDATION', 'The MCP session cap must be a whole number of at least 1.');
+  }
+
+  /** The current bearer token. Shown to the person who started the endpoint; never logged. */
+  get token(): string {
+    return this.currentToken;
+  }
+
+  /** `http://<host>:<port>/mcp` once started. */
+  get url(): string {
+    if (!this.address) throw new Error('The MCP endpoint has not been started.');
+    // A wildcard bind is reachable on loopback too; that is the address to show.
+    const address = this.address.address === '0.0.0.0' ? '127.0.0.1' : this.address.address === '::' ? '::1' : this.address.address;
+    const host = address.includes(':') ? `[${address}]` : address;
+    return `http://${host}:${this.address.port}${MCP_PATH}`;
+  }
+
+  get sessionCount(): number {
+    return this.sessions.size;
+  }
+
+  /** Starts listening; resolves with the URL. Rejects if the port cannot be bound. */
+  async start(): Promise<string> {
+    if (this.server) return this.url;
+    const server = http.createServer((req, res) => {
+      this.handle(req, res).catch((err: unknown) => {
+        this.options.logger?.error(`mcp endpoint: request failed: ${(err as Error)?.message ?? String(err)}`);
+        if (!res.headersSent) rpcError(res, 500, -32603, 'Internal error');
+        else res.end();
+      });
+    });
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(this.options.port ?? 0, this.host, () => {
+        server.off('error', reject);
+        resolve();
+      });
+    });
+    // Running out of file handles makes accept() fail; Node reports it as a server 'error'. Log it
+    // and keep listening: clients reconnect to the same URL with the same token.
+    server.on('error', (err: NodeJS.ErrnoException) => {
+      this.options.logger?.error(`mcp endpoint: server error (${err.code ?? 'unknown'}): ${err.message}; still listening on ${this.url}`);
+    });
+    server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => {
+      if (err.code !== 'ECONNRESET') this.options.logger?.warn(`mcp endpoint: dropped a malformed client connection (${err.code ?? err.message})`);
+      if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n');
+      else socket.destroy();
+    });
+    this.server = server;
+    this.address = server.address() as AddressInfo;
+    return this.url;
+  }
+
+  /**
+   * Replaces the token. The old one is refused from the next request on, and every session it
+   * admitted is closed (their open streams end), so a leaked token buys nothing after rotation.
+   */
+  rotateToken(): string {
+    this.currentToken = generateToken();
+    for (const entry of [...this.sessions.values()]) void entry.session.close();
+    return this.currentToken;
+  }
+
+  /** Stops listening, closes every session (running calls are aborted) and every connection. */
+  async close(): Promise<void> {
+    if (this.closing) return;
+    this.closing = true;
+    const server = this.server;
+    const closed = server ? new Promise<void>((resolve) => server.close(() => resolve())) : Promise.resolve();
+    await Promise.allSettled([...this.sessions.values()].map((e) => e.session.close()));
+    server?.closeAllConnections();
+    await closed;
+  }
+
+  private async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+    if (!(this.anyHost || hostAllowed(req.headers.host, this.extraHosts)) || !originAllowed(req.headers.origin, this.extraHosts)) {
+      return sendJson(res, 403, { error: 'forbidden', message: 'Requests must come from this machine (loopback Host, no foreign Origin).' });
+    }
+    const pathname = new URL(req.url ?? '/', 'http://localhost').pathname;
+    if (pathname === HEALTH_PATH) {
+      if (req.method !== 'GET' && req.method !== 'HEAD') return sendJson(res, 405, { error: 'method not allowed' }, { Allow: 'GET, HEAD' });
+      return sendJson(res, 200, { ok: true });
+    }
+    if (pathname !== MCP_PATH && pathname !== ROTATE_PATH) return sendJson(res, 404, { error: 'not found' });
+    if (!tokensEqual(bearerToken(req.headers.authorization), this.currentToken)) {
+      const presented = req.headers.authorization !== undefined;
+      res.setHeader('WWW-Authenticate', presented ? 'Bearer realm="memo", error="invalid_token"' : 'Bearer realm="memo"');
+      return sendJson(res, 401, { error: 'unauthorized', message: 'Send Authorization: Bearer <token> with the token memo serve printed.' });
+    }
+    if (this.closing) return rpcError(res, 503, -32000, 'The MCP endpoint is shutting down.');
+    if (pathname === ROTATE_PATH) {
+      if (req.method !== 'POST') return sendJson(res, 405, { error: 'method not allowed' }, { Allow: 'POST' });
+      req.resume();
+      return sendJson(res, 200, { token: this.rotateToken() });
+    }
+
+    const sessionId = header(req.headers['mcp-session-id']);
+    if (sessionId !== undefined) {
+      const entry = this.sessions.get(sessionId);
+      if (!entry) return rpcError(res, 404, -32001, 'Session not found');
+      entry.timer.refresh();
+      return entry.transport.handleRequest(req, res);
+    }
+    if (req.method !== 'POST') return rpcError(res, 400, -32000, 'Bad Request: Mcp-Session-Id header is required');
+    if (this.sessions.size + this.pending >= this.maxSessions) {
+      req.resume();
+      return rpcError(res, 503, -32000, `Too many MCP sessions (${this.maxSessions}); close one or wait for an idle one to expire.`, { 'Retry-After': '5' });
+    }
+    return this.open(req, res);
+  }
+
+  /** A POST without a session: a new session, if it is an `initialize` (the transport checks). */
+  private async open(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+    this.pending++;
+    let counted = true;
+    const uncount = () => {
+      if (counted) this.pending--;
+      counted = false;
+    };
+    const session = new McpSession(this.kernel, {
+      capability: (extra) => header(extra.requestInfo?.headers[CAPABILITY_HEADER] as string | undefined),
+      ...(this.options.logger ? { logger: this.options.logger } : {}),
+    });
+    let entry: SessionEntry | undefined;
+    const transport = new StreamableHTTPServerTransport({
+      sessionIdGenerator: () => randomUUID(),
+      onsessioninitialized: (id) => {
+        uncount();
+        const timer = setTimeout(() => this.expire(id), this.idleTimeoutMs);
+        timer.unref();
+        entry = { session, transport, timer };
+        this.sessions.set(id, entry);
+        session.onactivity = () => timer.refresh();
+      },
+    });
+    session.onclose = () => {
+      uncount();
+      if (!entry) return;
+      clearTimeout(entry.timer);
+      const id = transport.sessionId;
+      if (id !== undefined && this.sessions.get(id) === entry) this.sessions.delete(id);
+    };
+    await session.connect(transport);
+    try {
+      await transport.handleRequest(req, res);
+    } finally {
+      uncount();
+      // Not an initialize (the transport answered 400): nothing to keep.
+      if (transport.sessionId === undefined) await session.close();
+    }
+  }
+
+  private expire(id: string): void {
+    const entry = this.sessions.get(id);
+    if (!entry) return;
+    // A long call is not idleness: look again after another period.
+    if (entry.session.busy) {
+      entry.timer.refresh();
+      return;
+    }
+    this.options.logger?.info(`mcp endpoint: closed the idle session of ${entry.session.clientName} after ${Math.round(this.idleTimeoutMs / 1000)} s`);
+    void entry.session.close();
+  }
+}
