@@ -37,3 +37,6 @@ export { McpHttpEndpoint, type McpHttpEndpointOptions, CAPABILITY_HEADER as MCP_
 export { McpSession, type McpSessionOptions } from './mcp/mcp-session.js';
 export { McpStdioServer, type McpStdioOptions, takeWriteCapabilityFromEnv, CAPABILITY_ENV as MCP_CAPABILITY_ENV } from './mcp/mcp-stdio.js';
 export { toolAnnotations as mcpToolAnnotations, OPEN_WORLD_PACKS } from './mcp/mcp-tool-mapping.js';
+export type { PackApi, PackActivate } from './packs/pack-api.js';
+export { ProviderError, type ChatMessage, type ChatRequest, type ChatResponse, type ModelProvider, type ProviderConfig, type ProviderFactory, type ToolCallRequestPart, type ToolDefinition } from './agent/provider.js';
+export { resolveApiKey } from './agent/provider-settings.js';

@@ -22,6 +22,9 @@ import { PackManager, type PackState } from './packs/pack-manager.js';
 import { PackSettings } from './packs/pack-settings.js';
 import { CommandJudge } from './sandbox/command-judge.js';
 import { SkillManager, type SkillFolder, type SkillState } from './skills/skill-manager.js';
+import { ProviderRegistry } from './agent/provider-registry.js';
+import { ProviderSettings } from './agent/provider-settings.js';
+import { resolveConfig } from './packs/pack-settings.js';
 
 export interface KernelOptions {
   /** The sandbox root every path is resolved against. Default: the working directory. */
@@ -79,6 +82,8 @@ export class Kernel {
   readonly packs: PackManager;
   readonly skills: SkillManager;
   readonly judge: CommandJudge;
+  readonly providers: ProviderRegistry;
+  readonly providerSettings: ProviderSettings;
   private closed = false;
 
   constructor(readonly container: DependencyContainer) {
@@ -93,6 +98,23 @@ export class Kernel {
     this.packs = container.resolve(PackManager);
     this.skills = container.resolve(SkillManager);
     this.judge = container.resolve(CommandJudge);
+    this.providers = container.resolve(ProviderRegistry);
+    this.providerSettings = container.resolve(ProviderSettings);
+    const logger = container.resolve<T.Logger>(T.Logger);
+    this.packs.apiFor = (packId, owned) => ({
+      packId,
+      dataDir: path.join(this.config.dataDir, 'packs-data', packId),
+      logger,
+      config: () => this.packs.config(packId) ?? resolveConfig(packId, this.packs.manifest(packId)?.config, {}),
+      providers: {
+        register: (kind, factory) => {
+          const d = this.providers.register(kind, factory, packId);
+          owned.push(d);
+          return d;
+        },
+        settings: this.providerSettings,
+      },
+    });
   }
 
   /** The one way to call a tool. Never throws; every outcome is audited. */
@@ -193,6 +215,8 @@ export function createKernel(options: KernelOptions = {}): Kernel {
     useFactory: instanceCachingFactory((d) => new PackManager(d.resolve(ToolRegistry), d.resolve(PackSettings), d.resolve<T.Logger>(T.Logger))),
   });
 
+  c.register(ProviderRegistry, { useFactory: instanceCachingFactory(() => new ProviderRegistry()) });
+  c.register(ProviderSettings, { useFactory: instanceCachingFactory(() => new ProviderSettings(path.join(dataDir, 'providers.json'))) });
   c.register(CommandJudge, { useFactory: instanceCachingFactory(() => new CommandJudge()) });
   c.register(SkillManager, {
     useFactory: instanceCachingFactory((d) => new SkillManager(d.resolve(ToolRegistry), d.resolve(CommandJudge), d.resolve<T.Logger>(T.Logger))),

@@ -6,6 +6,7 @@ import { isMemoError } from '../errors.js';
 import type { ToolImplementation } from '../tools/contract.js';
 import { createAjv, describeAjvErrors, type PackDefinition, type PackSource } from '../tools/tool-registry.js';
 import { MANIFEST_SCHEMA, type PackManifest } from './manifest.js';
+import type { PackActivate } from './pack-api.js';
 
 export interface PackFolder {
   dir: string;
@@ -67,7 +68,7 @@ function installVersionHooks(): void {
 }
 
 /** Imports a pack's code and pairs each declared tool with its handler; code and manifest must agree exactly. */
-export async function loadPackCode(dir: string, manifest: PackManifest, version = 0): Promise<PackDefinition['tools']> {
+export async function loadPackCode(dir: string, manifest: PackManifest, version = 0): Promise<{ tools: PackDefinition['tools']; activate?: PackActivate }> {
   const file = resolveMain(dir, manifest.main);
   // The query makes a changed file a new module (ESM caches by URL): used by hot reload.
   if (version) installVersionHooks();
@@ -89,7 +90,10 @@ export async function loadPackCode(dir: string, manifest: PackManifest, version 
     if (extra.length) parts.push(`handlers not declared in plugin.json: ${extra.join(', ')}`);
     throw new Error(`its code and plugin.json disagree: ${parts.join('; ')}`);
   }
-  return manifest.tools.map((spec) => ({ spec, impl: handlers[spec.name]! }));
+  const activate = mod.activate ?? (mod.default as Record<string, unknown> | undefined)?.activate;
+  if (activate !== undefined && typeof activate !== 'function') throw new Error('its "activate" export is not a function');
+  const tools = manifest.tools.map((spec) => ({ spec, impl: handlers[spec.name]! }));
+  return activate ? { tools, activate: activate as PackActivate } : { tools };
 }
 
 /** Lists pack folders (subfolders holding a plugin.json, or any subfolder so a missing manifest is reported). */
@@ -114,10 +118,10 @@ export async function loadPackFolder(folder: PackFolder, version = 0): Promise<{
   const id = path.basename(folder.dir);
   try {
     const manifest = readManifest(folder.dir);
-    const tools = await loadPackCode(folder.dir, manifest, version);
+    const { tools, activate } = await loadPackCode(folder.dir, manifest, version);
     return {
       status: { id, dir: folder.dir, source: folder.source, status: 'loaded', manifest },
-      definition: { id: manifest.id, name: manifest.name, version: manifest.version, description: manifest.description, source: folder.source, dir: folder.dir, tools },
+      definition: { id: manifest.id, name: manifest.name, version: manifest.version, description: manifest.description, source: folder.source, dir: folder.dir, tools, ...(activate ? { activate } : {}) },
     };
   } catch (err) {
     const message = isMemoError(err) ? err.message : (err as Error).message;

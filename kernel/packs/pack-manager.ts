@@ -7,6 +7,7 @@ import type { ToolRegistry } from '../tools/tool-registry.js';
 import { listPackDirs, loadPackFolder, type PackFolder, type PackStatus } from './pack-loader.js';
 import type { PackManifest } from './manifest.js';
 import { resolveConfig, type PackSettings } from './pack-settings.js';
+import type { PackActivate, PackApi } from './pack-api.js';
 
 /** How often data/packs.json is checked for changes made by `memo plugins` in another process. */
 export const SETTINGS_POLL_MS = 250;
@@ -26,6 +27,9 @@ export class PackManager {
   private readonly registrations = new Map<string, Disposable>();
   private readonly configs = new Map<string, Readonly<Record<string, unknown>>>();
   private watcher: FolderWatcher | null = null;
+  private readonly activations = new Map<string, Disposable>();
+  /** Builds the PackApi for a pack; what it registers is pushed onto `owned`. Set by the kernel. */
+  apiFor: ((packId: string, owned: Disposable[]) => PackApi) | null = null;
   private watchingSettings = false;
   private version = 0;
   private folders: PackFolder[] = [];
@@ -77,8 +81,13 @@ export class PackManager {
         const loaded = this.registrations.has(id);
         const registration = loaded ? this.registry.replacePack(definition) : this.registry.registerPack(definition);
         this.registrations.set(id, registration);
+        await this.activate(id, definition.activate);
       } catch (err) {
         state = { ...state, status: 'failed', error: (err as Error).message };
+        if (!previous || previous.status !== 'loaded') {
+          this.registrations.get(id)?.dispose();
+          this.registrations.delete(id);
+        }
       }
     }
     if (state.status === 'failed' && previous?.status === 'loaded' && this.registrations.has(id)) {
@@ -93,8 +102,27 @@ export class PackManager {
     return state;
   }
 
+  /** Runs a pack's `activate`, after disposing what its previous version contributed. */
+  private async activate(id: string, activate: PackActivate | undefined): Promise<void> {
+    this.activations.get(id)?.dispose();
+    this.activations.delete(id);
+    if (!activate || !this.apiFor) return;
+    const owned: Disposable[] = [];
+    const api = this.apiFor(id, owned);
+    try {
+      const extra = await activate(api);
+      if (extra && typeof (extra as Disposable).dispose === 'function') owned.push(extra as Disposable);
+    } catch (err) {
+      for (const d of owned.reverse()) d.dispose();
+      throw new Error(`its activate() failed: ${(err as Error)?.message ?? String(err)}`);
+    }
+    this.activations.set(id, { dispose: () => owned.splice(0).reverse().forEach((d) => d.dispose()) });
+  }
+
   /** Removes a pack's tools (its folder is gone). */
   unload(id: string): void {
+    this.activations.get(id)?.dispose();
+    this.activations.delete(id);
     this.registrations.get(id)?.dispose();
     this.registrations.delete(id);
     this.states.delete(id);
@@ -170,6 +198,8 @@ export class PackManager {
   async close(): Promise<void> {
     await this.watcher?.close();
     this.watcher = null;
+    for (const d of this.activations.values()) d.dispose();
+    this.activations.clear();
     if (this.watchingSettings) fs.unwatchFile(this.settings.file);
     this.watchingSettings = false;
     for (const d of this.registrations.values()) d.dispose();

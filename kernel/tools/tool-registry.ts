@@ -4,6 +4,7 @@ import addFormatsModule from 'ajv-formats';
 import { MemoError } from '../errors.js';
 import { toDisposable, type Disposable } from '../disposable.js';
 import type { Danger, Effect, ToolImplementation, ToolPreview, ToolRun, ToolSpec } from './contract.js';
+import type { PackActivate } from '../packs/pack-api.js';
 
 // ajv-formats is CommonJS; under ESM its default export may arrive wrapped.
 const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ?? addFormatsModule) as (ajv: Ajv) => Ajv;
@@ -22,6 +23,8 @@ export interface PackDefinition {
   tools: Array<{ spec: ToolSpec; impl: ToolImplementation }>;
   /** The pack's current settings; read at each call so changes apply live. */
   config?: () => Readonly<Record<string, unknown>>;
+  /** Contributions beyond tools (model providers, ...), run after the tools are registered. */
+  activate?: PackActivate;
 }
 
 export interface RegisteredPack {

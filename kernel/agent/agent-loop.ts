@@ -1,0 +1,193 @@
+import { maskArgs } from '../audit/masking.js';
+import type { Kernel } from '../kernel.js';
+import type { ToolResult } from '../tools/contract.js';
+import { planBudget, TokenCounter } from './context-budget.js';
+import { ProviderError, type ChatMessage, type ModelProvider, type ToolCallRequestPart, type ToolDefinition } from './provider.js';
+
+export const MAX_ITERATIONS = 40;
+export const AGENT_TEMPERATURE = 0.2;
+
+export type StopReason = 'final' | 'max_iterations' | 'permission_timeout' | 'cancelled' | 'error';
+
+/** One tool call of a turn, as the person sees it (and as it is stored: never replayed to the model). */
+export interface AgentStep {
+  iteration: number;
+  callId: string;
+  tool: string;
+  /** Identifying arguments, masked and shortened. */
+  args: Record<string, unknown>;
+  outcome: 'ok' | 'error' | 'denied';
+  code?: string;
+  summary: string;
+  durationMs: number;
+}
+
+export type AgentEvent =
+  | { type: 'turn_start'; conversationId: string; capability: string; tools: string[] }
+  | { type: 'model_call'; iteration: number; budget: number; toolTokens: number }
+  | { type: 'tool_start'; iteration: number; tool: string; args: Record<string, unknown> }
+  | { type: 'tool_end'; step: AgentStep }
+  | { type: 'turn_end'; stopReason: StopReason };
+
+export interface TurnOptions {
+  provider: ModelProvider;
+  model: string;
+  conversationId: string;
+  /** Earlier messages of the conversation (as sent to the model before). */
+  history: ChatMessage[];
+  userMessage: string;
+  systemPrompt?: string;
+  /** Scoped mode: only these tools exist for this turn (the web-search toggle is `['web_search']`). */
+  scope?: readonly string[];
+  /** False: chat without tools (a local model that failed the tool-calling probe). */
+  toolsEnabled?: boolean;
+  signal?: AbortSignal;
+  sessionId?: string;
+  maxIterations?: number;
+  onEvent?: (event: AgentEvent) => void;
+}
+
+export interface TurnResult {
+  stopReason: StopReason;
+  /** The final reply (the last assistant text when the turn stopped early). */
+  answer: string;
+  /** A sentence for the person when the turn stopped on an error, a timeout or a cancel. */
+  error?: string;
+  steps: AgentStep[];
+  /** The messages this turn added (user first): always valid to send again (every tool call has a result). */
+  messages: ChatMessage[];
+  iterations: number;
+  usage: { inputTokens: number; outputTokens: number };
+}
+
+function shortArgs(args: unknown): Record<string, unknown> {
+  const { masked } = maskArgs(args);
+  const out: Record<string, unknown> = {};
+  if (masked && typeof masked === 'object' && !Array.isArray(masked)) {
+    for (const [k, v] of Object.entries(masked)) {
+      if (typeof v === 'string') out[k] = v.length > 80 ? `${v.slice(0, 77)}…` : v;
+      else if (typeof v === 'number' || typeof v === 'boolean' || v === null) out[k] = v;
+      else out[k] = '…';
+    }
+  }
+  return out;
+}
+
+function resultText(r: ToolResult): string {
+  if (r.ok) return typeof r.value === 'string' ? r.value : JSON.stringify(r.value);
+  return `Error ${r.error.code}: ${r.error.message}`;
+}
+
+/**
+ * The agent loop of the seed: messages + the enabled tools' schemas -> model (non-streaming,
+ * temperature 0.2) -> every returned tool call through the kernel's one pipeline -> results
+ * appended -> again, until the model answers without tool calls, 40 iterations pass, a permission
+ * prompt times out, the run is cancelled, or the provider fails.
+ */
+export async function runTurn(kernel: Kernel, opts: TurnOptions): Promise<TurnResult> {
+  const signal = opts.signal ?? new AbortController().signal;
+  const max = opts.maxIterations ?? MAX_ITERATIONS;
+  const counter = new TokenCounter(opts.provider, opts.model);
+  const tools = opts.toolsEnabled === false ? [] : kernel.registry.list().filter((t) => !opts.scope || opts.scope.includes(t.spec.name));
+  // Exactly name, description and parameters: no kernel bookkeeping field reaches the provider.
+  const defs: ToolDefinition[] = tools.map((t) => ({ name: t.spec.name, description: t.spec.description, parameters: t.spec.parameters }));
+  const scope = opts.toolsEnabled === false ? [] : (opts.scope ?? undefined);
+
+  const added: ChatMessage[] = [{ role: 'user', content: opts.userMessage }];
+  const base: ChatMessage[] = [...(opts.systemPrompt ? [{ role: 'system' as const, content: opts.systemPrompt }] : []), ...opts.history];
+  const steps: AgentStep[] = [];
+  const usage = { inputTokens: 0, outputTokens: 0 };
+  let answer = '';
+  let iteration = 0;
+
+  // A write capability for this turn only: what the turn spawns (a CLI backend on the MCP
+  // endpoint) may write; it dies with the turn.
+  const capability = kernel.capabilities.mint(opts.conversationId);
+  const emit = (e: AgentEvent) => opts.onEvent?.(e);
+  const finish = (stopReason: StopReason, error?: string): TurnResult => {
+    emit({ type: 'turn_end', stopReason });
+    return { stopReason, answer, ...(error ? { error } : {}), steps, messages: added, iterations: iteration, usage };
+  };
+
+  /** Gives every call of an assistant message that has no result yet a synthetic one, so the history stays valid. */
+  const closePending = (calls: ToolCallRequestPart[], from: number, why: string) => {
+    for (const call of calls.slice(from)) added.push({ role: 'tool', toolCallId: call.id, name: call.name, content: why, isError: true });
+  };
+
+  try {
+    emit({ type: 'turn_start', conversationId: opts.conversationId, capability, tools: defs.map((d) => d.name) });
+    while (iteration < max) {
+      if (signal.aborted) return finish('cancelled', 'The turn was stopped.');
+      iteration++;
+      const messages = [...base, ...added];
+      let plan;
+      try {
+        plan = planBudget(counter, opts.provider, opts.model, messages, defs);
+      } catch (err) {
+        return finish('error', (err as Error).message);
+      }
+      emit({ type: 'model_call', iteration, budget: plan.budget, toolTokens: plan.toolTokens });
+      let reply;
+      try {
+        reply = await opts.provider.chat({ model: opts.model, messages, tools: defs, temperature: AGENT_TEMPERATURE, contextTokens: plan.budget, signal });
+      } catch (err) {
+        if (signal.aborted) return finish('cancelled', 'The turn was stopped.');
+        const message = err instanceof ProviderError ? err.message : `The model call failed: ${(err as Error)?.message ?? String(err)}`;
+        return finish('error', message);
+      }
+      if (reply.usage) {
+        usage.inputTokens += reply.usage.inputTokens;
+        usage.outputTokens += reply.usage.outputTokens;
+        counter.observe(plan.conversationTokens + plan.toolTokens, reply.usage.inputTokens);
+      }
+      answer = reply.content;
+      const calls = reply.toolCalls;
+      added.push({ role: 'assistant', content: reply.content, ...(calls.length ? { toolCalls: calls } : {}) });
+      if (calls.length === 0) return finish('final');
+
+      for (let i = 0; i < calls.length; i++) {
+        const call = calls[i]!;
+        if (signal.aborted) {
+          closePending(calls, i, 'Not run: the turn was stopped.');
+          return finish('cancelled', 'The turn was stopped.');
+        }
+        const args = shortArgs(call.arguments);
+        emit({ type: 'tool_start', iteration, tool: call.name, args });
+        // Arguments that were not JSON still go through the pipeline, so the refusal is audited.
+        const result = await kernel.invoke(
+          { tool: call.name, args: call.parseError ? `unparseable arguments: ${call.parseError}` : call.arguments, caller: { kind: 'agent', conversationId: opts.conversationId, ...(opts.sessionId ? { sessionId: opts.sessionId } : {}) }, signal },
+          scope ? { scope } : {},
+        );
+        const code = result.ok ? undefined : result.error.code;
+        const denied = code === 'PERMISSION_DENIED' || code === 'PERMISSION_TIMEOUT';
+        const step: AgentStep = {
+          iteration,
+          callId: result.callId,
+          tool: call.name,
+          args,
+          outcome: result.ok ? 'ok' : denied ? 'denied' : 'error',
+          ...(code ? { code } : {}),
+          summary: result.ok ? result.summary : result.error.message,
+          durationMs: Math.round(result.durationMs),
+        };
+        steps.push(step);
+        emit({ type: 'tool_end', step });
+        let content = resultText(result);
+        if (call.parseError && !result.ok) content = `Error INVALID_ARGS: the arguments were not valid JSON (${call.parseError}); send a JSON object.`;
+        added.push({ role: 'tool', toolCallId: call.id, name: call.name, content, ...(result.ok ? {} : { isError: true }) });
+
+        if (code === 'PERMISSION_TIMEOUT') {
+          closePending(calls, i + 1, 'Not run: the turn stopped because a permission prompt went unanswered.');
+          return finish('permission_timeout', result.ok ? undefined : result.error.message);
+        }
+        if (code === 'CANCELLED' && signal.aborted) {
+          closePending(calls, i + 1, 'Not run: the turn was stopped.');
+          return finish('cancelled', 'The turn was stopped.');
+        }
+      }
+    }
+    return finish('max_iterations', `The turn stopped after ${max} iterations without a final answer.`);
+  } finally {
+    kernel.capabilities.revoke(capability);
+  }
+}

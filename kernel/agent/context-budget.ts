@@ -1,0 +1,73 @@
+import { MemoError } from '../errors.js';
+import type { ChatMessage, ModelProvider, ToolDefinition } from './provider.js';
+
+export const CONTEXT_HEADROOM = 32_000;
+export const CONTEXT_FLOOR = 64_000;
+/** What a reply needs at least, so a request that leaves less than this is refused up front. */
+export const MIN_REPLY_TOKENS = 1_024;
+
+/**
+ * Counts tokens of what is actually sent. A provider with a real tokenizer counts exactly; others
+ * are estimated (about 3.5 characters a token) and the estimate is corrected by the ratio between
+ * what the provider reported as input tokens and what was estimated for that request.
+ */
+export class TokenCounter {
+  private correction = 1;
+
+  constructor(
+    private readonly provider: ModelProvider,
+    private readonly model: string,
+  ) {}
+
+  count(text: string): number {
+    const exact = this.provider.countTokens?.(text, this.model);
+    if (exact !== undefined) return exact;
+    return Math.ceil((text.length / 3.5) * this.correction);
+  }
+
+  get exact(): boolean {
+    return this.provider.countTokens?.('a', this.model) !== undefined;
+  }
+
+  /** Learns from the provider's own count of the last request. */
+  observe(estimated: number, reported: number): void {
+    if (this.exact || estimated <= 0 || reported <= 0) return;
+    const ratio = (reported / estimated) * this.correction;
+    // Smooth, and keep within sane bounds so one odd answer cannot derail the budget.
+    this.correction = Math.min(3, Math.max(0.3, this.correction * 0.5 + ratio * 0.5));
+  }
+}
+
+export interface Budget {
+  conversationTokens: number;
+  toolTokens: number;
+  toolCount: number;
+  /** The context size this turn asks for: conversation + 32K headroom, never below 64K, capped by the window. */
+  budget: number;
+  window: number | undefined;
+}
+
+function k(n: number): string {
+  return n >= 1000 ? `${(n / 1000).toFixed(1)}K` : String(n);
+}
+
+/** Sizes a request and refuses, before sending, one that cannot fit the model's window. */
+export function planBudget(counter: TokenCounter, provider: ModelProvider, model: string, messages: ChatMessage[], tools: ToolDefinition[]): Budget {
+  // Serialise exactly what the provider receives: the definitions as sent, and each message.
+  const toolTokens = tools.length ? counter.count(JSON.stringify(tools)) : 0;
+  let conversationTokens = 0;
+  for (const m of messages) conversationTokens += counter.count(m.content) + 4 + ('toolCalls' in m && m.toolCalls ? counter.count(JSON.stringify(m.toolCalls)) : 0);
+  const window = provider.contextWindow(model);
+  const needed = conversationTokens + toolTokens;
+  const wanted = Math.max(CONTEXT_FLOOR, needed + CONTEXT_HEADROOM);
+  const budget = window === undefined ? wanted : Math.min(window, wanted);
+  if (window !== undefined && needed + MIN_REPLY_TOKENS > window) {
+    const defs = `${tools.length} tool definition${tools.length === 1 ? '' : 's'} need ${k(toolTokens)} tokens`;
+    const message =
+      toolTokens + MIN_REPLY_TOKENS > window
+        ? `${defs}; this model's window is ${k(window)}: disable packs or pick a larger model.`
+        : `This conversation needs ${k(conversationTokens)} tokens and the ${defs}; this model's window is ${k(window)}: start a new conversation or pick a larger model.`;
+    throw new MemoError('VALIDATION', message, { details: { conversationTokens, toolTokens, window } });
+  }
+  return { conversationTokens, toolTokens, toolCount: tools.length, budget, window };
+}
