@@ -41,6 +41,8 @@ function header(value: string | string[] | undefined): string | undefined {
 }
 
 function sendJson(res: http.ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  // A refused request's body is never read; drain it so the connection can be reused.
+  res.req?.resume();
   if (res.headersSent) {
     res.end();
     return;
@@ -102,7 +104,8 @@ export class McpHttpEndpoint {
     this.anyHost = options.allowRemote === true && (bind === '0.0.0.0' || bind === '::');
     const named = options.allowRemote && !this.anyHost && !isLoopbackAddress(bind);
     this.extraHosts = new Set(named ? [bind.includes(':') ? `[${bind}]` : bind] : []);
-    this.idleTimeoutMs = options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS;
+    // Timers cannot wait longer than 2^31-1 ms (Node would fire them at once instead).
+    this.idleTimeoutMs = Math.min(options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS, 2 ** 31 - 1);
     this.maxSessions = options.maxSessions ?? DEFAULT_MAX_SESSIONS;
     if (!(this.idleTimeoutMs > 0)) throw new MemoError('VALIDATION', 'The MCP session idle timeout must be positive.');
     if (!Number.isInteger(this.maxSessions) || this.maxSessions < 1) throw new MemoError('VALIDATION', 'The MCP session cap must be a whole number of at least 1.');
@@ -197,7 +200,6 @@ export class McpHttpEndpoint {
     if (this.closing) return rpcError(res, 503, -32000, 'The MCP endpoint is shutting down.');
     if (pathname === ROTATE_PATH) {
       if (req.method !== 'POST') return sendJson(res, 405, { error: 'method not allowed' }, { Allow: 'POST' });
-      req.resume();
       return sendJson(res, 200, { token: this.rotateToken() });
     }
 
@@ -210,7 +212,6 @@ export class McpHttpEndpoint {
     }
     if (req.method !== 'POST') return rpcError(res, 400, -32000, 'Bad Request: Mcp-Session-Id header is required');
     if (this.sessions.size + this.pending >= this.maxSessions) {
-      req.resume();
       return rpcError(res, 503, -32000, `Too many MCP sessions (${this.maxSessions}); close one or wait for an idle one to expire.`, { 'Retry-After': '5' });
     }
     return this.open(req, res);

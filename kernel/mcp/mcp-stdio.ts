@@ -27,7 +27,9 @@ export function reserveStdoutForProtocol(): Writable {
   const write = stdout.write.bind(stdout) as (chunk: unknown, encoding?: BufferEncoding, cb?: (err?: Error | null) => void) => boolean;
   stdout.write = process.stderr.write.bind(process.stderr) as typeof stdout.write;
   return new Writable({
-    write(chunk: Buffer, encoding, callback) {
+    // Pass the transport's strings straight through: no re-encoding on the way to the pipe.
+    decodeStrings: false,
+    write(chunk: string | Buffer, encoding, callback) {
       write(chunk, encoding, callback);
     },
   });

@@ -211,9 +211,11 @@ export class ToolPipeline {
 
   private context(tool: RegisteredTool, request: ToolCallRequest, callId: string, outer: AbortSignal | undefined): CallContext {
     const controller = new AbortController();
+    // Handlers learn who calls, never the caller's write capability (a credential).
+    const { capability: _capability, ...caller } = request.caller;
     const ctx: ToolContext = {
       signal: controller.signal,
-      caller: request.caller,
+      caller,
       callId,
       tool: tool.spec.name,
       plugin: tool.pack.id,

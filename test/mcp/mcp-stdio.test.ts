@@ -1,0 +1,198 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { PassThrough, type Readable, type Writable } from 'node:stream';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { ReadBuffer, serializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import type { CallToolResult, JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { CAPABILITY_ENV, McpStdioServer, takeWriteCapabilityFromEnv } from '../../kernel/mcp/mcp-stdio.js';
+import type { ToolContext } from '../../kernel/tools/contract.js';
+import { makeKernel, tempDir, type Fixture } from '../helpers/kernel-fixture.js';
+import { BIN, deferred, FIXTURE_PACKS, writePack } from './mcp-helpers.js';
+
+function workspace() {
+  const base = tempDir('memo-stdio-');
+  const root = path.join(base, 'root');
+  const packs = path.join(base, 'packs');
+  fs.mkdirSync(root);
+  fs.cpSync(FIXTURE_PACKS, packs, { recursive: true });
+  return { root, packs, data: path.join(base, 'data') };
+}
+
+const text = (r: CallToolResult) => (r.content[0] as { text: string }).text;
+
+describe('memo serve --stdio (child process)', () => {
+  async function spawnClient(w: ReturnType<typeof workspace>, env: Record<string, string> = {}) {
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: [BIN, 'serve', '--stdio', '--packs', w.packs, '--data', w.data, '--root', w.root],
+      env: { ...getDefaultEnvironment(), ...env },
+      stderr: 'pipe',
+    });
+    let stderr = '';
+    transport.stderr?.on('data', (d) => (stderr += d));
+    const client = new Client({ name: 'stdio-test', version: '1.0.0' });
+    await client.connect(transport);
+    return { client, transport, stderr: () => stderr };
+  }
+
+  it('lists and calls tools over stdio, refuses writes, and logs only to stderr', async () => {
+    const w = workspace();
+    // A pack that prints to stdout must not corrupt the protocol stream.
+    writePack(w.packs, 'noisy', [{ name: 'noisy' }], 'export const tools = { noisy: () => { console.log("noise on stdout"); return "quiet result"; } };');
+    const { client, stderr } = await spawnClient(w);
+    try {
+      const { tools } = await client.listTools();
+      expect(tools.find((t) => t.name === 'echo')?.annotations).toMatchObject({ readOnlyHint: true, openWorldHint: false });
+      const r = (await client.callTool({ name: 'echo', arguments: { text: 'over stdio' } })) as CallToolResult;
+      expect(r.structuredContent).toEqual({ text: 'over stdio', summary: 'echoed 10 chars' });
+      const write = (await client.callTool({ name: 'note_write', arguments: { line: 'x' } })) as CallToolResult;
+      expect(write.isError).toBe(true);
+      expect(text(write)).toMatch(/^PERMISSION_DENIED: .*writes need a running Memo agent turn/);
+      expect(fs.existsSync(path.join(w.root, 'notes.txt'))).toBe(false);
+      expect(text((await client.callTool({ name: 'noisy', arguments: {} })) as CallToolResult)).toBe('quiet result');
+      expect(stderr()).toMatch(/serving \d+ tools over MCP stdio/);
+      expect(stderr()).toContain('noise on stdout');
+    } finally {
+      await client.close();
+    }
+    const audit = fs.readFileSync(path.join(w.data, 'agent-audit.jsonl'), 'utf8');
+    expect(audit).toContain('"caller":{"kind":"mcp","id":"stdio-test"}');
+  });
+
+  it('refuses a write capability this kernel never minted, and never records it', async () => {
+    const w = workspace();
+    const foreign = 'memo-cap-not-minted-by-this-kernel';
+    const { client } = await spawnClient(w, { [CAPABILITY_ENV]: foreign });
+    try {
+      const r = (await client.callTool({ name: 'note_write', arguments: { line: 'x' } })) as CallToolResult;
+      expect(r.structuredContent).toMatchObject({ code: 'PERMISSION_DENIED' });
+    } finally {
+      await client.close();
+    }
+    expect(fs.existsSync(path.join(w.root, 'notes.txt'))).toBe(false);
+    expect(fs.readFileSync(path.join(w.data, 'agent-audit.jsonl'), 'utf8')).not.toContain(foreign);
+  });
+});
+
+/** An SDK client transport over two in-memory streams (what StdioClientTransport does over a child's pipes). */
+class StreamClientTransport implements Transport {
+  onmessage?: (m: JSONRPCMessage) => void;
+  onclose?: () => void;
+  onerror?: (e: Error) => void;
+  private readonly buffer = new ReadBuffer();
+  constructor(
+    private readonly input: Readable,
+    private readonly output: Writable,
+  ) {}
+  async start(): Promise<void> {
+    this.input.on('data', (chunk: Buffer) => {
+      this.buffer.append(chunk);
+      for (let m = this.buffer.readMessage(); m; m = this.buffer.readMessage()) this.onmessage?.(m);
+    });
+  }
+  async send(message: JSONRPCMessage): Promise<void> {
+    this.output.write(serializeMessage(message));
+  }
+  async close(): Promise<void> {
+    this.output.end();
+    this.onclose?.();
+  }
+}
+
+describe('McpStdioServer (in-process)', () => {
+  let fx: Fixture;
+  let server: McpStdioServer;
+  let client: Client;
+  let opened = false;
+  const started = deferred();
+  const aborted = deferred();
+
+  let listenersBefore = 0;
+  const listeners = () => (fx.kernel.registry as unknown as { events: { listenerCount(e: string): number } }).events.listenerCount('change');
+
+  async function open(capabilityFor?: (kernel: Fixture['kernel']) => string) {
+    fx = makeKernel();
+    opened = true;
+    await fx.kernel.loadPacks([{ dir: FIXTURE_PACKS, source: 'extra' }]);
+    const spec = (name: string) => ({ name, description: name, parameters: { type: 'object' }, danger: 'safe' as const, effect: 'read' as const });
+    fx.kernel.registerPack({
+      id: 'stdio-control',
+      tools: [
+        {
+          spec: spec('wait_abort'),
+          impl: (_a: Record<string, unknown>, ctx: ToolContext) =>
+            new Promise((resolve) => {
+              started.resolve();
+              ctx.signal.addEventListener('abort', () => (aborted.resolve(), resolve('stopped')));
+            }),
+        },
+        { spec: spec('two_steps'), impl: (_a: Record<string, unknown>, ctx: ToolContext) => (ctx.progress({ progress: 1, total: 2 }), ctx.progress({ progress: 2, total: 2 }), 'done') },
+      ],
+    });
+    const capability = capabilityFor?.(fx.kernel);
+    listenersBefore = listeners();
+    const toServer = new PassThrough();
+    const toClient = new PassThrough();
+    server = new McpStdioServer(fx.kernel, { stdin: toServer, stdout: toClient, ...(capability ? { capability } : {}) });
+    await server.start();
+    client = new Client({ name: 'embedded-backend', version: '1' });
+    await client.connect(new StreamClientTransport(toClient, toServer));
+  }
+  afterEach(async () => {
+    if (!opened) return;
+    opened = false;
+    await client.close();
+    await server.closed;
+    await fx.close();
+  });
+
+  it('takes the capability from the environment once and deletes it there', () => {
+    const env: NodeJS.ProcessEnv = { [CAPABILITY_ENV]: 'memo-cap-x', OTHER: '1' };
+    expect(takeWriteCapabilityFromEnv(env)).toBe('memo-cap-x');
+    expect(env).toEqual({ OTHER: '1' });
+    expect(takeWriteCapabilityFromEnv(env)).toBeUndefined();
+  });
+
+  it('presents its capability on every call: a live one reaches the gate and the write is audited', async () => {
+    let live = '';
+    await open((k) => {
+      // What an agent turn does: mint, hand it over in the environment; the server takes it out again.
+      const env: NodeJS.ProcessEnv = { [CAPABILITY_ENV]: (live = k.capabilities.mint('conv-stdio')) };
+      return takeWriteCapabilityFromEnv(env)!;
+    });
+    fx.prompter.answer('allow-once');
+    const r = (await client.callTool({ name: 'note_write', arguments: { line: 'via stdio' } })) as CallToolResult;
+    expect(r.isError).toBeFalsy();
+    expect(fs.readFileSync(path.join(fx.root, 'notes.txt'), 'utf8')).toBe('via stdio\n');
+    expect(fx.prompter.asked).toHaveLength(1);
+    expect(fx.kernel.audit.tail({ tool: 'note_write' }).at(-1)).toMatchObject({ caller: { kind: 'mcp', id: 'embedded-backend', conversationId: 'conv-stdio' }, decision: 'allow:once' });
+    fx.kernel.capabilities.revoke(live);
+    const after = (await client.callTool({ name: 'note_write', arguments: { line: 'late' } })) as CallToolResult;
+    expect(after.structuredContent).toMatchObject({ code: 'PERMISSION_DENIED' });
+  });
+
+  it('forwards progress and cancellation over stdio', async () => {
+    await open();
+    const seen: number[] = [];
+    const r = (await client.callTool({ name: 'two_steps', arguments: {} }, undefined, { onprogress: (p) => seen.push(p.progress) })) as CallToolResult;
+    expect(text(r)).toBe('done');
+    expect(seen).toEqual([1, 2]);
+    const ac = new AbortController();
+    const call = client.callTool({ name: 'wait_abort', arguments: {} }, undefined, { signal: ac.signal });
+    await started.promise;
+    ac.abort();
+    await expect(call).rejects.toThrow();
+    await aborted.promise;
+  });
+
+  it('ends the session when stdin ends', async () => {
+    await open();
+    expect((await client.listTools()).tools.length).toBeGreaterThan(0);
+    expect(listeners()).toBe(listenersBefore + 1);
+    await client.close();
+    await server.closed;
+    expect(listeners()).toBe(listenersBefore);
+  });
+});
