@@ -40,3 +40,6 @@ export { toolAnnotations as mcpToolAnnotations, OPEN_WORLD_PACKS } from './mcp/m
 export type { PackApi, PackActivate } from './packs/pack-api.js';
 export { ProviderError, type ChatMessage, type ChatRequest, type ChatResponse, type ModelProvider, type ProviderConfig, type ProviderFactory, type ToolCallRequestPart, type ToolDefinition } from './agent/provider.js';
 export { resolveApiKey } from './agent/provider-settings.js';
+export { runTurn, MAX_ITERATIONS, type AgentEvent, type AgentStep, type StopReason, type TurnOptions, type TurnResult } from './agent/agent-loop.js';
+export type { ConversationInfo, ToolActivity } from './agent/conversation-store.js';
+export { isLocalProvider, type ProbeVerdict } from './agent/capability-probe.js';

@@ -25,6 +25,8 @@ import { SkillManager, type SkillFolder, type SkillState } from './skills/skill-
 import { ProviderRegistry } from './agent/provider-registry.js';
 import { ProviderSettings } from './agent/provider-settings.js';
 import { resolveConfig } from './packs/pack-settings.js';
+import { ConversationStore } from './agent/conversation-store.js';
+import { CapabilityProbe } from './agent/capability-probe.js';
 
 export interface KernelOptions {
   /** The sandbox root every path is resolved against. Default: the working directory. */
@@ -84,6 +86,9 @@ export class Kernel {
   readonly judge: CommandJudge;
   readonly providers: ProviderRegistry;
   readonly providerSettings: ProviderSettings;
+  /** Conversations in data/agent.sqlite (opened on first use). */
+  readonly conversations: ConversationStore;
+  readonly probe: CapabilityProbe;
   private closed = false;
 
   constructor(readonly container: DependencyContainer) {
@@ -100,6 +105,9 @@ export class Kernel {
     this.judge = container.resolve(CommandJudge);
     this.providers = container.resolve(ProviderRegistry);
     this.providerSettings = container.resolve(ProviderSettings);
+    this.conversations = new ConversationStore(path.join(this.config.dataDir, 'agent.sqlite'));
+    this.conversations.setDeleteListener((id) => this.capabilities.revokeConversation(id));
+    this.probe = new CapabilityProbe(container.resolve<T.Clock>(T.Clock));
     const logger = container.resolve<T.Logger>(T.Logger);
     this.packs.apiFor = (packId, owned) => ({
       packId,
@@ -156,6 +164,7 @@ export class Kernel {
     this.capabilities.revokeAll();
     await this.packs.close();
     await this.skills.close();
+    await this.conversations.close();
     for (const d of this.disposables.splice(0).reverse()) d.dispose();
     this.audit.close();
   }

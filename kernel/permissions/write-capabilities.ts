@@ -29,6 +29,11 @@ export class WriteCapabilities {
     this.live.delete(token);
   }
 
+  /** Destroys every capability of a conversation (it was deleted). */
+  revokeConversation(conversationId: string): void {
+    for (const [token, cap] of this.live) if (cap.conversationId === conversationId) this.live.delete(token);
+  }
+
   revokeAll(): void {
     this.live.clear();
   }

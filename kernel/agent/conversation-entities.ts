@@ -1,0 +1,100 @@
+/**
+ * Conversation storage entities. Portable column types only (varchar, text, integer, boolean,
+ * simple-json, managed dates), so the same entities run on SQLite here and PostgreSQL elsewhere.
+ */
+import { Column, CreateDateColumn, DeleteDateColumn, Entity, Index, PrimaryColumn, UpdateDateColumn } from 'typeorm';
+
+@Entity('conversations')
+export class ConversationRow {
+  @PrimaryColumn('varchar', { length: 36 })
+  id!: string;
+
+  @Column('varchar', { length: 200 })
+  title!: string;
+
+  @Column('varchar', { length: 100, nullable: true })
+  provider!: string | null;
+
+  @Column('varchar', { length: 200, nullable: true })
+  model!: string | null;
+
+  @CreateDateColumn()
+  createdAt!: Date;
+
+  @UpdateDateColumn()
+  updatedAt!: Date;
+
+  @DeleteDateColumn({ nullable: true })
+  deletedAt!: Date | null;
+}
+
+@Entity('messages')
+@Index(['conversationId', 'seq'], { unique: true })
+export class MessageRow {
+  @PrimaryColumn('varchar', { length: 36 })
+  id!: string;
+
+  @Column('varchar', { length: 36 })
+  conversationId!: string;
+
+  @Column('integer')
+  seq!: number;
+
+  @Column('varchar', { length: 16 })
+  role!: 'system' | 'user' | 'assistant' | 'tool';
+
+  @Column('text')
+  content!: string;
+
+  @Column('simple-json', { nullable: true })
+  toolCalls!: Array<{ id: string; name: string; arguments: Record<string, unknown> }> | null;
+
+  @Column('varchar', { length: 200, nullable: true })
+  toolCallId!: string | null;
+
+  @Column('varchar', { length: 100, nullable: true })
+  name!: string | null;
+
+  @Column('boolean', { default: false })
+  isError!: boolean;
+
+  @CreateDateColumn()
+  createdAt!: Date;
+}
+
+/** A record for the person of which tools a turn ran: never replayed to the model. */
+@Entity('tool_activity')
+@Index(['conversationId', 'turnSeq'])
+export class ToolActivityRow {
+  @PrimaryColumn('varchar', { length: 36 })
+  id!: string;
+
+  @Column('varchar', { length: 36 })
+  conversationId!: string;
+
+  /** The seq of the user message that started the turn. */
+  @Column('integer')
+  turnSeq!: number;
+
+  @Column('varchar', { length: 100 })
+  tool!: string;
+
+  /** Identifying arguments, masked and shortened. */
+  @Column('simple-json')
+  args!: Record<string, unknown>;
+
+  @Column('varchar', { length: 16 })
+  outcome!: 'ok' | 'error' | 'denied';
+
+  @Column('varchar', { length: 40, nullable: true })
+  code!: string | null;
+
+  @Column('text')
+  summary!: string;
+
+  @Column('integer')
+  durationMs!: number;
+
+  @CreateDateColumn()
+  createdAt!: Date;
+}
