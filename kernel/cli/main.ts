@@ -13,6 +13,7 @@ import { listPackDirs, readManifest, type PackFolder } from '../packs/pack-loade
 import type { PackManifest } from '../packs/manifest.js';
 import { PackSettings, resolveConfig } from '../packs/pack-settings.js';
 import { TtyPrompter } from './tty-prompter.js';
+import { registerChatCommands } from './chat-command.js';
 import { CommandJudge } from '../sandbox/command-judge.js';
 import type { SkillFolder } from '../skills/skill-manager.js';
 import { isLoopbackAddress } from '../mcp/auth.js';
@@ -292,6 +293,14 @@ function buildProgram(setExit: (code: number) => void): Command {
       else process.stdout.write(`TAMPERED: ${report.problem!.message}.\n`);
       setExit(report.ok ? 0 : 1);
     });
+
+  registerChatCommands(program, {
+    boot: (prompter) => boot(g(), prompter),
+    dataDir: () => dataDir(g()),
+    setExit,
+    usage: (m) => new UsageError(m),
+    notFound: (m) => new NotFound(m),
+  });
 
   const plugins = program.command('plugins').description('tool packs: list, inspect, enable, disable, configure');
   plugins
