@@ -13,7 +13,8 @@ import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { CallToolRequestSchema, ListToolsRequestSchema, isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
-import { createKernel, McpHttpEndpoint, McpStdioServer, type Kernel, type Logger, type PackDefinition } from '../kernel/index.js';
+import { createKernel, type Kernel, type Logger, type PackDefinition } from '../kernel/index.js';
+import { McpHttpEndpoint, McpStdioServer } from '../kernel/mcp/index.js';
 import { reserveStdoutForProtocol } from '../kernel/mcp/mcp-stdio.js';
 import { printTable, summarise, type Row } from './stats.js';
 

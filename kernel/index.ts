@@ -33,10 +33,6 @@ export { runProcess, type RunOptions, type RunResult } from './sandbox/process-r
 export type { SkillFolder, SkillState } from './skills/skill-manager.js';
 export type { Skill } from './skills/skill.js';
 export { isSensitiveKey as isSensitiveName, maskText as maskSecrets } from './audit/masking.js';
-export { McpHttpEndpoint, type McpHttpEndpointOptions, CAPABILITY_HEADER as MCP_CAPABILITY_HEADER } from './mcp/mcp-http-server.js';
-export { McpSession, type McpSessionOptions } from './mcp/mcp-session.js';
-export { McpStdioServer, type McpStdioOptions, takeWriteCapabilityFromEnv, CAPABILITY_ENV as MCP_CAPABILITY_ENV } from './mcp/mcp-stdio.js';
-export { toolAnnotations as mcpToolAnnotations, OPEN_WORLD_PACKS } from './mcp/mcp-tool-mapping.js';
 export type { PackApi, PackActivate } from './packs/pack-api.js';
 export { ProviderError, type ChatMessage, type ChatRequest, type ChatResponse, type ModelProvider, type ProviderConfig, type ProviderFactory, type ToolCallRequestPart, type ToolDefinition } from './agent/provider.js';
 export { resolveApiKey } from './agent/provider-settings.js';

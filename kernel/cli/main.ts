@@ -17,8 +17,9 @@ import { registerChatCommands } from './chat-command.js';
 import { CommandJudge } from '../sandbox/command-judge.js';
 import type { SkillFolder } from '../skills/skill-manager.js';
 import { isLoopbackAddress } from '../mcp/auth.js';
-import { DEFAULT_IDLE_TIMEOUT_MS, DEFAULT_MAX_SESSIONS, McpHttpEndpoint, type McpHttpEndpointOptions } from '../mcp/mcp-http-server.js';
-import { McpStdioServer, reserveStdoutForProtocol, takeWriteCapabilityFromEnv } from '../mcp/mcp-stdio.js';
+// The MCP server modules load the SDK (about 0.3 s): only `memo serve` imports them, on demand.
+import type { McpHttpEndpoint, McpHttpEndpointOptions } from '../mcp/mcp-http-server.js';
+import { DEFAULT_IDLE_TIMEOUT_MS, DEFAULT_MAX_SESSIONS } from '../mcp/defaults.js';
 
 /** A mistake in how the command was called: exit code 2, one line, nothing written. */
 class UsageError extends Error {}
@@ -460,6 +461,8 @@ function buildProgram(setExit: (code: number) => void): Command {
     .option('--idle-timeout <seconds>', 'close an MCP session after this long without requests', String(DEFAULT_IDLE_TIMEOUT_MS / 1000))
     .option('--max-sessions <n>', 'most MCP sessions at once; more get 503', String(DEFAULT_MAX_SESSIONS))
     .action(async (opts: ServeOptions) => {
+      const { McpHttpEndpoint } = await import('../mcp/mcp-http-server.js');
+      const { McpStdioServer, reserveStdoutForProtocol, takeWriteCapabilityFromEnv } = await import('../mcp/mcp-stdio.js');
       // Read once, then gone from the environment: nothing the kernel spawns inherits it.
       const capability = takeWriteCapabilityFromEnv();
       const endpointOptions = serveEndpointOptions(opts);

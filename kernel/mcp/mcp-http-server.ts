@@ -13,8 +13,8 @@ export const ROTATE_PATH = '/mcp/rotate-token';
 export const HEALTH_PATH = '/healthz';
 /** The header an agent-turn backend uses to present its single-turn write capability, per request. */
 export const CAPABILITY_HEADER = 'x-memo-write-capability';
-export const DEFAULT_IDLE_TIMEOUT_MS = 30 * 60_000;
-export const DEFAULT_MAX_SESSIONS = 64;
+import { DEFAULT_IDLE_TIMEOUT_MS, DEFAULT_MAX_SESSIONS } from './defaults.js';
+export { DEFAULT_IDLE_TIMEOUT_MS, DEFAULT_MAX_SESSIONS };
 
 export interface McpHttpEndpointOptions {
   /** Interface to bind. Default `127.0.0.1`; anything not loopback needs `allowRemote`. */

@@ -1,0 +1,311 @@
+import { STATUS_CODES } from 'node:http';
+import { MemoError, type ToolContext, type ToolImplementation } from '../../kernel/index.js';
+import { capText, cleanText, readResultsPage, type PageResult } from './ddg-page.js';
+
+/** The pack's settings as the manifest's `config` schema defines them (the kernel applies its defaults). */
+interface Settings {
+  endpoint: URL;
+  timeoutMs: number;
+  retries: number;
+  userAgent: string;
+  maxSnippetChars: number;
+}
+
+const DEFAULTS = {
+  endpoint: 'https://html.duckduckgo.com/html/',
+  timeoutMs: 10_000,
+  retries: 1,
+  userAgent: 'Memo/0.1 (+local agent tool; web_search)',
+  maxSnippetChars: 300,
+} as const;
+
+const DEFAULT_MAX_RESULTS = 5;
+const TITLE_MAX = 200;
+/** Titles, URLs and snippets together: one search cannot flood the model's context. */
+const RESULT_CHARS_MAX = 12_000;
+/** More than any real result page (30-50 KB); the rest is not read. */
+const BODY_MAX_BYTES = 2 * 1024 * 1024;
+/** A Retry-After up to this long is waited out; a longer one ends the search with the wait in the message. */
+const RETRY_AFTER_MAX_MS = 5_000;
+/** Waits before the 2nd, 3rd and 4th attempt when the server does not say. */
+const BACKOFF_MS = [250, 500, 1_000];
+/** No retry starts if it could not finish within this (the tool's kernel timeout, 90 s, stays a backstop). */
+const BUDGET_MS = 80_000;
+
+function settingsOf(ctx: ToolContext): Settings {
+  const c = ctx.config;
+  const num = (v: unknown, fallback: number) => (typeof v === 'number' && Number.isFinite(v) ? v : fallback);
+  const raw = typeof c.endpoint === 'string' ? c.endpoint : DEFAULTS.endpoint;
+  let endpoint: URL;
+  try {
+    endpoint = new URL(raw);
+  } catch {
+    throw new MemoError('TOOL_FAILED', `The web-search pack's endpoint setting "${raw}" is not a URL; set it to ${DEFAULTS.endpoint}.`);
+  }
+  if (endpoint.protocol !== 'https:' && endpoint.protocol !== 'http:') {
+    throw new MemoError('TOOL_FAILED', `The web-search pack's endpoint setting must be an http(s) URL (it is ${endpoint.protocol}); set it to ${DEFAULTS.endpoint}.`);
+  }
+  return {
+    endpoint,
+    timeoutMs: num(c.timeoutMs, DEFAULTS.timeoutMs),
+    retries: Math.max(0, Math.min(3, Math.floor(num(c.retries, DEFAULTS.retries)))),
+    userAgent: typeof c.userAgent === 'string' && c.userAgent.trim() !== '' ? c.userAgent : DEFAULTS.userAgent,
+    maxSnippetChars: Math.max(1, num(c.maxSnippetChars, DEFAULTS.maxSnippetChars)),
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// One HTTP exchange
+
+type Outcome =
+  | { kind: 'page'; status: number; statusText: string; html: string; retryAfter: string | null }
+  | { kind: 'timeout' }
+  | { kind: 'network'; reason: string };
+
+function cancelled(): MemoError {
+  return new MemoError('CANCELLED', 'The web search was cancelled.');
+}
+
+/** One POST with its own timeout; the caller's signal aborts it too. Never throws except on cancellation. */
+async function attempt(s: Settings, form: URLSearchParams, outer: AbortSignal): Promise<Outcome> {
+  if (outer.aborted) throw cancelled();
+  const controller = new AbortController();
+  let timedOut = false;
+  const onAbort = () => controller.abort(outer.reason);
+  outer.addEventListener('abort', onAbort, { once: true });
+  const timer = setTimeout(() => {
+    timedOut = true;
+    controller.abort(new Error('timeout'));
+  }, s.timeoutMs);
+  try {
+    const res = await fetch(s.endpoint, {
+      method: 'POST',
+      body: form,
+      headers: { 'User-Agent': s.userAgent, Accept: 'text/html,application/xhtml+xml;q=0.9,*/*;q=0.5' },
+      redirect: 'follow',
+      signal: controller.signal,
+    });
+    const html = await readBody(res, BODY_MAX_BYTES);
+    return { kind: 'page', status: res.status, statusText: res.statusText || STATUS_CODES[res.status] || '', html, retryAfter: res.headers.get('retry-after') };
+  } catch (err) {
+    if (outer.aborted) throw cancelled();
+    if (timedOut) return { kind: 'timeout' };
+    return { kind: 'network', reason: networkReason(err) };
+  } finally {
+    clearTimeout(timer);
+    outer.removeEventListener('abort', onAbort);
+  }
+}
+
+/** The body as UTF-8 text, at most `max` bytes of it. */
+async function readBody(res: Response, max: number): Promise<string> {
+  if (!res.body) return '';
+  const reader = res.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    chunks.push(value);
+    size += value.byteLength;
+    if (size >= max) {
+      await reader.cancel().catch(() => {});
+      break;
+    }
+  }
+  return new TextDecoder('utf-8').decode(Buffer.concat(chunks).subarray(0, max));
+}
+
+const NETWORK_REASONS: Record<string, string> = {
+  ECONNREFUSED: 'the connection was refused',
+  ECONNRESET: 'the connection was reset',
+  EPIPE: 'the connection was closed',
+  UND_ERR_SOCKET: 'the connection was closed before a complete answer',
+  ENOTFOUND: 'the host name could not be resolved',
+  EAI_AGAIN: 'the host name could not be resolved (DNS did not answer)',
+  ETIMEDOUT: 'connecting timed out',
+  UND_ERR_CONNECT_TIMEOUT: 'connecting timed out',
+  EHOSTUNREACH: 'the host is unreachable',
+  ENETUNREACH: 'the network is unreachable',
+};
+
+/** A short, human reason for a failed fetch (no stack, no "fetch failed"). */
+function networkReason(err: unknown): string {
+  const seen = new Set<unknown>();
+  const queue: unknown[] = [err];
+  let message = '';
+  while (queue.length) {
+    const e = queue.shift();
+    if (!e || typeof e !== 'object' || seen.has(e)) continue;
+    seen.add(e);
+    const code = (e as { code?: unknown }).code;
+    if (typeof code === 'string') {
+      if (NETWORK_REASONS[code]) return NETWORK_REASONS[code];
+      if (code.startsWith('CERT_') || code.startsWith('ERR_TLS') || /SELF_SIGNED|UNABLE_TO_VERIFY|UNABLE_TO_GET_ISSUER/.test(code)) return `its TLS certificate was not accepted (${code})`;
+    }
+    const m = (e as { message?: unknown }).message;
+    if (!message && typeof m === 'string' && m !== '' && m !== 'fetch failed' && m !== 'terminated') message = m;
+    queue.push((e as { cause?: unknown }).cause, ...((e as { errors?: unknown[] }).errors ?? []));
+  }
+  return message ? capText(cleanText(message), 160) : 'the connection failed';
+}
+
+/** Milliseconds a Retry-After header asks for (seconds or an HTTP date), or null without a usable one. */
+export function retryAfterMs(value: string | null, now = Date.now()): number | null {
+  if (value === null) return null;
+  const v = value.trim();
+  if (/^\d+$/.test(v)) return Number(v) * 1000;
+  if (!/^[A-Za-z]{3},/.test(v)) return null; // an HTTP date starts with the day's name
+  const at = Date.parse(v);
+  return Number.isNaN(at) ? null : Math.max(0, at - now);
+}
+
+function seconds(ms: number): string {
+  return ms < 1000 ? `${Math.round(ms)} ms` : `${Math.round(ms / 100) / 10} s`;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The search, with bounded retries
+
+interface Fetched {
+  html: string;
+  status: number;
+}
+
+async function fetchResultsPage(s: Settings, form: URLSearchParams, ctx: ToolContext): Promise<Fetched> {
+  const where = `DuckDuckGo (${s.endpoint.host})`;
+  const total = s.retries + 1;
+  const started = Date.now();
+  for (let n = 1; ; n++) {
+    const out = await attempt(s, form, ctx.signal);
+    const tries = n === 1 ? '' : ` (tried ${n} times)`;
+    let wait = BACKOFF_MS[Math.min(n - 1, BACKOFF_MS.length - 1)]!;
+    let failure: MemoError;
+    let because: string;
+
+    if (out.kind === 'page') {
+      if (out.status >= 200 && out.status < 300) return { html: out.html, status: out.status };
+      const status = `HTTP ${out.status}${out.statusText ? ` ${out.statusText}` : ''}`;
+      // DuckDuckGo may send its bot check with an error status: say what it is.
+      if (readResultsPage(out.html).kind === 'anomaly') throw anomaly(where);
+      const retryable = out.status === 429 || out.status >= 500;
+      const askedMs = retryable ? retryAfterMs(out.retryAfter) : null;
+      const details = { status: out.status, attempts: n, ...(askedMs !== null ? { retryAfterSeconds: Math.ceil(askedMs / 1000) } : {}) };
+      if (out.status === 429) {
+        const later = askedMs !== null ? `It asked to wait ${seconds(askedMs)} before the next search.` : 'Wait a minute before searching again.';
+        failure = new MemoError('TOOL_FAILED', `${where} is limiting how often it can be searched: ${status}${tries}. ${later}`, { details });
+      } else if (retryable) {
+        failure = new MemoError('TOOL_FAILED', `${where} answered ${status}${tries}: the search service is having trouble. Try again later.`, { details });
+      } else {
+        throw new MemoError('TOOL_FAILED', `${where} refused the search with ${status}. Check the web-search pack's endpoint setting (normally ${DEFAULTS.endpoint}).`, { details });
+      }
+      if (askedMs !== null) {
+        if (askedMs > RETRY_AFTER_MAX_MS) throw failure;
+        wait = askedMs;
+      }
+      because = `${status}${askedMs !== null ? ` (Retry-After ${seconds(askedMs)})` : ''}`;
+    } else if (out.kind === 'timeout') {
+      failure = new MemoError('TIMEOUT', `${where} did not answer within ${seconds(s.timeoutMs)}${tries}. Try again later, or raise the web-search pack's timeoutMs setting.`, {
+        details: { attempts: n, timeoutMs: s.timeoutMs },
+      });
+      because = `no answer within ${seconds(s.timeoutMs)}`;
+    } else {
+      failure = new MemoError('TOOL_FAILED', `Could not reach ${where}: ${out.reason}${tries}. Check the network connection and the web-search pack's endpoint setting.`, {
+        details: { attempts: n },
+      });
+      because = out.reason;
+    }
+
+    if (n >= total || Date.now() - started + wait + s.timeoutMs > BUDGET_MS) throw failure;
+    ctx.progress({ progress: n, total, message: `${because}; retrying in ${seconds(wait)} (attempt ${n + 1} of ${total})` });
+    await sleep(wait, ctx.signal);
+  }
+}
+
+function anomaly(where: string): MemoError {
+  return new MemoError(
+    'TOOL_FAILED',
+    `${where} answered with its bot check ("anomaly" CAPTCHA page) instead of results, so nothing was searched. Too many searches were sent from this address: wait a few minutes before searching again. This tool does not solve CAPTCHAs.`,
+  );
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal.aborted) return reject(cancelled());
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(cancelled());
+    };
+    const timer = setTimeout(() => {
+      signal.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// The tool
+
+interface SearchResult {
+  title: string;
+  url: string;
+  snippet: string;
+}
+
+/** Caps each title and snippet, then keeps results while the total fits RESULT_CHARS_MAX. */
+function shape(found: PageResult[], maxResults: number, maxSnippetChars: number): { results: SearchResult[]; truncated: boolean } {
+  const results: SearchResult[] = [];
+  let used = 0;
+  for (const r of found.slice(0, maxResults)) {
+    const item = { title: capText(r.title || r.url, TITLE_MAX), url: r.url, snippet: capText(r.snippet, maxSnippetChars) };
+    const size = item.title.length + item.url.length + item.snippet.length;
+    if (used + size > RESULT_CHARS_MAX) return { results, truncated: true };
+    used += size;
+    results.push(item);
+  }
+  return { results, truncated: false };
+}
+
+const webSearch: ToolImplementation = async (args, ctx) => {
+  const s = settingsOf(ctx);
+  const query = cleanText(String(args.query ?? ''));
+  if (query === '') throw new MemoError('INVALID_ARGS', 'The query has no searchable text: send a few words to search for.');
+  const region = typeof args.region === 'string' ? args.region : null;
+  const maxResults = typeof args.maxResults === 'number' ? args.maxResults : DEFAULT_MAX_RESULTS;
+
+  const form = new URLSearchParams({ q: query });
+  if (region) form.set('kl', region);
+  const page = await fetchResultsPage(s, form, ctx);
+  const shown = `"${capText(query, 80)}"`;
+  const where = `DuckDuckGo (${s.endpoint.host})`;
+
+  const reading = readResultsPage(page.html);
+  switch (reading.kind) {
+    case 'anomaly':
+      throw anomaly(where);
+    case 'unrecognised':
+      throw new MemoError(
+        'TOOL_FAILED',
+        `The page from ${where} (HTTP ${page.status}${reading.title ? `, titled "${capText(reading.title, 80)}"` : ''}) is not a DuckDuckGo result page, so no results could be read. Check the web-search pack's endpoint setting (normally ${DEFAULTS.endpoint}).`,
+      );
+    case 'layout-changed':
+      throw new MemoError(
+        'TOOL_FAILED',
+        `${where} sent a result page with ${reading.blocks} result block(s) in a layout this tool cannot read (DuckDuckGo may have changed its page). No results are returned rather than wrong ones.`,
+      );
+    case 'no-results':
+      return { query, region, results: [], count: 0, truncated: false, summary: `No results found for ${shown}.` };
+    case 'results': {
+      const { results, truncated } = shape(reading.results, maxResults, s.maxSnippetChars);
+      const skipped = reading.skipped.ads + reading.skipped.unusable;
+      const summary =
+        results.length === 0
+          ? `No usable results for ${shown} (${skipped} ad(s) or link(s) that are not web pages skipped).`
+          : `${results.length} result${results.length === 1 ? '' : 's'} for ${shown}${truncated ? ' (cut to fit)' : ''}.`;
+      return { query, region, results, count: results.length, truncated, summary };
+    }
+  }
+};
+
+export const tools = { web_search: webSearch };
