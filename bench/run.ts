@@ -1,5 +1,6 @@
 /** `npm run bench`: every benchmark, each side by side with its baseline in the same run. */
 import { benchPipeline } from './pipeline.js';
+import { benchAgent } from './agent.js';
 import { benchHotReload, benchStartup } from './packs.js';
 import { benchFsTools } from './fs-tools.js';
 import { benchMcp } from './mcp.js';
@@ -15,3 +16,4 @@ if (!only || only === 'packs') {
   await benchStartup();
 }
 if (!only || only === 'mcp') await benchMcp();
+if (!only || only === 'agent') await benchAgent();
