@@ -89,7 +89,8 @@ class ChatPrompter implements Prompter {
       signal.addEventListener('abort', onAbort, { once: true });
       const ask = () => {
         const left = Math.max(0, Math.ceil((req.deadline - this.clock.now()) / 1000));
-        this.rl.question(`  └ ${offered.map(([k, , l]) => `[${k}] ${l}`).join('  ')} (${left} s): `, (line) => {
+        // The signal withdraws the question too, so the next prompt is not swallowed by this one.
+        this.rl.question(`  └ ${offered.map(([k, , l]) => `[${k}] ${l}`).join('  ')} (${left} s): `, { signal }, (line) => {
           if (done) return;
           const hit = offered.find(([k]) => k === line.trim());
           if (hit) finish(hit[1]);
