@@ -1,0 +1,131 @@
+import { randomBytes } from 'node:crypto';
+import { ProviderError, type ChatMessage, type ChatRequest, type ChatResponse, type ModelProvider, type ProviderConfig, type ToolCallRequestPart } from '../../kernel/index.js';
+import { baseHeaders, cancelled, clamp, modelOf, parseArguments, postJson, resolveKey, secretsOf, type AdapterDeps } from './http.js';
+import { bareModel, contextWindowFor, exactTokens } from './models.js';
+import { resolveEndpoint } from './presets.js';
+import { anthropicInputSchema, pickDefinition } from './schema.js';
+
+type Obj = Record<string, unknown>;
+
+export const ANTHROPIC_VERSION = '2023-06-01';
+
+/** `max_tokens` is required: the request's bound, else 4096 for Claude 3 (its ceiling), else 8192. */
+export function defaultMaxTokens(model: string): number {
+  return /^claude-3-(?:opus|sonnet|haiku)/.test(bareModel(model)) ? 4096 : 8192;
+}
+
+/**
+ * {baseUrl}/messages when the base ends in a version (`https://api.anthropic.com/v1`), else
+ * {baseUrl}/v1/messages (a base URL as the Anthropic SDKs take it, or a gateway root).
+ */
+export function anthropicUrl(baseUrl: string): string {
+  if (baseUrl.endsWith('/messages')) return baseUrl;
+  return /\/v\d+$/.test(baseUrl) ? `${baseUrl}/messages` : `${baseUrl}/v1/messages`;
+}
+
+type Block = Obj & { type: string };
+
+/**
+ * Messages API turns: system messages become the top-level `system` (joined by a blank line);
+ * assistant tool calls are `tool_use` blocks after the text; tool results are `tool_result`
+ * blocks (`is_error` when the call failed) and consecutive ones, with any user text that
+ * follows, merge into one user turn with the results first; same-role neighbours merge; empty
+ * text is left out (the API refuses empty text blocks). A turn of one text block is sent as a
+ * plain string.
+ */
+export function toAnthropic(messages: ChatMessage[]): { system?: string; messages: Obj[] } {
+  const system: string[] = [];
+  const turns: Array<{ role: 'user' | 'assistant'; content: Block[] }> = [];
+  const push = (role: 'user' | 'assistant', blocks: Block[]) => {
+    if (!blocks.length) return;
+    const last = turns[turns.length - 1];
+    if (last && last.role === role) last.content.push(...blocks);
+    else turns.push({ role, content: blocks });
+  };
+  for (const m of messages) {
+    switch (m.role) {
+      case 'system':
+        if (m.content) system.push(m.content);
+        break;
+      case 'user':
+        push('user', m.content ? [{ type: 'text', text: m.content }] : []);
+        break;
+      case 'assistant':
+        push('assistant', [
+          ...(m.content ? [{ type: 'text', text: m.content }] : []),
+          ...(m.toolCalls ?? []).map((c) => ({ type: 'tool_use', id: c.id, name: c.name, input: c.arguments ?? {} })),
+        ]);
+        break;
+      case 'tool':
+        push('user', [{ type: 'tool_result', tool_use_id: m.toolCallId, content: m.content, ...(m.isError ? { is_error: true } : {}) }]);
+        break;
+    }
+  }
+  const out = turns.map((t) => {
+    // tool_result blocks must lead the user turn that answers a tool_use.
+    const blocks = t.role === 'user' ? [...t.content.filter((b) => b.type === 'tool_result'), ...t.content.filter((b) => b.type !== 'tool_result')] : t.content;
+    const only = blocks.length === 1 ? blocks[0]! : undefined;
+    return { role: t.role, content: only && only.type === 'text' ? only.text : blocks };
+  });
+  return { ...(system.length ? { system: system.join('\n\n') } : {}), messages: out };
+}
+
+export function anthropicBody(request: ChatRequest, model: string): Obj {
+  const { system, messages } = toAnthropic(request.messages);
+  const body: Obj = { model, max_tokens: request.maxOutputTokens ?? defaultMaxTokens(model) };
+  if (system !== undefined) body.system = system;
+  body.messages = messages;
+  if (request.tools.length) {
+    body.tools = request.tools.map(pickDefinition).map((t) => ({ name: t.name, description: t.description, input_schema: anthropicInputSchema(t.parameters) }));
+  }
+  body.temperature = clamp(request.temperature, 0, 1);
+  return body;
+}
+
+export function parseAnthropicReply(json: unknown, host: string): ChatResponse {
+  const r = (json && typeof json === 'object' ? json : {}) as Obj;
+  if (!Array.isArray(r.content)) throw new ProviderError(`${host} answered without message content.`, 200, false, 'anthropic reply without content');
+  const texts: string[] = [];
+  const toolCalls: ToolCallRequestPart[] = [];
+  for (const block of r.content as Obj[]) {
+    if (block?.type === 'text' && typeof block.text === 'string') texts.push(block.text);
+    else if (block?.type === 'tool_use' && typeof block.name === 'string') {
+      const id = typeof block.id === 'string' && block.id ? block.id : `toolu_${randomBytes(12).toString('hex')}`;
+      toolCalls.push({ id, name: block.name, ...parseArguments(block.input) });
+    }
+  }
+  const u = r.usage as Obj | undefined;
+  const n = (v: unknown) => (typeof v === 'number' ? v : 0);
+  return {
+    content: texts.join('\n'),
+    toolCalls,
+    // Cached prompt tokens still fill the window: they count as input.
+    ...(u && typeof u.input_tokens === 'number'
+      ? { usage: { inputTokens: u.input_tokens + n(u.cache_creation_input_tokens) + n(u.cache_read_input_tokens), outputTokens: n(u.output_tokens) } }
+      : {}),
+    ...(typeof r.stop_reason === 'string' ? { finishReason: r.stop_reason } : {}),
+  };
+}
+
+/** The Anthropic Messages API: POST {base}/v1/messages with `x-api-key` and `anthropic-version`. */
+export function createAnthropicProvider(config: ProviderConfig, deps: AdapterDeps): ModelProvider {
+  const ep = resolveEndpoint('anthropic', config);
+  const url = anthropicUrl(ep.baseUrl);
+  return {
+    name: config.name,
+    kind: 'anthropic',
+    async chat(request: ChatRequest): Promise<ChatResponse> {
+      const signal = request.signal ?? new AbortController().signal;
+      if (signal.aborted) throw cancelled();
+      const key = resolveKey(config, ep, deps.env ?? process.env);
+      const model = modelOf(request.model, config);
+      const headers = baseHeaders(config);
+      if (key) headers['x-api-key'] = key;
+      headers['anthropic-version'] = ANTHROPIC_VERSION;
+      const json = await postJson({ label: 'anthropic', endpoint: ep, url, headers, body: anthropicBody(request, model), signal, secrets: secretsOf(key, config.headers), deps });
+      return parseAnthropicReply(json, ep.host);
+    },
+    contextWindow: (model: string) => contextWindowFor(model, config),
+    countTokens: (text: string, model: string) => exactTokens(text, model) as number,
+  };
+}

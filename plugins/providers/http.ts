@@ -1,0 +1,328 @@
+import { isSensitiveName, maskSecrets, ProviderError, resolveApiKey, type ProviderConfig } from '../../kernel/index.js';
+import type { Endpoint } from './presets.js';
+
+/** How hard a request is retried. */
+export interface RetryPolicy {
+  /** Attempts in all (the first one included). */
+  attempts: number;
+  /** Backoff before retry n (1-based): baseDelayMs * 2^(n-1), capped by maxDelayMs. */
+  baseDelayMs: number;
+  maxDelayMs: number;
+  /** A longer Retry-After is not waited for: the call fails and says when to retry. */
+  maxRetryAfterMs: number;
+}
+
+const MAX_MESSAGE = 1000;
+
+export const DEFAULT_RETRY: RetryPolicy = { attempts: 3, baseDelayMs: 1000, maxDelayMs: 8000, maxRetryAfterMs: 30_000 };
+
+/**
+ * What a factory receives. The kernel passes `fetch`; the rest default to the real thing and
+ * exist so tests (and hosts) can drive retries without waiting.
+ */
+export interface AdapterDeps {
+  fetch: typeof fetch;
+  /** Waits `ms`, rejecting as soon as the signal aborts. */
+  sleep?: (ms: number, signal: AbortSignal) => Promise<void>;
+  /** Epoch ms (for Retry-After given as an HTTP date). */
+  now?: () => number;
+  /** Where `apiKeyEnv` is looked up. */
+  env?: NodeJS.ProcessEnv;
+  retry?: Partial<RetryPolicy>;
+}
+
+export function realSleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal.aborted) return reject(new Error('aborted'));
+    const done = () => {
+      signal.removeEventListener('abort', onAbort);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(new Error('aborted'));
+    };
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
+}
+
+export function cancelled(): ProviderError {
+  return new ProviderError('The request was cancelled.', null, false, 'cancelled');
+}
+
+/**
+ * The key for a request, or a ProviderError before anything is sent. A hosted preset at its own
+ * URL with neither `apiKeyEnv` nor a stored key falls back to the preset's conventional variable
+ * (OPENAI_API_KEY, ANTHROPIC_API_KEY, ...); with an overridden base URL it never does, so a
+ * configuration pointing elsewhere cannot pick up a key meant for the real service.
+ */
+export function resolveKey(config: ProviderConfig, ep: Endpoint, env: NodeJS.ProcessEnv): string | undefined {
+  const configured = resolveApiKey(config, env);
+  if (configured) return configured;
+  if (!config.apiKeyEnv && !config.apiKey && ep.keyEnv && ep.presetUrl && env[ep.keyEnv]) return env[ep.keyEnv];
+  if (!ep.needsKey) return undefined;
+  const where = config.apiKeyEnv
+    ? `set $${config.apiKeyEnv}`
+    : ep.presetUrl
+      ? `set $${ep.keyEnv}`
+      : `set apiKeyEnv (e.g. $${ep.keyEnv})`;
+  throw new ProviderError(`no API key: ${where} or store a key with configure_provider (provider "${config.name}").`, null, false, 'no_api_key');
+}
+
+/** Values scrubbed from every message and detail: the key, and sensitive-looking configured headers. */
+export function secretsOf(key: string | undefined, headers: Record<string, string> | undefined): string[] {
+  const out = key ? [key] : [];
+  for (const [name, value] of Object.entries(headers ?? {})) if (isSensitiveName(name) && value) out.push(value);
+  return out;
+}
+
+/** A provider's error, as read from its body. */
+interface ErrorFields {
+  message?: string;
+  type?: string;
+  code?: string;
+  /** Gemini's RetryInfo (`"30s"`), in ms. */
+  retryDelayMs?: number;
+}
+
+function str(v: unknown): string | undefined {
+  if (typeof v === 'string' && v.trim()) return v.trim();
+  if (typeof v === 'number') return String(v);
+  return undefined;
+}
+
+/**
+ * Reads the human-readable message and the type/code from any of the three error shapes:
+ * OpenAI `{error:{message,type,code}}` (also Groq, OpenRouter, xAI, llama.cpp, Ollama), Anthropic
+ * `{type:"error",error:{type,message}}`, Gemini `{error:{code,message,status,details}}` (sometimes
+ * wrapped in an array); plus the bare `{error:"..."}`, `{message}` and `{detail}` of smaller servers.
+ */
+export function readErrorBody(json: unknown): ErrorFields {
+  const root = Array.isArray(json) ? json[0] : json;
+  if (!root || typeof root !== 'object') return {};
+  const r = root as Record<string, unknown>;
+  const e = r.error;
+  if (typeof e === 'string') return { message: e };
+  if (e && typeof e === 'object') {
+    const err = e as Record<string, unknown>;
+    const out: ErrorFields = {};
+    const message = str(err.message);
+    if (message) out.message = message;
+    const type = str(err.type) ?? str(err.status);
+    if (type) out.type = type;
+    let code = typeof err.code === 'string' ? err.code : undefined;
+    if (Array.isArray(err.details)) {
+      for (const d of err.details as Array<Record<string, unknown>>) {
+        if (!d || typeof d !== 'object') continue;
+        if (!code && typeof d.reason === 'string') code = d.reason;
+        if (typeof d['@type'] === 'string' && d['@type'].endsWith('google.rpc.RetryInfo') && typeof d.retryDelay === 'string') {
+          const s = Number.parseFloat(d.retryDelay);
+          if (Number.isFinite(s) && s >= 0) out.retryDelayMs = Math.round(s * 1000);
+        }
+      }
+    }
+    if (code) out.code = code;
+    return out;
+  }
+  const message = str(r.message) ?? str(r.detail);
+  return message ? { message } : {};
+}
+
+/** `Retry-After` (seconds or an HTTP date) or `retry-after-ms`, in ms; undefined when absent or unreadable. */
+export function retryAfterMs(headers: Headers, now: number): number | undefined {
+  const ms = headers.get('retry-after-ms');
+  if (ms !== null && ms.trim() !== '' && Number.isFinite(Number(ms)) && Number(ms) >= 0) return Math.round(Number(ms));
+  const v = headers.get('retry-after');
+  if (v === null || v.trim() === '') return undefined;
+  if (/^\s*\d+(?:\.\d+)?\s*$/.test(v)) return Math.round(Number(v) * 1000);
+  const at = Date.parse(v);
+  if (Number.isNaN(at)) return undefined;
+  return Math.max(0, at - now);
+}
+
+function htmlTitle(text: string): string | undefined {
+  const m = /<title[^>]*>([^<]{1,200})<\/title>/i.exec(text);
+  return m ? m[1]!.replace(/\s+/g, ' ').trim() || undefined : undefined;
+}
+
+/** A retryable failure: HTTP 408/409/429, 5xx (529 overloaded included), and network errors. */
+export function retryableStatus(status: number): boolean {
+  return status === 408 || status === 409 || status === 429 || status >= 500;
+}
+
+export interface SendOptions {
+  /** `openai-compatible`, `anthropic`, `gemini`: names the source in details. */
+  label: string;
+  endpoint: Endpoint;
+  url: string;
+  headers: Record<string, string>;
+  body: unknown;
+  signal: AbortSignal;
+  secrets: string[];
+  deps: AdapterDeps;
+}
+
+interface Failure {
+  error: ProviderError;
+  retryAfterMs?: number;
+}
+
+/**
+ * POSTs a JSON body and returns the parsed JSON reply. Retryable failures are retried with
+ * exponential backoff (or the provider's Retry-After), at most `attempts` times in all; the
+ * signal cancels at any point, the backoff included. Every error is a ProviderError whose message
+ * is the provider's own sentence, scrubbed of the key; the raw body is never kept.
+ */
+export async function postJson(o: SendOptions): Promise<unknown> {
+  const policy = { ...DEFAULT_RETRY, ...o.deps.retry };
+  policy.attempts = Math.max(1, Math.floor(policy.attempts));
+  const sleep = o.deps.sleep ?? realSleep;
+  const now = o.deps.now ?? Date.now;
+  // Provider messages are sentences; a page-long one is cut (the person needs its start).
+  const scrub = (s: string) => {
+    const masked = maskSecrets(s, o.secrets);
+    return masked.length > MAX_MESSAGE ? `${masked.slice(0, MAX_MESSAGE - 1)}…` : masked;
+  };
+  const make = (message: string, status: number | null, retryable: boolean, detail: string) =>
+    new ProviderError(scrub(message), status, retryable, scrub(detail));
+
+  const payload = JSON.stringify(o.body);
+  for (let attempt = 1; ; attempt++) {
+    if (o.signal.aborted) throw cancelled();
+    const outcome = await attemptOnce(o, payload, now, make);
+    if ('json' in outcome) return outcome.json;
+    const failure: Failure = outcome;
+    const detail = (extra: string) => `${failure.error.detail ?? ''}${failure.error.detail ? '; ' : ''}${extra}`;
+    if (!failure.error.retryable) throw failure.error;
+    if (attempt === policy.attempts) {
+      throw make(failure.error.message, failure.error.status, true, detail(`gave up after ${attempt} attempts`));
+    }
+    let delay = Math.min(policy.baseDelayMs * 2 ** (attempt - 1), policy.maxDelayMs);
+    if (failure.retryAfterMs !== undefined) {
+      if (failure.retryAfterMs > policy.maxRetryAfterMs) {
+        const seconds = Math.ceil(failure.retryAfterMs / 1000);
+        const at = new Date(now() + failure.retryAfterMs).toISOString().replace(/\.\d{3}Z$/, 'Z');
+        throw make(`${failure.error.message} (the provider asks to retry after ${at}, in ${seconds} s)`, failure.error.status, true, detail(`retry-after ${seconds} s exceeds the ${policy.maxRetryAfterMs / 1000} s cap`));
+      }
+      delay = failure.retryAfterMs;
+    }
+    try {
+      await sleep(delay, o.signal);
+    } catch {
+      throw cancelled();
+    }
+    if (o.signal.aborted) throw cancelled();
+  }
+}
+
+async function attemptOnce(
+  o: SendOptions,
+  payload: string,
+  now: () => number,
+  make: (message: string, status: number | null, retryable: boolean, detail: string) => ProviderError,
+): Promise<Failure | { json: unknown }> {
+  let res: Response;
+  try {
+    res = await o.deps.fetch(o.url, { method: 'POST', headers: o.headers, body: payload, signal: o.signal });
+  } catch (err) {
+    if (o.signal.aborted) throw cancelled();
+    return { error: networkError(o, err, make) };
+  }
+  let text: string;
+  try {
+    text = await res.text();
+  } catch (err) {
+    if (o.signal.aborted) throw cancelled();
+    return { error: networkError(o, err, make) };
+  }
+  const requestId = res.headers.get('request-id') ?? res.headers.get('x-request-id') ?? undefined;
+  let json: unknown;
+  let isJson = false;
+  try {
+    json = JSON.parse(text);
+    isJson = true;
+  } catch {
+    // handled below
+  }
+  if (res.ok) {
+    if (!isJson) {
+      return { error: make(`${o.endpoint.host} answered HTTP ${res.status} with a reply that is not JSON.`, res.status, false, `${o.label} non-JSON success reply (${res.headers.get('content-type') ?? 'no content-type'})`) };
+    }
+    // Some gateways (OpenRouter) report upstream failures inside a 200.
+    const fields = readErrorBody(json);
+    const r = json as Record<string, unknown> | null;
+    if (r && typeof r === 'object' && !Array.isArray(r) && r.error !== undefined && fields.message) {
+      const code = Number((r.error as Record<string, unknown>)?.code);
+      const status = Number.isInteger(code) && code >= 400 ? code : 502;
+      return { error: make(fields.message, status, retryableStatus(status), describe(o.label, fields, status, requestId)) };
+    }
+    return { json };
+  }
+  const fields = isJson ? readErrorBody(json) : {};
+  const retryAfter = retryAfterMs(res.headers, now()) ?? fields.retryDelayMs;
+  let message = fields.message;
+  if (!message) {
+    const what = res.statusText ? `HTTP ${res.status} ${res.statusText}` : `HTTP ${res.status}`;
+    const title = isJson ? undefined : htmlTitle(text);
+    message = isJson ? `${o.endpoint.host} answered ${what}.` : `${o.endpoint.host} answered ${what} with a page that is not JSON${title ? ` ("${title}")` : ''}, probably from a proxy or gateway.`;
+  }
+  const error = make(message, res.status, retryableStatus(res.status), describe(o.label, fields, res.status, requestId, isJson ? undefined : res.headers.get('content-type') ?? 'no content-type'));
+  return retryAfter === undefined ? { error } : { error, retryAfterMs: retryAfter };
+}
+
+function describe(label: string, f: ErrorFields, status: number, requestId: string | undefined, nonJson?: string): string {
+  const parts = [`${label} HTTP ${status}`];
+  if (f.type) parts.push(f.type);
+  if (f.code && f.code !== f.type) parts.push(f.code);
+  if (nonJson) parts.push(`non-JSON body (${nonJson})`);
+  if (requestId) parts.push(`request ${requestId}`);
+  return parts.join(' ');
+}
+
+function networkError(o: SendOptions, err: unknown, make: (message: string, status: number | null, retryable: boolean, detail: string) => ProviderError): ProviderError {
+  const e = err as { message?: string; cause?: { code?: string; message?: string } };
+  const code = e?.cause?.code ?? (e?.cause?.message || e?.message || 'network error');
+  const hint = code === 'ECONNREFUSED' && o.endpoint.local ? ': is the server running?' : '.';
+  return make(`Could not reach ${o.endpoint.host} (${code})${hint}`, null, true, `${o.label} network error ${code}`);
+}
+
+/**
+ * Headers common to all kinds. Configured extras (OpenRouter's HTTP-Referer, ...) come first with
+ * lower-cased names, so the content type and the auth header the adapter sets replace them
+ * rather than being sent twice.
+ */
+export function baseHeaders(config: ProviderConfig): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(config.headers ?? {})) if (typeof value === 'string') out[name.toLowerCase()] = value;
+  out['content-type'] = 'application/json';
+  out.accept = 'application/json';
+  return out;
+}
+
+/** Clamps a temperature into a provider's accepted range. */
+export function clamp(t: number, lo: number, hi: number): number {
+  if (!Number.isFinite(t)) return lo;
+  return Math.min(hi, Math.max(lo, t));
+}
+
+/** The model of a request (or the configuration's default). */
+export function modelOf(requested: string | undefined, config: ProviderConfig): string {
+  const model = requested || config.model;
+  if (!model) throw new ProviderError(`Provider "${config.name}" has no model: configure one or pass it with the request.`, null, false, 'no_model');
+  return model;
+}
+
+/** Parses a model's tool-call arguments: never throws; `{}` plus a reason when they are not a JSON object. */
+export function parseArguments(raw: unknown): { arguments: Record<string, unknown>; parseError?: string } {
+  if (raw && typeof raw === 'object' && !Array.isArray(raw)) return { arguments: raw as Record<string, unknown> };
+  if (raw === undefined || raw === null || (typeof raw === 'string' && raw.trim() === '')) return { arguments: {} };
+  if (typeof raw !== 'string') return { arguments: {}, parseError: `the arguments are a ${Array.isArray(raw) ? 'list' : typeof raw}, not an object` };
+  try {
+    const v = JSON.parse(raw) as unknown;
+    if (v && typeof v === 'object' && !Array.isArray(v)) return { arguments: v as Record<string, unknown> };
+    return { arguments: {}, parseError: `the arguments are ${Array.isArray(v) ? 'a list' : v === null ? 'null' : `a ${typeof v}`}, not an object` };
+  } catch (err) {
+    return { arguments: {}, parseError: (err as Error).message };
+  }
+}

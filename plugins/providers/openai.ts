@@ -1,0 +1,120 @@
+import { randomBytes } from 'node:crypto';
+import { ProviderError, type ChatMessage, type ChatRequest, type ChatResponse, type ModelProvider, type ProviderConfig, type ToolCallRequestPart } from '../../kernel/index.js';
+import { baseHeaders, cancelled, clamp, modelOf, parseArguments, postJson, resolveKey, secretsOf, type AdapterDeps } from './http.js';
+import { bareModel, contextWindowFor, exactTokens } from './models.js';
+import { endpointUrl, resolveEndpoint, type Endpoint } from './presets.js';
+import { openAiParameters, pickDefinition } from './schema.js';
+
+type Obj = Record<string, unknown>;
+
+/** OpenAI reasoning models accept only the default temperature: it is left out for them. */
+export function fixedTemperature(model: string): boolean {
+  const m = bareModel(model);
+  return /^o[134](?:-|$)/.test(m) || (/^gpt-5/.test(m) && !/-chat/.test(m));
+}
+
+export function toOpenAiMessages(messages: ChatMessage[]): Obj[] {
+  return messages.map((m): Obj => {
+    switch (m.role) {
+      case 'system':
+      case 'user':
+        return { role: m.role, content: m.content };
+      case 'assistant':
+        if (m.toolCalls?.length) {
+          return {
+            role: 'assistant',
+            content: m.content ? m.content : null,
+            tool_calls: m.toolCalls.map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: JSON.stringify(c.arguments ?? {}) } })),
+          };
+        }
+        return { role: 'assistant', content: m.content };
+      case 'tool':
+        return { role: 'tool', tool_call_id: m.toolCallId, content: m.content };
+    }
+  });
+}
+
+export function openAiBody(request: ChatRequest, model: string, ep: Endpoint): Obj {
+  const body: Obj = { model, messages: toOpenAiMessages(request.messages) };
+  if (request.tools.length) {
+    body.tools = request.tools.map(pickDefinition).map((t) => ({
+      type: 'function',
+      function: { name: t.name, description: t.description, parameters: openAiParameters(t.parameters) },
+    }));
+  }
+  if (!fixedTemperature(model)) body.temperature = clamp(request.temperature, 0, 2);
+  if (request.maxOutputTokens) body[ep.preset === 'openai' ? 'max_completion_tokens' : 'max_tokens'] = request.maxOutputTokens;
+  return body;
+}
+
+function textOf(content: unknown): string {
+  if (typeof content === 'string') return content;
+  if (Array.isArray(content)) {
+    return content.map((p) => (p && typeof p === 'object' && typeof (p as Obj).text === 'string' ? ((p as Obj).text as string) : '')).join('');
+  }
+  return '';
+}
+
+export function parseOpenAiReply(json: unknown, host: string): ChatResponse {
+  const r = (json && typeof json === 'object' ? json : {}) as Obj;
+  const choice = Array.isArray(r.choices) ? (r.choices[0] as Obj | undefined) : undefined;
+  if (!choice) throw new ProviderError(`${host} answered without a choice.`, 200, false, 'openai-compatible reply without choices');
+  const msg = (choice.message && typeof choice.message === 'object' ? choice.message : {}) as Obj;
+  let content = textOf(msg.content);
+  if (!content && typeof msg.refusal === 'string') content = msg.refusal;
+  const toolCalls: ToolCallRequestPart[] = [];
+  const raw = Array.isArray(msg.tool_calls) ? (msg.tool_calls as Obj[]) : [];
+  for (const tc of raw) {
+    const fn = (tc?.function ?? {}) as Obj;
+    if (typeof fn.name !== 'string' || !fn.name) continue;
+    const parsed = parseArguments(fn.arguments);
+    // Some local servers omit ids: the loop needs one to pair the result with the call.
+    const id = typeof tc.id === 'string' && tc.id ? tc.id : `call_${randomBytes(8).toString('hex')}`;
+    toolCalls.push({ id, name: fn.name, ...parsed });
+  }
+  const usage = r.usage as Obj | undefined;
+  return {
+    content,
+    toolCalls,
+    ...(usage && typeof usage.prompt_tokens === 'number' && typeof usage.completion_tokens === 'number'
+      ? { usage: { inputTokens: usage.prompt_tokens, outputTokens: usage.completion_tokens } }
+      : {}),
+    ...(typeof choice.finish_reason === 'string' ? { finishReason: choice.finish_reason } : {}),
+  };
+}
+
+/**
+ * The OpenAI chat-completions wire format (OpenAI, Groq, OpenRouter, xAI, OpenCode Zen, Ollama,
+ * LM Studio, llama.cpp and any compatible server): POST {baseUrl}/chat/completions,
+ * `Authorization: Bearer <key>` when there is a key.
+ */
+export function createOpenAiProvider(config: ProviderConfig, deps: AdapterDeps): ModelProvider {
+  const ep = resolveEndpoint('openai-compatible', config);
+  const url = endpointUrl(ep.baseUrl, '/chat/completions');
+  return {
+    name: config.name,
+    kind: 'openai-compatible',
+    async chat(request: ChatRequest): Promise<ChatResponse> {
+      const signal = request.signal ?? new AbortController().signal;
+      if (signal.aborted) throw cancelled();
+      const key = resolveKey(config, ep, deps.env ?? process.env);
+      const model = modelOf(request.model, config);
+      const headers = baseHeaders(config);
+      if (key) headers.authorization = `Bearer ${key}`;
+      const json = await postJson({
+        label: 'openai-compatible',
+        endpoint: ep,
+        url,
+        headers,
+        body: openAiBody(request, model, ep),
+        signal,
+        secrets: secretsOf(key, config.headers),
+        deps,
+      });
+      return parseOpenAiReply(json, ep.host);
+    },
+    contextWindow: (model: string) => contextWindowFor(model, config),
+    // Undefined (not a number) for models without a tokenizer here: see exactTokens.
+    countTokens: (text: string, model: string) => exactTokens(text, model) as number,
+  };
+}
