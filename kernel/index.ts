@@ -27,7 +27,7 @@ export { verifyAuditFile } from './audit/audit-log.js';
 export type { PackFolder, PackStatus } from './packs/pack-loader.js';
 export type { PackState } from './packs/pack-manager.js';
 export type { PackManifest } from './packs/manifest.js';
-export { PathSandbox, SYSTEM_DIRS, type PathIntent, type ResolvedPath } from './sandbox/path-sandbox.js';
+export { PathSandbox, SYSTEM_DIRS, isGitSegment, assertSameFile, type PathIntent, type ResolvedPath } from './sandbox/path-sandbox.js';
 export { CommandJudge, BLOCK_RULES, type CommandVerdict } from './sandbox/command-judge.js';
 export { runProcess, type RunOptions, type RunResult } from './sandbox/process-runner.js';
 export type { SkillFolder, SkillState } from './skills/skill-manager.js';

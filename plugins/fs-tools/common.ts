@@ -11,7 +11,7 @@ import { constants as fsConstants, type Stats } from 'node:fs';
 import { copyFile, link, lstat, mkdir, open, realpath, rename, stat, unlink, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { createTwoFilesPatch } from 'diff';
-import { isMemoError, MemoError, type ErrorCode, type ResolvedPath, type ToolContext } from '../../kernel/index.js';
+import { isGitSegment, isMemoError, MemoError, type ErrorCode, type ResolvedPath, type ToolContext } from '../../kernel/index.js';
 
 export const MB = 1024 * 1024;
 /** read_file refuses whole files above this, and caps a slice at it. */
@@ -88,14 +88,11 @@ export function humanBytes(n: number): string {
 }
 
 /**
- * Whether a name means `.git` on some file system (mirrors the kernel sandbox's rule: trailing
- * dots/spaces as NTFS ignores them, HFS+'s ignorable characters, any case). Used for the final
- * name of a symbolic link being deleted, which the sandbox's resolution would follow.
+ * Whether a name means `.git` on some file system: the kernel sandbox's own rule (trailing dots and
+ * spaces, ignorable characters, any case). Used for the final name of a symbolic link being
+ * deleted, which the sandbox's resolution would follow.
  */
-const IGNORABLE_CHARS = /[\u00ad\u034f\u180b-\u180e\u200b-\u200f\u202a-\u202e\u2060-\u206f\ufe00-\ufe0f\ufeff]/g;
-export function isGitName(name: string): boolean {
-  return name.replace(IGNORABLE_CHARS, '').replace(/[. ]+$/, '').toLowerCase() === '.git';
-}
+export const isGitName = isGitSegment;
 
 // ---------------------------------------------------------------------------------------------
 // Lines
