@@ -90,8 +90,9 @@ function summarise(value: JsonValue): string {
 
 function publicCaller(caller: Caller): { kind: Caller['kind']; id?: string; conversationId?: string } {
   const out: { kind: Caller['kind']; id?: string; conversationId?: string } = { kind: caller.kind };
-  if (caller.id !== undefined) out.id = caller.id;
-  if (caller.conversationId !== undefined) out.conversationId = caller.conversationId;
+  // An MCP client names itself: keep the audit line bounded whatever it says.
+  if (caller.id !== undefined) out.id = String(caller.id).slice(0, 100);
+  if (caller.conversationId !== undefined) out.conversationId = String(caller.conversationId).slice(0, 100);
   return out;
 }
 
