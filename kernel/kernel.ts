@@ -105,9 +105,8 @@ export class Kernel {
     this.judge = container.resolve(CommandJudge);
     this.providers = container.resolve(ProviderRegistry);
     this.providerSettings = container.resolve(ProviderSettings);
-    this.conversations = new ConversationStore(path.join(this.config.dataDir, 'agent.sqlite'));
-    this.conversations.setDeleteListener((id) => this.capabilities.revokeConversation(id));
-    this.probe = new CapabilityProbe(container.resolve<T.Clock>(T.Clock));
+    this.conversations = container.resolve(ConversationStore);
+    this.probe = container.resolve(CapabilityProbe);
     const logger = container.resolve<T.Logger>(T.Logger);
     this.packs.apiFor = (packId, owned) => ({
       packId,
@@ -226,6 +225,16 @@ export function createKernel(options: KernelOptions = {}): Kernel {
 
   c.register(ProviderRegistry, { useFactory: instanceCachingFactory(() => new ProviderRegistry()) });
   c.register(ProviderSettings, { useFactory: instanceCachingFactory(() => new ProviderSettings(path.join(dataDir, 'providers.json'))) });
+  c.register(ConversationStore, {
+    useFactory: instanceCachingFactory((d) => {
+      const store = new ConversationStore(path.join(dataDir, 'agent.sqlite'));
+      // A deleted conversation's write capabilities die with it.
+      const caps = d.resolve(WriteCapabilities);
+      store.setDeleteListener((id) => caps.revokeConversation(id));
+      return store;
+    }),
+  });
+  c.register(CapabilityProbe, { useFactory: instanceCachingFactory((d) => new CapabilityProbe(d.resolve<T.Clock>(T.Clock))) });
   c.register(CommandJudge, { useFactory: instanceCachingFactory(() => new CommandJudge()) });
   c.register(SkillManager, {
     useFactory: instanceCachingFactory((d) => new SkillManager(d.resolve(ToolRegistry), d.resolve(CommandJudge), d.resolve<T.Logger>(T.Logger))),
