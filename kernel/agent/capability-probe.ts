@@ -73,6 +73,8 @@ export class CapabilityProbe {
 
 /** True for a configuration that points at a model on this machine (probe it before giving it tools). */
 export function isLocalProvider(config: ProviderConfig): boolean {
+  // An in-process GGUF model (kind llama-cpp) is as local as it gets.
+  if (config.kind === 'llama-cpp' || config.preset === 'gguf') return true;
   if (['ollama', 'lmstudio', 'llamacpp'].includes(config.preset ?? '')) return true;
   if (!config.baseUrl) return false;
   try {

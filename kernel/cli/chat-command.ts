@@ -252,7 +252,7 @@ async function open(o: ChatOptions, ctx: CliContext, prompter: Prompter): Promis
           warnings.push(`${model} cannot call tools (${verdict.reason}): chatting without tools.`);
         }
       } catch (err) {
-        throw ctx.notFound(`The local model server did not answer: ${(err as Error).message}. Start it and try again.`);
+        throw ctx.notFound(`The local model could not be checked for tool calling: ${(err as Error).message}`);
       }
     }
     return { kernel, provider, config, model, toolsEnabled, warnings };

@@ -7,6 +7,7 @@ import type { Disposable, PackApi, ProviderFactory } from '../../kernel/index.js
 import { createAnthropicProvider } from './anthropic.js';
 import { configureProvider } from './configure.js';
 import { createGeminiProvider } from './gemini.js';
+import { createLocalGgufProvider, LLAMA_CPP_KIND } from './local-gguf.js';
 import { createOpenAiProvider } from './openai.js';
 import type { Kind } from './presets.js';
 
@@ -22,6 +23,7 @@ const FACTORIES: Record<Kind, ProviderFactory> = {
 export function activate(api: PackApi): Disposable {
   current = api;
   for (const [kind, factory] of Object.entries(FACTORIES)) api.providers.register(kind, factory);
+  api.providers.register(LLAMA_CPP_KIND, createLocalGgufProvider);
   return {
     dispose: () => {
       if (current === api) current = undefined;

@@ -67,5 +67,6 @@ describe('the tool-calling capability probe', () => {
     expect(isLocalProvider(config)).toBe(true);
     expect(isLocalProvider({ name: 'x', kind: 'openai-compatible', preset: 'custom', baseUrl: 'http://localhost:9000/v1' })).toBe(true);
     expect(isLocalProvider({ name: 'x', kind: 'openai-compatible', preset: 'openai', baseUrl: 'https://api.openai.com/v1' })).toBe(false);
+    expect(isLocalProvider({ name: 'g', kind: 'llama-cpp', preset: 'gguf', model: '/models/x.gguf' })).toBe(true);
   });
 });
