@@ -61,12 +61,14 @@ export function planBudget(counter: TokenCounter, provider: ModelProvider, model
   const needed = conversationTokens + toolTokens;
   const wanted = Math.max(CONTEXT_FLOOR, needed + CONTEXT_HEADROOM);
   const budget = window === undefined ? wanted : Math.min(window, wanted);
-  if (window !== undefined && needed + MIN_REPLY_TOKENS > window) {
+  // Room for the reply: 1K tokens, or a quarter of a small model's window.
+  const reserve = window === undefined ? MIN_REPLY_TOKENS : Math.min(MIN_REPLY_TOKENS, Math.floor(window / 4));
+  if (window !== undefined && needed + reserve > window) {
     const defs = `${tools.length} tool definition${tools.length === 1 ? '' : 's'} need ${k(toolTokens)} tokens`;
     const message =
-      toolTokens + MIN_REPLY_TOKENS > window
+      tools.length > 0 && toolTokens + reserve > window
         ? `${defs}; this model's window is ${k(window)}: disable packs or pick a larger model.`
-        : `This conversation needs ${k(conversationTokens)} tokens and the ${defs}; this model's window is ${k(window)}: start a new conversation or pick a larger model.`;
+        : `This conversation needs ${k(conversationTokens)} tokens${tools.length ? ` and the ${defs}` : ''}; this model's window is ${k(window)}: start a new conversation or pick a larger model.`;
     throw new MemoError('VALIDATION', message, { details: { conversationTokens, toolTokens, window } });
   }
   return { conversationTokens, toolTokens, toolCount: tools.length, budget, window };

@@ -124,6 +124,14 @@ describe('the agent loop', () => {
     expect(r.error).toMatch(/conversation needs .* start a new conversation or pick a larger model/);
   });
 
+  it('leaves a small model a quarter of its window for the reply instead of refusing it', async () => {
+    fx = makeKernel();
+    const small = new ScriptedProvider(() => reply('short'), 1024);
+    const r = await turn(small, { toolsEnabled: false });
+    expect(r).toMatchObject({ stopReason: 'final', answer: 'short' });
+    expect(small.requests[0]!.contextTokens).toBe(1024);
+  });
+
   it('asks for conversation + 32K headroom, never below 64K, capped by the window', async () => {
     fx = makeKernel();
     const small = new ScriptedProvider(() => reply('a'), 1_000_000);
