@@ -67,6 +67,16 @@ function checkDataDir(dataDir: string): string {
   return abs;
 }
 
+/** Each pack's data folder, computed once per pack (it is handed to every call). */
+function packDataDir(dataDir: string): (packId: string) => string {
+  const cache = new Map<string, string>();
+  return (packId) => {
+    let dir = cache.get(packId);
+    if (dir === undefined) cache.set(packId, (dir = path.join(dataDir, 'packs-data', packId)));
+    return dir;
+  };
+}
+
 /**
  * One kernel instance: its own DI container, registry, gate, limiter and audit trail. Several can
  * live in one process (tests do this); they share nothing.
@@ -210,7 +220,7 @@ export function createKernel(options: KernelOptions = {}): Kernel {
           root,
           sandbox: new PathSandbox(root),
           judge: d.resolve(CommandJudge),
-          dataDir: (packId) => path.join(dataDir, 'packs-data', packId),
+          dataDir: packDataDir(dataDir),
           defaultTimeoutMs: config.defaultToolTimeoutMs,
         }),
     ),
