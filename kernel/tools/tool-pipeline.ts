@@ -127,7 +127,8 @@ export class ToolPipeline {
     const callId = randomUUID();
     const started = performance.now();
     const ts = new Date(this.clock.now()).toISOString();
-    const name = typeof request.tool === 'string' ? request.tool : String(request.tool);
+    // Tool names are at most 64 characters; a model's invented one is cut so messages and audit lines stay bounded.
+    const name = (typeof request.tool === 'string' ? request.tool : String(request.tool)).slice(0, 200);
     const tool = this.registry.get(name);
     const { masked, secrets } = maskArgs(request.args, tool?.spec.sensitiveArgs ?? []);
     let decision = 'none';
@@ -167,7 +168,8 @@ export class ToolPipeline {
         effect: tool.spec.effect,
         ...(tool.spec.confirm ? { confirm: tool.spec.confirm } : {}),
         maskedArgs: masked,
-        caller: request.caller,
+        // The prompter learns who calls, not the caller's write capability.
+        caller: ctx.ctx.caller,
         signal,
         preview: async () => (tool.preview ? tool.preview(args, ctx.ctx) : null),
       });

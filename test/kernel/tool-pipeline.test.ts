@@ -97,6 +97,23 @@ describe('the invocation pipeline', () => {
     expect(errorCode(again)).toBe('PERMISSION_DENIED');
   });
 
+  it('keeps the write capability from the prompter, which still learns who calls', async () => {
+    fx = makeKernel();
+    fx.prompter.setFallback('allow-once');
+    const cap = fx.kernel.capabilities.mint('conv-9');
+    await fx.kernel.invoke({ tool: 'echo_medium', args: {}, caller: { kind: 'mcp', id: 'client', capability: cap } });
+    expect(fx.prompter.asked[0]!.caller).toEqual({ kind: 'mcp', id: 'client', conversationId: 'conv-9' });
+    expect(JSON.stringify(fx.prompter.asked[0])).not.toContain(cap);
+  });
+
+  it('cuts an invented tool name of any length in the error and the audit line', async () => {
+    fx = makeKernel();
+    const r = await fx.kernel.invoke({ tool: 'x'.repeat(100_000), args: {}, caller: { kind: 'agent' } });
+    expect(!r.ok && r.error.code).toBe('UNKNOWN_TOOL');
+    expect(!r.ok && r.error.message.length).toBeLessThan(300);
+    expect(auditLines(fx).at(-1)!.tool.length).toBe(200);
+  });
+
   it('refuses a capability whose conversation was deleted', async () => {
     fx = makeKernel();
     fx.prompter.setFallback('allow-once');
