@@ -229,15 +229,22 @@ export class ToolPipeline {
       config: tool.pack.config(),
       progress: (update) => request.onProgress?.(update),
     };
-    // The outer signal (the caller's) reaches the handler through this controller.
-    let release = () => {};
+    // The caller's signal and the kernel's shutdown reach the handler (and a waiting permission
+    // prompt) through this controller, for the whole call.
+    const onShutdown = () => controller.abort(new Error('shutdown'));
+    this.shutdown.signal.addEventListener('abort', onShutdown, { once: true });
+    let releaseOuter = () => {};
     if (outer?.aborted) controller.abort(outer.reason);
     else if (outer) {
       const forward = () => controller.abort(outer.reason);
       outer.addEventListener('abort', forward, { once: true });
       // A caller may reuse one signal for many calls: drop the listener when this call ends.
-      release = () => outer.removeEventListener('abort', forward);
+      releaseOuter = () => outer.removeEventListener('abort', forward);
     }
+    const release = () => {
+      releaseOuter();
+      this.shutdown.signal.removeEventListener('abort', onShutdown);
+    };
     return { ctx, controller, release };
   }
 
@@ -250,7 +257,6 @@ export class ToolPipeline {
         if (settled) return;
         settled = true;
         this.clock.clearTimeout(timer);
-        this.shutdown.signal.removeEventListener('abort', onShutdown);
         ctx.signal.removeEventListener('abort', onAbort);
         fn();
       };
@@ -258,8 +264,6 @@ export class ToolPipeline {
         finish(() => reject(new MemoError('TIMEOUT', `${name} did not finish within ${timeoutMs / 1000} s and was stopped.`, { tool: name, plugin: tool.pack.id })));
         controller.abort(new Error('timeout'));
       }, timeoutMs);
-      const onShutdown = () => controller.abort(new Error('shutdown'));
-      this.shutdown.signal.addEventListener('abort', onShutdown, { once: true });
       const onAbort = () => finish(() => reject(new MemoError('CANCELLED', `${name} was cancelled.`, { tool: name, plugin: tool.pack.id })));
       if (ctx.signal.aborted) return onAbort();
       ctx.signal.addEventListener('abort', onAbort, { once: true });

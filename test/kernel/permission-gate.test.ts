@@ -114,6 +114,17 @@ describe('the permission gate', () => {
     expect(fx.kernel.audit.tail().at(-1)).toMatchObject({ decision: 'deny:cancelled' });
   });
 
+  it('withdraws a waiting prompt at shutdown, and the tool never runs', async () => {
+    let ran = false;
+    fx = makeKernel({ packs: [{ id: 'p', tools: [{ spec: { name: 'w', description: 'd', parameters: { type: 'object' }, danger: 'medium', effect: 'write' }, impl: () => (ran = true) }] }] });
+    fx.prompter.answer('never');
+    const pending = fx.kernel.invoke({ tool: 'w', args: {}, caller: { kind: 'agent' } });
+    await flush();
+    await fx.kernel.shutdown();
+    expect(code(await pending)).toBe('CANCELLED');
+    expect(ran).toBe(false);
+  });
+
   it('denies when the prompter itself fails', async () => {
     fx = makeKernel({ prompter: { ask: async () => { throw new Error('window closed'); } } as any });
     const r = await call(fx, 'echo_medium');
