@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { ProviderError, type ChatMessage, type ChatRequest, type ChatResponse, type ModelProvider, type ProviderConfig, type ToolCallRequestPart } from '../../kernel/index.js';
-import { baseHeaders, cancelled, clamp, modelOf, parseArguments, postJson, resolveKey, secretsOf, type AdapterDeps } from './http.js';
+import { clamp, parseArguments, postJson, startRequest, type AdapterDeps } from './http.js';
 import { bareModel, contextWindowFor, exactTokens } from './models.js';
 import { resolveEndpoint } from './presets.js';
 import { anthropicInputSchema, pickDefinition } from './schema.js';
@@ -115,14 +115,10 @@ export function createAnthropicProvider(config: ProviderConfig, deps: AdapterDep
     name: config.name,
     kind: 'anthropic',
     async chat(request: ChatRequest): Promise<ChatResponse> {
-      const signal = request.signal ?? new AbortController().signal;
-      if (signal.aborted) throw cancelled();
-      const key = resolveKey(config, ep, deps.env ?? process.env);
-      const model = modelOf(request.model, config);
-      const headers = baseHeaders(config);
+      const { signal, key, model, headers, secrets } = startRequest(config, ep, request, deps.env ?? process.env);
       if (key) headers['x-api-key'] = key;
       headers['anthropic-version'] = ANTHROPIC_VERSION;
-      const json = await postJson({ label: 'anthropic', endpoint: ep, url, headers, body: anthropicBody(request, model), signal, secrets: secretsOf(key, config.headers), deps });
+      const json = await postJson({ label: 'anthropic', endpoint: ep, url, headers, body: anthropicBody(request, model), signal, secrets, deps });
       return parseAnthropicReply(json, ep.host);
     },
     contextWindow: (model: string) => contextWindowFor(model, config),

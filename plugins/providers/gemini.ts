@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { ProviderError, type ChatMessage, type ChatRequest, type ChatResponse, type ModelProvider, type ProviderConfig, type ToolCallRequestPart } from '../../kernel/index.js';
-import { baseHeaders, cancelled, clamp, modelOf, parseArguments, postJson, resolveKey, secretsOf, type AdapterDeps } from './http.js';
+import { clamp, parseArguments, postJson, startRequest, type AdapterDeps } from './http.js';
 import { contextWindowFor, exactTokens } from './models.js';
 import { resolveEndpoint } from './presets.js';
 import { geminiParameters, pickDefinition } from './schema.js';
@@ -161,13 +161,9 @@ export function createGeminiProvider(config: ProviderConfig, deps: AdapterDeps):
     name: config.name,
     kind: 'gemini',
     async chat(request: ChatRequest): Promise<ChatResponse> {
-      const signal = request.signal ?? new AbortController().signal;
-      if (signal.aborted) throw cancelled();
-      const key = resolveKey(config, ep, deps.env ?? process.env);
-      const model = modelOf(request.model, config);
-      const headers = baseHeaders(config);
+      const { signal, key, model, headers, secrets } = startRequest(config, ep, request, deps.env ?? process.env);
       if (key) headers['x-goog-api-key'] = key;
-      const json = await postJson({ label: 'gemini', endpoint: ep, url: geminiUrl(ep.baseUrl, model), headers, body: geminiBody(request, signatures), signal, secrets: secretsOf(key, config.headers), deps });
+      const json = await postJson({ label: 'gemini', endpoint: ep, url: geminiUrl(ep.baseUrl, model), headers, body: geminiBody(request, signatures), signal, secrets, deps });
       const responseId = (json as Obj | null)?.responseId;
       const replyKey = typeof responseId === 'string' && responseId ? `response:${responseId}` : `local:${salt}:${++replies}`;
       return parseGeminiReply(json, ep.host, replyKey, signatures);

@@ -300,6 +300,19 @@ export function baseHeaders(config: ProviderConfig): Record<string, string> {
   return out;
 }
 
+/** What every adapter works out before a request: the signal (refused if already aborted), key, model and base headers. */
+export function startRequest(
+  config: ProviderConfig,
+  ep: Endpoint,
+  request: { signal?: AbortSignal; model: string },
+  env: NodeJS.ProcessEnv,
+): { signal: AbortSignal; key: string | undefined; model: string; headers: Record<string, string>; secrets: string[] } {
+  const signal = request.signal ?? new AbortController().signal;
+  if (signal.aborted) throw cancelled();
+  const key = resolveKey(config, ep, env);
+  return { signal, key, model: modelOf(request.model, config), headers: baseHeaders(config), secrets: secretsOf(key, config.headers) };
+}
+
 /** Clamps a temperature into a provider's accepted range. */
 export function clamp(t: number, lo: number, hi: number): number {
   if (!Number.isFinite(t)) return lo;

@@ -22,6 +22,7 @@
  *     examples. The kernel still validates the arguments against the full schema.
  */
 import type { JsonSchema } from '../../kernel/index.js';
+import { resolvePointer } from './schema.js';
 
 type Obj = Record<string, unknown>;
 
@@ -42,18 +43,6 @@ interface Ctx {
   root: Obj;
   expanding: string[];
   depth: number;
-}
-
-function resolvePointer(root: Obj, ref: string): Obj | undefined {
-  if (ref === '#') return root;
-  if (!ref.startsWith('#/')) return undefined;
-  let node: unknown = root;
-  for (const raw of ref.slice(2).split('/')) {
-    const key = decodeURIComponent(raw).replace(/~1/g, '/').replace(/~0/g, '~');
-    if (!isObj(node)) return undefined;
-    node = node[key];
-  }
-  return isObj(node) ? node : undefined;
 }
 
 /** Inlines a `$ref` (siblings win) and merges `allOf`; `undefined` for a reference being expanded. */

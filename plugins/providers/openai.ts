@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { ProviderError, type ChatMessage, type ChatRequest, type ChatResponse, type ModelProvider, type ProviderConfig, type ToolCallRequestPart } from '../../kernel/index.js';
-import { baseHeaders, cancelled, clamp, modelOf, parseArguments, postJson, resolveKey, secretsOf, type AdapterDeps } from './http.js';
+import { clamp, parseArguments, postJson, startRequest, type AdapterDeps } from './http.js';
 import { bareModel, contextWindowFor, exactTokens } from './models.js';
 import { endpointUrl, resolveEndpoint, type Endpoint } from './presets.js';
 import { openAiParameters, pickDefinition } from './schema.js';
@@ -95,11 +95,7 @@ export function createOpenAiProvider(config: ProviderConfig, deps: AdapterDeps):
     name: config.name,
     kind: 'openai-compatible',
     async chat(request: ChatRequest): Promise<ChatResponse> {
-      const signal = request.signal ?? new AbortController().signal;
-      if (signal.aborted) throw cancelled();
-      const key = resolveKey(config, ep, deps.env ?? process.env);
-      const model = modelOf(request.model, config);
-      const headers = baseHeaders(config);
+      const { signal, key, model, headers, secrets } = startRequest(config, ep, request, deps.env ?? process.env);
       if (key) headers.authorization = `Bearer ${key}`;
       const json = await postJson({
         label: 'openai-compatible',
@@ -108,7 +104,7 @@ export function createOpenAiProvider(config: ProviderConfig, deps: AdapterDeps):
         headers,
         body: openAiBody(request, model, ep),
         signal,
-        secrets: secretsOf(key, config.headers),
+        secrets,
         deps,
       });
       return parseOpenAiReply(json, ep.host);

@@ -85,7 +85,8 @@ interface Ctx {
   depth: number;
 }
 
-function resolvePointer(root: Obj, ref: string): Obj | undefined {
+/** Follows a local JSON pointer (`#/$defs/x`) inside a schema; undefined when it leads nowhere. */
+export function resolvePointer(root: Obj, ref: string): Obj | undefined {
   if (ref === '#') return root;
   if (!ref.startsWith('#/')) return undefined;
   let node: unknown = root;
