@@ -1,6 +1,7 @@
 import 'reflect-metadata';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { container as rootContainer, instanceCachingFactory, type DependencyContainer } from 'tsyringe';
 import { AuditLog } from './audit/audit-log.js';
 import { SystemClock } from './clock.js';
@@ -17,6 +18,7 @@ import type { ToolCallRequest, ToolResult } from './tools/contract.js';
 import { DEFAULT_TOOL_TIMEOUT_MS, ToolPipeline, type InvokeOptions } from './tools/tool-pipeline.js';
 import { ToolRegistry, type PackDefinition } from './tools/tool-registry.js';
 import { PathSandbox } from './sandbox/path-sandbox.js';
+import { KernelState } from './sandbox/kernel-state.js';
 import type { PackFolder } from './packs/pack-loader.js';
 import { PackManager, type PackState } from './packs/pack-manager.js';
 import { PackSettings } from './packs/pack-settings.js';
@@ -77,6 +79,30 @@ function packDataDir(dataDir: string): (packId: string) => string {
   };
 }
 
+/** This module's folder: `kernel/` in a checkout run from source, `dist/kernel/` once compiled. */
+const KERNEL_CODE_DIR = path.dirname(fileURLToPath(import.meta.url));
+
+/**
+ * The kernel's own folders, out of every tool's reach: the data folder, the kernel's code, and the
+ * built-in pack and skill folders beside it (and, when running compiled, their sources in the
+ * checkout, which `npm run build` turns into loaded code). Pack and skill folders loaded later add
+ * themselves (Kernel.loadPacks / loadSkills).
+ */
+function kernelState(dataDir: string): KernelState {
+  const state = new KernelState();
+  state.add(dataDir, 'the data folder');
+  state.add(KERNEL_CODE_DIR, "the kernel's code", 'change');
+  const installRoot = path.dirname(KERNEL_CODE_DIR);
+  state.add(path.join(installRoot, 'plugins'), 'the built-in pack folder');
+  state.add(path.join(installRoot, 'skills'), 'the built-in skill folder');
+  if (path.basename(installRoot) === 'dist') {
+    const checkout = path.dirname(installRoot);
+    state.add(path.join(checkout, 'plugins'), 'the built-in pack sources');
+    state.add(path.join(checkout, 'skills'), 'the built-in skill sources');
+  }
+  return state;
+}
+
 /**
  * One kernel instance: its own DI container, registry, gate, limiter and audit trail. Several can
  * live in one process (tests do this); they share nothing.
@@ -99,6 +125,8 @@ export class Kernel {
   /** Conversations in data/agent.sqlite (opened on first use). */
   readonly conversations: ConversationStore;
   readonly probe: CapabilityProbe;
+  /** Folders no tool may reach: data, code, pack and skill folders. */
+  readonly state: KernelState;
   private closed = false;
 
   constructor(readonly container: DependencyContainer) {
@@ -117,6 +145,7 @@ export class Kernel {
     this.providerSettings = container.resolve(ProviderSettings);
     this.conversations = container.resolve(ConversationStore);
     this.probe = container.resolve(CapabilityProbe);
+    this.state = container.resolve(KernelState);
     const logger = container.resolve<T.Logger>(T.Logger);
     this.packs.apiFor = (packId, owned) => ({
       packId,
@@ -151,12 +180,21 @@ export class Kernel {
    * others load normally.
    */
   loadPacks(folders: PackFolder[]): Promise<PackState[]> {
+    // Code loaded from a folder is the kernel's: no tool may read or write it from now on.
+    for (const f of folders) this.protect(f.dir, 'a pack folder');
     return this.packs.load(folders);
   }
 
   /** Loads SKILL.md bundles; broken ones are reported and skipped. */
   loadSkills(folders: SkillFolder[]): Promise<SkillState[]> {
+    for (const f of folders) this.protect(f.dir, 'a skill folder');
     return this.skills.load(folders);
+  }
+
+  private protect(dir: string, label: string): void {
+    const abs = path.resolve(dir);
+    if (this.state.areas().some((a) => a.dir === abs && a.reach === 'all')) return;
+    this.disposables.push(this.state.add(abs, label));
   }
 
   /** Hot loading: pack and skill folders and data/packs.json are watched; changes apply without a restart. */
@@ -192,6 +230,7 @@ export function createKernel(options: KernelOptions = {}): Kernel {
 
   const c = rootContainer.createChildContainer();
   c.register(T.KernelConfig, { useValue: config });
+  c.register(KernelState, { useValue: kernelState(dataDir) });
   c.register(T.Clock, { useValue: options.clock ?? new SystemClock() });
   c.register(T.Logger, { useValue: options.logger ?? new StderrLogger() });
   c.register(T.Prompter, { useValue: options.prompter ?? new DenyingPrompter('the host app supplied no Prompter, so nobody can be asked') });
@@ -218,7 +257,7 @@ export function createKernel(options: KernelOptions = {}): Kernel {
       (d) =>
         new ToolPipeline(d.resolve(ToolRegistry), d.resolve(RateLimiter), d.resolve(PermissionGate), d.resolve(WriteCapabilities), d.resolve(AuditLog), d.resolve<T.Clock>(T.Clock), {
           root,
-          sandbox: new PathSandbox(root),
+          sandbox: new PathSandbox(root, d.resolve(KernelState)),
           judge: d.resolve(CommandJudge),
           dataDir: packDataDir(dataDir),
           defaultTimeoutMs: config.defaultToolTimeoutMs,

@@ -1,6 +1,6 @@
 import type { Clock } from '../clock.js';
 import { MemoError } from '../errors.js';
-import type { Caller, Danger, Effect, Preview } from '../tools/contract.js';
+import type { Caller, Concern, Danger, Effect, Preview } from '../tools/contract.js';
 import type { PermissionStore } from './permission-store.js';
 import type { PermissionAnswer, Prompter } from './prompter.js';
 
@@ -11,6 +11,8 @@ export interface GateCall {
   danger: Danger;
   effect: Effect;
   confirm?: 'always';
+  /** The tool's own judgement of this call (e.g. the command judge's `ask`): asked every time. */
+  concern?: Concern | null;
   maskedArgs: unknown;
   caller: Caller;
   signal: AbortSignal;
@@ -33,8 +35,10 @@ const SESSION_DEFAULT = '(kernel)';
 
 /**
  * The permission gate. `safe` tools run; anything else is answered by a stored decision or by
- * asking the host's Prompter. Deny wins over allow. Deletes and `confirm: always` tools ask every
- * time: no standing approval applies to them, though a stored deny still does.
+ * asking the host's Prompter. Deny wins over allow. Deletes, `confirm: always` tools and calls the
+ * tool itself has a concern about (the judge's `ask` verdict) ask every time, whatever the danger:
+ * no standing approval applies to them, though a stored deny still does, and where nobody can be
+ * asked they are denied.
  */
 export class PermissionGate {
   private readonly sessions = new Map<string, Set<string>>();
@@ -48,7 +52,7 @@ export class PermissionGate {
 
   /** Resolves with how the call was allowed, or throws PERMISSION_DENIED / PERMISSION_TIMEOUT / CANCELLED. */
   async check(call: GateCall): Promise<GateDecision> {
-    const askEveryTime = call.effect === 'delete' || call.confirm === 'always';
+    const askEveryTime = call.effect === 'delete' || call.confirm === 'always' || !!call.concern;
     if (call.danger === 'safe' && !askEveryTime) return 'auto';
 
     const stored = this.store.get(call.tool);
@@ -143,6 +147,7 @@ export class PermissionGate {
             effect: call.effect,
             args: call.maskedArgs,
             preview,
+            ...(call.concern ? { concern: call.concern } : {}),
             caller: call.caller,
             standingApprovalAllowed: !askEveryTime,
             deadline,

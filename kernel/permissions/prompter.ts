@@ -1,4 +1,4 @@
-import type { Caller, Danger, Effect, Preview } from '../tools/contract.js';
+import type { Caller, Concern, Danger, Effect, Preview } from '../tools/contract.js';
 
 /** The five answers of the seed's policy table (no answer at all is the sixth: a timeout). */
 export const PermissionAnswers = ['allow-once', 'allow-session', 'allow-forever', 'deny-once', 'deny-forever'] as const;
@@ -17,8 +17,10 @@ export interface PermissionRequest {
   effect: Effect;
   args: unknown;
   preview: Preview | null;
+  /** Why this call is asked whatever the stored decisions (e.g. inline interpreter code in a command). */
+  concern?: Concern;
   caller: Caller;
-  /** False for deletes and `confirm: always` tools: only a one-time allow applies, so don't offer the others. */
+  /** False for deletes, `confirm: always` tools and calls with a concern: only a one-time allow applies, so don't offer the others. */
   standingApprovalAllowed: boolean;
   /** When the question expires (epoch ms, by the kernel's clock). */
   deadline: number;

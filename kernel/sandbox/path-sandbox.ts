@@ -20,6 +20,7 @@ import { constants as fsConstants, realpathSync, statSync } from 'node:fs';
 import { lstat, open, readlink, realpath, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { MemoError, type ErrorCode } from '../errors.js';
+import type { KernelArea, KernelState } from './kernel-state.js';
 
 export type PathIntent = 'read' | 'write' | 'delete' | 'list';
 
@@ -285,7 +286,15 @@ export class PathSandbox {
   /** System directories strictly below the root, as real-path segments. */
   private readonly protectedDirs: readonly (readonly string[])[];
 
-  constructor(root: string) {
+  /**
+   * `state` is the kernel's own folders (data, pack and skill folders, its code): PATH_PROTECTED
+   * for every intent, in every layout, like `.git` but for reads too. A sandbox without it (a
+   * skill's own folder for `read_skill`) guards only the root.
+   */
+  constructor(
+    root: string,
+    private readonly state?: KernelState,
+  ) {
     if (typeof root !== 'string' || root.length === 0 || root.includes('\0')) {
       throw new MemoError('VALIDATION', 'The workspace root must be a non-empty path without NUL bytes.', { details: { path: String(root) } });
     }
@@ -311,6 +320,15 @@ export class PathSandbox {
   }
 
   /**
+   * The kernel-owned area a real path lies in, for reading (`read`: data, pack and skill folders)
+   * or changing (`change`: those and the kernel's code), or null. Walkers (search, clone, recursive
+   * listings) ask this for every folder they enter, so a crawl never descends into kernel state.
+   */
+  kernelArea(realPath: string, access: 'read' | 'change' = 'read'): KernelArea | null {
+    return this.state?.owner(realPath, access) ?? null;
+  }
+
+  /**
    * Checks a requested path for an intent and says where it really leads. Throws MemoError:
    * VALIDATION (NUL byte, circular link, file used as a directory), PATH_OUTSIDE_ROOT (`..`, or
    * resolving outside the root), PATH_PROTECTED (system directory; `.git` or the root for
@@ -326,7 +344,7 @@ export class PathSandbox {
     if (location.problem !== undefined) throw problemError(location.problem, requested, intent);
 
     const relative = path.relative(this.root, location.real);
-    this.checkProtected(requested, location.real, relative, intent);
+    this.checkProtected(requested, absolute, location.real, relative, intent);
 
     return this.describe(requested, absolute, location, relative);
   }
@@ -427,8 +445,19 @@ export class PathSandbox {
     if (isChange(intent) && raw.some(isGitSegment)) throw this.gitProtected(requested, intent);
   }
 
-  /** The checks on the real location: system directories, `.git` (as resolved), the root itself. */
-  private checkProtected(requested: string, real: string, relative: string, intent: PathIntent): void {
+  /** The checks on the real location: kernel state, system directories, `.git` (as resolved), the root itself. */
+  private checkProtected(requested: string, absolute: string, real: string, relative: string, intent: PathIntent): void {
+    if (this.state) {
+      const access = isChange(intent) ? 'change' : 'read';
+      // The real path catches links pointing in; the lexical one, a link that would lead back out.
+      const area = this.state.owner(real, access) ?? this.state.owner(absolute, access);
+      if (area) throw this.kernelProtected(requested, intent, area, 'is inside');
+      // Deleting a folder would take the kernel's state inside it along.
+      if (intent === 'delete') {
+        const inner = this.state.inside(real, 'change')[0];
+        if (inner) throw this.kernelProtected(requested, intent, inner, 'contains');
+      }
+    }
     const realSegments = segmentsOf(real);
     if (this.protectedDirs.some((dir) => isWithinSegments(dir, realSegments, FOLD_CASE))) {
       throw fail(
@@ -503,6 +532,15 @@ export class PathSandbox {
       `${shown(requested)} leads outside the workspace root (directly or through a symbolic link). Use a path inside the root.`,
       { intent },
     );
+  }
+
+  private kernelProtected(requested: string, intent: PathIntent, area: KernelArea, relation: 'is inside' | 'contains'): MemoError {
+    const what = area.reach === 'all' ? 'which no tool may read, list or change' : 'which no tool may change';
+    return fail('PATH_PROTECTED', requested, `${shown(requested)} ${relation} ${area.label} (${area.dir}), the kernel's own state, ${what} (rule kernel-state). Use a path in the workspace.`, {
+      intent,
+      rule: 'kernel-state',
+      area: area.label,
+    });
   }
 
   private gitProtected(requested: string, intent: PathIntent): MemoError {

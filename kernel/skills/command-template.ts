@@ -100,17 +100,21 @@ export function templateProblems(tokens: TemplateToken[], parameters: JsonSchema
 
 /**
  * Builds argv: each template token becomes exactly one argv entry, whatever the values contain, so
- * `; rm -rf ~` or `$(id)` in an argument stays one literal string. A placeholder that is a whole
- * token may not start with "-", or the program would read the value as an option.
+ * `; rm -rf ~` or `$(id)` in an argument stays one literal string. After substitution no entry may
+ * start with "-" unless the template's own literal text starts it (`--format={f}` is fine): values
+ * must never make an option, alone (`{path}` = `-rf`) or glued together (`{a}{b}` =
+ * `--upload-pack=…`, which ran a command through git).
  */
 export function buildArgv(tokens: TemplateToken[], values: Record<string, string>): string[] {
   return tokens.map((token) => {
-    if (token.length === 1 && 'param' in token[0]!) {
-      const v = values[token[0].param]!;
-      if (v.startsWith('-')) throw new Error(`the value of "${token[0].param}" starts with "-" and would be read as an option`);
-      return v;
+    const arg = token.map((p) => ('param' in p ? values[p.param]! : p.text)).join('');
+    const first = token[0];
+    const literalDash = first !== undefined && 'text' in first && first.text.startsWith('-');
+    if (arg.startsWith('-') && !literalDash) {
+      const params = token.filter((p): p is { param: string } => 'param' in p).map((p) => `"${p.param}"`);
+      throw new Error(`the value of ${params.join(' and ')} makes the argument ${JSON.stringify(arg.length > 60 ? `${arg.slice(0, 60)}…` : arg)}, which starts with "-" and would be read as an option`);
     }
-    return token.map((p) => ('param' in p ? values[p.param]! : p.text)).join('');
+    return arg;
   });
 }
 

@@ -186,7 +186,8 @@ export class SkillManager {
           const values: Record<string, string> = {};
           for (const [k, v] of Object.entries(args)) {
             if (typeof v === 'object' && v !== null) continue;
-            values[k] = decl.paths?.includes(k) ? (await ctx.sandbox.resolve(String(v), 'read')).real : String(v);
+            // A command can do anything with a path: resolved as a write (`.git` and kernel state refused).
+            values[k] = decl.paths?.includes(k) ? (await ctx.sandbox.resolve(String(v), 'write')).real : String(v);
           }
           let argv: string[];
           try {

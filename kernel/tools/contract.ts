@@ -71,11 +71,29 @@ export interface Preview {
   text: string;
 }
 
+/**
+ * A tool's own judgement of one call, made before the permission gate: what it cannot vouch for.
+ * `ask` means the call is always put to a person (never covered by a session or forever approval,
+ * denied where nobody can be asked), whatever the tool's danger level.
+ */
+export interface Concern {
+  verdict: 'ask';
+  /** A stable id of what was found (e.g. the command judge's `inline-code`). */
+  rule: string;
+  /** One sentence for the person asked. */
+  reason: string;
+}
+
 export type ToolRun = (args: Record<string, unknown>, ctx: ToolContext) => unknown;
 export type ToolPreview = (args: Record<string, unknown>, ctx: ToolContext) => Preview | Promise<Preview>;
+/**
+ * Runs before the gate: throws to refuse the call outright (e.g. COMMAND_BLOCKED, so nobody is
+ * asked about a command that could never run), returns a Concern to force a question, or null.
+ */
+export type ToolAssess = (args: Record<string, unknown>, ctx: ToolContext) => Concern | null | Promise<Concern | null>;
 
-/** A pack's code for one tool: a function, or an object with `run` and an optional `preview`. */
-export type ToolImplementation = ToolRun | { run: ToolRun; preview?: ToolPreview };
+/** A pack's code for one tool: a function, or an object with `run` and optional `preview` and `assess`. */
+export type ToolImplementation = ToolRun | { run: ToolRun; preview?: ToolPreview; assess?: ToolAssess };
 
 /** One call, as any caller (agent loop, MCP, CLI, routine) asks for it. */
 export interface ToolCallRequest {

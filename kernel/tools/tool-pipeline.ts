@@ -160,6 +160,9 @@ export class ToolPipeline {
       call = this.context(tool, request, callId, request.signal);
       const ctx = call;
       const signal = ctx.ctx.signal;
+      // The tool's own judgement comes before anyone is asked: a refusal ends the call here, and a
+      // concern makes the gate ask whatever is stored.
+      const concern = tool.assess ? await tool.assess(args, ctx.ctx) : null;
       decision = await this.gate.check({
         callId,
         tool: name,
@@ -167,6 +170,7 @@ export class ToolPipeline {
         danger: tool.spec.danger,
         effect: tool.spec.effect,
         ...(tool.spec.confirm ? { confirm: tool.spec.confirm } : {}),
+        ...(concern ? { concern: { verdict: 'ask' as const, rule: String(concern.rule), reason: maskText(String(concern.reason), secrets) } } : {}),
         maskedArgs: masked,
         // The prompter learns who calls, not the caller's write capability.
         caller: ctx.ctx.caller,

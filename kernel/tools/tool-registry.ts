@@ -3,7 +3,7 @@ import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import { MemoError } from '../errors.js';
 import { toDisposable, type Disposable } from '../disposable.js';
-import type { Danger, Effect, ToolImplementation, ToolPreview, ToolRun, ToolSpec } from './contract.js';
+import type { Danger, Effect, ToolImplementation, ToolAssess, ToolPreview, ToolRun, ToolSpec } from './contract.js';
 import type { PackActivate } from '../packs/pack-api.js';
 
 // ajv-formats is CommonJS; under ESM its default export may arrive wrapped.
@@ -43,6 +43,7 @@ export interface RegisteredTool {
   pack: RegisteredPack;
   run: ToolRun;
   preview?: ToolPreview;
+  assess?: ToolAssess;
   validate: ValidateFunction;
 }
 
@@ -150,6 +151,7 @@ export class ToolRegistry {
       }
       const tool: RegisteredTool = { spec: Object.freeze({ ...spec }), pack, run, validate };
       if (typeof impl === 'object' && typeof impl.preview === 'function') tool.preview = impl.preview;
+      if (typeof impl === 'object' && typeof impl.assess === 'function') tool.assess = impl.assess;
       prepared.push(tool);
     }
     return { pack, tools: prepared };

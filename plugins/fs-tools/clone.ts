@@ -86,6 +86,13 @@ async function checkTarget(ctx: ToolContext, requested: string): Promise<Checked
   if (within(targetSegs, sourceSegs)) {
     throw fail('VALIDATION', `The target ${shown(requested)} contains the project being copied. Pick a directory outside the project.`, { target: requested });
   }
+  const area = ctx.sandbox.kernelArea(real, 'change') ?? ctx.sandbox.kernelArea(path.resolve(requested), 'change');
+  if (area) {
+    throw fail('PATH_PROTECTED', `The target ${shown(requested)} is inside ${area.label}, the kernel's own state, which no tool may change (rule kernel-state). Pick a directory of your own.`, {
+      target: requested,
+      rule: 'kernel-state',
+    });
+  }
   if (systemDirSegments().some((dir) => within(dir, targetSegs))) {
     throw fail('PATH_PROTECTED', `The target ${shown(requested)} is in a protected system directory. Pick a directory in your home or a scratch space.`, { target: requested });
   }
@@ -113,10 +120,12 @@ interface CloneReport {
   skippedLinksCount: number;
   skippedOther: string[];
   skippedOtherCount: number;
+  /** The kernel's own folders found inside the project (its data folder, say): never copied. */
+  skippedKernelState: string[];
 }
 
 function emptyReport(): CloneReport {
-  return { files: 0, dirs: 0, symlinks: 0, bytes: 0, skippedNodeModules: [], skippedNodeModulesCount: 0, skippedLinks: [], skippedLinksCount: 0, skippedOther: [], skippedOtherCount: 0 };
+  return { files: 0, dirs: 0, symlinks: 0, bytes: 0, skippedNodeModules: [], skippedNodeModulesCount: 0, skippedLinks: [], skippedLinksCount: 0, skippedOther: [], skippedOtherCount: 0, skippedKernelState: [] };
 }
 
 function pushCapped<T>(list: T[], item: T): void {
@@ -161,6 +170,11 @@ async function walk(ctx: ToolContext, dest: string | null, max = Number.POSITIVE
       const src = path.join(root, childRel);
       const st = await lstat(src);
       if (st.isDirectory()) {
+        // The kernel's own state (a data folder inside the project: keys, audit, permissions) is never copied out.
+        if (ctx.sandbox.kernelArea(src)) {
+          report.skippedKernelState.push(childRel);
+          continue;
+        }
         if (e.name === 'node_modules') {
           report.skippedNodeModulesCount++;
           pushCapped(report.skippedNodeModules, childRel);
@@ -206,6 +220,7 @@ function describeSkips(r: CloneReport): string {
   if (r.skippedNodeModulesCount) parts.push(`${plural(r.skippedNodeModulesCount, 'node_modules folder')} skipped`);
   if (r.skippedLinksCount) parts.push(`${plural(r.skippedLinksCount, 'symbolic link')} skipped (pointing outside the project or nowhere)`);
   if (r.skippedOtherCount) parts.push(`${plural(r.skippedOtherCount, 'special file')} skipped`);
+  if (r.skippedKernelState.length) parts.push(`the kernel's own ${plural(r.skippedKernelState.length, 'folder')} left out (${r.skippedKernelState.join(', ')})`);
   return parts.length ? `; ${parts.join(', ')}` : '';
 }
 
@@ -252,6 +267,7 @@ async function cloneRun(raw: Record<string, unknown>, ctx: ToolContext): Promise
       symlinksCount: r.skippedLinksCount,
       other: r.skippedOther,
       otherCount: r.skippedOtherCount,
+      kernelState: r.skippedKernelState,
     },
     summary: `copied the project to ${requested}: ${plural(r.files, 'file')}, ${humanBytes(r.bytes)}${describeSkips(r)}`,
   };

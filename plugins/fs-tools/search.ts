@@ -48,6 +48,7 @@ export function globOptions(cwd: string, args: { dot?: boolean; includeIgnored?:
  * first: its real path must be itself (no link on the way) and inside the root; otherwise it is
  * listed as empty and `escaped` is set. Below a checked folder fdir descends only into real
  * directories (links are excluded), so the check is one realpath per search, not per folder.
+ * Folders that are the kernel's own state are listed as empty wherever the crawl meets them.
  * Known limit: a folder swapped for a link while the crawl runs is not detected.
  */
 function guardedFs(sandbox: PathSandbox, state: { escaped: boolean }): FileSystemAdapter {
@@ -55,6 +56,8 @@ function guardedFs(sandbox: PathSandbox, state: { escaped: boolean }): FileSyste
   const under = (dir: string) => checked.some((c) => dir === c || dir.startsWith(c.endsWith('/') ? c : `${c}/`));
   const guardedReaddir = (p: string, options: unknown, callback: (err: NodeJS.ErrnoException | null, entries?: unknown[]) => void) => {
     const dir = p.length > 1 && p.endsWith('/') ? p.slice(0, -1) : p;
+    // The kernel's own folders (a data folder inside the root, say) are searched as if empty.
+    if (sandbox.kernelArea(dir)) return callback(null, []);
     if (under(dir)) return readdir(p, options as { withFileTypes: true }, callback as never);
     realpath.native(dir, (err, real) => {
       if (err || real !== dir || !sandbox.isInside(real)) {
