@@ -77,6 +77,13 @@ async function checkTarget(ctx: ToolContext, requested: string): Promise<Checked
   if (requested.split(/[\\/]/).includes('..')) throw fail('VALIDATION', `The target ${shown(requested)} contains a ".." segment. Give the directory without "..".`, { target: requested });
 
   const { real, exists } = await realOfTarget(path.resolve(requested));
+  const area = ctx.sandbox.kernelArea(real, 'change') ?? ctx.sandbox.kernelArea(path.resolve(requested), 'change');
+  if (area) {
+    throw fail('PATH_PROTECTED', `The target ${shown(requested)} is inside ${area.label}, the kernel's own state, which no tool may change (rule kernel-state). Pick a directory of your own.`, {
+      target: requested,
+      rule: 'kernel-state',
+    });
+  }
   const source = ctx.sandbox.root;
   const targetSegs = segmentsOf(real);
   const sourceSegs = segmentsOf(source);
@@ -85,13 +92,6 @@ async function checkTarget(ctx: ToolContext, requested: string): Promise<Checked
   }
   if (within(targetSegs, sourceSegs)) {
     throw fail('VALIDATION', `The target ${shown(requested)} contains the project being copied. Pick a directory outside the project.`, { target: requested });
-  }
-  const area = ctx.sandbox.kernelArea(real, 'change') ?? ctx.sandbox.kernelArea(path.resolve(requested), 'change');
-  if (area) {
-    throw fail('PATH_PROTECTED', `The target ${shown(requested)} is inside ${area.label}, the kernel's own state, which no tool may change (rule kernel-state). Pick a directory of your own.`, {
-      target: requested,
-      rule: 'kernel-state',
-    });
   }
   if (systemDirSegments().some((dir) => within(dir, targetSegs))) {
     throw fail('PATH_PROTECTED', `The target ${shown(requested)} is in a protected system directory. Pick a directory in your home or a scratch space.`, { target: requested });
