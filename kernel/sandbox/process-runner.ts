@@ -1,14 +1,27 @@
 import { spawn } from 'node:child_process';
+import { createContainment, executableExists, plainContainment, resolveContainment, type Containment, type ContainmentChoice } from './process-containment.js';
+
+export { containmentInfo, type ContainmentInfo } from './process-containment.js';
 
 export interface RunOptions {
   cwd: string;
-  /** Aborting kills the whole process group. */
+  /** Aborting kills the command and everything it started. */
   signal: AbortSignal;
   /** A backstop of the runner's own; the pipeline's timeout aborts `signal` first. */
   timeoutMs: number;
   /** stdout and stderr are each cut to this many bytes (head and tail kept, the middle dropped). */
   maxOutputBytes: number;
   env?: NodeJS.ProcessEnv;
+  /**
+   * How the command's processes are contained: `auto` (default) uses a PID namespace where one can
+   * be made and the environment-marker sweep otherwise; `sweep` forces the sweep (also through the
+   * environment variable `MEMO_PROCESS_CONTAINMENT=sweep`); `namespace` fails when none can be made.
+   */
+  containment?: ContainmentChoice;
+  /** SIGTERM to SIGKILL on timeout or cancellation (default 2000 ms). */
+  killGraceMs?: number;
+  /** After the command exited, how long stdout/stderr may stay open before reading stops (default 1000 ms). */
+  drainMs?: number;
 }
 
 export interface RunResult {
@@ -23,8 +36,12 @@ export interface RunResult {
   durationMs: number;
 }
 
-/** How long a process group gets between SIGTERM and SIGKILL. */
+/** How long a command's processes get between SIGTERM and SIGKILL. */
 const KILL_GRACE_MS = 2000;
+/** How long stdout/stderr may stay open after the command exited. */
+const DRAIN_MS = 1000;
+/** What util-linux unshare prints (and exits 1) when the command it forked died of SIGKILL. */
+const UNSHARE_SIGKILL = /(^|\n)unshare: sigprocmask unblock failed: [^\n]*\n?$/;
 
 /** Keeps the first 60% and the last 40% of a stream within the cap: errors tend to be at the end. */
 class CappedBuffer {
@@ -64,77 +81,111 @@ class CappedBuffer {
 }
 
 /**
- * Runs an argv (no shell unless argv[0] is one) in its own process group. On timeout or
- * cancellation the whole group gets SIGTERM, then SIGKILL: children a command started die with it.
+ * Runs an argv (no shell unless argv[0] is one) so that nothing it starts outlives it.
+ *
+ * Where PID namespaces are available (see `process-containment.ts`) the command is the init of its
+ * own PID namespace: when it ends, times out or is cancelled, every process it started ends too,
+ * including children that called `setsid`, double-forked or closed their stdio. Background children
+ * (`server &`) therefore die when the command ends. Elsewhere the runner sweeps the command's
+ * processes by an environment marker, process group, session and parentage.
+ *
+ * On timeout or cancellation the command's processes get SIGTERM, then SIGKILL after a grace. Once
+ * the command has exited, the runner waits at most `drainMs` for stdout/stderr to reach end of file
+ * (a process that escaped containment could hold them open), then stops reading and says so.
  */
 export function runProcess(argv: string[], opts: RunOptions): Promise<RunResult> {
   const started = performance.now();
+  const env = opts.env ?? process.env;
+  if (opts.signal.aborted) {
+    return Promise.resolve({ exitCode: null, signal: null, stdout: '', stderr: '', truncated: false, timedOut: false, cancelled: true, durationMs: 0 });
+  }
+  return resolveContainment(opts.containment).then((info) => {
+    // A command that cannot be started is spawned plainly, so the error is the runtime's own.
+    const containment = executableExists(argv[0]!, env) ? createContainment(info) : plainContainment();
+    return runContained(argv, opts, env, containment, started);
+  });
+}
+
+function runContained(argv: string[], opts: RunOptions, env: NodeJS.ProcessEnv, containment: Containment, started: number): Promise<RunResult> {
   return new Promise<RunResult>((resolve) => {
     const stdout = new CappedBuffer(opts.maxOutputBytes);
     const stderr = new CappedBuffer(opts.maxOutputBytes);
     let timedOut = false;
     let cancelled = false;
     let spawnError: Error | null = null;
-    const child = spawn(argv[0]!, argv.slice(1), {
+    let streamsAbandoned = false;
+    const full = containment.argv(argv);
+    const child = spawn(full[0]!, full.slice(1), {
       cwd: opts.cwd,
-      env: opts.env ?? process.env,
+      env: containment.env(env),
       detached: true,
       stdio: ['ignore', 'pipe', 'pipe'],
     });
+    if (child.pid !== undefined) containment.started(child.pid);
     child.stdout.on('data', (c: Buffer) => stdout.push(c));
     child.stderr.on('data', (c: Buffer) => stderr.push(c));
 
-    let killTimer: NodeJS.Timeout | undefined;
-    const killGroup = () => {
-      if (child.pid === undefined || child.exitCode !== null) return;
-      try {
-        process.kill(-child.pid, 'SIGTERM');
-      } catch {
-        // already gone
-      }
-      killTimer = setTimeout(() => {
-        try {
-          process.kill(-child.pid!, 'SIGKILL');
-        } catch {
-          // already gone
-        }
-      }, KILL_GRACE_MS);
-      killTimer.unref();
+    let markExited!: () => void;
+    const exited = new Promise<void>((r) => (markExited = r));
+    let exitInfo: { code: number | null; sig: NodeJS.Signals | null } | null = null;
+    let terminating: Promise<void> | null = null;
+    const terminate = () => {
+      terminating ??= containment.terminate(opts.killGraceMs ?? KILL_GRACE_MS, exited).catch(() => undefined);
     };
     const timer = setTimeout(() => {
       timedOut = true;
-      killGroup();
+      terminate();
     }, opts.timeoutMs);
     const onAbort = () => {
       cancelled = true;
-      killGroup();
+      terminate();
     };
-    if (opts.signal.aborted) onAbort();
-    else opts.signal.addEventListener('abort', onAbort, { once: true });
+    opts.signal.addEventListener('abort', onAbort, { once: true });
 
-    child.on('error', (err) => (spawnError = err));
-    child.on('close', (code, sig) => {
+    let cleanup: Promise<void> = Promise.resolve();
+    let drainTimer: NodeJS.Timeout | undefined;
+    const onExit = (code: number | null, sig: NodeJS.Signals | null) => {
+      if (exitInfo) return;
+      exitInfo = { code, sig };
       clearTimeout(timer);
       opts.signal.removeEventListener('abort', onAbort);
-      // The leader is gone; make sure nothing it started lingers in the group.
-      if (child.pid !== undefined && (timedOut || cancelled)) {
-        try {
-          process.kill(-child.pid, 'SIGKILL');
-        } catch {
-          // nothing left
+      markExited();
+      cleanup = Promise.all([terminating ?? Promise.resolve(), containment.afterExit().catch(() => undefined)]).then(() => undefined);
+      void cleanup.then(() => {
+        if (child.stdout.readableEnded && child.stderr.readableEnded) return;
+        drainTimer = setTimeout(() => {
+          if (!child.stdout.destroyed || !child.stderr.destroyed) streamsAbandoned = true;
+          child.stdout.destroy();
+          child.stderr.destroy();
+        }, opts.drainMs ?? DRAIN_MS);
+      });
+    };
+    child.on('exit', onExit);
+    child.on('error', (err) => (spawnError = err));
+    child.on('close', (code, sig) => {
+      onExit(code, sig);
+      void cleanup.then(() => {
+        if (drainTimer) clearTimeout(drainTimer);
+        let { code: exitCode, sig: signal } = exitInfo!;
+        let errText = stderr.text();
+        // unshare cannot re-raise SIGKILL on itself when its child (the command) died of one (OOM killer).
+        if (containment.mode === 'namespace' && exitCode === 1 && UNSHARE_SIGKILL.test(errText)) {
+          exitCode = null;
+          signal = 'SIGKILL';
+          errText = errText.replace(UNSHARE_SIGKILL, '$1');
         }
-      }
-      if (killTimer) clearTimeout(killTimer);
-      const errText = spawnError ? `${(spawnError as NodeJS.ErrnoException).code === 'ENOENT' ? `command not found: ${argv[0]}` : (spawnError as Error).message}\n` : '';
-      resolve({
-        exitCode: code,
-        signal: sig,
-        stdout: stdout.text(),
-        stderr: errText + stderr.text(),
-        truncated: stdout.truncated || stderr.truncated,
-        timedOut,
-        cancelled,
-        durationMs: performance.now() - started,
+        const spawnText = spawnError ? `${(spawnError as NodeJS.ErrnoException).code === 'ENOENT' ? `command not found: ${argv[0]}` : (spawnError as Error).message}\n` : '';
+        const abandonedText = streamsAbandoned ? `\n[output no longer read: a background process kept stdout/stderr open ${opts.drainMs ?? DRAIN_MS} ms after the command exited]\n` : '';
+        resolve({
+          exitCode,
+          signal,
+          stdout: stdout.text(),
+          stderr: spawnText + errText + abandonedText,
+          truncated: stdout.truncated || stderr.truncated,
+          timedOut,
+          cancelled,
+          durationMs: performance.now() - started,
+        });
       });
     });
   });
