@@ -177,6 +177,8 @@ interface ProcStat {
   ppid: number;
   pgid: number;
   sid: number;
+  /** Start time in clock ticks since boot. */
+  start: number;
 }
 
 function parseStat(pid: number, text: string): ProcStat | null {
@@ -184,7 +186,7 @@ function parseStat(pid: number, text: string): ProcStat | null {
   const close = text.lastIndexOf(')');
   if (close < 0) return null;
   const f = text.slice(close + 2).split(' ');
-  return { pid, state: f[0]!, ppid: Number(f[1]), pgid: Number(f[2]), sid: Number(f[3]) };
+  return { pid, state: f[0]!, ppid: Number(f[1]), pgid: Number(f[2]), sid: Number(f[3]), start: Number(f[19]) };
 }
 
 async function listPids(): Promise<number[]> {
@@ -341,6 +343,8 @@ class SweepContainment implements Containment {
   readonly mode = 'sweep' as const;
   readonly token = randomUUID();
   private pid = 0;
+  /** The spawned process's start time: anything of the run started at or after it. */
+  private start = 0;
   private readonly hasProc = process.platform === 'linux' && fs.existsSync('/proc/self/stat');
   argv(cmd: string[]): string[] {
     return cmd;
@@ -350,6 +354,12 @@ class SweepContainment implements Containment {
   }
   started(pid: number): void {
     this.pid = pid;
+    if (!this.hasProc) return;
+    try {
+      this.start = parseStat(pid, fs.readFileSync(`/proc/${pid}/stat`, 'utf8'))?.start ?? 0;
+    } catch {
+      // already gone: scan everything
+    }
   }
   /** Every live process that belongs to this run. */
   async scan(): Promise<number[]> {
@@ -359,7 +369,8 @@ class SweepContainment implements Containment {
     const found = new Set<number>();
     await Promise.all(
       stats.map(async (s) => {
-        if (s.pid === process.pid || s.pid <= 1) return;
+        // Nothing started before the command can belong to it (and reading its environment is the costly part).
+        if (s.pid === process.pid || s.pid <= 1 || s.start < this.start) return;
         if (this.pid && (s.pgid === this.pid || s.sid === this.pid || s.pid === this.pid)) {
           found.add(s.pid);
           return;

@@ -96,10 +96,11 @@ class CappedBuffer {
 export function runProcess(argv: string[], opts: RunOptions): Promise<RunResult> {
   const started = performance.now();
   const env = opts.env ?? process.env;
-  if (opts.signal.aborted) {
-    return Promise.resolve({ exitCode: null, signal: null, stdout: '', stderr: '', truncated: false, timedOut: false, cancelled: true, durationMs: 0 });
-  }
+  const notStarted = (): RunResult => ({ exitCode: null, signal: null, stdout: '', stderr: '', truncated: false, timedOut: false, cancelled: true, durationMs: performance.now() - started });
+  // Cancelled before it started: nothing runs.
+  if (opts.signal.aborted) return Promise.resolve(notStarted());
   return resolveContainment(opts.containment).then((info) => {
+    if (opts.signal.aborted) return notStarted();
     // A command that cannot be started is spawned plainly, so the error is the runtime's own.
     const containment = executableExists(argv[0]!, env) ? createContainment(info) : plainContainment();
     return runContained(argv, opts, env, containment, started);
