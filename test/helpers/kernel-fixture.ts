@@ -7,9 +7,11 @@ import { MemoryLogger } from '../../kernel/logger.js';
 import type { PermissionAnswer, PermissionRequest, Prompter } from '../../kernel/permissions/prompter.js';
 import type { PackDefinition } from '../../kernel/tools/tool-registry.js';
 import type { ToolSpec } from '../../kernel/tools/contract.js';
+import { atTeardown, removeWhenDone } from './cleanup.js';
 
+/** A new folder under the system temp folder, removed when the test file ends (see cleanup.ts). */
 export function tempDir(prefix = 'memo-test-'): string {
-  return fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+  return removeWhenDone(fs.mkdtempSync(path.join(os.tmpdir(), prefix)));
 }
 
 /** A prompter that answers from a queue (or a function) and records what it was asked. */
@@ -101,6 +103,10 @@ export function makeKernel(options: Partial<KernelOptions> & { dataDir?: string;
     },
     close: () => kernel.shutdown(),
   };
+  // A kernel a test leaves open is shut down before its folders are removed (shutdown is
+  // idempotent). Held weakly: a file that makes hundreds of kernels does not keep them all alive.
+  const ref = new WeakRef(kernel);
+  atTeardown(() => ref.deref()?.shutdown());
   return fx;
 }
 
