@@ -133,9 +133,16 @@ async function probeNamespace(): Promise<ContainmentInfo> {
         // Older util-linux: the command sees uid 0, files it creates are still the user's on disk.
         { flags: ['--map-root-user'], userNamespace: true },
       ];
+  // The mount namespace that `--mount-proc` needs is a slave of the host's, so mounts and unmounts
+  // made outside while a command runs still reach it (and none made inside leak out).
+  const procVariants: { flags: string[]; mountProc: boolean }[] = [
+    { flags: ['--mount-proc', '--propagation', 'slave'], mountProc: true },
+    { flags: ['--mount-proc'], mountProc: true },
+    { flags: [], mountProc: false },
+  ];
   const candidates: NamespacePlan[] = [];
-  for (const mountProc of [true, false]) {
-    for (const v of userVariants) candidates.push({ prefix: [unshare, ...v.flags, ...base, ...(mountProc ? ['--mount-proc'] : []), '--'], userNamespace: v.userNamespace, mountProc });
+  for (const p of procVariants) {
+    for (const v of userVariants) candidates.push({ prefix: [unshare, ...v.flags, ...base, ...p.flags, '--'], userNamespace: v.userNamespace, mountProc: p.mountProc });
   }
   // `echo $$` is 1 only inside a fresh PID namespace.
   for (const plan of candidates) {

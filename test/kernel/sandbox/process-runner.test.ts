@@ -259,7 +259,9 @@ describe('the sweep fallback', () => {
   it('cannot catch a process that cleared its environment and left the tree, but still returns', async () => {
     // The documented limit: `env -i` after `setsid -f`. The runner stops reading the pipes it holds.
     const t = token();
-    const r = await runProcess(['/bin/sh', '-c', `setsid -f env -i /bin/sleep ${t}; echo started`], opts({ containment: 'sweep', drainMs: 200 }));
+    const ready = path.join(tmp, 'ready');
+    // The escapee says it is ready only once its environment is empty.
+    const r = await runProcess(['/bin/sh', '-c', `setsid -f env -i /bin/sh -c 'touch ${ready}; exec /bin/sleep ${t}'; until [ -e ${ready} ]; do sleep 0.01; done; echo started`], opts({ containment: 'sweep', drainMs: 200 }));
     expect(r.exitCode).toBe(0);
     expect(r.stdout).toBe('started\n');
     expect(r.stderr).toContain('output no longer read');
@@ -270,7 +272,8 @@ describe('the sweep fallback', () => {
 (info.mode === 'namespace' ? describe : describe.skip)('the PID namespace', () => {
   it('catches even a process that cleared its environment', async () => {
     const t = token();
-    const r = await runProcess(['/bin/sh', '-c', `setsid -f env -i /bin/sleep ${t}; echo started`], opts({ containment: 'namespace', drainMs: 200 }));
+    const ready = path.join(tmp, 'ready');
+    const r = await runProcess(['/bin/sh', '-c', `setsid -f env -i /bin/sh -c 'touch ${ready}; exec /bin/sleep ${t}'; until [ -e ${ready} ]; do sleep 0.01; done; echo started`], opts({ containment: 'namespace', drainMs: 200 }));
     expect(r).toMatchObject({ exitCode: 0, stdout: 'started\n', stderr: '' });
     expect(await goneWithin(t)).toBe(true);
   });
