@@ -12,6 +12,7 @@ import { copyFile, link, lstat, mkdir, open, realpath, rename, stat, unlink, typ
 import path from 'node:path';
 import { createTwoFilesPatch } from 'diff';
 import { isGitSegment, isMemoError, MemoError, type ErrorCode, type ResolvedPath, type ToolContext } from '../../kernel/index.js';
+import { crashPoint, PAUSE } from './crash-points.js';
 
 export const MB = 1024 * 1024;
 /** read_file refuses whole files above this, and caps a slice at it. */
@@ -341,6 +342,12 @@ export async function atomicWrite(
     const flags = fsConstants.O_WRONLY | fsConstants.O_CREAT | fsConstants.O_EXCL | (fsConstants.O_NOFOLLOW ?? 0);
     const h = await open(tmp, flags, old ? old.mode & 0o7777 : 0o666);
     try {
+      if (PAUSE) {
+        // Test-only crash points (see crash-points.ts); skipped in production.
+        crashPoint('temp-created');
+        if (PAUSE.step === 'temp-partial') await h.write(Buffer.from(data).subarray(0, bytes >> 1));
+        crashPoint('temp-partial');
+      }
       await h.writeFile(data);
       if (old) {
         await h.chmod(old.mode & 0o7777); // open's mode is filtered by the umask; keep the file's own
@@ -350,6 +357,7 @@ export async function atomicWrite(
     } finally {
       await h.close();
     }
+    if (PAUSE) crashPoint('temp-written');
     // The directory must still be the one the sandbox checked (no link swapped in on the way).
     if ((await realpath(dir)) !== dir || !ctx.sandbox.isInside(dir)) {
       throw fail('CONFLICT', `The folder of ${shown(requested)} changed while it was being written. Nothing was changed.`, { path: requested });
@@ -371,6 +379,7 @@ export async function atomicWrite(
         }
       }
       if (!linked) await copyFile(resolved.real, bakTmp, fsConstants.COPYFILE_EXCL);
+      if (PAUSE) crashPoint('backup-made');
       // The file must still be the one we looked at: otherwise the backup would hold something else.
       const now = await lstat(resolved.real);
       if (fingerprintOf(now) !== fingerprintOf(old)) {
@@ -379,12 +388,14 @@ export async function atomicWrite(
       await rename(bakTmp, bakReal);
       cleanup.pop();
       backup = path.relative(ctx.sandbox.root, bakReal);
+      if (PAUSE) crashPoint('before-rename');
     } else if (await exists(resolved.real)) {
       throw fail('CONFLICT', `${shown(requested)} appeared while it was being written, so nothing was written. Look at it and retry.`, { path: requested });
     }
 
     await rename(tmp, resolved.real);
     cleanup.length = 0;
+    if (PAUSE) crashPoint('after-rename');
     await fsyncDir(dir);
     return { backup, bytes };
   } catch (err) {

@@ -1,12 +1,16 @@
 /**
  * The pack as it ships: compiled into dist/ by `npm run build` (which `npm test` runs first), loaded
- * by the CLI, and its atomic write under a real crash (SIGKILL in the middle of writing).
+ * by the CLI, and its atomic write under a real crash: SIGKILL at each step of the write, at points
+ * the test controls (plugins/fs-tools/crash-points.ts), never by timing.
  */
 import { spawn, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { killWhenDone } from '../../helpers/cleanup.js';
+import { requireFreshBuild } from '../../helpers/dist.js';
 import { tempDir } from '../../helpers/kernel-fixture.js';
+import { SPAWN_TIMEOUT_MS, waitFor } from '../../helpers/wait.js';
 import { tempFiles } from './helpers.js';
 
 const BIN = path.resolve('bin/memo');
@@ -14,6 +18,7 @@ const DIST_KERNEL = path.resolve('dist/kernel/index.js');
 const DIST_PLUGINS = path.resolve('dist/plugins');
 
 beforeAll(() => {
+  requireFreshBuild();
   if (!fs.existsSync(path.join(DIST_PLUGINS, 'fs-tools', 'index.js')) || !fs.existsSync(path.join(DIST_PLUGINS, 'fs-tools', 'plugin.json'))) {
     throw new Error('dist/plugins/fs-tools is missing: run `npm run build` first (npm test does)');
   }
@@ -48,7 +53,7 @@ describe('fs-tools, compiled, through the CLI', () => {
       ok: true,
       result: { path: 'a.txt', content: 'first\nsecond\n', totalLines: 2, size: 13, startLine: 1, endLine: 2, truncated: false, summary: 'read a.txt (2 lines, 13 bytes)' },
     });
-  });
+  }, SPAWN_TIMEOUT_MS);
 
   it('lists every fs tool with its danger and effect', () => {
     const w = workspace();
@@ -67,7 +72,7 @@ describe('fs-tools, compiled, through the CLI', () => {
       self_clone: 'dangerous/write',
       write_file: 'medium/write',
     });
-  });
+  }, SPAWN_TIMEOUT_MS);
 
   it('writes only with approval, and keeps the .bak', () => {
     const w = workspace();
@@ -79,60 +84,89 @@ describe('fs-tools, compiled, through the CLI', () => {
     expect(r.json.result).toMatchObject({ created: false, backup: 'a.txt.bak' });
     expect(fs.readFileSync(path.join(w.root, 'a.txt'), 'utf8')).toBe('new\n');
     expect(fs.readFileSync(path.join(w.root, 'a.txt.bak'), 'utf8')).toBe('old\n');
-  });
+  }, SPAWN_TIMEOUT_MS);
 });
 
-/** A process that overwrites one big file with alternating contents through the compiled pack, forever. */
+/**
+ * One write_file through the compiled pack, in a process of its own. With MEMO_TEST_PAUSE_ATOMIC_WRITE
+ * set (see plugins/fs-tools/crash-points.ts), the write stops at the chosen step, writes the marker
+ * file and blocks until it is killed.
+ */
 const WRITER = `
 import { createKernel, FixedAnswerPrompter } from ${JSON.stringify(pathToFileURL(DIST_KERNEL).href)};
-const [root, data, plugins, size] = process.argv.slice(2);
+const [root, data, plugins, letter, size] = process.argv.slice(2);
+const content = (letter.repeat(79) + '\\n').repeat(Number(size) / 80);
 const kernel = createKernel({ root, dataDir: data, prompter: new FixedAnswerPrompter('allow-once'), rateLimits: { maxCalls: 0, duplicateCooldownMs: 0 } });
 await kernel.loadPacks([{ dir: plugins, source: 'builtin' }]);
-const contents = ['A', 'B'].map((c) => (c.repeat(79) + '\\n').repeat(Math.ceil(Number(size) / 80)));
-process.stdout.write('ready\\n');
-for (let i = 0; ; i++) {
-  const r = await kernel.invoke({ tool: 'write_file', args: { path: 'big.txt', content: contents[i % 2] }, caller: { kind: 'agent' } });
-  if (!r.ok) { process.stderr.write(JSON.stringify(r.error)); process.exit(3); }
-}
+const r = await kernel.invoke({ tool: 'write_file', args: { path: 'big.txt', content }, caller: { kind: 'agent' } });
+await kernel.shutdown();
+if (!r.ok) { process.stderr.write(JSON.stringify(r.error)); process.exit(3); }
 `;
 
 describe('fs-tools write_file under a crash', () => {
-  const SIZE = 16 * 1024 * 1024;
-  const full = (c: string) => Buffer.from((c.repeat(79) + '\n').repeat(Math.ceil(SIZE / 80)));
+  const SIZE = 256 * 1024;
+  const full = (c: string) => (c.repeat(79) + '\n').repeat(SIZE / 80);
+  const [OLD, NEW, NEXT] = [full('O'), full('N'), full('X')];
+  const name = (content: string | null) => (content === null ? 'absent' : ({ [OLD]: 'old', [NEW]: 'new', [NEXT]: 'next' } as Record<string, string>)[content] ?? `partial (${content.length} bytes)`);
+  const read = (file: string) => (fs.existsSync(file) ? fs.readFileSync(file, 'utf8') : null);
 
-  async function killMidWrite(script: string, root: string, data: string, delayMs: number): Promise<void> {
-    const child = spawn(process.execPath, [script, root, data, DIST_PLUGINS, String(SIZE)], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let script: string;
+  beforeAll(() => {
+    script = path.join(tempDir('memo-crash-'), 'writer.mjs');
+    fs.writeFileSync(script, WRITER);
+  });
+
+  /** Writes the version made of `content` ('N' or 'X') to big.txt. */
+  function writer(root: string, data: string, content: 'N' | 'X', env: NodeJS.ProcessEnv = {}) {
+    const child = killWhenDone(spawn(process.execPath, [script, root, data, DIST_PLUGINS, content, String(SIZE)], { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, ...env } }));
     let stderr = '';
-    child.stderr.on('data', (d) => (stderr += d));
-    await new Promise<void>((resolve, reject) => {
-      child.stdout.on('data', (d) => String(d).includes('ready') && resolve());
-      child.on('exit', (code) => reject(new Error(`writer exited early (${code}): ${stderr}`)));
-    });
-    await new Promise((r) => setTimeout(r, delayMs));
-    const exited = new Promise((r) => child.on('exit', r));
-    child.kill('SIGKILL');
-    await exited;
+    child.stderr!.on('data', (d) => (stderr += d));
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    return { child, exited, stderr: () => stderr };
   }
 
-  it('leaves the old or a new complete file after SIGKILL at any moment, never a half-written one', async () => {
+  /** Starts a write that pauses at `step`, and SIGKILLs it there (the marker file says it arrived). */
+  async function killAt(step: string, root: string, data: string): Promise<void> {
+    const marker = path.join(path.dirname(root), `paused-${step}`);
+    const w = writer(root, data, 'N', { MEMO_TEST_PAUSE_ATOMIC_WRITE: `${step}:${marker}` });
+    let exitCode: number | null | undefined;
+    void w.exited.then((code) => (exitCode = code));
+    await waitFor(() => fs.existsSync(marker) || exitCode !== undefined, { what: `the writer to reach ${step}` });
+    if (exitCode !== undefined) throw new Error(`the writer ended (${exitCode}) before ${step}: ${w.stderr()}`);
+    w.child.kill('SIGKILL');
+    await w.exited;
+  }
+
+  // After a kill at each step: what the target and its .bak hold (the write replaces OLD with NEW).
+  const cases: Array<[step: string, target: string, bak: string | null]> = [
+    ['temp-created', OLD, null],
+    ['temp-partial', OLD, null],
+    ['temp-written', OLD, null],
+    ['backup-made', OLD, null],
+    ['before-rename', OLD, OLD],
+    ['after-rename', NEW, OLD],
+  ];
+
+  it.each(cases)('after SIGKILL at %s, the file is the old or the new one, complete, and the next write succeeds', async (step, target, bak) => {
     const base = tempDir('memo-crash-');
-    const script = path.join(base, 'writer.mjs');
-    fs.writeFileSync(script, WRITER);
-    const versions = [full('O'), full('A'), full('B')];
-    const whichOf = (buf: Buffer) => versions.findIndex((v) => v.equals(buf));
+    const root = path.join(base, 'root');
+    const data = path.join(base, 'data');
+    fs.mkdirSync(root);
+    fs.writeFileSync(path.join(root, 'big.txt'), OLD);
 
-    let interruptedWrites = 0;
-    for (let attempt = 0; attempt < 12 && interruptedWrites < 3; attempt++) {
-      const root = path.join(base, `root${attempt}`);
-      fs.mkdirSync(root);
-      fs.writeFileSync(path.join(root, 'big.txt'), versions[0]!);
-      await killMidWrite(script, root, path.join(base, `data${attempt}`), 40 + ((attempt * 97) % 400));
+    await killAt(step, root, data);
+    expect(name(read(path.join(root, 'big.txt')))).toBe(name(target));
+    expect(name(read(path.join(root, 'big.txt.bak')))).toBe(name(bak));
+    // What a crash leaves at most: the hidden temporary files of the write it interrupted.
+    const left = tempFiles(root);
+    expect(left.length).toBeLessThanOrEqual(2);
+    for (const f of left) expect(f).toMatch(/^\.big\.txt(\.bak)?\.memo-[0-9a-f]{12}\.tmp$/);
 
-      expect(whichOf(fs.readFileSync(path.join(root, 'big.txt')))).toBeGreaterThanOrEqual(0);
-      if (fs.existsSync(path.join(root, 'big.txt.bak'))) expect(whichOf(fs.readFileSync(path.join(root, 'big.txt.bak')))).toBeGreaterThanOrEqual(0);
-      // A temporary file left behind means the kill landed in the middle of a write.
-      if (tempFiles(root).length > 0) interruptedWrites++;
-    }
-    expect(interruptedWrites).toBeGreaterThan(0);
-  }, 120_000);
+    const next = writer(root, data, 'X');
+    expect([await next.exited, next.stderr()]).toEqual([0, '']);
+    expect(name(read(path.join(root, 'big.txt')))).toBe('next');
+    expect(name(read(path.join(root, 'big.txt.bak')))).toBe(name(target));
+    // The next write leaves no temporary file of its own.
+    expect(tempFiles(root)).toEqual(left);
+  }, SPAWN_TIMEOUT_MS);
 });
