@@ -310,19 +310,25 @@ class NamespaceContainment implements Containment {
     ownPidNs ??= readNs('self', 'pid');
     return ns && ns !== (await ownPidNs) ? ns : null;
   }
-  /** SIGKILL to the `unshare` parent first (so its exit status says SIGKILL), then to the init. */
-  private async hardKill(nsId: string | null): Promise<void> {
+  /**
+   * SIGKILL to the `unshare` parent first (so its exit status says SIGKILL), then to the init. The
+   * parent is frozen while the init is looked up, so it cannot fork one in between.
+   */
+  private async hardKill(): Promise<void> {
+    signal(this.pid, 'SIGSTOP');
+    const nsId = await this.nsId();
+    const inits = nsId ? (await nsMembers(nsId)).filter((m) => m.nsPid === 1) : [];
     signal(this.pid, 'SIGKILL');
-    if (!nsId) return;
-    for (const m of await nsMembers(nsId)) if (m.nsPid === 1) signal(m.pid, 'SIGKILL');
+    for (const m of inits) signal(m.pid, 'SIGKILL');
   }
   async terminate(graceMs: number, exited: Promise<void>): Promise<void> {
     void exited.then(() => (this.exitedFlag = true));
     if (!this.pid) return;
     const nsId = await this.nsId();
     // Not set up yet (unshare has not forked): nothing of the command runs; kill unshare.
-    if (!nsId) return this.hardKill(null);
+    if (!nsId) return this.hardKill();
     const members = await nsMembers(nsId);
+    if (members.length === 0) return this.hardKill();
     const init = members.find((m) => m.nsPid === 1);
     // A namespace's init only receives the signals it handles. One that would ignore SIGTERM is
     // frozen instead, so it does not go on with its script during the grace; the others get SIGTERM.
@@ -338,7 +344,7 @@ class NamespaceContainment implements Containment {
         if (others.length === 0) break;
       }
     }
-    if (!this.exitedFlag) await this.hardKill(nsId);
+    if (!this.exitedFlag) await this.hardKill();
   }
   async afterExit(): Promise<void> {
     // The init's exit (or death by --kill-child when unshare died) takes the namespace down.

@@ -158,6 +158,19 @@ describe.each(modes)('runProcess with %s containment', (mode) => {
     }
   }, 60_000);
 
+  it('leaves nothing behind when cancelled at any moment of its start', async () => {
+    const t = token();
+    const runs = [0, 1, 2, 5, 10, 20].map(async (ticks) => {
+      const ac = new AbortController();
+      const pending = run(['/bin/sh', '-c', `setsid -f sleep ${t}; sleep ${t}`], { signal: ac.signal, killGraceMs: 500 });
+      for (let i = 0; i < ticks; i++) await new Promise((r) => setImmediate(r));
+      ac.abort();
+      return pending;
+    });
+    for (const r of await Promise.all(runs)) expect(r.cancelled).toBe(true);
+    expect(await goneWithin(t)).toBe(true);
+  });
+
   it('ends background children when the command itself ends, without waiting for them', async () => {
     const t = token();
     const ready = path.join(tmp, 'ready');
