@@ -188,8 +188,6 @@ const ALLOWED: readonly string[] = [
   'docker ps',
   'man shutdown',
   'cp a b && mv b c',
-  'python3 -c "print(1)"',
-  'node -e "console.log(1)"',
   'echo dd',
   'make format',
   'bash -c "npm test"',
@@ -234,7 +232,7 @@ describe('CommandJudge', () => {
   it('names what it found and the shells it was reached through', async () => {
     const verdict = await judge.judge(`sh -c 'bash -c "rm -rf /"'`);
     expect(verdict.rule).toBe('rm-root');
-    expect(verdict.reason).toBe('`rm` with recursive+force on `/` (the filesystem root) (reached through `sh -c`, then `bash -c`).');
+    expect(verdict.reason).toBe('rm-root: `rm` with recursive+force on `/` (the filesystem root) (reached through `sh -c`, then `bash -c`).');
   });
 
   it('reports what a privilege escalation would have run', async () => {

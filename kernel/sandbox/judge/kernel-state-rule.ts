@@ -1,0 +1,135 @@
+/**
+ * The `kernel-state` rule: a command whose literal words point into a kernel-owned area (the data
+ * folder, pack and skill folders) is refused, whatever the program. The areas hold the audit trail,
+ * standing permissions, provider keys and code the kernel loads, so a command that merely names
+ * them (`cat data/providers.json`, `cp x data/packs/y/`, `cd data`) is not the tools' business.
+ *
+ * Words are resolved against the working directories the command may be in; a link pointing in is
+ * followed by realpath-ing the longest existing ancestor (only when areas exist, once per word per
+ * call). Globs are matched against the areas' names, so `rm -rf *` in the root reaches `data/`.
+ */
+import { realpathSync } from 'node:fs';
+import path from 'node:path';
+import type { KernelArea } from '../kernel-state.js';
+import { found, type Ctx, type Finding } from './context.js';
+import { candidates, START } from './paths.js';
+import { code, DYN, type Word } from './words.js';
+
+export const KERNEL_STATE = 'kernel-state';
+
+/** The real path of `p`: the longest existing ancestor resolved, the rest appended. */
+function realOf(p: string, cache: Map<string, string>): string {
+  const hit = cache.get(p);
+  if (hit !== undefined) return hit;
+  let head = p;
+  const tail: string[] = [];
+  let real = p;
+  for (;;) {
+    try {
+      real = path.join(realpathSync.native(head), ...tail);
+      break;
+    } catch {
+      const parent = path.dirname(head);
+      if (parent === head) break;
+      tail.unshift(path.basename(head));
+      head = parent;
+    }
+  }
+  cache.set(p, real);
+  return real;
+}
+
+/** Turns a glob component into a regular expression over one name. */
+function globRegex(component: string): RegExp {
+  let re = '';
+  for (let i = 0; i < component.length; i++) {
+    const c = component[i]!;
+    if (c === '*') re += '[^/]*';
+    else if (c === '?') re += '[^/]';
+    else if (c === '[') {
+      const end = component.indexOf(']', i + 2);
+      if (end < 0) re += '\\[';
+      else {
+        re += '[' + component.slice(i + 1, end).replace(/^!/, '^').replace(/\\/g, '\\\\') + ']';
+        i = end;
+      }
+    } else re += c.replace(/[.+^${}()|\\]/g, '\\$&');
+  }
+  return new RegExp('^' + re + '$', 'i');
+}
+
+/** The area an absolute path reaches, lexically or through links. */
+function areaOf(abs: string, ctx: Ctx): KernelArea | null {
+  const state = ctx.run.state!;
+  const lexical = path.resolve(abs);
+  return state.owner(lexical, 'read') ?? state.owner(realOf(lexical, ctx.run.real), 'read');
+}
+
+/** The area a glob may expand into: an area whose path matches the pattern's components. */
+function globArea(abs: string, ctx: Ctx): KernelArea | null {
+  const parts = abs.split('/').filter(Boolean);
+  const first = parts.findIndex((c) => /[*?[]/.test(c));
+  if (first < 0) return areaOf(abs, ctx);
+  const dir = '/' + parts.slice(0, first).join('/');
+  const patterns = parts.slice(first).map(globRegex);
+  const state = ctx.run.state!;
+  const within = state.owner(dir, 'read');
+  if (within) return within;
+  const realDir = realOf(dir, ctx.run.real);
+  for (const area of state.inside(dir, 'read').concat(realDir !== dir ? state.inside(realDir, 'read') : [])) {
+    const base = area.dir.startsWith(realDir + '/') ? realDir : dir;
+    const names = path.relative(base, area.dir).split('/');
+    // The pattern reaches the area if its components match the area's first names (or go past it).
+    if (names.slice(0, patterns.length).every((n, i) => patterns[i]!.test(n))) return area;
+  }
+  return null;
+}
+
+/** The values inside a word worth resolving: the word, `--opt=VALUE`, `NAME=VALUE` and its `:` parts. */
+function pathsIn(text: string): string[] {
+  const out = [text];
+  const eq = /^(--?[A-Za-z0-9][\w-]*|[A-Za-z_][A-Za-z0-9_]*|if|of)=(.*)$/s.exec(text);
+  if (eq) out.push(eq[2]!, ...eq[2]!.split(':'));
+  return out.filter((t) => t !== '' && !t.includes(DYN));
+}
+
+/** Checks words (and redirect targets, `cd` targets, assigned values) against the kernel's areas. */
+export function kernelStateWords(words: readonly Word[], ctx: Ctx, what: string): Finding | null {
+  const state = ctx.run.state;
+  if (!state || state.areas().length === 0) return null;
+  const cwd = ctx.scope.cwd ?? [];
+  for (const w of words) {
+    if (w.opaque) continue;
+    for (const text of pathsIn(w.text)) {
+      if (text.startsWith('-') && !text.includes('/')) continue; // a plain option
+      const home = process.env.HOME ?? '';
+      const expanded = text.startsWith('~/') || text === '~' ? (home ? home + text.slice(1) : null) : text;
+      if (expanded === null) continue;
+      for (const abs of candidates(expanded, cwd.filter((d) => d !== START)) ?? []) {
+        if (abs.startsWith('~')) continue;
+        const area = w.glob ? globArea(abs, ctx) : areaOf(abs, ctx);
+        if (area) return found(ctx, KERNEL_STATE, `${what} ${code(w.source)} reaches ${area.label} (${code(area.dir)}), which belongs to the kernel and no tool may touch`);
+      }
+    }
+  }
+  return null;
+}
+
+/** A directory given to a recursive command (`rm -r`, `find -delete`, `chmod -R`) that holds an area. */
+export function kernelStateInside(words: readonly Word[], ctx: Ctx, what: string): Finding | null {
+  const state = ctx.run.state;
+  if (!state || state.areas().length === 0) return null;
+  const cwd = (ctx.scope.cwd ?? []).filter((d) => d !== START);
+  for (const w of words) {
+    if (w.opaque || w.text.includes(DYN) || w.text.startsWith('-')) continue;
+    for (const abs of candidates(w.text, cwd) ?? []) {
+      if (abs.startsWith('~')) continue;
+      const lexical = path.resolve(abs);
+      const inside = state.inside(lexical, 'read');
+      const real = realOf(lexical, ctx.run.real);
+      const area = inside[0] ?? (real !== lexical ? state.inside(real, 'read')[0] : undefined);
+      if (area) return found(ctx, KERNEL_STATE, `${what} ${code(w.source)} would also reach ${area.label} (${code(area.dir)}) inside it, which belongs to the kernel`);
+    }
+  }
+  return null;
+}
