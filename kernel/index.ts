@@ -33,6 +33,8 @@ export { runProcess, type RunOptions, type RunResult } from './sandbox/process-r
 export type { SkillFolder, SkillState } from './skills/skill-manager.js';
 export type { Skill } from './skills/skill.js';
 export { isSensitiveKey as isSensitiveName, maskText as maskSecrets } from './audit/masking.js';
+export { findSecret, type SecretFinding } from './audit/secret-check.js';
+export { environmentSecrets } from './audit/known-secrets.js';
 export type { PackApi, PackActivate } from './packs/pack-api.js';
 export { ProviderError, type ChatMessage, type ChatRequest, type ChatResponse, type ModelProvider, type ProviderConfig, type ProviderFactory, type ToolCallRequestPart, type ToolDefinition } from './agent/provider.js';
 export { resolveApiKey } from './agent/provider-settings.js';

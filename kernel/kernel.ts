@@ -4,6 +4,7 @@ import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { container as rootContainer, instanceCachingFactory, type DependencyContainer } from 'tsyringe';
 import { AuditLog } from './audit/audit-log.js';
+import { KnownSecrets } from './audit/known-secrets.js';
 import { SystemClock } from './clock.js';
 import type { Disposable } from './disposable.js';
 import { MemoError } from './errors.js';
@@ -261,9 +262,12 @@ export function createKernel(options: KernelOptions = {}): Kernel {
           judge: d.resolve(CommandJudge),
           dataDir: packDataDir(dataDir),
           defaultTimeoutMs: config.defaultToolTimeoutMs,
+          secrets: d.resolve(KnownSecrets),
         }),
     ),
   });
+  // Stored provider keys and sensitive environment values: scrubbed from every tool result, error and audit line.
+  c.register(KnownSecrets, { useFactory: instanceCachingFactory((d) => new KnownSecrets({ providers: d.resolve(ProviderSettings) })) });
 
   c.register(PackSettings, {
     useFactory: instanceCachingFactory((d) => new PackSettings(path.join(dataDir, 'packs.json'), d.resolve<T.Logger>(T.Logger))),

@@ -19,13 +19,20 @@ const NAME = /^[a-z0-9]+(?:[-_][a-z0-9]+)*$/;
 export class ProviderSettings {
   private data: FileShape = { version: 1, active: null, providers: {} };
   private stamp = '';
+  private changes = 0;
 
   constructor(readonly file: string) {}
+
+  /** Bumped whenever the configurations held in memory change (a save here, or a reload of the file). Read-only. */
+  get version(): number {
+    return this.changes;
+  }
 
   private refresh(): void {
     const stamp = fileStamp(this.file);
     if (stamp === this.stamp) return;
     this.stamp = stamp;
+    this.changes++;
     this.data = { version: 1, active: null, providers: {} };
     if (stamp === 'absent') return;
     let parsed: Partial<FileShape>;
@@ -40,6 +47,7 @@ export class ProviderSettings {
   private save(): void {
     writeFileAtomic(this.file, JSON.stringify(this.data, null, 2) + '\n', 0o600);
     this.stamp = fileStamp(this.file);
+    this.changes++;
   }
 
   list(): ProviderConfig[] {

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
 import { performance } from 'node:perf_hooks';
 import type { AuditLog } from '../audit/audit-log.js';
+import { attachKnownSecrets, KnownSecrets } from '../audit/known-secrets.js';
 import { maskArgs, maskText } from '../audit/masking.js';
 import type { Clock } from '../clock.js';
 import { isMemoError, MemoError, toErrorInfo, type ToolErrorInfo } from '../errors.js';
@@ -23,6 +24,8 @@ export interface PipelineOptions {
   judge: CommandJudge;
   dataDir: (packId: string) => string;
   defaultTimeoutMs?: number;
+  /** Secret values scrubbed from every result, error, summary and audit line (default: this process's environment). */
+  secrets?: KnownSecrets;
 }
 
 export interface InvokeOptions {
@@ -104,6 +107,7 @@ function publicCaller(caller: Caller): { kind: Caller['kind']; id?: string; conv
  */
 export class ToolPipeline {
   private readonly shutdown = new AbortController();
+  private readonly known: KnownSecrets;
 
   constructor(
     private readonly registry: ToolRegistry,
@@ -116,6 +120,12 @@ export class ToolPipeline {
   ) {
     // Every running call listens for shutdown; hundreds at once are normal, not a leak.
     setMaxListeners(0, this.shutdown.signal);
+    this.known = options.secrets ?? new KnownSecrets();
+  }
+
+  /** Masks a message for the caller and the audit: secret shapes, the call's own secret arguments, known secrets. */
+  private clean(text: string, secrets: readonly string[]): string {
+    return this.known.scrub(maskText(text, secrets));
   }
 
   /** Aborts every running handler; later calls are refused with CANCELLED. */
@@ -130,7 +140,9 @@ export class ToolPipeline {
     // Tool names are at most 64 characters; a model's invented one is cut so messages and audit lines stay bounded.
     const name = (typeof request.tool === 'string' ? request.tool : String(request.tool)).slice(0, 200);
     const tool = this.registry.get(name);
-    const { masked, secrets } = maskArgs(request.args, tool?.spec.sensitiveArgs ?? []);
+    const { masked: maskedArgs, secrets } = maskArgs(request.args, tool?.spec.sensitiveArgs ?? []);
+    // maskArgs made a copy: known secrets are scrubbed from it in place.
+    const masked = this.known.scrubValue(maskedArgs);
     let decision = 'none';
     let result: ToolResult;
     let call: CallContext | undefined;
@@ -139,8 +151,8 @@ export class ToolPipeline {
       const info: ToolErrorInfo = isMemoError(err)
         ? toErrorInfo(err as MemoError)
         : { code: 'TOOL_FAILED', message: `${name} failed: ${(err as Error)?.message ?? String(err)}` };
-      info.message = maskText(info.message, secrets);
-      if (info.details) info.details = JSON.parse(maskText(JSON.stringify(info.details), secrets)) as Record<string, unknown>;
+      info.message = this.clean(info.message, secrets);
+      if (info.details) info.details = JSON.parse(this.clean(JSON.stringify(info.details), secrets)) as Record<string, unknown>;
       if (tool && info.plugin === undefined) info.plugin = tool.pack.id;
       if (info.tool === undefined) info.tool = name;
       return { ok: false, callId, tool: name, error: info, durationMs: performance.now() - started };
@@ -170,15 +182,19 @@ export class ToolPipeline {
         danger: tool.spec.danger,
         effect: tool.spec.effect,
         ...(tool.spec.confirm ? { confirm: tool.spec.confirm } : {}),
-        ...(concern ? { concern: { verdict: 'ask' as const, rule: String(concern.rule), reason: maskText(String(concern.reason), secrets) } } : {}),
+        ...(concern ? { concern: { verdict: 'ask' as const, rule: String(concern.rule), reason: this.clean(String(concern.reason), secrets) } } : {}),
         maskedArgs: masked,
         // The prompter learns who calls, not the caller's write capability.
         caller: ctx.ctx.caller,
         signal,
-        preview: async () => (tool.preview ? tool.preview(args, ctx.ctx) : null),
+        preview: async () => {
+          const p = tool.preview ? await tool.preview(args, ctx.ctx) : null;
+          return p && typeof p.text === 'string' ? { ...p, text: this.known.scrub(p.text) } : p;
+        },
       });
-      const value = await this.run(tool, args, ctx);
-      result = { ok: true, callId, tool: name, value, summary: maskText(summarise(value), secrets), durationMs: performance.now() - started };
+      // The result is the pipeline's own copy (toJsonValue): known secrets are scrubbed from it in place.
+      const value = this.known.scrubValue(await this.run(tool, args, ctx));
+      result = { ok: true, callId, tool: name, value, summary: this.clean(summarise(value), secrets), durationMs: performance.now() - started };
     } catch (err) {
       const d = isMemoError(err) ? (err as MemoError).details?.decision : undefined;
       if (typeof d === 'string') decision = d;
@@ -231,8 +247,10 @@ export class ToolPipeline {
       judge: this.options.judge,
       dataDir: this.options.dataDir(tool.pack.id),
       config: tool.pack.config(),
-      progress: (update) => request.onProgress?.(update),
+      progress: (update) => request.onProgress?.(typeof update.message === 'string' ? { ...update, message: this.known.scrub(update.message) } : update),
     };
+    // Packs check text against the kernel's known secrets through their context (web_search's query).
+    attachKnownSecrets(ctx, this.known);
     // The caller's signal and the kernel's shutdown reach the handler (and a waiting permission
     // prompt) through this controller, for the whole call.
     const onShutdown = () => controller.abort(new Error('shutdown'));

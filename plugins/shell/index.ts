@@ -1,13 +1,18 @@
-import { isSensitiveName, maskSecrets, MemoError, runProcess, type ToolContext, type ToolImplementation } from '../../kernel/index.js';
+import { environmentSecrets, isSensitiveName, maskSecrets, MemoError, runProcess, type ToolContext, type ToolImplementation } from '../../kernel/index.js';
 
 /** Each of stdout and stderr is cut to this many bytes (head and tail kept). */
 const OUTPUT_CAP = 64 * 1024;
 
-/** Values of sensitive-looking environment variables: scrubbed from command output too (`env`, `printenv`). */
+/**
+ * Secret values of the environment, scrubbed from command output (`env`, `printenv`): whole values
+ * of secret names (`*_KEY`, `*_TOKEN`, `PGPASSWORD`, `DB_PASS`, `*_DSN`, `*_WEBHOOK_URL`, ...) and
+ * the secret-shaped parts of the others (a URL's password), 8 characters or more. PWD, OLDPWD,
+ * HOME, PATH and other plain paths are not secrets, so the working directory stays readable. The
+ * pipeline scrubs the same values from every tool result; reading them here at run time also
+ * covers a variable set a moment ago.
+ */
 function envSecrets(env: NodeJS.ProcessEnv): string[] {
-  return Object.entries(env)
-    .filter(([name, value]) => value !== undefined && value.length >= 8 && isSensitiveName(name))
-    .map(([, value]) => value!);
+  return environmentSecrets(env).map(([value]) => value);
 }
 
 async function workingDir(cwd: unknown, ctx: ToolContext): Promise<string> {
@@ -49,7 +54,9 @@ const readEnv: ToolImplementation = (args) => {
     if (names && !names.has(name)) continue;
     if (!name.startsWith(prefix)) continue;
     const value = process.env[name] ?? '';
-    const shown = isSensitiveName(name) ? '[masked]' : maskSecrets(value);
+    // A secret name hides the whole value; any other value shows, less its secret-shaped parts
+    // (a URL's password, a Stripe or Mailgun key under an innocent name). Paths stay visible.
+    const shown = value === '' ? '' : isSensitiveName(name) ? '[masked]' : maskSecrets(value);
     if (shown !== value) masked++;
     vars[name] = shown;
   }

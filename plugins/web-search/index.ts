@@ -1,5 +1,5 @@
 import { STATUS_CODES } from 'node:http';
-import { MemoError, type ToolContext, type ToolImplementation } from '../../kernel/index.js';
+import { findSecret, MemoError, type ToolContext, type ToolImplementation } from '../../kernel/index.js';
 import { capText, cleanText, readResultsPage, type PageResult } from './ddg-page.js';
 
 /** The pack's settings as the manifest's `config` schema defines them (the kernel applies its defaults). */
@@ -20,6 +20,12 @@ const DEFAULTS = {
 } as const;
 
 const DEFAULT_MAX_RESULTS = 5;
+/**
+ * Longest query sent, in characters (the manifest's maxLength says the same, so a longer one is
+ * refused by the schema first). DuckDuckGo publishes no limit; a search needs a few key terms, and
+ * a long query is more likely to carry pasted context (or a secret) than to find anything.
+ */
+export const QUERY_MAX = 400;
 const TITLE_MAX = 200;
 /** Titles, URLs and snippets together: one search cannot flood the model's context. */
 const RESULT_CHARS_MAX = 12_000;
@@ -267,10 +273,31 @@ function shape(found: PageResult[], maxResults: number, maxSnippetChars: number)
   return { results, truncated: false };
 }
 
+/**
+ * A query leaves the machine: one that holds a secret (a key the kernel knows, in any encoding,
+ * or a value shaped like a credential) or is too long is refused before anything is sent. The
+ * message names what was found, never the value.
+ */
+function checkQuery(raw: string, query: string, ctx: ToolContext): void {
+  if (query.length > QUERY_MAX) {
+    throw new MemoError('VALIDATION', `The query is ${query.length} characters long; web_search sends at most ${QUERY_MAX}. Send the few key terms of what to look up. Nothing was searched.`);
+  }
+  // The raw text too: cleaning must not be what hides a secret (or joins one from parts).
+  const found = findSecret(query, ctx) ?? (raw !== query ? findSecret(raw, ctx) : null);
+  if (found) {
+    throw new MemoError(
+      'VALIDATION',
+      `The query contains ${found.what}, and a web search would send it to ${settingsOf(ctx).endpoint.host}. Search without it; nothing was sent.`,
+      { details: { rule: found.rule } },
+    );
+  }
+}
+
 const webSearch: ToolImplementation = async (args, ctx) => {
   const s = settingsOf(ctx);
   const query = cleanText(String(args.query ?? ''));
   if (query === '') throw new MemoError('INVALID_ARGS', 'The query has no searchable text: send a few words to search for.');
+  checkQuery(String(args.query ?? ''), query, ctx);
   const region = typeof args.region === 'string' ? args.region : null;
   const maxResults = typeof args.maxResults === 'number' ? args.maxResults : DEFAULT_MAX_RESULTS;
 
