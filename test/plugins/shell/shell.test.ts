@@ -3,17 +3,24 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { ToolResult } from '../../../kernel/tools/contract.js';
 import { flush, makeKernel, tempDir, type Fixture } from '../../helpers/kernel-fixture.js';
+import { waitFor } from '../../helpers/wait.js';
 
 const value = (r: ToolResult): any => (r.ok ? r.value : undefined);
 const code = (r: ToolResult) => (r.ok ? 'ok' : r.error.code);
-const alive = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
+/** Live processes whose command line contains `arg`. */
+const withArg = (arg: string): number[] =>
+  fs
+    .readdirSync('/proc')
+    .filter((n) => /^\d+$/.test(n))
+    .map(Number)
+    .filter((pid) => {
+      try {
+        const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+        return !/^[ZX]/.test(stat.slice(stat.lastIndexOf(')') + 2)) && fs.readFileSync(`/proc/${pid}/cmdline`).includes(arg);
+      } catch {
+        return false;
+      }
+    });
 
 describe('the shell pack', () => {
   let fx: Fixture;
@@ -52,17 +59,15 @@ describe('the shell pack', () => {
     expect(fx.prompter.asked.at(-1)!.preview).toEqual({ kind: 'command', text: `$ ls -la\n(in ${fx.kernel.config.root})` });
   });
 
-  it('kills the whole process group when the 60 s timeout passes', async () => {
-    const pids = path.join(fx.root, 'pids');
-    const pending = run(`sleep 300 & echo $! > ${pids}; sleep 300`);
-    for (let i = 0; i < 50 && !fs.existsSync(pids); i++) await new Promise((r) => setTimeout(r, 50));
-    const child = Number(fs.readFileSync(pids, 'utf8'));
-    expect(alive(child)).toBe(true);
+  it('kills the command and everything it started, setsid children too, when the 60 s timeout passes', async () => {
+    const t = `4${Date.now() % 100000}.${process.pid}`; // a unique sleep duration, found in /proc
+    const ready = path.join(fx.root, 'ready');
+    const pending = run(`setsid -f sleep ${t}; sleep ${t} & touch ${ready}; sleep ${t}`);
+    await waitFor(() => fs.existsSync(ready) && withArg(t).length >= 3, { what: 'the command and its two children to start' });
     await flush();
     fx.clock.advance(60_000);
     expect(code(await pending)).toBe('TIMEOUT');
-    for (let i = 0; i < 60 && alive(child); i++) await new Promise((r) => setTimeout(r, 50));
-    expect(alive(child)).toBe(false);
+    await waitFor(() => withArg(t).length === 0, { what: () => `no process left with ${t} (left: ${withArg(t).join(', ')})` });
   });
 
   it('cuts long output in the middle and says so', async () => {
