@@ -1,7 +1,28 @@
-import { createHash } from 'node:crypto';
+import type { KeyObject } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { CallerKind } from '../tools/contract.js';
+import {
+  encodeHead,
+  GENESIS_HASH,
+  HEAD_SIZE,
+  headPathFor,
+  keyPathFor,
+  loadOrCreateKey,
+  lockPathFor,
+  looksTorn,
+  parseLine,
+  readHeadFd,
+  sealLine,
+  sealOf,
+  tagOf,
+  type AuditHead,
+  type ParsedLine,
+} from './audit-chain.js';
+import { AuditFileLock } from './audit-lock.js';
+
+export { GENESIS_HASH } from './audit-chain.js';
+export { verifyAuditFile, formatVerifyReport, type AuditProblem, type AuditProblemKind, type AuditVerifyReport, type RecordedGap } from './audit-verify.js';
 
 /** One line of `agent-audit.jsonl`. Arguments are masked before they get here. */
 export interface AuditRecord {
@@ -23,7 +44,46 @@ export interface AuditEntry extends AuditRecord {
   seq: number;
   /** Hash of the previous line: removing, inserting or editing a line breaks the chain. */
   prev: string;
+  /** HMAC-SHA256 of `prev + "\n" + this line without its hash`, keyed with the data folder's `audit.key`. */
   hash: string;
+}
+
+/** What a running kernel saw when its file did not continue the way it left it. */
+export type GapSeen = 'cut-tail' | 'emptied' | 'deleted' | 'replaced' | 'head-missing' | 'head-altered' | 'foreign-line';
+
+/**
+ * A line the kernel writes about the log itself, chained and MACed like any entry (it takes the
+ * next entry number):
+ * - `gap`: the file was cut, emptied, deleted or replaced (or the head was), seen by this process;
+ * - `keyed-chain-start`: the first keyed line after lines written before the keyed chain existed;
+ * - `torn-tail-recovered`: the line before was torn by a crash mid-write.
+ * Any of them carries `torn: true` when it follows a torn line.
+ */
+export interface AuditEvent {
+  seq: number;
+  ts: string;
+  event: 'gap' | 'keyed-chain-start' | 'torn-tail-recovered';
+  pid: number;
+  seen?: GapSeen;
+  /** Entry numbers the file no longer has, when they are known. */
+  missing?: { from: number; to: number };
+  /** The last entry this process (or the head) knew of before it looked. */
+  known?: { seq: number; hash: string };
+  detail?: string;
+  /** keyed-chain-start: how many unkeyed entries come before it. */
+  legacyEntries?: number;
+  /** The previous line is a torn fragment that this event closes. */
+  torn?: true;
+  /** gap: where the kernel saved the content it still held of a deleted file (beside the log). */
+  recoveredTo?: string;
+  prev: string;
+  hash: string;
+}
+
+export type AuditLine = AuditEntry | AuditEvent;
+
+export function isAuditEvent(line: AuditLine): line is AuditEvent {
+  return typeof (line as AuditEvent).event === 'string';
 }
 
 export interface AuditFilter {
@@ -31,117 +91,393 @@ export interface AuditFilter {
   tool?: string;
 }
 
-export const GENESIS_HASH = '0'.repeat(64);
-const HASH_SUFFIX = /,"hash":"([0-9a-f]{64})"\}$/;
-
-function chainHash(prev: string, body: string): string {
-  return createHash('sha256').update(prev).update('\n').update(body).digest('hex');
+export interface AuditLogOptions {
+  /** How many entries to keep in memory (and reload from the file tail on open). Default 1000. */
+  memory?: number;
+  /** How long an append waits for another process holding the lock. Default 10 s. */
+  lockTimeoutMs?: number;
+  /**
+   * How often an append checks that the path still names the file it writes to (a stat of the path
+   * against the open descriptor, about 2 us): a deleted, renamed-over or moved-away file. Default
+   * 100 ms; 0 checks on every append. Lines appended in between go to the old file, which the gap
+   * event points to (or which the kernel saves beside the log when it was deleted). Another
+   * process's lines and a cut, emptied or rewritten file are caught on every append (a pread).
+   */
+  pathCheckMs?: number;
+  /**
+   * The head checkpoint is rewritten with the append that changes it, unless the previous head
+   * write was less than this many ms ago: then at the end of the current event-loop turn (or with
+   * the next append after the lag, or on close). Default 1 ms: a call spaced from the previous one
+   * (the normal case) gets its own head write; a burst of calls pays for one per millisecond. A
+   * process killed in a burst leaves its head at most that far behind the log (verify accepts a log
+   * ahead of its head). 0 writes the head with every append.
+   */
+  headLagMs?: number;
 }
 
-/** Splits a stored line into the hashed body and its recorded hash, or null if it is not one of ours. */
-function splitLine(line: string): { body: string; hash: string } | null {
-  const m = HASH_SUFFIX.exec(line);
-  if (!m) return null;
-  return { body: line.slice(0, m.index) + '}', hash: m[1]! };
+type AuditEventDraft = Omit<AuditEvent, 'seq' | 'prev' | 'hash' | 'ts' | 'pid'>;
+
+interface FileId {
+  ino: number;
+  dev: number;
 }
 
 /**
- * The append-only audit trail. Each line is written with one synchronous `write(2)` on an
- * O_APPEND descriptor before the call returns, so a `kill -9` right after a call loses nothing
- * and concurrent calls never interleave lines; there is no fsync per call (the OS owns the page).
+ * The append-only audit trail.
+ *
+ * Each batch of lines is written with one synchronous `write(2)` on an O_APPEND descriptor before
+ * the call returns, so a `kill -9` right after a call loses nothing; there is no fsync per call (the
+ * OS owns the page). Around the write, under an exclusive flock shared with every other process
+ * writing this file: a one-pread probe tells whether someone else appended (or the file shrank or
+ * was rewritten), and a throttled stat whether the path still names our file; if not, the tail is
+ * re-read and the chain continues from it. After the write, the head checkpoint
+ * (`agent-audit.head`) is rewritten in place with one pwrite.
+ *
+ * When the file is not the way this process left it (cut, emptied, deleted, replaced, a head that
+ * is gone), the log reopens or recreates it and writes a `gap` event saying what it saw, so
+ * `memo audit verify` can explain the hole instead of only finding it.
  */
 export class AuditLog {
   private fd: number | null = null;
+  private headFd: number | null = null;
+  private key: KeyObject | null = null;
+  private lock: AuditFileLock | null = null;
+  private fileId: FileId = { ino: -1, dev: -1 };
+  private headId: FileId = { ino: -1, dev: -1 };
   private lastHash = GENESIS_HASH;
+  /** The head tag of the last line (second half of its MAC). */
+  private lastTag = GENESIS_HASH;
   private lastSeq = 0;
   private knownSize = 0;
+  private lastPathCheck = 0;
+  private headWrittenAt = 0;
+  private headDue = false;
+  private headTimer: NodeJS.Immediate | null = null;
   private recent: AuditEntry[] = [];
-  private readonly probeByte = Buffer.alloc(1);
-  /** Lines skipped at start because a crash tore them mid-write. */
+  private readonly headBuf = Buffer.alloc(HEAD_SIZE);
+  private readonly probe = Buffer.alloc(2);
+  private readonly memory: number;
+  private readonly lockTimeoutMs: number;
+  private readonly pathCheckMs: number;
+  private readonly headLagMs: number;
+  readonly headFile: string;
+  readonly keyFile: string;
+  readonly lockFile: string;
+  /** Lines skipped at start because a crash tore them mid-write (kept for compatibility; see `events`). */
   readonly tornLines: number[] = [];
+  /** Events this instance wrote (gaps seen, torn tails recovered, the keyed chain started). */
+  readonly events: AuditEvent[] = [];
 
   constructor(
     readonly file: string,
-    private readonly memory = 1000,
-  ) {}
+    memory: number | AuditLogOptions = 1000,
+    options: AuditLogOptions = {},
+  ) {
+    const opts = typeof memory === 'number' ? { ...options, memory } : memory;
+    this.memory = opts.memory ?? 1000;
+    this.lockTimeoutMs = opts.lockTimeoutMs ?? 10_000;
+    this.pathCheckMs = opts.pathCheckMs ?? 100;
+    this.headLagMs = opts.headLagMs ?? 1;
+    this.headFile = headPathFor(file);
+    this.keyFile = keyPathFor(file);
+    this.lockFile = lockPathFor(file);
+  }
 
-  /** Opens (creating) the file and reloads the last `memory` entries from its tail. */
+  /** Opens (creating) the file, its key, head and lock, and reloads the last `memory` entries. */
   open(): void {
     if (this.fd !== null) return;
     fs.mkdirSync(path.dirname(this.file), { recursive: true });
+    this.key = loadOrCreateKey(this.keyFile).key;
+    const lock = new AuditFileLock(this.lockFile, this.lockTimeoutMs);
+    lock.open();
+    this.lock = lock;
     this.fd = fs.openSync(this.file, 'a+', 0o600);
-    this.resync(true);
+    this.openHead();
+    lock.acquire();
+    try {
+      this.reconcile(true);
+    } finally {
+      lock.release();
+    }
   }
 
   close(): void {
+    this.flushHead();
     if (this.fd !== null) fs.closeSync(this.fd);
+    if (this.headFd !== null) fs.closeSync(this.headFd);
+    this.lock?.close();
     this.fd = null;
-  }
-
-  /** Reads the file's tail: the chain head, and (on start) the in-memory window. */
-  private resync(loadMemory: boolean): void {
-    const fd = this.fd!;
-    const size = fs.fstatSync(fd).size;
-    const wanted = loadMemory ? this.memory + 1 : 2;
-    const { lines, endsClean } = readTailLines(fd, size, wanted);
-    if (!endsClean && size > 0) {
-      // A crash tore the last line. Terminate it so the next entry starts on a line of its own;
-      // verify reports it as torn, and the chain continues from the last whole entry.
-      fs.writeSync(fd, '\n');
-    }
-    const entries: AuditEntry[] = [];
-    for (const line of lines) {
-      if (!line) continue;
-      const parts = splitLine(line);
-      if (!parts) continue;
-      try {
-        const entry = JSON.parse(line) as AuditEntry;
-        entries.push(entry);
-      } catch {
-        // not a whole line: skipped
-      }
-    }
-    const last = entries[entries.length - 1];
-    this.lastHash = last ? last.hash : GENESIS_HASH;
-    this.lastSeq = last ? last.seq : 0;
-    if (loadMemory) this.recent = entries.slice(-this.memory);
-    this.knownSize = fs.fstatSync(fd).size;
+    this.headFd = null;
+    this.lock = null;
   }
 
   append(record: AuditRecord): AuditEntry {
-    if (this.fd === null) this.open();
-    const fd = this.fd!;
-    // Another process (a CLI call beside a running server) may have appended: continue its chain.
-    // A one-byte read at our idea of the end is cheaper than fstat and says the same thing.
-    if (fs.readSync(fd, this.probeByte, 0, 1, this.knownSize) > 0) this.resync(false);
-    const seq = this.lastSeq + 1;
-    const prev = this.lastHash;
-    const body = JSON.stringify({ seq, ...record, prev });
-    const hash = chainHash(prev, body);
-    const line = body.slice(0, -1) + `,"hash":"${hash}"}\n`;
-    const bytes = Buffer.from(line, 'utf8');
-    fs.writeSync(fd, bytes);
-    this.knownSize += bytes.length;
-    this.lastHash = hash;
-    this.lastSeq = seq;
-    const entry: AuditEntry = { seq, ...record, prev, hash };
-    this.recent.push(entry);
-    if (this.recent.length > this.memory * 2) this.recent.splice(0, this.recent.length - this.memory);
-    return entry;
+    return this.appendBatch([record])[0]!;
   }
 
-  /** The newest entries (at most the in-memory window), oldest first. */
+  /**
+   * Appends several records under one lock and one write (the shape a group commit of several
+   * calls' lines needs). Returns the entries as written.
+   */
+  appendBatch(records: readonly AuditRecord[]): AuditEntry[] {
+    if (this.fd === null) this.open();
+    const lock = this.lock!;
+    const written: AuditEntry[] = [];
+    lock.acquire();
+    try {
+      // Someone else appended, or the file shrank or was rewritten, or (checked every pathCheckMs)
+      // the path no longer names this file: look before writing.
+      if (this.fileChanged() || this.pathCheckDue()) this.reconcile(false);
+      let prev = this.lastHash;
+      let seq = this.lastSeq;
+      let tag = this.lastTag;
+      let text = '';
+      for (const record of records) {
+        seq++;
+        const sealed = sealLine(this.key!, prev, JSON.stringify({ seq, ...record, prev }));
+        text += sealed.line;
+        written.push({ seq, ...record, prev, hash: sealed.hash });
+        prev = sealed.hash;
+        tag = sealed.tag;
+      }
+      const bytes = Buffer.from(text, 'utf8');
+      fs.writeSync(this.fd!, bytes);
+      this.knownSize += bytes.length;
+      this.lastHash = prev;
+      this.lastTag = tag;
+      this.lastSeq = seq;
+      const now = Date.now();
+      if (now - this.headWrittenAt >= this.headLagMs) this.writeHead(now);
+      else {
+        this.headDue = true;
+        this.headTimer ??= setImmediate(() => this.flushHead());
+      }
+    } finally {
+      lock.release();
+    }
+    for (const entry of written) this.recent.push(entry);
+    if (this.recent.length > this.memory * 2) this.recent.splice(0, this.recent.length - this.memory);
+    return written;
+  }
+
+  /** The newest entries (at most the in-memory window), oldest first. Events are not included. */
   tail(filter: AuditFilter = {}): AuditEntry[] {
     let list = this.recent.slice(-this.memory);
     if (filter.tool) list = list.filter((e) => e.tool === filter.tool);
     if (filter.limit !== undefined) list = list.slice(-filter.limit);
     return list;
   }
+
+  private openHead(): void {
+    this.headFd = fs.openSync(this.headFile, fs.constants.O_RDWR | fs.constants.O_CREAT, 0o600);
+    const st = fs.fstatSync(this.headFd);
+    this.headId = { ino: st.ino, dev: st.dev };
+  }
+
+  private writeHead(now = Date.now()): void {
+    const head: AuditHead = { seq: this.lastSeq, size: this.knownSize, hash: this.lastHash, tag: this.lastTag };
+    fs.writeSync(this.headFd!, encodeHead(head, this.headBuf), 0, HEAD_SIZE, 0);
+    this.headWrittenAt = now;
+    this.headDue = false;
+  }
+
+  /** Writes a deferred head, unless another process appended since (its head is newer). */
+  private flushHead(): void {
+    if (this.headTimer) clearImmediate(this.headTimer);
+    this.headTimer = null;
+    if (!this.headDue || this.fd === null || !this.lock) return;
+    this.lock.acquire();
+    try {
+      if (!this.fileChanged()) this.writeHead();
+      this.headDue = false;
+    } finally {
+      this.lock.release();
+    }
+  }
+
+  /**
+   * Whether the file is not the size we left it, or no longer ends with our newline: one pread of
+   * the last byte we wrote and the one after it (cheaper than an fstat right after a write, which
+   * costs about 2 us here).
+   */
+  private fileChanged(): boolean {
+    if (this.knownSize === 0) return fs.readSync(this.fd!, this.probe, 0, 1, 0) !== 0;
+    const n = fs.readSync(this.fd!, this.probe, 0, 2, this.knownSize - 1);
+    return n !== 1 || this.probe[0] !== 0x0a;
+  }
+
+  private pathCheckDue(): boolean {
+    if (this.pathCheckMs > 0) {
+      const now = Date.now();
+      if (now - this.lastPathCheck < this.pathCheckMs) return false;
+      this.lastPathCheck = now;
+    }
+    const st = fs.statSync(this.file, { throwIfNoEntry: false });
+    return !st || st.ino !== this.fileId.ino || st.dev !== this.fileId.dev;
+  }
+
+  /**
+   * Under the lock: makes the in-memory chain head agree with the file, and writes an event when
+   * the file is not the way this process (or the head checkpoint) left it.
+   */
+  private reconcile(atOpen: boolean): void {
+    const key = this.key!;
+    let seen: AuditEvent['seen'];
+    let detail: string | undefined;
+    let oldFd: number | null = null;
+
+    // 1. Does the path still name our file?
+    const fst = fs.fstatSync(this.fd!);
+    const pst = fs.statSync(this.file, { throwIfNoEntry: false });
+    if (!pst || pst.ino !== fst.ino || pst.dev !== fst.dev) {
+      seen = pst ? 'replaced' : 'deleted';
+      detail = pst ? `${path.basename(this.file)} now names another file` : `${path.basename(this.file)} was deleted`;
+      oldFd = this.fd!;
+      this.fd = fs.openSync(this.file, 'a+', 0o600);
+    }
+    // The head too (a deleted head is recreated; the log says the rest).
+    const hst = fs.statSync(this.headFile, { throwIfNoEntry: false });
+    if (!hst || hst.ino !== this.headId.ino || hst.dev !== this.headId.dev) {
+      if (this.headFd !== null) fs.closeSync(this.headFd);
+      this.openHead();
+    }
+
+    // 2. What the file holds now, and what we knew.
+    const fd = this.fd!;
+    const size = fs.fstatSync(fd).size;
+    const tail = readTailLines(fd, size, atOpen ? Math.max(this.memory + 1, 8) : 8);
+    let last: ParsedLine | null = null;
+    for (let i = tail.lines.length - 1; i >= 0 && !last; i--) last = parseLine(tail.lines[i]!);
+    const lastIsWhole = tail.lines.length > 0 && parseLine(tail.lines[tail.lines.length - 1]!) !== null;
+    const seal = last ? sealOf(last, key) : null;
+    const fileSeq = last?.seq ?? 0;
+    const fileHash = last?.hash ?? GENESIS_HASH;
+    const fragment = tail.fragment;
+    const tornOk = fragment.length > 0 && looksTorn(fragment, fileSeq + 1);
+    let headState = readHeadFd(this.headFd!);
+    // The head names a line we can see: its tag must be that line's (a head rewritten without the key is not).
+    if (headState.state === 'ok' && last && seal === 'keyed' && last.seq === headState.head.seq) {
+      const h = headState.head;
+      if (h.hash !== last.hash || h.tag !== tagOf(key, last)) headState = { state: 'invalid', reason: `its tag does not match entry #${h.seq}` };
+    }
+    let known = { seq: this.lastSeq, hash: this.lastHash };
+    if (headState.state === 'ok' && headState.head.seq > known.seq) known = { seq: headState.head.seq, hash: headState.head.hash };
+
+    // 3. Decide what to write, if anything.
+    const gap = (seenNow: GapSeen, why: string): AuditEventDraft => ({
+      event: 'gap',
+      seen: seenNow,
+      ...(fileSeq < known.seq ? { missing: { from: fileSeq + 1, to: known.seq } } : {}),
+      ...(known.seq > 0 ? { known } : {}),
+      detail: why,
+    });
+    const foreign = 'the last line of the file is not an entry sealed with this data folder\'s key';
+    let event: AuditEventDraft | null = null;
+    const nothingThere = !last && fragment.length === 0;
+    if (seen) {
+      // Nothing lost if the new file carries on from what we knew (another process of ours may
+      // already have reopened it and said so), or if there was never anything to lose.
+      const carriesOn = seal === 'keyed' && lastIsWhole && fileSeq >= known.seq && (fileSeq > known.seq || fileHash === known.hash);
+      if (carriesOn || (known.seq === 0 && nothingThere)) seen = undefined;
+      else event = gap(seen, detail!);
+    }
+    if (!event && headState.state === 'invalid' && (known.seq > 0 || !nothingThere)) {
+      event = gap('head-altered', `${path.basename(this.headFile)} could not be trusted: ${headState.reason}`);
+    }
+    if (!event && known.seq === 0) {
+      // Neither we nor the head know of an entry: a fresh log, the first keyed open of a log written
+      // before the keyed chain, or a log whose head was deleted.
+      if (last && !lastIsWhole) event = gap('foreign-line', foreign);
+      else if (seal === 'keyed' && headState.state === 'missing') {
+        event = gap('head-missing', `${path.basename(this.headFile)} was missing: a cut tail before this line cannot be ruled out`);
+      } else if (seal === 'plain' && headState.state === 'missing') event = { event: 'keyed-chain-start', legacyEntries: fileSeq };
+      else if (last && seal !== 'keyed') event = gap('foreign-line', foreign);
+    } else if (!event) {
+      if (!last) event = gap(size === 0 ? 'emptied' : 'replaced', size === 0 ? 'the file was emptied' : 'the file holds no entry of ours');
+      else if (fileSeq < known.seq) event = gap('cut-tail', `the file ends at entry #${fileSeq}`);
+      else if (fileSeq === known.seq && fileHash !== known.hash) event = gap('replaced', `entry #${fileSeq} in the file is not the one last written`);
+      else if (seal !== 'keyed' || !lastIsWhole) event = gap('foreign-line', foreign);
+    }
+    if (!event && fragment.length > 0) {
+      event = tornOk ? { event: 'torn-tail-recovered' } : gap('foreign-line', 'the file ended in a fragment that is not the start of an entry');
+    }
+
+    // 4. A deleted file that only we still hold: save what we have of it before letting go.
+    if (oldFd !== null) {
+      if (event && event.event === 'gap') {
+        const recoveredTo = this.salvage(oldFd);
+        if (recoveredTo) event.recoveredTo = recoveredTo;
+        else if (seen === 'replaced' && fs.fstatSync(oldFd).nlink > 0) event.detail += '; the old file still exists under another name';
+      }
+      fs.closeSync(oldFd);
+    }
+
+    // 5. Write it.
+    this.lastSeq = fileSeq;
+    this.lastHash = fileHash;
+    this.lastTag = last ? tagOf(key, last) : GENESIS_HASH;
+    let text = fragment.length > 0 ? '\n' : '';
+    if (event) {
+      const seq = Math.max(fileSeq, known.seq) + 1;
+      const fields = { seq, ts: new Date().toISOString(), ...event, pid: process.pid, ...(tornOk ? { torn: true as const } : {}), prev: fileHash };
+      const sealed = sealLine(key, fileHash, JSON.stringify(fields));
+      text += sealed.line;
+      this.events.push({ ...fields, hash: sealed.hash });
+      this.lastSeq = seq;
+      this.lastHash = sealed.hash;
+      this.lastTag = sealed.tag;
+    }
+    if (text) fs.writeSync(fd, text);
+    const after = fs.fstatSync(fd);
+    this.knownSize = after.size;
+    this.fileId = { ino: after.ino, dev: after.dev };
+    this.lastPathCheck = Date.now();
+    this.writeHead();
+
+    if (atOpen) {
+      const entries: AuditEntry[] = [];
+      for (const line of tail.lines) {
+        const p = parseLine(line);
+        if (p && !p.event) entries.push(p.obj as unknown as AuditEntry);
+      }
+      this.recent = entries.slice(-this.memory);
+    }
+  }
+
+  /** Copies an unlinked file's content (reachable only through our descriptor) beside the log. */
+  private salvage(oldFd: number): string | undefined {
+    const st = fs.fstatSync(oldFd);
+    if (st.nlink > 0 || st.size === 0) return undefined;
+    const stamp = new Date().toISOString().replace(/[:.]/g, '-');
+    const base = path.basename(this.file).replace(/\.jsonl$/, '');
+    const name = `${base}.recovered-${stamp}-${process.pid}.jsonl`;
+    const target = path.join(path.dirname(this.file), name);
+    const out = fs.openSync(target, 'wx', 0o600);
+    try {
+      const buf = Buffer.alloc(1 << 20);
+      let pos = 0;
+      for (;;) {
+        const n = fs.readSync(oldFd, buf, 0, buf.length, pos);
+        if (n <= 0) break;
+        fs.writeSync(out, buf, 0, n);
+        pos += n;
+      }
+    } finally {
+      fs.closeSync(out);
+    }
+    // Its own head, so the saved copy can be verified on its own.
+    if (st.size === this.knownSize) {
+      const headFile = headPathFor(target);
+      const head: AuditHead = { seq: this.lastSeq, size: this.knownSize, hash: this.lastHash, tag: this.lastTag };
+      fs.writeFileSync(headFile, encodeHead(head, Buffer.alloc(HEAD_SIZE)), { mode: 0o600, flag: 'wx' });
+    }
+    return name;
+  }
 }
 
-/** Reads up to `count` last lines of a file, from its end, in chunks. */
-function readTailLines(fd: number, size: number, count: number): { lines: string[]; endsClean: boolean } {
-  if (size === 0) return { lines: [], endsClean: true };
+/** Reads up to `count` last whole lines of a file from its end, and any fragment after the last newline. */
+function readTailLines(fd: number, size: number, count: number): { lines: string[]; fragment: string } {
+  if (size === 0) return { lines: [], fragment: '' };
   const chunk = 64 * 1024;
   let pos = size;
   let buf = Buffer.alloc(0);
@@ -155,84 +491,38 @@ function readTailLines(fd: number, size: number, count: number): { lines: string
     for (const b of part) if (b === 10) newlines++;
   }
   const text = buf.toString('utf8');
-  const endsClean = text.endsWith('\n');
   const lines = text.split('\n');
-  if (endsClean) lines.pop();
-  else lines.pop(); // the torn fragment is not an entry
+  const fragment = lines.pop()!; // '' when the file ends with a newline
   if (pos > 0) lines.shift(); // the first line may be partial
-  return { lines: lines.slice(-count), endsClean };
+  return { lines: lines.slice(-count), fragment };
 }
 
-export interface AuditProblem {
-  line: number;
-  kind: 'altered' | 'removed' | 'inserted' | 'reordered' | 'not-an-entry';
-  message: string;
-}
-
-export interface AuditVerifyReport {
-  ok: boolean;
-  lines: number;
-  entries: number;
-  /** Lines torn by a crash mid-write: reported, not counted as tampering. */
-  torn: number[];
-  /** The first problem found (verify stops there: later lines cannot be judged against a broken chain). */
-  problem?: AuditProblem;
-}
-
-function chainBreak(n: number, seq: number, prevSeq: number): AuditProblem {
-  if (seq > prevSeq + 1) {
-    const range = seq - 1 > prevSeq + 1 ? `#${prevSeq + 1} to #${seq - 1}` : `#${prevSeq + 1}`;
-    return { line: n, kind: 'removed', message: `entry ${range} was removed before line ${n}` };
+/**
+ * The newest lines of an audit file (entries and events), read from its end without creating or
+ * locking anything: what `memo audit tail` shows. `tool` keeps only that tool's entries.
+ */
+export function readAuditFileTail(file: string, count: number, tool?: string): AuditLine[] {
+  let fd: number;
+  try {
+    fd = fs.openSync(file, 'r');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
+    throw err;
   }
-  if (seq === prevSeq + 1) {
-    // Numbering is intact but the link is not: the line before was rewritten with a fresh hash.
-    return { line: n - 1, kind: 'altered', message: `line ${n - 1} (entry #${prevSeq}) was altered: line ${n} no longer links to it` };
+  try {
+    const size = fs.fstatSync(fd).size;
+    // Filtering by tool may need the whole file; otherwise the tail is enough.
+    const { lines } = readTailLines(fd, size, tool ? Number.MAX_SAFE_INTEGER : count);
+    const out: AuditLine[] = [];
+    for (const line of lines) {
+      const p = parseLine(line);
+      if (!p) continue;
+      const entry = p.obj as unknown as AuditLine;
+      if (tool && (isAuditEvent(entry) || entry.tool !== tool)) continue;
+      out.push(entry);
+    }
+    return out.slice(-count);
+  } finally {
+    fs.closeSync(fd);
   }
-  if (seq < prevSeq) return { line: n, kind: 'reordered', message: `line ${n} (entry #${seq}) is out of order: lines were moved or duplicated` };
-  return { line: n, kind: 'inserted', message: `line ${n} (entry #${seq}) was inserted: it repeats the number of the line before` };
-}
-
-/** Walks the whole chain and reports the first line that was altered, removed or inserted. */
-export function verifyAuditFile(file: string): AuditVerifyReport {
-  const text = fs.existsSync(file) ? fs.readFileSync(file, 'utf8') : '';
-  const lines = text.split('\n');
-  if (lines[lines.length - 1] === '') lines.pop();
-  const report: AuditVerifyReport = { ok: true, lines: lines.length, entries: 0, torn: [] };
-  let prevHash = GENESIS_HASH;
-  let prevSeq = 0;
-  for (let i = 0; i < lines.length; i++) {
-    const n = i + 1;
-    const line = lines[i]!;
-    const parts = splitLine(line);
-    let entry: AuditEntry | null = null;
-    if (parts) {
-      try {
-        entry = JSON.parse(line) as AuditEntry;
-      } catch {
-        entry = null;
-      }
-    }
-    if (!parts || !entry) {
-      // A torn line is a prefix of a real entry that a crash cut short, followed by a fresh entry.
-      if ((line.startsWith('{"seq":') || '{"seq":'.startsWith(line)) && !line.endsWith('}')) {
-        report.torn.push(n);
-        continue;
-      }
-      report.problem = { line: n, kind: 'not-an-entry', message: `line ${n} is not an audit entry (edited or inserted by hand)` };
-      break;
-    }
-    if (chainHash(entry.prev, parts.body) !== parts.hash) {
-      report.problem = { line: n, kind: 'altered', message: `line ${n} (entry #${entry.seq}) was altered: its content no longer matches its hash` };
-      break;
-    }
-    if (entry.prev !== prevHash || entry.seq !== prevSeq + 1) {
-      report.problem = chainBreak(n, entry.seq, prevSeq);
-      break;
-    }
-    prevHash = parts.hash;
-    prevSeq = entry.seq;
-    report.entries++;
-  }
-  report.ok = report.problem === undefined;
-  return report;
 }

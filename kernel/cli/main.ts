@@ -2,7 +2,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Command, CommanderError, Option } from 'commander';
-import { verifyAuditFile, type AuditEntry } from '../audit/audit-log.js';
+import { formatVerifyReport, isAuditEvent, readAuditFileTail, verifyAuditFile, type AuditLine } from '../audit/audit-log.js';
 import { SystemClock } from '../clock.js';
 import { isMemoError } from '../errors.js';
 import { createKernel, type Kernel } from '../kernel.js';
@@ -119,20 +119,13 @@ function parseArgsJson(text: string | undefined): unknown {
   }
 }
 
-/** Reads the audit file's tail without creating anything. */
-function readAuditTail(file: string, n: number, tool?: string): AuditEntry[] {
-  if (!fs.existsSync(file)) return [];
-  const entries: AuditEntry[] = [];
-  for (const line of fs.readFileSync(file, 'utf8').split('\n')) {
-    if (!line) continue;
-    try {
-      const e = JSON.parse(line) as AuditEntry;
-      if (!tool || e.tool === tool) entries.push(e);
-    } catch {
-      // a torn line: skipped
-    }
+/** One row of `memo audit tail`: an entry, or a kernel event (gap, torn tail, keyed chain start). */
+function auditRow(e: AuditLine): string[] {
+  if (isAuditEvent(e)) {
+    const what = [e.seen, e.missing ? `#${e.missing.from}-#${e.missing.to} missing` : '', e.detail ?? ''].filter(Boolean).join('; ');
+    return [e.ts, 'kernel', `(${e.event})`, '-', '-', '-', what.replace(/\s+/g, ' ').slice(0, 60)];
   }
-  return entries.slice(-n);
+  return [e.ts, e.caller.kind, e.tool, e.decision, e.outcome === 'ok' ? 'ok' : (e.error?.code ?? 'error'), String(Math.round(e.durationMs)), e.summary.replace(/\s+/g, ' ').slice(0, 60)];
 }
 
 interface ServeOptions {
@@ -273,25 +266,20 @@ function buildProgram(setExit: (code: number) => void): Command {
     .action((opts: { lines: string; tool?: string; json?: boolean }) => {
       const n = Number(opts.lines);
       if (!Number.isInteger(n) || n < 1) throw new UsageError('-n must be a whole number of at least 1');
-      const entries = readAuditTail(path.join(dataDir(g()), 'agent-audit.jsonl'), n, opts.tool);
+      // Read from the file's end, without creating or locking anything.
+      const entries = readAuditFileTail(path.join(dataDir(g()), 'agent-audit.jsonl'), n, opts.tool);
       if (opts.json) return void entries.forEach((e) => print(e));
       if (entries.length === 0) return void process.stdout.write('No audit entries.\n');
-      process.stdout.write(
-        table([
-          ['TIME', 'CALLER', 'TOOL', 'DECISION', 'OUTCOME', 'MS', 'SUMMARY'],
-          ...entries.map((e) => [e.ts, e.caller.kind, e.tool, e.decision, e.outcome === 'ok' ? 'ok' : (e.error?.code ?? 'error'), String(Math.round(e.durationMs)), e.summary.replace(/\s+/g, ' ').slice(0, 60)]),
-        ]),
-      );
+      process.stdout.write(table([['TIME', 'CALLER', 'TOOL', 'DECISION', 'OUTCOME', 'MS', 'SUMMARY'], ...entries.map(auditRow)]));
     });
   audit
     .command('verify')
-    .description('check the hash chain: report the first line altered, removed or inserted')
+    .description('check the keyed chain and its head: report the first line altered, removed, inserted or reordered, a cut, emptied, deleted or replaced file, or a rewrite without the key (exit 1)')
     .option('--json', 'print JSON')
     .action((opts: { json?: boolean }) => {
       const report = verifyAuditFile(path.join(dataDir(g()), 'agent-audit.jsonl'));
       if (opts.json) print(report);
-      else if (report.ok) process.stdout.write(`OK: ${report.entries} entries, chain intact${report.torn.length ? `; torn by a crash (not tampering): line ${report.torn.join(', ')}` : ''}.\n`);
-      else process.stdout.write(`TAMPERED: ${report.problem!.message}.\n`);
+      else process.stdout.write(formatVerifyReport(report));
       setExit(report.ok ? 0 : 1);
     });
 
