@@ -185,6 +185,7 @@ function secretPart(value: string, part: OptionRule['part']): [number, number] |
   return from < value.length ? [from, value.length] : null;
 }
 
+const ASSIGNERS = new Set(['export', 'env', 'declare', 'local', 'readonly', 'typeset', 'set']);
 const ASSIGNMENT = /^([A-Za-z_][A-Za-z0-9_]*)=(.+)$/s;
 const HEADER = /^([A-Za-z0-9_-]{2,64})\s*:\s*(.+)$/s;
 
@@ -199,8 +200,14 @@ function scan(line: string, base: number[] | null, found: Found[], depth: number
   for (const words of shellWords(line, base)) scanCommand(words, found, depth);
 }
 
+/**
+ * A reference (`-p"$DB_PASS"`) or a command substitution (`-p$(cat f)`) is not a secret, and an
+ * audit line must keep showing what a command would run: neither is masked.
+ */
+const NOT_A_LITERAL = /^\$\{?[A-Za-z_][A-Za-z0-9_]*\}?$|\$\(|`/;
+
 function report(found: Found[], w: Word, from: number, to: number, rule: string): void {
-  if (to <= from) return;
+  if (to <= from || NOT_A_LITERAL.test(w.text.slice(from, to))) return;
   found.push({ start: w.pos[from]!, end: w.pos[to - 1]! + 1, rule, value: w.text.slice(from, to) });
 }
 
@@ -210,9 +217,12 @@ function scanCommand(words: Word[], found: Found[], depth: number): void {
     const w = words[i]!;
     const t = w.text;
 
-    // NAME=value with a secret name: prefix assignments, `export`, `env`, make variables.
+    // NAME=value with a secret name: prefix assignments, `export`, `env`, make variables. A value
+    // with blanks counts only where an assignment can stand (`ssh host "PGPASSWORD=x pg_dump"` is a
+    // script body, read below).
     const assign = ASSIGNMENT.exec(t);
-    if (assign && isSensitiveName(assign[1]!)) {
+    const assignable = i === 0 || ASSIGNERS.has(words[i - 1]!.text) || ASSIGNMENT.test(words[i - 1]!.text);
+    if (assign && isSensitiveName(assign[1]!) && (assignable || !/\s/.test(assign[2]!))) {
       report(found, w, assign[1]!.length + 1, t.length, 'command-assignment');
       continue;
     }

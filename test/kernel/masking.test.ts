@@ -46,3 +46,58 @@ describe('secret masking', () => {
     expect(maskArgs({ command: text }).masked).toEqual({ command: text });
   });
 });
+
+describe('secret names', () => {
+  it.each([
+    'PGPASSWORD', 'DB_PASS', 'MYSQL_PWD', 'SMTP_PASSWORD', 'SENTRY_DSN', 'DSN', 'SLACK_WEBHOOK_URL', 'DISCORD_WEBHOOK', 'TEAMS_HOOK_URL',
+    'GITHUB_TOKEN', 'npm_config__authToken', 'NEXTAUTH_SECRET', 'SECRET_KEY_BASE', 'PASSPHRASE', 'csrfToken', 'dbPassword', 'pass',
+  ])('treats %s as a secret name', (name) => expect(isSensitiveKey(name)).toBe(true));
+
+  it.each([
+    'PWD', 'OLDPWD', 'pwd', 'HOME', 'PATH', 'SHELL', 'SSH_AUTH_SOCK', 'KEY_FILE', 'PASSWORD_FILE', 'AUTH_URL', 'AUTH_METHOD', 'TOKEN_COUNT', 'MAX_TOKENS',
+    'PASS_THROUGH', 'GIT_ASKPASS', 'PGPASSFILE', 'TOKENIZERS_PARALLELISM', 'XDG_SESSION_ID', 'COOKIE_NAME', 'keyboard', 'hotkeyLabel',
+  ])('does not treat %s as a secret name', (name) => expect(isSensitiveKey(name)).toBe(false));
+});
+
+describe('value shapes', () => {
+  it.each([
+    ['a Stripe live key (secretlint)', 'charge with sk_live_4eC39HqLyjWDarjtT1zdp7dc now', 'sk_live_4eC39HqLyjWDarjtT1zdp7dc'],
+    ['a Stripe restricted key (secretlint)', 'rk_live_51HcXJ2eZvKYlo2C0abcdefghijkl', 'rk_live_51HcXJ2eZvKYlo2C0abcdefghijkl'],
+    ['an npm token (secretlint)', '//registry.npmjs.org/ npm_abcdefghijklmnopqrstuvwxyz0123456789', 'npm_abcdefghijklmnopqrstuvwxyz0123456789'],
+    ['a SendGrid key (secretlint)', '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', 'TwL2iGABf9DHoTf-09kqeF8tAmbihYzrnopKc1s5cr1'],
+    ['a Shopify token (secretlint)', 'shpat_abcdefabcdefabcdefabcdefabcdefab', 'shpat_abcdefabcdefabcdefabcdefabcdefab'],
+    ['a GitLab token (secretlint)', 'glpat-abcdefghij0123456789', 'glpat-abcdefghij0123456789'],
+    ['a Slack incoming webhook', 'https://hooks.slack.com/services/T01234567/B01234567/abcdefghijABCDEFGHIJ1234', 'abcdefghijABCDEFGHIJ1234'],
+    ['a Discord webhook', 'post to https://discord.com/api/webhooks/123456789012/abcDEF_ghiJKL-mnoPQR1234', 'abcDEF_ghiJKL-mnoPQR1234'],
+    ['a Mailgun key', 'MG=key-3ax6xnjp29jd6fds4gc373sgvjxteol0', 'key-3ax6xnjp29jd6fds4gc373sgvjxteol0'],
+    ['a Sentry DSN key', 'https://abcdef0123456789abcdef0123456789@o11.ingest.sentry.io/42', 'abcdef0123456789abcdef0123456789'],
+    ['a database URL password (secretlint, narrowed)', 'mysql://app:Zx81qq-pass@db:3306/shop', 'Zx81qq-pass'],
+    ['a Redis URL password with no user', 'redis://:r3disPassw0rd@cache:6379/0', 'r3disPassw0rd'],
+    ['an AWS access key id', 'AKIAZ3MSJV4WEXAMPLQ7 in use', 'AKIAZ3MSJV4WEXAMPLQ7'],
+    ['an AWS secret key (secretlint)', 'aws_secret_access_key = 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', 'wJalrXUtnFEMI/K7MDENG/bPxRfiCYzzzzzzzzzz'],
+    ['a Hugging Face token (secretlint)', 'hf_abcdefghijklmnopqrstuvwxyzabcdefgh', 'hf_abcdefghijklmnopqrstuvwxyzabcdefgh'],
+    ['a JSON field with a secret name', '{"client_secret": "c0ffee-b4be-1234"}', 'c0ffee-b4be-1234'],
+  ])('masks %s', (_what, text, secret) => {
+    const masked = maskText(text);
+    expect(masked).not.toContain(secret);
+    expect(masked).toContain(MASK);
+  });
+
+  it('keeps the host and database of a connection string readable', () => {
+    expect(maskText('postgres://app:pgS3cretPass@db.internal:5432/shop')).toBe(`postgres://app:${MASK}@db.internal:5432/shop`);
+  });
+
+  it('does not let a secretlint-disable comment switch masking off', () => {
+    expect(maskText('// secretlint-disable\nsk_live_4eC39HqLyjWDarjtT1zdp7dc')).not.toContain('sk_live_');
+  });
+
+  it.each([
+    'see https://example.com/docs?page=2#top',
+    'C:\\Users\\me\\project and /home/me/project/src/index.ts',
+    'max_tokens: 4096, keyword: lorem, monkey: banana',
+    'PWD=/home/me/project OLDPWD=/home/me HOME=/home/me',
+    'the password policy: twelve characters',
+    'commit 3f2a9c1e8b7d6a5f4e3d2c1b0a9f8e7d6c5b4a39 by alice',
+    'redis://cache:6379/0 and postgres://db:5432/shop',
+  ])('leaves %s alone', (text) => expect(maskText(text)).toBe(text));
+});
