@@ -1,9 +1,10 @@
 /** Jest runs the TypeScript sources through ts-jest as ES modules. Type checking happens once
  * in `npm run typecheck` (part of pretest), so the transform here only transpiles.
  *
- * Timeouts are sized for a busy 2-core machine: 60 s per test by default; tests that spawn
- * processes pass SPAWN_TIMEOUT_MS (test/helpers/wait.ts, 120 s) themselves. A deadline only bounds
- * a failure: passing tests wait on events, never on the clock.
+ * Timeouts are sized for a busy 2-core machine where one node start-up can take seconds: 120 s per
+ * test (SPAWN_TIMEOUT_MS in test/helpers/wait.ts), since many tests spawn the CLI; waits inside a
+ * test have their own, shorter deadlines that name what was awaited. A deadline only bounds a
+ * failure: passing tests wait on events, never on the clock.
  *
  * The test environment is Node's plus cleanup when a file ends (test/helpers/jest-environment.mjs):
  * kernels left open are shut down, child processes killed, and every tempDir() folder removed. */
@@ -16,5 +17,5 @@ export default {
   },
   testMatch: ['<rootDir>/test/**/*.test.ts'],
   modulePathIgnorePatterns: ['<rootDir>/dist/'],
-  testTimeout: 60_000,
+  testTimeout: 120_000,
 };

@@ -1,10 +1,10 @@
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { requireFreshBuild } from '../helpers/dist.js';
 import { tempDir } from '../helpers/kernel-fixture.js';
+import { waitFor } from '../helpers/wait.js';
 import { KernelHost } from './kernel-host.js';
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 function manifest(id: string, tools: string[], danger = 'safe') {
   return JSON.stringify({
@@ -29,6 +29,18 @@ describe('hot loading packs in a running kernel', () => {
   let data: string;
   let skills: string;
 
+  /** The kernel's state of one pack once `ready` says it has settled (polled: a failed load sends no event). */
+  async function packState(id: string, ready: (state: any) => boolean): Promise<any> {
+    return waitFor(
+      async () => {
+        const state = (await host.request('packs')).packs.find((p: any) => p.id === id);
+        return state && ready(state) ? state : undefined;
+      },
+      { what: `pack ${id} to settle` },
+    );
+  }
+
+  beforeAll(requireFreshBuild);
   beforeEach(async () => {
     const base = tempDir('memo-hot-');
     packs = path.join(base, 'packs');
@@ -71,8 +83,7 @@ describe('hot loading packs in a running kernel', () => {
     writePack(packs, 'fragile', 'export const tools = { greet: () => "ok" };');
     await host.event(1);
     fs.writeFileSync(path.join(packs, 'fragile', 'index.js'), 'export const tools = { greet: () => "oops" ;');
-    await host.waitFor(() => false, 600).catch(() => undefined);
-    const state = (await host.request('packs')).packs.find((p: any) => p.id === 'fragile');
+    const state = await packState('fragile', (p) => p.reloadError !== undefined);
     expect(state.status).toBe('loaded');
     expect(state.reloadError).toMatch(/failed to load/);
     expect((await host.call('greet')).value).toBe('ok');
@@ -80,13 +91,22 @@ describe('hot loading packs in a running kernel', () => {
   });
 
   it('lets a call already running finish on the old code while new calls use the new', async () => {
-    writePack(packs, 'slow', 'export const tools = { greet: async ({ ms }) => { await new Promise((r) => setTimeout(r, ms)); return "old"; } };');
+    // The old handler says when it has started (a file), and finishes only when the test says so.
+    const started = path.join(data, '..', 'started');
+    const release = path.join(data, '..', 'release');
+    writePack(
+      packs,
+      'slow',
+      'import { existsSync, writeFileSync } from "node:fs";\n' +
+        'export const tools = { greet: async ({ started, release }) => { writeFileSync(started, ""); while (!existsSync(release)) await new Promise((r) => setTimeout(r, 10)); return "old"; } };',
+    );
     await host.event(1);
-    const running = host.call('greet', { ms: 1500 });
-    await sleep(100);
+    const running = host.call('greet', { started, release });
+    await waitFor(() => fs.existsSync(started), { what: 'the old handler to start' });
     fs.writeFileSync(path.join(packs, 'slow', 'index.js'), 'export const tools = { greet: async () => "new" };');
     await host.event(2);
-    expect((await host.call('greet', { ms: 1 })).value).toBe('new');
+    expect((await host.call('greet')).value).toBe('new');
+    fs.writeFileSync(release, '');
     expect((await running).value).toBe('old');
   });
 
@@ -95,8 +115,12 @@ describe('hot loading packs in a running kernel', () => {
     await host.event(1);
     for (let i = 1; i <= 5; i++) fs.writeFileSync(path.join(packs, 'burst', 'index.js'), `export const tools = { greet: () => ${i} };`);
     expect(await host.event(2)).toMatchObject({ event: 'reloaded' });
-    await sleep(500);
-    expect(host.events).toHaveLength(2);
+    // A later change elsewhere: once it has loaded and the kernel has no reload pending, any late
+    // event of the burst has been seen and handled.
+    writePack(packs, 'after', 'export const tools = { greet2: () => 0 };', ['greet2']);
+    expect(await host.event(3)).toMatchObject({ event: 'added', pack: 'after' });
+    await host.request('idle');
+    expect(host.events.map((e) => `${e.event} ${e.pack}`)).toEqual(['added burst', 'reloaded burst', 'added after']);
     expect((await host.call('greet')).value).toBe(5);
   });
 
@@ -114,8 +138,7 @@ describe('hot loading packs in a running kernel', () => {
 
   it('reports a new pack that fails and loads it once it is fixed', async () => {
     writePack(packs, 'later', 'export const tools = {};');
-    await host.waitFor(() => false, 600).catch(() => undefined);
-    const state = (await host.request('packs')).packs.find((p: any) => p.id === 'later');
+    const state = await packState('later', (p) => p.status === 'failed');
     expect(state).toMatchObject({ status: 'failed', error: expect.stringContaining('no handler for greet') });
     fs.writeFileSync(path.join(packs, 'later', 'index.js'), 'export const tools = { greet: () => "fixed" };');
     expect(await host.event(1)).toMatchObject({ event: 'added', pack: 'later' });

@@ -1,13 +1,22 @@
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import * as path from 'node:path';
+import { killWhenDone } from '../helpers/cleanup.js';
+import { WAIT_DEADLINE_MS } from '../helpers/wait.js';
 
 /** Drives test/e2e/harness/kernel-host.mjs: a real host process around the compiled kernel. */
 export class KernelHost {
   private buf = '';
   private seq = 0;
   readonly events: Array<{ event: string; pack: string; tools: string[] }> = [];
-  private waiters: Array<{ test: (m: any) => boolean; resolve: (m: any) => void }> = [];
+  private waiters: Array<{ test: (m: any) => boolean; resolve: (m: any) => void; reject: (e: Error) => void }> = [];
+  private stderr = '';
   private constructor(private readonly child: ChildProcessWithoutNullStreams) {
+    child.stderr.setEncoding('utf8');
+    child.stderr.on('data', (d: string) => (this.stderr += d));
+    // A host that dies fails every wait at once, with what it printed.
+    child.once('exit', (code, signal) => {
+      for (const w of this.waiters.splice(0)) w.reject(new Error(`the kernel host exited (${code ?? signal}): ${this.stderr}`));
+    });
     child.stdout.setEncoding('utf8');
     child.stdout.on('data', (d: string) => {
       this.buf += d;
@@ -26,16 +35,27 @@ export class KernelHost {
   }
 
   static async start(root: string, data: string, packs: string, skills?: string): Promise<KernelHost> {
-    const child = spawn(process.execPath, [path.resolve('test/e2e/harness/kernel-host.mjs'), root, data, packs, ...(skills ? [skills] : [])], { stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = killWhenDone(spawn(process.execPath, [path.resolve('test/e2e/harness/kernel-host.mjs'), root, data, packs, ...(skills ? [skills] : [])], { stdio: ['pipe', 'pipe', 'pipe'] }));
     const host = new KernelHost(child);
     await host.waitFor((m) => m.ready === true);
     return host;
   }
 
-  waitFor(test: (m: any) => boolean, timeoutMs = 10_000): Promise<any> {
+  /** Resolves with the first message (reply or event) that passes `test`; the deadline only bounds a failure. */
+  waitFor(test: (m: any) => boolean, timeoutMs = WAIT_DEADLINE_MS): Promise<any> {
     return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`timed out waiting; events so far: ${JSON.stringify(this.events)}`)), timeoutMs);
-      this.waiters.push({ test, resolve: (m) => { clearTimeout(timer); resolve(m); } });
+      const timer = setTimeout(() => reject(new Error(`timed out waiting; events so far: ${JSON.stringify(this.events)}; stderr: ${this.stderr}`)), timeoutMs);
+      this.waiters.push({
+        test,
+        resolve: (m) => {
+          clearTimeout(timer);
+          resolve(m);
+        },
+        reject: (e) => {
+          clearTimeout(timer);
+          reject(e);
+        },
+      });
     });
   }
 
@@ -57,7 +77,9 @@ export class KernelHost {
   }
 
   async stop(): Promise<void> {
+    if (this.child.exitCode !== null || this.child.signalCode !== null) return;
+    const exited = new Promise((r) => this.child.once('exit', r));
     this.child.stdin.end();
-    await new Promise((r) => this.child.once('exit', r));
+    await exited;
   }
 }

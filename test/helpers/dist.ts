@@ -2,7 +2,8 @@
  * Guard for tests that run the compiled kernel (bin/memo, dist/): they refuse to run against a
  * dist/ older than the sources, which would test yesterday's code. `npm test` builds first
  * (pretest), so there it always passes; running one e2e file by hand after an edit, it says to
- * run `npm run build`.
+ * run `npm run build`. MEMO_ALLOW_STALE_DIST=1 turns the refusal into a warning (for a checkout
+ * that others edit while you run tests; never set in CI).
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -66,5 +67,7 @@ export function staleBuild(): string | null {
 /** Throws (failing the test file) when dist/ is older than the sources; call it in beforeAll. */
 export function requireFreshBuild(): void {
   const stale = staleBuild();
-  if (stale) throw new Error(stale);
+  if (!stale) return;
+  if (process.env.MEMO_ALLOW_STALE_DIST === '1') process.stderr.write(`warning (MEMO_ALLOW_STALE_DIST=1): ${stale}\n`);
+  else throw new Error(stale);
 }

@@ -11,8 +11,8 @@ export const WAIT_DEADLINE_MS = 60_000;
 export interface WaitOptions {
   /** Give up after this long (default WAIT_DEADLINE_MS). */
   timeoutMs?: number;
-  /** What is awaited, for the error message. */
-  what?: string;
+  /** What is awaited, for the error message (a function is asked at the deadline, to say what it saw). */
+  what?: string | (() => string);
   /** Time between checks (default 20 ms). */
   intervalMs?: number;
 }
@@ -27,7 +27,7 @@ export async function waitFor<T>(condition: () => T | Promise<T>, options: WaitO
   for (;;) {
     const value = await condition();
     if (value) return value as NonNullable<T>;
-    if (Date.now() >= until) throw new Error(`timed out after ${timeoutMs / 1000} s waiting for ${what}`);
+    if (Date.now() >= until) throw new Error(`timed out after ${timeoutMs / 1000} s waiting for ${typeof what === 'function' ? what() : what}`);
     await new Promise((r) => setTimeout(r, intervalMs));
   }
 }

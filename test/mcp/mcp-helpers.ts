@@ -5,28 +5,17 @@ import * as path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
+import { killWhenDone } from '../helpers/cleanup.js';
+import { deferred, WAIT_DEADLINE_MS, waitFor } from '../helpers/wait.js';
 
 export const BIN = path.resolve('bin/memo');
 export const FIXTURE_PACKS = path.resolve('test/fixtures/packs');
 
-export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+export { deferred };
 
-/** A promise with its resolve exposed. */
-export function deferred<T = void>(): { promise: Promise<T>; resolve: (v: T) => void } {
-  let resolve!: (v: T) => void;
-  const promise = new Promise<T>((r) => (resolve = r));
-  return { promise, resolve };
-}
-
-/** Polls until `check` returns truthy (or throws after `ms`). */
-export async function eventually<T>(check: () => T | Promise<T>, ms = 10_000, what = 'condition'): Promise<T> {
-  const until = Date.now() + ms;
-  for (;;) {
-    const v = await check();
-    if (v) return v;
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
-    await sleep(25);
-  }
+/** Polls until `check` returns truthy; fails after a deadline for a busy machine, naming `what`. */
+export function eventually<T>(check: () => T | Promise<T>, what = 'condition'): Promise<NonNullable<T>> {
+  return waitFor(check, { what });
 }
 
 export interface Connected {
@@ -137,12 +126,12 @@ export class ServeProcess {
   }
 
   static start(args: string[]): ServeProcess {
-    return new ServeProcess(spawn(process.execPath, [BIN, ...args], { stdio: ['pipe', 'pipe', 'pipe'] }));
+    return new ServeProcess(killWhenDone(spawn(process.execPath, [BIN, ...args], { stdio: ['pipe', 'pipe', 'pipe'] })));
   }
 
   /** The n-th stdout line (0-based), parsed as JSON. */
-  async json(n: number, ms = 20_000): Promise<any> {
-    const line = await eventually(() => this.lines[n] ?? (this.child.exitCode !== null ? Promise.reject(new Error(`memo serve exited: ${this.stderr}`)) : undefined), ms, `stdout line ${n}`);
+  async json(n: number, timeoutMs = WAIT_DEADLINE_MS): Promise<any> {
+    const line = await waitFor(() => this.lines[n] ?? (this.child.exitCode !== null ? Promise.reject(new Error(`memo serve exited: ${this.stderr}`)) : undefined), { timeoutMs, what: `stdout line ${n}` });
     return JSON.parse(line);
   }
 
@@ -155,7 +144,8 @@ export class ServeProcess {
     if (this.child.exitCode !== null || this.child.signalCode !== null) return this.child.exitCode;
     const done = this.exited();
     this.child.kill('SIGTERM');
-    const timer = setTimeout(() => this.child.kill('SIGKILL'), 10_000);
+    // A last resort for a server that ignores SIGTERM (the test then fails on the exit code).
+    const timer = setTimeout(() => this.child.kill('SIGKILL'), WAIT_DEADLINE_MS);
     const code = await done;
     clearTimeout(timer);
     return code;

@@ -201,7 +201,7 @@ describe('MCP over Streamable HTTP (in-process endpoint around a real kernel)', 
       await client();
       expect(endpoint.sessionCount).toBe(2);
       endpoint.rotateToken();
-      await eventually(() => endpoint.sessionCount === 0, 5000, 'sessions closed');
+      await eventually(() => endpoint.sessionCount === 0, 'sessions closed');
     });
 
     it('never writes the token into logs or audit lines', async () => {
@@ -325,7 +325,7 @@ describe('MCP over Streamable HTTP (in-process endpoint around a real kernel)', 
     ac.abort('user pressed stop');
     await expect(call).rejects.toThrow();
     expect(await abortSeen.promise).toBeDefined();
-    await eventually(() => fx.kernel.audit.tail({ tool: 'wait_abort' }).at(-1)?.error?.code === 'CANCELLED', 5000, 'CANCELLED audit line');
+    await eventually(() => fx.kernel.audit.tail({ tool: 'wait_abort' }).at(-1)?.error?.code === 'CANCELLED', 'CANCELLED audit line');
   });
 
   it('forwards ctx.progress() as notifications/progress when the call has a progress token', async () => {
@@ -341,9 +341,9 @@ describe('MCP over Streamable HTTP (in-process endpoint around a real kernel)', 
     const b = await client();
     await Promise.all([a.notificationsReady, b.notificationsReady]);
     const pack = fx.kernel.registerPack({ id: 'late', tools: [{ spec: { name: 'late_tool', description: 'late', parameters: { type: 'object' }, danger: 'safe', effect: 'read' }, impl: () => 'late' }] });
-    for (const c of [a, b]) await eventually(() => c.tools.some((list) => list.some((t) => t.name === 'late_tool')), 5000, 'refreshed tool list');
+    for (const c of [a, b]) await eventually(() => c.tools.some((list) => list.some((t) => t.name === 'late_tool')), 'refreshed tool list');
     pack.dispose();
-    await eventually(() => a.tools.at(-1)!.every((t) => t.name !== 'late_tool'), 5000, 'tool removed from the list');
+    await eventually(() => a.tools.at(-1)!.every((t) => t.name !== 'late_tool'), 'tool removed from the list');
   });
 
   it('answers 503 past the session cap, and admits a new session once one closes', async () => {
@@ -356,7 +356,7 @@ describe('MCP over Streamable HTTP (in-process endpoint around a real kernel)', 
     expect(over.status).toBe(503);
     await expect(connect(endpoint.url, endpoint.token)).rejects.toThrow();
     await first.close();
-    await eventually(() => endpoint.sessionCount === 1, 5000, 'session freed');
+    await eventually(() => endpoint.sessionCount === 1, 'session freed');
     const third = await client();
     expect((await third.client.listTools()).tools.length).toBeGreaterThan(0);
   });
@@ -370,7 +370,7 @@ describe('MCP over Streamable HTTP (in-process endpoint around a real kernel)', 
     const c = await client();
     expect(endpoint.sessionCount).toBe(1);
     expect(listeners()).toBe(before + 1);
-    await eventually(() => endpoint.sessionCount === 0, 5000, 'idle session closed');
+    await eventually(() => endpoint.sessionCount === 0, 'idle session closed');
     expect(listeners()).toBe(before);
     await expect(c.client.listTools()).rejects.toThrow();
     expect(logger.lines.some((l) => /closed the idle session of test-client/.test(l.message))).toBe(true);
@@ -386,11 +386,14 @@ describe('MCP over Streamable HTTP (in-process endpoint around a real kernel)', 
     const { client: c } = await client();
     const call = c.callTool({ name: 'long_call', arguments: {} });
     await started.promise;
-    await new Promise((r) => setTimeout(r, 400));
-    expect(endpoint.sessionCount).toBe(1);
+    // A second session, idle from now on: its idle timer was set after the busy session's last
+    // activity, so by the time it expires the busy session's timer has fired too (and was put off).
+    await client({ name: 'idle-client' });
+    await eventually(() => endpoint.sessionCount === 1, 'the idle session to close');
+    expect(logger.lines.filter((l) => /closed the idle session/.test(l.message)).map((l) => l.message)).toEqual([expect.stringContaining('idle-client')]);
     gate.resolve();
     expect(text((await call) as CallToolResult)).toBe('done');
-    await eventually(() => endpoint.sessionCount === 0, 5000, 'idle after the call');
+    await eventually(() => endpoint.sessionCount === 0, 'idle after the call');
   });
 
   it('logs a server error (EMFILE while accepting) and keeps serving on the same URL and token', async () => {

@@ -71,7 +71,7 @@ describe('memo serve (child process)', () => {
     const c = await client();
     await c.notificationsReady;
     writePack(w.packs, 'dropped-in', [{ name: 'dropped_tool' }], 'export const tools = { dropped_tool: () => "new" };');
-    await eventually(() => c.tools.some((list) => list.some((t) => t.name === 'dropped_tool')), 15_000, 'list_changed with the new tool');
+    await eventually(() => c.tools.some((list) => list.some((t) => t.name === 'dropped_tool')), 'list_changed with the new tool');
     expect(((await c.client.callTool({ name: 'dropped_tool', arguments: {} })) as CallToolResult).content).toEqual([{ type: 'text', text: 'new' }]);
   });
 
@@ -113,7 +113,7 @@ describe('memo serve options', () => {
     const w = workspace();
     const serve = ServeProcess.start(['--packs', w.packs, '--root', w.root, '--data', w.data, 'serve', '--port', '0']);
     try {
-      await eventually(() => serve.lines.some((l) => l.startsWith('Stop with Ctrl-C')), 20_000, 'banner');
+      await eventually(() => serve.lines.some((l) => l.startsWith('Stop with Ctrl-C')), 'banner');
       const out = serve.lines.join('\n');
       const url = /url: +(http:\/\/127\.0\.0\.1:\d+\/mcp)/.exec(out)![1]!;
       const token = /token: +([A-Za-z0-9_-]{43})/.exec(out)![1]!;
@@ -122,7 +122,7 @@ describe('memo serve options', () => {
       expect(out).toContain(`kill -HUP ${serve.child.pid}`);
       const before = serve.lines.length;
       serve.child.kill('SIGHUP');
-      await eventually(() => serve.lines.length > before, 10_000, 'rotation line');
+      await eventually(() => serve.lines.length > before, 'rotation line');
       const fresh = /New token: ([A-Za-z0-9_-]{43})/.exec(serve.lines[before]!)![1]!;
       expect((await rawInitialize(url, { Authorization: `Bearer ${token}` })).status).toBe(401);
       expect((await rawInitialize(url, { Authorization: `Bearer ${fresh}` })).status).toBe(200);

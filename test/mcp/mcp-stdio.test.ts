@@ -8,7 +8,9 @@ import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { CallToolResult, JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { CAPABILITY_ENV, McpStdioServer, takeWriteCapabilityFromEnv } from '../../kernel/mcp/mcp-stdio.js';
 import type { ToolContext } from '../../kernel/tools/contract.js';
+import { requireFreshBuild } from '../helpers/dist.js';
 import { makeKernel, tempDir, type Fixture } from '../helpers/kernel-fixture.js';
+import { SPAWN_TIMEOUT_MS, waitFor } from '../helpers/wait.js';
 import { BIN, deferred, FIXTURE_PACKS, writePack } from './mcp-helpers.js';
 
 function workspace() {
@@ -23,6 +25,8 @@ function workspace() {
 const text = (r: CallToolResult) => (r.content[0] as { text: string }).text;
 
 describe('memo serve --stdio (child process)', () => {
+  beforeAll(requireFreshBuild);
+
   async function spawnClient(w: ReturnType<typeof workspace>, env: Record<string, string> = {}) {
     const transport = new StdioClientTransport({
       command: process.execPath,
@@ -33,15 +37,18 @@ describe('memo serve --stdio (child process)', () => {
     let stderr = '';
     transport.stderr?.on('data', (d) => (stderr += d));
     const client = new Client({ name: 'stdio-test', version: '1.0.0' });
+    // Anything on the child's stdout that is not a protocol message surfaces here.
+    const protocolErrors: Error[] = [];
+    client.onerror = (err) => protocolErrors.push(err);
     await client.connect(transport);
-    return { client, transport, stderr: () => stderr };
+    return { client, transport, stderr: () => stderr, protocolErrors };
   }
 
   it('lists and calls tools over stdio, refuses writes, and logs only to stderr', async () => {
     const w = workspace();
     // A pack that prints to stdout must not corrupt the protocol stream.
     writePack(w.packs, 'noisy', [{ name: 'noisy' }], 'export const tools = { noisy: () => { console.log("noise on stdout"); return "quiet result"; } };');
-    const { client, stderr } = await spawnClient(w);
+    const { client, stderr, protocolErrors } = await spawnClient(w);
     try {
       const { tools } = await client.listTools();
       expect(tools.find((t) => t.name === 'echo')?.annotations).toMatchObject({ readOnlyHint: true, openWorldHint: false });
@@ -52,14 +59,16 @@ describe('memo serve --stdio (child process)', () => {
       expect(text(write)).toMatch(/^PERMISSION_DENIED: .*writes need a running Memo agent turn/);
       expect(fs.existsSync(path.join(w.root, 'notes.txt'))).toBe(false);
       expect(text((await client.callTool({ name: 'noisy', arguments: {} })) as CallToolResult)).toBe('quiet result');
-      expect(stderr()).toMatch(/serving \d+ tools over MCP stdio/);
-      expect(stderr()).toContain('noise on stdout');
+      // stdout and stderr are two pipes read independently: the result above can arrive before the
+      // stderr bytes the child wrote earlier, so wait for them rather than expect them already there.
+      await waitFor(() => /serving \d+ tools over MCP stdio/.test(stderr()) && stderr().includes('noise on stdout'), { what: () => `the start-up line and the noise on stderr (so far: ${JSON.stringify(stderr())})` });
+      expect(protocolErrors).toEqual([]);
     } finally {
       await client.close();
     }
     const audit = fs.readFileSync(path.join(w.data, 'agent-audit.jsonl'), 'utf8');
     expect(audit).toContain('"caller":{"kind":"mcp","id":"stdio-test"}');
-  });
+  }, SPAWN_TIMEOUT_MS);
 
   it('refuses a write capability this kernel never minted, and never records it', async () => {
     const w = workspace();
@@ -73,7 +82,7 @@ describe('memo serve --stdio (child process)', () => {
     }
     expect(fs.existsSync(path.join(w.root, 'notes.txt'))).toBe(false);
     expect(fs.readFileSync(path.join(w.data, 'agent-audit.jsonl'), 'utf8')).not.toContain(foreign);
-  });
+  }, SPAWN_TIMEOUT_MS);
 });
 
 /** An SDK client transport over two in-memory streams (what StdioClientTransport does over a child's pipes). */

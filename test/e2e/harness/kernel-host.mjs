@@ -1,5 +1,5 @@
 // A minimal host app for end-to-end tests: boots the compiled kernel, watches pack folders and
-// speaks JSON lines. stdin: {"op":"list"|"call"|"packs", ...}; stdout: replies and registry events.
+// speaks JSON lines. stdin: {"op":"list"|"call"|"packs"|"skills"|"idle", ...}; stdout: replies and registry events.
 import * as readline from 'node:readline';
 import { createKernel, FixedAnswerPrompter } from '../../../dist/kernel/index.js';
 
@@ -19,7 +19,11 @@ rl.on('line', async (line) => {
   if (msg.op === 'list') out({ re: msg.id, tools: kernel.registry.list().map((t) => t.spec.name) });
   else if (msg.op === 'skills') out({ re: msg.id, skills: kernel.skills.list().map(({ skill, ...rest }) => rest) });
   else if (msg.op === 'packs') out({ re: msg.id, packs: kernel.packs.list().map(({ manifest, ...rest }) => rest) });
-  else if (msg.op === 'call') out({ re: msg.id, result: await kernel.invoke({ tool: msg.tool, args: msg.args ?? {}, caller: { kind: 'host' } }) });
+  else if (msg.op === 'idle') {
+    // Pending reloads (debounce timers and running loads) have run.
+    await kernel.packs.idle();
+    out({ re: msg.id });
+  } else if (msg.op === 'call') out({ re: msg.id, result: await kernel.invoke({ tool: msg.tool, args: msg.args ?? {}, caller: { kind: 'host' } }) });
 });
 rl.on('close', async () => {
   await kernel.shutdown();
