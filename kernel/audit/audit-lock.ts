@@ -53,9 +53,14 @@ export class AuditFileLock {
   private held = false;
   private readonly flock: FsExt;
 
+  /** How many acquisitions had to wait for another holder. */
+  waits = 0;
+
   constructor(
     readonly file: string,
     private readonly timeoutMs = 10_000,
+    /** Called (synchronously) when an acquisition has to wait for another holder. */
+    private readonly onWait?: () => void,
   ) {
     this.flock = flockModule();
   }
@@ -73,6 +78,8 @@ export class AuditFileLock {
     if (this.fd === null) this.open();
     const fd = this.fd!;
     if (this.tryLock(fd)) return;
+    this.waits++;
+    this.onWait?.();
     const deadline = Date.now() + this.timeoutMs;
     let pause = 0.05;
     for (;;) {

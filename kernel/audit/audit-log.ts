@@ -113,6 +113,8 @@ export interface AuditLogOptions {
    * ahead of its head). 0 writes the head with every append.
    */
   headLagMs?: number;
+  /** Called (synchronously) when an append or open has to wait for another process's lock. */
+  onLockWait?: () => void;
 }
 
 type AuditEventDraft = Omit<AuditEvent, 'seq' | 'prev' | 'hash' | 'ts' | 'pid'>;
@@ -160,6 +162,7 @@ export class AuditLog {
   private readonly lockTimeoutMs: number;
   private readonly pathCheckMs: number;
   private readonly headLagMs: number;
+  private readonly onLockWait: (() => void) | undefined;
   readonly headFile: string;
   readonly keyFile: string;
   readonly lockFile: string;
@@ -178,6 +181,7 @@ export class AuditLog {
     this.lockTimeoutMs = opts.lockTimeoutMs ?? 10_000;
     this.pathCheckMs = opts.pathCheckMs ?? 100;
     this.headLagMs = opts.headLagMs ?? 1;
+    this.onLockWait = opts.onLockWait;
     this.headFile = headPathFor(file);
     this.keyFile = keyPathFor(file);
     this.lockFile = lockPathFor(file);
@@ -188,7 +192,7 @@ export class AuditLog {
     if (this.fd !== null) return;
     fs.mkdirSync(path.dirname(this.file), { recursive: true });
     this.key = loadOrCreateKey(this.keyFile).key;
-    const lock = new AuditFileLock(this.lockFile, this.lockTimeoutMs);
+    const lock = new AuditFileLock(this.lockFile, this.lockTimeoutMs, this.onLockWait);
     lock.open();
     this.lock = lock;
     this.fd = fs.openSync(this.file, 'a+', 0o600);
@@ -260,6 +264,11 @@ export class AuditLog {
     return written;
   }
 
+  /** How many times this log waited for another process's lock (appends, opens, head flushes). */
+  get lockWaits(): number {
+    return this.lock?.waits ?? 0;
+  }
+
   /** The newest entries (at most the in-memory window), oldest first. Events are not included. */
   tail(filter: AuditFilter = {}): AuditEntry[] {
     let list = this.recent.slice(-this.memory);
@@ -313,7 +322,9 @@ export class AuditLog {
       this.lastPathCheck = now;
     }
     const st = fs.statSync(this.file, { throwIfNoEntry: false });
-    return !st || st.ino !== this.fileId.ino || st.dev !== this.fileId.dev;
+    if (!st || st.ino !== this.fileId.ino || st.dev !== this.fileId.dev) return true;
+    const hst = fs.statSync(this.headFile, { throwIfNoEntry: false });
+    return !hst || hst.ino !== this.headId.ino || hst.dev !== this.headId.dev;
   }
 
   /**
