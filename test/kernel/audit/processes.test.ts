@@ -81,6 +81,32 @@ describe('audit appends from several processes', () => {
     expect(waits.reduce((a, b) => a + b, 0)).toBeGreaterThan(0);
   }, 120_000);
 
+  it('4 processes creating the audit key at the same moment all end up with the same key (one creates it)', async () => {
+    const dir = auditTempDir();
+    const modulePath = compileAuditModules(dir);
+    const chain = path.join(path.dirname(modulePath), 'audit-chain.js');
+    const keyFile = path.join(dir, 'data', 'audit.key');
+    fs.mkdirSync(path.dirname(keyFile));
+    const code = `import { loadOrCreateKey } from ${JSON.stringify(chain)};
+      process.stdout.write('ready\\n');
+      process.stdin.once('data', () => {
+        const { key, created } = loadOrCreateKey(${JSON.stringify(keyFile)});
+        process.stdout.write('key ' + key.export().toString('hex') + ' ' + created + '\\n');
+        process.exit(0);
+      });`;
+    const procs = [1, 2, 3, 4].map(() => spawn(process.execPath, ['--input-type=module', '-e', code], { stdio: ['pipe', 'pipe', 'pipe'] }));
+    children.push(...procs);
+    await Promise.all(procs.map((p) => waitForLine(p, /^ready$/)));
+    const answers = procs.map((p) => waitForLine(p, /^key /));
+    for (const p of procs) p.stdin!.write('go\n');
+    const got = (await Promise.all(answers)).map((l) => l.split(' '));
+    const onDisk = fs.readFileSync(keyFile, 'utf8').trim();
+    expect(got.map((g) => g[1])).toEqual([onDisk, onDisk, onDisk, onDisk]);
+    expect(got.filter((g) => g[2] === 'true')).toHaveLength(1);
+    expect(fs.statSync(keyFile).mode & 0o777).toBe(0o600);
+    expect(fs.readdirSync(path.dirname(keyFile))).toEqual(['audit.key']);
+  }, 60_000);
+
   it('a lock holder killed with SIGKILL does not block the next writer', async () => {
     const dir = auditTempDir();
     const modulePath = compileAuditModules(dir);
