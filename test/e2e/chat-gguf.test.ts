@@ -1,23 +1,29 @@
 import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { killWhenDone } from '../helpers/cleanup.js';
+import { requireFreshBuild } from '../helpers/dist.js';
 import { tempDir } from '../helpers/kernel-fixture.js';
+import { SPAWN_TIMEOUT_MS } from '../helpers/wait.js';
 import { writeTinyGguf } from '../helpers/tiny-gguf.js';
 
 const BIN = path.resolve('bin/memo');
 
 function memo(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    const c = spawn(process.execPath, [BIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const c = killWhenDone(spawn(process.execPath, [BIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'] }));
     let stdout = '';
     let stderr = '';
     c.stdout.on('data', (d) => (stdout += d));
     c.stderr.on('data', (d) => (stderr += d));
-    c.on('exit', (code) => resolve({ code, stdout, stderr }));
+    // 'close', not 'exit': only then has all of the child's output been read.
+    c.on('close', (code) => resolve({ code, stdout, stderr }));
   });
 }
 
 describe('memo chat with an in-process GGUF model', () => {
+  beforeAll(requireFreshBuild);
+
   it('probes the model, warns that it cannot call tools, and answers without tools', async () => {
     const base = tempDir('memo-gguf-');
     const root = path.join(base, 'root');
@@ -31,5 +37,5 @@ describe('memo chat with an in-process GGUF model', () => {
     expect(out).toMatchObject({ provider: 'local', stopReason: 'final', steps: [] });
     expect(typeof out.answer).toBe('string');
     expect(out.usage.outputTokens).toBeGreaterThan(0);
-  });
+  }, SPAWN_TIMEOUT_MS);
 });

@@ -3,6 +3,8 @@ import * as fs from 'node:fs';
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import * as path from 'node:path';
+import { killWhenDone } from '../helpers/cleanup.js';
+import { requireFreshBuild } from '../helpers/dist.js';
 import { tempDir } from '../helpers/kernel-fixture.js';
 
 const BIN = path.resolve('bin/memo');
@@ -36,16 +38,19 @@ function modelServer(mode: 'capable' | 'no-tools') {
 
 function run(args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    const c = spawn(process.execPath, [BIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
+    const c = killWhenDone(spawn(process.execPath, [BIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } }));
     let stdout = '';
     let stderr = '';
     c.stdout.on('data', (d) => (stdout += d));
     c.stderr.on('data', (d) => (stderr += d));
-    c.on('exit', (code) => resolve({ code, stdout, stderr }));
+    // 'close', not 'exit': only then has all of the child's output been read.
+    c.on('close', (code) => resolve({ code, stdout, stderr }));
   });
 }
 
 describe('memo chat against an OpenAI-compatible server on loopback', () => {
+  beforeAll(requireFreshBuild);
+
   it('probes the local model, then runs a turn with a real tool call through the real adapter', async () => {
     const { server, requests } = modelServer('capable');
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));

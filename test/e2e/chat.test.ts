@@ -1,10 +1,13 @@
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { requireFreshBuild } from '../helpers/dist.js';
 import { tempDir } from '../helpers/kernel-fixture.js';
 
 const BIN = path.resolve('bin/memo');
 const PACKS = path.resolve('test/fixtures/packs');
+
+beforeAll(requireFreshBuild);
 
 function workspace() {
   const base = tempDir('memo-chat-');

@@ -1,6 +1,8 @@
 import { spawn, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { killWhenDone } from '../helpers/cleanup.js';
+import { requireFreshBuild } from '../helpers/dist.js';
 import { tempDir } from '../helpers/kernel-fixture.js';
 
 const BIN = path.resolve('bin/memo');
@@ -24,6 +26,8 @@ function memo(args: string[], opts: { root?: string; data?: string; packs?: stri
   }
   return { code: res.status, stdout: res.stdout, stderr: res.stderr, json };
 }
+
+beforeAll(requireFreshBuild);
 
 function workspace() {
   const base = tempDir('memo-cli-');
@@ -173,7 +177,7 @@ describe('memo CLI', () => {
 
   it('serve --json prints one line with the pid and stops cleanly on SIGTERM', async () => {
     const w = workspace();
-    const child = spawn(process.execPath, [BIN, '--packs', PACKS, '--root', w.root, '--data', w.data, 'serve', '--json'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = killWhenDone(spawn(process.execPath, [BIN, '--packs', PACKS, '--root', w.root, '--data', w.data, 'serve', '--json'], { stdio: ['ignore', 'pipe', 'pipe'] }));
     try {
       const line = await new Promise<string>((resolve, reject) => {
         let buf = '';

@@ -14,7 +14,7 @@ export class KernelHost {
     child.stderr.setEncoding('utf8');
     child.stderr.on('data', (d: string) => (this.stderr += d));
     // A host that dies fails every wait at once, with what it printed.
-    child.once('exit', (code, signal) => {
+    child.once('close', (code, signal) => {
       for (const w of this.waiters.splice(0)) w.reject(new Error(`the kernel host exited (${code ?? signal}): ${this.stderr}`));
     });
     child.stdout.setEncoding('utf8');

@@ -3,6 +3,8 @@ import * as fs from 'node:fs';
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import * as path from 'node:path';
+import { killWhenDone } from '../helpers/cleanup.js';
+import { requireFreshBuild } from '../helpers/dist.js';
 import { tempDir } from '../helpers/kernel-fixture.js';
 
 const BIN = path.resolve('bin/memo');
@@ -12,12 +14,13 @@ const PAGE = fs.readFileSync(path.resolve('test/fixtures/ddg/results.html'), 'ut
 /** Runs the CLI asynchronously (the fake search engine answers from this process meanwhile). */
 function memo(w: { root: string; data: string }, args: string[]): Promise<{ code: number | null; stdout: string; stderr: string; json: any }> {
   return new Promise((resolve) => {
-    const c = spawn(process.execPath, [BIN, '--packs', PACKS, '--root', w.root, '--data', w.data, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const c = killWhenDone(spawn(process.execPath, [BIN, '--packs', PACKS, '--root', w.root, '--data', w.data, ...args], { stdio: ['ignore', 'pipe', 'pipe'] }));
     let stdout = '';
     let stderr = '';
     c.stdout.on('data', (d) => (stdout += d));
     c.stderr.on('data', (d) => (stderr += d));
-    c.on('exit', (code) => {
+    // 'close', not 'exit': only then has all of the child's output been read.
+    c.on('close', (code) => {
       let json: any;
       try {
         json = JSON.parse(stdout);
@@ -34,6 +37,7 @@ describe('scoped web-search mode (memo chat --web)', () => {
   let url: string;
   const queries: string[] = [];
   beforeAll(async () => {
+    requireFreshBuild();
     server = http.createServer((req, res) => {
       let body = '';
       req.on('data', (d) => (body += d));

@@ -10,13 +10,13 @@ import * as path from 'node:path';
 
 const ROOT = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..', '..');
 
-/** Every file under `dir` (relative to the project), skipping node_modules. */
-function filesUnder(dir: string): string[] {
+/** Every file under `dir` (relative to `root`), skipping node_modules. */
+function filesUnder(root: string, dir: string): string[] {
   const out: string[] = [];
   const walk = (rel: string) => {
     let entries: fs.Dirent[];
     try {
-      entries = fs.readdirSync(path.join(ROOT, rel), { withFileTypes: true });
+      entries = fs.readdirSync(path.join(root, rel), { withFileTypes: true });
     } catch {
       return;
     }
@@ -42,16 +42,16 @@ function builtPathOf(source: string): string | null {
  * The first source (kernel/**\/*.ts, plugins/**, skills/**) whose build output is missing or older
  * than it, with the reason; null when dist/ is up to date.
  */
-export function staleBuild(): string | null {
-  const sources = [...filesUnder('kernel').filter((f) => f.endsWith('.ts')), ...filesUnder('plugins'), ...filesUnder('skills')];
+export function staleBuild(root = ROOT): string | null {
+  const sources = [...filesUnder(root, 'kernel').filter((f) => f.endsWith('.ts')), ...filesUnder(root, 'plugins'), ...filesUnder(root, 'skills')];
   let newest: { source: string; mtimeMs: number; built: string; builtMs: number | null } | null = null;
   for (const source of sources) {
     const built = builtPathOf(source);
     if (!built) continue;
-    const mtimeMs = fs.statSync(path.join(ROOT, source)).mtimeMs;
+    const mtimeMs = fs.statSync(path.join(root, source)).mtimeMs;
     let builtMs: number | null = null;
     try {
-      builtMs = fs.statSync(path.join(ROOT, built)).mtimeMs;
+      builtMs = fs.statSync(path.join(root, built)).mtimeMs;
     } catch {
       // not built at all
     }

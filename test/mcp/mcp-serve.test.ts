@@ -2,8 +2,12 @@ import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { requireFreshBuild } from '../helpers/dist.js';
 import { tempDir } from '../helpers/kernel-fixture.js';
+import { WAIT_DEADLINE_MS } from '../helpers/wait.js';
 import { BIN, connect, eventually, FIXTURE_PACKS, raw, rawInitialize, ServeProcess, writePack, type Connected } from './mcp-helpers.js';
+
+beforeAll(requireFreshBuild);
 
 /** A workspace with its own copy of the fixture packs, so the test can drop new packs in. */
 function workspace() {
@@ -133,7 +137,7 @@ describe('memo serve options', () => {
 
   it('refuses to bind to a non-loopback interface without --allow-remote, saying why (exit 2)', () => {
     const w = workspace();
-    const r = spawnSync(process.execPath, [BIN, '--root', w.root, '--data', w.data, 'serve', '--host', '0.0.0.0', '--json'], { encoding: 'utf8', timeout: 20_000 });
+    const r = spawnSync(process.execPath, [BIN, '--root', w.root, '--data', w.data, 'serve', '--host', '0.0.0.0', '--json'], { encoding: 'utf8', timeout: WAIT_DEADLINE_MS });
     expect(r.status).toBe(2);
     expect(r.stdout).toBe('');
     expect(r.stderr).toMatch(/loopback only.*token.*--allow-remote/);
@@ -143,7 +147,7 @@ describe('memo serve options', () => {
   it('refuses a bad --port or --max-sessions with exit 2', () => {
     const w = workspace();
     for (const args of [['--port', 'abc'], ['--port', '70000'], ['--max-sessions', '0'], ['--idle-timeout', '-1']]) {
-      const r = spawnSync(process.execPath, [BIN, '--root', w.root, '--data', w.data, 'serve', ...args], { encoding: 'utf8', timeout: 20_000 });
+      const r = spawnSync(process.execPath, [BIN, '--root', w.root, '--data', w.data, 'serve', ...args], { encoding: 'utf8', timeout: WAIT_DEADLINE_MS });
       expect(r.status).toBe(2);
     }
   });

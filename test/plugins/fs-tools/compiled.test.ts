@@ -121,7 +121,8 @@ describe('fs-tools write_file under a crash', () => {
     const child = killWhenDone(spawn(process.execPath, [script, root, data, DIST_PLUGINS, content, String(SIZE)], { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, ...env } }));
     let stderr = '';
     child.stderr!.on('data', (d) => (stderr += d));
-    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    // 'close', not 'exit': only then has all of the child's stderr been read.
+    const exited = new Promise<number | null>((resolve) => child.once('close', (code) => resolve(code)));
     return { child, exited, stderr: () => stderr };
   }
 

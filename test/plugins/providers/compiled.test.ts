@@ -5,6 +5,7 @@
 import { execFile } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { requireFreshBuild } from '../../helpers/dist.js';
 import { tempDir } from '../../helpers/kernel-fixture.js';
 import { recorded, ReplayServer } from './replay-server.js';
 
@@ -13,6 +14,7 @@ const DIST_PACK = path.resolve('dist/plugins/providers');
 const KEY = 'memo-compiled-test-key-0123456789';
 
 beforeAll(() => {
+  requireFreshBuild();
   if (!fs.existsSync(path.join(DIST_PACK, 'index.js')) || !fs.existsSync(path.join(DIST_PACK, 'plugin.json'))) {
     throw new Error('dist/plugins/providers is missing: run `npm run build` first (npm test does)');
   }

@@ -5,6 +5,7 @@
 import { execFile } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { requireFreshBuild } from '../../helpers/dist.js';
 import { tempDir } from '../../helpers/kernel-fixture.js';
 import { DdgServer, page } from './ddg-server.js';
 
@@ -12,6 +13,7 @@ const BIN = path.resolve('bin/memo');
 const DIST_PACK = path.resolve('dist/plugins/web-search');
 
 beforeAll(() => {
+  requireFreshBuild();
   if (!fs.existsSync(path.join(DIST_PACK, 'index.js')) || !fs.existsSync(path.join(DIST_PACK, 'plugin.json'))) {
     throw new Error('dist/plugins/web-search is missing: run `npm run build` first (npm test does)');
   }
