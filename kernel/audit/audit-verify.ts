@@ -55,8 +55,8 @@ export interface AuditVerifyReport {
   torn: number[];
   /** Entries written before the keyed chain existed (plain SHA-256 hashes). */
   legacy?: { entries: number; lines: number; sealedByLine?: number };
-  /** What the head checkpoint says (null: there is none). */
-  head: AuditHead | null;
+  /** What the head checkpoint says (null: there is none or it cannot be read). Its tag is not shown. */
+  head: Omit<AuditHead, 'tag'> | null;
   /** Gaps a running kernel saw and recorded. */
   gaps: RecordedGap[];
   /** The first problem (an unrecorded one before any recorded gap): verify cannot vouch for what follows a break. */
@@ -83,22 +83,22 @@ function range(m: { from: number; to: number }): string {
 }
 
 const SEEN_WORDS: Record<string, string> = {
-  'cut-tail': 'its end was cut off',
-  emptied: 'it was emptied',
-  deleted: 'it was deleted',
-  replaced: 'it was replaced by another file',
-  'head-missing': 'its head checkpoint was missing',
-  'head-altered': 'its head checkpoint was altered',
-  'foreign-line': 'it ended in a line not sealed with this data folder\'s key',
+  'cut-tail': 'its end cut off',
+  emptied: 'it emptied',
+  deleted: 'it deleted',
+  replaced: 'it replaced by another file',
+  'head-missing': 'its head checkpoint missing',
+  'head-altered': 'its head checkpoint altered',
+  'foreign-line': 'a line at its end not sealed with this data folder\'s key',
 };
 
 function gapProblem(g: RecordedGap, logName: string): AuditProblem {
   const kind: AuditProblemKind =
     g.seen === 'head-missing' || g.seen === 'head-altered' ? 'head' : g.seen === 'foreign-line' ? 'inserted' : (g.seen as AuditProblemKind);
-  const lost = g.missing ? `${range(g.missing)} missing: ` : '';
-  const who = `the running kernel (pid ${g.pid ?? '?'}) found that ${SEEN_WORDS[g.seen] ?? g.seen}${g.ts ? ` at ${g.ts}` : ''}`;
+  const lost = g.missing ? `${range(g.missing)} missing from ${logName}` : logName;
+  const who = `a kernel (pid ${g.pid ?? '?'}) found ${SEEN_WORDS[g.seen] ?? g.seen}${g.ts ? ` at ${g.ts}` : ''}`;
   const saved = g.recoveredTo ? `; it saved what it still held of the old file to ${g.recoveredTo}` : '';
-  return { line: g.line, kind, recorded: true, message: `${lost}${logName}: ${who} and recorded it at line ${g.line}${saved}` };
+  return { line: g.line, kind, recorded: true, message: `${lost}: ${who} and recorded it at line ${g.line}${saved}` };
 }
 
 /**
@@ -125,7 +125,7 @@ export function verifyAuditFile(file: string): AuditVerifyReport {
     return done({ line: 0, kind: 'bad-key', message: (err as Error).message });
   }
   const head: HeadState = readHeadFile(headPathFor(file));
-  if (head.state === 'ok') report.head = head.head;
+  if (head.state === 'ok') report.head = { seq: head.head.seq, size: head.head.size, hash: head.head.hash };
 
   if (!fs.existsSync(file)) {
     if (head.state === 'ok' && head.head.seq > 0) {

@@ -122,7 +122,7 @@ function parseArgsJson(text: string | undefined): unknown {
 /** One row of `memo audit tail`: an entry, or a kernel event (gap, torn tail, keyed chain start). */
 function auditRow(e: AuditLine): string[] {
   if (isAuditEvent(e)) {
-    const what = [e.seen, e.missing ? `#${e.missing.from}-#${e.missing.to} missing` : '', e.detail ?? ''].filter(Boolean).join('; ');
+    const what = [e.seen, e.missing ? `#${e.missing.from}${e.missing.to > e.missing.from ? `-#${e.missing.to}` : ''} missing` : '', e.detail ?? ''].filter(Boolean).join('; ');
     return [e.ts, 'kernel', `(${e.event})`, '-', '-', '-', what.replace(/\s+/g, ' ').slice(0, 60)];
   }
   return [e.ts, e.caller.kind, e.tool, e.decision, e.outcome === 'ok' ? 'ok' : (e.error?.code ?? 'error'), String(Math.round(e.durationMs)), e.summary.replace(/\s+/g, ' ').slice(0, 60)];

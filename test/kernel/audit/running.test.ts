@@ -36,7 +36,7 @@ describe('a running audit log whose file is cut, emptied, replaced or deleted un
     ]);
     const r = verifyAuditFile(file);
     expect(r).toMatchObject({ ok: false, entries: 1, events: 1, problem: { kind: 'replaced', line: 1, recorded: true } });
-    expect(r.problem!.message).toMatch(/^entries #1 to #5 are missing: agent-audit.jsonl: the running kernel \(pid \d+\) found that it was replaced by another file at .+ and recorded it at line 1; it saved what it still held of the old file to agent-audit.recovered-.+\.jsonl$/);
+    expect(r.problem!.message).toMatch(/^entries #1 to #5 are missing from agent-audit.jsonl: a kernel \(pid \d+\) found it replaced by another file at .+ and recorded it at line 1; it saved what it still held of the old file to agent-audit.recovered-.+\.jsonl$/);
     expect(formatVerifyReport(r)).toMatch(/^GAP: entries #1 to #5 are missing/);
     // The saved copy is the old log, whole, and verifies on its own.
     const saved = path.join(dir, ls[0].recoveredTo);
@@ -51,7 +51,7 @@ describe('a running audit log whose file is cut, emptied, replaced or deleted un
     expect(log.events).toEqual([expect.objectContaining({ event: 'gap', seen: 'deleted', missing: { from: 1, to: 5 } })]);
     const r = verifyAuditFile(file);
     expect(r).toMatchObject({ ok: false, entries: 2, lastSeq: 8, problem: { kind: 'deleted', recorded: true } });
-    expect(r.problem!.message).toMatch(/entries #1 to #5 are missing: .*it was deleted/);
+    expect(r.problem!.message).toMatch(/entries #1 to #5 are missing from agent-audit.jsonl: a kernel \(pid \d+\) found it deleted/);
     expect(fs.readdirSync(dir).filter((n) => n.startsWith('agent-audit.recovered-') && n.endsWith('.jsonl'))).toHaveLength(1);
   });
 
@@ -70,7 +70,7 @@ describe('a running audit log whose file is cut, emptied, replaced or deleted un
     expect(log.events).toEqual([expect.objectContaining({ seen: 'cut-tail', missing: { from: 4, to: 5 }, seq: 6 })]);
     const r = verifyAuditFile(file);
     expect(r).toMatchObject({ ok: false, entries: 4, problem: { kind: 'cut-tail', recorded: true, line: 4 } });
-    expect(r.problem!.message).toMatch(/^entries #4 to #5 are missing: .*its end was cut off/);
+    expect(r.problem!.message).toMatch(/^entries #4 to #5 are missing from agent-audit.jsonl: a kernel \(pid \d+\) found its end cut off/);
   });
 
   it('file moved away and a new one put in its place: records the gap and says the old file still exists', () => {
