@@ -195,11 +195,12 @@ export class AuditLog {
     const lock = new AuditFileLock(this.lockFile, this.lockTimeoutMs, this.onLockWait);
     lock.open();
     this.lock = lock;
+    const existed = fs.existsSync(this.file);
     this.fd = fs.openSync(this.file, 'a+', 0o600);
     this.openHead();
     lock.acquire();
     try {
-      this.reconcile(true);
+      this.reconcile(true, existed);
     } finally {
       lock.release();
     }
@@ -331,7 +332,7 @@ export class AuditLog {
    * Under the lock: makes the in-memory chain head agree with the file, and writes an event when
    * the file is not the way this process (or the head checkpoint) left it.
    */
-  private reconcile(atOpen: boolean): void {
+  private reconcile(atOpen: boolean, existedAtOpen = true): void {
     const key = this.key!;
     let seen: AuditEvent['seen'];
     let detail: string | undefined;
@@ -404,7 +405,8 @@ export class AuditLog {
       } else if (seal === 'plain' && headState.state === 'missing') event = { event: 'keyed-chain-start', legacyEntries: fileSeq };
       else if (last && seal !== 'keyed') event = gap('foreign-line', foreign);
     } else if (!event) {
-      if (!last) event = gap(size === 0 ? 'emptied' : 'replaced', size === 0 ? 'the file was emptied' : 'the file holds no entry of ours');
+      if (!last && !existedAtOpen) event = gap('deleted', `${path.basename(this.file)} did not exist`);
+      else if (!last) event = gap(size === 0 ? 'emptied' : 'replaced', size === 0 ? 'the file was emptied' : 'the file holds no entry of ours');
       else if (fileSeq < known.seq) event = gap('cut-tail', `the file ends at entry #${fileSeq}`);
       else if (fileSeq === known.seq && fileHash !== known.hash) event = gap('replaced', `entry #${fileSeq} in the file is not the one last written`);
       else if (seal !== 'keyed' || !lastIsWhole) event = gap('foreign-line', foreign);
@@ -491,17 +493,17 @@ function readTailLines(fd: number, size: number, count: number): { lines: string
   if (size === 0) return { lines: [], fragment: '' };
   const chunk = 64 * 1024;
   let pos = size;
-  let buf = Buffer.alloc(0);
+  const parts: Buffer[] = [];
   let newlines = 0;
   while (pos > 0 && newlines <= count) {
     const len = Math.min(chunk, pos);
     pos -= len;
     const part = Buffer.alloc(len);
     fs.readSync(fd, part, 0, len, pos);
-    buf = Buffer.concat([part, buf]);
+    parts.push(part);
     for (const b of part) if (b === 10) newlines++;
   }
-  const text = buf.toString('utf8');
+  const text = Buffer.concat(parts.reverse()).toString('utf8');
   const lines = text.split('\n');
   const fragment = lines.pop()!; // '' when the file ends with a newline
   if (pos > 0) lines.shift(); // the first line may be partial

@@ -144,6 +144,16 @@ describe('a log changed while no kernel was running, then opened', () => {
     expect(verifyAuditFile(file).problem).toMatchObject({ kind: 'cut-tail', recorded: true, line: 7 });
   });
 
+  it('a deleted log found on open is recorded as deleted', () => {
+    const file = writeLog(3);
+    fs.rmSync(file);
+    const log = new AuditLog(file);
+    log.open();
+    log.close();
+    expect(log.events).toEqual([expect.objectContaining({ seen: 'deleted', missing: { from: 1, to: 3 }, seq: 4 })]);
+    expect(verifyAuditFile(file).problem).toMatchObject({ kind: 'deleted', recorded: true, line: 1 });
+  });
+
   it('a deleted head found on open is recorded (a cut tail before it cannot be ruled out)', () => {
     const file = writeLog(3);
     fs.rmSync(path.join(path.dirname(file), 'agent-audit.head'));
