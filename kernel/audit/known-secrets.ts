@@ -12,8 +12,8 @@
  * base64 stream (only the characters that depend on the value alone are matched). Values shorter
  * than MIN_SECRET (8) characters are not scrubbed: they would hit ordinary text too often.
  *
- * One matcher (a single regular expression alternation, longest first) is built per change of
- * the set, never per call. The set is checked for changes at most once a second (environment:
+ * One matcher (a sampled-gram index, see Matcher) is built per change of the set, never per call;
+ * the first one at the first use. The set is checked for changes at most once a second (environment:
  * reading process.env costs ~15 us; provider file: one stat), and at once when this process saves
  * providers (ProviderSettings' version counter).
  */
@@ -111,13 +111,16 @@ function gramHash(s: string, i: number): number {
  * step = shortest variant - 4 + 1. Any occurrence of a variant then contains a sampled gram (the
  * first sampled position at or after its start is at most step - 1 further on, so its gram ends
  * inside the occurrence); a hit is checked with startsWith. A 1 MB text costs about n/step hash
- * probes instead of one regex attempt per character and variant (~0.7-1.3 ms against ~5-9 ms for
- * a regex alternation of 67 variants, measured side by side).
+ * probes (most stopped after two characters by a pair bitmap) instead of one regex attempt per
+ * character and variant: with 10 secrets (67 variants, shortest 14), ~0.4-0.7 ms per MB against
+ * ~5-9 ms for a regex alternation of the same variants, measured side by side.
  */
 class Matcher {
   private readonly variants: string[] = [];
   private readonly hits: KnownSecretHit[] = [];
   private readonly bits = new Uint32Array(BITMAP_WORDS);
+  /** The first two characters (low bytes) of every gram: a cheap first test that skips most samples. */
+  private readonly pairs = new Uint32Array(65536 / 32);
   /** gram hash -> [variant index, offset in variant, ...] */
   private readonly table = new Map<number, number[]>();
   private readonly step: number;
@@ -141,6 +144,8 @@ class Matcher {
       for (let o = 0; o + GRAM <= v.length; o++) {
         const h = gramHash(v, o);
         this.bits[(h >>> 5) & (BITMAP_WORDS - 1)]! |= 1 << (h & 31);
+        const pair = ((v.charCodeAt(o) & 0xff) << 8) | (v.charCodeAt(o + 1) & 0xff);
+        this.pairs[pair >>> 5]! |= 1 << (pair & 31);
         let list = this.table.get(h);
         if (!list) this.table.set(h, (list = []));
         list.push(index, o);
@@ -152,8 +157,10 @@ class Matcher {
   private search(text: string, found: (start: number, variant: number) => boolean): void {
     const n = text.length;
     if (this.empty || n < this.minLength) return;
-    const { bits, table, variants, step } = this;
+    const { bits, pairs, table, variants, step } = this;
     for (let p = 0; p + GRAM <= n; p += step) {
+      const pair = ((text.charCodeAt(p) & 0xff) << 8) | (text.charCodeAt(p + 1) & 0xff);
+      if ((pairs[pair >>> 5]! & (1 << (pair & 31))) === 0) continue;
       const h = gramHash(text, p);
       if ((bits[(h >>> 5) & (BITMAP_WORDS - 1)]! & (1 << (h & 31))) === 0) continue;
       const list = table.get(h);
@@ -216,9 +223,8 @@ export class KnownSecrets {
   /** Bumped each time the set of values changes. */
   version = 0;
 
-  constructor(private readonly options: KnownSecretsOptions = {}) {
-    this.refresh(true);
-  }
+  /** Nothing is read until the first use (a kernel that never runs a tool never scans the environment). */
+  constructor(private readonly options: KnownSecretsOptions = {}) {}
 
   /** Looks at the sources again (at most once a second unless forced); rebuilds the matcher if the values changed. */
   refresh(force = false): void {

@@ -163,7 +163,17 @@ const COMMAND_SCAN_MAX = 64 * 1024;
  * upgrade changes PRESET_RULE_IDS, which a test pins, so this list is looked at again.
  */
 const PRESET_HINT = /[A-Za-z0-9_-]{16}|:\/\/|PRIVATE KEY|secret|account/i;
-const COMMAND_HINT = /[-=:]/;
+/**
+ * A credential on a command line follows an option (`-p`, `--password`), stands in an assignment
+ * (`NAME=`), or is a header whose name is a secret name (`Authorization:`, `X-Api-Key:`).
+ */
+const COMMAND_HINT = /(?:^|[\s'"(;&|`])-|=|(?:key|token|secret|pass|pwd|auth|cookie|credential|session|bearer|hook|dsn)[A-Za-z0-9_-]*["']?\s*:/i;
+/**
+ * Every hand rule needs one of these (the assignment rule a secret name, whose words all contain
+ * one of the name fragments): text with none skips the hand rules.
+ */
+const HAND_HINT =
+  /PRIVATE KEY|bearer|basic|token|digest|sk-|gh[pousr]_|github_pat_|xox|AKIA|ASIA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA|A3T|AIza|eyJ|key|:\/\/|secret|pass|pwd|auth|cookie|credential|session|hook|dsn/i;
 
 /** Values too short to be a credential by shape alone. */
 const MIN_SHAPE = 3;
@@ -175,7 +185,7 @@ const MIN_SHAPE = 3;
 export function findSecretRanges(text: string): SecretRange[] {
   if (text.length < 8) return [];
   const all: SecretRange[] = [];
-  for (const rule of HAND_RULES) {
+  if (HAND_HINT.test(text)) for (const rule of HAND_RULES) {
     const re = rule.re;
     re.lastIndex = 0;
     for (let m = re.exec(text); m; m = re.exec(text)) {
@@ -195,7 +205,6 @@ export function findSecretRanges(text: string): SecretRange[] {
     }
   }
   if (PRESET_HINT.test(text)) runPreset(text, all);
-  // A credential on a command line follows an option, an `=` or a header's `:`.
   if (text.length <= COMMAND_SCAN_MAX && COMMAND_HINT.test(text)) for (const f of findCommandCredentials(text)) all.push({ start: f.start, end: f.end, rule: f.rule });
   return merge(all, text);
 }
