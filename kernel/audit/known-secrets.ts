@@ -17,6 +17,9 @@
  * reading process.env costs ~15 us; provider file: one stat), and at once when this process saves
  * providers (ProviderSettings' version counter).
  */
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import type { ToolContext } from '../tools/contract.js';
 import { MASK } from './masking.js';
@@ -326,6 +329,12 @@ function fingerprint(list: Array<[string, string]>): string {
 
 const shapeCache = new Map<string, string[]>();
 
+function isExistingPath(value: string): boolean {
+  if (!/^(?:\/|~\/)[^\s]*$/.test(value)) return false;
+  const file = value.startsWith('~/') ? path.join(os.homedir(), value.slice(2)) : value;
+  return fs.existsSync(file);
+}
+
 /** Secret values of an environment: whole values of secret names, secret-shaped parts of the others. */
 export function environmentSecrets(env: NodeJS.ProcessEnv): Array<[string, string]> {
   const out: Array<[string, string]> = [];
@@ -333,7 +342,9 @@ export function environmentSecrets(env: NodeJS.ProcessEnv): Array<[string, strin
     const value = env[name];
     if (value === undefined || value.length < MIN_SECRET) continue;
     if (isSensitiveName(name)) {
-      out.push([value, `env:${name}`]);
+      // A secret name holding the path of an existing file (GOOGLE_APPLICATION_CREDENTIALS=/home/me/sa.json)
+      // names where the secret is, and is no secret itself: every mention of the path would be masked.
+      if (!isExistingPath(value)) out.push([value, `env:${name}`]);
       continue;
     }
     // A URL's password, a vendor key under an innocent name (shapes cached per value: env rarely changes).

@@ -89,6 +89,11 @@ describe('KnownSecrets', () => {
     expect(k.scrub('redis://:r3disPassw0rd@cache')).toBe(`redis://:${MASK}@cache`);
   });
 
+  it('does not take the path of an existing file under a secret name for a secret', () => {
+    const env = { GOOGLE_APPLICATION_CREDENTIALS: process.execPath, SERVICE_TOKEN: '/not/an/existing/path-0123' };
+    expect(environmentSecrets(env)).toEqual([['/not/an/existing/path-0123', 'env:SERVICE_TOKEN']]);
+  });
+
   it('rebuilds at once when the provider settings change, without waiting for the periodic check', () => {
     let version = 1;
     let list: Array<{ apiKey?: string; apiKeyEnv?: string; headers?: Record<string, string> }> = [];
