@@ -38,24 +38,26 @@ interface HandRule {
 }
 
 const HAND_RULES: HandRule[] = [
-  { id: 'private-key', re: /-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----[\s\S]*?(?:-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|$)/gd, group: 0 },
+  { id: 'private-key', re: /-----BEGIN [A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----(?:[\s\S]{0,16384}?-----END [A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----|[\s\S]*$)/gd, group: 0 },
   { id: 'authorization-token', re: /\b(?:Bearer|Basic|Token|Digest)\s+([A-Za-z0-9._~+/=-]{8,})/gid, group: 1 },
   { id: 'sk-key', re: /\b(sk-[A-Za-z0-9_-]{16,})/gd, group: 1 },
   { id: 'github-token', re: /\b((?:gh[pousr]_|github_pat_)[A-Za-z0-9_]{20,})/gd, group: 1 },
   { id: 'slack-token', re: /\b(xox[abposr]-[A-Za-z0-9-]{10,})/gd, group: 1 },
   { id: 'aws-access-key-id', re: /\b((?:AKIA|ASIA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA|A3T[A-Z0-9])[0-9A-Z]{16})\b/gd, group: 1 },
   { id: 'google-api-key', re: /\b(AIza[0-9A-Za-z_-]{35})/gd, group: 1 },
-  { id: 'jwt', re: /\b(eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,})/gd, group: 1 },
+  { id: 'jwt', re: /\b(eyJ[A-Za-z0-9_-]{8,1024}\.[A-Za-z0-9_-]{8,16384}\.[A-Za-z0-9_-]{8,2048})/gd, group: 1 },
   { id: 'mailgun-key', re: /\b(key-[0-9a-zA-Z]{32})\b/gd, group: 1 },
   { id: 'discord-webhook', re: /\bhttps?:\/\/(?:ptb\.|canary\.)?discord(?:app)?\.com\/api\/webhooks\/\d+\/([A-Za-z0-9_-]{20,})/gid, group: 1 },
-  { id: 'webhook-url', re: /\bhttps:\/\/[A-Za-z0-9.-]*(?:webhook\.office\.com|hooks\.zapier\.com|hooks\.slack\.com)\/[^\s"'<>]{8,}/gid, group: 0 },
+  { id: 'webhook-url', re: /\bhttps:\/\/[A-Za-z0-9.-]{0,200}(?:webhook\.office\.com|hooks\.zapier\.com|hooks\.slack\.com)\/[^\s"'<>]{8,}/gid, group: 0 },
   // Sentry DSN (and similar): a 32-hex public key as the user part of a URL.
-  { id: 'dsn-key', re: /\b[a-z][a-z0-9+.-]*:\/\/([0-9a-f]{32})(?::[0-9a-f]{32})?@/gid, group: 1 },
+  { id: 'dsn-key', re: /\b[a-z][a-z0-9+.-]{0,30}:\/\/([0-9a-f]{32})(?::[0-9a-f]{32})?@/gid, group: 1 },
   // Any scheme, any user (also none: `redis://:pw@host`): the password part.
-  { id: 'url-password', re: /\b[a-z][a-z0-9+.-]*:\/\/[^\s:@/?#"'<>]*:([^\s@/?#"'<>]+)@/gid, group: 1 },
+  { id: 'url-password', re: /\b[a-z][a-z0-9+.-]{0,30}:\/\/[^\s:@/?#"'<>]{0,256}:([^\s@/?#"'<>]{1,256})@/gid, group: 1 },
   {
     id: 'secret-assignment',
-    re: /(?<![A-Za-z0-9_.-])([A-Za-z_][A-Za-z0-9_.-]{1,80})["']?\s*(?:=|:|=>)\s*["']?([^\s"'&;,<>]{3,})/gd,
+    // The name must hold a fragment of a secret word (all of secret-names.ts's words do), and the
+    // value is bounded: a long run of `a:a:a:` costs a bounded scan per name, not the rest of the text.
+    re: /(?<![A-Za-z0-9_.-])([A-Za-z0-9_.-]{0,40}(?:key|token|secret|pass|pwd|auth|cookie|credential|session|bearer|hook|dsn)[A-Za-z0-9_.-]{0,40})["']?\s{0,20}(?:=|:|=>)\s{0,20}["']?([^\s"'&;,<>]{3,1024})/gdi,
     group: 2,
     nameGroup: 1,
   },
