@@ -10,7 +10,8 @@
  * Each value is matched as written, URL-encoded, in hex (both cases), and in base64, standard
  * and URL-safe, as it appears when the value starts at byte offset 0, 1 or 2 (mod 3) of a longer
  * base64 stream (only the characters that depend on the value alone are matched). Values shorter
- * than MIN_SECRET (8) characters are not scrubbed: they would hit ordinary text too often.
+ * than MIN_SECRET (8) characters, and plain words under 12 (`postgres`, `changeme`), are not
+ * scrubbed: they would hit ordinary text too often.
  *
  * One matcher (a sampled-gram index, see Matcher) is built per change of the set, never per call;
  * the first one at the first use. The set is checked for changes at most once a second (environment:
@@ -253,7 +254,7 @@ export class KnownSecrets {
     const print = fingerprint(all);
     if (print === this.print) return;
     const values = new Map<string, string>();
-    for (const [value, source] of all) if (value.length >= MIN_SECRET && !values.has(value)) values.set(value, source);
+    for (const [value, source] of all) if (scrubbable(value) && !values.has(value)) values.set(value, source);
     this.print = print;
     this.values = values;
     this.matcher = new Matcher(values);
@@ -323,6 +324,16 @@ function walk(value: unknown, m: Matcher, depth: number): unknown {
   return obj;
 }
 
+/**
+ * Values worth scrubbing: 8 characters or more, and not a short plain word (`postgres`, `password`,
+ * `changeme`: letters of one case only, under 12 characters), which would mask ordinary text in
+ * every result. read_env still masks such values by their variable's name.
+ */
+function scrubbable(value: string): boolean {
+  if (value.length < MIN_SECRET) return false;
+  return !(value.length < 12 && (/^[a-z]+$/.test(value) || /^[A-Z]+$/.test(value)));
+}
+
 function fingerprint(list: Array<[string, string]>): string {
   return list.map(([v, s]) => `${s}\u0001${v}`).join('\u0000');
 }
@@ -340,7 +351,7 @@ export function environmentSecrets(env: NodeJS.ProcessEnv): Array<[string, strin
   const out: Array<[string, string]> = [];
   for (const name in env) {
     const value = env[name];
-    if (value === undefined || value.length < MIN_SECRET) continue;
+    if (value === undefined || !scrubbable(value)) continue;
     if (isSensitiveName(name)) {
       // A secret name holding the path of an existing file (GOOGLE_APPLICATION_CREDENTIALS=/home/me/sa.json)
       // names where the secret is, and is no secret itself: every mention of the path would be masked.

@@ -62,6 +62,12 @@ describe('KnownSecrets', () => {
     expect(k.scrub('abc1234 stays')).toBe('abc1234 stays');
   });
 
+  it('does not scrub a short plain word (a default dev password such as postgres) from every result', () => {
+    const k = new KnownSecrets({ env: { DB_PASSWORD: 'postgres', ADMIN_PASSWORD: 'CHANGEME', APP_SECRET: 'longerplainsecret', API_TOKEN: 'mixedCase1' } });
+    expect(k.scrub('image: postgres, CHANGEME')).toBe('image: postgres, CHANGEME');
+    expect(k.scrub('longerplainsecret mixedCase1')).toBe(`${MASK} ${MASK}`);
+  });
+
   it('knows environment values by name, whole, and the secret part of other values; not PWD or paths', () => {
     const env = {
       PGPASSWORD: 'pgS3cretPass',
