@@ -2,7 +2,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { PermissionAnswer } from '../../kernel/permissions/prompter.js';
 import type { ToolResult } from '../../kernel/tools/contract.js';
-import { flush, makeKernel, type Fixture } from '../helpers/kernel-fixture.js';
+import { flush, makeKernel, tempDir, type Fixture } from '../helpers/kernel-fixture.js';
 
 const code = (r: ToolResult) => (r.ok ? 'ok' : r.error.code);
 const call = (fx: Fixture, tool: string, text = 'x', sessionId?: string) =>
@@ -133,7 +133,7 @@ describe('the permission gate', () => {
   });
 
   it('treats a corrupt permissions.json as no decisions, reports it once and keeps it until the next decision', async () => {
-    const data = path.join(fs.mkdtempSync(path.join((await import('node:os')).tmpdir(), 'memo-perm-')), 'data');
+    const data = path.join(tempDir('memo-perm-'), 'data');
     fs.mkdirSync(data, { recursive: true });
     const file = path.join(data, 'permissions.json');
     fs.writeFileSync(file, '{"version":1,"decisions":{"echo_medium":{"decision":"allow"');

@@ -27,7 +27,7 @@ function waitForLine(child: ChildProcess, re: RegExp): Promise<string> {
 
 function exited(child: ChildProcess): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
   if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve({ code: child.exitCode, signal: child.signalCode });
-  return new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+  return new Promise((resolve) => child.once('close', (code, signal) => resolve({ code, signal })));
 }
 
 describe('audit appends from several processes', () => {

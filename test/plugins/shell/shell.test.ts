@@ -4,6 +4,7 @@ import * as path from 'node:path';
 import type { ToolResult } from '../../../kernel/tools/contract.js';
 import { flush, makeKernel, tempDir, type Fixture } from '../../helpers/kernel-fixture.js';
 import { waitFor } from '../../helpers/wait.js';
+import { requireFreshBuild } from '../../helpers/dist.js';
 
 const value = (r: ToolResult): any => (r.ok ? r.value : undefined);
 const code = (r: ToolResult) => (r.ok ? 'ok' : r.error.code);
@@ -103,6 +104,7 @@ describe('the shell pack', () => {
 });
 
 describe('memo shell check', () => {
+  beforeAll(requireFreshBuild);
   const check = (cmd: string) => spawnSync(process.execPath, [path.resolve('bin/memo'), '--data', path.join(tempDir(), 'd'), 'shell', 'check', cmd, '--json'], { encoding: 'utf8' });
 
   it('prints the verdict, rule and reason of a blocked command and runs nothing', () => {
