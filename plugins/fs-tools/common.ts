@@ -8,7 +8,7 @@
 import { isAscii } from 'node:buffer';
 import { randomBytes } from 'node:crypto';
 import { constants as fsConstants, type Stats } from 'node:fs';
-import { copyFile, link, lstat, mkdir, open, realpath, rename, stat, unlink, type FileHandle } from 'node:fs/promises';
+import { copyFile, link, lstat, mkdir, open, readdir, realpath, rename, stat, unlink, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { createTwoFilesPatch } from 'diff';
 import { isGitSegment, isMemoError, MemoError, type ErrorCode, type ResolvedPath, type ToolContext } from '../../kernel/index.js';
@@ -305,6 +305,30 @@ function tempNameFor(finalName: string, tag: string): string {
   return `.${base}.${tag}-${randomBytes(6).toString('hex')}.tmp`;
 }
 
+/** Temporary names this process is writing right now: a sweep of leftovers must not take them. */
+const inFlight = new Set<string>();
+
+/**
+ * Removes the temporary files a crashed earlier write of `name` left beside it (a kill between the
+ * temp write and the rename), except those a write in this process still holds. A write by another
+ * process at the same moment would lose its temp file and fail cleanly (its target untouched).
+ */
+async function sweepLeftovers(dir: string, name: string): Promise<void> {
+  const base = (n: string) => (n.length > 180 ? n.slice(0, 180) : n);
+  const shapes = [base(name), base(`${name}.bak`)].map((b) => `.${b}.memo-`);
+  let entries: string[];
+  try {
+    entries = await readdir(dir);
+  } catch {
+    return;
+  }
+  for (const entry of entries) {
+    if (!/\.memo-[0-9a-f]{12}\.tmp$/.test(entry) || !shapes.some((p) => entry.startsWith(p) && entry.length === p.length + 16)) continue;
+    const full = path.join(dir, entry);
+    if (!inFlight.has(full)) await unlink(full).catch(() => {});
+  }
+}
+
 async function fsyncDir(dir: string): Promise<void> {
   let h;
   try {
@@ -337,6 +361,8 @@ export async function atomicWrite(
   const tmp = path.join(dir, tempNameFor(name, 'memo'));
   const bytes = typeof data === 'string' ? Buffer.byteLength(data) : data.length;
   const cleanup: string[] = [tmp];
+  const held = [tmp];
+  inFlight.add(tmp);
   try {
     checkSignal(ctx.signal, `Writing ${shown(requested)}`);
     const flags = fsConstants.O_WRONLY | fsConstants.O_CREAT | fsConstants.O_EXCL | (fsConstants.O_NOFOLLOW ?? 0);
@@ -369,6 +395,8 @@ export async function atomicWrite(
       const bakReal = path.join(dir, `${name}.bak`);
       const bakTmp = path.join(dir, tempNameFor(`${name}.bak`, 'memo'));
       cleanup.push(bakTmp);
+      held.push(bakTmp);
+      inFlight.add(bakTmp);
       let linked = false;
       if (old.nlink === 1) {
         try {
@@ -397,10 +425,13 @@ export async function atomicWrite(
     cleanup.length = 0;
     if (PAUSE) crashPoint('after-rename');
     await fsyncDir(dir);
+    await sweepLeftovers(dir, name);
     return { backup, bytes };
   } catch (err) {
     for (const f of cleanup) await unlink(f).catch(() => {});
     throw fsFailure(err, requested, 'writing');
+  } finally {
+    for (const f of held) inFlight.delete(f);
   }
 }
 
