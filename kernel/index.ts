@@ -30,6 +30,7 @@ export type { PackManifest } from './packs/manifest.js';
 export { PathSandbox, SYSTEM_DIRS, isGitSegment, assertSameFile, type PathIntent, type ResolvedPath } from './sandbox/path-sandbox.js';
 export { CommandJudge, BLOCK_RULES, type CommandVerdict } from './sandbox/command-judge.js';
 export { runProcess, type RunOptions, type RunResult } from './sandbox/process-runner.js';
+export { assessCommand } from './sandbox/command-assessment.js';
 export type { SkillFolder, SkillState } from './skills/skill-manager.js';
 export type { Skill } from './skills/skill.js';
 export { isSensitiveKey as isSensitiveName, maskText as maskSecrets } from './audit/masking.js';

@@ -89,7 +89,7 @@ const KERNEL_CODE_DIR = path.dirname(fileURLToPath(import.meta.url));
  * checkout, which `npm run build` turns into loaded code). Pack and skill folders loaded later add
  * themselves (Kernel.loadPacks / loadSkills).
  */
-function kernelState(dataDir: string): KernelState {
+export function kernelState(dataDir: string): KernelState {
   const state = new KernelState();
   state.add(dataDir, 'the data folder');
   state.add(KERNEL_CODE_DIR, "the kernel's code", 'change');
@@ -288,9 +288,9 @@ export function createKernel(options: KernelOptions = {}): Kernel {
     }),
   });
   c.register(CapabilityProbe, { useFactory: instanceCachingFactory((d) => new CapabilityProbe(d.resolve<T.Clock>(T.Clock))) });
-  c.register(CommandJudge, { useFactory: instanceCachingFactory(() => new CommandJudge()) });
+  c.register(CommandJudge, { useFactory: instanceCachingFactory((d) => new CommandJudge(d.resolve(KernelState))) });
   c.register(SkillManager, {
-    useFactory: instanceCachingFactory((d) => new SkillManager(d.resolve(ToolRegistry), d.resolve(CommandJudge), d.resolve<T.Logger>(T.Logger))),
+    useFactory: instanceCachingFactory((d) => new SkillManager(d.resolve(ToolRegistry), d.resolve(CommandJudge), d.resolve<T.Logger>(T.Logger), d.resolve(KernelState))),
   });
 
   const kernel = new Kernel(c);

@@ -5,7 +5,7 @@ import { Command, CommanderError, Option } from 'commander';
 import { formatVerifyReport, isAuditEvent, readAuditFileTail, verifyAuditFile, type AuditLine } from '../audit/audit-log.js';
 import { SystemClock } from '../clock.js';
 import { isMemoError } from '../errors.js';
-import { createKernel, type Kernel } from '../kernel.js';
+import { createKernel, kernelState, type Kernel } from '../kernel.js';
 import { StderrLogger } from '../logger.js';
 import { PermissionStore } from '../permissions/permission-store.js';
 import { DenyingPrompter, FixedAnswerPrompter, isPermissionAnswer, PermissionAnswers, type Prompter } from '../permissions/prompter.js';
@@ -384,13 +384,18 @@ function buildProgram(setExit: (code: number) => void): Command {
     .command('shell')
     .description('the shell command judge')
     .command('check <command>')
-    .description('judge a command against the blacklist without running it (exit 0 allowed, 1 blocked)')
+    .description('judge a command without running it, as run_command would in --root (exit 0 allowed, 1 blocked, 3 ask: always asked, never covered by a standing approval)')
     .option('--json', 'print {"verdict","rule","reason"}')
     .action(async (command: string, opts: { json?: boolean }) => {
-      const verdict = await new CommandJudge().judge(command);
+      // The same kernel state a kernel on this data folder protects, so `cat data/providers.json` is judged as it would be.
+      const state = kernelState(dataDir(g()));
+      for (const f of packFolders(g())) state.add(f.dir, 'a pack folder');
+      for (const f of skillFolders(g())) state.add(f.dir, 'a skill folder');
+      const cwd = fs.realpathSync(path.resolve(g().root ?? process.cwd()));
+      const verdict = await new CommandJudge(state).judge(command, { cwd });
       if (opts.json) print(verdict);
       else process.stdout.write(`${verdict.verdict.toUpperCase()}${verdict.rule ? ` (${verdict.rule})` : ''}: ${verdict.reason}\n`);
-      setExit(verdict.verdict === 'allowed' ? 0 : 1);
+      setExit(verdict.verdict === 'allowed' ? 0 : verdict.verdict === 'ask' ? 3 : 1);
     });
 
   const skills = program.command('skills').description('SKILL.md bundles');

@@ -57,7 +57,28 @@ function within(parent: readonly string[], child: readonly string[]): boolean {
 
 /** The folders that are the kernel's own. One per kernel instance; packs and skills add theirs as they load. */
 export class KernelState {
-  private readonly entries: Entry[] = [];
+  /**
+   * `entries` and `exempt` are for `except()`: a view shares its parent's areas (later additions
+   * included) and treats the exempt folders as nobody's.
+   */
+  constructor(
+    private readonly entries: Entry[] = [],
+    private readonly exempt: readonly string[][] = [],
+  ) {}
+
+  /**
+   * A view in which `dir` and everything below it belong to nobody: a skill's command running in its
+   * own folder reads its bundled scripts there, although that folder lies in a skill folder.
+   */
+  except(dir: string): KernelState {
+    const spellings = [foldedSegments(dir)];
+    try {
+      spellings.push(foldedSegments(realpathSync.native(dir)));
+    } catch {
+      // not there: the lexical spelling is enough
+    }
+    return new KernelState(this.entries, [...this.exempt, ...spellings]);
+  }
 
   /**
    * Registers a folder. It need not exist yet (a data/packs folder made later is still covered:
@@ -94,6 +115,7 @@ export class KernelState {
   owner(absolutePath: string, access: 'read' | 'change' = 'change'): KernelArea | null {
     if (typeof absolutePath !== 'string' || !path.isAbsolute(absolutePath) || absolutePath.includes('\0')) return null;
     const segments = foldedSegments(absolutePath);
+    if (this.exempt.some((e) => within(e, segments))) return null;
     for (const { area, spellings } of this.entries) {
       if (access === 'read' && area.reach !== 'all') continue;
       if (spellings.some((s) => within(s, segments))) return area;

@@ -3,7 +3,9 @@ import * as path from 'node:path';
 import type { Disposable } from '../disposable.js';
 import { MemoError } from '../errors.js';
 import type { Logger } from '../logger.js';
-import type { CommandJudge } from '../sandbox/command-judge.js';
+import { CommandJudge } from '../sandbox/command-judge.js';
+import { assessCommand } from '../sandbox/command-assessment.js';
+import type { KernelState } from '../sandbox/kernel-state.js';
 import { PathSandbox } from '../sandbox/path-sandbox.js';
 import { runProcess } from '../sandbox/process-runner.js';
 import type { Preview, ToolContext, ToolImplementation, ToolSpec } from '../tools/contract.js';
@@ -48,6 +50,7 @@ export class SkillManager {
     private readonly registry: ToolRegistry,
     private readonly judge: CommandJudge,
     private readonly logger: Logger,
+    private readonly state?: KernelState,
   ) {}
 
   /** The kernel's own skill tools: `list_skills` and `read_skill`. */
@@ -174,6 +177,9 @@ export class SkillManager {
       source: 'skill',
       dir: skill.dir,
       tools: skill.tools.map((decl) => {
+        // A command run in the skill's own folder reads its bundled files there: that folder (and
+        // only it) is not kernel state for this tool's judge.
+        const judge = decl.cwd === 'skill' && this.state ? new CommandJudge(this.state.except(skill.dir)) : this.judge;
         const spec: ToolSpec = {
           name: decl.name,
           description: `${decl.description}\n(Runs: ${decl.command})`,
@@ -198,15 +204,19 @@ export class SkillManager {
           return { argv, display: quoteArgv(argv), cwd: decl.cwd === 'skill' ? skill.dir : ctx.root };
         };
         const impl: ToolImplementation = {
+          // The same judge as run_command, before anyone is asked: a skill cannot reopen what the blacklist closes.
+          assess: async (args, ctx) => {
+            const p = await prepare(args, ctx);
+            return assessCommand(judge, p.display, { cwd: p.cwd });
+          },
           preview: async (args, ctx): Promise<Preview> => {
             const p = await prepare(args, ctx);
             return { kind: 'command', text: `$ ${p.display}\n(in ${p.cwd}, from skill ${skill.name})` };
           },
           run: async (args, ctx) => {
             const p = await prepare(args, ctx);
-            // The same judge as run_command: a skill cannot reopen what the blacklist closes.
-            const verdict = await this.judge.judge(p.display);
-            if (verdict.verdict === 'blocked') throw new MemoError('COMMAND_BLOCKED', `${verdict.reason} (rule ${verdict.rule})`, { details: { rule: verdict.rule } });
+            // Judged again at run time, against the file system as it is now.
+            await assessCommand(judge, p.display, { cwd: p.cwd });
             const r = await runProcess(p.argv, { cwd: p.cwd, signal: ctx.signal, timeoutMs: (spec.timeoutMs ?? SKILL_TOOL_TIMEOUT_MS) + 1000, maxOutputBytes: SKILL_OUTPUT_CAP });
             return { command: p.display, exitCode: r.exitCode, stdout: r.stdout, stderr: r.stderr, truncated: r.truncated, summary: `exit ${r.exitCode ?? r.signal}${r.truncated ? ', output cut' : ''}` };
           },

@@ -1,4 +1,4 @@
-import { environmentSecrets, isSensitiveName, maskSecrets, MemoError, runProcess, type ToolContext, type ToolImplementation } from '../../kernel/index.js';
+import { assessCommand, environmentSecrets, isSensitiveName, maskSecrets, MemoError, runProcess, type ToolContext, type ToolImplementation } from '../../kernel/index.js';
 
 /** Each of stdout and stderr is cut to this many bytes (head and tail kept). */
 const OUTPUT_CAP = 64 * 1024;
@@ -24,13 +24,17 @@ async function workingDir(cwd: unknown, ctx: ToolContext): Promise<string> {
 }
 
 const runCommand: ToolImplementation = {
+  // Judged before anyone is asked: a blocked command is refused outright (nobody is asked about
+  // what could never run); one the judge cannot vouch for (inline interpreter code, options that run
+  // commands) is asked every time, whatever is stored, and denied where nobody can be asked.
+  assess: async (args, ctx) => assessCommand(ctx.judge, String(args.command), { cwd: await workingDir(args.cwd, ctx) }),
   preview: async (args, ctx) => ({ kind: 'command', text: `$ ${String(args.command)}\n(in ${await workingDir(args.cwd, ctx).catch(() => String(args.cwd ?? '.'))})` }),
   run: async (args, ctx) => {
     const command = String(args.command);
-    // The blacklist holds whatever the permission policy says: it is checked on every run.
-    const verdict = await ctx.judge.judge(command);
-    if (verdict.verdict === 'blocked') throw new MemoError('COMMAND_BLOCKED', `${verdict.reason} (rule ${verdict.rule})`, { details: { rule: verdict.rule } });
     const cwd = await workingDir(args.cwd, ctx);
+    // The blacklist holds whatever the permission policy says: judged again on every run, against
+    // the file system as it is now (a link made since the question could point elsewhere).
+    await assessCommand(ctx.judge, command, { cwd });
     const r = await runProcess(['/bin/bash', '-c', command], { cwd, signal: ctx.signal, timeoutMs: 61_000, maxOutputBytes: OUTPUT_CAP });
     const secrets = envSecrets(process.env);
     return {

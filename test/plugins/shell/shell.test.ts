@@ -103,6 +103,69 @@ describe('the shell pack', () => {
   });
 });
 
+describe('the judge in front of run_command', () => {
+  let fx: Fixture;
+  const run = (command: string, cwd?: string) => fx.kernel.invoke({ tool: 'run_command', args: { command, ...(cwd ? { cwd } : {}) }, caller: { kind: 'agent' } });
+
+  beforeEach(async () => {
+    fx = makeKernel({ packs: [] });
+    await fx.kernel.loadPacks([{ dir: path.resolve('plugins'), source: 'builtin' }]);
+  });
+  afterEach(async () => fx.close());
+
+  it('refuses a blocked command before anyone is asked, even when allowed forever', async () => {
+    fx.kernel.permissions.set('run_command', 'allow', 'shell', new Date());
+    const r = await run('sudo id');
+    expect(!r.ok && r.error).toMatchObject({ code: 'COMMAND_BLOCKED', message: expect.stringContaining('rule sudo') });
+    expect(fx.prompter.asked).toHaveLength(0);
+  });
+
+  it('asks about inline interpreter code every time, whatever is stored, and shows the whole command', async () => {
+    fx.kernel.permissions.set('run_command', 'allow', 'shell', new Date());
+    expect(value(await run('echo plain'))).toMatchObject({ exitCode: 0 });
+    expect(fx.prompter.asked).toHaveLength(0);
+    const command = `python3 -c 'print(6 * 7)'`;
+    fx.prompter.answer('allow-forever', 'deny-once');
+    expect(value(await run(command)).stdout).toBe('42\n');
+    expect(fx.prompter.asked[0]).toMatchObject({ standingApprovalAllowed: false, concern: { verdict: 'ask', rule: expect.any(String) }, preview: { kind: 'command', text: expect.stringContaining(command) } });
+    expect(code(await run(`${command} `))).toBe('PERMISSION_DENIED');
+    expect(fx.prompter.asked).toHaveLength(2);
+  });
+
+  it('denies a command the judge cannot vouch for where nobody can be asked', async () => {
+    const { createKernel } = await import('../../../kernel/kernel.js');
+    const k = createKernel({ root: fx.root, dataDir: fx.dataDir, packs: [], rateLimits: { maxCalls: 0, duplicateCooldownMs: 0 } });
+    try {
+      await k.loadPacks([{ dir: path.resolve('plugins'), source: 'builtin' }]);
+      k.permissions.set('run_command', 'allow', 'shell', new Date());
+      const r = await k.invoke({ tool: 'run_command', args: { command: `node -e 'require("fs").writeFileSync("made","x")'` }, caller: { kind: 'host' } });
+      expect(code(r)).toBe('PERMISSION_DENIED');
+      expect(fs.existsSync(path.join(fx.root, 'made'))).toBe(false);
+    } finally {
+      await k.shutdown();
+    }
+  });
+
+  it('refuses commands whose words point into the data folder, from the root or after cd', async () => {
+    // A kernel whose data folder is inside its root, as in the default layout.
+    const root = tempDir('memo-judge-root-');
+    const k = makeKernel({ packs: [], root, dataDir: path.join(root, 'data') });
+    try {
+      await k.kernel.loadPacks([{ dir: path.resolve('plugins'), source: 'builtin' }]);
+      k.prompter.setFallback('allow-once');
+      for (const command of ['cat data/permissions.json', 'cd data && cat permissions.json', 'echo x > data/permissions.json', 'cp /etc/hostname data/packs/x', `cat ${path.join(root, 'data', 'agent-audit.jsonl')}`]) {
+        const r = await k.kernel.invoke({ tool: 'run_command', args: { command }, caller: { kind: 'agent' } });
+        expect([command, !r.ok && r.error.code]).toEqual([command, 'COMMAND_BLOCKED']);
+        expect(!r.ok && r.error.message).toContain('kernel-state');
+      }
+      expect(k.prompter.asked).toHaveLength(0);
+      expect(value(await k.kernel.invoke({ tool: 'run_command', args: { command: 'echo fine > notes.txt && cat notes.txt' }, caller: { kind: 'agent' } })).stdout).toBe('fine\n');
+    } finally {
+      await k.close();
+    }
+  });
+});
+
 describe('memo shell check', () => {
   beforeAll(requireFreshBuild);
   const check = (cmd: string) => spawnSync(process.execPath, [path.resolve('bin/memo'), '--data', path.join(tempDir(), 'd'), 'shell', 'check', cmd, '--json'], { encoding: 'utf8' });
@@ -113,6 +176,19 @@ describe('memo shell check', () => {
     expect(r.status).toBe(1);
     expect(JSON.parse(r.stdout)).toEqual({ verdict: 'blocked', rule: 'rm-root', reason: expect.any(String) });
     expect(fs.existsSync(marker)).toBe(false);
+  });
+
+  it('prints the ask verdict, with exit 3, for inline interpreter code', () => {
+    const r = check(`python3 -c 'import os; os.system("id")'`);
+    expect(r.status).toBe(3);
+    expect(JSON.parse(r.stdout)).toEqual({ verdict: 'ask', rule: expect.any(String), reason: expect.stringContaining('python3') });
+  });
+
+  it('refuses a command pointing into the data folder it is given', () => {
+    const base = tempDir();
+    const r = spawnSync(process.execPath, [path.resolve('bin/memo'), '--root', base, '--data', path.join(base, 'data'), 'shell', 'check', 'cat data/providers.json', '--json'], { encoding: 'utf8' });
+    expect(r.status).toBe(1);
+    expect(JSON.parse(r.stdout)).toMatchObject({ verdict: 'blocked', rule: 'kernel-state' });
   });
 
   it('allows a harmless command that merely mentions a dangerous one', () => {
