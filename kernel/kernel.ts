@@ -262,6 +262,7 @@ export function createKernel(options: KernelOptions = {}): Kernel {
           judge: d.resolve(CommandJudge),
           dataDir: packDataDir(dataDir),
           defaultTimeoutMs: config.defaultToolTimeoutMs,
+          logger: d.resolve<T.Logger>(T.Logger),
           secrets: d.resolve(KnownSecrets),
         }),
     ),

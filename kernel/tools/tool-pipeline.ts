@@ -5,6 +5,7 @@ import type { AuditLog } from '../audit/audit-log.js';
 import { attachKnownSecrets, KnownSecrets } from '../audit/known-secrets.js';
 import { maskArgs, maskText } from '../audit/masking.js';
 import type { Clock } from '../clock.js';
+import type { Logger } from '../logger.js';
 import { isMemoError, MemoError, toErrorInfo, type ToolErrorInfo } from '../errors.js';
 import type { PermissionGate } from '../permissions/permission-gate.js';
 import type { WriteCapabilities } from '../permissions/write-capabilities.js';
@@ -26,6 +27,8 @@ export interface PipelineOptions {
   defaultTimeoutMs?: number;
   /** Secret values scrubbed from every result, error, summary and audit line (default: this process's environment). */
   secrets?: KnownSecrets;
+  /** Told when an audit line cannot be written (a disk error, another writer holding the lock for over 10 s). */
+  logger?: Logger;
 }
 
 export interface InvokeOptions {
@@ -203,7 +206,13 @@ export class ToolPipeline {
       call?.release();
     }
 
-    this.record(result, ts, request.caller, tool, masked, decision);
+    try {
+      this.record(result, ts, request.caller, tool, masked, decision);
+    } catch (err) {
+      // invoke never throws: the call has happened and its caller gets its result; the person
+      // running the kernel is told loudly that the trail has a hole (`memo audit verify` shows it too).
+      this.options.logger?.error(`the audit line of ${name} (call ${callId}) could not be written: ${(err as Error)?.message ?? String(err)}`);
+    }
     return result;
   }
 
