@@ -44,5 +44,5 @@ export function envAssignment(name: string, words: readonly Word[], ctx: Ctx, ju
   if (!rule) return null;
   const value = words.map((w) => w.text).join(' ');
   if (words.every(isLiteral) && !rule[1](value)) return null;
-  return found(ctx, RUNS_OPTION, `${code(`${name}=${words.map((w) => w.source).join(' ')}`)} ${rule[2]}, and the judge cannot see what that code does`);
+  return found(ctx, RUNS_OPTION, `${code(`${name}=${words.map((w) => (isLiteral(w) ? w.text : w.source)).join(' ')}`)} ${rule[2]}, and the judge cannot see what that code does`);
 }

@@ -59,24 +59,24 @@ function globRegex(component: string): RegExp {
 }
 
 /** The area an absolute path reaches, lexically or through links. */
-function areaOf(abs: string, ctx: Ctx): KernelArea | null {
+function areaOf(abs: string, ctx: Ctx, access: 'read' | 'change'): KernelArea | null {
   const state = ctx.run.state!;
   const lexical = path.resolve(abs);
-  return state.owner(lexical, 'read') ?? state.owner(realOf(lexical, ctx.run.real), 'read');
+  return state.owner(lexical, access) ?? state.owner(realOf(lexical, ctx.run.real), access);
 }
 
 /** The area a glob may expand into: an area whose path matches the pattern's components. */
-function globArea(abs: string, ctx: Ctx): KernelArea | null {
+function globArea(abs: string, ctx: Ctx, access: 'read' | 'change'): KernelArea | null {
   const parts = abs.split('/').filter(Boolean);
   const first = parts.findIndex((c) => /[*?[]/.test(c));
-  if (first < 0) return areaOf(abs, ctx);
+  if (first < 0) return areaOf(abs, ctx, access);
   const dir = '/' + parts.slice(0, first).join('/');
   const patterns = parts.slice(first).map(globRegex);
   const state = ctx.run.state!;
-  const within = state.owner(dir, 'read');
+  const within = state.owner(dir, access);
   if (within) return within;
   const realDir = realOf(dir, ctx.run.real);
-  for (const area of state.inside(dir, 'read').concat(realDir !== dir ? state.inside(realDir, 'read') : [])) {
+  for (const area of state.inside(dir, access).concat(realDir !== dir ? state.inside(realDir, access) : [])) {
     const base = area.dir.startsWith(realDir + '/') ? realDir : dir;
     const names = path.relative(base, area.dir).split('/');
     // The pattern reaches the area if its components match the area's first names (or go past it).
@@ -89,12 +89,18 @@ function globArea(abs: string, ctx: Ctx): KernelArea | null {
 function pathsIn(text: string): string[] {
   const out = [text];
   const eq = /^(--?[A-Za-z0-9][\w-]*|[A-Za-z_][A-Za-z0-9_]*|if|of)=(.*)$/s.exec(text);
-  if (eq) out.push(eq[2]!, ...eq[2]!.split(':'));
+  if (eq) out.push(eq[2]!);
+  // `PATH=data/bin:$PATH`, `--paths=a:data/x`: each part of a colon-separated list (not a URL).
+  for (const t of [...out]) if (t.includes(':') && !/^[a-z][a-z0-9+.-]*:\/\//i.test(t)) out.push(...t.split(':'));
   return out.filter((t) => t !== '' && !t.includes(DYN));
 }
 
-/** Checks words (and redirect targets, `cd` targets, assigned values) against the kernel's areas. */
-export function kernelStateWords(words: readonly Word[], ctx: Ctx, what: string): Finding | null {
+/**
+ * Checks words (and redirect targets, `cd` targets, assigned values) against the kernel's areas.
+ * `read` meets the areas closed to every access; `change` (for what a command writes) meets also
+ * those closed only to changes, such as the kernel's own plugin folders.
+ */
+export function kernelStateWords(words: readonly Word[], ctx: Ctx, what: string, access: 'read' | 'change' = 'read'): Finding | null {
   const state = ctx.run.state;
   if (!state || state.areas().length === 0) return null;
   const cwd = ctx.scope.cwd ?? [];
@@ -107,7 +113,7 @@ export function kernelStateWords(words: readonly Word[], ctx: Ctx, what: string)
       if (expanded === null) continue;
       for (const abs of candidates(expanded, cwd.filter((d) => d !== START)) ?? []) {
         if (abs.startsWith('~')) continue;
-        const area = w.glob ? globArea(abs, ctx) : areaOf(abs, ctx);
+        const area = w.glob ? globArea(abs, ctx, access) : areaOf(abs, ctx, access);
         if (area) return found(ctx, KERNEL_STATE, `${what} ${code(w.source)} reaches ${area.label} (${code(area.dir)}), which belongs to the kernel and no tool may touch`);
       }
     }

@@ -5,6 +5,7 @@
  */
 import type { Node } from 'web-tree-sitter';
 import { DYNAMIC, found, lookupIn, type Ctx, type Finding, type Simple } from './context.js';
+import { kernelStateWords } from './kernel-state-rule.js';
 import { candidates, classifyTarget, deviceKind, isNetworkPath, normalize } from './paths.js';
 import { code, ifEmpty, isLiteral, wordsOf, type Word } from './words.js';
 
@@ -14,6 +15,8 @@ export const KERNEL_INTERFACE = 'kernel-interface';
 /** What writing `w` (a file operand or redirect target) may destroy, or null. `how` names the writer. */
 export function writeTarget(w: Word, ctx: Ctx, how: string, content?: readonly Word[]): Finding | null {
   if (w.opaque) return null; // `> $LOG`: only known at run time, like any file name
+  const kernel = kernelStateWords([w], ctx, how, 'change');
+  if (kernel) return kernel;
   const text = ifEmpty(w);
   if (text === '' || (!isLiteral(w) && !text.startsWith('/'))) return null;
   const all = candidates(text, ctx.scope.cwd);

@@ -182,7 +182,15 @@ function visitLoop(node: Node, ctx: Ctx): Finding | null {
     if (variable) ctx.scope.vars.set(variable.text, info);
     const body = node.childForFieldName('body');
     f = body ? visit(body, ctx) : null;
-  } else f = visitChildren(node, ctx);
+  } else {
+    // `for ((init; cond; step))`: all three are arithmetic.
+    for (const part of node.type === 'c_style_for_statement' ? node.namedChildren : []) {
+      if (!part || part.type === 'do_group' || part.type === 'compound_statement') continue;
+      const g = settle(checkArithmeticNode(part, ctx, `The loop header ${code(part.text)}`), ctx);
+      if (g) return g;
+    }
+    f = visitChildren(node, ctx);
+  }
   if (ctx.scope.cwd !== before) ctx.scope.cwd = null;
   return f;
 }
@@ -205,7 +213,7 @@ function visitAssignment(node: Node, ctx: Ctx, record: boolean): Finding | null 
   const value = node.childForFieldName('value');
   const name = nameNode?.type === 'subscript' ? nameNode.childForFieldName('name')?.text : nameNode?.text;
   if (!name) return null;
-  const words = value ? (value.type === 'array' ? value.namedChildren.flatMap((c) => (c ? wordsOf(c, lookupIn(ctx.scope)) : [])) : wordsOf(value, lookupIn(ctx.scope))) : [];
+  const words = value ? (value.type === 'array' ? value.namedChildren.flatMap((c) => (c ? wordsOf(c, lookupIn(ctx.scope)) : [])) : wordsOf(value, lookupIn(ctx.scope), false)) : [];
   const f = kernelStateWords(words, ctx, `The value of ${code(name)},`) ?? settle(envAssignment(name, words, ctx, judgeScript), ctx);
   if (f) return f;
   if (!record) return null;
@@ -229,7 +237,7 @@ function visitDeclaration(node: Node, ctx: Ctx): Finding | null {
       const nameNode = c.childForFieldName('name');
       const name = nameNode?.type === 'subscript' ? nameNode.childForFieldName('name')?.text : nameNode?.text;
       const value = c.childForFieldName('value');
-      const words = value && value.type !== 'array' ? wordsOf(value, lookupIn(ctx.scope)) : [];
+      const words = value && value.type !== 'array' ? wordsOf(value, lookupIn(ctx.scope), false) : [];
       const f = kernelStateWords(words, ctx, `The value of ${code(name ?? '')},`) ?? settle(envAssignment(name ?? '', words, ctx, judgeScript), ctx) ?? (name ? assign(name, words, ctx, { evaluates, where: `${code(keyword)} of ${code(c.text)}` }) : null);
       if (f) return f;
       continue;
@@ -318,7 +326,7 @@ function visitCommand(node: Node, outerRedirects: Node[], ctx: Ctx): Finding | n
   for (const c of node.namedChildren) {
     if (c?.type !== 'variable_assignment') continue;
     const value = c.childForFieldName('value');
-    env.set(c.childForFieldName('name')?.text ?? '', value ? wordsOf(value, lookupIn(ctx.scope)) : []);
+    env.set(c.childForFieldName('name')?.text ?? '', value ? wordsOf(value, lookupIn(ctx.scope), false) : []);
   }
   if (!nameNode) {
     const targets = redirects.flatMap((r) => redirectDestinations(r, ctx));

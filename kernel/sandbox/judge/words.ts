@@ -62,7 +62,7 @@ const escapeAll = (s: string): string => s.replace(/[\s\S]/g, (c) => '\\' + c);
 const unescapeDoubleQuoted = (s: string): string => s.replace(/\\([$`"\\\n])/g, (_m, c: string) => (c === '\n' ? '' : c));
 const unescapePattern = (s: string): string => s.replace(/\\([\s\S])/g, '$1');
 
-function patternOf(node: Node, vars: VarLookup, quoted = false): Pattern {
+function patternOf(node: Node, vars: VarLookup, quoted = false, split = true): Pattern {
   switch (node.type) {
     case 'word':
       return literal(node.text.replace(/\\\n/g, '')); // a backslash-newline inside a word is a line continuation
@@ -74,20 +74,20 @@ function patternOf(node: Node, vars: VarLookup, quoted = false): Pattern {
     case 'ansi_c_string':
       return literal(escapeAll(decodeAnsiC(node.text.slice(2, -1))));
     case 'string':
-      return joinParts(node, vars, true);
+      return joinParts(node, vars, true, split);
     case 'concatenation':
-      return joinParts(node, vars, quoted);
+      return joinParts(node, vars, quoted, split);
     case 'string_content':
       return literal(escapeAll(unescapeDoubleQuoted(node.text)));
     case 'translated_string': {
       const inner = node.namedChildren.find((c) => c?.type === 'string');
-      return inner ? patternOf(inner, vars, quoted) : anyWords();
+      return inner ? patternOf(inner, vars, quoted, split) : anyWords();
     }
     case 'simple_expansion':
     case 'expansion':
-      return expansionPattern(node, vars, quoted);
+      return expansionPattern(node, vars, quoted || !split);
     case 'command_substitution':
-      return quoted ? runtimeOnly() : anyWords();
+      return quoted || !split ? runtimeOnly() : anyWords();
     case 'arithmetic_expansion':
       return runtimeOnly(); // a number: one word, unknown value
     case 'process_substitution':
@@ -98,7 +98,7 @@ function patternOf(node: Node, vars: VarLookup, quoted = false): Pattern {
 }
 
 /** Concatenates the parts of a string or concatenation, keeping any text between child nodes. */
-function joinParts(node: Node, vars: VarLookup, inString: boolean): Pattern {
+function joinParts(node: Node, vars: VarLookup, inString: boolean, split: boolean): Pattern {
   const children = node.children.filter((c): c is Node => c !== null);
   const parts = inString ? children.slice(1, -1) : children; // drop the surrounding quotes
   let text = '';
@@ -109,7 +109,7 @@ function joinParts(node: Node, vars: VarLookup, inString: boolean): Pattern {
   for (const part of parts) {
     const gap = source.slice(at, part.startIndex);
     text += inString ? escapeAll(unescapeDoubleQuoted(gap)) : gap;
-    const p = part.isNamed ? patternOf(part, vars, inString) : literal(inString ? escapeAll(part.text) : part.text);
+    const p = part.isNamed ? patternOf(part, vars, inString, split) : literal(inString ? escapeAll(part.text) : part.text);
     text += p.text;
     opaque ||= p.opaque;
     procSub ||= p.procSub;
@@ -242,11 +242,15 @@ export function syntheticWord(text: string, source = text): Word {
   return { text, opaque: false, glob: false, procSub: false, source };
 }
 
-/** The words a word node becomes (brace expansion can turn one node into several words). */
-export function wordsOf(node: Node, vars: VarLookup = fromEnvironment): Word[] {
-  const p = patternOf(node, vars);
+/**
+ * The words a word node becomes (brace expansion can turn one node into several words). With
+ * `split` false (the value of an assignment), expansions are not split or globbed: one word.
+ */
+export function wordsOf(node: Node, vars: VarLookup = fromEnvironment, split = true): Word[] {
+  const p = patternOf(node, vars, false, split);
   const source = node.text;
   if (p.opaque) return [opaqueWord(source)];
+  if (!split) return [{ ...finishWord(p.text, p.procSub, source), glob: false }];
   const expanded = expandBraces(p.text);
   if (!expanded) return [opaqueWord(source)];
   return expanded.map((e) => finishWord(e, p.procSub, source));

@@ -18,6 +18,8 @@ interface Scan {
   noStdin?: boolean;
   /** Perl and Ruby's in-place edit: the operands after the script are rewritten. */
   inPlace?: boolean;
+  /** Where the file operands start (after the script, or after the inline code). */
+  files?: number;
 }
 
 /**
@@ -38,8 +40,17 @@ function clusters(args: readonly Word[], inline: string, rest: string, long: { i
     }
     for (let j = 1; j < t.length; j++) {
       const c = t[j]!;
-      if (inline.includes(c)) return { inline: '-' + c, script: args.length, inPlace };
+      if (inline.includes(c)) {
+        // The code is the rest of the word, or the next word; options and files may follow it.
+        const next = j === t.length - 1 ? i + 2 : i + 1;
+        const more = clusters(args.slice(next), inline, rest, long);
+        return { inline: '-' + c, script: args.length, inPlace: inPlace || !!more.inPlace, files: next + (more.files ?? more.script) };
+      }
       if (c === 'i') inPlace = true;
+      if (c === '0' || c === 'l') {
+        while (/[0-9]/.test(t[j + 1] ?? '')) j++; // `-l`, `-0777`: digits only
+        continue;
+      }
       if (rest.includes(c)) {
         if (j === t.length - 1 && !'i0lx'.includes(c)) i++; // the value is the next word
         break;
@@ -53,8 +64,8 @@ type Scanner = (args: readonly Word[]) => Scan;
 
 const SCANNERS: Record<string, Scanner> = {
   python: (a) => clusters(a, 'c', 'mWXQ', { module: /^-m/ }),
-  perl: (a) => clusters(a, 'eE', 'iIlmMx0CdDF'),
-  ruby: (a) => clusters(a, 'e', 'iIrEFCxKW0T'),
+  perl: (a) => clusters(a, 'eE', 'iImMxCdDF'),
+  ruby: (a) => clusters(a, 'e', 'iIrEFCxKWT'),
   node: (a) => clusters(a, 'ep', 'rC', { inline: /^--(eval|print)(=|$)/, valued: /^--(require|import|loader|experimental-loader|conditions|env-file|input-type|title|disable-warning|test-reporter|test-reporter-destination|watch-path|inspect-port|redirect-warnings|stack-trace-limit)$/ }),
   bun: (a) => (['run', 'test', 'install', 'add', 'remove', 'build', 'x', 'create', 'init', 'pm', 'link', 'upgrade', 'update', 'outdated', 'publish'].includes(a[0]?.text ?? '') ? { script: a.length, noStdin: true } : clusters(a, 'ep', 'r', { inline: /^--(eval|print)(=|$)/ })),
   deno: (a) => (a[0]?.text === 'eval' ? { inline: 'eval', script: a.length } : a[0]?.text === 'repl' && a.some((w) => /^--eval/.test(w.text)) ? { inline: 'repl --eval', script: a.length } : { script: a.length, noStdin: true }),
@@ -82,7 +93,7 @@ const SCANNERS: Record<string, Scanner> = {
 function judgeInterpreter(name: string, args: Word[], cmd: Simple, ctx: Ctx, scan: Scan): Finding | null {
   if (scan.inPlace) {
     // `perl -pi -e … /etc/passwd` rewrites system files whatever the code says.
-    for (const w of args.slice(scan.script).filter((x) => !x.text.startsWith('-'))) {
+    for (const w of args.slice(scan.files ?? scan.script + 1).filter((x) => !x.text.startsWith('-'))) {
       const f = writeTarget(w, ctx, `${code(name + ' -i')} rewrites`);
       if (f) return f;
     }

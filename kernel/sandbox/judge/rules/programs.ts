@@ -179,6 +179,12 @@ const judgeMake: Handler = (name, args, _cmd, ctx) => {
   return null;
 };
 
+/** sqlite3's dot-commands `.shell`, `.system`, `.once |cmd`, `.output |cmd`, `.import '|cmd'` run commands. */
+const judgeSqlite: Handler = (name, args, _cmd, ctx) => {
+  const dot = args.find((w) => /(^|\n|;)\s*\.(shell|system|once\s+['"]?\||output\s+['"]?\||import\s+['"]?\||load\b)/.test(w.text));
+  return dot ? found(ctx, 'inline-code', `${code(name + ' ' + dot.source)} runs a dot-command that runs a command or loads code`) : null;
+};
+
 // --- package runners ----------------------------------------------------------------------------
 
 /** `npx PKG ARGS`, `npm exec [--] PKG`, `pnpm exec`, `yarn exec|dlx`, `bunx`: judged as `PKG ARGS`. */
@@ -206,6 +212,7 @@ const judgePackageRunner: Handler = (name, args, cmd, ctx) => {
 };
 
 register(['tar', 'gtar', 'bsdtar'], judgeTar);
+register(['sqlite3', 'sqlite'], judgeSqlite);
 register(['ssh', 'scp', 'sftp'], judgeSsh);
 register(['less', 'more', 'most'], judgeLess);
 register(['man'], judgeMan);

@@ -54,7 +54,7 @@ const WRAPPERS: Record<string, WrapperDef> = {
   'dbus-launch': { spec: { long: ['sh-syntax', 'csh-syntax', 'auto-syntax', 'binary-syntax', 'close-stderr', 'exit-with-session', 'exit-with-x11', 'autolaunch=', 'config-file='] } },
   'xvfb-run': { spec: { short: 'an:s:f:e:p:w:l', long: ['auto-servernum', 'server-num=', 'server-args=', 'auth-file=', 'error-file=', 'xauth-protocol=', 'wait=', 'listen-tcp', 'auto-display'] } },
   unshare: { spec: { short: `${NS}frcS:G:R:w:W:`, long: ['mount=?', 'uts=?', 'ipc=?', 'net=?', 'pid=?', 'user=?', 'cgroup=?', 'time=?', 'fork', 'kill-child=?', 'mount-proc=?', 'map-root-user', 'map-current-user', 'map-user=', 'map-group=', 'map-users=', 'map-groups=', 'map-auto', 'propagation=', 'setgroups=', 'keep-caps', 'setuid=', 'setgid=', 'root=', 'wd=', 'monotonic=', 'boottime=', 'load-interp='] }, chdirOptions: ['w', 'wd'], userOptions: ['S', 'setuid'] },
-  nsenter: { spec: { short: `at:${NS}S:G:r::w::W::FZe`, long: ['all', 'target=', 'mount=?', 'uts=?', 'ipc=?', 'net=?', 'pid=?', 'cgroup=?', 'user=?', 'time=?', 'setuid=', 'setgid=', 'preserve-credentials', 'root=?', 'wd=?', 'wdns=', 'env', 'no-fork', 'follow-context', 'user-parent', 'keep-caps', 'join-cgroup'] }, userOptions: ['S', 'setuid', 't', 'target'] },
+  nsenter: { spec: { short: `at:${NS}S:G:r::w::W::FZe`, long: ['all', 'target=', 'mount=?', 'uts=?', 'ipc=?', 'net=?', 'pid=?', 'cgroup=?', 'user=?', 'time=?', 'setuid=', 'setgid=', 'preserve-credentials', 'root=?', 'wd=?', 'wdns=', 'env', 'no-fork', 'follow-context', 'user-parent', 'keep-caps', 'join-cgroup'] }, userOptions: ['S', 'setuid'] },
   setpriv: { spec: { short: 'd', long: ['dump', 'reuid=', 'regid=', 'ruid=', 'euid=', 'rgid=', 'egid=', 'clear-groups', 'keep-groups', 'init-groups', 'groups=', 'inh-caps=', 'ambient-caps=', 'bounding-set=', 'nnp', 'no-new-privs', 'securebits=', 'pdeathsig=', 'selinux-label=', 'apparmor-profile=', 'landlock-access=', 'landlock-rule=', 'reset-env', 'list-caps'] }, userOptions: ['reuid', 'regid', 'ruid', 'euid', 'rgid', 'egid'] },
   'systemd-run': { spec: { short: 'u:p:E:dtPqGSrH:M:', long: ['unit=', 'property=', 'description=', 'slice=', 'slice-inherit', 'setenv=', 'uid=', 'gid=', 'nice=', 'working-directory=', 'same-dir', 'pty', 'pipe', 'quiet', 'collect', 'shell', 'user', 'system', 'scope', 'wait', 'remain-after-exit', 'send-sighup', 'service-type=', 'no-block', 'no-ask-password', 'host=', 'machine=', 'on-active=', 'on-boot=', 'on-startup=', 'on-unit-active=', 'on-unit-inactive=', 'on-calendar=', 'on-clock-change', 'on-timezone-change', 'path-property=', 'socket-property=', 'timer-property=', 'expand-environment=', 'json=', 'ignore-failure', 'background='] }, chdirOptions: ['working-directory'], userOptions: ['uid', 'gid'] },
   script: { spec: { short: 'aefqkc:t::T:B:I:O:E:o:', long: ['append', 'command=', 'echo=', 'return', 'flush', 'force', 'quiet', 'timing=?', 'log-in=', 'log-out=', 'log-io=', 'log-timing=', 'logging-format=', 'output-limit='] }, codeOptions: ['c', 'command'], bare: 'shell' },
@@ -110,7 +110,17 @@ const judgeWrapper: Handler = (name, args, cmd, ctx) => {
     const f = judgeScript(out.slice(1), ctx, `${name} -o`);
     if (f) return f;
   }
-  const inner = parsed.operands.slice(def.leading ?? 0);
+  let inner = parsed.operands.slice(def.leading ?? 0);
+  // `flock FILE -c CMD`: options may also follow the leading operands.
+  if (def.leading && inner[0]?.text.startsWith('-') && inner[0].text !== '--') {
+    const again = getopt(inner, def.spec);
+    if ('unknown' in again) return unknownOption(ctx, name, again.unknown);
+    for (const o of def.codeOptions ?? []) {
+      const body = again.options.get(o);
+      if (typeof body === 'string') return judgeCode(name, [syntheticWord(body, body)], ctx, `${name} -${o.length === 1 ? o : '-' + o}`);
+    }
+    inner = again.operands;
+  } else if (inner[0]?.text === '--') inner = inner.slice(1);
   if (inner.length === 0 && def.bare === 'shell') return found(ctx, DYNAMIC, `${code(name)} without a command starts an interactive shell reading commands the judge cannot see`);
   return runInner(inner, cmd, ctx, name, typeof dir === 'string' ? dir : null);
 };
@@ -121,7 +131,7 @@ const judgeEnv: Handler = (name, args, cmd, ctx) => {
   if ('unknown' in parsed) return unknownOption(ctx, name, parsed.unknown);
   let rest = parsed.operands;
   const env = new Map(cmd.env);
-  while (rest[0] && !rest[0].opaque && /^[A-Za-z_][A-Za-z0-9_]*=/.test(rest[0].text)) {
+  while (rest[0] && !rest[0].opaque && /^[^=-][^=]*=/.test(rest[0].text)) {
     const w = rest[0];
     const eq = w.text.indexOf('=');
     const value = { ...w, text: w.text.slice(eq + 1) };

@@ -1,0 +1,122 @@
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { CommandJudge } from '../../../../kernel/sandbox/command-judge.js';
+import { KernelState } from '../../../../kernel/sandbox/kernel-state.js';
+
+/** The three layouts: default `./data`, `--data` elsewhere inside the root, `--data` outside the root. */
+interface Layout {
+  name: string;
+  root: string;
+  /** How a command in the root spells the data folder. */
+  data: string;
+  inside: boolean;
+  judge: CommandJudge;
+}
+
+let tmp: string;
+const layouts: Layout[] = [];
+
+beforeAll(() => {
+  tmp = mkdtempSync(path.join(os.tmpdir(), 'memo-judge-'));
+  const make = (name: string, dataRel: string | null): Layout => {
+    const root = path.join(tmp, name, 'root');
+    mkdirSync(path.join(root, 'src'), { recursive: true });
+    mkdirSync(path.join(root, 'plugins', 'fs-tools'), { recursive: true });
+    const dataDir = dataRel ? path.join(root, dataRel) : path.join(tmp, name, 'elsewhere', 'data');
+    mkdirSync(path.join(dataDir, 'packs'), { recursive: true });
+    writeFileSync(path.join(dataDir, 'providers.json'), '{}');
+    symlinkSync(dataDir, path.join(root, 'link'));
+    const state = new KernelState();
+    state.add(dataDir, 'the data folder');
+    state.add(path.join(root, 'plugins'), 'the built-in plugin folder', 'change');
+    return { name, root, data: dataRel ?? dataDir, inside: dataRel !== null, judge: new CommandJudge(state) };
+  };
+  layouts.push(make('default', 'data'), make('data-inside', 'var-state'), make('data-outside', null));
+});
+
+afterAll(() => rmSync(tmp, { recursive: true, force: true }));
+
+/** Commands that reach the data folder, `D` standing for its spelling from the root. */
+const REACHING: readonly string[] = [
+  'cat D/providers.json',
+  'less D/permissions.json',
+  'cp evil.js D/packs/x/index.js',
+  'echo "{}" > D/permissions.json',
+  'echo x >> D/agent-audit.jsonl',
+  'cd D && ls',
+  'cd D; cat providers.json',
+  'X=D/providers.json; cat "$X"',
+  'node app.js --config=D/settings.json',
+  'cd src && cat S/providers.json',
+  'tar czf out.tgz D',
+  "sh -c 'cat D/providers.json'",
+  'grep -r key D',
+  'ln -s D/packs p',
+  'cat link/providers.json',
+  'rm -rf link/packs',
+  'mv D /tmp/gone',
+  'rsync -a evil/ D/packs/',
+  'find D -name "*.json"',
+  'PATH=D/bin:$PATH ls',
+];
+
+describe('kernel-state rule', () => {
+  it.each(REACHING)('refuses %j in every layout', async (template) => {
+    for (const l of layouts) {
+      const command = template.replaceAll('S', l.inside ? `../${l.data}` : l.data).replaceAll('D', l.data);
+      const v = await l.judge.judge(command, { cwd: l.root });
+      expect({ layout: l.name, command, verdict: v.verdict, rule: v.rule }).toEqual({ layout: l.name, command, verdict: 'blocked', rule: 'kernel-state' });
+      expect(v.reason).toMatch(/^kernel-state: .*the data folder/);
+    }
+  });
+
+  it.each([
+    ['cat DATA/providers.json'],
+    ['cat data./providers.json'],
+    ['cat ./src/../data/providers.json'],
+    ['cat d*/providers.json'],
+    ['rm -r da?a'],
+    ['git clean -fdx'],
+    ['git stash -u'],
+    ['find . -name "*.json" -delete'],
+    ['chmod -R u+w .'],
+  ])('refuses %j, which reaches the data folder inside the root by another spelling', async (command) => {
+    const l = layouts[0]!;
+    await expect(l.judge.judge(command, { cwd: l.root })).resolves.toMatchObject({ verdict: 'blocked', rule: 'kernel-state' });
+  });
+
+  it('refuses writes into a folder closed only to changes, and lets reads of it through', async () => {
+    const l = layouts[0]!;
+    await expect(l.judge.judge('cp evil.js plugins/fs-tools/index.js', { cwd: l.root })).resolves.toMatchObject({ verdict: 'blocked', rule: 'kernel-state' });
+    await expect(l.judge.judge('echo x > plugins/fs-tools/x.js', { cwd: l.root })).resolves.toMatchObject({ verdict: 'blocked', rule: 'kernel-state' });
+    await expect(l.judge.judge('cat plugins/fs-tools/index.js', { cwd: l.root })).resolves.toMatchObject({ verdict: 'allowed' });
+  });
+
+  it('lets commands that do not reach an area through', async () => {
+    for (const l of layouts) {
+      for (const command of ['cat src/index.ts', 'npm test', 'ls -la', 'git status', 'rm -rf dist', 'echo "the data is fine"', 'cp -r src backup']) {
+        await expect(l.judge.judge(command, { cwd: l.root })).resolves.toMatchObject({ verdict: 'allowed' });
+      }
+    }
+  });
+
+  it('reads the real working directory from the caller: from another folder, `data/` names something else', async () => {
+    const l = layouts[0]!;
+    await expect(l.judge.judge('cat data/providers.json', { cwd: path.join(l.root, 'src') })).resolves.toMatchObject({ verdict: 'allowed' });
+    await expect(l.judge.judge(`cat ${path.join(l.root, 'data', 'providers.json')}`, { cwd: path.join(l.root, 'src') })).resolves.toMatchObject({ verdict: 'blocked', rule: 'kernel-state' });
+  });
+
+  it('never fires without kernel state', async () => {
+    const plain = new CommandJudge();
+    const l = layouts[0]!;
+    for (const command of ['cat data/providers.json', 'cd data && ls', 'X=data/k', 'git clean -fdx']) {
+      await expect(plain.judge(command, { cwd: l.root })).resolves.toMatchObject({ verdict: 'allowed' });
+    }
+  });
+
+  it('refuses a bare word naming the data folder even when it is only a search pattern (a known false positive)', async () => {
+    const l = layouts[0]!;
+    await expect(l.judge.judge('grep -rn data src', { cwd: l.root })).resolves.toMatchObject({ verdict: 'blocked', rule: 'kernel-state' });
+  });
+});
