@@ -7,6 +7,7 @@
 import type { Node } from 'web-tree-sitter';
 import { childScope, DYNAMIC, found, lookupIn, settle, through, UNPARSEABLE, type Ctx, type Finding, type Scope, type Simple } from './context.js';
 import { envAssignment } from './env-vars.js';
+import { forkBomb } from './fork-bomb.js';
 import { kernelStateWords } from './kernel-state-rule.js';
 import { judgeRedirects, redirectDestinations } from './redirects.js';
 import { handlerFor } from './registry.js';
@@ -350,29 +351,6 @@ function visitCommand(node: Node, outerRedirects: Node[], ctx: Ctx): Finding | n
     settle(judgeRedirects(redirects, ctx, cmd), ctx) ??
     judgeSimple(cmd, ctx)
   );
-}
-
-// ---------------------------------------------------------------------------------------------
-// Fork bombs.
-
-/** A function whose body runs the function itself concurrently: piped into itself or backgrounded. */
-function forkBomb(def: Node, ctx: Ctx): Finding | null {
-  const nameNode = def.childForFieldName('name');
-  const body = def.childForFieldName('body');
-  if (!nameNode || !body) return null;
-  const name = wordsOf(nameNode)[0]?.text;
-  if (name === undefined) return null;
-  const calls = body.descendantsOfType('command').filter((c): c is Node => {
-    const n = c?.childForFieldName('name')?.namedChild(0);
-    return !!n && wordsOf(n)[0]?.text === name;
-  });
-  const concurrent = calls.some((call) => {
-    for (let n: Node | null = call; n && n.id !== body.id; n = n.parent) {
-      if (n.parent?.type === 'pipeline' || n.nextSibling?.type === '&') return true;
-    }
-    return false;
-  });
-  return concurrent ? found(ctx, 'fork-bomb', `The function ${code(name)} runs copies of itself concurrently, a fork bomb`) : null;
 }
 
 // ---------------------------------------------------------------------------------------------
