@@ -28,7 +28,7 @@ export type { PackFolder, PackStatus } from './packs/pack-loader.js';
 export type { PackState } from './packs/pack-manager.js';
 export type { PackManifest } from './packs/manifest.js';
 export { PathSandbox, SYSTEM_DIRS, isGitSegment, assertSameFile, type PathIntent, type ResolvedPath } from './sandbox/path-sandbox.js';
-export { CommandJudge, BLOCK_RULES, type CommandVerdict } from './sandbox/command-judge.js';
+export { CommandJudge, BLOCK_RULES, ASK_RULES, FAIL_CLOSED_RULES, RULE_IDS, type CommandVerdict, type JudgeOptions } from './sandbox/command-judge.js';
 export { runProcess, type RunOptions, type RunResult } from './sandbox/process-runner.js';
 export { assessCommand } from './sandbox/command-assessment.js';
 export type { SkillFolder, SkillState } from './skills/skill-manager.js';

@@ -346,7 +346,7 @@ function visitCommand(node: Node, outerRedirects: Node[], ctx: Ctx): Finding | n
   const cmd: Simple = { words, redirects, piped: !!ctx.piped, env };
   const targets = redirects.flatMap((r) => redirectDestinations(r, ctx));
   return (
-    kernelStateWords(words, ctx, `The word`) ??
+    kernelStateWords(pathLikeWords(words), ctx, `The word`) ??
     kernelStateWords(targets, ctx, 'The redirect target') ??
     settle(judgeRedirects(redirects, ctx, cmd), ctx) ??
     judgeSimple(cmd, ctx)
@@ -355,6 +355,28 @@ function visitCommand(node: Node, outerRedirects: Node[], ctx: Ctx): Finding | n
 
 // ---------------------------------------------------------------------------------------------
 // Simple commands.
+
+/** Programs whose first operand is a search pattern, not a path (unless -e/-f give the pattern). */
+const PATTERN_FIRST = new Set(['grep', 'egrep', 'fgrep', 'rg', 'ag', 'ack', 'zgrep']);
+/** Programs that only print their arguments: a word there names nothing (a redirect is judged apart). */
+const PRINTERS = new Set(['echo', 'printf']);
+
+/**
+ * The words of a simple command that may name files, for the kernel-state rule: with the data folder
+ * inside the root, `grep -rn data src` or `echo data` would otherwise be refused for the word `data`.
+ */
+function pathLikeWords(words: readonly Word[]): readonly Word[] {
+  const program = words[0] ? programName(words[0]) : null;
+  if (program === null) return words;
+  if (PRINTERS.has(program)) return words.slice(0, 1);
+  if (!PATTERN_FIRST.has(program)) return words;
+  const rest = words.slice(1);
+  if (rest.some((w) => /^(-[A-Za-z]*[ef]|--regexp|--file)/.test(w.text))) return words;
+  const pattern = rest.findIndex((w) => w.text === '--' || !w.text.startsWith('-'));
+  if (pattern < 0) return words;
+  const at = rest[pattern]!.text === '--' ? pattern + 1 : pattern;
+  return [words[0]!, ...rest.filter((_, i) => i !== at)];
+}
 
 /** The program a command name runs: its basename, lower-cased (case-insensitive filesystems), or null. */
 export function programName(w: Word): string | null {

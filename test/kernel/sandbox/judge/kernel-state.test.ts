@@ -115,8 +115,13 @@ describe('kernel-state rule', () => {
     }
   });
 
-  it('refuses a bare word naming the data folder even when it is only a search pattern (a known false positive)', async () => {
+  it('reads the search pattern of grep and the words of echo as text, not paths, but still the paths after them', async () => {
     const l = layouts[0]!;
-    await expect(l.judge.judge('grep -rn data src', { cwd: l.root })).resolves.toMatchObject({ verdict: 'blocked', rule: 'kernel-state' });
+    for (const command of ['grep -rn data src', 'rg data', 'grep -- data src', 'echo data', 'printf "%s\\n" data']) {
+      await expect(l.judge.judge(command, { cwd: l.root }).then((v) => [command, v.verdict])).resolves.toEqual([command, 'allowed']);
+    }
+    for (const command of ['grep -rn key data', 'grep -e data data/permissions.json', 'echo data > data/x', 'grep -A 3 data src']) {
+      await expect(l.judge.judge(command, { cwd: l.root }).then((v) => [command, v.rule])).resolves.toEqual([command, 'kernel-state']);
+    }
   });
 });
