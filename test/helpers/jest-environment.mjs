@@ -6,6 +6,7 @@ import { rmSync } from 'node:fs';
 import { TestEnvironment } from 'jest-environment-node';
 
 const KEY = '__memoTestCleanup';
+const TASK_LIMIT_MS = 60_000;
 
 export default class MemoTestEnvironment extends TestEnvironment {
   async setup() {
@@ -18,7 +19,16 @@ export default class MemoTestEnvironment extends TestEnvironment {
     if (registry) {
       for (const task of registry.tasks.splice(0).reverse()) {
         try {
-          await task();
+          // A teardown that never settles (a kernel whose shutdown hangs) must fail this file, not hang the run.
+          let timer;
+          const limit = new Promise((_, reject) => {
+            timer = setTimeout(() => reject(new Error(`a teardown task did not finish within ${TASK_LIMIT_MS / 1000} s (${task.label ?? task.name ?? 'unnamed'})`)), TASK_LIMIT_MS);
+          });
+          try {
+            await Promise.race([task(), limit]);
+          } finally {
+            clearTimeout(timer);
+          }
         } catch (err) {
           process.stderr.write(`test cleanup: a teardown task failed: ${err?.message ?? err}\n`);
         }

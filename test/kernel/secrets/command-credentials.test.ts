@@ -108,9 +108,12 @@ describe('credentials in command lines, through the kernel', () => {
   it('writes no credential of any command into the audit file, the prompt or the error', async () => {
     const results = [];
     for (const [command] of WITH_CREDENTIALS) results.push(await fx.kernel.invoke({ tool: 'run_command', args: { command }, caller: { kind: 'agent' } }));
-    for (const r of results) expect(r.ok ? 'ok' : r.error.code).toBe('PERMISSION_DENIED');
+    // Each is refused: by the person (denied), or by the judge before anyone is asked (`sudo`, ...).
+    for (const r of results) expect(['PERMISSION_DENIED', 'COMMAND_BLOCKED']).toContain(r.ok ? 'ok' : r.error.code);
+    const blocked = results.filter((r) => !r.ok && r.error.code === 'COMMAND_BLOCKED').length;
+    expect(blocked).toBeLessThan(WITH_CREDENTIALS.length / 4);
     // The person asked sees masked arguments (the preview shows the command as it would run).
-    expect(fx.prompter.asked).toHaveLength(WITH_CREDENTIALS.length);
+    expect(fx.prompter.asked).toHaveLength(WITH_CREDENTIALS.length - blocked);
     for (const asked of fx.prompter.asked) expect(JSON.stringify(asked.args)).not.toMatch(/S3cret/);
     for (const r of results) expect(JSON.stringify(r)).not.toMatch(/S3cret/);
 
