@@ -46,7 +46,7 @@ function ensureTree(): string {
 function median(xs: number[]): number {
   const s = [...xs].sort((a, b) => a - b);
   const m = Math.floor(s.length / 2);
-  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
+  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
 }
 
 async function timeMs(fn: () => Promise<unknown>): Promise<number> {
@@ -68,7 +68,7 @@ async function registerUncapped(kernel: Kernel, max: number): Promise<void> {
   const spec = structuredClone(manifest.tools.find((t) => t.name === 'search_files')!);
   (spec.parameters as { properties: { maxResults: { maximum: number } } }).properties.maxResults.maximum = max;
   spec.name = 'search_files_uncapped';
-  kernel.registerPack({ id: 'fs-tools-bench', tools: [{ spec, impl: mod.tools.search_files! }], config: () => ({ maxSearchResults: max }) });
+  kernel.registerPack({ id: 'fs-tools-bench', tools: [{ spec, impl: mod.tools.search_files }], config: () => ({ maxSearchResults: max }) });
 }
 
 async function benchSearch(): Promise<{ ratioTinyglobby: number; ratioFastGlob: number }> {
@@ -107,13 +107,13 @@ async function benchSearch(): Promise<{ ratioTinyglobby: number; ratioFastGlob: 
   for (let round = 0; round < 6; round++) {
     for (let i = 0; i < cases.length; i++) {
       let found = 0;
-      const ms = await timeMs(async () => (found = await cases[i]![1]()));
+      const ms = await timeMs(async () => (found = await cases[i][1]()));
       if (round === 0) {
         if (i === 0) expected = found;
-        else if (found !== expected) throw new Error(`${cases[i]![0]} found ${found} files, tinyglobby ${expected}`);
+        else if (found !== expected) throw new Error(`${cases[i][0]} found ${found} files, tinyglobby ${expected}`);
         continue; // warm-up round
       }
-      samples[i]!.push(ms);
+      samples[i].push(ms);
     }
   }
   await kernel.shutdown();
@@ -121,9 +121,9 @@ async function benchSearch(): Promise<{ ratioTinyglobby: number; ratioFastGlob: 
 
   console.log(`pattern **/*.ts, ${expected} matches; median of 5 searches each (after one warm-up), interleaved`);
   const med = samples.map(median);
-  for (let i = 0; i < cases.length; i++) console.log(`  ${cases[i]![0].padEnd(44)} ${med[i]!.toFixed(1).padStart(8)} ms`);
-  const ratioTinyglobby = med[2]! / med[0]!;
-  const ratioFastGlob = med[2]! / med[1]!;
+  for (let i = 0; i < cases.length; i++) console.log(`  ${cases[i][0].padEnd(44)} ${med[i].toFixed(1).padStart(8)} ms`);
+  const ratioTinyglobby = med[2] / med[0];
+  const ratioFastGlob = med[2] / med[1];
   console.log(`  ratio pipeline (all matches) / tinyglobby: ${ratioTinyglobby.toFixed(2)} (target < 1.2); / fast-glob: ${ratioFastGlob.toFixed(2)}`);
   return { ratioTinyglobby, ratioFastGlob };
 }
@@ -141,7 +141,7 @@ async function benchRead(reads = 200): Promise<{ ratio: number }> {
 
   // The handler alone, with the same sandbox the kernel gives it: what the pack itself costs.
   const mod = (await import(new URL('../plugins/fs-tools/index.js', import.meta.url).href)) as { tools: Record<string, ToolImplementation> };
-  const impl = mod.tools.read_file!;
+  const impl = mod.tools.read_file;
   const run = typeof impl === 'function' ? impl : impl.run;
   const ctx = { signal: new AbortController().signal, root, sandbox: new PathSandbox(root), config: {}, progress: () => {} } as unknown as ToolContext;
 

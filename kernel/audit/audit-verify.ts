@@ -112,7 +112,7 @@ export function verifyAuditFile(file: string): AuditVerifyReport {
   const headName = path.basename(headPathFor(file));
   const report: AuditVerifyReport = { ok: true, file, lines: 0, entries: 0, events: 0, lastSeq: 0, torn: [], head: null, gaps: [] };
   const done = (problem?: AuditProblem): AuditVerifyReport => {
-    if (!problem && report.gaps.length > 0) problem = gapProblem(report.gaps[0]!, logName);
+    if (!problem && report.gaps.length > 0) problem = gapProblem(report.gaps[0], logName);
     if (problem) report.problem = problem;
     report.ok = report.problem === undefined;
     return report;
@@ -151,11 +151,11 @@ export function verifyAuditFile(file: string): AuditVerifyReport {
   let legacyEntries = 0;
   let offset = 0;
   let atHead: { hash: string; size: number; tag: string } | null = null;
-  const parsed = (i: number) => (i < lines.length ? parseLine(lines[i]!) : null);
+  const parsed = (i: number) => (i < lines.length ? parseLine(lines[i]) : null);
 
   for (let i = 0; i < lines.length; i++) {
     const n = i + 1;
-    const line = lines[i]!;
+    const line = lines[i];
     const isLast = i === lines.length - 1;
     const bytes = Buffer.byteLength(line, 'utf8') + (isLast && !endsClean ? 0 : 1);
     offset += bytes;

@@ -67,7 +67,7 @@ export function base64Forms(value: string, url = false): string[] {
   for (let offset = 0; offset < 3; offset++) {
     const padded = Buffer.concat([Buffer.alloc(offset), bytes]);
     const enc = b64(padded, url);
-    const skip = [0, 2, 3][offset]!;
+    const skip = [0, 2, 3][offset];
     const total = offset + bytes.length;
     // The last character is complete only when the value ends on a group boundary.
     const end = total % 3 === 0 ? enc.length : enc.length - 1;
@@ -147,9 +147,9 @@ class Matcher {
     this.variants.forEach((v, index) => {
       for (let o = 0; o + GRAM <= v.length; o++) {
         const h = gramHash(v, o);
-        this.bits[(h >>> 5) & (BITMAP_WORDS - 1)]! |= 1 << (h & 31);
+        this.bits[(h >>> 5) & (BITMAP_WORDS - 1)] |= 1 << (h & 31);
         const pair = ((v.charCodeAt(o) & 0xff) << 8) | (v.charCodeAt(o + 1) & 0xff);
-        this.pairs[pair >>> 5]! |= 1 << (pair & 31);
+        this.pairs[pair >>> 5] |= 1 << (pair & 31);
         let list = this.table.get(h);
         if (!list) this.table.set(h, (list = []));
         list.push(index, o);
@@ -164,14 +164,14 @@ class Matcher {
     const { bits, pairs, table, variants, step } = this;
     for (let p = 0; p + GRAM <= n; p += step) {
       const pair = ((text.charCodeAt(p) & 0xff) << 8) | (text.charCodeAt(p + 1) & 0xff);
-      if ((pairs[pair >>> 5]! & (1 << (pair & 31))) === 0) continue;
+      if ((pairs[pair >>> 5] & (1 << (pair & 31))) === 0) continue;
       const h = gramHash(text, p);
-      if ((bits[(h >>> 5) & (BITMAP_WORDS - 1)]! & (1 << (h & 31))) === 0) continue;
+      if ((bits[(h >>> 5) & (BITMAP_WORDS - 1)] & (1 << (h & 31))) === 0) continue;
       const list = table.get(h);
       if (!list) continue;
       for (let j = 0; j < list.length; j += 2) {
-        const start = p - list[j + 1]!;
-        if (start >= 0 && text.startsWith(variants[list[j]!]!, start) && found(start, list[j]!)) return;
+        const start = p - list[j + 1];
+        if (start >= 0 && text.startsWith(variants[list[j]], start) && found(start, list[j])) return;
       }
     }
   }
@@ -188,22 +188,22 @@ class Matcher {
       index = v;
       return true;
     });
-    return index === -1 ? null : this.hits[index]!;
+    return index === -1 ? null : this.hits[index];
   }
 
   scrub(text: string): string {
     let ranges: Array<[number, number]> | null = null;
     this.search(text, (start, v) => {
-      (ranges ??= []).push([start, start + this.variants[v]!.length]);
+      (ranges ??= []).push([start, start + this.variants[v].length]);
       return false;
     });
     if (ranges === null) return text;
     const sorted = (ranges as Array<[number, number]>).sort((a, b) => a[0] - b[0]);
     let out = '';
     let at = 0;
-    let [from, to] = sorted[0]!;
+    let [from, to] = sorted[0];
     for (let i = 1; i < sorted.length; i++) {
-      const [s2, e2] = sorted[i]!;
+      const [s2, e2] = sorted[i];
       if (s2 <= to) {
         if (e2 > to) to = e2; // overlapping or touching: one mask
         continue;

@@ -106,8 +106,8 @@ function print(value: unknown): void {
 }
 
 function table(rows: string[][]): string {
-  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => (r[i] ?? '').length)));
-  return rows.map((r) => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]!))).join('  ')).join('\n') + '\n';
+  const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => (r[i] ?? '').length)));
+  return rows.map((r) => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]))).join('  ')).join('\n') + '\n';
 }
 
 function parseArgsJson(text: string | undefined): unknown {
@@ -195,7 +195,7 @@ function buildProgram(setExit: (code: number) => void): Command {
       await kernel.shutdown();
       if (opts.json) return print(list);
       if (list.length === 0) return void process.stdout.write('No tools are loaded.\n');
-      process.stdout.write(table([['TOOL', 'DANGER', 'EFFECT', 'PACK', 'DESCRIPTION'], ...list.map((t) => [t.name, t.danger, t.effect, t.pack, t.description.split('\n')[0]!.slice(0, 70)])]));
+      process.stdout.write(table([['TOOL', 'DANGER', 'EFFECT', 'PACK', 'DESCRIPTION'], ...list.map((t) => [t.name, t.danger, t.effect, t.pack, t.description.split('\n')[0].slice(0, 70)])]));
     });
 
   tools

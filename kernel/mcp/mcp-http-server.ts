@@ -226,7 +226,7 @@ export class McpHttpEndpoint {
       counted = false;
     };
     const session = new McpSession(this.kernel, {
-      capability: (extra) => header(extra.requestInfo?.headers[CAPABILITY_HEADER] as string | undefined),
+      capability: (extra) => header(extra.requestInfo?.headers[CAPABILITY_HEADER]),
       ...(this.options.logger ? { logger: this.options.logger } : {}),
     });
     let entry: SessionEntry | undefined;

@@ -111,7 +111,7 @@ export class PackManager {
     const api = this.apiFor(id, owned);
     try {
       const extra = await activate(api);
-      if (extra && typeof (extra as Disposable).dispose === 'function') owned.push(extra as Disposable);
+      if (extra && typeof (extra).dispose === 'function') owned.push(extra);
     } catch (err) {
       for (const d of owned.reverse()) d.dispose();
       throw new Error(`its activate() failed: ${(err as Error)?.message ?? String(err)}`);

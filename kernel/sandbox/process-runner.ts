@@ -102,7 +102,7 @@ export function runProcess(argv: string[], opts: RunOptions): Promise<RunResult>
   return resolveContainment(opts.containment).then((info) => {
     if (opts.signal.aborted) return notStarted();
     // A command that cannot be started is spawned plainly, so the error is the runtime's own.
-    const containment = executableExists(argv[0]!, env) ? createContainment(info) : plainContainment();
+    const containment = executableExists(argv[0], env) ? createContainment(info) : plainContainment();
     return runContained(argv, opts, env, containment, started);
   });
 }
@@ -116,7 +116,7 @@ function runContained(argv: string[], opts: RunOptions, env: NodeJS.ProcessEnv, 
     let spawnError: Error | null = null;
     let streamsAbandoned = false;
     const full = containment.argv(argv);
-    const child = spawn(full[0]!, full.slice(1), {
+    const child = spawn(full[0], full.slice(1), {
       cwd: opts.cwd,
       env: containment.env(env),
       detached: true,
@@ -175,7 +175,7 @@ function runContained(argv: string[], opts: RunOptions, env: NodeJS.ProcessEnv, 
           signal = 'SIGKILL';
           errText = errText.replace(UNSHARE_SIGKILL, '$1');
         }
-        const spawnText = spawnError ? `${(spawnError as NodeJS.ErrnoException).code === 'ENOENT' ? `command not found: ${argv[0]}` : (spawnError as Error).message}\n` : '';
+        const spawnText = spawnError ? `${(spawnError as NodeJS.ErrnoException).code === 'ENOENT' ? `command not found: ${argv[0]}` : (spawnError).message}\n` : '';
         const abandonedText = streamsAbandoned ? `\n[output no longer read: a background process kept stdout/stderr open ${opts.drainMs ?? DRAIN_MS} ms after the command exited]\n` : '';
         resolve({
           exitCode,

@@ -109,7 +109,7 @@ export function readSkill(dir: string): Skill {
       throw new Error(`tool ${decl.name}: its command ${(err as Error).message}`);
     }
     const problems = templateProblems(template, decl.parameters);
-    for (const p of decl.paths ?? []) if (!(p in ((decl.parameters.properties ?? {}) as object))) problems.push(`paths names "${p}", which is not a parameter`);
+    for (const p of decl.paths ?? []) if (!Object.hasOwn(decl.parameters.properties ?? {}, p)) problems.push(`paths names "${p}", which is not a parameter`);
     if (problems.length) throw new Error(`tool ${decl.name}: ${problems.join('; ')}`);
     try {
       createAjv().compile(decl.parameters);

@@ -79,7 +79,7 @@ function toJsonValue(value: unknown, depth = 0, seen = new Set<object>()): JsonV
   try {
     if (Array.isArray(value)) return value.map((v) => toJsonValue(v === undefined ? null : v, depth + 1, seen));
     const proto = Object.getPrototypeOf(value);
-    if (proto !== Object.prototype && proto !== null) throw new NotJson(`an instance of ${(value as object).constructor?.name ?? 'a class'}`);
+    if (proto !== Object.prototype && proto !== null) throw new NotJson(`an instance of ${(value).constructor?.name ?? 'a class'}`);
     const out: { [key: string]: JsonValue } = {};
     for (const [k, v] of Object.entries(value)) if (v !== undefined) out[k] = toJsonValue(v, depth + 1, seen);
     return out;
@@ -152,7 +152,7 @@ export class ToolPipeline {
 
     const fail = (err: unknown): ToolResult => {
       const info: ToolErrorInfo = isMemoError(err)
-        ? toErrorInfo(err as MemoError)
+        ? toErrorInfo(err)
         : { code: 'TOOL_FAILED', message: `${name} failed: ${(err as Error)?.message ?? String(err)}` };
       info.message = this.clean(info.message, secrets);
       if (info.details) info.details = JSON.parse(this.clean(JSON.stringify(info.details), secrets)) as Record<string, unknown>;
@@ -199,7 +199,7 @@ export class ToolPipeline {
       const value = this.known.scrubValue(await this.run(tool, args, ctx));
       result = { ok: true, callId, tool: name, value, summary: this.clean(summarise(value), secrets), durationMs: performance.now() - started };
     } catch (err) {
-      const d = isMemoError(err) ? (err as MemoError).details?.decision : undefined;
+      const d = isMemoError(err) ? (err).details?.decision : undefined;
       if (typeof d === 'string') decision = d;
       result = fail(err);
     } finally {

@@ -64,7 +64,7 @@ export function toAnthropic(messages: ChatMessage[]): { system?: string; message
   const out = turns.map((t) => {
     // tool_result blocks must lead the user turn that answers a tool_use.
     const blocks = t.role === 'user' ? [...t.content.filter((b) => b.type === 'tool_result'), ...t.content.filter((b) => b.type !== 'tool_result')] : t.content;
-    const only = blocks.length === 1 ? blocks[0]! : undefined;
+    const only = blocks.length === 1 ? blocks[0] : undefined;
     return { role: t.role, content: only && only.type === 'text' ? only.text : blocks };
   });
   return { ...(system.length ? { system: system.join('\n\n') } : {}), messages: out };

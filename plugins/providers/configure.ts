@@ -81,7 +81,7 @@ export function planConfiguration(args: ConfigureArgs, existing: ProviderConfig 
     delete next.apiKey;
   }
 
-  const warnings = check(next, kind as Kind, env);
+  const warnings = check(next, kind, env);
 
   const changes: string[] = [];
   const show = (v: unknown) => (v === undefined ? '(none)' : String(v));

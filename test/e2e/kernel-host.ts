@@ -61,8 +61,8 @@ export class KernelHost {
 
   /** Waits for the n-th registry event (1-based) overall. */
   async event(n: number): Promise<{ event: string; pack: string; tools: string[] }> {
-    if (this.events.length >= n) return this.events[n - 1]!;
-    return this.waitFor(() => this.events.length >= n).then(() => this.events[n - 1]!);
+    if (this.events.length >= n) return this.events[n - 1];
+    return this.waitFor(() => this.events.length >= n).then(() => this.events[n - 1]);
   }
 
   async request(op: string, extra: Record<string, unknown> = {}): Promise<any> {

@@ -26,7 +26,7 @@ export async function waitFor<T>(condition: () => T | Promise<T>, options: WaitO
   const until = Date.now() + timeoutMs;
   for (;;) {
     const value = await condition();
-    if (value) return value as NonNullable<T>;
+    if (value) return value;
     if (Date.now() >= until) throw new Error(`timed out after ${timeoutMs / 1000} s waiting for ${typeof what === 'function' ? what() : what}`);
     await new Promise((r) => setTimeout(r, intervalMs));
   }

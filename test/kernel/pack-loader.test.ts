@@ -38,15 +38,15 @@ describe('loading packs from folders', () => {
     fx = makeKernel({ packs: [] });
     const statuses = await fx.kernel.loadPacks([{ dir: base, source: 'extra' }]);
     const by = Object.fromEntries(statuses.map((s) => [s.id, s]));
-    expect(by.good!.status).toBe('loaded');
-    expect(by['bad-json']!.error).toMatch(/not valid JSON/);
-    expect(by['bad-schema']!.error).toMatch(/version must match pattern/);
-    expect(by['wrong-folder']!.error).toMatch(/id "other-id" but the folder is "wrong-folder"/);
-    expect(by['missing-handler']!.error).toMatch(/no handler for t4; handlers not declared in plugin.json: t5/);
-    expect(by.throws!.error).toMatch(/kaboom at load/);
-    expect(by['later-duplicate']!.error).toMatch(/already provided by pack "good"/);
-    expect(by['no-export']!.error).toMatch(/does not export "tools"/);
-    expect(by['no-manifest']!.error).toMatch(/has no plugin.json/);
+    expect(by.good.status).toBe('loaded');
+    expect(by['bad-json'].error).toMatch(/not valid JSON/);
+    expect(by['bad-schema'].error).toMatch(/version must match pattern/);
+    expect(by['wrong-folder'].error).toMatch(/id "other-id" but the folder is "wrong-folder"/);
+    expect(by['missing-handler'].error).toMatch(/no handler for t4; handlers not declared in plugin.json: t5/);
+    expect(by.throws.error).toMatch(/kaboom at load/);
+    expect(by['later-duplicate'].error).toMatch(/already provided by pack "good"/);
+    expect(by['no-export'].error).toMatch(/does not export "tools"/);
+    expect(by['no-manifest'].error).toMatch(/has no plugin.json/);
     expect(fx.kernel.registry.list().filter((t) => t.pack.source === 'extra').map((t) => t.spec.name)).toEqual(['good_tool']);
     expect((await fx.kernel.invoke({ tool: 'good_tool', args: {}, caller: { kind: 'cli' } })).ok).toBe(true);
     expect(fx.logger.lines.filter((l) => l.level === 'warn')).toHaveLength(8);
@@ -57,8 +57,8 @@ describe('loading packs from folders', () => {
     writePack(base, 'escape', manifest('escape', ['t'], { main: '../other/index.js' }), 'export const tools = { t: () => 1 };');
     fx = makeKernel({ packs: [] });
     const [status] = await fx.kernel.loadPacks([{ dir: base, source: 'extra' }]);
-    expect(status!.status).toBe('failed');
-    expect(status!.error).toMatch(/main must match pattern/);
+    expect(status.status).toBe('failed');
+    expect(status.error).toMatch(/main must match pattern/);
   });
 
   it('treats a missing folder as having no packs', async () => {

@@ -126,7 +126,7 @@ describe('the permission gate', () => {
   });
 
   it('denies when the prompter itself fails', async () => {
-    fx = makeKernel({ prompter: { ask: async () => { throw new Error('window closed'); } } as any });
+    fx = makeKernel({ prompter: { ask: async () => { throw new Error('window closed'); } } });
     const r = await call(fx, 'echo_medium');
     expect(code(r)).toBe('PERMISSION_DENIED');
     expect((r as any).error.message).toContain('window closed');
@@ -187,7 +187,7 @@ describe('the permission gate', () => {
     });
     fx.prompter.answer('allow-once');
     await fx.kernel.invoke({ tool: 'set_secret', args: { token: 'abcd1234secret', file: 'a.txt' }, caller: { kind: 'agent' } });
-    expect(fx.prompter.asked[0]!.args).toEqual({ token: '[masked]', file: 'a.txt' });
-    expect(fx.prompter.asked[0]!.preview).toEqual({ kind: 'diff', text: '--- a.txt\n+++ a.txt\n' });
+    expect(fx.prompter.asked[0].args).toEqual({ token: '[masked]', file: 'a.txt' });
+    expect(fx.prompter.asked[0].preview).toEqual({ kind: 'diff', text: '--- a.txt\n+++ a.txt\n' });
   });
 });

@@ -102,7 +102,7 @@ describe('the invocation pipeline', () => {
     fx.prompter.setFallback('allow-once');
     const cap = fx.kernel.capabilities.mint('conv-9');
     await fx.kernel.invoke({ tool: 'echo_medium', args: {}, caller: { kind: 'mcp', id: 'client', capability: cap } });
-    expect(fx.prompter.asked[0]!.caller).toEqual({ kind: 'mcp', id: 'client', conversationId: 'conv-9' });
+    expect(fx.prompter.asked[0].caller).toEqual({ kind: 'mcp', id: 'client', conversationId: 'conv-9' });
     expect(JSON.stringify(fx.prompter.asked[0])).not.toContain(cap);
   });
 

@@ -98,11 +98,11 @@ describe('MCP over Streamable HTTP (in-process endpoint around a real kernel)', 
     const { tools } = await c.listTools();
     const by = Object.fromEntries(tools.map((t) => [t.name, t]));
     expect(Object.keys(by)).toEqual(expect.arrayContaining(['echo', 'note_write', 'note_delete', 'echo_safe', 'echo_dangerous', 'list_skills']));
-    expect(by.echo!.inputSchema).toEqual({ type: 'object', properties: { text: { type: 'string' } }, required: ['text'], additionalProperties: false });
-    expect(by.echo!.annotations).toEqual({ readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false });
-    expect(by.note_write!.annotations).toEqual({ readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false });
-    expect(by.echo_dangerous!.annotations).toMatchObject({ readOnlyHint: false, destructiveHint: true });
-    expect(by.note_delete!.annotations).toMatchObject({ readOnlyHint: false, destructiveHint: true, idempotentHint: false });
+    expect(by.echo.inputSchema).toEqual({ type: 'object', properties: { text: { type: 'string' } }, required: ['text'], additionalProperties: false });
+    expect(by.echo.annotations).toEqual({ readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false });
+    expect(by.note_write.annotations).toEqual({ readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false });
+    expect(by.echo_dangerous.annotations).toMatchObject({ readOnlyHint: false, destructiveHint: true });
+    expect(by.note_delete.annotations).toMatchObject({ readOnlyHint: false, destructiveHint: true, idempotentHint: false });
   });
 
   it('marks tools of web-facing packs and web_* tools as open-world', async () => {
@@ -148,8 +148,8 @@ describe('MCP over Streamable HTTP (in-process endpoint around a real kernel)', 
   it('keeps protocol faults as JSON-RPC errors', async () => {
     const { client: c } = await client();
     // A tools/call without a tool name is malformed: the SDK refuses it before the kernel sees it.
-    await expect(c.request({ method: 'tools/call', params: { arguments: {} } } as never, CallToolResultSchema)).rejects.toBeInstanceOf(McpError);
-    await expect(c.request({ method: 'prompts/list', params: {} } as never, CallToolResultSchema)).rejects.toMatchObject({ code: ErrorCode.MethodNotFound });
+    await expect(c.request({ method: 'tools/call', params: { arguments: {} } }, CallToolResultSchema)).rejects.toBeInstanceOf(McpError);
+    await expect(c.request({ method: 'prompts/list', params: {} }, CallToolResultSchema)).rejects.toMatchObject({ code: ErrorCode.MethodNotFound });
     expect(fx.kernel.audit.tail()).toEqual([]);
   });
 
@@ -304,7 +304,7 @@ describe('MCP over Streamable HTTP (in-process endpoint around a real kernel)', 
   it('serves 50 concurrent sessions while one of them waits on a slow call', async () => {
     const sessions = await Promise.all(Array.from({ length: 50 }, (_, i) => client({ name: `client-${i}` })));
     let slowDone = false;
-    const slow = sessions[0]!.client.callTool({ name: 'wait_gate', arguments: {} }).then((r) => {
+    const slow = sessions[0].client.callTool({ name: 'wait_gate', arguments: {} }).then((r) => {
       slowDone = true;
       return r as CallToolResult;
     });

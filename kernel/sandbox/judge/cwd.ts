@@ -19,8 +19,8 @@ export function changeDir(scope: Scope, target: Word | 'home' | null, env?: Read
     const home = env?.get('HOME') ?? (scope.vars.has('HOME') ? null : undefined);
     if (home === null) return void (scope.cwd = null);
     if (home !== undefined) {
-      if (home.length !== 1 || !isLiteral(home[0]!)) return void (scope.cwd = null);
-      text = home[0]!.text;
+      if (home.length !== 1 || !isLiteral(home[0])) return void (scope.cwd = null);
+      text = home[0].text;
     } else text = '~';
   } else {
     if (target === null || !isLiteral(target) || target.glob || target.text === '-' || target.text === '') return void (scope.cwd = null);

@@ -62,7 +62,7 @@ function joinContinuations(text: string, ctx: Ctx): string {
       out += text.slice(i, range[1]);
       i = range[1] - 1;
     } else if (text[i] === '\\' && text[i + 1] === '\n') i++;
-    else if (text[i] === '\\') out += text[i]! + (text[++i] ?? '');
+    else if (text[i] === '\\') out += text[i] + (text[++i] ?? '');
     else out += text[i];
   }
   return out;
@@ -179,7 +179,7 @@ function visitLoop(node: Node, ctx: Ctx): Finding | null {
     }
     const words = values.flatMap((v) => wordsOf(v, lookupIn(ctx.scope)));
     // Without `in`, the loop walks "$@". With several values, none of them can stand for the variable.
-    const info = values.length === 0 ? { value: null, taint: false, runtime: true, evaluates: false } : { ...infoOf(words), value: words.length === 1 && isLiteral(words[0]!) ? words[0]!.text : null };
+    const info = values.length === 0 ? { value: null, taint: false, runtime: true, evaluates: false } : { ...infoOf(words), value: words.length === 1 && isLiteral(words[0]) ? words[0].text : null };
     if (variable) ctx.scope.vars.set(variable.text, info);
     const body = node.childForFieldName('body');
     f = body ? visit(body, ctx) : null;
@@ -374,8 +374,8 @@ function pathLikeWords(words: readonly Word[]): readonly Word[] {
   if (rest.some((w) => /^(-[A-Za-z]*[ef]|--regexp|--file)/.test(w.text))) return words;
   const pattern = rest.findIndex((w) => w.text === '--' || !w.text.startsWith('-'));
   if (pattern < 0) return words;
-  const at = rest[pattern]!.text === '--' ? pattern + 1 : pattern;
-  return [words[0]!, ...rest.filter((_, i) => i !== at)];
+  const at = rest[pattern].text === '--' ? pattern + 1 : pattern;
+  return [words[0], ...rest.filter((_, i) => i !== at)];
 }
 
 /** The program a command name runs: its basename, lower-cased (case-insensitive filesystems), or null. */

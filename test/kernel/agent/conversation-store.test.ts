@@ -29,7 +29,7 @@ describe('the conversation store', () => {
     expect(history[1]).toMatchObject({ role: 'assistant', toolCalls: [{ name: 'echo_safe' }] });
     const activity = await store.activity(conv.id);
     expect(activity).toEqual([expect.objectContaining({ tool: 'echo_safe', outcome: 'ok', turnSeq: 1 })]);
-    expect(String(activity[0]!.args.text).length).toBeLessThanOrEqual(80);
+    expect(String(activity[0].args.text).length).toBeLessThanOrEqual(80);
     expect(JSON.stringify(history)).not.toContain('durationMs');
     expect((await store.info(conv.id)).messages).toBe(4);
     expect(fs.existsSync(file)).toBe(true);

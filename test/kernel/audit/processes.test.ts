@@ -64,7 +64,7 @@ describe('audit appends from several processes', () => {
     children.push(...writers);
     await Promise.all(writers.map((w) => waitForLine(w, /^ready$/)));
     const done = writers.map((w) => waitForLine(w, /^done \d+$/));
-    for (const w of writers) w.stdin!.write('go\n');
+    for (const w of writers) w.stdin.write('go\n');
     const waits = (await Promise.all(done)).map((l) => Number(l.split(' ')[1]));
     const exits = await Promise.all(writers.map(exited));
     expect(exits.map((e) => e.code)).toEqual([0, 0, 0, 0]);
@@ -98,7 +98,7 @@ describe('audit appends from several processes', () => {
     children.push(...procs);
     await Promise.all(procs.map((p) => waitForLine(p, /^ready$/)));
     const answers = procs.map((p) => waitForLine(p, /^key /));
-    for (const p of procs) p.stdin!.write('go\n');
+    for (const p of procs) p.stdin.write('go\n');
     const got = (await Promise.all(answers)).map((l) => l.split(' '));
     const onDisk = fs.readFileSync(keyFile, 'utf8').trim();
     expect(got.map((g) => g[1])).toEqual([onDisk, onDisk, onDisk, onDisk]);

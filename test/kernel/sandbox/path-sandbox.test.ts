@@ -83,7 +83,7 @@ async function errorOf(promise: Promise<unknown>): Promise<Error & { code: Error
   try {
     await promise;
   } catch (err) {
-    if (isMemoError(err)) return err as Error & { code: ErrorCode };
+    if (isMemoError(err)) return err;
     throw err;
   }
   throw new Error('expected a MemoError, got success');

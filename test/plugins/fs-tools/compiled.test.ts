@@ -120,7 +120,7 @@ describe('fs-tools write_file under a crash', () => {
   function writer(root: string, data: string, content: 'N' | 'X', env: NodeJS.ProcessEnv = {}) {
     const child = killWhenDone(spawn(process.execPath, [script, root, data, DIST_PLUGINS, content, String(SIZE)], { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, ...env } }));
     let stderr = '';
-    child.stderr!.on('data', (d) => (stderr += d));
+    child.stderr.on('data', (d) => (stderr += d));
     // 'close', not 'exit': only then has all of the child's stderr been read.
     const exited = new Promise<number | null>((resolve) => child.once('close', (code) => resolve(code)));
     return { child, exited, stderr: () => stderr };

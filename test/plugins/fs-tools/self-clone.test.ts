@@ -59,7 +59,7 @@ describe('fs-tools self_clone', () => {
     const target = path.join(tempDir('memo-clone-'), 'copy');
 
     const r = value(await fx.call('self_clone', { target }));
-    const preview = fx.prompter.asked[0]!;
+    const preview = fx.prompter.asked[0];
     expect({ danger: preview.danger, effect: preview.effect }).toEqual({ danger: 'dangerous', effect: 'write' });
     expect(preview.preview!.kind).toBe('text');
     expect(preview.preview!.text).toMatch(/Copies the project .* into a new directory ".*copy": 4 files in 5 folders, 48 bytes; 2 node_modules folders skipped, 2 symbolic links skipped/);

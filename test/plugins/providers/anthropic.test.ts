@@ -25,12 +25,12 @@ describe('the anthropic adapter', () => {
     server.reply(recorded('anthropic/01-tool-use.json'));
     await chat(firstMessages());
     const [got] = server.received;
-    expect(got!.path).toBe(exchange.request!.path);
-    expect(got!.headers['x-api-key']).toBe(KEY);
-    expect(got!.headers['anthropic-version']).toBe('2023-06-01');
-    expect(got!.headers).not.toHaveProperty('authorization');
-    expect(got!.body).toEqual(exchange.request!.body);
-    for (const t of got!.body.tools) expect(Object.keys(t).sort()).toEqual(['description', 'input_schema', 'name']);
+    expect(got.path).toBe(exchange.request!.path);
+    expect(got.headers['x-api-key']).toBe(KEY);
+    expect(got.headers['anthropic-version']).toBe('2023-06-01');
+    expect(got.headers).not.toHaveProperty('authorization');
+    expect(got.body).toEqual(exchange.request!.body);
+    for (const t of got.body.tools) expect(Object.keys(t).sort()).toEqual(['description', 'input_schema', 'name']);
   });
 
   it('parses text and tool_use blocks, stop_reason tool_use and usage', async () => {
@@ -53,7 +53,7 @@ describe('the anthropic adapter', () => {
     const p = provider();
     const calls = await p.chat(request(firstMessages(), { model: MODEL }));
     const final = await p.chat(request(withResults(calls), { model: MODEL }));
-    expect(server.received[1]!.body).toEqual({ ...second.request!.body, tools: first.request!.body.tools });
+    expect(server.received[1].body).toEqual({ ...second.request!.body, tools: first.request!.body.tools });
     // Cached prompt tokens fill the window too: 310 + 200 read from the cache.
     expect(final).toEqual({
       content: "notes.txt says: buy milk, call Ada. The weather service failed, so I can't tell you about Paris.",
@@ -76,7 +76,7 @@ describe('the anthropic adapter', () => {
       { role: 'assistant', content: '' },
       { role: 'assistant', content: 'ok' },
     ]);
-    const body = server.received[0]!.body;
+    const body = server.received[0].body;
     expect(body.system).toBe('one\n\ntwo');
     expect(body.messages).toEqual([
       { role: 'user', content: USER },
@@ -97,8 +97,8 @@ describe('the anthropic adapter', () => {
     server.reply(recorded('anthropic/02-final-answer.json'), recorded('anthropic/02-final-answer.json'));
     await chat(firstMessages(), { model: 'claude-3-haiku-20240307', temperature: 1.5 });
     await chat(firstMessages(), { maxOutputTokens: 200 });
-    expect(server.received[0]!.body).toMatchObject({ model: 'claude-3-haiku-20240307', max_tokens: 4096, temperature: 1 });
-    expect(server.received[1]!.body.max_tokens).toBe(200);
+    expect(server.received[0].body).toMatchObject({ model: 'claude-3-haiku-20240307', max_tokens: 4096, temperature: 1 });
+    expect(server.received[1].body.max_tokens).toBe(200);
   });
 
   it('makes input_schema an object schema and drops $schema', async () => {
@@ -108,7 +108,7 @@ describe('the anthropic adapter', () => {
       { name: 'empty', description: 'y', parameters: { type: 'object', properties: {} } },
     ] as ToolDefinition[];
     await chat(firstMessages(), { tools });
-    expect(server.received[0]!.body.tools).toEqual([
+    expect(server.received[0].body.tools).toEqual([
       { name: 'no_type', description: 'x', input_schema: { type: 'object', properties: { a: { type: 'string' } } } },
       { name: 'empty', description: 'y', input_schema: { type: 'object', properties: {} } },
     ]);
@@ -117,7 +117,7 @@ describe('the anthropic adapter', () => {
   it('posts to {base}/messages when the base URL already ends in a version', async () => {
     server.reply(recorded('anthropic/02-final-answer.json'));
     await provider({ baseUrl: `${server.url}/v1` }).chat(request(firstMessages(), { model: MODEL }));
-    expect(server.received[0]!.path).toBe('/v1/messages');
+    expect(server.received[0].path).toBe('/v1/messages');
   });
 
   it('knows the 200K Claude window and leaves token counts to the loop estimate', () => {

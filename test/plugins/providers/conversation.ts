@@ -63,8 +63,8 @@ export function withResults(reply: ChatResponse): ChatMessage[] {
   return [
     ...firstMessages(),
     { role: 'assistant', content: reply.content, toolCalls: reply.toolCalls },
-    { role: 'tool', toolCallId: read!.id, name: read!.name, content: NOTES },
-    { role: 'tool', toolCallId: weather!.id, name: weather!.name, content: WEATHER_ERROR, isError: true },
+    { role: 'tool', toolCallId: read.id, name: read.name, content: NOTES },
+    { role: 'tool', toolCallId: weather.id, name: weather.name, content: WEATHER_ERROR, isError: true },
   ];
 }
 

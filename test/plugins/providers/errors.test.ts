@@ -17,7 +17,7 @@ describe('provider errors, retries and cancellation', () => {
       { name: 'test', kind, baseUrl: kind === 'openai-compatible' ? `${server.url}/v1` : server.url, model: MODELS[kind], apiKey: KEY, ...extra },
       { fetch, sleep: async (ms: number) => void sleeps.push(ms), now: () => NOW, env: {}, ...deps } as never,
     );
-  const ask = (p: ModelProvider, kind: string, signal?: AbortSignal) => p.chat(request(firstMessages(), { model: MODELS[kind]!, ...(signal ? { signal } : {}) }));
+  const ask = (p: ModelProvider, kind: string, signal?: AbortSignal) => p.chat(request(firstMessages(), { model: MODELS[kind], ...(signal ? { signal } : {}) }));
 
   beforeAll(async () => {
     booted = await bootKernel();
@@ -143,8 +143,8 @@ describe('provider errors, retries and cancellation', () => {
       }) as unknown as typeof fetch;
       const p = make('gemini', { baseUrl: undefined, apiKey: undefined }, { fetch: capture, env: { GEMINI_API_KEY: 'AIza-from-the-environment' } });
       await ask(p, 'gemini');
-      expect(seen[0]!.url).toBe('https://generativelanguage.googleapis.com/v1beta/models/gemini-2.0-flash:generateContent');
-      expect(seen[0]!.headers['x-goog-api-key']).toBe('AIza-from-the-environment');
+      expect(seen[0].url).toBe('https://generativelanguage.googleapis.com/v1beta/models/gemini-2.0-flash:generateContent');
+      expect(seen[0].headers['x-goog-api-key']).toBe('AIza-from-the-environment');
     });
   });
 
@@ -154,7 +154,7 @@ describe('provider errors, retries and cancellation', () => {
       const reply = await ask(make('openai-compatible'), 'openai-compatible');
       expect(reply.finishReason).toBe('stop');
       expect(server.received).toHaveLength(2);
-      expect(server.received[1]!.raw).toBe(server.received[0]!.raw);
+      expect(server.received[1].raw).toBe(server.received[0].raw);
       expect(sleeps).toEqual([1000]);
     });
 
@@ -174,19 +174,19 @@ describe('provider errors, retries and cancellation', () => {
     });
 
     it('waits until a Retry-After HTTP date', async () => {
-      server.reply({ status: 429, headers: { 'retry-after': new Date(NOW + 5000).toUTCString() }, body: fixture('anthropic/error-429-rate-limit.json').response.body }, recorded(OK.anthropic!));
+      server.reply({ status: 429, headers: { 'retry-after': new Date(NOW + 5000).toUTCString() }, body: fixture('anthropic/error-429-rate-limit.json').response.body }, recorded(OK.anthropic));
       await ask(make('anthropic'), 'anthropic');
       expect(sleeps).toEqual([5000]);
     });
 
     it("waits Gemini's RetryInfo delay when there is no Retry-After header", async () => {
-      server.reply(recorded('gemini/error-429-resource-exhausted.json'), recorded(OK.gemini!));
+      server.reply(recorded('gemini/error-429-resource-exhausted.json'), recorded(OK.gemini));
       await ask(make('gemini'), 'gemini');
       expect(sleeps).toEqual([13000]);
     });
 
     it('fails at once, saying when to retry, when Retry-After is longer than the 30 s cap', async () => {
-      server.reply({ ...recorded('anthropic/error-429-rate-limit.json'), headers: { 'content-type': 'application/json', 'retry-after': '120' } } as never);
+      server.reply({ ...recorded('anthropic/error-429-rate-limit.json'), headers: { 'content-type': 'application/json', 'retry-after': '120' } });
       const err = await rejection(ask(make('anthropic'), 'anthropic'));
       expect(err.message).toBe(
         'This request would exceed the rate limit for your organization of 50 requests per minute. For details, refer to: https://docs.claude.com/en/api/rate-limits. (the provider asks to retry after 2025-06-01T12:02:00Z, in 120 s)',
@@ -222,7 +222,7 @@ describe('provider errors, retries and cancellation', () => {
     });
 
     it('stops during the backoff and sends no further attempt', async () => {
-      server.reply(recorded('anthropic/error-529-overloaded.json'), recorded(OK.anthropic!));
+      server.reply(recorded('anthropic/error-529-overloaded.json'), recorded(OK.anthropic));
       const c = new AbortController();
       let sleeping!: () => void;
       const asleep = new Promise<void>((r) => (sleeping = r));
@@ -241,7 +241,7 @@ describe('provider errors, retries and cancellation', () => {
     });
 
     it('interrupts the real backoff timer of a kernel-built provider (a 25 s Retry-After is not waited out)', async () => {
-      server.reply({ status: 503, headers: { 'retry-after': '25' }, body: { error: { message: 'busy' } } }, recorded(OK['openai-compatible']!));
+      server.reply({ status: 503, headers: { 'retry-after': '25' }, body: { error: { message: 'busy' } } }, recorded(OK['openai-compatible']));
       const p = booted.create({ kind: 'openai-compatible', baseUrl: `${server.url}/v1`, model: 'gpt-4o', apiKey: KEY });
       const c = new AbortController();
       const pending = ask(p, 'openai-compatible', c.signal);

@@ -283,7 +283,7 @@ describe('llama-cpp provider (in-process GGUF)', () => {
 
   describe('tool parameter schemas for the grammar', () => {
     const SCHEMAS: Record<string, Record<string, unknown>> = {
-      flat: TOOLS[0]!.parameters,
+      flat: TOOLS[0].parameters,
       refs: {
         $schema: 'https://json-schema.org/draft/2020-12/schema',
         type: 'object',
@@ -329,18 +329,18 @@ describe('llama-cpp provider (in-process GGUF)', () => {
     });
 
     it('makes optional properties nullable, keeps required ones, inlines references and cuts recursion', () => {
-      const flat = gbnfParameters(SCHEMAS.flat!)!;
+      const flat = gbnfParameters(SCHEMAS.flat)!;
       expect(flat).toEqual({
         type: 'object',
         properties: { city: { type: 'string', minLength: 1, maxLength: 12 }, unit: { oneOf: [{ enum: ['celsius', 'fahrenheit'] }, { type: 'null' }] } },
       });
-      const refs = gbnfParameters(SCHEMAS.refs!) as any;
+      const refs = gbnfParameters(SCHEMAS.refs) as any;
       expect(refs.properties.at).toEqual({ type: 'object', properties: { x: { type: 'number' }, y: { type: 'number' } } });
       const tree = refs.properties.tree.oneOf[0];
       expect(tree.properties.name).toEqual({ type: 'string' });
       // The second appearance of the recursive reference is any JSON value.
       expect(tree.properties.children.oneOf[0].items.description).toBe('(recursive)');
-      const mixed = gbnfParameters(SCHEMAS.mixed!) as any;
+      const mixed = gbnfParameters(SCHEMAS.mixed) as any;
       expect(mixed.properties.id).toEqual({ type: ['string', 'integer'] });
       expect(mixed.properties.email.oneOf[0]).toEqual({ type: 'string' });
       expect(mixed.properties.level.oneOf[0]).toEqual({ enum: [1, 2, 'three', null] });
@@ -350,13 +350,13 @@ describe('llama-cpp provider (in-process GGUF)', () => {
     });
 
     it('removes the nulls the grammar wrote for optional properties, nested ones included', () => {
-      const schema = SCHEMAS.refs!;
+      const schema = SCHEMAS.refs;
       expect(dropOptionalNulls({ at: { x: 1, y: 2 }, tree: null }, schema)).toEqual({ at: { x: 1, y: 2 } });
       expect(dropOptionalNulls({ at: { x: 1, y: 2 }, tree: { name: 't', children: [{ name: 'c', children: null }] } }, schema)).toEqual({
         at: { x: 1, y: 2 },
         tree: { name: 't', children: [{ name: 'c' }] },
       });
-      expect(dropOptionalNulls({ city: 'Paris', unit: null }, TOOLS[0]!.parameters)).toEqual({ city: 'Paris' });
+      expect(dropOptionalNulls({ city: 'Paris', unit: null }, TOOLS[0].parameters)).toEqual({ city: 'Paris' });
     });
   });
 

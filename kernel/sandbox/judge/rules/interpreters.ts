@@ -29,17 +29,17 @@ interface Scan {
 function clusters(args: readonly Word[], inline: string, rest: string, long: { inline?: RegExp; valued?: RegExp; module?: RegExp } = {}): Scan {
   let inPlace = false;
   for (let i = 0; i < args.length; i++) {
-    const t = args[i]!.text;
+    const t = args[i].text;
     if (t === '--') return { script: i + 1, inPlace };
     if (t === '-' || !t.startsWith('-')) return { script: i, inPlace };
     if (long.module?.test(t)) return { script: args.length, noStdin: true };
     if (t.startsWith('--')) {
-      if (long.inline?.test(t)) return { inline: t.split('=')[0]!, script: args.length, inPlace };
+      if (long.inline?.test(t)) return { inline: t.split('=')[0], script: args.length, inPlace };
       if (long.valued?.test(t) && !t.includes('=')) i++;
       continue;
     }
     for (let j = 1; j < t.length; j++) {
-      const c = t[j]!;
+      const c = t[j];
       if (inline.includes(c)) {
         // The code is the rest of the word, or the next word; options and files may follow it.
         const next = j === t.length - 1 ? i + 2 : i + 1;
@@ -78,7 +78,7 @@ const SCANNERS: Record<string, Scanner> = {
   julia: (a) => clusters(a, 'eE', 'LJCOtpM', { inline: /^--(eval|print)(=|$)/ }),
   pwsh: (a) => {
     const i = a.findIndex((w) => /^-(c|command|e|ec|encodedcommand)$/i.test(w.text));
-    return i >= 0 ? { inline: a[i]!.text, script: a.length } : { script: a.length, noStdin: a.length > 0 };
+    return i >= 0 ? { inline: a[i].text, script: a.length } : { script: a.length, noStdin: a.length > 0 };
   },
   lisp: (a) => clusters(a, '', '', { inline: /^--(eval|load-code)(=|$)/ }),
   guile: (a) => clusters(a, 'ce', 'lLx'),
@@ -109,7 +109,7 @@ function judgeInterpreter(name: string, args: Word[], cmd: Simple, ctx: Ctx, sca
   return found(ctx, 'interpreter-pipe', `${code(name)} reads its program from ${from} on standard input, which the judge cannot check`);
 }
 
-const handler = (kind: string): Handler => (name, args, cmd, ctx) => judgeInterpreter(name, args, cmd, ctx, SCANNERS[kind]!(args));
+const handler = (kind: string): Handler => (name, args, cmd, ctx) => judgeInterpreter(name, args, cmd, ctx, SCANNERS[kind](args));
 
 register(['python', 'python2', 'python3', 'pypy', 'pypy3', 'py'], handler('python'));
 registerPattern(/^(python|pypy)\d+(\.\d+)*$/, handler('python'));

@@ -21,9 +21,9 @@ function grantsWorldWriteExec(mode: string): boolean | null {
     // No `who` means all, less the umask, which the judge cannot know: assume it lets it through.
     if (who !== '' && !/[ao]/.test(who)) continue;
     for (const [, op, perms] of clause.slice(who.length).matchAll(/([-+=])([ugo]|[rwxXst]*)/g)) {
-      const copies = /^[ugo]$/.test(perms!); // `o=u` copies another class: assume it has everything
-      const w = copies || perms!.includes('w');
-      const x = copies || /[xX]/.test(perms!);
+      const copies = /^[ugo]$/.test(perms); // `o=u` copies another class: assume it has everything
+      const w = copies || perms.includes('w');
+      const x = copies || /[xX]/.test(perms);
       if (op === '=') [write, exec] = [w, x];
       else if (op === '+') [write, exec] = [write || w, exec || x];
       else [write, exec] = [write && !w, exec && !x];
@@ -87,12 +87,12 @@ const judgeSetfacl: Handler = (name, args, _cmd, ctx) => {
   const targets: Word[] = [];
   let recursive = false;
   for (let i = 0; i < args.length; i++) {
-    const t = args[i]!.text;
+    const t = args[i].text;
     if (/^-[^-]*[mMxX]$/.test(t)) i++; // the ACL or file follows
     else if (/^--(set|modify|remove|set-file|modify-file|remove-file|restore)$/.test(t)) i++;
     if (/^-[^-]*R/.test(t) || t === '--recursive') recursive = true;
     if (/^--restore/.test(t)) return found(ctx, DYNAMIC, `${code(name + ' --restore')} applies ACLs to the paths listed in a file the judge cannot see`);
-    if (!t.startsWith('-')) targets.push(args[i]!);
+    if (!t.startsWith('-')) targets.push(args[i]);
   }
   return systemTargets(name, targets, recursive, 'chmod-system', ctx);
 };

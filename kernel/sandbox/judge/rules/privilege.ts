@@ -38,7 +38,7 @@ const ESCALATORS: Record<string, EscalatorDef> = {
 
 /** Escalation is blocked outright; what it would run is judged too, so the message can say it. */
 const judgeEscalator: Handler = (name, args, cmd, ctx) => {
-  const def = ESCALATORS[name]!;
+  const def = ESCALATORS[name];
   const parsed = getopt(args, def.spec);
   let inner: Finding | null = null;
   let runs = '';

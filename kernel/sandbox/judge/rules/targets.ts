@@ -27,9 +27,9 @@ export function readFlag(w: Word, flags: Flags, shortRecursive: RegExp, longName
     return true;
   }
   if (t.startsWith('--')) {
-    const given = t.slice(2).split('=')[0]!;
+    const given = t.slice(2).split('=')[0];
     const matches = Object.keys(longNames).filter((n) => given !== '' && n.startsWith(given));
-    const key = longNames[given] ?? (matches.length === 1 ? longNames[matches[0]!] : undefined);
+    const key = longNames[given] ?? (matches.length === 1 ? longNames[matches[0]] : undefined);
     if (key) flags[key] = true;
     return true;
   }

@@ -93,7 +93,7 @@ const unknownOption = (ctx: Ctx, name: string, w: Word): Finding =>
     : found(ctx, DYNAMIC, `${code(name)} with ${show(w)}, an option the judge does not know, so the command it runs cannot be determined`);
 
 const judgeWrapper: Handler = (name, args, cmd, ctx) => {
-  const def = WRAPPERS[name]!;
+  const def = WRAPPERS[name];
   const parsed = getopt(args, def.spec);
   if ('unknown' in parsed) return unknownOption(ctx, name, parsed.unknown);
   const user = def.userOptions?.find((o) => parsed.options.has(o));
@@ -182,12 +182,12 @@ const judgeWatch: Handler = (name, args, cmd, ctx) => {
 const judgeCapsh: Handler = (name, args, cmd, ctx) => {
   let shell = 'bash';
   for (let i = 0; i < args.length; i++) {
-    const t = args[i]!.text;
+    const t = args[i].text;
     if (t === '--') return judgeInner([syntheticWord(shell), ...args.slice(i + 1)], cmd, ctx, name);
     if (/^--(user|uid|gid)=/.test(t)) return found(ctx, 'su', `${code(name + ' ' + t)} runs a command as another user`);
     const sh = /^--shell=(.*)$/.exec(t);
     if (sh) shell = sh[1]!;
-    else if (!/^--[a-z-]+(=.*)?$/.test(t) || t === '==' || !isLiteral(args[i]!)) return unknownOption(ctx, name, args[i]!);
+    else if (!/^--[a-z-]+(=.*)?$/.test(t) || t === '==' || !isLiteral(args[i])) return unknownOption(ctx, name, args[i]);
   }
   return null;
 };
@@ -205,11 +205,11 @@ const BWRAP_ARGS: Record<string, number> = {
 };
 const judgeBwrap: Handler = (name, args, cmd, ctx) => {
   for (let i = 0; i < args.length; i++) {
-    const t = args[i]!.text;
+    const t = args[i].text;
     if (t === '--') return judgeInner(args.slice(i + 1), cmd, ctx, name);
     if (!t.startsWith('-')) return judgeInner(args.slice(i), cmd, ctx, name);
     const n = BWRAP_ARGS[t];
-    if (n === undefined || !isLiteral(args[i]!)) return unknownOption(ctx, name, args[i]!);
+    if (n === undefined || !isLiteral(args[i])) return unknownOption(ctx, name, args[i]);
     i += n;
   }
   return null;

@@ -82,12 +82,12 @@ describe('kernel-state rule', () => {
     ['find . -name "*.json" -delete'],
     ['chmod -R u+w .'],
   ])('refuses %j, which reaches the data folder inside the root by another spelling', async (command) => {
-    const l = layouts[0]!;
+    const l = layouts[0];
     await expect(l.judge.judge(command, { cwd: l.root })).resolves.toMatchObject({ verdict: 'blocked', rule: 'kernel-state' });
   });
 
   it('refuses writes into a folder closed only to changes, and lets reads of it through', async () => {
-    const l = layouts[0]!;
+    const l = layouts[0];
     await expect(l.judge.judge('cp evil.js plugins/fs-tools/index.js', { cwd: l.root })).resolves.toMatchObject({ verdict: 'blocked', rule: 'kernel-state' });
     await expect(l.judge.judge('echo x > plugins/fs-tools/x.js', { cwd: l.root })).resolves.toMatchObject({ verdict: 'blocked', rule: 'kernel-state' });
     await expect(l.judge.judge('cat plugins/fs-tools/index.js', { cwd: l.root })).resolves.toMatchObject({ verdict: 'allowed' });
@@ -102,21 +102,21 @@ describe('kernel-state rule', () => {
   });
 
   it('reads the real working directory from the caller: from another folder, `data/` names something else', async () => {
-    const l = layouts[0]!;
+    const l = layouts[0];
     await expect(l.judge.judge('cat data/providers.json', { cwd: path.join(l.root, 'src') })).resolves.toMatchObject({ verdict: 'allowed' });
     await expect(l.judge.judge(`cat ${path.join(l.root, 'data', 'providers.json')}`, { cwd: path.join(l.root, 'src') })).resolves.toMatchObject({ verdict: 'blocked', rule: 'kernel-state' });
   });
 
   it('never fires without kernel state', async () => {
     const plain = new CommandJudge();
-    const l = layouts[0]!;
+    const l = layouts[0];
     for (const command of ['cat data/providers.json', 'cd data && ls', 'X=data/k', 'git clean -fdx']) {
       await expect(plain.judge(command, { cwd: l.root })).resolves.toMatchObject({ verdict: 'allowed' });
     }
   });
 
   it('reads the search pattern of grep and the words of echo as text, not paths, but still the paths after them', async () => {
-    const l = layouts[0]!;
+    const l = layouts[0];
     for (const command of ['grep -rn data src', 'rg data', 'grep -- data src', 'echo data', 'printf "%s\\n" data']) {
       await expect(l.judge.judge(command, { cwd: l.root }).then((v) => [command, v.verdict])).resolves.toEqual([command, 'allowed']);
     }
