@@ -46,7 +46,8 @@ function ensureTree(): string {
 function median(xs: number[]): number {
   const s = [...xs].sort((a, b) => a - b);
   const m = Math.floor(s.length / 2);
-  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
+  const upper = s[m] ?? NaN; // NaN for no samples, as before
+  return s.length % 2 ? upper : ((s[m - 1] ?? NaN) + upper) / 2;
 }
 
 async function timeMs(fn: () => Promise<unknown>): Promise<number> {
@@ -64,7 +65,7 @@ async function loadFsTools(kernel: Kernel): Promise<void> {
 /** The same fs-tools handlers, registered in code with maxResults allowed up to `max`. */
 async function registerUncapped(kernel: Kernel, max: number): Promise<void> {
   const manifest = JSON.parse(fs.readFileSync(path.join(PLUGINS, 'fs-tools', 'plugin.json'), 'utf8')) as { tools: ToolSpec[] };
-  const mod = (await import(new URL('../plugins/fs-tools/index.js', import.meta.url).href)) as { tools: Record<string, ToolImplementation> };
+  const mod = (await import(new URL('../plugins/fs-tools/index.js', import.meta.url).href)) as { tools: { search_files: ToolImplementation } };
   const spec = structuredClone(manifest.tools.find((t) => t.name === 'search_files')!);
   (spec.parameters as { properties: { maxResults: { maximum: number } } }).properties.maxResults.maximum = max;
   spec.name = 'search_files_uncapped';
@@ -83,7 +84,7 @@ async function benchSearch(): Promise<{ ratioTinyglobby: number; ratioFastGlob: 
   const cwd = fs.realpathSync(tree);
   const options = { cwd, dot: false, followSymbolicLinks: false, onlyFiles: true, ignore: GLOB_IGNORE };
   let expected = 0;
-  const cases: Array<[string, () => Promise<number>]> = [
+  const cases: Array<[label: string, run: () => Promise<number>]> = [
     ['tinyglobby glob() directly', async () => (await glob('**/*.ts', options)).length],
     ['fast-glob directly', async () => (await fg('**/*.ts', options)).length],
     [
@@ -105,15 +106,15 @@ async function benchSearch(): Promise<{ ratioTinyglobby: number; ratioFastGlob: 
   ];
   const samples = cases.map(() => [] as number[]);
   for (let round = 0; round < 6; round++) {
-    for (let i = 0; i < cases.length; i++) {
+    for (const [i, [label, run]] of cases.entries()) {
       let found = 0;
-      const ms = await timeMs(async () => (found = await cases[i][1]()));
+      const ms = await timeMs(async () => (found = await run()));
       if (round === 0) {
         if (i === 0) expected = found;
-        else if (found !== expected) throw new Error(`${cases[i][0]} found ${found} files, tinyglobby ${expected}`);
+        else if (found !== expected) throw new Error(`${label} found ${found} files, tinyglobby ${expected}`);
         continue; // warm-up round
       }
-      samples[i].push(ms);
+      samples[i]!.push(ms); // one list per case
     }
   }
   await kernel.shutdown();
@@ -121,9 +122,10 @@ async function benchSearch(): Promise<{ ratioTinyglobby: number; ratioFastGlob: 
 
   console.log(`pattern **/*.ts, ${expected} matches; median of 5 searches each (after one warm-up), interleaved`);
   const med = samples.map(median);
-  for (let i = 0; i < cases.length; i++) console.log(`  ${cases[i][0].padEnd(44)} ${med[i].toFixed(1).padStart(8)} ms`);
-  const ratioTinyglobby = med[2] / med[0];
-  const ratioFastGlob = med[2] / med[1];
+  for (const [i, [label]] of cases.entries()) console.log(`  ${label.padEnd(44)} ${(med[i] ?? NaN).toFixed(1).padStart(8)} ms`);
+  const [tinyglobby = NaN, fastGlob = NaN, pipeline = NaN] = med;
+  const ratioTinyglobby = pipeline / tinyglobby;
+  const ratioFastGlob = pipeline / fastGlob;
   console.log(`  ratio pipeline (all matches) / tinyglobby: ${ratioTinyglobby.toFixed(2)} (target < 1.2); / fast-glob: ${ratioFastGlob.toFixed(2)}`);
   return { ratioTinyglobby, ratioFastGlob };
 }
@@ -140,7 +142,7 @@ async function benchRead(reads = 200): Promise<{ ratio: number }> {
   await loadFsTools(kernel);
 
   // The handler alone, with the same sandbox the kernel gives it: what the pack itself costs.
-  const mod = (await import(new URL('../plugins/fs-tools/index.js', import.meta.url).href)) as { tools: Record<string, ToolImplementation> };
+  const mod = (await import(new URL('../plugins/fs-tools/index.js', import.meta.url).href)) as { tools: { read_file: ToolImplementation } };
   const impl = mod.tools.read_file;
   const run = typeof impl === 'function' ? impl : impl.run;
   const ctx = { signal: new AbortController().signal, root, sandbox: new PathSandbox(root), config: {}, progress: () => {} } as unknown as ToolContext;

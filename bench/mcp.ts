@@ -136,13 +136,14 @@ async function closeHttpClient(client: Client): Promise<void> {
 /** `calls` echo calls spread over `workers` loops (each on clients[i % clients.length]); per-call latency in us. */
 async function drive(name: string, clients: Client[], workers: number, calls: number): Promise<Row> {
   const warm = Math.min(200, calls);
-  for (let i = 0; i < warm; i++) await clients[i % clients.length].callTool({ name: 'echo', arguments: { text: `w${i}` } });
+  // clients is never empty: every caller passes at least one.
+  for (let i = 0; i < warm; i++) await clients[i % clients.length]!.callTool({ name: 'echo', arguments: { text: `w${i}` } });
   const samples = new Float64Array(calls);
   let next = 0;
   const start = process.hrtime.bigint();
   await Promise.all(
     Array.from({ length: workers }, async (_, w) => {
-      const client = clients[w % clients.length];
+      const client = clients[w % clients.length]!;
       for (let i = next++; i < calls; i = next++) {
         const t0 = process.hrtime.bigint();
         const r = await client.callTool({ name: 'echo', arguments: { text: `c${i}` } });
@@ -208,7 +209,8 @@ async function benchStdio(calls: number, dir: string): Promise<Array<{ concurren
 function median(xs: number[]): number {
   const s = [...xs].sort((a, b) => a - b);
   const m = Math.floor(s.length / 2);
-  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
+  const upper = s[m] ?? NaN; // NaN for no samples, as before
+  return s.length % 2 ? upper : ((s[m - 1] ?? NaN) + upper) / 2;
 }
 
 /** Spawns a server that prints a JSON line with `url` (and `token`), then times connect + tools/list. */
@@ -259,10 +261,10 @@ async function benchLaunch(dir: string, runs = 5): Promise<Record<string, number
     ['stdio: bare SDK server script', () => launchStdio([SELF, '--serve', 'bare-stdio'])],
     ['stdio: memo serve --stdio', () => launchStdio([...memoArgs, '--stdio'])],
   ];
-  const times: Record<string, number[]> = Object.fromEntries(cases.map(([n]) => [n, []]));
-  await cases[0][1](); // warm the file cache once
-  for (let i = 0; i < runs; i++) for (const [name, run] of cases) times[name].push(await run());
-  return Object.fromEntries(Object.entries(times).map(([n, xs]) => [n, median(xs)]));
+  const times = cases.map(([name, run]) => ({ name, run, ms: [] as number[] }));
+  await times[0]!.run(); // warm the file cache once (the list above is not empty)
+  for (let i = 0; i < runs; i++) for (const t of times) t.ms.push(await t.run());
+  return Object.fromEntries(times.map((t) => [t.name, median(t.ms)]));
 }
 
 function printRatios(title: string, results: Array<{ concurrency: number; bare: Row; memo: Row }>): number[] {

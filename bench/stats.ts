@@ -2,7 +2,7 @@
 export function percentile(sortedUs: Float64Array | number[], p: number): number {
   if (sortedUs.length === 0) return NaN;
   const idx = Math.min(sortedUs.length - 1, Math.max(0, Math.ceil((p / 100) * sortedUs.length) - 1));
-  return sortedUs[idx];
+  return sortedUs[idx] ?? NaN; // idx is within a non-empty array
 }
 
 export interface Row {

@@ -146,7 +146,7 @@ export async function runTurn(kernel: Kernel, opts: TurnOptions): Promise<TurnRe
       if (calls.length === 0) return finish('final');
 
       for (let i = 0; i < calls.length; i++) {
-        const call = calls[i];
+        const call = calls[i]!; // i < calls.length
         if (signal.aborted) {
           closePending(calls, i, 'Not run: the turn was stopped.');
           return finish('cancelled', 'The turn was stopped.');

@@ -67,7 +67,7 @@ export function readKey(keyFile: string): KeyObject | null {
   }
   const m = KEY_TEXT.exec(text);
   if (!m) throw new AuditKeyError(keyFile, `the audit key ${keyFile} is not 64 hex characters: it was altered`);
-  return createSecretKey(Buffer.from(m[1], 'hex'));
+  return createSecretKey(Buffer.from(m[1] ?? '', 'hex'));
 }
 
 /**
@@ -134,7 +134,7 @@ export function parseLine(line: string): ParsedLine | null {
     return null;
   }
   if (typeof obj !== 'object' || obj === null || !Number.isInteger(obj.seq) || typeof obj.prev !== 'string') return null;
-  const out: ParsedLine = { body: line.slice(0, m.index) + '}', hash: m[1], seq: obj.seq as number, prev: obj.prev, obj };
+  const out: ParsedLine = { body: line.slice(0, m.index) + '}', hash: m[1] ?? '', seq: obj.seq as number, prev: obj.prev, obj };
   if (typeof obj.event === 'string') out.event = obj.event;
   return out;
 }

@@ -217,7 +217,7 @@ export class AuditLog {
   }
 
   append(record: AuditRecord): AuditEntry {
-    return this.appendBatch([record])[0];
+    return this.appendBatch([record])[0]!; // one entry per record
   }
 
   /**
@@ -359,8 +359,9 @@ export class AuditLog {
     const size = fs.fstatSync(fd).size;
     const tail = readTailLines(fd, size, atOpen ? Math.max(this.memory + 1, 8) : 8);
     let last: ParsedLine | null = null;
-    for (let i = tail.lines.length - 1; i >= 0 && !last; i--) last = parseLine(tail.lines[i]);
-    const lastIsWhole = tail.lines.length > 0 && parseLine(tail.lines[tail.lines.length - 1]) !== null;
+    for (let i = tail.lines.length - 1; i >= 0 && !last; i--) last = parseLine(tail.lines[i]!) // i indexes tail.lines;
+    const lastLine = tail.lines.at(-1);
+    const lastIsWhole = lastLine !== undefined && parseLine(lastLine) !== null;
     const seal = last ? sealOf(last, key) : null;
     const fileSeq = last?.seq ?? 0;
     const fileHash = last?.hash ?? GENESIS_HASH;

@@ -1,7 +1,7 @@
 import type { KeyObject } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { GENESIS_HASH, headPathFor, keyPathFor, looksTorn, parseLine, readHeadFile, readKey, sealOf, tagOf, type AuditHead, type HeadState } from './audit-chain.js';
+import { GENESIS_HASH, headPathFor, keyPathFor, looksTorn, parseLine, readHeadFile, readKey, sealOf, tagOf, type AuditHead, type HeadState, type ParsedLine } from './audit-chain.js';
 
 const KEY_NAME = 'audit.key';
 
@@ -112,7 +112,8 @@ export function verifyAuditFile(file: string): AuditVerifyReport {
   const headName = path.basename(headPathFor(file));
   const report: AuditVerifyReport = { ok: true, file, lines: 0, entries: 0, events: 0, lastSeq: 0, torn: [], head: null, gaps: [] };
   const done = (problem?: AuditProblem): AuditVerifyReport => {
-    if (!problem && report.gaps.length > 0) problem = gapProblem(report.gaps[0], logName);
+    const [firstGap] = report.gaps;
+    if (!problem && firstGap) problem = gapProblem(firstGap, logName);
     if (problem) report.problem = problem;
     report.ok = report.problem === undefined;
     return report;
@@ -151,11 +152,14 @@ export function verifyAuditFile(file: string): AuditVerifyReport {
   let legacyEntries = 0;
   let offset = 0;
   let atHead: { hash: string; size: number; tag: string } | null = null;
-  const parsed = (i: number) => (i < lines.length ? parseLine(lines[i]) : null);
+  const parsed = (i: number): ParsedLine | null => {
+    const line = lines[i];
+    return line === undefined ? null : parseLine(line);
+  };
 
   for (let i = 0; i < lines.length; i++) {
     const n = i + 1;
-    const line = lines[i];
+    const line = lines[i]!; // i < lines.length
     const isLast = i === lines.length - 1;
     const bytes = Buffer.byteLength(line, 'utf8') + (isLast && !endsClean ? 0 : 1);
     offset += bytes;

@@ -29,7 +29,7 @@ const OPERATORS = new Set([';', '&', '|', '(', ')', '<', '>', '`', '\n']);
 
 /** Splits a command line into simple commands of words. Unbalanced quotes run to the end. */
 export function shellWords(line: string, base: number[] | null = null): Word[][] {
-  const at = (i: number) => (base ? base[i] : i);
+  const at = (i: number): number => (base ? base[i]! : i); // base has one offset per character of line
   const commands: Word[][] = [];
   let words: Word[] = [];
   let text = '';
@@ -48,7 +48,7 @@ export function shellWords(line: string, base: number[] | null = null): Word[][]
   };
   const n = line.length;
   for (let i = 0; i < n; i++) {
-    const c = line[i];
+    const c = line[i]!; // i < n
     if (c === ' ' || c === '\t' || c === '\r') {
       endWord();
     } else if (OPERATORS.has(c)) {
@@ -73,7 +73,7 @@ export function shellWords(line: string, base: number[] | null = null): Word[][]
     } else if (c === '"') {
       inWord = true;
       for (i++; i < n && line[i] !== '"'; i++) {
-        if (line[i] === '\\' && i + 1 < n && '"\\$`'.includes(line[i + 1])) i++;
+        if (line[i] === '\\' && i + 1 < n && '"\\$`'.includes(line[i + 1]!)) i++;
         text += line[i];
         pos.push(at(i));
       }
@@ -208,22 +208,25 @@ const NOT_A_LITERAL = /^\$\{?[A-Za-z_][A-Za-z0-9_]*\}?$|\$\(|`/;
 
 function report(found: Found[], w: Word, from: number, to: number, rule: string): void {
   if (to <= from || NOT_A_LITERAL.test(w.text.slice(from, to))) return;
-  found.push({ start: w.pos[from], end: w.pos[to - 1] + 1, rule, value: w.text.slice(from, to) });
+  // pos has one offset per character of text, and 0 <= from < to <= text.length
+  found.push({ start: w.pos[from]!, end: w.pos[to - 1]! + 1, rule, value: w.text.slice(from, to) });
 }
 
 function scanCommand(words: Word[], found: Found[], depth: number): void {
   let program: ProgramRule | null = null;
   for (let i = 0; i < words.length; i++) {
-    const w = words[i];
+    const w = words[i]!; // i < words.length
     const t = w.text;
 
     // NAME=value with a secret name: prefix assignments, `export`, `env`, make variables. A value
     // with blanks counts only where an assignment can stand (`ssh host "PGPASSWORD=x pg_dump"` is a
     // script body, read below).
     const assign = ASSIGNMENT.exec(t);
-    const assignable = i === 0 || ASSIGNERS.has(words[i - 1].text) || ASSIGNMENT.test(words[i - 1].text);
-    if (assign && isSensitiveName(assign[1]) && (assignable || !/\s/.test(assign[2]))) {
-      report(found, w, assign[1].length + 1, t.length, 'command-assignment');
+    const prev = words[i - 1];
+    const assignable = prev === undefined || ASSIGNERS.has(prev.text) || ASSIGNMENT.test(prev.text);
+    const [, assignName = '', assignValue = ''] = assign ?? [];
+    if (assign && isSensitiveName(assignName) && (assignable || !/\s/.test(assignValue))) {
+      report(found, w, assignName.length + 1, t.length, 'command-assignment');
       continue;
     }
 
@@ -231,9 +234,9 @@ function scanCommand(words: Word[], found: Found[], depth: number): void {
     const longName = sensitiveLongOption(t);
     if (longName !== null && !(program && program.options.some((o) => o.flag === `--${longName}` && o.take === 'attached'))) {
       const eq = t.indexOf('=');
+      const next = words[i + 1];
       if (eq !== -1) report(found, w, eq + 1, t.length, 'command-option');
-      else if (i + 1 < words.length && !words[i + 1].text.startsWith('-')) {
-        const next = words[i + 1];
+      else if (next !== undefined && !next.text.startsWith('-')) {
         report(found, next, 0, next.text.length, 'command-option');
         i++;
       }
@@ -242,8 +245,9 @@ function scanCommand(words: Word[], found: Found[], depth: number): void {
 
     // `Authorization: Bearer X`, `X-Api-Key: X` as a header word (curl -H, httpie, wget --header).
     const header = HEADER.exec(t);
-    if (header && isSensitiveName(header[1])) {
-      report(found, w, t.length - header[2].length, t.length, 'command-header');
+    const [, headerName = '', headerValue = ''] = header ?? [];
+    if (header && isSensitiveName(headerName)) {
+      report(found, w, t.length - headerValue.length, t.length, 'command-header');
       continue;
     }
 

@@ -145,11 +145,12 @@ class Matcher {
     this.minLength = this.empty ? Infinity : Math.min(...this.variants.map((v) => v.length));
     this.step = this.empty ? 1 : this.minLength - GRAM + 1;
     this.variants.forEach((v, index) => {
+      // The bitmap indices below are masked or shifted into the arrays' bounds.
       for (let o = 0; o + GRAM <= v.length; o++) {
         const h = gramHash(v, o);
-        this.bits[(h >>> 5) & (BITMAP_WORDS - 1)] |= 1 << (h & 31);
+        this.bits[(h >>> 5) & (BITMAP_WORDS - 1)]! |= 1 << (h & 31);
         const pair = ((v.charCodeAt(o) & 0xff) << 8) | (v.charCodeAt(o + 1) & 0xff);
-        this.pairs[pair >>> 5] |= 1 << (pair & 31);
+        this.pairs[pair >>> 5]! |= 1 << (pair & 31);
         let list = this.table.get(h);
         if (!list) this.table.set(h, (list = []));
         list.push(index, o);
@@ -162,16 +163,19 @@ class Matcher {
     const n = text.length;
     if (this.empty || n < this.minLength) return;
     const { bits, pairs, table, variants, step } = this;
+    // The bitmap indices below are masked or shifted into the arrays' bounds.
     for (let p = 0; p + GRAM <= n; p += step) {
       const pair = ((text.charCodeAt(p) & 0xff) << 8) | (text.charCodeAt(p + 1) & 0xff);
-      if ((pairs[pair >>> 5] & (1 << (pair & 31))) === 0) continue;
+      if ((pairs[pair >>> 5]! & (1 << (pair & 31))) === 0) continue;
       const h = gramHash(text, p);
-      if ((bits[(h >>> 5) & (BITMAP_WORDS - 1)] & (1 << (h & 31))) === 0) continue;
+      if ((bits[(h >>> 5) & (BITMAP_WORDS - 1)]! & (1 << (h & 31))) === 0) continue;
       const list = table.get(h);
       if (!list) continue;
       for (let j = 0; j < list.length; j += 2) {
-        const start = p - list[j + 1];
-        if (start >= 0 && text.startsWith(variants[list[j]], start) && found(start, list[j])) return;
+        // list holds (variant, offset) pairs
+        const variant = list[j]!;
+        const start = p - list[j + 1]!;
+        if (start >= 0 && text.startsWith(variants[variant]!, start) && found(start, variant)) return;
       }
     }
   }
@@ -188,22 +192,23 @@ class Matcher {
       index = v;
       return true;
     });
-    return index === -1 ? null : this.hits[index];
+    return this.hits[index] ?? null;
   }
 
   scrub(text: string): string {
     let ranges: Array<[number, number]> | null = null;
     this.search(text, (start, v) => {
-      (ranges ??= []).push([start, start + this.variants[v].length]);
+      // v is an index search() found in variants
+      (ranges ??= []).push([start, start + this.variants[v]!.length]);
       return false;
     });
     if (ranges === null) return text;
     const sorted = (ranges as Array<[number, number]>).sort((a, b) => a[0] - b[0]);
     let out = '';
     let at = 0;
-    let [from, to] = sorted[0];
+    let [from, to] = sorted[0]!; // ranges is not empty here
     for (let i = 1; i < sorted.length; i++) {
-      const [s2, e2] = sorted[i];
+      const [s2, e2] = sorted[i]!; // i < sorted.length
       if (s2 <= to) {
         if (e2 > to) to = e2; // overlapping or touching: one mask
         continue;
@@ -302,7 +307,7 @@ function walk(value: unknown, m: Matcher, depth: number): unknown {
   if (value === null || typeof value !== 'object' || depth > 64) return value;
   if (Array.isArray(value)) {
     for (let i = 0; i < value.length; i++) {
-      const v = value[i];
+      const v: unknown = value[i];
       if (v !== null && (typeof v === 'string' || typeof v === 'object')) value[i] = walk(v, m, depth + 1);
     }
     return value;

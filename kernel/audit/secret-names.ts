@@ -59,8 +59,8 @@ function judge(name: string): boolean {
   const squashed = name.toLowerCase().replace(/[^a-z0-9]/g, '');
   if (NEVER_SECRET.has(squashed)) return false;
   const words = nameWords(name);
-  if (words.length === 0) return false;
-  const last = words[words.length - 1];
+  const last = words.at(-1);
+  if (last === undefined) return false;
   if (SECRET_LAST_WORDS.has(last)) return true;
   // A single word of the secret vocabulary, whatever its separators (`api_key`, `ApiKey`, `x-api-key`).
   if (SECRET_WORDS.has(squashed)) return true;

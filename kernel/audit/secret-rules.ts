@@ -143,8 +143,9 @@ function runPreset(text: string, into: SecretRange[]): void {
   for (const r of found) {
     const m = URL_WITH_PASSWORD.exec(text.slice(r.start, r.end));
     if (m) {
-      const at = r.start + m[0].length - 1 - m[1].length;
-      into.push({ start: at, end: at + m[1].length, rule: r.rule });
+      const password = m[1] ?? '';
+      const at = r.start + m[0].length - 1 - password.length;
+      into.push({ start: at, end: at + password.length, rule: r.rule });
     } else into.push(r);
   }
 }
@@ -197,9 +198,10 @@ export function findSecretRanges(text: string): SecretRange[] {
       }
       const value = m[rule.group];
       if (!value || value.length < MIN_SHAPE || value === '[masked]') continue;
-      if (rule.nameGroup !== undefined && !isSensitiveName(m[rule.nameGroup])) {
+      const name = rule.nameGroup === undefined ? undefined : m[rule.nameGroup] ?? '';
+      if (name !== undefined && !isSensitiveName(name)) {
         // Not a secret name: go on right after the name, so `a=b token=c` still finds `c`.
-        re.lastIndex = m.index + m[rule.nameGroup].length;
+        re.lastIndex = m.index + name.length;
         continue;
       }
       const start = m.indices![rule.group]![0];

@@ -51,8 +51,9 @@ export function hostOfHeader(value: string): string | null {
   }
   const parts = v.split(':');
   if (parts.length > 2) return null;
-  if (parts.length === 2 && !/^\d{1,5}$/.test(parts[1])) return null;
-  return parts[0];
+  const [host = '', port] = parts; // split always returns one element
+  if (port !== undefined && !/^\d{1,5}$/.test(port)) return null;
+  return host;
 }
 
 /**

@@ -135,7 +135,7 @@ export class McpSession {
     this.onclose?.();
   }
 
-  private async call(params: { name: string; arguments?: Record<string, unknown>; _meta?: { progressToken?: string | number } }, extra: McpRequestExtra) {
+  private async call(params: { name: string; arguments?: Record<string, unknown> | undefined; _meta?: { progressToken?: string | number | undefined } | undefined }, extra: McpRequestExtra) {
     const capability = this.options.capability(extra);
     const caller: Caller = { kind: 'mcp', id: this.clientName, sessionId: extra.sessionId ?? this.fallbackSessionId };
     if (capability !== undefined) caller.capability = capability;

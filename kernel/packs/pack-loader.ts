@@ -92,7 +92,8 @@ export async function loadPackCode(dir: string, manifest: PackManifest, version 
   }
   const activate = mod.activate ?? (mod.default as Record<string, unknown> | undefined)?.activate;
   if (activate !== undefined && typeof activate !== 'function') throw new Error('its "activate" export is not a function');
-  const tools = manifest.tools.map((spec) => ({ spec, impl: handlers[spec.name] }));
+  // Every declared tool has a handler: checked above.
+  const tools = manifest.tools.map((spec) => ({ spec, impl: handlers[spec.name]! }));
   return activate ? { tools, activate: activate as PackActivate } : { tools };
 }
 

@@ -62,9 +62,9 @@ export class RateLimiter {
     }
 
     if (maxCalls > 0) {
-      while (this.admitted.length > 0 && now - this.admitted[0] >= windowMs) this.admitted.shift();
+      for (let first = this.admitted[0]; first !== undefined && now - first >= windowMs; first = this.admitted[0]) this.admitted.shift();
       if (this.admitted.length >= maxCalls) {
-        const wait = Math.max(1, Math.ceil((this.admitted[0] + windowMs - now) / 1000));
+        const wait = Math.max(1, Math.ceil((this.admitted[0]! + windowMs - now) / 1000)); // not empty: length >= maxCalls > 0
         throw new MemoError(
           'RATE_LIMITED',
           `Tool call limit reached: ${maxCalls} calls per ${windowMs / 1000} s across all tools. Retry in ${wait} s.`,

@@ -103,7 +103,7 @@ function segmentsOf(absolutePath: string): string[] {
 /** Whether `child` is `parent` or below it, compared whole segment by whole segment. */
 function isWithinSegments(parent: readonly string[], child: readonly string[], fold = false): boolean {
   if (child.length < parent.length) return false;
-  return parent.every((seg, i) => (fold ? seg.toLowerCase() === child[i].toLowerCase() : seg === child[i]));
+  return parent.every((seg, i) => (fold ? seg.toLowerCase() === child[i]?.toLowerCase() : seg === child[i]));
 }
 
 /** Characters macOS (HFS+) ignores in names, so `.g\u200cit` would be `.git` on disk there. */

@@ -90,7 +90,8 @@ function probeRun(argv: string[], expect: string, timeoutMs = 15_000): Promise<b
     };
     let child: ReturnType<typeof spawn>;
     try {
-      child = spawn(argv[0], argv.slice(1), { stdio: ['ignore', 'pipe', 'ignore'], detached: true, env: { PATH: process.env.PATH ?? '/usr/bin:/bin' } });
+      const [file = '', ...args] = argv; // an empty argv makes spawn throw, as before
+      child = spawn(file, args, { stdio: ['ignore', 'pipe', 'ignore'], detached: true, env: { PATH: process.env.PATH ?? '/usr/bin:/bin' } });
     } catch {
       resolve(false);
       return;
@@ -193,7 +194,7 @@ function parseStat(pid: number, text: string): ProcStat | null {
   const close = text.lastIndexOf(')');
   if (close < 0) return null;
   const f = text.slice(close + 2).split(' ');
-  return { pid, state: f[0], ppid: Number(f[1]), pgid: Number(f[2]), sid: Number(f[3]), start: Number(f[19]) };
+  return { pid, state: f[0] ?? '', ppid: Number(f[1]), pgid: Number(f[2]), sid: Number(f[3]), start: Number(f[19]) };
 }
 
 async function listPids(): Promise<number[]> {

@@ -102,7 +102,7 @@ export function runProcess(argv: string[], opts: RunOptions): Promise<RunResult>
   return resolveContainment(opts.containment).then((info) => {
     if (opts.signal.aborted) return notStarted();
     // A command that cannot be started is spawned plainly, so the error is the runtime's own.
-    const containment = executableExists(argv[0], env) ? createContainment(info) : plainContainment();
+    const containment = executableExists(argv[0] ?? '', env) ? createContainment(info) : plainContainment();
     return runContained(argv, opts, env, containment, started);
   });
 }
@@ -115,8 +115,9 @@ function runContained(argv: string[], opts: RunOptions, env: NodeJS.ProcessEnv, 
     let cancelled = false;
     let spawnError: Error | null = null;
     let streamsAbandoned = false;
-    const full = containment.argv(argv);
-    const child = spawn(full[0], full.slice(1), {
+    const [file, ...args] = containment.argv(argv);
+    if (file === undefined) throw new TypeError('runProcess: empty argv');
+    const child = spawn(file, args, {
       cwd: opts.cwd,
       env: containment.env(env),
       detached: true,

@@ -27,13 +27,13 @@ export function parseTemplate(template: string): TemplateToken[] {
     const m = /^\{([A-Za-z_][A-Za-z0-9_]*)\}/.exec(template.slice(i));
     if (!m) throw new Error(`a "{" at position ${i} does not start a {parameter} placeholder`);
     flushLiteral();
-    (current ??= []).push({ param: m[1] });
+    (current ??= []).push({ param: m[1] ?? '' });
     return i + m[0].length;
   };
 
   let i = 0;
   while (i < template.length) {
-    const c = template[i];
+    const c = template[i]!; // i < template.length
     if (c === ' ' || c === '\t') {
       endToken();
       i++;
@@ -49,7 +49,7 @@ export function parseTemplate(template: string): TemplateToken[] {
       while (i < template.length && template[i] !== '"') {
         const d = template[i];
         if (d === '$' || d === '`') throw new Error('"$" and "`" are not expanded: command templates run without a shell');
-        if (d === '\\' && i + 1 < template.length && '"\\'.includes(template[i + 1])) {
+        if (d === '\\' && i + 1 < template.length && '"\\'.includes(template[i + 1]!)) {
           literal += template[i + 1];
           i += 2;
         } else if (d === '{') i = placeholder(i);
@@ -77,7 +77,7 @@ export function parseTemplate(template: string): TemplateToken[] {
   }
   endToken();
   if (tokens.length === 0) throw new Error('the command is empty');
-  if (tokens[0].some((p) => 'param' in p)) throw new Error('the program name cannot be a {parameter}');
+  if (tokens[0]?.some((p) => 'param' in p)) throw new Error('the program name cannot be a {parameter}');
   return tokens;
 }
 

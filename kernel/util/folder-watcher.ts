@@ -34,7 +34,7 @@ export class FolderWatcher {
       for (const parent of parents) {
         const rel = path.relative(parent, file);
         if (rel === '' || rel.startsWith('..') || path.isAbsolute(rel)) continue;
-        const name = rel.split(path.sep)[0];
+        const name = rel.split(path.sep)[0] ?? ''; // split always returns one element
         if (name.startsWith('.')) return;
         const entry = path.join(parent, name);
         this.schedule(entry, () => this.onEntry(entry, parent));

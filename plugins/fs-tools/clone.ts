@@ -17,7 +17,7 @@ function segmentsOf(p: string): string[] {
 
 function within(parent: readonly string[], child: readonly string[]): boolean {
   if (child.length < parent.length) return false;
-  return parent.every((seg, i) => (FOLD_CASE ? seg.toLowerCase() === child[i].toLowerCase() : seg === child[i]));
+  return parent.every((seg, i) => (FOLD_CASE ? seg.toLowerCase() === child[i]?.toLowerCase() : seg === child[i]));
 }
 
 /** Every system directory, as spelled and as its real path (merged /usr, macOS /private links). */

@@ -68,7 +68,7 @@ export function fsFailure(err: unknown, requested: string, doing: string): MemoE
       return fail('CONFLICT', `${shown(requested)} changed while ${doing} it (${code}). Look at it again and retry.`, { path: requested, errno: code });
     default:
       // Only the errno code: a raw message would name real paths the caller never gave.
-      return fail('TOOL_FAILED', `${doing[0].toUpperCase()}${doing.slice(1)} ${shown(requested)} failed (${code ?? 'unexpected error'}).`, { path: requested, ...(code ? { errno: code } : {}) });
+      return fail('TOOL_FAILED', `${doing.charAt(0).toUpperCase()}${doing.slice(1)} ${shown(requested)} failed (${code ?? 'unexpected error'}).`, { path: requested, ...(code ? { errno: code } : {}) });
   }
 }
 

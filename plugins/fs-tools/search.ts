@@ -68,7 +68,7 @@ function guardedFs(sandbox: PathSandbox, state: { escaped: boolean }): FileSyste
       readdir(p, options as { withFileTypes: true }, callback as never);
     });
   };
-  return { readdir: guardedReaddir as unknown as FileSystemAdapter['readdir'] };
+  return { readdir: guardedReaddir as unknown as NonNullable<FileSystemAdapter['readdir']> };
 }
 
 export async function searchFilesTool(raw: Record<string, unknown>, ctx: ToolContext): Promise<Record<string, unknown>> {

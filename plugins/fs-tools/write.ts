@@ -217,7 +217,7 @@ const planEdit: Planner = async (raw, ctx) => {
   if (end < start) throw fail('VALIDATION', `endLine ${end} is before startLine ${start}. Nothing was changed.`, { path: requested, startLine: start, endLine: end });
   if (end > lines.length) lineRangeError(requested, `Lines ${start}-${end}`, lines.length, { startLine: start, endLine: end });
   const eol = eolOf(text);
-  const lastHadEol = lines[end - 1].endsWith('\n');
+  const lastHadEol = lines[end - 1]!.endsWith('\n'); // 1 <= start <= end <= lines.length here
   const insertion = args.newText === '' ? '' : lastHadEol ? asLines(args.newText, eol) : args.newText;
   const newText = lines.slice(0, start - 1).join('') + insertion + lines.slice(end).join('');
   return {
@@ -242,7 +242,8 @@ const planInsert: Planner = async (raw, ctx) => {
   }
   const eol = eolOf(text);
   const block = args.content === '' ? eol : asLines(args.content, eol);
-  if (args.line === lines.length + 1 && lines.length > 0 && !lines[lines.length - 1].endsWith('\n')) lines[lines.length - 1] += eol;
+  const last = lines.length - 1;
+  if (args.line === lines.length + 1 && last >= 0 && !lines[last]!.endsWith('\n')) lines[last] += eol;
   const newText = lines.slice(0, args.line - 1).join('') + block + lines.slice(args.line - 1).join('');
   const inserted = splitLines(block).length;
   return {

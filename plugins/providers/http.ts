@@ -143,7 +143,8 @@ export function retryAfterMs(headers: Headers, now: number): number | undefined 
 
 function htmlTitle(text: string): string | undefined {
   const m = /<title[^>]*>([^<]{1,200})<\/title>/i.exec(text);
-  return m ? m[1].replace(/\s+/g, ' ').trim() || undefined : undefined;
+  const title = m?.[1];
+  return title === undefined ? undefined : title.replace(/\s+/g, ' ').trim() || undefined;
 }
 
 /** A retryable failure: HTTP 408/409/429, 5xx (529 overloaded included), and network errors. */

@@ -91,7 +91,7 @@ function convert(input: unknown, ctx: Ctx): Obj {
   if (branches && !typed) {
     const converted = branches.map((b) => convert(b, inner));
     if (!converted.length) return anyValue(description);
-    return converted.length === 1 ? described(converted[0]) : described({ oneOf: converted });
+    return converted.length === 1 ? described(converted[0]!) : described({ oneOf: converted });
   }
 
   let types: string[];
@@ -106,7 +106,7 @@ function convert(input: unknown, ctx: Ctx): Obj {
     if (plain && types.every((t) => SCALAR_TYPES.includes(t))) return described({ type: types });
     return described({ oneOf: types.map((t) => convertTyped(s, t, inner)) });
   }
-  return described(convertTyped(s, types[0], inner));
+  return described(convertTyped(s, types[0]!, inner)); // exactly one type here
 }
 
 function convertTyped(s: Obj, type: string, ctx: Ctx): Obj {

@@ -56,7 +56,7 @@ interface Runtime {
 }
 
 const fail = (message: string, detail: string) => new ProviderError(message, null, false, detail);
-const errorText = (err: unknown) => (err instanceof Error ? err.message : String(err)).split('\n')[0].trim();
+const errorText = (err: unknown) => (err instanceof Error ? err.message : String(err)).split('\n')[0]!.trim(); // split always returns one element
 
 // ---------------------------------------------------------------------------------------------
 // node-llama-cpp and the llama.cpp backend: one per process and set of options.

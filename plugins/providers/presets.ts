@@ -30,7 +30,7 @@ export const CUSTOM = 'custom';
 
 /** The presets a kind accepts (`custom` included). */
 export function presetsOf(kind: Kind): string[] {
-  return [...Object.keys(PRESETS).filter((p) => PRESETS[p].kind === kind), CUSTOM];
+  return [...Object.entries(PRESETS).filter(([, p]) => p.kind === kind).map(([name]) => name), CUSTOM];
 }
 
 export function isKind(kind: string): kind is Kind {

@@ -196,7 +196,7 @@ function cleanNode(input: unknown, ctx: Ctx): Obj | null {
     }
     if (cleaned.length === 1) {
       // One real branch: it is the schema (the parent's annotations win).
-      const only = cleaned[0];
+      const only = cleaned[0]!;
       for (const [k, v] of Object.entries(only)) {
         if (k === 'description' && typeof out.description === 'string') continue;
         if (!(k in out)) out[k] = v;
@@ -254,7 +254,7 @@ function cleanNode(input: unknown, ctx: Ctx): Obj | null {
     let items: Obj | null;
     if (Array.isArray(s.items)) {
       const each = s.items.map((i) => cleanNode(i, inner)).filter((x): x is Obj => !!x);
-      items = each.length === 0 ? { type: 'string' } : each.length === 1 ? each[0] : { anyOf: each };
+      items = each.length === 0 ? { type: 'string' } : each.length === 1 ? each[0]! : { anyOf: each };
     } else items = s.items === undefined ? { type: 'string' } : cleanNode(s.items, inner);
     out.items = items ?? { type: 'string' };
   }

@@ -185,7 +185,7 @@ async function fetchResultsPage(s: Settings, form: URLSearchParams, ctx: ToolCon
   for (let n = 1; ; n++) {
     const out = await attempt(s, form, ctx.signal);
     const tries = n === 1 ? '' : ` (tried ${n} times)`;
-    let wait = BACKOFF_MS[Math.min(n - 1, BACKOFF_MS.length - 1)];
+    let wait = BACKOFF_MS[Math.min(n - 1, BACKOFF_MS.length - 1)]!; // the index is clamped into the list
     let failure: MemoError;
     let because: string;
 

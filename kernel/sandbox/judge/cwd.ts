@@ -19,8 +19,9 @@ export function changeDir(scope: Scope, target: Word | 'home' | null, env?: Read
     const home = env?.get('HOME') ?? (scope.vars.has('HOME') ? null : undefined);
     if (home === null) return void (scope.cwd = null);
     if (home !== undefined) {
-      if (home.length !== 1 || !isLiteral(home[0])) return void (scope.cwd = null);
-      text = home[0].text;
+      const [only] = home;
+      if (home.length !== 1 || only === undefined || !isLiteral(only)) return void (scope.cwd = null);
+      text = only.text;
     } else text = '~';
   } else {
     if (target === null || !isLiteral(target) || target.glob || target.text === '-' || target.text === '') return void (scope.cwd = null);

@@ -43,7 +43,7 @@ function realOf(p: string, cache: Map<string, string>): string {
 function globRegex(component: string): RegExp {
   let re = '';
   for (let i = 0; i < component.length; i++) {
-    const c = component[i];
+    const c = component[i]!; // i < component.length
     if (c === '*') re += '[^/]*';
     else if (c === '?') re += '[^/]';
     else if (c === '[') {
@@ -80,7 +80,8 @@ function globArea(abs: string, ctx: Ctx, access: 'read' | 'change'): KernelArea 
     const base = area.dir.startsWith(realDir + '/') ? realDir : dir;
     const names = path.relative(base, area.dir).split('/');
     // The pattern reaches the area if its components match the area's first names (or go past it).
-    if (names.slice(0, patterns.length).every((n, i) => patterns[i].test(n))) return area;
+    // slice keeps i < patterns.length
+    if (names.slice(0, patterns.length).every((n, i) => patterns[i]!.test(n))) return area;
   }
   return null;
 }
@@ -89,7 +90,7 @@ function globArea(abs: string, ctx: Ctx, access: 'read' | 'change'): KernelArea 
 function pathsIn(text: string): string[] {
   const out = [text];
   const eq = /^(--?[A-Za-z0-9][\w-]*|[A-Za-z_][A-Za-z0-9_]*|if|of)=(.*)$/s.exec(text);
-  if (eq) out.push(eq[2]);
+  if (eq?.[2] !== undefined) out.push(eq[2]);
   // `PATH=data/bin:$PATH`, `--paths=a:data/x`: each part of a colon-separated list (not a URL).
   for (const t of [...out]) if (t.includes(':') && !/^[a-z][a-z0-9+.-]*:\/\//i.test(t)) out.push(...t.split(':'));
   return out.filter((t) => t !== '' && !t.includes(DYN));

@@ -30,7 +30,7 @@ export function getopt(args: Word[], spec: OptSpec): Parsed {
   };
   let i = 0;
   for (; i < args.length; i++) {
-    const w = args[i];
+    const w = args[i]!; // i < args.length
     const t = w.text;
     if (w.opaque) return { unknown: w };
     if (t === '--') {
@@ -62,7 +62,7 @@ export function getopt(args: Word[], spec: OptSpec): Parsed {
 }
 
 function longOption(args: Word[], i: number, spec: OptSpec): { name: string; value: string | true; next: number } | { unknown: Word } {
-  const w = args[i];
+  const w = args[i]!; // callers pass an index inside args
   const eq = w.text.indexOf('=');
   const given = w.text.slice(2, eq < 0 ? undefined : eq);
   const defs = (spec.long ?? []).map((d) => ({ name: d.replace(/=\??$/, ''), kind: d.endsWith('=?') ? 'optional' : d.endsWith('=') ? 'value' : 'flag' }));
@@ -77,11 +77,11 @@ function longOption(args: Word[], i: number, spec: OptSpec): { name: string; val
 }
 
 function shortCluster(args: Word[], i: number, spec: OptSpec): { found: Array<[string, string | true]>; next: number } | { unknown: Word } {
-  const w = args[i];
+  const w = args[i]!; // callers pass an index inside args
   const shortSpec = spec.short ?? '';
   const out: Array<[string, string | true]> = [];
   for (let j = 1; j < w.text.length; j++) {
-    const letter = w.text[j];
+    const letter = w.text[j]!; // j < w.text.length
     const at = shortSpec.indexOf(letter);
     if (at < 0 || letter === ':') return { unknown: w };
     const takesValue = shortSpec[at + 1] === ':';

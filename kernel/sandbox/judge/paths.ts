@@ -41,7 +41,7 @@ export function classifyPath(text: string): PathClass | null {
   const rest = base === 'home' ? text.replace(/^~[^/]*/, '') : text;
   const { stack, up } = components(rest);
   const firstGlob = stack.findIndex(hasGlob);
-  const everything = stack.length === 0 || (firstGlob === 0 && isCatchAll(stack[0]));
+  const everything = stack.length === 0 || (firstGlob === 0 && isCatchAll(stack[0] ?? ''));
   if (base === 'abs') return classifyAbsolute(stack, firstGlob);
   if (base === 'home') return up > 0 || everything ? 'home' : null; // `~/..` is above a home directory
   return everything || (up > 0 && stack.length === 0) ? 'cwd' : null;
@@ -49,13 +49,14 @@ export function classifyPath(text: string): PathClass | null {
 
 function classifyAbsolute(stack: string[], firstGlob: number): PathClass | null {
   if (stack.length === 0 || firstGlob === 0) return 'root'; // `/`, or a pattern over top-level names
+  const top = stack[0]!; // not empty: returned above
   const joined = stack.join('/');
   if (SCRATCH.some((s) => joined === s || joined.startsWith(s + '/'))) return null;
-  if (SYSTEM_TREES.has(stack[0])) return 'system';
+  if (SYSTEM_TREES.has(top)) return 'system';
   const justTheRoot = firstGlob === -1 ? stack.length === 1 : firstGlob === 1;
-  if (SYSTEM_ROOTS.has(stack[0]) && justTheRoot) return 'system';
+  if (SYSTEM_ROOTS.has(top) && justTheRoot) return 'system';
   // `/home/me`, `/home/me/*`: a whole home directory.
-  const home = HOME_PARENTS.has(stack[0]) && (stack.length === 2 || (stack.length === 3 && isCatchAll(stack[2])));
+  const home = HOME_PARENTS.has(top) && (stack.length === 2 || (stack.length === 3 && isCatchAll(stack[2] ?? '')));
   if (home && firstGlob !== 1) return 'home';
   const mine = os.homedir().split('/').filter(Boolean);
   if (mine.length > 0 && (stack.length === mine.length || (stack.length === mine.length + 1 && isCatchAll(stack.at(-1)!))) && mine.every((c, i) => c === stack[i])) return 'home';
@@ -100,14 +101,14 @@ const worst = (a: PathClass | null, b: PathClass | null): PathClass | null => (a
 export function workspace(start: string | null): string | null {
   if (!start || !start.startsWith('/')) return null;
   const parts = start.split('/').filter(Boolean);
-  return parts.length >= 2 && !/^(bin|boot|dev|etc|lib\w*|proc|sbin|sys|usr|run|snap|nix|System|Library)$/.test(parts[0]) ? normalize(start) : null;
+  return parts.length >= 2 && !/^(bin|boot|dev|etc|lib\w*|proc|sbin|sys|usr|run|snap|nix|System|Library)$/.test(parts[0] ?? '') ? normalize(start) : null;
 }
 
 function classifyResolved(p: string, ws: string | null): PathClass | null {
   if (ws && p.startsWith('/')) {
     const n = normalize(p);
     if (n === ws) return 'cwd';
-    if (n.startsWith(ws + '/') && !/[*?[]/.test(n.slice(ws.length + 1).split('/')[0])) return null;
+    if (n.startsWith(ws + '/') && !/[*?[]/.test(n.slice(ws.length + 1).split('/')[0] ?? '')) return null;
   }
   return classifyPath(p);
 }
@@ -127,7 +128,7 @@ export function classifyTarget(text: string, cwd: Cwd, start: string | null = nu
     if (dir === START) {
       // From an unknown start, `../../usr` may well be `/usr`: climbing out and naming a system tree.
       const { stack, up } = components(text);
-      if (up > 0 && stack.length > 0 && SYSTEM_TREES.has(stack[0])) cls = worst(cls, 'system');
+      if (up > 0 && stack.length > 0 && SYSTEM_TREES.has(stack[0] ?? '')) cls = worst(cls, 'system');
       continue;
     }
     const joined = join(dir, text);

@@ -20,7 +20,8 @@ const SPECIAL = /^([#?$!-]|RANDOM|SECONDS|LINENO|BASHPID|EPOCHSECONDS|EPOCHREALT
 
 /** What assigning these words to a variable leaves in it. */
 export function infoOf(words: readonly Word[], evaluates = false): VarInfo {
-  if (words.length === 1 && isLiteral(words[0])) return { value: words[0].text, taint: RUNS.test(words[0].text), runtime: false, evaluates };
+  const [only] = words;
+  if (words.length === 1 && only !== undefined && isLiteral(only)) return { value: only.text, taint: RUNS.test(only.text), runtime: false, evaluates };
   const literal = words.every(isLiteral);
   return { value: null, taint: words.some((w) => isLiteral(w) && RUNS.test(w.text)), runtime: !literal, evaluates };
 }
@@ -47,9 +48,9 @@ export function checkNames(names: Iterable<string>, ctx: Ctx, where: string, dep
 /** Identifiers an arithmetic expression written as text refers to. */
 export function identifiers(text: string): string[] {
   const out: string[] = [];
-  for (const m of text.matchAll(/(\$\{?)?([A-Za-z_][A-Za-z0-9_]*|[0-9]+)/g)) {
-    if (/^\d/.test(m[2]) && !m[1]) continue; // a number, not `$1`
-    out.push(m[2]);
+  for (const [, dollar, name = ''] of text.matchAll(/(\$\{?)?([A-Za-z_][A-Za-z0-9_]*|[0-9]+)/g)) {
+    if (/^\d/.test(name) && !dollar) continue; // a number, not `$1`
+    out.push(name);
   }
   return out;
 }
@@ -82,10 +83,10 @@ export function checkArithmeticNode(node: Node, ctx: Ctx, where: string): Findin
 /** A variable name handed to a builtin: `read 'a[$(cmd)]'` runs cmd while assigning. */
 export function checkNameArg(w: Word, ctx: Ctx, builtin: string): Finding | null {
   if (!isLiteral(w)) return found(ctx, DYNAMIC, `${code(builtin)} is given the variable name ${code(w.source)}, only known at run time, and a subscript in it would run commands`);
-  const name = w.text.split('=')[0];
+  const name = w.text.split('=')[0] ?? ''; // split always returns one element
   const sub = /^[A-Za-z_][A-Za-z0-9_]*\[([\s\S]*)\]\+?$/.exec(name);
   if (!sub) return null;
-  return checkArithmeticText(sub[1], ctx, `${code(builtin)} with the name ${code(w.source)}`);
+  return checkArithmeticText(sub[1] ?? '', ctx, `${code(builtin)} with the name ${code(w.source)}`);
 }
 
 /** `${a[i]}`, `${x:off:len}`, `${!ref}`: the places inside an expansion that bash evaluates. */
@@ -109,7 +110,7 @@ export function checkExpansion(node: Node, ctx: Ctx): Finding | null {
   }
   // `${x:off:len}`: the offset and length are arithmetic.
   const m = /^\$\{[A-Za-z_][A-Za-z0-9_]*:(?![-=?+])([^}]*)\}$/.exec(node.text);
-  return m ? checkArithmeticText(m[1].replace(/^\s+/, ''), ctx, where) : null;
+  return m ? checkArithmeticText((m[1] ?? '').replace(/^\s+/, ''), ctx, where) : null;
 }
 
 /** Records an assignment the command makes, and checks what assigning it evaluates. */

@@ -179,7 +179,7 @@ function visitLoop(node: Node, ctx: Ctx): Finding | null {
     }
     const words = values.flatMap((v) => wordsOf(v, lookupIn(ctx.scope)));
     // Without `in`, the loop walks "$@". With several values, none of them can stand for the variable.
-    const info = values.length === 0 ? { value: null, taint: false, runtime: true, evaluates: false } : { ...infoOf(words), value: words.length === 1 && isLiteral(words[0]) ? words[0].text : null };
+    const info = values.length === 0 ? { value: null, taint: false, runtime: true, evaluates: false } : { ...infoOf(words), value: words.length === 1 && words[0] && isLiteral(words[0]) ? words[0].text : null };
     if (variable) ctx.scope.vars.set(variable.text, info);
     const body = node.childForFieldName('body');
     f = body ? visit(body, ctx) : null;
@@ -366,16 +366,17 @@ const PRINTERS = new Set(['echo', 'printf']);
  * inside the root, `grep -rn data src` or `echo data` would otherwise be refused for the word `data`.
  */
 function pathLikeWords(words: readonly Word[]): readonly Word[] {
-  const program = words[0] ? programName(words[0]) : null;
-  if (program === null) return words;
+  const first = words[0];
+  const program = first ? programName(first) : null;
+  if (first === undefined || program === null) return words;
   if (PRINTERS.has(program)) return words.slice(0, 1);
   if (!PATTERN_FIRST.has(program)) return words;
   const rest = words.slice(1);
   if (rest.some((w) => /^(-[A-Za-z]*[ef]|--regexp|--file)/.test(w.text))) return words;
   const pattern = rest.findIndex((w) => w.text === '--' || !w.text.startsWith('-'));
   if (pattern < 0) return words;
-  const at = rest[pattern].text === '--' ? pattern + 1 : pattern;
-  return [words[0], ...rest.filter((_, i) => i !== at)];
+  const at = rest[pattern]?.text === '--' ? pattern + 1 : pattern;
+  return [first, ...rest.filter((_, i) => i !== at)];
 }
 
 /** The program a command name runs: its basename, lower-cased (case-insensitive filesystems), or null. */

@@ -127,7 +127,7 @@ function expansionPattern(node: Node, vars: VarLookup, quoted: boolean): Pattern
   const text = node.text;
   const plain = /^\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?$/.exec(text);
   if (plain && (text.startsWith('${') === text.endsWith('}'))) {
-    const name = plain[1];
+    const name = plain[1] ?? '';
     const known = vars(name);
     if (known === undefined && name === 'HOME') return literal(HOME);
     if (known !== undefined && known !== 'runtime') {
@@ -151,7 +151,7 @@ function decodeAnsiC(body: string): string {
       out += c;
       continue;
     }
-    const next = body[i + 1];
+    const next = body[i + 1]!; // i + 1 < body.length, checked above
     let m: RegExpMatchArray | null;
     if (next in simple) {
       out += simple[next];
@@ -160,10 +160,10 @@ function decodeAnsiC(body: string): string {
       out += String.fromCharCode(parseInt(m[0], 8) & 0xff);
       i += m[0].length;
     } else if ((m = /^x([0-9a-fA-F]{1,2})/.exec(body.slice(i + 1)))) {
-      out += String.fromCharCode(parseInt(m[1], 16));
+      out += String.fromCharCode(parseInt(m[1] ?? '', 16));
       i += m[0].length;
     } else if ((m = /^(?:u([0-9a-fA-F]{1,4})|U([0-9a-fA-F]{1,8}))/.exec(body.slice(i + 1)))) {
-      const cp = parseInt((m[1] ?? m[2]), 16);
+      const cp = parseInt(m[1] ?? m[2] ?? '', 16);
       out += cp <= 0x10ffff ? String.fromCodePoint(cp) : '';
       i += m[0].length;
     } else if (next === 'c' && i + 2 < body.length) {
@@ -183,7 +183,7 @@ function decodeAnsiC(body: string): string {
 function findUnescaped(p: string, chars: string, from = 0): number {
   for (let i = from; i < p.length; i++) {
     if (p[i] === '\\') i++;
-    else if (chars.includes(p[i])) return i;
+    else if (chars.includes(p[i]!)) return i;
   }
   return -1;
 }

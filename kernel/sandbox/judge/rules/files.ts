@@ -78,7 +78,7 @@ const judgeRsync: Handler = (name, args, _cmd, ctx) => {
   let removeSources = false;
   const operands: Word[] = [];
   for (let i = 0; i < args.length; i++) {
-    const w = args[i];
+    const w = args[i]!; // i < args.length
     const t = w.text;
     if (t === '--') {
       operands.push(...args.slice(i + 1));

@@ -14,16 +14,16 @@ import { targetClass } from './targets.js';
 
 const judgeFind: Handler = (name, args, cmd, ctx) => {
   let i = 0;
-  while (args[i] && /^-([HLP]|O\d*|D)$/.test(args[i].text)) i += args[i].text === '-D' ? 2 : 1;
+  while (/^-([HLP]|O\d*|D)$/.test(args[i]?.text ?? '')) i += args[i]?.text === '-D' ? 2 : 1;
   const starts: Word[] = [];
-  for (; i < args.length && !/^[-(!),]/.test(args[i].text); i++) starts.push(args[i]);
+  for (let w = args[i]; w && !/^[-(!),]/.test(w.text); w = args[++i]) starts.push(w);
   if (starts.length === 0) starts.push(syntheticWord('.', '.'));
   const protectedStarts = starts.filter((s) => {
     const cls = s.opaque ? null : targetClass(s, ctx);
     return cls !== null && cls !== 'cwd';
   });
   for (; i < args.length; i++) {
-    const t = args[i].text;
+    const t = args[i]!.text; // i < args.length
     if (t === '-delete') {
       const f = kernelStateInside(starts, ctx, `${code('find -delete')} under`);
       if (f) return f;
@@ -32,8 +32,9 @@ const judgeFind: Handler = (name, args, cmd, ctx) => {
         if (g) return g;
       }
     }
-    if (/^-(fprint|fprint0|fprintf|fls)$/.test(t) && args[i + 1]) {
-      const f = writeTarget(args[i + 1], ctx, `${code('find ' + t)} writes to`);
+    const written = args[i + 1];
+    if (/^-(fprint|fprint0|fprintf|fls)$/.test(t) && written) {
+      const f = writeTarget(written, ctx, `${code('find ' + t)} writes to`);
       if (f) return f;
     }
     if (!['-exec', '-execdir', '-ok', '-okdir'].includes(t)) continue;

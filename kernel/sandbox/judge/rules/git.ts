@@ -17,7 +17,7 @@ const RUNS = 'option-runs-command';
 const SAFE_KEY = /^(user\.|author\.|committer\.|color\.|advice\.|init\.defaultbranch$|safe\.directory$|core\.(quotepath|autocrlf|filemode|abbrev|ignorecase|longpaths|symlinks|eol|safecrlf|whitespace|compression|bigfilethreshold|precomposeunicode|untrackedcache|commitgraph|splitindex|preloadindex|fscache|logallrefupdates|sparsecheckout|checkstat|trustctime)$|commit\.(gpgsign|verbose|cleanup|status)$|tag\.(gpgsign|sort)$|pull\.(rebase|ff)$|push\.(default|autosetupremote|followtags)$|merge\.(conflictstyle|ff|log|renamelimit|stat)$|diff\.(noprefix|renames|algorithm|colormoved|mnemonicprefix|relative|indentheuristic|context|statgraphwidth|submodule|interhunkcontext)$|log\.(date|decorate|abbrevcommit|follow|showroot|showsignature)$|format\.pretty$|fetch\.(prune|prunetags|parallel|recursesubmodules|writecommitgraph)$|gc\.|rebase\.(autosquash|autostash|updaterefs|stat|missingcommitscheck)$|rerere\.|status\.|branch\.(sort|autosetupmerge|autosetuprebase)$|column\.|pack\.|index\.|feature\.|checkout\.|clone\.defaultremotename$|http\.(sslverify|version|postbuffer|lowspeedlimit|lowspeedtime)$|transfer\.fsckobjects$|submodule\.recurse$|grep\.|blame\.|i18n\.|versionsort\.|protocol\.version$|credential\.interactive$|am\.|apply\.|help\.autocorrect$)/i;
 
 function checkKey(setting: string, ctx: Ctx, how: string): Finding | null {
-  const key = setting.split('=')[0];
+  const key = setting.split('=')[0] ?? ''; // split always returns one element
   if (SAFE_KEY.test(key) && !setting.includes('\u0000')) return null;
   return found(ctx, RUNS, `${code(how + ' ' + setting)} sets ${code(key)}, a git setting that can make git run a command`);
 }
@@ -30,7 +30,7 @@ const RUNNING_ARG = /^(--upload-pack|--receive-pack|--exec|--template|--to-cmd|-
 const judgeGit: Handler = (name, args, cmd, ctx) => {
   let i = 0;
   for (; i < args.length; i++) {
-    const w = args[i];
+    const w = args[i]!; // i < args.length
     const t = w.text;
     if (!t.startsWith('-')) break;
     if (!isLiteral(w)) return found(ctx, RUNS, `${code(name)} with ${code(w.source)}, an option only known at run time`);
@@ -55,7 +55,7 @@ const judgeGit: Handler = (name, args, cmd, ctx) => {
     case 'init':
     case 'submodule': {
       for (let j = 0; j < rest.length; j++) {
-        const t = rest[j].text;
+        const t = rest[j]!.text; // j < rest.length
         if (t === '-c' || t === '--config') {
           const f = checkKey(rest[j + 1]?.text ?? '', ctx, `git ${sub} -c`);
           if (f) return f;
@@ -95,10 +95,11 @@ function judgeConfig(rest: Word[], ctx: Ctx): Finding | null {
   const operands: Word[] = [];
   let reading = false;
   for (let j = 0; j < rest.length; j++) {
-    const t = rest[j].text;
+    const w = rest[j]!; // j < rest.length
+    const t = w.text;
     if (/^--(get|get-all|get-regexp|get-urlmatch|list|unset|unset-all|remove-section|rename-section|show-origin|show-scope|name-only)$|^-l$/.test(t)) reading = true;
     else if (/^(-f|--file|--blob|--type|--default|--comment)$/.test(t)) j++;
-    else if (!t.startsWith('-')) operands.push(rest[j]);
+    else if (!t.startsWith('-')) operands.push(w);
   }
   if (reading) return null;
   if (['get', 'list', 'unset', 'remove-section', 'rename-section', 'edit'].includes(operands[0]?.text ?? '')) return null;
@@ -111,7 +112,7 @@ function judgeConfig(rest: Word[], ctx: Ctx): Finding | null {
 /** Options whose value is shell code git runs (`rebase --exec CMD`): judged like `sh -c`. */
 function judgeShellOptions(rest: Word[], separate: RegExp, attached: RegExp, ctx: Ctx, via: string): Finding | null {
   for (let j = 0; j < rest.length; j++) {
-    const t = rest[j].text;
+    const t = rest[j]!.text; // j < rest.length
     const body = separate.test(t) ? rest[++j] : attached.test(t) ? syntheticWord(t.slice(t.indexOf('=') + 1)) : undefined;
     if (!body) continue;
     if (!isLiteral(body)) return found(ctx, RUNS, `${code(via)} runs ${code(body.source)}, a command only known at run time`);

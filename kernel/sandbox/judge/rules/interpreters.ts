@@ -11,7 +11,7 @@ import { code, isLiteral, type Word } from '../words.js';
 
 interface Scan {
   /** The option that carries inline code, if any. */
-  inline?: string;
+  inline?: string | undefined;
   /** The index of the script operand (or args.length when there is none). */
   script: number;
   /** A module or subcommand runs instead of a script (`python3 -m`, `deno run`): no stdin program. */
@@ -29,7 +29,7 @@ interface Scan {
 function clusters(args: readonly Word[], inline: string, rest: string, long: { inline?: RegExp; valued?: RegExp; module?: RegExp } = {}): Scan {
   let inPlace = false;
   for (let i = 0; i < args.length; i++) {
-    const t = args[i].text;
+    const t = args[i]!.text; // i < args.length
     if (t === '--') return { script: i + 1, inPlace };
     if (t === '-' || !t.startsWith('-')) return { script: i, inPlace };
     if (long.module?.test(t)) return { script: args.length, noStdin: true };
@@ -39,7 +39,7 @@ function clusters(args: readonly Word[], inline: string, rest: string, long: { i
       continue;
     }
     for (let j = 1; j < t.length; j++) {
-      const c = t[j];
+      const c = t[j]!; // j < t.length
       if (inline.includes(c)) {
         // The code is the rest of the word, or the next word; options and files may follow it.
         const next = j === t.length - 1 ? i + 2 : i + 1;
@@ -62,7 +62,7 @@ function clusters(args: readonly Word[], inline: string, rest: string, long: { i
 
 type Scanner = (args: readonly Word[]) => Scan;
 
-const SCANNERS: Record<string, Scanner> = {
+const SCANNERS = {
   python: (a) => clusters(a, 'c', 'mWXQ', { module: /^-m/ }),
   perl: (a) => clusters(a, 'eE', 'iImMxCdDF'),
   ruby: (a) => clusters(a, 'e', 'iIrEFCxKWT'),
@@ -78,7 +78,7 @@ const SCANNERS: Record<string, Scanner> = {
   julia: (a) => clusters(a, 'eE', 'LJCOtpM', { inline: /^--(eval|print)(=|$)/ }),
   pwsh: (a) => {
     const i = a.findIndex((w) => /^-(c|command|e|ec|encodedcommand)$/i.test(w.text));
-    return i >= 0 ? { inline: a[i].text, script: a.length } : { script: a.length, noStdin: a.length > 0 };
+    return i >= 0 ? { inline: a[i]?.text, script: a.length } : { script: a.length, noStdin: a.length > 0 };
   },
   lisp: (a) => clusters(a, '', '', { inline: /^--(eval|load-code)(=|$)/ }),
   guile: (a) => clusters(a, 'ce', 'lLx'),
@@ -87,7 +87,7 @@ const SCANNERS: Record<string, Scanner> = {
   elixir: (a) => clusters(a, 'e', 'r', { inline: /^--eval/ }),
   erl: (a) => ({ inline: a.find((w) => /^-(eval|s|run)$/.test(w.text))?.text, script: a.length, noStdin: true }),
   repl: (a) => (a.some((w) => /^-(e|-expression)/.test(w.text)) ? { inline: '-e', script: a.length } : { script: a.length, noStdin: a.length > 0 }),
-};
+} satisfies Record<string, Scanner>;
 
 /** Judges an interpreter run: inline code is asked; a program read from stdin is asked; a script runs. */
 function judgeInterpreter(name: string, args: Word[], cmd: Simple, ctx: Ctx, scan: Scan): Finding | null {
@@ -109,7 +109,7 @@ function judgeInterpreter(name: string, args: Word[], cmd: Simple, ctx: Ctx, sca
   return found(ctx, 'interpreter-pipe', `${code(name)} reads its program from ${from} on standard input, which the judge cannot check`);
 }
 
-const handler = (kind: string): Handler => (name, args, cmd, ctx) => judgeInterpreter(name, args, cmd, ctx, SCANNERS[kind](args));
+const handler = (kind: keyof typeof SCANNERS): Handler => (name, args, cmd, ctx) => judgeInterpreter(name, args, cmd, ctx, SCANNERS[kind](args));
 
 register(['python', 'python2', 'python3', 'pypy', 'pypy3', 'py'], handler('python'));
 registerPattern(/^(python|pypy)\d+(\.\d+)*$/, handler('python'));

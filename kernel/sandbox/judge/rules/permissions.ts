@@ -20,7 +20,7 @@ function grantsWorldWriteExec(mode: string): boolean | null {
     const who = /^[ugoa]*/.exec(clause)![0];
     // No `who` means all, less the umask, which the judge cannot know: assume it lets it through.
     if (who !== '' && !/[ao]/.test(who)) continue;
-    for (const [, op, perms] of clause.slice(who.length).matchAll(/([-+=])([ugo]|[rwxXst]*)/g)) {
+    for (const [, op, perms = ''] of clause.slice(who.length).matchAll(/([-+=])([ugo]|[rwxXst]*)/g)) {
       const copies = /^[ugo]$/.test(perms); // `o=u` copies another class: assume it has everything
       const w = copies || perms.includes('w');
       const x = copies || /[xX]/.test(perms);
@@ -87,12 +87,13 @@ const judgeSetfacl: Handler = (name, args, _cmd, ctx) => {
   const targets: Word[] = [];
   let recursive = false;
   for (let i = 0; i < args.length; i++) {
-    const t = args[i].text;
+    const w = args[i]!; // i < args.length
+    const t = w.text;
     if (/^-[^-]*[mMxX]$/.test(t)) i++; // the ACL or file follows
     else if (/^--(set|modify|remove|set-file|modify-file|remove-file|restore)$/.test(t)) i++;
     if (/^-[^-]*R/.test(t) || t === '--recursive') recursive = true;
     if (/^--restore/.test(t)) return found(ctx, DYNAMIC, `${code(name + ' --restore')} applies ACLs to the paths listed in a file the judge cannot see`);
-    if (!t.startsWith('-')) targets.push(args[i]);
+    if (!t.startsWith('-')) targets.push(w);
   }
   return systemTargets(name, targets, recursive, 'chmod-system', ctx);
 };

@@ -39,6 +39,7 @@ const ESCALATORS: Record<string, EscalatorDef> = {
 /** Escalation is blocked outright; what it would run is judged too, so the message can say it. */
 const judgeEscalator: Handler = (name, args, cmd, ctx) => {
   const def = ESCALATORS[name];
+  if (def === undefined) throw new Error(`judge: ${name} is registered as an escalator without a definition`);
   const parsed = getopt(args, def.spec);
   let inner: Finding | null = null;
   let runs = '';

@@ -37,12 +37,12 @@ const judgeTar: Handler = (name, args, _cmd, ctx) => {
   let extracting = false;
   const dirs: string[] = [];
   for (let i = 0; i < args.length; i++) {
-    const w = args[i];
+    const w = args[i]!; // i < args.length
     const t = w.text;
     if (!isLiteral(w)) continue;
     const long = /^--([a-z-]+)(?:=(.*))?$/s.exec(t);
     if (long) {
-      const [, opt, attached] = long;
+      const [, opt = '', attached] = long;
       const value = (): string => attached ?? args[++i]?.text ?? '';
       if (/^(extract|get)$/.test(opt)) extracting = true;
       else if (opt === 'to-command') return commandOption(value(), null, ctx, 'tar --to-command');
@@ -60,7 +60,7 @@ const judgeTar: Handler = (name, args, _cmd, ctx) => {
     const cluster = t.startsWith('-') ? t.slice(1) : i === 0 ? t : null;
     if (cluster === null) continue;
     for (let j = 0; j < cluster.length; j++) {
-      const c = cluster[j];
+      const c = cluster[j]!; // j < cluster.length
       if (c === 'x') extracting = true;
       if (!TAR_VALUED_SHORT.includes(c)) continue;
       const attachedValue = t.startsWith('-') ? cluster.slice(j + 1) : '';
@@ -88,16 +88,16 @@ const SSH_RUNNING_KEY = /^(proxycommand|localcommand|permitlocalcommand|knownhos
 const judgeSsh: Handler = (name, args, _cmd, ctx) => {
   const valued = name === 'ssh' ? 'BbcDEeFIiJLlmOoPpQRSWw' : name === 'scp' ? 'cDFiJlOoPSX' : 'BbcDFiJloPRSsX';
   for (let i = 0; i < args.length; i++) {
-    const t = args[i].text;
+    const t = args[i]!.text; // i < args.length
     if (t === '--' || !t.startsWith('-')) {
       if (name === 'ssh') break; // the host: what follows runs remotely
       continue;
     }
     const letter = t[1];
-    if (!valued.includes(letter)) continue;
+    if (letter === undefined || !valued.includes(letter)) continue;
     const value = t.length > 2 ? t.slice(2) : args[++i]?.text ?? '';
     if (letter === 'o') {
-      const [key, ...rest] = value.split(/[=\s]+/);
+      const [key = '', ...rest] = value.split(/[=\s]+/);
       if (SSH_RUNNING_KEY.test(key)) {
         if (/^permitlocalcommand$/i.test(key) && /^no$/i.test(rest.join(''))) continue;
         if (/^(proxycommand|localcommand|knownhostscommand)$/i.test(key) && rest.length > 0) {
@@ -123,10 +123,10 @@ const judgeLess: Handler = (name, args, _cmd, ctx) => {
 
 const judgeMan: Handler = (name, args, _cmd, ctx) => {
   for (let i = 0; i < args.length; i++) {
-    const t = args[i].text;
+    const t = args[i]!.text; // i < args.length
     const m = /^(?:-P|--pager=?|-H|--html=?)(.*)$/s.exec(t);
     if (!m) continue;
-    const value = m[1] !== '' ? m[1] : /^(-P|--pager)$/.test(t) ? args[++i]?.text ?? '' : '';
+    const value = m[1] ? m[1] : /^(-P|--pager)$/.test(t) ? args[++i]?.text ?? '' : '';
     if (value === '') continue;
     return commandOption(value, PAGER, ctx, `${name} ${t.startsWith('-P') || t.startsWith('--pager') ? '-P' : '-H'}`);
   }
@@ -153,7 +153,7 @@ const judgeGdb: Handler = (name, args, _cmd, ctx) => {
 
 const judgeZip: Handler = (name, args, _cmd, ctx) => {
   for (let i = 0; i < args.length; i++) {
-    const t = args[i].text;
+    const t = args[i]!.text; // i < args.length
     if (t === '-TT' || t === '--unzip-command') return commandOption(args[i + 1]?.text ?? '', /^\s*unzip(\s+-[-\w]+)*\s*$/, ctx, `${name} ${t}`);
     if (/^--unzip-command=/.test(t)) return commandOption(t.slice(16), /^\s*unzip(\s+-[-\w]+)*\s*$/, ctx, `${name} --unzip-command`);
   }
@@ -162,7 +162,7 @@ const judgeZip: Handler = (name, args, _cmd, ctx) => {
 
 const judgeSort: Handler = (name, args, _cmd, ctx) => {
   for (let i = 0; i < args.length; i++) {
-    const t = args[i].text;
+    const t = args[i]!.text; // i < args.length
     const m = /^--compress-program(?:=(.*))?$/.exec(t);
     if (m) return commandOption(m[1] ?? args[i + 1]?.text ?? '', COMPRESSOR, ctx, `${name} --compress-program`);
   }
@@ -171,10 +171,11 @@ const judgeSort: Handler = (name, args, _cmd, ctx) => {
 
 const judgeMake: Handler = (name, args, _cmd, ctx) => {
   for (let i = 0; i < args.length; i++) {
-    const t = args[i].text;
+    const w = args[i]!; // i < args.length
+    const t = w.text;
     if (/^(--eval(=|$)|-E)/.test(t)) return found(ctx, 'inline-code', `${code(name + ' ' + t)} evaluates makefile text, whose recipes run commands, given on the command line`);
     const shell = /^(SHELL|\.SHELLFLAGS|MAKESHELL)=(.*)$/s.exec(t);
-    if (shell && !(shell[1] === 'SHELL' && isLiteral(args[i]) && SHELLS.includes(shell[2].split('/').pop()!))) return found(ctx, RUNS, `${code(name + ' ' + t)} makes every recipe run through that program`);
+    if (shell && !(shell[1] === 'SHELL' && isLiteral(w) && SHELLS.includes((shell[2] ?? '').split('/').pop()!))) return found(ctx, RUNS, `${code(name + ' ' + t)} makes every recipe run through that program`);
   }
   return null;
 };
@@ -194,11 +195,11 @@ const judgePackageRunner: Handler = (name, args, cmd, ctx) => {
   let rest = args;
   if (['npm', 'pnpm', 'yarn', 'bun'].includes(name)) {
     const sub = rest.findIndex((w) => !w.text.startsWith('-'));
-    if (sub < 0 || !['exec', 'x', 'dlx'].includes(rest[sub].text)) return null;
+    if (sub < 0 || !['exec', 'x', 'dlx'].includes(rest[sub]!.text)) return null;
     rest = rest.slice(sub + 1);
   }
   for (let i = 0; i < rest.length; i++) {
-    const t = rest[i].text;
+    const t = rest[i]!.text; // i < rest.length
     if (t === '-c' || t === '--call') {
       const body = rest[i + 1];
       if (!body || !isLiteral(body)) return found(ctx, DYNAMIC, `${code(name + ' ' + t)} runs a command only known at run time`);

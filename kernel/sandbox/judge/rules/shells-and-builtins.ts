@@ -52,7 +52,7 @@ export const judgeShell: Handler = (name, args, cmd, ctx) => {
   let fromStdin = false;
   let i = 0;
   for (; i < args.length; i++) {
-    const w = args[i];
+    const w = args[i]!; // i < args.length
     if (w.opaque || (w.text.startsWith('-') && !isLiteral(w))) return found(ctx, DYNAMIC, `${code(name)} with ${code(w.source)}, which may expand to anything at run time`);
     if (w.text === '--' || w.text === '-') {
       if (w.text === '-') fromStdin = true;
@@ -115,7 +115,7 @@ const judgeAlias: Handler = (name, args, _cmd, ctx) => {
 /** `hash -p PATH NAME`: later commands named NAME run PATH. */
 const judgeHash: Handler = (name, args, _cmd, ctx) => {
   for (let i = 0; i < args.length; i++) {
-    const t = args[i].text;
+    const t = args[i]!.text; // i < args.length
     if (!/^-[a-z]*p$/.test(t)) continue;
     const target = args[i + 1];
     const names = args.slice(i + 2);
@@ -129,8 +129,9 @@ const judgeHash: Handler = (name, args, _cmd, ctx) => {
 /** `trap 'CODE' SIGNALS…` runs CODE later. */
 const judgeTrap: Handler = (name, args, _cmd, ctx) => {
   const operands = args[0]?.text === '--' ? args.slice(1) : args.filter((w) => !/^-[lp]$/.test(w.text));
-  if (operands.length < 2 || operands[0].text === '-') return null;
-  return judgeCode(name, [operands[0]], ctx, name);
+  const body = operands[0];
+  if (operands.length < 2 || body === undefined || body.text === '-') return null;
+  return judgeCode(name, [body], ctx, name);
 };
 
 /** `enable -f LIB NAME` loads a builtin from a shared library: code the judge cannot see. */
@@ -158,21 +159,23 @@ const NAME_TAKERS: Record<string, { valued: RegExp; nameOptions: RegExp; names: 
 const judgeNameTaker: Handler = (name, args, _cmd, ctx) => {
   const key = name === 'readarray' ? 'mapfile' : ['typeset', 'local', 'readonly'].includes(name) ? 'declare' : name;
   const def = NAME_TAKERS[key];
+  if (def === undefined) throw new Error(`judge: ${name} is registered as a name taker without a definition`);
   const names: Word[] = [];
   let i = 0;
   for (; i < args.length; i++) {
-    const t = args[i].text;
+    const t = args[i]!.text; // i < args.length
     if (t === '--') {
       i++;
       break;
     }
     if (!t.startsWith('-') || t === '-') break;
-    if (key === 'mapfile' && /^-[a-zA-Z]*C$/.test(t) && args[i + 1]) {
-      const f = judgeCode(name + ' -C', [args[i + 1]], ctx, `${name} -C`); // the callback is shell code
+    const next = args[i + 1];
+    if (key === 'mapfile' && /^-[a-zA-Z]*C$/.test(t) && next) {
+      const f = judgeCode(name + ' -C', [next], ctx, `${name} -C`); // the callback is shell code
       if (f) return f;
     }
     if (def.valued.test(t)) {
-      if (def.nameOptions.test(t) && args[i + 1]) names.push(args[i + 1]);
+      if (def.nameOptions.test(t) && next) names.push(next);
       i++;
     }
   }
@@ -182,7 +185,7 @@ const judgeNameTaker: Handler = (name, args, _cmd, ctx) => {
   for (const w of names) {
     const f = checkNameArg(w, ctx, name);
     if (f) return f;
-    if (isLiteral(w)) ctx.scope.vars.set(w.text.split(/[[=]/)[0], { value: null, taint: false, runtime: true, evaluates: false });
+    if (isLiteral(w)) ctx.scope.vars.set(w.text.split(/[[=]/)[0] ?? '', { value: null, taint: false, runtime: true, evaluates: false });
   }
   return null;
 };
@@ -193,7 +196,7 @@ const judgeLet: Handler = (name, args, _cmd, ctx) => {
     const f = checkArithmeticText(isLiteral(w) ? w.text : '\u0000', ctx, `${code(name + ' ' + w.source)}`);
     if (f) return f;
     const target = /^([A-Za-z_][A-Za-z0-9_]*)\s*[-+*/%&|^]?=/.exec(w.text);
-    if (target) ctx.scope.vars.set(target[1], { value: null, taint: false, runtime: false, evaluates: false });
+    if (target?.[1] !== undefined) ctx.scope.vars.set(target[1], { value: null, taint: false, runtime: false, evaluates: false });
   }
   return null;
 };
@@ -201,8 +204,9 @@ const judgeLet: Handler = (name, args, _cmd, ctx) => {
 /** `test -v NAME`, `[ -v NAME ]`: NAME's subscript is evaluated. */
 const judgeTest: Handler = (name, args, _cmd, ctx) => {
   for (let i = 0; i < args.length - 1; i++) {
-    if (args[i].text !== '-v') continue;
-    const f = checkNameArg(args[i + 1], ctx, `${name} -v`);
+    const next = args[i + 1];
+    if (args[i]?.text !== '-v' || next === undefined) continue;
+    const f = checkNameArg(next, ctx, `${name} -v`);
     if (f) return f;
   }
   return null;

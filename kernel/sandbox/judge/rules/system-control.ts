@@ -20,14 +20,15 @@ const START_VERBS = new Set(['start', 'isolate', 'restart', 'try-restart', 'relo
 /** The power action a unit name stands for: `reboot.target`, `systemd-reboot.service`, `runlevel6.target`. */
 function unitAction(unit: string): string | undefined {
   const m = /^(?:systemd-)?([a-z0-9-]+)\.(target|service)$/.exec(unit);
-  return m ? POWER_VERBS[m[1]] : undefined;
+  const verb = m?.[1];
+  return verb === undefined ? undefined : POWER_VERBS[verb];
 }
 
 /** `systemctl poweroff`, `systemctl isolate reboot.target`, `systemctl start systemd-reboot.service`, `loginctl reboot`. */
 const judgeSystemctl: Handler = (name, args, _cmd, ctx) => {
   const operands: string[] = [];
   for (let i = 0; i < args.length; i++) {
-    const t = args[i].text;
+    const t = args[i]!.text; // i < args.length
     if (/^-[HMtpsnoP]$/.test(t)) i++; // an option that takes the next word as its value
     else if (!t.startsWith('-')) operands.push(t.toLowerCase());
   }
@@ -75,7 +76,7 @@ const judgeKill: Handler = (name, args, _cmd, ctx) => {
   let i = 0;
   let signalSeen = false;
   for (; i < args.length; i++) {
-    const t = args[i].text;
+    const t = args[i]!.text; // i < args.length
     if (t === '--') {
       i++;
       break;
@@ -105,7 +106,7 @@ const judgePkill: Handler = (name, args, _cmd, ctx) => {
   let byUser = false;
   const patterns: string[] = [];
   for (let i = 0; i < args.length; i++) {
-    const t = args[i].text;
+    const t = args[i]!.text; // i < args.length
     if (/^(-[uUGgstP]|--(euid|uid|group|pgroup|session|terminal|parent|user))$/.test(t)) {
       byUser = true;
       i++;

@@ -27,9 +27,10 @@ export function readFlag(w: Word, flags: Flags, shortRecursive: RegExp, longName
     return true;
   }
   if (t.startsWith('--')) {
-    const given = t.slice(2).split('=')[0];
+    const given = t.slice(2).split('=')[0] ?? ''; // split always returns one element
     const matches = Object.keys(longNames).filter((n) => given !== '' && n.startsWith(given));
-    const key = longNames[given] ?? (matches.length === 1 ? longNames[matches[0]] : undefined);
+    const only = matches.length === 1 ? matches[0] : undefined;
+    const key = longNames[given] ?? (only === undefined ? undefined : longNames[only]);
     if (key) flags[key] = true;
     return true;
   }

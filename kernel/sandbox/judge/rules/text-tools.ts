@@ -36,7 +36,7 @@ const judgeAwk: Handler = (name, args, _cmd, ctx) => {
     const why = /\bsystem\s*\(/.test(text) ? 'calls `system()`' : /\|\s*getline|\|&/.test(text) ? 'reads the output of a command' : /\bprintf?\b[^;{}\n]*[^|]\|[^|]/.test(text) ? 'pipes its output into a command' : /@load|\bextension\s*\(/.test(text) ? 'loads an extension' : null;
     if (why) return found(ctx, 'inline-code', `The ${code(name)} program ${code(p.source)} ${why}, running commands the judge cannot check`);
     for (const m of text.matchAll(/\bprintf?\b[^;{}\n]*?>>?\s*("([^"]*)"|[^\s;})]+)/g)) {
-      if (m[2] === undefined) return found(ctx, 'inline-code', `The ${code(name)} program writes to ${code(m[1])}, a file only known at run time`);
+      if (m[2] === undefined) return found(ctx, 'inline-code', `The ${code(name)} program writes to ${code(m[1] ?? '')}, a file only known at run time`);
       const f = programWrite(m[2], ctx, `The ${code(name)} program writes to`);
       if (f) return f;
     }
@@ -76,7 +76,7 @@ export function scanSed(s: string): SedScan {
     else if (s[i] === '/' || s[i] === '\\') {
       const d = s[i] === '\\' ? s[++i] : '/';
       i++;
-      if (!delimited(d)) return false;
+      if (d === undefined || !delimited(d)) return false;
       while (/[IM]/.test(s[i] ?? '')) i++;
     }
     return true;
@@ -99,14 +99,14 @@ export function scanSed(s: string): SedScan {
     else if (c === 'e') {
       out.exec = true;
       toEol();
-    } else if ('btT'.includes(c)) while (i < s.length && !/[;\n}]/.test(s[i])) i++;
+    } else if ('btT'.includes(c)) while (i < s.length && !/[;\n}]/.test(s[i] ?? '')) i++;
     else if ('lLqQv'.includes(c)) while (/[0-9 .]/.test(s[i] ?? '')) i++;
     else if (c === 's' || c === 'y') {
       const d = s[i++];
       if (d === undefined || d === '\n' || d === '\\' || !delimited(d) || !delimited(d)) return { ...out, unreadable: true };
       if (c === 'y') continue;
-      while (i < s.length && !/[;\n}]/.test(s[i])) {
-        const flag = s[i++];
+      while (i < s.length && !/[;\n}]/.test(s[i] ?? '')) {
+        const flag = s[i++] ?? ''; // i < s.length
         if (flag === 'e') out.exec = true;
         else if (flag === 'w') {
           out.writes.push(toEol());

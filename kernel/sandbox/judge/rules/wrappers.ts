@@ -94,6 +94,7 @@ const unknownOption = (ctx: Ctx, name: string, w: Word): Finding =>
 
 const judgeWrapper: Handler = (name, args, cmd, ctx) => {
   const def = WRAPPERS[name];
+  if (def === undefined) throw new Error(`judge: ${name} is registered as a wrapper without a definition`);
   const parsed = getopt(args, def.spec);
   if ('unknown' in parsed) return unknownOption(ctx, name, parsed.unknown);
   const user = def.userOptions?.find((o) => parsed.options.has(o));
@@ -182,12 +183,13 @@ const judgeWatch: Handler = (name, args, cmd, ctx) => {
 const judgeCapsh: Handler = (name, args, cmd, ctx) => {
   let shell = 'bash';
   for (let i = 0; i < args.length; i++) {
-    const t = args[i].text;
+    const w = args[i]!; // i < args.length
+    const t = w.text;
     if (t === '--') return judgeInner([syntheticWord(shell), ...args.slice(i + 1)], cmd, ctx, name);
     if (/^--(user|uid|gid)=/.test(t)) return found(ctx, 'su', `${code(name + ' ' + t)} runs a command as another user`);
     const sh = /^--shell=(.*)$/.exec(t);
     if (sh) shell = sh[1]!;
-    else if (!/^--[a-z-]+(=.*)?$/.test(t) || t === '==' || !isLiteral(args[i])) return unknownOption(ctx, name, args[i]);
+    else if (!/^--[a-z-]+(=.*)?$/.test(t) || t === '==' || !isLiteral(w)) return unknownOption(ctx, name, w);
   }
   return null;
 };
@@ -205,11 +207,12 @@ const BWRAP_ARGS: Record<string, number> = {
 };
 const judgeBwrap: Handler = (name, args, cmd, ctx) => {
   for (let i = 0; i < args.length; i++) {
-    const t = args[i].text;
+    const w = args[i]!; // i < args.length
+    const t = w.text;
     if (t === '--') return judgeInner(args.slice(i + 1), cmd, ctx, name);
     if (!t.startsWith('-')) return judgeInner(args.slice(i), cmd, ctx, name);
     const n = BWRAP_ARGS[t];
-    if (n === undefined || !isLiteral(args[i])) return unknownOption(ctx, name, args[i]);
+    if (n === undefined || !isLiteral(w)) return unknownOption(ctx, name, w);
     i += n;
   }
   return null;
