@@ -121,7 +121,7 @@ export function registerChatCommands(program: Command, ctx: CliContext): void {
         // Never from argv: arguments are visible to every process on the machine.
         apiKey = (await new Promise<string>((resolve) => {
           let s = '';
-          process.stdin.on('data', (d) => (s += d)).on('end', () => resolve(s));
+          process.stdin.on('data', (d: Buffer) => (s += d.toString('utf8'))).on('end', () => resolve(s));
         })).trim();
         if (!apiKey) throw ctx.usage('--api-key-stdin read an empty key');
       }
@@ -155,7 +155,9 @@ export function registerChatCommands(program: Command, ctx: CliContext): void {
       const list = settings.list().map((c) => describeProvider(c, active));
       if (o.json) return void process.stdout.write(JSON.stringify(list) + '\n');
       if (!list.length) return void process.stdout.write('No providers configured (memo provider add).\n');
-      for (const p of list) process.stdout.write(`${p.active ? '*' : ' '} ${p.name}  ${p.kind}${p.preset ? `/${p.preset}` : ''}  ${p.model ?? '-'}  ${p.baseUrl ?? ''}  key: ${p.apiKey}\n`);
+      // describeProvider's fields are strings or absent; anything else is shown as JSON rather than [object Object].
+      const text = (v: unknown, absent = ''): string => (v === undefined || v === null ? absent : typeof v === 'string' ? v : JSON.stringify(v));
+      for (const p of list) process.stdout.write(`${p.active ? '*' : ' '} ${text(p.name)}  ${text(p.kind)}${p.preset ? `/${text(p.preset)}` : ''}  ${text(p.model, '-')}  ${text(p.baseUrl)}  key: ${text(p.apiKey)}\n`);
     });
   provider
     .command('remove <name>')

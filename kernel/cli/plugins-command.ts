@@ -1,0 +1,133 @@
+/** `memo plugins list|info|enable|disable|config`: the tool packs found, and their settings. */
+import * as path from 'node:path';
+import type { Command } from 'commander';
+import { isMemoError } from '../errors.js';
+import { StderrLogger } from '../logger.js';
+import { DenyingPrompter } from '../permissions/prompter.js';
+import { listPackDirs, readManifest } from '../packs/pack-loader.js';
+import type { PackManifest } from '../packs/manifest.js';
+import { PackSettings, resolveConfig } from '../packs/pack-settings.js';
+import { NotFound, print, table, UsageError, type Cli } from './context.js';
+
+function knownPackIds(cli: Cli): string[] {
+  return listPackDirs(cli.packFolders()).map((f) => path.basename(f.dir));
+}
+
+function manifestOf(cli: Cli, id: string): PackManifest {
+  const folder = listPackDirs(cli.packFolders()).find((f) => path.basename(f.dir) === id);
+  if (!folder) throw new NotFound(`There is no pack "${id}".`);
+  try {
+    return readManifest(folder.dir);
+  } catch (err) {
+    throw new NotFound(`Pack "${id}" ${(err as Error).message}.`);
+  }
+}
+
+function parseValue(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}
+
+function setPath(target: Record<string, unknown>, dotted: string, value: unknown): void {
+  const keys = dotted.split('.');
+  let obj = target;
+  for (const k of keys.slice(0, -1)) {
+    if (typeof obj[k] !== 'object' || obj[k] === null) obj[k] = {};
+    obj = obj[k] as Record<string, unknown>;
+  }
+  obj[keys.at(-1)!] = value;
+}
+
+export function registerPluginsCommands(program: Command, cli: Cli): void {
+  const plugins = program.command('plugins').description('tool packs: list, inspect, enable, disable, configure');
+  plugins
+    .command('list')
+    .description('every pack found, loaded or skipped (with the reason)')
+    .option('--json', 'print JSON')
+    .action(async (opts: { json?: boolean }) => {
+      const kernel = await cli.boot(new DenyingPrompter());
+      const list = kernel.packs.list().map((p) => ({
+        id: p.id,
+        name: p.manifest?.name ?? p.id,
+        version: p.manifest?.version ?? null,
+        source: p.source,
+        enabled: p.enabled,
+        tools: p.manifest?.tools.length ?? 0,
+        status: p.status,
+        ...(p.error ? { error: p.error } : {}),
+        dir: p.dir,
+      }));
+      await kernel.shutdown();
+      if (opts.json) return print(list);
+      if (list.length === 0) return void process.stdout.write('No packs found.\n');
+      process.stdout.write(
+        table([
+          ['PACK', 'VERSION', 'SOURCE', 'ENABLED', 'TOOLS', 'STATUS'],
+          ...list.map((p) => [p.id, p.version ?? '-', p.source, p.enabled ? 'yes' : 'no', String(p.tools), p.status === 'loaded' ? 'loaded' : `failed: ${p.error}`]),
+        ]),
+      );
+    });
+  plugins
+    .command('info <id>')
+    .description("a pack's tools with their danger levels and schemas, its settings and status")
+    .option('--json', 'print JSON')
+    .action(async (id: string, opts: { json?: boolean }) => {
+      const kernel = await cli.boot(new DenyingPrompter());
+      const state = kernel.packs.get(id);
+      const config = kernel.packs.config(id) ?? null;
+      await kernel.shutdown();
+      if (!state) throw new NotFound(`There is no pack "${id}".`);
+      const info = { id, status: state.status, ...(state.error ? { error: state.error } : {}), enabled: state.enabled, source: state.source, dir: state.dir, manifest: state.manifest ?? null, config };
+      if (opts.json) return print(info);
+      const m = state.manifest;
+      let out = `${id}${m ? ` ${m.version}: ${m.name}` : ''} (${state.source}, ${state.enabled ? 'enabled' : 'disabled'}, ${state.status}${state.error ? `: ${state.error}` : ''})\n`;
+      if (m) {
+        out += `${m.description}\n\nTools:\n`;
+        for (const t of m.tools) out += `  ${t.name}  [${t.danger}, ${t.effect}${t.confirm ? ', asks every time' : ''}]\n    ${t.description}\n    parameters: ${JSON.stringify(t.parameters)}\n`;
+        if (m.config) out += `\nSettings schema: ${JSON.stringify(m.config)}\nSettings: ${JSON.stringify(config)}\n`;
+      }
+      process.stdout.write(out);
+    });
+  for (const [verb, enabled] of [['enable', true], ['disable', false]] as const) {
+    plugins
+      .command(`${verb} <id>`)
+      .description(`${verb} a pack (persists in data/packs.json; a running kernel applies it at once)`)
+      .action((id: string) => {
+        const known = knownPackIds(cli);
+        if (!known.includes(id)) throw new NotFound(`There is no pack "${id}"${known.length ? ` (packs: ${known.join(', ')})` : ''}.`);
+        const settings = new PackSettings(path.join(cli.dataDir(), 'packs.json'), new StderrLogger());
+        settings.setEnabled(id, enabled);
+        process.stdout.write(`${enabled ? 'Enabled' : 'Disabled'} ${id}.\n`);
+      });
+  }
+  plugins
+    .command('config <id> [settings...]')
+    .description("show a pack's settings, or set them: key=value (value as JSON when it parses, else text)")
+    .option('--json', 'print JSON')
+    .action((id: string, pairs: string[], opts: { json?: boolean }) => {
+      const manifest = manifestOf(cli, id);
+      const settings = new PackSettings(path.join(cli.dataDir(), 'packs.json'), new StderrLogger());
+      let current: Record<string, unknown>;
+      if (pairs.length === 0) {
+        current = resolveConfig(id, manifest.config, settings.storedConfig(id));
+      } else {
+        const changes: Record<string, unknown> = {};
+        for (const pair of pairs) {
+          const eq = pair.indexOf('=');
+          if (eq <= 0) throw new UsageError(`settings are key=value pairs, got "${pair}"`);
+          setPath(changes, pair.slice(0, eq), parseValue(pair.slice(eq + 1)));
+        }
+        try {
+          current = settings.setConfig(id, manifest.config, changes);
+        } catch (err) {
+          if (isMemoError(err)) throw new NotFound(err.message);
+          throw err;
+        }
+      }
+      if (opts.json) return print(current);
+      process.stdout.write(JSON.stringify(current, null, 2) + '\n');
+    });
+}

@@ -1,0 +1,132 @@
+/** `memo serve`: the long-running host: the kernel with its packs, served over MCP (HTTP or stdio). */
+import type { Command } from 'commander';
+import type { Kernel } from '../kernel.js';
+import { StderrLogger } from '../logger.js';
+import { DenyingPrompter } from '../permissions/prompter.js';
+import { isLoopbackAddress } from '../mcp/auth.js';
+// The MCP server modules load the SDK (about 0.3 s): only `memo serve` imports them, on demand.
+import type { McpHttpEndpoint, McpHttpEndpointOptions } from '../mcp/mcp-http-server.js';
+import { DEFAULT_IDLE_TIMEOUT_MS, DEFAULT_MAX_SESSIONS } from '../mcp/defaults.js';
+import { NotFound, print, UsageError, type Cli } from './context.js';
+
+interface ServeOptions {
+  json?: boolean;
+  stdio?: boolean;
+  port?: string;
+  host?: string;
+  allowRemote?: boolean;
+  idleTimeout: string;
+  maxSessions: string;
+}
+
+/** Checks serve's options before anything boots: a bad one is a usage error (exit 2). */
+function serveEndpointOptions(opts: ServeOptions): McpHttpEndpointOptions & { host: string } {
+  const out: McpHttpEndpointOptions & { host: string } = { host: opts.host ?? '127.0.0.1', allowRemote: opts.allowRemote === true };
+  if (opts.port !== undefined) {
+    const port = Number(opts.port);
+    if (!/^\d+$/.test(opts.port) || port > 65535) throw new UsageError('--port must be a whole number from 0 to 65535');
+    out.port = port;
+  }
+  const idle = Number(opts.idleTimeout);
+  if (!Number.isFinite(idle) || idle <= 0) throw new UsageError('--idle-timeout must be a positive number of seconds');
+  out.idleTimeoutMs = idle * 1000;
+  const max = Number(opts.maxSessions);
+  if (!Number.isInteger(max) || max < 1) throw new UsageError('--max-sessions must be a whole number of at least 1');
+  out.maxSessions = max;
+  if (!opts.stdio && !isLoopbackAddress(out.host) && !out.allowRemote) {
+    throw new UsageError(
+      `refusing to serve MCP on ${out.host}: memo serve binds to loopback only, because anyone who reaches the endpoint with the token can use every read tool, and over plain HTTP the token crosses the network in clear text. Pass --allow-remote to bind there anyway.`,
+    );
+  }
+  return out;
+}
+
+/** What memo serve prints for a person: the URL, the token, and client configs to paste. */
+function serveBanner(url: string, token: string, remote: boolean): string {
+  const http = { mcpServers: { memo: { type: 'http', url, headers: { Authorization: `Bearer ${token}` } } } };
+  const viaRemote = { mcpServers: { memo: { command: 'npx', args: ['-y', 'mcp-remote', url, '--header', 'Authorization:${MEMO_AUTH}'], env: { MEMO_AUTH: `Bearer ${token}` } } } };
+  return (
+    `MCP endpoint (Streamable HTTP, ${remote ? 'REMOTE ACCESS ALLOWED' : 'loopback only'})\n  url:   ${url}\n  token: ${token}\n` +
+    `\nClient config (Cursor, Claude Code, and VS Code under "servers" instead of "mcpServers"):\n${JSON.stringify(http, null, 2)}\n` +
+    `\nStdio-only clients (Claude Desktop) through mcp-remote:\n${JSON.stringify(viaRemote, null, 2)}\n` +
+    `\nExternal clients may run read tools only. Rotate the token with kill -HUP ${process.pid} or POST ${url}/rotate-token.\nStop with Ctrl-C.\n`
+  );
+}
+
+export function registerServeCommand(program: Command, cli: Cli): void {
+  program
+    .command('serve')
+    .description('run the kernel with the default packs and serve its tools over MCP (Streamable HTTP on loopback, or --stdio) until stopped')
+    .option('--json', 'print one JSON line {"url","token","pid",...} for supervisors instead of text (and a new line after each rotation)')
+    .option('--stdio', 'serve MCP over stdin/stdout instead of HTTP (logs go to stderr; stdout carries only the protocol)')
+    .option('--port <n>', 'HTTP port (default: a random free port)')
+    .option('--host <addr>', 'interface to bind (default 127.0.0.1; anything else needs --allow-remote)')
+    .option('--allow-remote', 'allow binding to a non-loopback interface (the token then crosses the network in clear text)')
+    .option('--idle-timeout <seconds>', 'close an MCP session after this long without requests', String(DEFAULT_IDLE_TIMEOUT_MS / 1000))
+    .option('--max-sessions <n>', 'most MCP sessions at once; more get 503', String(DEFAULT_MAX_SESSIONS))
+    .action(async (opts: ServeOptions) => {
+      const { McpHttpEndpoint } = await import('../mcp/mcp-http-server.js');
+      const { McpStdioServer, reserveStdoutForProtocol, takeWriteCapabilityFromEnv } = await import('../mcp/mcp-stdio.js');
+      // Read once, then gone from the environment: nothing the kernel spawns inherits it.
+      const capability = takeWriteCapabilityFromEnv();
+      const endpointOptions = serveEndpointOptions(opts);
+      // Handlers first: a supervisor may send SIGTERM (or SIGHUP) the moment it reads the ready line.
+      const stopped = new Promise<void>((resolve) => {
+        process.once('SIGINT', resolve);
+        process.once('SIGTERM', resolve);
+      });
+      let onRotate = () => {};
+      const onHup = () => onRotate();
+      // SIGHUP rotates the HTTP token; over stdio there is no token, so a hangup keeps its default meaning.
+      if (!opts.stdio) process.on('SIGHUP', onHup);
+      // Nothing else holds the event loop open yet; this does until a signal arrives.
+      const keepAlive = setInterval(() => {}, 1 << 30);
+      const stdout = opts.stdio ? reserveStdoutForProtocol() : undefined;
+      const logger = new StderrLogger();
+      let kernel: Kernel | undefined;
+      let endpoint: McpHttpEndpoint | undefined;
+      try {
+        kernel = await cli.boot(new DenyingPrompter('memo serve has nobody to ask; store a decision with memo tools call --approve allow-forever'), false);
+        await kernel.watch();
+        const toolCount = kernel.registry.list().length;
+        if (opts.stdio) {
+          const stdio = new McpStdioServer(kernel, { stdout: stdout!, logger, ...(capability ? { capability } : {}) });
+          await stdio.start();
+          logger.info(`serving ${toolCount} tools over MCP stdio (pid ${process.pid})`);
+          await Promise.race([stopped, stdio.closed]);
+          await stdio.close();
+          return;
+        }
+        endpoint = new McpHttpEndpoint(kernel, { ...endpointOptions, logger });
+        try {
+          await endpoint.start();
+        } catch (err) {
+          throw new NotFound(`cannot listen on ${endpointOptions.host}:${endpointOptions.port ?? 0} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
+        }
+        const ep = endpoint;
+        const k = kernel;
+        const remote = !isLoopbackAddress(endpointOptions.host);
+        if (remote) logger.warn(`the MCP endpoint listens on ${endpointOptions.host} (--allow-remote): anyone who can reach it with the token can use the read tools, and plain HTTP does not protect the token in transit`);
+        const info = () => ({ url: ep.url, token: ep.token, pid: process.pid, root: k.config.root, data: k.config.dataDir, tools: k.registry.list().length });
+        onRotate = () => {
+          ep.rotateToken();
+          if (opts.json) print(info());
+          else process.stdout.write(`Token rotated; the old one no longer works. New token: ${ep.token}\n`);
+        };
+        if (opts.json) print(info());
+        else {
+          const names = kernel.packs.list().map((p) => `${p.id}${p.status === 'failed' ? ' (skipped)' : p.enabled ? '' : ' (disabled)'}`).join(', ');
+          process.stdout.write(
+            `Memo kernel running (pid ${process.pid})\n  root:  ${kernel.config.root}\n  data:  ${kernel.config.dataDir}\n  packs: ${names || 'none'} (watching ${cli.packFolders().map((f) => f.dir).join(', ')})\n  tools: ${toolCount}\n` +
+              serveBanner(ep.url, ep.token, remote),
+          );
+        }
+        await stopped;
+      } finally {
+        process.off('SIGHUP', onHup);
+        clearInterval(keepAlive);
+        await endpoint?.close();
+        await kernel?.shutdown();
+      }
+    });
+}

@@ -1,0 +1,27 @@
+/** `memo shell check`: the command judge's verdict on a command, without running it. */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import type { Command } from 'commander';
+import { kernelState } from '../kernel.js';
+import { CommandJudge } from '../sandbox/command-judge.js';
+import { print, type Cli } from './context.js';
+
+export function registerShellCommands(program: Command, cli: Cli): void {
+  program
+    .command('shell')
+    .description('the shell command judge')
+    .command('check <command>')
+    .description('judge a command without running it, as run_command would in --root (exit 0 allowed, 1 blocked, 3 ask: always asked, never covered by a standing approval)')
+    .option('--json', 'print {"verdict","rule","reason"}')
+    .action(async (command: string, opts: { json?: boolean }) => {
+      // The same kernel state a kernel on this data folder protects, so `cat data/providers.json` is judged as it would be.
+      const state = kernelState(cli.dataDir());
+      for (const f of cli.packFolders()) state.add(f.dir, 'a pack folder');
+      for (const f of cli.skillFolders()) state.add(f.dir, 'a skill folder');
+      const cwd = fs.realpathSync(path.resolve(cli.g().root ?? process.cwd()));
+      const verdict = await new CommandJudge(state).judge(command, { cwd });
+      if (opts.json) print(verdict);
+      else process.stdout.write(`${verdict.verdict.toUpperCase()}${verdict.rule ? ` (${verdict.rule})` : ''}: ${verdict.reason}\n`);
+      cli.setExit(verdict.verdict === 'allowed' ? 0 : verdict.verdict === 'ask' ? 3 : 1);
+    });
+}
