@@ -3,6 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { CommandJudge } from '../../../../kernel/sandbox/command-judge.js';
 import { KernelState } from '../../../../kernel/sandbox/kernel-state.js';
+import { nth } from '../../../helpers/nth.js';
 
 /** The three layouts: default `./data`, `--data` elsewhere inside the root, `--data` outside the root. */
 interface Layout {
@@ -37,34 +38,35 @@ beforeAll(() => {
 
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 
-/** Commands that reach the data folder, `D` standing for its spelling from the root. */
+/** Commands that reach the data folder, `{D}` standing for its spelling from the root, `{S}` for it from `src/`. */
 const REACHING: readonly string[] = [
-  'cat D/providers.json',
-  'less D/permissions.json',
-  'cp evil.js D/packs/x/index.js',
-  'echo "{}" > D/permissions.json',
-  'echo x >> D/agent-audit.jsonl',
-  'cd D && ls',
-  'cd D; cat providers.json',
-  'X=D/providers.json; cat "$X"',
-  'node app.js --config=D/settings.json',
-  'cd src && cat S/providers.json',
-  'tar czf out.tgz D',
-  "sh -c 'cat D/providers.json'",
-  'grep -r key D',
-  'ln -s D/packs p',
+  'cat {D}/providers.json',
+  'less {D}/permissions.json',
+  'cp evil.js {D}/packs/x/index.js',
+  'echo "{}" > {D}/permissions.json',
+  'echo x >> {D}/agent-audit.jsonl',
+  'cd {D} && ls',
+  'cd {D}; cat providers.json',
+  'X={D}/providers.json; cat "$X"',
+  'node app.js --config={D}/settings.json',
+  'cd src && cat {S}/providers.json',
+  'tar czf out.tgz {D}',
+  "sh -c 'cat {D}/providers.json'",
+  'grep -r key {D}',
+  'ln -s {D}/packs p',
   'cat link/providers.json',
   'rm -rf link/packs',
-  'mv D /tmp/gone',
-  'rsync -a evil/ D/packs/',
-  'find D -name "*.json"',
-  'PATH=D/bin:$PATH ls',
+  'mv {D} /tmp/gone',
+  'rsync -a evil/ {D}/packs/',
+  'find {D} -name "*.json"',
+  'PATH={D}/bin:$PATH ls',
 ];
 
 describe('kernel-state rule', () => {
   it.each(REACHING)('refuses %j in every layout', async (template) => {
     for (const l of layouts) {
-      const command = template.replaceAll('S', l.inside ? `../${l.data}` : l.data).replaceAll('D', l.data);
+      // Placeholders in braces: a temporary folder's random name may hold any letter.
+      const command = template.replaceAll('{S}', l.inside ? `../${l.data}` : l.data).replaceAll('{D}', l.data);
       const v = await l.judge.judge(command, { cwd: l.root });
       expect({ layout: l.name, command, verdict: v.verdict, rule: v.rule }).toEqual({ layout: l.name, command, verdict: 'blocked', rule: 'kernel-state' });
       expect(v.reason).toMatch(/^kernel-state: .*the data folder/);
@@ -82,12 +84,12 @@ describe('kernel-state rule', () => {
     ['find . -name "*.json" -delete'],
     ['chmod -R u+w .'],
   ])('refuses %j, which reaches the data folder inside the root by another spelling', async (command) => {
-    const l = layouts[0];
+    const l = nth(layouts, 0);
     await expect(l.judge.judge(command, { cwd: l.root })).resolves.toMatchObject({ verdict: 'blocked', rule: 'kernel-state' });
   });
 
   it('refuses writes into a folder closed only to changes, and lets reads of it through', async () => {
-    const l = layouts[0];
+    const l = nth(layouts, 0);
     await expect(l.judge.judge('cp evil.js plugins/fs-tools/index.js', { cwd: l.root })).resolves.toMatchObject({ verdict: 'blocked', rule: 'kernel-state' });
     await expect(l.judge.judge('echo x > plugins/fs-tools/x.js', { cwd: l.root })).resolves.toMatchObject({ verdict: 'blocked', rule: 'kernel-state' });
     await expect(l.judge.judge('cat plugins/fs-tools/index.js', { cwd: l.root })).resolves.toMatchObject({ verdict: 'allowed' });
@@ -102,21 +104,21 @@ describe('kernel-state rule', () => {
   });
 
   it('reads the real working directory from the caller: from another folder, `data/` names something else', async () => {
-    const l = layouts[0];
+    const l = nth(layouts, 0);
     await expect(l.judge.judge('cat data/providers.json', { cwd: path.join(l.root, 'src') })).resolves.toMatchObject({ verdict: 'allowed' });
     await expect(l.judge.judge(`cat ${path.join(l.root, 'data', 'providers.json')}`, { cwd: path.join(l.root, 'src') })).resolves.toMatchObject({ verdict: 'blocked', rule: 'kernel-state' });
   });
 
   it('never fires without kernel state', async () => {
     const plain = new CommandJudge();
-    const l = layouts[0];
+    const l = nth(layouts, 0);
     for (const command of ['cat data/providers.json', 'cd data && ls', 'X=data/k', 'git clean -fdx']) {
       await expect(plain.judge(command, { cwd: l.root })).resolves.toMatchObject({ verdict: 'allowed' });
     }
   });
 
   it('reads the search pattern of grep and the words of echo as text, not paths, but still the paths after them', async () => {
-    const l = layouts[0];
+    const l = nth(layouts, 0);
     for (const command of ['grep -rn data src', 'rg data', 'grep -- data src', 'echo data', 'printf "%s\\n" data']) {
       await expect(l.judge.judge(command, { cwd: l.root }).then((v) => [command, v.verdict])).resolves.toEqual([command, 'allowed']);
     }
