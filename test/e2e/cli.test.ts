@@ -183,7 +183,7 @@ describe('memo CLI', () => {
         let buf = '';
         child.stdout.on('data', (d) => {
           buf += d;
-          if (buf.includes('\n')) resolve(buf.split('\n')[0]);
+          if (buf.includes('\n')) resolve(buf.slice(0, buf.indexOf('\n')));
         });
         child.on('exit', () => reject(new Error(`exited early: ${buf}`)));
       });

@@ -61,8 +61,13 @@ export class KernelHost {
 
   /** Waits for the n-th registry event (1-based) overall. */
   async event(n: number): Promise<{ event: string; pack: string; tools: string[] }> {
-    if (this.events.length >= n) return this.events[n - 1];
-    return this.waitFor(() => this.events.length >= n).then(() => this.events[n - 1]);
+    const nth = (): { event: string; pack: string; tools: string[] } => {
+      const e = this.events[n - 1];
+      if (e === undefined) throw new Error(`no registry event #${n}`);
+      return e;
+    };
+    if (this.events.length >= n) return nth();
+    return this.waitFor(() => this.events.length >= n).then(nth);
   }
 
   async request(op: string, extra: Record<string, unknown> = {}): Promise<any> {

@@ -300,14 +300,14 @@ export function tinyGguf(options: TinyGgufOptions = {}): Buffer {
     for (const d of t.dims) w.u64(d);
     w.u32(GGML_F32);
     w.u64(offset);
-    offset += sizes[i];
+    offset += sizes[i]!; // one size per tensor
     offset += (ALIGNMENT - (offset % ALIGNMENT)) % ALIGNMENT;
   });
   w.pad(ALIGNMENT);
   tensors.forEach((t, i) => {
-    const count = sizes[i] / 4;
+    const count = sizes[i]! / 4; // one size per tensor
     // Norm weights are 1 (plain RMS norm); the rest uniform in ±1/sqrt(row length).
-    const scale = 1 / Math.sqrt(t.dims[0]);
+    const scale = 1 / Math.sqrt(t.dims[0] ?? NaN);
     for (let k = 0; k < count; k++) w.f32(t.norm ? 1 : (rand() * 2 - 1) * scale);
     w.pad(ALIGNMENT);
   });

@@ -3,6 +3,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { AuditLog, verifyAuditFile } from '../../kernel/audit/audit-log.js';
 import { auditTempDir, compileAuditModules, lines, record, removeTempDirs, writeLines, writeLog } from './audit/helpers.js';
+import { nth } from '../helpers/nth.js';
 
 describe('the audit log', () => {
   afterEach(removeTempDirs);
@@ -13,7 +14,7 @@ describe('the audit log', () => {
     log.open();
     const tail = log.tail();
     expect(tail).toHaveLength(1000);
-    expect(tail[0].seq).toBe(206);
+    expect(tail[0]?.seq).toBe(206);
     expect(tail.at(-1)!.seq).toBe(1205);
     log.append(record(1206));
     log.close();
@@ -40,13 +41,13 @@ describe('the audit log', () => {
     // The torn fragment (line 6) is followed by the kernel's torn-tail-recovered event (#6), then the new entry (#7).
     expect(report).toMatchObject({ ok: true, entries: 6, events: 1, lastSeq: 7, torn: [6] });
     expect(lines(file)).toHaveLength(8);
-    expect(JSON.parse(lines(file)[6])).toMatchObject({ seq: 6, event: 'torn-tail-recovered', torn: true });
+    expect(JSON.parse(nth(lines(file), 6))).toMatchObject({ seq: 6, event: 'torn-tail-recovered', torn: true });
   });
 
   it('reports the line that was altered', () => {
     const file = writeLog(6);
     const ls = lines(file);
-    ls[2] = ls[2].replace('"f3.txt"', '"other.txt"');
+    ls[2] = nth(ls, 2).replace('"f3.txt"', '"other.txt"');
     writeLines(file, ls);
     expect(verifyAuditFile(file)).toMatchObject({ ok: false, problem: { line: 3, kind: 'altered' } });
   });
@@ -55,7 +56,7 @@ describe('the audit log', () => {
     const file = writeLog(6);
     const ls = lines(file);
     const { createHash } = await import('node:crypto');
-    const entry = JSON.parse(ls[2]);
+    const entry = JSON.parse(nth(ls, 2));
     entry.summary = 'forged';
     delete entry.hash;
     const body = JSON.stringify(entry);
@@ -76,7 +77,7 @@ describe('the audit log', () => {
   it('reports an inserted copy of a line', () => {
     const file = writeLog(6);
     const ls = lines(file);
-    ls.splice(4, 0, ls[1]);
+    ls.splice(4, 0, nth(ls, 1));
     writeLines(file, ls);
     expect(verifyAuditFile(file).ok).toBe(false);
     expect(verifyAuditFile(file).problem!.line).toBe(5);

@@ -1,6 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { makeKernel, tempDir, type Fixture } from '../helpers/kernel-fixture.js';
+import { nth } from '../helpers/nth.js';
 
 function writePack(base: string, id: string, manifest: Record<string, unknown> | string, code: string) {
   const dir = path.join(base, id);
@@ -38,15 +39,15 @@ describe('loading packs from folders', () => {
     fx = makeKernel({ packs: [] });
     const statuses = await fx.kernel.loadPacks([{ dir: base, source: 'extra' }]);
     const by = Object.fromEntries(statuses.map((s) => [s.id, s]));
-    expect(by.good.status).toBe('loaded');
-    expect(by['bad-json'].error).toMatch(/not valid JSON/);
-    expect(by['bad-schema'].error).toMatch(/version must match pattern/);
-    expect(by['wrong-folder'].error).toMatch(/id "other-id" but the folder is "wrong-folder"/);
-    expect(by['missing-handler'].error).toMatch(/no handler for t4; handlers not declared in plugin.json: t5/);
-    expect(by.throws.error).toMatch(/kaboom at load/);
-    expect(by['later-duplicate'].error).toMatch(/already provided by pack "good"/);
-    expect(by['no-export'].error).toMatch(/does not export "tools"/);
-    expect(by['no-manifest'].error).toMatch(/has no plugin.json/);
+    expect(by.good?.status).toBe('loaded');
+    expect(by['bad-json']?.error).toMatch(/not valid JSON/);
+    expect(by['bad-schema']?.error).toMatch(/version must match pattern/);
+    expect(by['wrong-folder']?.error).toMatch(/id "other-id" but the folder is "wrong-folder"/);
+    expect(by['missing-handler']?.error).toMatch(/no handler for t4; handlers not declared in plugin.json: t5/);
+    expect(by.throws?.error).toMatch(/kaboom at load/);
+    expect(by['later-duplicate']?.error).toMatch(/already provided by pack "good"/);
+    expect(by['no-export']?.error).toMatch(/does not export "tools"/);
+    expect(by['no-manifest']?.error).toMatch(/has no plugin.json/);
     expect(fx.kernel.registry.list().filter((t) => t.pack.source === 'extra').map((t) => t.spec.name)).toEqual(['good_tool']);
     expect((await fx.kernel.invoke({ tool: 'good_tool', args: {}, caller: { kind: 'cli' } })).ok).toBe(true);
     expect(fx.logger.lines.filter((l) => l.level === 'warn')).toHaveLength(8);
@@ -56,7 +57,7 @@ describe('loading packs from folders', () => {
     const base = tempDir('memo-packs-');
     writePack(base, 'escape', manifest('escape', ['t'], { main: '../other/index.js' }), 'export const tools = { t: () => 1 };');
     fx = makeKernel({ packs: [] });
-    const [status] = await fx.kernel.loadPacks([{ dir: base, source: 'extra' }]);
+    const status = nth(await fx.kernel.loadPacks([{ dir: base, source: 'extra' }]), 0);
     expect(status.status).toBe('failed');
     expect(status.error).toMatch(/main must match pattern/);
   });

@@ -187,7 +187,7 @@ describe('the permission gate', () => {
     });
     fx.prompter.answer('allow-once');
     await fx.kernel.invoke({ tool: 'set_secret', args: { token: 'abcd1234secret', file: 'a.txt' }, caller: { kind: 'agent' } });
-    expect(fx.prompter.asked[0].args).toEqual({ token: '[masked]', file: 'a.txt' });
-    expect(fx.prompter.asked[0].preview).toEqual({ kind: 'diff', text: '--- a.txt\n+++ a.txt\n' });
+    expect(fx.prompter.asked[0]?.args).toEqual({ token: '[masked]', file: 'a.txt' });
+    expect(fx.prompter.asked[0]?.preview).toEqual({ kind: 'diff', text: '--- a.txt\n+++ a.txt\n' });
   });
 });

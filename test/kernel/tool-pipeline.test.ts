@@ -102,7 +102,7 @@ describe('the invocation pipeline', () => {
     fx.prompter.setFallback('allow-once');
     const cap = fx.kernel.capabilities.mint('conv-9');
     await fx.kernel.invoke({ tool: 'echo_medium', args: {}, caller: { kind: 'mcp', id: 'client', capability: cap } });
-    expect(fx.prompter.asked[0].caller).toEqual({ kind: 'mcp', id: 'client', conversationId: 'conv-9' });
+    expect(fx.prompter.asked[0]?.caller).toEqual({ kind: 'mcp', id: 'client', conversationId: 'conv-9' });
     expect(JSON.stringify(fx.prompter.asked[0])).not.toContain(cap);
   });
 
@@ -237,8 +237,8 @@ describe('the invocation pipeline', () => {
       ['echo_safe', 'none', 'error'],
     ]);
     expect(lines[0]).toMatchObject({ caller: { kind: 'cli', id: 'tester' }, pack: 'echo-pack', args: { text: 'a' } });
-    expect(lines[1].caller.conversationId).toBe('c1');
-    expect(typeof lines[0].durationMs).toBe('number');
+    expect(lines[1]?.caller.conversationId).toBe('c1');
+    expect(typeof lines[0]?.durationMs).toBe('number');
   });
 
   it('keeps secrets out of the audit line, the error message and the summary', async () => {

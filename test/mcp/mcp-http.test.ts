@@ -7,6 +7,7 @@ import { MemoryLogger } from '../../kernel/logger.js';
 import type { ToolContext } from '../../kernel/tools/contract.js';
 import { makeKernel, type Fixture } from '../helpers/kernel-fixture.js';
 import { connect, deferred, eventually, FIXTURE_PACKS, raw, rawInitialize, type Connected } from './mcp-helpers.js';
+import { nth } from '../helpers/nth.js';
 
 const slowGate = deferred();
 const slowStarted = deferred();
@@ -98,11 +99,11 @@ describe('MCP over Streamable HTTP (in-process endpoint around a real kernel)', 
     const { tools } = await c.listTools();
     const by = Object.fromEntries(tools.map((t) => [t.name, t]));
     expect(Object.keys(by)).toEqual(expect.arrayContaining(['echo', 'note_write', 'note_delete', 'echo_safe', 'echo_dangerous', 'list_skills']));
-    expect(by.echo.inputSchema).toEqual({ type: 'object', properties: { text: { type: 'string' } }, required: ['text'], additionalProperties: false });
-    expect(by.echo.annotations).toEqual({ readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false });
-    expect(by.note_write.annotations).toEqual({ readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false });
-    expect(by.echo_dangerous.annotations).toMatchObject({ readOnlyHint: false, destructiveHint: true });
-    expect(by.note_delete.annotations).toMatchObject({ readOnlyHint: false, destructiveHint: true, idempotentHint: false });
+    expect(by.echo?.inputSchema).toEqual({ type: 'object', properties: { text: { type: 'string' } }, required: ['text'], additionalProperties: false });
+    expect(by.echo?.annotations).toEqual({ readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false });
+    expect(by.note_write?.annotations).toEqual({ readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false });
+    expect(by.echo_dangerous?.annotations).toMatchObject({ readOnlyHint: false, destructiveHint: true });
+    expect(by.note_delete?.annotations).toMatchObject({ readOnlyHint: false, destructiveHint: true, idempotentHint: false });
   });
 
   it('marks tools of web-facing packs and web_* tools as open-world', async () => {
@@ -304,7 +305,7 @@ describe('MCP over Streamable HTTP (in-process endpoint around a real kernel)', 
   it('serves 50 concurrent sessions while one of them waits on a slow call', async () => {
     const sessions = await Promise.all(Array.from({ length: 50 }, (_, i) => client({ name: `client-${i}` })));
     let slowDone = false;
-    const slow = sessions[0].client.callTool({ name: 'wait_gate', arguments: {} }).then((r) => {
+    const slow = nth(sessions, 0).client.callTool({ name: 'wait_gate', arguments: {} }).then((r) => {
       slowDone = true;
       return r as CallToolResult;
     });
@@ -330,7 +331,7 @@ describe('MCP over Streamable HTTP (in-process endpoint around a real kernel)', 
 
   it('forwards ctx.progress() as notifications/progress when the call has a progress token', async () => {
     const { client: c } = await client();
-    const seen: Array<{ progress: number; total?: number; message?: string }> = [];
+    const seen: Array<{ progress: number; total?: number | undefined; message?: string | undefined }> = [];
     const r = (await c.callTool({ name: 'count_up', arguments: {} }, undefined, { onprogress: (p) => seen.push(p) })) as CallToolResult;
     expect(r.structuredContent).toEqual({ counted: 3 });
     expect(seen).toEqual([1, 2, 3].map((i) => ({ progress: i, total: 3, message: `step ${i}` })));

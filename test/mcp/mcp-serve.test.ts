@@ -6,6 +6,7 @@ import { requireFreshBuild } from '../helpers/dist.js';
 import { tempDir } from '../helpers/kernel-fixture.js';
 import { WAIT_DEADLINE_MS } from '../helpers/wait.js';
 import { BIN, connect, eventually, FIXTURE_PACKS, raw, rawInitialize, ServeProcess, writePack, type Connected } from './mcp-helpers.js';
+import { nth } from '../helpers/nth.js';
 
 beforeAll(requireFreshBuild);
 
@@ -119,15 +120,15 @@ describe('memo serve options', () => {
     try {
       await eventually(() => serve.lines.some((l) => l.startsWith('Stop with Ctrl-C')), 'banner');
       const out = serve.lines.join('\n');
-      const url = /url: +(http:\/\/127\.0\.0\.1:\d+\/mcp)/.exec(out)![1];
-      const token = /token: +([A-Za-z0-9_-]{43})/.exec(out)![1];
+      const url = nth(/url: +(http:\/\/127\.0\.0\.1:\d+\/mcp)/.exec(out) ?? [], 1);
+      const token = nth(/token: +([A-Za-z0-9_-]{43})/.exec(out) ?? [], 1);
       expect(out).toContain(`"Authorization": "Bearer ${token}"`);
       expect(out).toContain('"mcp-remote"');
       expect(out).toContain(`kill -HUP ${serve.child.pid}`);
       const before = serve.lines.length;
       serve.child.kill('SIGHUP');
       await eventually(() => serve.lines.length > before, 'rotation line');
-      const fresh = /New token: ([A-Za-z0-9_-]{43})/.exec(serve.lines[before])![1];
+      const fresh = nth(/New token: ([A-Za-z0-9_-]{43})/.exec(nth(serve.lines, before)) ?? [], 1);
       expect((await rawInitialize(url, { Authorization: `Bearer ${token}` })).status).toBe(401);
       expect((await rawInitialize(url, { Authorization: `Bearer ${fresh}` })).status).toBe(200);
     } finally {

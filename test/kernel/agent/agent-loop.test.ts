@@ -2,6 +2,7 @@ import { runTurn, type AgentEvent } from '../../../kernel/agent/agent-loop.js';
 import { ProviderError, type ChatMessage } from '../../../kernel/agent/provider.js';
 import { flush, makeKernel, tool, type Fixture } from '../../helpers/kernel-fixture.js';
 import { reply, ScriptedProvider, toolCall } from '../../helpers/scripted-provider.js';
+import { nth } from '../../helpers/nth.js';
 
 /** Every assistant tool call is followed by exactly one tool result with its id. */
 function assertValidHistory(messages: ChatMessage[]): void {
@@ -34,7 +35,7 @@ describe('the agent loop', () => {
       ['echo_safe', 'ok', { text: 'b' }],
     ]);
     // The second request carries the first result; the audit has both calls, made by the agent.
-    const second = provider.requests[1].messages;
+    const second = nth(provider.requests, 1).messages;
     expect(second.at(-1)).toMatchObject({ role: 'tool', name: 'echo_safe', content: JSON.stringify({ echoed: { text: 'a' } }) });
     expect(fx.kernel.audit.tail().map((e) => [e.tool, e.caller.kind, e.caller.conversationId])).toEqual([
       ['echo_safe', 'agent', 'conv-1'],
@@ -47,7 +48,7 @@ describe('the agent loop', () => {
     fx = makeKernel();
     const provider = new ScriptedProvider(() => reply('hi'));
     await turn(provider);
-    const req = provider.requests[0];
+    const req = nth(provider.requests, 0);
     expect(req.temperature).toBe(0.2);
     for (const t of req.tools) expect(Object.keys(t).sort()).toEqual(['description', 'name', 'parameters']);
     expect(req.tools.map((t) => t.name)).toEqual(expect.arrayContaining(['echo_safe', 'echo_medium', 'list_skills']));
@@ -100,7 +101,7 @@ describe('the agent loop', () => {
     fx.prompter.setFallback('allow-once');
     const provider = new ScriptedProvider((_r, n) => (n === 1 ? reply('', toolCall('echo_dangerous', { text: 'rm' })) : reply('ok')));
     const r = await turn(provider, { scope: ['echo_safe'] });
-    expect(provider.requests[0].tools.map((t) => t.name)).toEqual(['echo_safe']);
+    expect(provider.requests[0]?.tools.map((t) => t.name)).toEqual(['echo_safe']);
     expect(r.steps[0]).toMatchObject({ tool: 'echo_dangerous', outcome: 'error', code: 'UNKNOWN_TOOL' });
     expect(fx.prompter.asked).toHaveLength(0);
     expect(fx.kernel.audit.tail().at(-1)).toMatchObject({ tool: 'echo_dangerous', error: { code: 'UNKNOWN_TOOL' } });
@@ -129,20 +130,20 @@ describe('the agent loop', () => {
     const small = new ScriptedProvider(() => reply('short'), 1024);
     const r = await turn(small, { toolsEnabled: false });
     expect(r).toMatchObject({ stopReason: 'final', answer: 'short' });
-    expect(small.requests[0].contextTokens).toBe(1024);
+    expect(small.requests[0]?.contextTokens).toBe(1024);
   });
 
   it('asks for conversation + 32K headroom, never below 64K, capped by the window', async () => {
     fx = makeKernel();
     const small = new ScriptedProvider(() => reply('a'), 1_000_000);
     await turn(small, { toolsEnabled: false });
-    expect(small.requests[0].contextTokens).toBe(64_000);
+    expect(small.requests[0]?.contextTokens).toBe(64_000);
     const big = new ScriptedProvider(() => reply('a'), 1_000_000);
     await turn(big, { toolsEnabled: false, history: [{ role: 'user', content: 'y'.repeat(350_000) }] });
-    expect(big.requests[0].contextTokens).toBeGreaterThan(100_000 + 32_000);
+    expect(big.requests[0]?.contextTokens).toBeGreaterThan(100_000 + 32_000);
     const capped = new ScriptedProvider(() => reply('a'), 50_000);
     await turn(capped, { toolsEnabled: false });
-    expect(capped.requests[0].contextTokens).toBe(50_000);
+    expect(capped.requests[0]?.contextTokens).toBe(50_000);
   });
 
   it('counts tool output holding special-token text like any other text', async () => {
@@ -174,7 +175,7 @@ describe('the agent loop', () => {
     fx = makeKernel();
     const provider = new ScriptedProvider((_r, n) => (n === 1 ? reply('', toolCall('echo_safe')) : reply('ok')));
     const r = await turn(provider, { toolsEnabled: false });
-    expect(provider.requests[0].tools).toEqual([]);
+    expect(provider.requests[0]?.tools).toEqual([]);
     expect(r.steps[0]).toMatchObject({ code: 'UNKNOWN_TOOL' });
   });
 

@@ -4,6 +4,7 @@ import { runTurn } from '../../../kernel/agent/agent-loop.js';
 import { ConversationStore } from '../../../kernel/agent/conversation-store.js';
 import { makeKernel, tempDir, type Fixture } from '../../helpers/kernel-fixture.js';
 import { reply, ScriptedProvider, toolCall } from '../../helpers/scripted-provider.js';
+import { nth } from '../../helpers/nth.js';
 
 describe('the conversation store', () => {
   let fx: Fixture;
@@ -29,7 +30,7 @@ describe('the conversation store', () => {
     expect(history[1]).toMatchObject({ role: 'assistant', toolCalls: [{ name: 'echo_safe' }] });
     const activity = await store.activity(conv.id);
     expect(activity).toEqual([expect.objectContaining({ tool: 'echo_safe', outcome: 'ok', turnSeq: 1 })]);
-    expect(String(activity[0].args.text).length).toBeLessThanOrEqual(80);
+    expect(String(nth(activity, 0).args.text).length).toBeLessThanOrEqual(80);
     expect(JSON.stringify(history)).not.toContain('durationMs');
     expect((await store.info(conv.id)).messages).toBe(4);
     expect(fs.existsSync(file)).toBe(true);

@@ -4,6 +4,7 @@ import * as path from 'node:path';
 import { AuditLog, formatVerifyReport, verifyAuditFile } from '../../../kernel/audit/audit-log.js';
 import { GENESIS_HASH } from '../../../kernel/audit/audit-chain.js';
 import { auditTempDir, lines, record, removeTempDirs, writeLines } from './helpers.js';
+import { nth } from '../../helpers/nth.js';
 
 const plain = (prev: string, body: string) => createHash('sha256').update(prev).update('\n').update(body).digest('hex');
 
@@ -41,7 +42,7 @@ describe('upgrading a log written before the keyed chain', () => {
     expect(log.tail().map((e) => e.seq)).toEqual([1, 2, 3, 4]);
     log.append(record(5));
     log.close();
-    expect(JSON.parse(lines(file)[4])).toMatchObject({ seq: 5, event: 'keyed-chain-start', legacyEntries: 4 });
+    expect(JSON.parse(nth(lines(file), 4))).toMatchObject({ seq: 5, event: 'keyed-chain-start', legacyEntries: 4 });
     const r = verifyAuditFile(file);
     expect(r).toMatchObject({ ok: true, entries: 5, events: 1, lastSeq: 6, legacy: { entries: 4, lines: 4, sealedByLine: 5 }, head: { seq: 6 } });
     expect(r.warning).toBeUndefined();
@@ -60,7 +61,7 @@ describe('upgrading a log written before the keyed chain', () => {
     const forged = legacyLines(4);
     let prev = GENESIS_HASH;
     for (let i = 0; i < 4; i++) {
-      const e = JSON.parse(forged[i]);
+      const e = JSON.parse(nth(forged, i));
       delete e.hash;
       e.prev = prev;
       if (i === 1) e.summary = 'forged';
@@ -75,7 +76,7 @@ describe('upgrading a log written before the keyed chain', () => {
   it('a torn line left in the middle by the old writer (closed with a newline, followed by entries) is still accepted', () => {
     const file = path.join(auditTempDir(), 'agent-audit.jsonl');
     const first = legacyLines(3);
-    const lastHash = JSON.parse(first[2]).hash;
+    const lastHash = JSON.parse(nth(first, 2)).hash;
     writeLines(file, [...first, '{"seq":4,"ts":"2026-01-01T00:00:04.000Z","id":"ca', ...legacyLines(2, 4, lastHash)]);
     expect(verifyAuditFile(file)).toMatchObject({ ok: true, entries: 5, torn: [4] });
     const log = new AuditLog(file);

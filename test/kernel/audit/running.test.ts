@@ -2,6 +2,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { AuditLog, formatVerifyReport, verifyAuditFile } from '../../../kernel/audit/audit-log.js';
 import { lines, record, removeTempDirs, writeLines, writeLog } from './helpers.js';
+import { nth } from '../../helpers/nth.js';
 
 /** A log of 5 entries, open as a running kernel would hold it (checking its path on every append). */
 function running(): { file: string; dir: string; log: AuditLog } {
@@ -97,11 +98,11 @@ describe('a running audit log whose file is cut, emptied, replaced or deleted un
     }
     expect(log.events).toEqual([expect.objectContaining({ seen: 'replaced' })]);
     // Lines appended before the check went to the old (unlinked) file: they are in the saved copy.
-    const saved = path.join(dir, log.events[0].recoveredTo!);
+    const saved = path.join(dir, nth(log.events, 0).recoveredTo!);
     const savedSeqs = lines(saved).map((l) => JSON.parse(l).seq);
     const newSeqs = lines(file).map((l) => JSON.parse(l).seq);
     // Records 6..i-1 were appended; the gap event took a number of its own (the first line of the new file).
-    expect(newSeqs[0]).toBe(log.events[0].seq);
+    expect(newSeqs[0]).toBe(nth(log.events, 0).seq);
     expect([...savedSeqs, ...newSeqs.slice(1)]).toEqual(Array.from({ length: i }, (_, k) => k + 1).filter((s) => s !== newSeqs[0]));
   });
 
@@ -167,7 +168,7 @@ describe('a log changed while no kernel was running, then opened', () => {
   it('a forged line at the end is not chained over silently: the writer records it and verify names the line', () => {
     const file = writeLog(3);
     const ls = lines(file);
-    const forged = JSON.parse(ls[2]);
+    const forged = JSON.parse(nth(ls, 2));
     forged.seq = 4;
     forged.prev = forged.hash;
     ls.push(JSON.stringify(forged));

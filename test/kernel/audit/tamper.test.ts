@@ -4,6 +4,7 @@ import * as path from 'node:path';
 import { AuditLog, verifyAuditFile, formatVerifyReport, type AuditProblemKind } from '../../../kernel/audit/audit-log.js';
 import { GENESIS_HASH } from '../../../kernel/audit/audit-chain.js';
 import { lines, record, removeTempDirs, writeLines, writeLog } from './helpers.js';
+import { nth } from '../../helpers/nth.js';
 
 /** Rewrites every line with a fresh chain computed by `seal` (what a forger without our key can do). */
 function rechain(file: string, seal: (prev: string, body: string) => string): void {
@@ -77,7 +78,7 @@ const rows: Row[] = [
     name: 'a line edited',
     tamper: (f) => {
       const ls = lines(f);
-      ls[3] = ls[3].replace('"f4.txt"', '"other.txt"');
+      ls[3] = nth(ls, 3).replace('"f4.txt"', '"other.txt"');
       writeLines(f, ls);
     },
     kind: 'altered',
@@ -99,7 +100,7 @@ const rows: Row[] = [
     name: 'a line inserted (a copy of the one before)',
     tamper: (f) => {
       const ls = lines(f);
-      ls.splice(4, 0, ls[3]);
+      ls.splice(4, 0, nth(ls, 3));
       writeLines(f, ls);
     },
     kind: 'inserted',
@@ -110,7 +111,7 @@ const rows: Row[] = [
     name: 'two lines reordered',
     tamper: (f) => {
       const ls = lines(f);
-      [ls[5], ls[6]] = [ls[6], ls[5]];
+      [ls[5], ls[6]] = [nth(ls, 6), nth(ls, 5)];
       writeLines(f, ls);
     },
     kind: 'reordered',
@@ -121,7 +122,7 @@ const rows: Row[] = [
     name: 'an old line moved to the end',
     tamper: (f) => {
       const ls = lines(f);
-      ls.push(ls[1]);
+      ls.push(nth(ls, 1));
       writeLines(f, ls);
     },
     kind: 'reordered',
@@ -132,7 +133,7 @@ const rows: Row[] = [
     name: 'a torn line in the middle',
     tamper: (f) => {
       const ls = lines(f);
-      ls[4] = ls[4].slice(0, 40);
+      ls[4] = nth(ls, 4).slice(0, 40);
       writeLines(f, ls);
     },
     kind: 'torn',
@@ -155,7 +156,7 @@ const rows: Row[] = [
     tamper: (f) => {
       const ls = lines(f).slice(0, 7);
       writeLines(f, ls);
-      const last = JSON.parse(ls[6]);
+      const last = JSON.parse(nth(ls, 6));
       const size = fs.statSync(f).size;
       const text = `{"v":2,"seq":7,"size":${size},"hash":"${last.hash}","tag":"${'a'.repeat(64)}"}`;
       fs.writeFileSync(sibling(f, 'agent-audit.head'), text.padEnd(255) + '\n');
@@ -201,7 +202,7 @@ describe('audit verify finds each kind of tampering (a 10-entry log, tampered on
 
   it('accepts a torn last line (a crash mid-write) before any kernel reopens the file', () => {
     const file = writeLog(5);
-    fs.appendFileSync(file, lines(file)[4].replace('"seq":5', '"seq":6').slice(0, 50));
+    fs.appendFileSync(file, nth(lines(file), 4).replace('"seq":5', '"seq":6').slice(0, 50));
     const r = verifyAuditFile(file);
     expect(r).toMatchObject({ ok: true, entries: 5, torn: [6] });
     expect(formatVerifyReport(r)).toMatch(/torn by a crash \(not tampering\): line 6/);
@@ -221,7 +222,7 @@ describe('audit verify finds each kind of tampering (a 10-entry log, tampered on
   it('reports a line torn in the middle even when its end was re-attached as a separate line', () => {
     const file = writeLog(6);
     const ls = lines(file);
-    ls.splice(3, 1, ls[3].slice(0, 30), ls[3].slice(30));
+    ls.splice(3, 1, nth(ls, 3).slice(0, 30), nth(ls, 3).slice(30));
     writeLines(file, ls);
     expect(verifyAuditFile(file).problem).toMatchObject({ kind: 'torn', line: 4 });
   });

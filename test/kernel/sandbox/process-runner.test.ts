@@ -5,6 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { containmentInfo, runProcess, type RunOptions } from '../../../kernel/sandbox/process-runner.js';
 import { resolveContainment, type ContainmentMode } from '../../../kernel/sandbox/process-containment.js';
+import { nth } from '../../helpers/nth.js';
 
 /**
  * Real child processes. Every process a test starts carries a unique number (a `sleep` duration) in
@@ -135,7 +136,7 @@ describe.each(modes)('runProcess with %s containment', (mode) => {
     const cases = usable.map((e, i) => ({ e, t: token(), ready: path.join(tmp, `ready-${i}`) }));
     const results = await Promise.all(cases.map(({ e, t, ready }) => run(['/bin/bash', '-c', `${e.script(escapee(ready, t))}\nsleep ${t}`], { timeoutMs: 4000, killGraceMs: 500 })));
     for (const [i, { e, t, ready }] of cases.entries()) {
-      expect({ name: e.name, timedOut: results[i].timedOut }).toEqual({ name: e.name, timedOut: true });
+      expect({ name: e.name, timedOut: nth(results, i).timedOut }).toEqual({ name: e.name, timedOut: true });
       expect({ name: e.name, started: fs.existsSync(ready) }).toEqual({ name: e.name, started: true });
       expect({ name: e.name, gone: await goneWithin(t) }).toEqual({ name: e.name, gone: true });
     }
@@ -153,7 +154,7 @@ describe.each(modes)('runProcess with %s containment', (mode) => {
       }),
     );
     for (const [i, { e, t }] of cases.entries()) {
-      expect({ name: e.name, cancelled: results[i].cancelled }).toEqual({ name: e.name, cancelled: true });
+      expect({ name: e.name, cancelled: nth(results, i).cancelled }).toEqual({ name: e.name, cancelled: true });
       expect({ name: e.name, gone: await goneWithin(t) }).toEqual({ name: e.name, gone: true });
     }
   }, 60_000);

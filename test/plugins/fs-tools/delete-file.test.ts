@@ -2,6 +2,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { tempDir } from '../../helpers/kernel-fixture.js';
 import { error, fsKernel, value, write, type FsFixture } from './helpers.js';
+import { nth } from '../../helpers/nth.js';
 
 describe('fs-tools delete_file', () => {
   let fx: FsFixture;
@@ -15,7 +16,7 @@ describe('fs-tools delete_file', () => {
     const r = value(await fx.call('delete_file', { path: 'notes.txt' }));
     expect(fs.existsSync(fx.at('notes.txt'))).toBe(false);
     expect(r).toMatchObject({ path: 'notes.txt', type: 'file', files: 1, bytes: 6 });
-    const asked = fx.prompter.asked[0];
+    const asked = nth(fx.prompter.asked, 0);
     expect({ danger: asked.danger, effect: asked.effect }).toEqual({ danger: 'dangerous', effect: 'delete' });
     expect(asked.preview).toEqual({ kind: 'delete', text: 'Deletes the file "notes.txt": 6 bytes, 3 lines.' });
   });
@@ -60,7 +61,7 @@ describe('fs-tools delete_file', () => {
     expect(r).toMatchObject({ type: 'symlink', symlinks: 1 });
     expect(fs.existsSync(fx.at('link.txt'))).toBe(false);
     expect(fs.readFileSync(fx.at('real.txt'), 'utf8')).toBe('keep me');
-    expect(fx.prompter.asked[0].preview!.text).toMatch(/symbolic link "link.txt" \(it points to "real.txt" inside the workspace\)/);
+    expect(fx.prompter.asked[0]?.preview!.text).toMatch(/symbolic link "link.txt" \(it points to "real.txt" inside the workspace\)/);
 
     const outside = tempDir('memo-outside-');
     write(outside, 'precious/data.txt', 'precious');
@@ -68,7 +69,7 @@ describe('fs-tools delete_file', () => {
     value(await fx.call('delete_file', { path: 'outdir', recursive: true }));
     expect(fs.existsSync(fx.at('outdir'))).toBe(false);
     expect(fs.readFileSync(path.join(outside, 'precious/data.txt'), 'utf8')).toBe('precious');
-    const preview = fx.prompter.asked[1].preview!.text;
+    const preview = nth(fx.prompter.asked, 1).preview!.text;
     expect(preview).toMatch(/outside the workspace/);
     expect(preview).not.toContain(outside);
   });
@@ -92,7 +93,7 @@ describe('fs-tools delete_file', () => {
     const r = value(await fx.call('delete_file', { path: 'build', recursive: true }));
     expect(fs.existsSync(fx.at('build'))).toBe(false);
     expect(r).toMatchObject({ type: 'dir', files: 2, dirs: 2, symlinks: 1, bytes: 6 });
-    const preview = fx.prompter.asked[0].preview!;
+    const preview = nth(fx.prompter.asked, 0).preview!;
     expect(preview.kind).toBe('delete');
     expect(preview.text).toMatch(/^Deletes the directory "build" and everything in it: 2 files, 1 folder, 1 symbolic link, 6 bytes in total\. It contains: /);
     expect(preview.text).toContain('a.js');

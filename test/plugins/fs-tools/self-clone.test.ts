@@ -2,6 +2,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { tempDir } from '../../helpers/kernel-fixture.js';
 import { error, fsKernel, value, write, type FsFixture } from './helpers.js';
+import { nth } from '../../helpers/nth.js';
 
 describe('fs-tools self_clone', () => {
   let fx: FsFixture;
@@ -59,7 +60,7 @@ describe('fs-tools self_clone', () => {
     const target = path.join(tempDir('memo-clone-'), 'copy');
 
     const r = value(await fx.call('self_clone', { target }));
-    const preview = fx.prompter.asked[0];
+    const preview = nth(fx.prompter.asked, 0);
     expect({ danger: preview.danger, effect: preview.effect }).toEqual({ danger: 'dangerous', effect: 'write' });
     expect(preview.preview!.kind).toBe('text');
     expect(preview.preview!.text).toMatch(/Copies the project .* into a new directory ".*copy": 4 files in 5 folders, 48 bytes; 2 node_modules folders skipped, 2 symbolic links skipped/);

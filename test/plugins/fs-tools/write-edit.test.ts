@@ -3,6 +3,7 @@ import * as path from 'node:path';
 import { ScriptedPrompter, tempDir } from '../../helpers/kernel-fixture.js';
 import type { PermissionAnswer, PermissionRequest } from '../../../kernel/permissions/prompter.js';
 import { error, fsKernel, tempFiles, value, write, type FsFixture } from './helpers.js';
+import { nth } from '../../helpers/nth.js';
 
 const read = (p: string) => fs.readFileSync(p, 'utf8');
 
@@ -18,7 +19,7 @@ describe('fs-tools write_file', () => {
     expect(read(fx.at('new.txt'))).toBe('alpha\nbeta\n');
     expect(r).toMatchObject({ path: 'new.txt', bytes: 11, lines: 2, created: true, backup: null });
     expect(fx.prompter.asked).toHaveLength(1);
-    const { preview, danger, effect } = fx.prompter.asked[0];
+    const { preview, danger, effect } = nth(fx.prompter.asked, 0);
     expect({ danger, effect }).toEqual({ danger: 'medium', effect: 'write' });
     expect(preview!.kind).toBe('diff');
     expect(preview!.text).toBe('--- /dev/null\n+++ b/new.txt\n@@ -0,0 +1,2 @@\n+alpha\n+beta\n');
@@ -33,7 +34,7 @@ describe('fs-tools write_file', () => {
     expect(read(fx.at('doc.md.bak'))).toBe('old line\nsame\n');
     expect(r).toMatchObject({ created: false, backup: 'doc.md.bak' });
     expect(fs.statSync(fx.at('doc.md')).mode & 0o777).toBe(0o640);
-    expect(fx.prompter.asked[0].preview!.text).toBe('--- a/doc.md\n+++ b/doc.md\n@@ -1,2 +1,2 @@\n-old line\n+new line\n same\n');
+    expect(fx.prompter.asked[0]?.preview!.text).toBe('--- a/doc.md\n+++ b/doc.md\n@@ -1,2 +1,2 @@\n-old line\n+new line\n same\n');
     expect(tempFiles(fx.root)).toEqual([]);
 
     // A second overwrite replaces the backup with the content just before it.
@@ -114,7 +115,7 @@ describe('fs-tools edit_file', () => {
     expect(read(fx.at('src/app.ts.bak'))).toBe('const a = 1;\nconst b = 2;\nconsole.log(a + b);\n');
     expect(r).toMatchObject({ mode: 'replace', replacements: 1, changed: true, backup: 'src/app.ts.bak' });
     expect(r.diff).toBe('--- a/src/app.ts\n+++ b/src/app.ts\n@@ -1,3 +1,3 @@\n const a = 1;\n-const b = 2;\n+const b = 40;\n console.log(a + b);\n');
-    expect(fx.prompter.asked[0].preview).toEqual({ kind: 'diff', text: r.diff });
+    expect(fx.prompter.asked[0]?.preview).toEqual({ kind: 'diff', text: r.diff });
     expect(tempFiles(fx.at('src'))).toEqual([]);
   });
 
@@ -182,7 +183,7 @@ describe('fs-tools insert_line and delete_lines', () => {
     const r = value(await fx.call('insert_line', { path: 'f.txt', line: 2, content: 'between' }));
     expect(read(fx.at('f.txt'))).toBe('l1\nbetween\nl2');
     expect(r).toMatchObject({ line: 2, linesInserted: 1, backup: 'f.txt.bak' });
-    expect(fx.prompter.asked[0].preview).toEqual({ kind: 'diff', text: r.diff });
+    expect(fx.prompter.asked[0]?.preview).toEqual({ kind: 'diff', text: r.diff });
     expect(r.diff).toContain('+between\n');
     value(await fx.call('insert_line', { path: 'f.txt', line: 4, content: 'end\n' }));
     expect(read(fx.at('f.txt'))).toBe('l1\nbetween\nl2\nend\n');
@@ -207,7 +208,7 @@ describe('fs-tools insert_line and delete_lines', () => {
     const r = value(await fx.call('delete_lines', { path: 'f.txt', startLine: 2, endLine: 3 }));
     expect(read(fx.at('f.txt'))).toBe('l1\nl4\n');
     expect(r).toMatchObject({ startLine: 2, endLine: 3, linesDeleted: 2 });
-    expect(fx.prompter.asked[0].preview!.text).toBe('--- a/f.txt\n+++ b/f.txt\n@@ -1,4 +1,2 @@\n l1\n-l2\n-l3\n l4\n');
+    expect(fx.prompter.asked[0]?.preview!.text).toBe('--- a/f.txt\n+++ b/f.txt\n@@ -1,4 +1,2 @@\n l1\n-l2\n-l3\n l4\n');
     expect(read(fx.at('f.txt.bak'))).toBe('l1\nl2\nl3\nl4\n');
   });
 

@@ -24,7 +24,7 @@ describe('the anthropic adapter', () => {
     const exchange = fixture('anthropic/01-tool-use.json');
     server.reply(recorded('anthropic/01-tool-use.json'));
     await chat(firstMessages());
-    const [got] = server.received;
+    const got = server.request(0);
     expect(got.path).toBe(exchange.request!.path);
     expect(got.headers['x-api-key']).toBe(KEY);
     expect(got.headers['anthropic-version']).toBe('2023-06-01');
@@ -53,7 +53,7 @@ describe('the anthropic adapter', () => {
     const p = provider();
     const calls = await p.chat(request(firstMessages(), { model: MODEL }));
     const final = await p.chat(request(withResults(calls), { model: MODEL }));
-    expect(server.received[1].body).toEqual({ ...second.request!.body, tools: first.request!.body.tools });
+    expect(server.request(1).body).toEqual({ ...second.request!.body, tools: first.request!.body.tools });
     // Cached prompt tokens fill the window too: 310 + 200 read from the cache.
     expect(final).toEqual({
       content: "notes.txt says: buy milk, call Ada. The weather service failed, so I can't tell you about Paris.",
@@ -76,7 +76,7 @@ describe('the anthropic adapter', () => {
       { role: 'assistant', content: '' },
       { role: 'assistant', content: 'ok' },
     ]);
-    const body = server.received[0].body;
+    const body = server.request(0).body;
     expect(body.system).toBe('one\n\ntwo');
     expect(body.messages).toEqual([
       { role: 'user', content: USER },
@@ -97,8 +97,8 @@ describe('the anthropic adapter', () => {
     server.reply(recorded('anthropic/02-final-answer.json'), recorded('anthropic/02-final-answer.json'));
     await chat(firstMessages(), { model: 'claude-3-haiku-20240307', temperature: 1.5 });
     await chat(firstMessages(), { maxOutputTokens: 200 });
-    expect(server.received[0].body).toMatchObject({ model: 'claude-3-haiku-20240307', max_tokens: 4096, temperature: 1 });
-    expect(server.received[1].body.max_tokens).toBe(200);
+    expect(server.request(0).body).toMatchObject({ model: 'claude-3-haiku-20240307', max_tokens: 4096, temperature: 1 });
+    expect(server.request(1).body.max_tokens).toBe(200);
   });
 
   it('makes input_schema an object schema and drops $schema', async () => {
@@ -108,7 +108,7 @@ describe('the anthropic adapter', () => {
       { name: 'empty', description: 'y', parameters: { type: 'object', properties: {} } },
     ] as ToolDefinition[];
     await chat(firstMessages(), { tools });
-    expect(server.received[0].body.tools).toEqual([
+    expect(server.request(0).body.tools).toEqual([
       { name: 'no_type', description: 'x', input_schema: { type: 'object', properties: { a: { type: 'string' } } } },
       { name: 'empty', description: 'y', input_schema: { type: 'object', properties: {} } },
     ]);
@@ -117,7 +117,7 @@ describe('the anthropic adapter', () => {
   it('posts to {base}/messages when the base URL already ends in a version', async () => {
     server.reply(recorded('anthropic/02-final-answer.json'));
     await provider({ baseUrl: `${server.url}/v1` }).chat(request(firstMessages(), { model: MODEL }));
-    expect(server.received[0].path).toBe('/v1/messages');
+    expect(server.request(0).path).toBe('/v1/messages');
   });
 
   it('knows the 200K Claude window and leaves token counts to the loop estimate', () => {

@@ -66,9 +66,9 @@ describe('providers, compiled, through the CLI', () => {
     );
     expect(r.json).toMatchObject({ stopReason: 'final', answer: expect.stringContaining('notes.txt says'), usage: { inputTokens: 260, outputTokens: 24 } });
     expect(server.received).toHaveLength(1);
-    expect(server.received[0].path).toBe('/v1/chat/completions');
-    expect(server.received[0].headers.authorization).toBe(`Bearer ${KEY}`);
-    expect(server.received[0].body).toMatchObject({ model: 'gpt-4o', temperature: 0.2, messages: [{ role: 'system' }, { role: 'user', content: 'hello' }] });
-    expect(server.received[0].body).not.toHaveProperty('tools');
+    expect(server.request(0).path).toBe('/v1/chat/completions');
+    expect(server.request(0).headers.authorization).toBe(`Bearer ${KEY}`);
+    expect(server.request(0).body).toMatchObject({ model: 'gpt-4o', temperature: 0.2, messages: [{ role: 'system' }, { role: 'user', content: 'hello' }] });
+    expect(server.request(0).body).not.toHaveProperty('tools');
   });
 });

@@ -60,6 +60,7 @@ export function firstMessages(): ChatMessage[] {
 /** The conversation after the model's tool calls ran: user -> assistant tool calls -> results. */
 export function withResults(reply: ChatResponse): ChatMessage[] {
   const [read, weather] = reply.toolCalls;
+  if (!read || !weather) throw new Error(`expected two tool calls, got ${reply.toolCalls.length}`);
   return [
     ...firstMessages(),
     { role: 'assistant', content: reply.content, toolCalls: reply.toolCalls },
@@ -87,6 +88,15 @@ export async function bootKernel(): Promise<Booted> {
   };
   await fx.kernel.loadPacks([{ dir: path.resolve('plugins'), source: 'builtin' }]);
   return { fx, factories, create: (config) => fx.kernel.providers.create({ name: 'test', ...config }) };
+}
+
+/** Test overrides of a provider configuration: a key given as undefined is left out (not set), as in a config file. */
+export type ConfigOverrides = { [K in keyof ProviderConfig]?: ProviderConfig[K] | undefined };
+
+export function configWith(base: ProviderConfig, overrides: ConfigOverrides): ProviderConfig {
+  const merged: Record<string, unknown> = { ...base, ...overrides };
+  for (const key of Object.keys(merged)) if (merged[key] === undefined) delete merged[key];
+  return merged as unknown as ProviderConfig; // base's required keys are never overridden with undefined
 }
 
 /** Waits for a rejected promise and returns what it was rejected with. */

@@ -1,10 +1,11 @@
-import type { ModelProvider, ProviderConfig } from '../../../kernel/index.js';
+import type { ModelProvider } from '../../../kernel/index.js';
 import { fixture, fixtureText, recorded, ReplayServer } from './replay-server.js';
-import { bootKernel, firstMessages, KEY, rejection, request, type Booted } from './conversation.js';
+import { bootKernel, configWith, firstMessages, KEY, rejection, request, type Booted, type ConfigOverrides } from './conversation.js';
 
 const NOW = Date.parse('2025-06-01T12:00:00Z');
-const MODELS: Record<string, string> = { 'openai-compatible': 'gpt-4o', anthropic: 'claude-sonnet-4-20250514', gemini: 'gemini-2.0-flash' };
-const OK: Record<string, string> = { 'openai-compatible': 'openai/02-final-answer.json', anthropic: 'anthropic/02-final-answer.json', gemini: 'gemini/02-final-answer.json' };
+type Kind = 'openai-compatible' | 'anthropic' | 'gemini';
+const MODELS: Record<Kind, string> = { 'openai-compatible': 'gpt-4o', anthropic: 'claude-sonnet-4-20250514', gemini: 'gemini-2.0-flash' };
+const OK: Record<Kind, string> = { 'openai-compatible': 'openai/02-final-answer.json', anthropic: 'anthropic/02-final-answer.json', gemini: 'gemini/02-final-answer.json' };
 
 describe('provider errors, retries and cancellation', () => {
   let booted: Booted;
@@ -12,12 +13,12 @@ describe('provider errors, retries and cancellation', () => {
   let sleeps: number[];
 
   /** A provider from the pack's own factory, with a fake sleep (records, never waits) and clock. */
-  const make = (kind: string, extra: Partial<ProviderConfig> = {}, deps: Record<string, unknown> = {}): ModelProvider =>
+  const make = (kind: Kind, extra: ConfigOverrides = {}, deps: Record<string, unknown> = {}): ModelProvider =>
     booted.factories.get(kind)!(
-      { name: 'test', kind, baseUrl: kind === 'openai-compatible' ? `${server.url}/v1` : server.url, model: MODELS[kind], apiKey: KEY, ...extra },
+      configWith({ name: 'test', kind, baseUrl: kind === 'openai-compatible' ? `${server.url}/v1` : server.url, model: MODELS[kind], apiKey: KEY }, extra),
       { fetch, sleep: async (ms: number) => void sleeps.push(ms), now: () => NOW, env: {}, ...deps } as never,
     );
-  const ask = (p: ModelProvider, kind: string, signal?: AbortSignal) => p.chat(request(firstMessages(), { model: MODELS[kind], ...(signal ? { signal } : {}) }));
+  const ask = (p: ModelProvider, kind: Kind, signal?: AbortSignal) => p.chat(request(firstMessages(), { model: MODELS[kind], ...(signal ? { signal } : {}) }));
 
   beforeAll(async () => {
     booted = await bootKernel();
@@ -99,7 +100,7 @@ describe('provider errors, retries and cancellation', () => {
   describe('the key', () => {
     const PLAIN = 'memo-plain-key-abcdef123456';
 
-    it.each(['openai-compatible', 'anthropic', 'gemini'])('never appears in a %s error message or detail, even when the server echoes it', async (kind) => {
+    it.each<Kind>(['openai-compatible', 'anthropic', 'gemini'])('never appears in a %s error message or detail, even when the server echoes it', async (kind) => {
       server.reply(
         { status: 400, body: { error: { message: `key ${PLAIN} is not allowed here`, type: `bad_${PLAIN}` } } },
         { status: 503, headers: { 'content-type': 'text/html' }, body: `<title>${PLAIN} down</title>` },
@@ -143,8 +144,8 @@ describe('provider errors, retries and cancellation', () => {
       }) as unknown as typeof fetch;
       const p = make('gemini', { baseUrl: undefined, apiKey: undefined }, { fetch: capture, env: { GEMINI_API_KEY: 'AIza-from-the-environment' } });
       await ask(p, 'gemini');
-      expect(seen[0].url).toBe('https://generativelanguage.googleapis.com/v1beta/models/gemini-2.0-flash:generateContent');
-      expect(seen[0].headers['x-goog-api-key']).toBe('AIza-from-the-environment');
+      expect(seen[0]?.url).toBe('https://generativelanguage.googleapis.com/v1beta/models/gemini-2.0-flash:generateContent');
+      expect(seen[0]?.headers['x-goog-api-key']).toBe('AIza-from-the-environment');
     });
   });
 
@@ -154,7 +155,7 @@ describe('provider errors, retries and cancellation', () => {
       const reply = await ask(make('openai-compatible'), 'openai-compatible');
       expect(reply.finishReason).toBe('stop');
       expect(server.received).toHaveLength(2);
-      expect(server.received[1].raw).toBe(server.received[0].raw);
+      expect(server.request(1).raw).toBe(server.request(0).raw);
       expect(sleeps).toEqual([1000]);
     });
 

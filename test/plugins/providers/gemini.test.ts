@@ -24,7 +24,7 @@ describe('the gemini adapter', () => {
     const exchange = fixture('gemini/01-function-call.json');
     server.reply(recorded('gemini/01-function-call.json'));
     await chat(firstMessages());
-    const [got] = server.received;
+    const got = server.request(0);
     expect(got.path).toBe(exchange.request!.path);
     expect(got.path).not.toMatch(/key=/);
     expect(got.raw).not.toContain(KEY);
@@ -47,7 +47,7 @@ describe('the gemini adapter', () => {
       usage: { inputTokens: 141, outputTokens: 32 },
       finishReason: 'STOP',
     });
-    expect(reply.toolCalls[0].id).not.toBe(reply.toolCalls[1].id);
+    expect(reply.toolCalls[0]!.id).not.toBe(reply.toolCalls[1]!.id); // both checked just above
     // The same reply (same responseId) gets the same ids: stable, not random.
     const again = await chat(firstMessages());
     expect(again.toolCalls.map((c) => c.id)).toEqual(reply.toolCalls.map((c) => c.id));
@@ -60,7 +60,7 @@ describe('the gemini adapter', () => {
     const p = provider();
     const calls = await p.chat(request(firstMessages(), { model: MODEL }));
     const final = await p.chat(request(withResults(calls), { model: MODEL }));
-    expect(server.received[1].body).toEqual({ ...second.request!.body, tools: first.request!.body.tools });
+    expect(server.request(1).body).toEqual({ ...second.request!.body, tools: first.request!.body.tools });
     expect(final).toEqual({
       content: "notes.txt says: buy milk, call Ada. The weather service failed, so I can't tell you about Paris.",
       toolCalls: [],
@@ -79,7 +79,7 @@ describe('the gemini adapter', () => {
       { role: 'tool', toolCallId: 'a', name: 'read_file', content: 'X' },
       { role: 'user', content: 'thanks' },
     ]);
-    const contents = server.received[0].body.contents;
+    const contents = server.request(0).body.contents;
     expect(contents).toHaveLength(3);
     expect(contents[2]).toEqual({
       role: 'user',
@@ -100,7 +100,7 @@ describe('the gemini adapter', () => {
     const p = provider();
     const calls = await p.chat(request(firstMessages(), { model: MODEL }));
     await p.chat(request(withResults(calls), { model: MODEL }));
-    expect(server.received[1].body.contents[1].parts).toEqual([
+    expect(server.request(1).body.contents[1].parts).toEqual([
       { text: "I'll look at both." },
       { functionCall: { name: 'read_file', args: { path: 'notes.txt' } }, thoughtSignature: 'c2lnbmF0dXJlLW9uZQ==' },
       { functionCall: { name: 'get_weather', args: { city: 'Paris', unit: 'celsius' } } },
@@ -111,8 +111,8 @@ describe('the gemini adapter', () => {
     server.reply(recorded('gemini/02-final-answer.json'));
     const tools = [{ name: 'get_magic_number', description: 'Returns the magic number.', parameters: { type: 'object', properties: {}, additionalProperties: false } }] as ToolDefinition[];
     await chat(firstMessages(), { tools, maxOutputTokens: 200, temperature: 0 });
-    expect(server.received[0].body.tools).toEqual([{ functionDeclarations: [{ name: 'get_magic_number', description: 'Returns the magic number.' }] }]);
-    expect(server.received[0].body.generationConfig).toEqual({ temperature: 0, maxOutputTokens: 200 });
+    expect(server.request(0).body.tools).toEqual([{ functionDeclarations: [{ name: 'get_magic_number', description: 'Returns the magic number.' }] }]);
+    expect(server.request(0).body.generationConfig).toEqual({ temperature: 0, maxOutputTokens: 200 });
   });
 
   it('refuses a blocked prompt with a sentence, not an empty answer', async () => {
@@ -137,7 +137,7 @@ describe('the gemini adapter', () => {
   it('accepts a base URL that ends in the API version and a model given as models/<id>', async () => {
     server.reply(recorded('gemini/02-final-answer.json'));
     await provider({ baseUrl: `${server.url}/v1beta` }).chat(request(firstMessages(), { model: 'models/gemini-2.5-pro' }));
-    expect(server.received[0].path).toBe('/v1beta/models/gemini-2.5-pro:generateContent');
+    expect(server.request(0).path).toBe('/v1beta/models/gemini-2.5-pro:generateContent');
   });
 
   it('knows Gemini windows and leaves token counts to the loop estimate', () => {

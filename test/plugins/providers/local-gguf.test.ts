@@ -17,6 +17,7 @@ import { dropOptionalNulls, gbnfParameters } from '../../../plugins/providers/lo
 import { DEFAULT_CONTEXT_CAP, localGgufBackend, localGgufFactory, toFunctions, toLlamaHistory, windowFor, type LocalGgufProvider } from '../../../plugins/providers/local-gguf.js';
 import { tempDir } from '../../helpers/kernel-fixture.js';
 import { tinyGguf, writeTinyGguf } from '../../helpers/tiny-gguf.js';
+import { configWith, type ConfigOverrides } from './conversation.js';
 
 // One CPU thread: the model is tiny, and more threads only contend on a shared 2-core machine.
 const make = localGgufFactory({ gpu: false, threads: 1 });
@@ -53,8 +54,8 @@ describe('llama-cpp provider (in-process GGUF)', () => {
   let small: string; // context_length 256
   let roomy: string; // context_length 1024: room for node-llama-cpp's function-calling instructions
   const providers: LocalGgufProvider[] = [];
-  const provider = (extra: Partial<ProviderConfig> = {}, factory = make): LocalGgufProvider => {
-    const p = factory({ name: 'tiny', kind: 'llama-cpp', preset: 'gguf', model: small, ...extra }, noFetch) as LocalGgufProvider;
+  const provider = (extra: ConfigOverrides = {}, factory = make): LocalGgufProvider => {
+    const p = factory(configWith({ name: 'tiny', kind: 'llama-cpp', preset: 'gguf', model: small }, extra), noFetch) as LocalGgufProvider;
     providers.push(p);
     return p;
   };
@@ -282,8 +283,8 @@ describe('llama-cpp provider (in-process GGUF)', () => {
   });
 
   describe('tool parameter schemas for the grammar', () => {
-    const SCHEMAS: Record<string, Record<string, unknown>> = {
-      flat: TOOLS[0].parameters,
+    const SCHEMAS = {
+      flat: TOOLS[0]!.parameters,
       refs: {
         $schema: 'https://json-schema.org/draft/2020-12/schema',
         type: 'object',
@@ -312,7 +313,7 @@ describe('llama-cpp provider (in-process GGUF)', () => {
         required: ['id', 'when'],
       },
       empty: { type: 'object', properties: {}, additionalProperties: false },
-    };
+    } satisfies Record<string, Record<string, unknown>>;
 
     it('converts into schemas node-llama-cpp builds grammars from', async () => {
       // The providers' own backend: one native llama.cpp backend per process.
@@ -356,7 +357,7 @@ describe('llama-cpp provider (in-process GGUF)', () => {
         at: { x: 1, y: 2 },
         tree: { name: 't', children: [{ name: 'c' }] },
       });
-      expect(dropOptionalNulls({ city: 'Paris', unit: null }, TOOLS[0].parameters)).toEqual({ city: 'Paris' });
+      expect(dropOptionalNulls({ city: 'Paris', unit: null }, TOOLS[0]!.parameters)).toEqual({ city: 'Paris' });
     });
   });
 

@@ -25,7 +25,7 @@ describe('the openai-compatible adapter', () => {
     const exchange = fixture('openai/01-tool-call.json');
     server.reply(recorded('openai/01-tool-call.json'));
     await provider().chat(request(firstMessages()));
-    const [got] = server.received;
+    const got = server.request(0);
     expect(got.method).toBe('POST');
     expect(got.path).toBe(exchange.request!.path);
     expect(got.headers.authorization).toBe(`Bearer ${KEY}`);
@@ -36,14 +36,14 @@ describe('the openai-compatible adapter', () => {
   it('sends each tool as exactly {type, function: {name, description, parameters}}, without $schema or bookkeeping fields', async () => {
     server.reply(recorded('openai/01-tool-call.json'));
     await provider().chat(request(firstMessages()));
-    const tools = server.received[0].body.tools as any[];
+    const tools = server.request(0).body.tools as any[];
     expect(tools).toHaveLength(2);
     for (const t of tools) {
       expect(Object.keys(t).sort()).toEqual(['function', 'type']);
       expect(Object.keys(t.function).sort()).toEqual(['description', 'name', 'parameters']);
       expect(t.function.parameters).not.toHaveProperty('$schema');
     }
-    expect(server.received[0].raw).not.toMatch(/danger|effect|sensitiveArgs|_registeredAt|timeoutMs|fs-tools/);
+    expect(server.request(0).raw).not.toMatch(/danger|effect|sensitiveArgs|_registeredAt|timeoutMs|fs-tools/);
   });
 
   it('parses the tool calls, usage and finish reason of the reply', async () => {
@@ -67,14 +67,14 @@ describe('the openai-compatible adapter', () => {
     const p = provider();
     const calls = await p.chat(request(firstMessages()));
     const final = await p.chat(request(withResults(calls)));
-    expect(server.received[1].body).toEqual({ ...second.request!.body, tools: first.request!.body.tools });
+    expect(server.request(1).body).toEqual({ ...second.request!.body, tools: first.request!.body.tools });
     expect(final).toEqual({
       content: "notes.txt says: buy milk, call Ada. The weather service failed, so I can't tell you about Paris.",
       toolCalls: [],
       usage: { inputTokens: 260, outputTokens: 24 },
       finishReason: 'stop',
     });
-    expect(server.received[1].body.messages[3]).toEqual({ role: 'tool', tool_call_id: 'call_Xk2a9Qd7', content: NOTES });
+    expect(server.request(1).body.messages[3]).toEqual({ role: 'tool', tool_call_id: 'call_Xk2a9Qd7', content: NOTES });
   });
 
   it('turns malformed tool-call arguments into {} with a parseError instead of throwing', async () => {
@@ -101,11 +101,11 @@ describe('the openai-compatible adapter', () => {
   it('sends no tools field at all when there are no tools, and max_tokens when a bound is given', async () => {
     server.reply(recorded('openai/02-final-answer.json'));
     await provider({ preset: 'llamacpp', baseUrl: `${server.url}/v1` }).chat(request(firstMessages(), { tools: [], maxOutputTokens: 300, model: 'local' }));
-    const body = server.received[0].body;
+    const body = server.request(0).body;
     expect(body).not.toHaveProperty('tools');
     expect(body.max_tokens).toBe(300);
     expect(body).not.toHaveProperty('max_completion_tokens');
-    expect(server.received[0].path).toBe('/v1/chat/completions');
+    expect(server.request(0).path).toBe('/v1/chat/completions');
   });
 
   it('uses max_completion_tokens for the openai preset and leaves temperature out for reasoning models', async () => {
@@ -113,15 +113,15 @@ describe('the openai-compatible adapter', () => {
     const p = provider({ preset: 'openai' });
     await p.chat(request(firstMessages(), { model: 'o3-mini', maxOutputTokens: 500 }));
     await p.chat(request(firstMessages(), { model: 'gpt-4.1', temperature: 0.7 }));
-    expect(server.received[0].body).toMatchObject({ model: 'o3-mini', max_completion_tokens: 500 });
-    expect(server.received[0].body).not.toHaveProperty('temperature');
-    expect(server.received[1].body.temperature).toBe(0.7);
+    expect(server.request(0).body).toMatchObject({ model: 'o3-mini', max_completion_tokens: 500 });
+    expect(server.request(0).body).not.toHaveProperty('temperature');
+    expect(server.request(1).body.temperature).toBe(0.7);
   });
 
   it('overrides a hosted preset base URL and sends configured headers without letting them replace the key', async () => {
     server.reply(recorded('openai/02-final-answer.json'));
     await provider({ preset: 'openrouter', headers: { 'HTTP-Referer': 'https://memo.example', 'X-Title': 'Memo', Authorization: 'Bearer nope' } }).chat(request(firstMessages()));
-    const h = server.received[0].headers;
+    const h = server.request(0).headers;
     expect(h['http-referer']).toBe('https://memo.example');
     expect(h['x-title']).toBe('Memo');
     expect(h.authorization).toBe(`Bearer ${KEY}`);
@@ -130,7 +130,7 @@ describe('the openai-compatible adapter', () => {
   it('sends no authorization header to a keyless local server', async () => {
     server.reply(recorded('openai/02-final-answer.json'));
     await provider({ apiKey: undefined }).chat(request(firstMessages()));
-    expect(server.received[0].headers).not.toHaveProperty('authorization');
+    expect(server.request(0).headers).not.toHaveProperty('authorization');
   });
 
   it('knows context windows from the table, the configuration first when it describes the model', () => {

@@ -55,12 +55,19 @@ export class ReplayServer {
   ) {}
 
   static async start(): Promise<ReplayServer> {
-    let self: ReplayServer | undefined;
-    const server = http.createServer((req, res) => self!.handle(req, res));
+    // `self` is only read by requests, which come after start() has returned it.
+    const server = http.createServer((req, res) => self.handle(req, res));
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const { port } = server.address() as AddressInfo;
-    self = new ReplayServer(server, `http://127.0.0.1:${port}`);
+    const self = new ReplayServer(server, `http://127.0.0.1:${port}`);
     return self;
+  }
+
+  /** The request received at `index` (0-based); throws, naming how many arrived, when there is none. */
+  request(index: number): Received {
+    const r = this.received[index];
+    if (r === undefined) throw new Error(`request #${index} was not received (${this.received.length} arrived)`);
+    return r;
   }
 
   reply(...replies: Reply[]): this {

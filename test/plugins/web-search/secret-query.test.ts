@@ -89,7 +89,7 @@ describe('web_search refuses queries that carry secrets', () => {
     const r = await search(query);
     expect(r.ok ? 'ok' : `${r.error.code}: ${r.error.message}`).toBe('ok');
     expect(ddg.received).toHaveLength(1);
-    expect(ddg.received[0].form.get('q')).toBe(query);
+    expect(ddg.request(0).form.get('q')).toBe(query);
   });
 
   it('refuses an over-long query in the pack itself too (400 characters), sending nothing', async () => {

@@ -94,7 +94,7 @@ describe('the web-search pack', () => {
     it('POSTs the form-encoded query and region with the configured User-Agent', async () => {
       await search({ query: 'bitcoin price', region: 'us-en' });
       expect(ddg.received).toHaveLength(1);
-      const [req] = ddg.received;
+      const req = ddg.request(0);
       expect(req).toMatchObject({ method: 'POST', path: '/html/' });
       expect(req.headers['content-type']).toMatch(/^application\/x-www-form-urlencoded/);
       expect(req.headers['user-agent']).toBe(DEFAULT_UA);
@@ -104,19 +104,19 @@ describe('the web-search pack', () => {
 
     it('sends no kl without a region, and encodes any text in the query', async () => {
       await search({ query: 'c++ "template<T>" && çay 日本 🚀' });
-      expect(Object.fromEntries(ddg.received[0].form)).toEqual({ q: 'c++ "template<T>" && çay 日本 🚀' });
+      expect(Object.fromEntries(ddg.request(0).form)).toEqual({ q: 'c++ "template<T>" && çay 日本 🚀' });
     });
 
     it('collapses whitespace and drops control characters from the query before sending it', async () => {
       const r = value(await search({ query: '  dolar\n\tkuru\u0000  bugün ' }));
-      expect(ddg.received[0].form.get('q')).toBe('dolar kuru bugün');
+      expect(ddg.request(0).form.get('q')).toBe('dolar kuru bugün');
       expect(r.query).toBe('dolar kuru bugün');
     });
 
     it('sends the configured User-Agent', async () => {
       fx.kernel.packs.setConfig('web-search', { userAgent: 'Memo-test/9 (+contact@example.org)' });
       await search({ query: 'x' });
-      expect(ddg.received[0].headers['user-agent']).toBe('Memo-test/9 (+contact@example.org)');
+      expect(ddg.request(0).headers['user-agent']).toBe('Memo-test/9 (+contact@example.org)');
     });
   });
 
@@ -292,7 +292,7 @@ describe('the web-search pack', () => {
       const r = value(await search({ query: 'bitcoin price' }, { onProgress: (u) => progress.push(u) }));
       expect(r.count).toBe(5);
       expect(ddg.received).toHaveLength(2);
-      expect(ddg.received[1].body).toBe(ddg.received[0].body);
+      expect(ddg.request(1).body).toBe(ddg.request(0).body);
       expect(progress).toEqual([{ progress: 1, total: 2, message: 'HTTP 500 Internal Server Error; retrying in 250 ms (attempt 2 of 2)' }]);
     });
 
