@@ -11,11 +11,11 @@ class InstantModel implements ModelProvider {
   readonly kind = 'bench';
   private calls = 0;
   constructor(private readonly iterations: number) {}
-  async chat(req: ChatRequest): Promise<ChatResponse> {
+  chat(req: ChatRequest): Promise<ChatResponse> {
     const n = req.messages.filter((m) => m.role === 'assistant').length;
     this.calls++;
-    if (n + 1 >= this.iterations) return { content: 'done', toolCalls: [] };
-    return { content: '', toolCalls: [{ id: `c${this.calls}`, name: 'noop', arguments: { n } }] };
+    if (n + 1 >= this.iterations) return Promise.resolve({ content: 'done', toolCalls: [] });
+    return Promise.resolve({ content: '', toolCalls: [{ id: `c${this.calls}`, name: 'noop', arguments: { n } }] });
   }
   contextWindow(): number {
     return 1_000_000;
@@ -69,7 +69,7 @@ export async function benchAgent(turns = 200, iterations = 10): Promise<void> {
   const messages: ChatMessage[] = Array.from({ length: 100 }, (_, i) =>
     i % 2 ? { role: 'assistant', content: `Answer ${i}: ${'lorem ipsum dolor sit amet '.repeat(20)}` } : { role: 'user', content: `Question ${i}: ${'what about this and that '.repeat(10)}` },
   );
-  const estimating: ModelProvider = { name: 'e', kind: 'e', chat: async () => ({ content: '', toolCalls: [] }), contextWindow: () => 1_000_000 };
+  const estimating: ModelProvider = { name: 'e', kind: 'e', chat: () => Promise.resolve({ content: '', toolCalls: [] }), contextWindow: () => 1_000_000 };
   const time = (provider: ModelProvider, label: string) => {
     const counter = new TokenCounter(provider, 'gpt-4o');
     const samples: number[] = [];

@@ -58,14 +58,17 @@ function memoKernel(dir: string): Kernel {
 function bareServer(): Server {
   const server = new Server({ name: 'bare', version: '1.0.0' }, { capabilities: { tools: {} } });
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: [{ name: 'echo', description: 'Returns its text.', inputSchema: { ...ECHO_SCHEMA } }] }));
-  server.setRequestHandler(CallToolRequestSchema, (req) => ({ content: [{ type: 'text', text: String(req.params.arguments?.text ?? '') }] }));
+  server.setRequestHandler(CallToolRequestSchema, (req) => {
+    const text = req.params.arguments?.text ?? '';
+    return { content: [{ type: 'text', text: typeof text === 'string' ? text : JSON.stringify(text) }] };
+  });
   return server;
 }
 
 /** The baseline over HTTP: one bare Server + StreamableHTTPServerTransport per session, as the SDK examples do. */
 async function bareHttp(): Promise<{ url: string; close(): Promise<void> }> {
   const sessions = new Map<string, StreamableHTTPServerTransport>();
-  const httpServer = http.createServer(async (req, res) => {
+  const handle = async (req: http.IncomingMessage, res: http.ServerResponse): Promise<void> => {
     const sid = req.headers['mcp-session-id'];
     if (typeof sid === 'string') {
       const t = sessions.get(sid);
@@ -80,7 +83,8 @@ async function bareHttp(): Promise<{ url: string; close(): Promise<void> }> {
     transport.onclose = () => transport.sessionId && sessions.delete(transport.sessionId);
     await bareServer().connect(transport);
     await transport.handleRequest(req, res, parsed);
-  });
+  };
+  const httpServer = http.createServer((req, res) => void handle(req, res));
   await new Promise<void>((r) => httpServer.listen(0, '127.0.0.1', r));
   const { port } = httpServer.address() as AddressInfo;
   return {

@@ -3,6 +3,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import type { ToolResult } from '../kernel/tools/contract.js';
 import { percentile } from './stats.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -13,10 +14,17 @@ function median(xs: number[]): number {
   return percentile([...xs].sort((a, b) => a - b), 50);
 }
 
+/** A line from the host harness: `{ ready: true }` once, then `{ re: id, result }` per call. */
+interface HostMessage {
+  ready?: boolean;
+  re?: number;
+  result?: ToolResult;
+}
+
 /** Drives the e2e host harness (a real process around the compiled kernel) over JSON lines. */
 class Host {
   private buf = '';
-  private waiters: Array<(m: any) => boolean> = [];
+  private waiters: Array<(m: HostMessage) => boolean> = [];
   private seq = 0;
   constructor(private readonly child: ReturnType<typeof spawn>) {
     child.stdout!.setEncoding('utf8');
@@ -24,20 +32,22 @@ class Host {
       this.buf += d;
       let nl: number;
       while ((nl = this.buf.indexOf('\n')) >= 0) {
-        const msg = JSON.parse(this.buf.slice(0, nl));
+        const msg = JSON.parse(this.buf.slice(0, nl)) as HostMessage;
         this.buf = this.buf.slice(nl + 1);
         this.waiters = this.waiters.filter((w) => !w(msg));
       }
     });
   }
-  wait(test: (m: any) => boolean): Promise<any> {
+  wait(test: (m: HostMessage) => boolean): Promise<HostMessage> {
     return new Promise((resolve) => this.waiters.push((m) => (test(m) ? (resolve(m), true) : false)));
   }
-  async call(tool: string): Promise<any> {
+  async call(tool: string): Promise<ToolResult> {
     const id = ++this.seq;
     const reply = this.wait((m) => m.re === id);
     this.child.stdin!.write(JSON.stringify({ op: 'call', id, tool }) + '\n');
-    return (await reply).result;
+    const { result } = await reply;
+    if (result === undefined) throw new Error(`the host answered call ${id} without a result`);
+    return result;
   }
   stop(): void {
     this.child.stdin!.end();
@@ -112,7 +122,7 @@ export async function benchStartup(runs = 10): Promise<void> {
         c.stdout.on('data', (d) => (s += d));
         c.on('exit', (code) => (code === 0 ? resolve(s) : reject(new Error(`startup run exited ${code}`))));
       });
-      const r = JSON.parse(out);
+      const r = JSON.parse(out) as { ms: number; tools: number };
       times.push(r.ms);
       tools = r.tools;
     }

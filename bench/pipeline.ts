@@ -12,7 +12,8 @@ export async function benchPipeline(calls = 100_000): Promise<{ overheadP50us: n
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'memo-bench-'));
   const root = path.join(dir, 'root');
   fs.mkdirSync(root);
-  const handler = (args: Record<string, unknown>) => ({ ok: true, n: args.n });
+  // Typed as the kernel sees a tool's result (unknown, maybe a promise): the direct calls await it as the pipeline does.
+  const handler = (args: Record<string, unknown>): unknown => ({ ok: true, n: args.n });
   const kernel = createKernel({
     root,
     dataDir: path.join(dir, 'data'),

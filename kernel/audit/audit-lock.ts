@@ -30,7 +30,7 @@ function flockModule(): FsExt {
     try {
       fsExt = createRequire(import.meta.url)('fs-ext') as FsExt;
     } catch (err) {
-      throw new Error(`the audit log needs the fs-ext module for file locking (npm install): ${(err as Error).message}`);
+      throw new Error(`the audit log needs the fs-ext module for file locking (npm install): ${(err as Error).message}`, { cause: err });
     }
   }
   return fsExt;

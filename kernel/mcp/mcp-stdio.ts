@@ -25,7 +25,7 @@ export function takeWriteCapabilityFromEnv(env: NodeJS.ProcessEnv = process.env)
 export function reserveStdoutForProtocol(): Writable {
   const stdout = process.stdout;
   const write = stdout.write.bind(stdout) as (chunk: unknown, encoding?: BufferEncoding, cb?: (err?: Error | null) => void) => boolean;
-  stdout.write = process.stderr.write.bind(process.stderr) as typeof stdout.write;
+  stdout.write = process.stderr.write.bind(process.stderr);
   return new Writable({
     // Pass the transport's strings straight through: no re-encoding on the way to the pipe.
     decodeStrings: false,

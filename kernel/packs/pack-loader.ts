@@ -33,7 +33,7 @@ export function readManifest(dir: string): PackManifest {
     raw = JSON.parse(fs.readFileSync(file, 'utf8'));
   } catch (err) {
     const e = err as NodeJS.ErrnoException;
-    throw new Error(e.code === 'ENOENT' ? 'has no plugin.json' : e.code ? `plugin.json cannot be read (${e.code})` : `plugin.json is not valid JSON (${e.message})`);
+    throw new Error(e.code === 'ENOENT' ? 'has no plugin.json' : e.code ? `plugin.json cannot be read (${e.code})` : `plugin.json is not valid JSON (${e.message})`, { cause: err });
   }
   if (!validateManifest(raw)) throw new Error(`plugin.json is invalid: ${describeAjvErrors(validateManifest.errors).join('; ')}`);
   const manifest = raw as unknown as PackManifest;
@@ -77,7 +77,7 @@ export async function loadPackCode(dir: string, manifest: PackManifest, version 
   try {
     mod = (await import(url)) as Record<string, unknown>;
   } catch (err) {
-    throw new Error(`its code failed to load: ${(err as Error)?.message ?? String(err)}`);
+    throw new Error(`its code failed to load: ${(err as Error)?.message ?? String(err)}`, { cause: err });
   }
   const handlers = (mod.tools ?? (mod.default as Record<string, unknown> | undefined)?.tools) as Record<string, ToolImplementation> | undefined;
   if (!handlers || typeof handlers !== 'object') throw new Error(`its code does not export "tools" (an object of one handler per declared tool)`);

@@ -114,7 +114,7 @@ export class PackManager {
       if (extra && typeof (extra).dispose === 'function') owned.push(extra);
     } catch (err) {
       for (const d of owned.reverse()) d.dispose();
-      throw new Error(`its activate() failed: ${(err as Error)?.message ?? String(err)}`);
+      throw new Error(`its activate() failed: ${(err as Error)?.message ?? String(err)}`, { cause: err });
     }
     this.activations.set(id, { dispose: () => owned.splice(0).reverse().forEach((d) => d.dispose()) });
   }

@@ -34,15 +34,15 @@ export interface Prompter {
 /** Denies everything: the prompter when nobody can be asked (no TTY, no host). The reason reaches the caller. */
 export class DenyingPrompter implements Prompter {
   constructor(readonly reason = 'nobody is there to answer permission prompts (no terminal); answer in advance with --approve') {}
-  async ask(): Promise<PermissionAnswer> {
-    throw new Error(this.reason);
+  ask(): Promise<PermissionAnswer> {
+    return Promise.reject(new Error(this.reason));
   }
 }
 
 /** Answers every question the same way: for scripted use (`--approve allow-once`). */
 export class FixedAnswerPrompter implements Prompter {
   constructor(readonly answer: PermissionAnswer) {}
-  async ask(): Promise<PermissionAnswer> {
-    return this.answer;
+  ask(): Promise<PermissionAnswer> {
+    return Promise.resolve(this.answer);
   }
 }

@@ -87,6 +87,7 @@ export class CommandJudge {
 
   async judge(command: string, options: JudgeOptions = {}): Promise<CommandVerdict> {
     if (command.trim() === '') return { verdict: 'blocked', rule: EMPTY, reason: `${EMPTY}: the command is empty: there is nothing to run.` };
+    // eslint-disable-next-line no-control-regex -- finding NUL and control characters is the point: a shell command cannot hold them
     if (/[\u0000-\u0002]/.test(command)) return { verdict: 'blocked', rule: UNPARSEABLE, reason: `${UNPARSEABLE}: the command contains NUL or control characters that a shell command cannot hold.` };
     let parser;
     try {

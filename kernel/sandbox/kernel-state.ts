@@ -36,6 +36,7 @@ interface Entry {
 }
 
 /** Characters macOS (HFS+) ignores in names. */
+// eslint-disable-next-line no-misleading-character-class -- each code point is matched on its own on purpose, the combining ones (U+034F, variation selectors) included
 const IGNORABLE_CHARS = /[\u00ad\u034f\u180b-\u180e\u200b-\u200f\u202a-\u202e\u2060-\u206f\ufe00-\ufe0f\ufeff]/g;
 
 /** A name as a case-insensitive, NTFS- or HFS+-like file system would see it. */

@@ -107,6 +107,7 @@ function isWithinSegments(parent: readonly string[], child: readonly string[], f
 }
 
 /** Characters macOS (HFS+) ignores in names, so `.g\u200cit` would be `.git` on disk there. */
+// eslint-disable-next-line no-misleading-character-class -- each code point is matched on its own on purpose, the combining ones (U+034F, variation selectors) included
 const IGNORABLE_CHARS = /[\u00ad\u034f\u180b-\u180e\u200b-\u200f\u202a-\u202e\u2060-\u206f\ufe00-\ufe0f\ufeff]/g;
 
 /**
@@ -150,7 +151,8 @@ function changedWhileOpening(requested: string): MemoError {
 interface RealLocation {
   real: string;
   exists: boolean;
-  problem?: 'ELOOP' | 'ENOTDIR' | 'UNRESOLVABLE' | string;
+  /** ELOOP, ENOTDIR, UNRESOLVABLE, or another errno code. */
+  problem?: string;
 }
 
 /**

@@ -448,8 +448,9 @@ class PlainContainment implements Containment {
   started(pid: number): void {
     this.pid = pid;
   }
-  async terminate(): Promise<void> {
-    if (this.pid) signalGroup(this.pid, 'SIGKILL');
+  terminate(): Promise<void> {
+    if (this.pid) signalGroup(this.pid, 'SIGKILL'); // never throws
+    return Promise.resolve();
   }
   async afterExit(): Promise<void> {}
 }

@@ -91,7 +91,7 @@ export class SkillManager {
             danger: 'safe',
             effect: 'read',
           },
-          impl: (args) => this.readSkillTool(String(args.name), args.file === undefined ? undefined : String(args.file)),
+          impl: (args) => this.readSkillTool(String(args.name), typeof args.file === 'string' ? args.file : undefined), // the schema makes file a string when given
         },
       ],
     };
@@ -109,7 +109,7 @@ export class SkillManager {
     return this.states.get(name);
   }
 
-  async load(folders: SkillFolder[]): Promise<SkillState[]> {
+  load(folders: SkillFolder[]): Promise<SkillState[]> {
     this.folders.push(...folders);
     const out: SkillState[] = [];
     for (const folder of folders) {
@@ -123,7 +123,7 @@ export class SkillManager {
         if (e.isDirectory() && !e.name.startsWith('.')) out.push(this.loadOne(path.join(folder.dir, e.name), folder.source));
       }
     }
-    return out;
+    return Promise.resolve(out);
   }
 
   private loadOne(dir: string, source: SkillFolder['source']): SkillState {

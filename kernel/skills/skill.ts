@@ -86,17 +86,17 @@ export function readSkill(dir: string): Skill {
     text = fs.readFileSync(file, 'utf8');
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
-    throw new Error(code === 'ENOENT' ? 'has no SKILL.md' : `SKILL.md cannot be read (${code})`);
+    throw new Error(code === 'ENOENT' ? 'has no SKILL.md' : `SKILL.md cannot be read (${code})`, { cause: err });
   }
   const { yaml, body } = splitFrontmatter(text);
   let fm: unknown;
   try {
     fm = parseYaml(yaml);
   } catch (err) {
-    throw new Error(`the frontmatter is not valid YAML: ${(err as Error).message.split('\n')[0]}`);
+    throw new Error(`the frontmatter is not valid YAML: ${(err as Error).message.split('\n')[0]}`, { cause: err });
   }
   if (!validateFrontmatter(fm)) throw new Error(`the frontmatter is invalid: ${describeAjvErrors(validateFrontmatter.errors).join('; ')}`);
-  const data = fm as Record<string, unknown> & { name: string; description: string; tools?: SkillToolDecl[] };
+  const data = fm as Record<string, unknown> & { name: string; description: string; tools?: SkillToolDecl[]; 'allowed-tools'?: string | string[] };
   const folder = path.basename(dir);
   if (data.name !== folder) throw new Error(`its name "${data.name}" must equal its folder name "${folder}"`);
 
@@ -106,7 +106,7 @@ export function readSkill(dir: string): Skill {
     try {
       template = parseTemplate(decl.command);
     } catch (err) {
-      throw new Error(`tool ${decl.name}: its command ${(err as Error).message}`);
+      throw new Error(`tool ${decl.name}: its command ${(err as Error).message}`, { cause: err });
     }
     const problems = templateProblems(template, decl.parameters);
     for (const p of decl.paths ?? []) if (!Object.hasOwn(decl.parameters.properties ?? {}, p)) problems.push(`paths names "${p}", which is not a parameter`);
@@ -114,7 +114,7 @@ export function readSkill(dir: string): Skill {
     try {
       createAjv().compile(decl.parameters);
     } catch (err) {
-      throw new Error(`tool ${decl.name}: its parameters schema cannot be compiled: ${(err as Error).message}`);
+      throw new Error(`tool ${decl.name}: its parameters schema cannot be compiled: ${(err as Error).message}`, { cause: err });
     }
     tools.push({ ...decl, template });
   }
@@ -124,6 +124,6 @@ export function readSkill(dir: string): Skill {
   if (typeof data.compatibility === 'string') skill.compatibility = data.compatibility;
   if (data.metadata) skill.metadata = data.metadata as Record<string, string>;
   const allowed = data['allowed-tools'];
-  if (allowed !== undefined) skill.allowedTools = Array.isArray(allowed) ? (allowed as string[]) : String(allowed).split(/\s+/).filter(Boolean);
+  if (allowed !== undefined) skill.allowedTools = Array.isArray(allowed) ? allowed : allowed.split(/\s+/).filter(Boolean);
   return skill;
 }

@@ -7,7 +7,10 @@ import type { DataSource } from 'typeorm';
  * it costs about half a second, and most CLI commands never touch a database.
  * `synchronize` creates and updates tables from the entities (no migrations yet).
  */
-export async function openSqlite(file: string, entities: Function[]): Promise<DataSource> {
+/** An entity class (decorated with typeorm's @Entity). */
+type EntityClass = abstract new (...args: never[]) => unknown;
+
+export async function openSqlite(file: string, entities: EntityClass[]): Promise<DataSource> {
   fs.mkdirSync(path.dirname(file), { recursive: true });
   const { DataSource } = await import('typeorm');
   const ds = new DataSource({ type: 'better-sqlite3', database: file, entities, synchronize: true, logging: false, prepareDatabase: (db: { pragma(s: string): unknown }) => void db.pragma('journal_mode = WAL') });

@@ -78,7 +78,7 @@ function toJsonValue(value: unknown, depth = 0, seen = new Set<object>()): JsonV
   seen.add(value);
   try {
     if (Array.isArray(value)) return value.map((v) => toJsonValue(v === undefined ? null : v, depth + 1, seen));
-    const proto = Object.getPrototypeOf(value);
+    const proto: unknown = Object.getPrototypeOf(value);
     if (proto !== Object.prototype && proto !== null) throw new NotJson(`an instance of ${(value).constructor?.name ?? 'a class'}`);
     const out: { [key: string]: JsonValue } = {};
     for (const [k, v] of Object.entries(value)) if (v !== undefined) out[k] = toJsonValue(v, depth + 1, seen);
@@ -303,6 +303,7 @@ export class ToolPipeline {
       try {
         pending = tool.run(args, ctx);
       } catch (err) {
+        // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- forwards whatever the handler threw, Error or not, to the one rejection path below
         pending = Promise.reject(err);
       }
       Promise.resolve(pending).then(

@@ -52,10 +52,12 @@ async function findTarget(ctx: ToolContext, requested: string): Promise<Target> 
     refusal = err;
   }
   if (isRootRequest(ctx, requested) || segmentsOfRequest(requested).some(isGitName)) {
+    // eslint-disable-next-line @typescript-eslint/only-throw-error -- rethrows what the sandbox threw in an earlier step (unknown, kept aside), as it was
     throw refusal ?? fail('PATH_PROTECTED', `${shown(requested)} may not be deleted.`, { path: requested });
   }
   const loc = await locateEntry(ctx, requested, 'write', refusal);
   if (loc.stats.isSymbolicLink()) return { kind: 'link', loc };
+  // eslint-disable-next-line @typescript-eslint/only-throw-error -- rethrows what the sandbox threw in an earlier step (unknown, kept aside), as it was
   if (refusal !== undefined) throw refusal;
   if (!resolved || !resolved.exists) throw fail('NOT_FOUND', `${shown(requested)} does not exist.`, { path: requested });
   if (resolved.real !== loc.entry) {

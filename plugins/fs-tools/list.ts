@@ -41,7 +41,7 @@ export async function listDirectoryTool(raw: Record<string, unknown>, ctx: ToolC
   const total = visible.length;
   const shownEntries = visible.slice(0, LIST_MAX);
 
-  const entries: Array<{ name: string; type: EntryType; size: number | null }> = new Array(shownEntries.length);
+  const entries = new Array<{ name: string; type: EntryType; size: number | null }>(shownEntries.length);
   for (let i = 0; i < shownEntries.length; i += STAT_BATCH) {
     checkSignal(ctx.signal, `Listing ${shown(requested)}`);
     await Promise.all(
@@ -91,6 +91,7 @@ export async function getFileInfoTool(raw: Record<string, unknown>, ctx: ToolCon
   }
 
   if (isRootRequest(ctx, requested)) {
+    // eslint-disable-next-line @typescript-eslint/only-throw-error -- rethrows what the sandbox threw in an earlier step (unknown, kept aside), as it was
     if (resolvedErr) throw resolvedErr;
     const st = await stat(ctx.sandbox.root);
     const d = describe(st);
@@ -112,6 +113,7 @@ export async function getFileInfoTool(raw: Record<string, unknown>, ctx: ToolCon
     const where = target.inside === false ? 'outside the workspace' : target.exists === true ? `to ${String(target.path)}` : 'to nothing that exists';
     return { path: requested, ...d, isSymlink: true, target, summary: `info on ${requested}: symbolic link ${where}` };
   }
+  // eslint-disable-next-line @typescript-eslint/only-throw-error -- rethrows what the sandbox threw in an earlier step (unknown, kept aside), as it was
   if (resolvedErr) throw resolvedErr;
   if (real !== undefined && real !== loc.entry) {
     throw fail('CONFLICT', `${shown(requested)} changed while it was being looked at. Try again.`, { path: requested });

@@ -44,6 +44,7 @@ export async function locateEntry(ctx: ToolContext, requested: string, parentInt
   const normal = path.normalize(requested).replace(/[\\/]+$/, '');
   const name = path.basename(normal);
   const parentRequest = path.dirname(normal);
+  // eslint-disable-next-line @typescript-eslint/only-throw-error -- rethrows what the sandbox threw in an earlier step (unknown, kept aside), as it was
   if (name === '' || name === '.' || name === '..') throw fallback ?? fail('VALIDATION', `${shown(requested)} does not name a file or directory.`, { path: requested });
 
   let parent: ResolvedPath;
@@ -52,7 +53,9 @@ export async function locateEntry(ctx: ToolContext, requested: string, parentInt
   } catch (err) {
     throw fallback ?? err;
   }
+  // eslint-disable-next-line @typescript-eslint/only-throw-error -- rethrows what the sandbox threw in an earlier step (unknown, kept aside), as it was
   if (!parent.exists) throw fallback ?? fail('NOT_FOUND', `${shown(requested)} does not exist: its folder is missing.`, { path: requested });
+  // eslint-disable-next-line @typescript-eslint/only-throw-error -- rethrows what the sandbox threw in an earlier step (unknown, kept aside), as it was
   if (!parent.isDirectory) throw fallback ?? fail('VALIDATION', `Part of ${shown(requested)} is a file, not a directory. Check the path.`, { path: requested });
 
   const entry = path.join(parent.real, name);
@@ -61,6 +64,7 @@ export async function locateEntry(ctx: ToolContext, requested: string, parentInt
     stats = await lstat(entry);
   } catch (err) {
     if (errnoOf(err) === 'ENOENT') {
+      // eslint-disable-next-line @typescript-eslint/only-throw-error -- rethrows what the sandbox threw in an earlier step (unknown, kept aside), as it was
       throw fallback ?? fail('NOT_FOUND', `${shown(requested)} does not exist. Check the path, or list its directory to see what is there.`, { path: requested });
     }
     throw fsFailure(err, requested, 'looking at');

@@ -84,8 +84,9 @@ export function planConfiguration(args: ConfigureArgs, existing: ProviderConfig 
   const warnings = check(next, kind, env);
 
   const changes: string[] = [];
-  const show = (v: unknown) => (v === undefined ? '(none)' : String(v));
-  const line = (field: string, before: unknown, after: unknown) => {
+  type Shown = string | number | undefined;
+  const show = (v: Shown) => (v === undefined ? '(none)' : String(v));
+  const line = (field: string, before: Shown, after: Shown) => {
     if (before === after) return;
     changes.push(existing ? `${field}: ${show(before)} -> ${show(after)}` : `${field}: ${show(after)}`);
   };

@@ -99,7 +99,7 @@ function str(v: unknown): string | undefined {
  * wrapped in an array); plus the bare `{error:"..."}`, `{message}` and `{detail}` of smaller servers.
  */
 export function readErrorBody(json: unknown): ErrorFields {
-  const root = Array.isArray(json) ? json[0] : json;
+  const root: unknown = Array.isArray(json) ? json[0] : json;
   if (!root || typeof root !== 'object') return {};
   const r = root as Record<string, unknown>;
   const e = r.error;

@@ -39,7 +39,7 @@ export function checkModelFile(provider: string, model: string | undefined): str
   if (stat.isDirectory()) throw configError(`${file} is a directory, not a .gguf file.`, 'llama-cpp model path is a directory');
   let fd: number | undefined;
   const head = Buffer.alloc(8);
-  let read = 0;
+  let read: number;
   try {
     fd = fs.openSync(file, 'r');
     read = fs.readSync(fd, head, 0, 8, 0);

@@ -261,6 +261,7 @@ function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
       },
       (err: unknown) => {
         signal.removeEventListener('abort', onAbort);
+        // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- passes the shared work's own rejection through unchanged
         reject(err);
       },
     );
@@ -299,7 +300,7 @@ function createProvider(config: ProviderConfig, options: LocalGgufOptions): Loca
   const headers = new Map<string, { stamp: string; header: GgufHeader }>();
 
   const header = (file: string): GgufHeader => {
-    let stamp = '';
+    let stamp: string;
     try {
       const st = fs.statSync(file);
       stamp = `${st.size}:${st.mtimeMs}`;

@@ -123,7 +123,7 @@ function mergeAllOf(s: Obj, ctx: Ctx): Obj {
     for (const [k, v] of Object.entries(b)) {
       if (k === '$ref') continue;
       if (k === 'properties' && isObj(v)) out.properties = { ...(isObj(out.properties) ? out.properties : {}), ...v };
-      else if (k === 'required' && Array.isArray(v)) out.required = [...new Set([...(Array.isArray(out.required) ? out.required : []), ...v])];
+      else if (k === 'required' && Array.isArray(v)) out.required = [...new Set([...(Array.isArray(out.required) ? (out.required as unknown[]) : []), ...(v as unknown[])])];
       else if (!(k in out)) out[k] = v;
     }
   }

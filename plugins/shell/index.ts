@@ -28,7 +28,7 @@ const runCommand: ToolImplementation = {
   // what could never run); one the judge cannot vouch for (inline interpreter code, options that run
   // commands) is asked every time, whatever is stored, and denied where nobody can be asked.
   assess: async (args, ctx) => assessCommand(ctx.judge, String(args.command), { cwd: await workingDir(args.cwd, ctx) }),
-  preview: async (args, ctx) => ({ kind: 'command', text: `$ ${String(args.command)}\n(in ${await workingDir(args.cwd, ctx).catch(() => String(args.cwd ?? '.'))})` }),
+  preview: async (args, ctx) => ({ kind: 'command', text: `$ ${String(args.command)}\n(in ${await workingDir(args.cwd, ctx).catch(() => (typeof args.cwd === 'string' ? args.cwd : '.'))})` }),
   run: async (args, ctx) => {
     const command = String(args.command);
     const cwd = await workingDir(args.cwd, ctx);

@@ -141,6 +141,7 @@ function dedupeKey(url: string): string {
   return u.href;
 }
 
+// eslint-disable-next-line no-control-regex -- removing control characters from page text is the point
 const CONTROLS = /[\u0000-\u001F\u007F-\u009F\u200B\u202A-\u202E\u2060\u2066-\u2069\uFEFF]/g;
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
 

@@ -1,4 +1,5 @@
 import { STATUS_CODES } from 'node:http';
+import type { ReadableStreamReadResult } from 'node:stream/web';
 import { findSecret, MemoError, type ToolContext, type ToolImplementation } from '../../kernel/index.js';
 import { capText, cleanText, readResultsPage, type PageResult } from './ddg-page.js';
 
@@ -110,7 +111,7 @@ async function readBody(res: Response, max: number): Promise<string> {
   const chunks: Uint8Array[] = [];
   let size = 0;
   for (;;) {
-    const { done, value } = await reader.read();
+    const { done, value } = (await reader.read()) as ReadableStreamReadResult<Uint8Array>;
     if (done) break;
     chunks.push(value);
     size += value.byteLength;
@@ -295,9 +296,10 @@ function checkQuery(raw: string, query: string, ctx: ToolContext): void {
 
 const webSearch: ToolImplementation = async (args, ctx) => {
   const s = settingsOf(ctx);
-  const query = cleanText(String(args.query ?? ''));
+  const asked = typeof args.query === 'string' ? args.query : ''; // the schema makes it a string
+  const query = cleanText(asked);
   if (query === '') throw new MemoError('INVALID_ARGS', 'The query has no searchable text: send a few words to search for.');
-  checkQuery(String(args.query ?? ''), query, ctx);
+  checkQuery(asked, query, ctx);
   const region = typeof args.region === 'string' ? args.region : null;
   const maxResults = typeof args.maxResults === 'number' ? args.maxResults : DEFAULT_MAX_RESULTS;
 

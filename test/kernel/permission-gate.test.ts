@@ -126,7 +126,7 @@ describe('the permission gate', () => {
   });
 
   it('denies when the prompter itself fails', async () => {
-    fx = makeKernel({ prompter: { ask: async () => { throw new Error('window closed'); } } });
+    fx = makeKernel({ prompter: { ask: () => Promise.reject(new Error('window closed')) } });
     const r = await call(fx, 'echo_medium');
     expect(code(r)).toBe('PERMISSION_DENIED');
     expect((r as any).error.message).toContain('window closed');

@@ -133,6 +133,7 @@ describe('the invocation pipeline', () => {
   });
 
   it('turns a rejected promise into TOOL_FAILED', async () => {
+    // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- the case under test: a handler rejecting with a non-Error
     fx = makeKernel({ packs: [{ id: 'bad', tools: [{ spec: tool('reject', 'safe'), impl: async () => Promise.reject('nope') }] }] });
     const r = await fx.kernel.invoke({ tool: 'reject', args: {}, caller: { kind: 'cli' } });
     expect(errorCode(r)).toBe('TOOL_FAILED');

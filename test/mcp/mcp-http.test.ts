@@ -408,7 +408,7 @@ describe('MCP over Streamable HTTP (in-process endpoint around a real kernel)', 
     const reply = await new Promise<string>((resolve) => {
       const s = net.connect(port, '127.0.0.1', () => s.write('NOT HTTP\r\n\r\n'));
       let got = '';
-      s.on('data', (d) => (got += d));
+      s.on('data', (d) => (got += d.toString()));
       s.on('close', () => resolve(got));
     });
     expect(reply).toMatch(/^HTTP\/1.1 400/);

@@ -102,7 +102,7 @@ describe('memo serve (child process)', () => {
     expect((await c.listTools()).tools.length).toBeGreaterThan(0);
   });
 
-  it('keeps every token it ever had out of stderr and the audit trail', async () => {
+  it('keeps every token it ever had out of stderr and the audit trail', () => {
     const audit = fs.readFileSync(path.join(w.data, 'agent-audit.jsonl'), 'utf8');
     const tokens = serve.lines.map((l) => JSON.parse(l).token as string);
     expect(tokens.length).toBeGreaterThanOrEqual(2);

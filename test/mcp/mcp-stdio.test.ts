@@ -95,18 +95,21 @@ class StreamClientTransport implements Transport {
     private readonly input: Readable,
     private readonly output: Writable,
   ) {}
-  async start(): Promise<void> {
+  start(): Promise<void> {
     this.input.on('data', (chunk: Buffer) => {
       this.buffer.append(chunk);
       for (let m = this.buffer.readMessage(); m; m = this.buffer.readMessage()) this.onmessage?.(m);
     });
+    return Promise.resolve();
   }
-  async send(message: JSONRPCMessage): Promise<void> {
+  send(message: JSONRPCMessage): Promise<void> {
     this.output.write(serializeMessage(message));
+    return Promise.resolve();
   }
-  async close(): Promise<void> {
+  close(): Promise<void> {
     this.output.end();
     this.onclose?.();
+    return Promise.resolve();
   }
 }
 

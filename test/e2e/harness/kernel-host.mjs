@@ -17,8 +17,8 @@ const rl = readline.createInterface({ input: process.stdin });
 rl.on('line', async (line) => {
   const msg = JSON.parse(line);
   if (msg.op === 'list') out({ re: msg.id, tools: kernel.registry.list().map((t) => t.spec.name) });
-  else if (msg.op === 'skills') out({ re: msg.id, skills: kernel.skills.list().map(({ skill, ...rest }) => rest) });
-  else if (msg.op === 'packs') out({ re: msg.id, packs: kernel.packs.list().map(({ manifest, ...rest }) => rest) });
+  else if (msg.op === 'skills') out({ re: msg.id, skills: kernel.skills.list().map(({ skill: _skill, ...rest }) => rest) });
+  else if (msg.op === 'packs') out({ re: msg.id, packs: kernel.packs.list().map(({ manifest: _manifest, ...rest }) => rest) });
   else if (msg.op === 'idle') {
     // Pending reloads (debounce timers and running loads) have run.
     await kernel.packs.idle();

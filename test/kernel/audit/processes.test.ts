@@ -10,7 +10,7 @@ function waitForLine(child: ChildProcess, re: RegExp): Promise<string> {
     let buf = '';
     let err = '';
     const onData = (d: Buffer) => {
-      buf += d;
+      buf += d.toString();
       for (const line of buf.split('\n')) {
         if (re.test(line)) {
           child.stdout!.off('data', onData);

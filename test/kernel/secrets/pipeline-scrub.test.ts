@@ -10,7 +10,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { MemoError } from '../../../kernel/errors.js';
 import { MASK } from '../../../kernel/audit/masking.js';
-import type { ToolResult, ToolSpec } from '../../../kernel/tools/contract.js';
+import type { ToolSpec } from '../../../kernel/tools/contract.js';
 import type { PackDefinition } from '../../../kernel/tools/tool-registry.js';
 import { echoPack, makeKernel, type Fixture } from '../../helpers/kernel-fixture.js';
 import { waitFor } from '../../helpers/wait.js';
@@ -18,7 +18,6 @@ import { waitFor } from '../../helpers/wait.js';
 const ENV_NAME = 'MEMO_T_DB_PASSWORD';
 const ENV_SECRET = `Env-S3cret-${randomBytes(6).toString('hex')}`;
 const PROVIDER_KEY = `sk-stored-${randomBytes(12).toString('hex')}`;
-const FILE_KEY = `sk-file-${randomBytes(12).toString('hex')}`;
 
 /** The secret `offset` bytes into a stream of other bytes, base64-encoded as a whole. */
 function inStream(secret: string, offset: number, url = false): string {

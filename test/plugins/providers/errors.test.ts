@@ -16,7 +16,7 @@ describe('provider errors, retries and cancellation', () => {
   const make = (kind: Kind, extra: ConfigOverrides = {}, deps: Record<string, unknown> = {}): ModelProvider =>
     booted.factories.get(kind)!(
       configWith({ name: 'test', kind, baseUrl: kind === 'openai-compatible' ? `${server.url}/v1` : server.url, model: MODELS[kind], apiKey: KEY }, extra),
-      { fetch, sleep: async (ms: number) => void sleeps.push(ms), now: () => NOW, env: {}, ...deps } as never,
+      { fetch, sleep: (ms: number) => Promise.resolve(void sleeps.push(ms)), now: () => NOW, env: {}, ...deps } as never,
     );
   const ask = (p: ModelProvider, kind: Kind, signal?: AbortSignal) => p.chat(request(firstMessages(), { model: MODELS[kind], ...(signal ? { signal } : {}) }));
 
@@ -119,9 +119,9 @@ describe('provider errors, retries and cancellation', () => {
 
     it('is required before any request for a hosted preset, naming the variable to set', async () => {
       const calls: unknown[] = [];
-      const spy = (async (...args: unknown[]) => {
+      const spy = ((...args: unknown[]) => {
         calls.push(args);
-        throw new Error('no request expected');
+        return Promise.reject(new Error('no request expected'));
       }) as typeof fetch;
       const groq = make('openai-compatible', { preset: 'groq', baseUrl: undefined, apiKey: undefined }, { fetch: spy });
       expect(await rejection(ask(groq, 'openai-compatible'))).toMatchObject({
@@ -138,9 +138,9 @@ describe('provider errors, retries and cancellation', () => {
 
     it("falls back to a hosted preset's conventional variable only at the preset's own URL", async () => {
       const seen: Array<{ url: string; headers: Record<string, string> }> = [];
-      const capture = (async (url: string, init: RequestInit) => {
+      const capture = ((url: string, init: RequestInit) => {
         seen.push({ url, headers: init.headers as Record<string, string> });
-        return new Response(JSON.stringify(fixture('gemini/02-final-answer.json').response.body), { status: 200, headers: { 'content-type': 'application/json' } });
+        return Promise.resolve(new Response(JSON.stringify(fixture('gemini/02-final-answer.json').response.body), { status: 200, headers: { 'content-type': 'application/json' } }));
       }) as unknown as typeof fetch;
       const p = make('gemini', { baseUrl: undefined, apiKey: undefined }, { fetch: capture, env: { GEMINI_API_KEY: 'AIza-from-the-environment' } });
       await ask(p, 'gemini');

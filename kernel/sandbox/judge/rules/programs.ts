@@ -11,7 +11,7 @@ import { DYNAMIC, found, type Ctx, type Finding, type Handler } from '../context
 import { register } from '../registry.js';
 import { writeTarget } from '../redirects.js';
 import { judgeInner, judgeScript } from '../walk.js';
-import { code, isLiteral, syntheticWord, type Word } from '../words.js';
+import { code, isLiteral, syntheticWord } from '../words.js';
 import { SHELLS } from './shells-and-builtins.js';
 
 const RUNS = 'option-runs-command';

@@ -9,7 +9,7 @@ import { kernelStateWords } from '../kernel-state-rule.js';
 import { getopt } from '../options.js';
 import { register } from '../registry.js';
 import { writeTarget } from '../redirects.js';
-import { code, DYN, ifEmpty, isLiteral, syntheticWord, type Word } from '../words.js';
+import { code, DYN, ifEmpty, isLiteral, syntheticWord } from '../words.js';
 
 /** A file an awk or sed program writes to: a system path, a device, a kernel area. */
 function programWrite(file: string, ctx: Ctx, how: string): Finding | null {
