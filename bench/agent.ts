@@ -36,12 +36,35 @@ export async function benchAgent(turns = 200, iterations = 10): Promise<void> {
     dataDir: path.join(dir, 'data'),
     rateLimits: { maxCalls: 0, duplicateCooldownMs: 0 },
     logger: { info() {}, warn() {}, error() {} },
-    packs: [{ id: 'bench', tools: [{ spec: { name: 'noop', description: 'no-op', danger: 'safe', effect: 'read', parameters: { type: 'object', properties: { n: { type: 'integer' } } } }, impl: () => 'ok' }] }],
+    packs: [
+      {
+        id: 'bench',
+        tools: [
+          {
+            spec: {
+              name: 'noop',
+              description: 'no-op',
+              danger: 'safe',
+              effect: 'read',
+              parameters: { type: 'object', properties: { n: { type: 'integer' } } },
+            },
+            impl: () => 'ok',
+          },
+        ],
+      },
+    ],
   });
   const perIteration: number[] = [];
   for (let t = 0; t < turns + 20; t++) {
     const t0 = performance.now();
-    const r = await runTurn(kernel, { provider: new InstantModel(iterations), model: 'bench', conversationId: `c${t}`, history: [], userMessage: 'go', scope: ['noop'] });
+    const r = await runTurn(kernel, {
+      provider: new InstantModel(iterations),
+      model: 'bench',
+      conversationId: `c${t}`,
+      history: [],
+      userMessage: 'go',
+      scope: ['noop'],
+    });
     const ms = performance.now() - t0;
     if (r.stopReason !== 'final') throw new Error(`bench turn stopped: ${r.stopReason} ${r.error ?? ''}`);
     if (t >= 20) perIteration.push((ms * 1000) / r.iterations);
@@ -64,10 +87,16 @@ export async function benchAgent(turns = 200, iterations = 10): Promise<void> {
   const tools: ToolDefinition[] = Array.from({ length: 60 }, (_, i) => ({
     name: `tool_${i}`,
     description: `Tool number ${i}: does a specific thing with files, text or the network, and explains its arguments in a sentence or two.`,
-    parameters: { type: 'object', properties: { path: { type: 'string', description: 'A path inside the root' }, limit: { type: 'integer', minimum: 1 } }, required: ['path'] },
+    parameters: {
+      type: 'object',
+      properties: { path: { type: 'string', description: 'A path inside the root' }, limit: { type: 'integer', minimum: 1 } },
+      required: ['path'],
+    },
   }));
   const messages: ChatMessage[] = Array.from({ length: 100 }, (_, i) =>
-    i % 2 ? { role: 'assistant', content: `Answer ${i}: ${'lorem ipsum dolor sit amet '.repeat(20)}` } : { role: 'user', content: `Question ${i}: ${'what about this and that '.repeat(10)}` },
+    i % 2
+      ? { role: 'assistant', content: `Answer ${i}: ${'lorem ipsum dolor sit amet '.repeat(20)}` }
+      : { role: 'user', content: `Question ${i}: ${'what about this and that '.repeat(10)}` },
   );
   const estimating: ModelProvider = { name: 'e', kind: 'e', chat: () => Promise.resolve({ content: '', toolCalls: [] }), contextWindow: () => 1_000_000 };
   const time = (provider: ModelProvider, label: string) => {

@@ -44,7 +44,9 @@ const quiet: Logger = { info() {}, warn() {}, error() {} };
 function echoPack(): PackDefinition {
   return {
     id: 'bench',
-    tools: [{ spec: { name: 'echo', description: 'Returns its text.', parameters: { ...ECHO_SCHEMA }, danger: 'safe', effect: 'read' }, impl: ({ text }) => text }],
+    tools: [
+      { spec: { name: 'echo', description: 'Returns its text.', parameters: { ...ECHO_SCHEMA }, danger: 'safe', effect: 'read' }, impl: ({ text }) => text },
+    ],
   };
 }
 
@@ -79,7 +81,10 @@ async function bareHttp(): Promise<{ url: string; close(): Promise<void> }> {
     for await (const chunk of req) body += chunk;
     const parsed = JSON.parse(body) as unknown;
     if (!isInitializeRequest(parsed)) return void res.writeHead(400).end();
-    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: () => randomUUID(), onsessioninitialized: (id) => void sessions.set(id, transport) });
+    const transport = new StreamableHTTPServerTransport({
+      sessionIdGenerator: () => randomUUID(),
+      onsessioninitialized: (id) => void sessions.set(id, transport),
+    });
     transport.onclose = () => transport.sessionId && sessions.delete(transport.sessionId);
     await bareServer().connect(transport);
     await transport.handleRequest(req, res, parsed);
@@ -118,7 +123,12 @@ const linkedFetch: typeof fetch = async (input, init) => {
 
 async function httpClient(url: string, token?: string): Promise<Client> {
   const client = new Client({ name: 'bench', version: '1.0.0' });
-  await client.connect(new StreamableHTTPClientTransport(new URL(url), { fetch: linkedFetch, ...(token ? { requestInit: { headers: { Authorization: `Bearer ${token}` } } } : {}) }));
+  await client.connect(
+    new StreamableHTTPClientTransport(new URL(url), {
+      fetch: linkedFetch,
+      ...(token ? { requestInit: { headers: { Authorization: `Bearer ${token}` } } } : {}),
+    }),
+  );
   return client;
 }
 
@@ -272,7 +282,10 @@ async function benchLaunch(dir: string, runs = 5): Promise<Record<string, number
 }
 
 function printRatios(title: string, results: Array<{ concurrency: number; bare: Row; memo: Row }>): number[] {
-  printTable(title, results.flatMap((r) => [r.bare, r.memo]));
+  printTable(
+    title,
+    results.flatMap((r) => [r.bare, r.memo]),
+  );
   return results.map((r) => {
     const ratio = r.memo.callsPerSec / r.bare.callsPerSec;
     console.log(`  c=${r.concurrency}: Memo/bare throughput ${ratio.toFixed(2)}x (target >= 0.8x); p50 +${(r.memo.p50us - r.bare.p50us).toFixed(0)} us`);
@@ -280,7 +293,9 @@ function printRatios(title: string, results: Array<{ concurrency: number; bare: 
   });
 }
 
-export async function benchMcp(calls = Number(process.env.BENCH_MCP_CALLS ?? 3000)): Promise<{ httpRatios: number[]; stdioRatios: number[]; launchMs: Record<string, number> }> {
+export async function benchMcp(
+  calls = Number(process.env.BENCH_MCP_CALLS ?? 3000),
+): Promise<{ httpRatios: number[]; stdioRatios: number[]; launchMs: Record<string, number> }> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'memo-bench-mcp-'));
   try {
     const httpResults = await benchHttp(calls, dir);

@@ -11,7 +11,10 @@ const HOST = path.resolve(here, '../../test/e2e/harness/kernel-host.mjs');
 const BUILTIN = path.resolve(here, '../plugins');
 
 function median(xs: number[]): number {
-  return percentile([...xs].sort((a, b) => a - b), 50);
+  return percentile(
+    [...xs].sort((a, b) => a - b),
+    50,
+  );
 }
 
 /** A line from the host harness: `{ ready: true }` once, then `{ re: id, result }` per call. */
@@ -65,7 +68,14 @@ export async function benchHotReload(saves = 50): Promise<void> {
   fs.mkdirSync(path.join(base, 'root'));
   fs.writeFileSync(
     path.join(packs, 'hot', 'plugin.json'),
-    JSON.stringify({ id: 'hot', name: 'hot', version: '1.0.0', description: 'bench', main: 'index.js', tools: [{ name: 'ver', description: 'version', parameters: { type: 'object' }, danger: 'safe', effect: 'read' }] }),
+    JSON.stringify({
+      id: 'hot',
+      name: 'hot',
+      version: '1.0.0',
+      description: 'bench',
+      main: 'index.js',
+      tools: [{ name: 'ver', description: 'version', parameters: { type: 'object' }, danger: 'safe', effect: 'read' }],
+    }),
   );
   fs.writeFileSync(path.join(packs, 'hot', 'index.js'), 'export const tools = { ver: () => 0 };');
   const child = spawn(process.execPath, [HOST, path.join(base, 'root'), path.join(base, 'data'), packs], { stdio: ['pipe', 'pipe', 'inherit'] });
@@ -92,7 +102,9 @@ export async function benchHotReload(saves = 50): Promise<void> {
   fs.rmSync(base, { recursive: true, force: true });
   const sorted = [...latencies].sort((a, b) => a - b);
   console.log(`\nHot reload: save pack code -> new behaviour callable, ${saves} saves`);
-  console.log(`  reload latency  p50 ${percentile(sorted, 50).toFixed(1)} ms   p95 ${percentile(sorted, 95).toFixed(1)} ms   (target p50 < 300 ms; includes the ${100} ms debounce)`);
+  console.log(
+    `  reload latency  p50 ${percentile(sorted, 50).toFixed(1)} ms   p95 ${percentile(sorted, 95).toFixed(1)} ms   (target p50 < 300 ms; includes the ${100} ms debounce)`,
+  );
   console.log(`  baseline: a call with no reload, p50 ${median(plain).toFixed(2)} ms`);
 }
 

@@ -18,7 +18,23 @@ export async function benchPipeline(calls = 100_000): Promise<{ overheadP50us: n
     root,
     dataDir: path.join(dir, 'data'),
     rateLimits: { maxCalls: 0, duplicateCooldownMs: 0 },
-    packs: [{ id: 'bench', tools: [{ spec: { name: 'noop', description: 'no-op', danger: 'safe', effect: 'read', parameters: { type: 'object', properties: { n: { type: 'integer' } } } }, impl: handler }] }],
+    packs: [
+      {
+        id: 'bench',
+        tools: [
+          {
+            spec: {
+              name: 'noop',
+              description: 'no-op',
+              danger: 'safe',
+              effect: 'read',
+              parameters: { type: 'object', properties: { n: { type: 'integer' } } },
+            },
+            impl: handler,
+          },
+        ],
+      },
+    ],
   });
 
   const direct = new Float64Array(calls);
@@ -50,7 +66,10 @@ export async function benchPipeline(calls = 100_000): Promise<{ overheadP50us: n
   }
   const pipeMs = Number(process.hrtime.bigint() - pipeStart) / 1e6;
   await kernel.shutdown();
-  const auditLines = fs.readFileSync(path.join(dir, 'data', 'agent-audit.jsonl'), 'utf8').split('\n').filter(Boolean).length;
+  const auditLines = fs
+    .readFileSync(path.join(dir, 'data', 'agent-audit.jsonl'), 'utf8')
+    .split('\n')
+    .filter(Boolean).length;
   fs.rmSync(dir, { recursive: true, force: true });
 
   const d = summarise('handler called directly (baseline)', direct, directMs);

@@ -57,12 +57,7 @@ export class MemoError extends Error {
 
 /** True for anything shaped like a MemoError, whichever copy of this module made it. */
 export function isMemoError(err: unknown): err is MemoError {
-  return (
-    typeof err === 'object' &&
-    err !== null &&
-    isErrorCode((err as { code?: unknown }).code) &&
-    typeof (err as { message?: unknown }).message === 'string'
-  );
+  return typeof err === 'object' && err !== null && isErrorCode((err as { code?: unknown }).code) && typeof (err as { message?: unknown }).message === 'string';
 }
 
 /** The serialisable form of an error, as tool results, the CLI and MCP carry it. */

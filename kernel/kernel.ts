@@ -256,15 +256,23 @@ export function createKernel(options: KernelOptions = {}): Kernel {
   c.register(ToolPipeline, {
     useFactory: instanceCachingFactory(
       (d) =>
-        new ToolPipeline(d.resolve(ToolRegistry), d.resolve(RateLimiter), d.resolve(PermissionGate), d.resolve(WriteCapabilities), d.resolve(AuditLog), d.resolve<T.Clock>(T.Clock), {
-          root,
-          sandbox: new PathSandbox(root, d.resolve(KernelState)),
-          judge: d.resolve(CommandJudge),
-          dataDir: packDataDir(dataDir),
-          defaultTimeoutMs: config.defaultToolTimeoutMs,
-          logger: d.resolve<T.Logger>(T.Logger),
-          secrets: d.resolve(KnownSecrets),
-        }),
+        new ToolPipeline(
+          d.resolve(ToolRegistry),
+          d.resolve(RateLimiter),
+          d.resolve(PermissionGate),
+          d.resolve(WriteCapabilities),
+          d.resolve(AuditLog),
+          d.resolve<T.Clock>(T.Clock),
+          {
+            root,
+            sandbox: new PathSandbox(root, d.resolve(KernelState)),
+            judge: d.resolve(CommandJudge),
+            dataDir: packDataDir(dataDir),
+            defaultTimeoutMs: config.defaultToolTimeoutMs,
+            logger: d.resolve<T.Logger>(T.Logger),
+            secrets: d.resolve(KnownSecrets),
+          },
+        ),
     ),
   });
   // Stored provider keys and sensitive environment values: scrubbed from every tool result, error and audit line.
@@ -291,7 +299,9 @@ export function createKernel(options: KernelOptions = {}): Kernel {
   c.register(CapabilityProbe, { useFactory: instanceCachingFactory((d) => new CapabilityProbe(d.resolve<T.Clock>(T.Clock))) });
   c.register(CommandJudge, { useFactory: instanceCachingFactory((d) => new CommandJudge(d.resolve(KernelState))) });
   c.register(SkillManager, {
-    useFactory: instanceCachingFactory((d) => new SkillManager(d.resolve(ToolRegistry), d.resolve(CommandJudge), d.resolve<T.Logger>(T.Logger), d.resolve(KernelState))),
+    useFactory: instanceCachingFactory(
+      (d) => new SkillManager(d.resolve(ToolRegistry), d.resolve(CommandJudge), d.resolve<T.Logger>(T.Logger), d.resolve(KernelState)),
+    ),
   });
 
   const kernel = new Kernel(c);

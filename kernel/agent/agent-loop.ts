@@ -155,7 +155,12 @@ export async function runTurn(kernel: Kernel, opts: TurnOptions): Promise<TurnRe
         emit({ type: 'tool_start', iteration, tool: call.name, args });
         // Arguments that were not JSON still go through the pipeline, so the refusal is audited.
         const result = await kernel.invoke(
-          { tool: call.name, args: call.parseError ? `unparseable arguments: ${call.parseError}` : call.arguments, caller: { kind: 'agent', conversationId: opts.conversationId, ...(opts.sessionId ? { sessionId: opts.sessionId } : {}) }, signal },
+          {
+            tool: call.name,
+            args: call.parseError ? `unparseable arguments: ${call.parseError}` : call.arguments,
+            caller: { kind: 'agent', conversationId: opts.conversationId, ...(opts.sessionId ? { sessionId: opts.sessionId } : {}) },
+            signal,
+          },
           scope ? { scope } : {},
         );
         const code = result.ok ? undefined : result.error.code;

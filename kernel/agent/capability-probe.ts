@@ -51,7 +51,10 @@ export class CapabilityProbe {
       if (!call) {
         verdict = this.fail('the model answered without calling the test tool, so its chat template probably does not support tool calls');
       } else {
-        messages.push({ role: 'assistant', content: first.content, toolCalls: [call] }, { role: 'tool', toolCallId: call.id, name: call.name, content: '7341' });
+        messages.push(
+          { role: 'assistant', content: first.content, toolCalls: [call] },
+          { role: 'tool', toolCallId: call.id, name: call.name, content: '7341' },
+        );
         const second = await provider.chat({ model, messages, tools: [PROBE_TOOL], temperature: 0, signal, maxOutputTokens: 200 });
         verdict = second.content.includes('7341')
           ? { toolCalling: true, reason: 'the model called the test tool and used its result', checkedAt: this.clock.now(), cached: false }

@@ -56,7 +56,8 @@ export function planBudget(counter: TokenCounter, provider: ModelProvider, model
   // Serialise exactly what the provider receives: the definitions as sent, and each message.
   const toolTokens = tools.length ? counter.count(JSON.stringify(tools)) : 0;
   let conversationTokens = 0;
-  for (const m of messages) conversationTokens += counter.count(m.content) + 4 + ('toolCalls' in m && m.toolCalls ? counter.count(JSON.stringify(m.toolCalls)) : 0);
+  for (const m of messages)
+    conversationTokens += counter.count(m.content) + 4 + ('toolCalls' in m && m.toolCalls ? counter.count(JSON.stringify(m.toolCalls)) : 0);
   const window = provider.contextWindow(model);
   const needed = conversationTokens + toolTokens;
   const wanted = Math.max(CONTEXT_FLOOR, needed + CONTEXT_HEADROOM);

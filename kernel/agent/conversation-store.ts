@@ -40,7 +40,11 @@ export class ConversationStore {
     this.onDelete = fn;
   }
 
-  private async repos(): Promise<{ conv: Repository<InstanceType<Entities['ConversationRow']>>; msg: Repository<InstanceType<Entities['MessageRow']>>; act: Repository<InstanceType<Entities['ToolActivityRow']>> }> {
+  private async repos(): Promise<{
+    conv: Repository<InstanceType<Entities['ConversationRow']>>;
+    msg: Repository<InstanceType<Entities['MessageRow']>>;
+    act: Repository<InstanceType<Entities['ToolActivityRow']>>;
+  }> {
     if (!this.ds) {
       this.entities = await import('./conversation-entities.js');
       this.ds = await openSqlite(this.file, [this.entities.ConversationRow, this.entities.MessageRow, this.entities.ToolActivityRow]);
@@ -51,7 +55,12 @@ export class ConversationStore {
 
   async create(init: { title?: string; provider?: string | null; model?: string | null } = {}): Promise<ConversationInfo> {
     const { conv } = await this.repos();
-    const row = conv.create({ id: randomUUID(), title: (init.title ?? 'New conversation').slice(0, 200), provider: init.provider ?? null, model: init.model ?? null });
+    const row = conv.create({
+      id: randomUUID(),
+      title: (init.title ?? 'New conversation').slice(0, 200),
+      provider: init.provider ?? null,
+      model: init.model ?? null,
+    });
     await conv.save(row);
     return this.info(row.id);
   }
@@ -61,7 +70,15 @@ export class ConversationStore {
     const row = await conv.findOne({ where: { id } });
     if (!row) throw new MemoError('NOT_FOUND', `There is no conversation ${id}.`);
     const messages = await msg.count({ where: { conversationId: id } });
-    return { id: row.id, title: row.title, provider: row.provider, model: row.model, createdAt: row.createdAt.toISOString(), updatedAt: row.updatedAt.toISOString(), messages };
+    return {
+      id: row.id,
+      title: row.title,
+      provider: row.provider,
+      model: row.model,
+      createdAt: row.createdAt.toISOString(),
+      updatedAt: row.updatedAt.toISOString(),
+      messages,
+    };
   }
 
   async exists(id: string): Promise<boolean> {
@@ -120,7 +137,10 @@ export class ConversationStore {
             seq: seq++,
             role: message.role,
             content: message.content,
-            toolCalls: message.role === 'assistant' && message.toolCalls?.length ? message.toolCalls.map(({ id, name, arguments: a }) => ({ id, name, arguments: a })) : null,
+            toolCalls:
+              message.role === 'assistant' && message.toolCalls?.length
+                ? message.toolCalls.map(({ id, name, arguments: a }) => ({ id, name, arguments: a }))
+                : null,
             toolCallId: message.role === 'tool' ? message.toolCallId : null,
             name: message.role === 'tool' ? message.name : null,
             isError: message.role === 'tool' ? Boolean(message.isError) : false,
@@ -129,7 +149,17 @@ export class ConversationStore {
       }
       for (const step of steps) {
         await m.getRepository(this.entities!.ToolActivityRow).save(
-          act.create({ id: randomUUID(), conversationId: id, turnSeq, tool: step.tool, args: step.args, outcome: step.outcome, code: step.code ?? null, summary: step.summary.slice(0, 500), durationMs: step.durationMs }),
+          act.create({
+            id: randomUUID(),
+            conversationId: id,
+            turnSeq,
+            tool: step.tool,
+            args: step.args,
+            outcome: step.outcome,
+            code: step.code ?? null,
+            summary: step.summary.slice(0, 500),
+            durationMs: step.durationMs,
+          }),
         );
       }
       await m.getRepository(this.entities!.ConversationRow).update({ id }, { updatedAt: new Date() });
@@ -139,7 +169,15 @@ export class ConversationStore {
   async activity(id: string): Promise<ToolActivity[]> {
     const { act } = await this.repos();
     const rows = await act.find({ where: { conversationId: id }, order: { createdAt: 'ASC' } });
-    return rows.map((r) => ({ turnSeq: r.turnSeq, tool: r.tool, args: r.args, outcome: r.outcome, code: r.code, summary: r.summary, durationMs: r.durationMs }));
+    return rows.map((r) => ({
+      turnSeq: r.turnSeq,
+      tool: r.tool,
+      args: r.args,
+      outcome: r.outcome,
+      code: r.code,
+      summary: r.summary,
+      durationMs: r.durationMs,
+    }));
   }
 
   async close(): Promise<void> {

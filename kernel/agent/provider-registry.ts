@@ -8,7 +8,8 @@ export class ProviderRegistry {
 
   register(kind: string, factory: ProviderFactory, owner: string): Disposable {
     const existing = this.factories.get(kind);
-    if (existing && existing.owner !== owner) throw new MemoError('CONFLICT', `Provider kind "${kind}" is already provided by pack "${existing.owner}".`, { plugin: owner });
+    if (existing && existing.owner !== owner)
+      throw new MemoError('CONFLICT', `Provider kind "${kind}" is already provided by pack "${existing.owner}".`, { plugin: owner });
     const entry = { factory, owner };
     this.factories.set(kind, entry);
     return toDisposable(() => {
@@ -24,7 +25,10 @@ export class ProviderRegistry {
     const entry = this.factories.get(config.kind);
     if (!entry) {
       const kinds = this.kinds();
-      throw new MemoError('NOT_FOUND', `No loaded pack provides the provider kind "${config.kind}"${kinds.length ? ` (available: ${kinds.join(', ')})` : ' (is the providers pack enabled?)'}.`);
+      throw new MemoError(
+        'NOT_FOUND',
+        `No loaded pack provides the provider kind "${config.kind}"${kinds.length ? ` (available: ${kinds.join(', ')})` : ' (is the providers pack enabled?)'}.`,
+      );
     }
     return entry.factory(config, { fetch: fetchImpl });
   }

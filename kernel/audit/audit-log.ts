@@ -21,7 +21,6 @@ import {
 } from './audit-chain.js';
 import { AuditFileLock } from './audit-lock.js';
 
-export { GENESIS_HASH } from './audit-chain.js';
 export { verifyAuditFile, formatVerifyReport, type AuditProblem, type AuditProblemKind, type AuditVerifyReport, type RecordedGap } from './audit-verify.js';
 
 /** One line of `agent-audit.jsonl`. Arguments are masked before they get here. */
@@ -359,7 +358,7 @@ export class AuditLog {
     const size = fs.fstatSync(fd).size;
     const tail = readTailLines(fd, size, atOpen ? Math.max(this.memory + 1, 8) : 8);
     let last: ParsedLine | null = null;
-    for (let i = tail.lines.length - 1; i >= 0 && !last; i--) last = parseLine(tail.lines[i]!) // i indexes tail.lines;
+    for (let i = tail.lines.length - 1; i >= 0 && !last; i--) last = parseLine(tail.lines[i]!); // i indexes tail.lines;
     const lastLine = tail.lines.at(-1);
     const lastIsWhole = lastLine !== undefined && parseLine(lastLine) !== null;
     const seal = last ? sealOf(last, key) : null;
@@ -384,7 +383,7 @@ export class AuditLog {
       ...(known.seq > 0 ? { known } : {}),
       detail: why,
     });
-    const foreign = 'the last line of the file is not an entry sealed with this data folder\'s key';
+    const foreign = "the last line of the file is not an entry sealed with this data folder's key";
     let event: AuditEventDraft | null = null;
     const nothingThere = !last && fragment.length === 0;
     if (seen) {

@@ -1,24 +1,25 @@
 import type { KeyObject } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { GENESIS_HASH, headPathFor, keyPathFor, looksTorn, parseLine, readHeadFile, readKey, sealOf, tagOf, type AuditHead, type HeadState, type ParsedLine } from './audit-chain.js';
+import {
+  GENESIS_HASH,
+  headPathFor,
+  keyPathFor,
+  looksTorn,
+  parseLine,
+  readHeadFile,
+  readKey,
+  sealOf,
+  tagOf,
+  type AuditHead,
+  type HeadState,
+  type ParsedLine,
+} from './audit-chain.js';
 
 const KEY_NAME = 'audit.key';
 
 export type AuditProblemKind =
-  | 'altered'
-  | 'removed'
-  | 'inserted'
-  | 'reordered'
-  | 'not-an-entry'
-  | 'torn'
-  | 'unkeyed'
-  | 'bad-key'
-  | 'cut-tail'
-  | 'emptied'
-  | 'deleted'
-  | 'replaced'
-  | 'head';
+  'altered' | 'removed' | 'inserted' | 'reordered' | 'not-an-entry' | 'torn' | 'unkeyed' | 'bad-key' | 'cut-tail' | 'emptied' | 'deleted' | 'replaced' | 'head';
 
 export interface AuditProblem {
   /** 1-based line of the log (0 when the problem is the file as a whole). */
@@ -89,7 +90,7 @@ const SEEN_WORDS: Record<string, string> = {
   replaced: 'it replaced by another file',
   'head-missing': 'its head checkpoint missing',
   'head-altered': 'its head checkpoint altered',
-  'foreign-line': 'a line at its end not sealed with this data folder\'s key',
+  'foreign-line': "a line at its end not sealed with this data folder's key",
 };
 
 function gapProblem(g: RecordedGap, logName: string): AuditProblem {
@@ -133,7 +134,11 @@ export function verifyAuditFile(file: string): AuditVerifyReport {
       return done({ line: 0, kind: 'deleted', message: `${logName} is missing, while ${headName} says it held ${head.head.seq} entries: it was deleted` });
     }
     if (key && head.state === 'missing') {
-      return done({ line: 0, kind: 'deleted', message: `${logName} and ${headName} are both missing, while ${KEY_NAME} shows a keyed trail was kept here: they were deleted` });
+      return done({
+        line: 0,
+        kind: 'deleted',
+        message: `${logName} and ${headName} are both missing, while ${KEY_NAME} shows a keyed trail was kept here: they were deleted`,
+      });
     }
     if (head.state === 'invalid') return done({ line: 0, kind: 'head', message: `${headName} cannot be trusted: ${head.reason}` });
     return done();
@@ -188,7 +193,12 @@ export function verifyAuditFile(file: string): AuditVerifyReport {
     const seal = sealOf(p, key);
     if (seal === 'bad') {
       if (!key) {
-        return done({ line: n, entry: p.seq, kind: 'bad-key', message: `${KEY_NAME} is missing, so line ${n} (entry #${p.seq}) and the keyed lines after it cannot be checked` });
+        return done({
+          line: n,
+          entry: p.seq,
+          kind: 'bad-key',
+          message: `${KEY_NAME} is missing, so line ${n} (entry #${p.seq}) and the keyed lines after it cannot be checked`,
+        });
       }
       const next = parsed(i + 1);
       if (next && sealOf(next, key) === 'bad' && next.prev === p.hash) {
@@ -203,7 +213,12 @@ export function verifyAuditFile(file: string): AuditVerifyReport {
     }
     if (seal === 'plain') {
       if (phase === 'keyed') {
-        return done({ line: n, entry: p.seq, kind: 'unkeyed', message: `line ${n} (entry #${p.seq}) carries an unkeyed hash inside the keyed chain: it was rewritten without the key` });
+        return done({
+          line: n,
+          entry: p.seq,
+          kind: 'unkeyed',
+          message: `line ${n} (entry #${p.seq}) carries an unkeyed hash inside the keyed chain: it was rewritten without the key`,
+        });
       }
       if (phase === 'start') firstPlainLine = n;
       phase = 'legacy';
@@ -227,7 +242,12 @@ export function verifyAuditFile(file: string): AuditVerifyReport {
         // A skipped number that shows up further down was moved, not removed.
         for (let j = i + 1; j < lines.length && j < i + 10_000; j++) {
           if (parsed(j)?.seq === prevSeq + 1) {
-            return done({ line: n, entry: p.seq, kind: 'reordered', message: `line ${n} (entry #${p.seq}) is out of order: entry #${prevSeq + 1} comes later, at line ${j + 1}` });
+            return done({
+              line: n,
+              entry: p.seq,
+              kind: 'reordered',
+              message: `line ${n} (entry #${p.seq}) is out of order: entry #${prevSeq + 1} comes later, at line ${j + 1}`,
+            });
           }
         }
       }
@@ -270,7 +290,11 @@ export function verifyAuditFile(file: string): AuditVerifyReport {
   if (head.state === 'invalid') return done({ line: 0, kind: 'head', message: `${headName} cannot be trusted: ${head.reason}` });
   if (head.state === 'missing') {
     if (key && report.lines === 0) {
-      return done({ line: 0, kind: 'emptied', message: `${logName} is empty and ${headName} is missing, while ${KEY_NAME} shows a keyed trail was kept here: it was emptied` });
+      return done({
+        line: 0,
+        kind: 'emptied',
+        message: `${logName} is empty and ${headName} is missing, while ${KEY_NAME} shows a keyed trail was kept here: it was emptied`,
+      });
     }
     if (phase === 'keyed') return done({ line: 0, kind: 'head', message: `${headName} is missing: a cut tail cannot be ruled out` });
     return done();
@@ -289,7 +313,12 @@ export function verifyAuditFile(file: string): AuditVerifyReport {
   }
   if (h.seq === 0) return done(); // a head written before the first entry: the log may only be ahead of it
   if (atHead && atHead.hash === h.hash && atHead.tag !== h.tag) {
-    return done({ line: 0, entry: h.seq, kind: 'head', message: `${headName} cannot be trusted: its tag does not match entry #${h.seq} (it was rewritten without the key)` });
+    return done({
+      line: 0,
+      entry: h.seq,
+      kind: 'head',
+      message: `${headName} cannot be trusted: its tag does not match entry #${h.seq} (it was rewritten without the key)`,
+    });
   }
   if (!atHead || atHead.hash !== h.hash || atHead.size !== h.size) {
     return done({
@@ -302,7 +331,6 @@ export function verifyAuditFile(file: string): AuditVerifyReport {
   return done();
 }
 
-
 /** One line (or a few) for a person: the verdict, then the first problem or what to know. */
 export function formatVerifyReport(r: AuditVerifyReport): string {
   if (r.problem) {
@@ -310,9 +338,15 @@ export function formatVerifyReport(r: AuditVerifyReport): string {
     return `${p.recorded ? 'GAP' : 'TAMPERED'}: ${p.message}.\n`;
   }
   const notes: string[] = [];
-  if (r.legacy && r.legacy.sealedByLine) notes.push(`the first ${r.legacy.entries} entries were written before the keyed chain (unkeyed hashes), pinned by the keyed chain from line ${r.legacy.sealedByLine}`);
+  if (r.legacy && r.legacy.sealedByLine)
+    notes.push(
+      `the first ${r.legacy.entries} entries were written before the keyed chain (unkeyed hashes), pinned by the keyed chain from line ${r.legacy.sealedByLine}`,
+    );
   if (r.torn.length) notes.push(`torn by a crash (not tampering): line ${r.torn.join(', ')}`);
-  const what = r.lines === 0 ? 'no entries' : `${r.entries} entries${r.events ? ` and ${r.events} kernel events` : ''}, ${r.legacy && !r.legacy.sealedByLine ? 'unkeyed chain intact' : 'keyed chain intact'}${r.head ? `, head matches (#${r.head.seq})` : ''}`;
+  const what =
+    r.lines === 0
+      ? 'no entries'
+      : `${r.entries} entries${r.events ? ` and ${r.events} kernel events` : ''}, ${r.legacy && !r.legacy.sealedByLine ? 'unkeyed chain intact' : 'keyed chain intact'}${r.head ? `, head matches (#${r.head.seq})` : ''}`;
   let out = `OK: ${what}${notes.length ? `; ${notes.join('; ')}` : ''}.\n`;
   if (r.warning) out += `${r.warning}\n`;
   return out;

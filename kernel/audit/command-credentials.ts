@@ -107,11 +107,33 @@ interface ProgramRule {
   subcommand?: string[];
 }
 
-const MYSQL = ['mysql', 'mariadb', 'mysqldump', 'mysqladmin', 'mysqlimport', 'mysqlcheck', 'mysqlshow', 'mysqlpump', 'mysqlsh', 'mysqlbinlog', 'mariadb-dump', 'mariadb-admin', 'mariadb-import', 'mariadb-check', 'mariadb-show'];
+const MYSQL = [
+  'mysql',
+  'mariadb',
+  'mysqldump',
+  'mysqladmin',
+  'mysqlimport',
+  'mysqlcheck',
+  'mysqlshow',
+  'mysqlpump',
+  'mysqlsh',
+  'mysqlbinlog',
+  'mariadb-dump',
+  'mariadb-admin',
+  'mariadb-import',
+  'mariadb-check',
+  'mariadb-show',
+];
 
 const PROGRAMS: ProgramRule[] = [
   // `-p` alone and `--password` alone make mysql prompt: only an attached value is a password.
-  { names: MYSQL, options: [{ flag: '-p', take: 'attached' }, { flag: '--password', take: 'attached' }] },
+  {
+    names: MYSQL,
+    options: [
+      { flag: '-p', take: 'attached' },
+      { flag: '--password', take: 'attached' },
+    ],
+  },
   {
     names: ['curl'],
     options: [
@@ -127,8 +149,20 @@ const PROGRAMS: ProgramRule[] = [
   { names: ['sqlcmd', 'bcp', 'osql', 'isql'], options: [{ flag: '-P', take: 'both' }] },
   { names: ['zip', 'unzip', 'zipcloak', 'funzip'], options: [{ flag: '-P', take: 'both' }] },
   { names: ['7z', '7za', '7zr', 'rar', 'unrar'], options: [{ flag: '-p', take: 'attached' }] },
-  { names: ['ssh-keygen'], options: [{ flag: '-P', take: 'both' }, { flag: '-N', take: 'both' }] },
-  { names: ['ldapsearch', 'ldapmodify', 'ldapadd', 'ldapdelete', 'ldapwhoami', 'ldapcompare', 'ldapmodrdn', 'ldapexop', 'ldappasswd'], options: [{ flag: '-w', take: 'both' }, { flag: '-s', take: 'both' }] },
+  {
+    names: ['ssh-keygen'],
+    options: [
+      { flag: '-P', take: 'both' },
+      { flag: '-N', take: 'both' },
+    ],
+  },
+  {
+    names: ['ldapsearch', 'ldapmodify', 'ldapadd', 'ldapdelete', 'ldapwhoami', 'ldapcompare', 'ldapmodrdn', 'ldapexop', 'ldappasswd'],
+    options: [
+      { flag: '-w', take: 'both' },
+      { flag: '-s', take: 'both' },
+    ],
+  },
   {
     names: ['openssl'],
     options: [
@@ -140,7 +174,13 @@ const PROGRAMS: ProgramRule[] = [
   },
   { names: ['docker', 'podman', 'nerdctl', 'buildah', 'skopeo', 'helm', 'oras', 'crane'], subcommand: ['login'], options: [{ flag: '-p', take: 'both' }] },
   { names: ['az'], subcommand: ['login'], options: [{ flag: '-p', take: 'both' }] },
-  { names: ['smbclient', 'rpcclient', 'smbmap', 'smbget'], options: [{ flag: '-U', take: 'both', part: 'after-percent' }, { flag: '--user', take: 'both', part: 'after-percent' }] },
+  {
+    names: ['smbclient', 'rpcclient', 'smbmap', 'smbget'],
+    options: [
+      { flag: '-U', take: 'both', part: 'after-percent' },
+      { flag: '--user', take: 'both', part: 'after-percent' },
+    ],
+  },
   { names: ['lftp'], options: [{ flag: '-u', take: 'both', part: 'after-comma' }] },
 ];
 

@@ -366,7 +366,9 @@ export function environmentSecrets(env: NodeJS.ProcessEnv): Array<[string, strin
     // A URL's password, a vendor key under an innocent name (shapes cached per value: env rarely changes).
     let parts = shapeCache.get(value);
     if (parts === undefined) {
-      parts = findSecretRanges(value).map((r) => value.slice(r.start, r.end)).filter((p) => p.length >= MIN_SECRET);
+      parts = findSecretRanges(value)
+        .map((r) => value.slice(r.start, r.end))
+        .filter((p) => p.length >= MIN_SECRET);
       if (shapeCache.size > 1000) shapeCache.clear();
       shapeCache.set(value, parts);
     }

@@ -17,12 +17,7 @@ export function isSensitiveKey(name: string): boolean {
   return isSensitiveName(name);
 }
 
-export { isSensitiveName, findSecretRanges, type SecretRange };
-
-/** Finds the secret substrings of a text by value shape (and command-line credentials). */
-export function findSecretShapes(text: string): string[] {
-  return findSecretRanges(text).map((r) => text.slice(r.start, r.end));
-}
+export { isSensitiveName, findSecretRanges };
 
 function maskRanges(text: string, ranges: readonly SecretRange[]): string {
   if (ranges.length === 0) return text;

@@ -11,9 +11,32 @@
  */
 
 const SECRET_WORDS = new Set([
-  'key', 'keys', 'apikey', 'apikeys', 'token', 'accesstoken', 'refreshtoken', 'authtoken', 'secret', 'secrets',
-  'password', 'passwords', 'passwd', 'passphrase', 'auth', 'authorization', 'cookie', 'cookies',
-  'credential', 'credentials', 'privatekey', 'clientsecret', 'sessionid', 'bearer', 'webhook', 'webhooks',
+  'key',
+  'keys',
+  'apikey',
+  'apikeys',
+  'token',
+  'accesstoken',
+  'refreshtoken',
+  'authtoken',
+  'secret',
+  'secrets',
+  'password',
+  'passwords',
+  'passwd',
+  'passphrase',
+  'auth',
+  'authorization',
+  'cookie',
+  'cookies',
+  'credential',
+  'credentials',
+  'privatekey',
+  'clientsecret',
+  'sessionid',
+  'bearer',
+  'webhook',
+  'webhooks',
   'dsn',
 ]);
 
@@ -25,10 +48,61 @@ const SECRET_LAST_WORDS = new Set(['pass', 'pwd', 'dsn']);
 
 /** A last word that says the value points at or describes the secret, not is it. */
 const NOT_SECRET_LAST_WORDS = new Set([
-  'sock', 'socket', 'path', 'paths', 'dir', 'dirs', 'file', 'files', 'home', 'type', 'types', 'method', 'methods', 'mode',
-  'user', 'username', 'name', 'names', 'host', 'hosts', 'port', 'url', 'uri', 'endpoint', 'server', 'provider', 'command', 'cmd',
-  'count', 'length', 'len', 'limit', 'max', 'min', 'size', 'id', 'ids', 'enabled', 'disabled', 'required', 'header', 'field',
-  'prefix', 'env', 'var', 'format', 'version', 'ttl', 'expiry', 'expires', 'timeout', 'algorithm', 'alg', 'scheme', 'region',
+  'sock',
+  'socket',
+  'path',
+  'paths',
+  'dir',
+  'dirs',
+  'file',
+  'files',
+  'home',
+  'type',
+  'types',
+  'method',
+  'methods',
+  'mode',
+  'user',
+  'username',
+  'name',
+  'names',
+  'host',
+  'hosts',
+  'port',
+  'url',
+  'uri',
+  'endpoint',
+  'server',
+  'provider',
+  'command',
+  'cmd',
+  'count',
+  'length',
+  'len',
+  'limit',
+  'max',
+  'min',
+  'size',
+  'id',
+  'ids',
+  'enabled',
+  'disabled',
+  'required',
+  'header',
+  'field',
+  'prefix',
+  'env',
+  'var',
+  'format',
+  'version',
+  'ttl',
+  'expiry',
+  'expires',
+  'timeout',
+  'algorithm',
+  'alg',
+  'scheme',
+  'region',
 ]);
 
 /** Exactly these names are never secrets (compared case-insensitively). */
@@ -65,7 +139,8 @@ function judge(name: string): boolean {
   // A single word of the secret vocabulary, whatever its separators (`api_key`, `ApiKey`, `x-api-key`).
   if (SECRET_WORDS.has(squashed)) return true;
   // A webhook URL is the secret itself (`SLACK_WEBHOOK_URL`, `DISCORD_HOOK_URL`).
-  if (words.some((w) => w === 'webhook' || w === 'webhooks') || ((last === 'url' || last === 'uri') && words.some((w) => w === 'hook' || w === 'hooks'))) return true;
+  if (words.some((w) => w === 'webhook' || w === 'webhooks') || ((last === 'url' || last === 'uri') && words.some((w) => w === 'hook' || w === 'hooks')))
+    return true;
   if (words.length > 1 && NOT_SECRET_LAST_WORDS.has(last)) return false;
   return words.some((w) => SECRET_WORDS.has(w) || SECRET_SUFFIXES.some((s) => w.length > s.length && w.endsWith(s)));
 }

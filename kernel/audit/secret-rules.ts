@@ -38,26 +38,30 @@ interface HandRule {
 }
 
 const HAND_RULES: HandRule[] = [
-  { id: 'private-key', re: /-----BEGIN [A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----(?:[\s\S]{0,16384}?-----END [A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----|[\s\S]*$)/gd, group: 0 },
-  { id: 'authorization-token', re: /\b(?:Bearer|Basic|Token|Digest)\s+([A-Za-z0-9._~+/=-]{8,})/gid, group: 1 },
-  { id: 'sk-key', re: /\b(sk-[A-Za-z0-9_-]{16,})/gd, group: 1 },
-  { id: 'github-token', re: /\b((?:gh[pousr]_|github_pat_)[A-Za-z0-9_]{20,})/gd, group: 1 },
-  { id: 'slack-token', re: /\b(xox[abposr]-[A-Za-z0-9-]{10,})/gd, group: 1 },
-  { id: 'aws-access-key-id', re: /\b((?:AKIA|ASIA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA|A3T[A-Z0-9])[0-9A-Z]{16})\b/gd, group: 1 },
-  { id: 'google-api-key', re: /\b(AIza[0-9A-Za-z_-]{35})/gd, group: 1 },
-  { id: 'jwt', re: /\b(eyJ[A-Za-z0-9_-]{8,1024}\.[A-Za-z0-9_-]{8,16384}\.[A-Za-z0-9_-]{8,2048})/gd, group: 1 },
-  { id: 'mailgun-key', re: /\b(key-[0-9a-zA-Z]{32})\b/gd, group: 1 },
-  { id: 'discord-webhook', re: /\bhttps?:\/\/(?:ptb\.|canary\.)?discord(?:app)?\.com\/api\/webhooks\/\d+\/([A-Za-z0-9_-]{20,})/gid, group: 1 },
-  { id: 'webhook-url', re: /\bhttps:\/\/[A-Za-z0-9.-]{0,200}(?:webhook\.office\.com|hooks\.zapier\.com|hooks\.slack\.com)\/[^\s"'<>]{8,}/gid, group: 0 },
+  {
+    id: 'private-key',
+    re: /-----BEGIN [A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----(?:[\s\S]{0,16384}?-----END [A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----|[\s\S]*$)/dg,
+    group: 0,
+  },
+  { id: 'authorization-token', re: /\b(?:Bearer|Basic|Token|Digest)\s+([A-Za-z0-9._~+/=-]{8,})/dgi, group: 1 },
+  { id: 'sk-key', re: /\b(sk-[A-Za-z0-9_-]{16,})/dg, group: 1 },
+  { id: 'github-token', re: /\b((?:gh[pousr]_|github_pat_)[A-Za-z0-9_]{20,})/dg, group: 1 },
+  { id: 'slack-token', re: /\b(xox[abposr]-[A-Za-z0-9-]{10,})/dg, group: 1 },
+  { id: 'aws-access-key-id', re: /\b((?:AKIA|ASIA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA|A3T[A-Z0-9])[0-9A-Z]{16})\b/dg, group: 1 },
+  { id: 'google-api-key', re: /\b(AIza[0-9A-Za-z_-]{35})/dg, group: 1 },
+  { id: 'jwt', re: /\b(eyJ[A-Za-z0-9_-]{8,1024}\.[A-Za-z0-9_-]{8,16384}\.[A-Za-z0-9_-]{8,2048})/dg, group: 1 },
+  { id: 'mailgun-key', re: /\b(key-[0-9a-zA-Z]{32})\b/dg, group: 1 },
+  { id: 'discord-webhook', re: /\bhttps?:\/\/(?:ptb\.|canary\.)?discord(?:app)?\.com\/api\/webhooks\/\d+\/([A-Za-z0-9_-]{20,})/dgi, group: 1 },
+  { id: 'webhook-url', re: /\bhttps:\/\/[A-Za-z0-9.-]{0,200}(?:webhook\.office\.com|hooks\.zapier\.com|hooks\.slack\.com)\/[^\s"'<>]{8,}/dgi, group: 0 },
   // Sentry DSN (and similar): a 32-hex public key as the user part of a URL.
-  { id: 'dsn-key', re: /\b[a-z][a-z0-9+.-]{0,30}:\/\/([0-9a-f]{32})(?::[0-9a-f]{32})?@/gid, group: 1 },
+  { id: 'dsn-key', re: /\b[a-z][a-z0-9+.-]{0,30}:\/\/([0-9a-f]{32})(?::[0-9a-f]{32})?@/dgi, group: 1 },
   // Any scheme, any user (also none: `redis://:pw@host`): the password part.
-  { id: 'url-password', re: /\b[a-z][a-z0-9+.-]{0,30}:\/\/[^\s:@/?#"'<>]{0,256}:([^\s@/?#"'<>]{1,256})@/gid, group: 1 },
+  { id: 'url-password', re: /\b[a-z][a-z0-9+.-]{0,30}:\/\/[^\s:@/?#"'<>]{0,256}:([^\s@/?#"'<>]{1,256})@/dgi, group: 1 },
   {
     id: 'secret-assignment',
     // The name must hold a fragment of a secret word (all of secret-names.ts's words do), and the
     // value is bounded: a long run of `a:a:a:` costs a bounded scan per name, not the rest of the text.
-    re: /(?<![A-Za-z0-9_.-])([A-Za-z0-9_.-]{0,40}(?:key|token|secret|pass|pwd|auth|cookie|credential|session|bearer|hook|dsn)[A-Za-z0-9_.-]{0,40})["']?\s{0,20}(?:=|:|=>)\s{0,20}["']?([^\s"'&;,<>]{3,1024})/gdi,
+    re: /(?<![A-Za-z0-9_.-])([A-Za-z0-9_.-]{0,40}(?:key|token|secret|pass|pwd|auth|cookie|credential|session|bearer|hook|dsn)[A-Za-z0-9_.-]{0,40})["']?\s{0,20}(?:=|:|=>)\s{0,20}["']?([^\s"'&;,<>]{3,1024})/dgi,
     group: 2,
     nameGroup: 1,
   },
@@ -115,9 +119,6 @@ for (const creator of presetRules as unknown as RuleCreator[]) {
     // A rule that cannot start is skipped; the others still run.
   }
 }
-
-/** The ids of the preset rules in use (for reports and tests). */
-export const PRESET_RULE_IDS: readonly string[] = presetScanners.map((s) => s.id);
 
 /** Narrows a reported URL to its password, when it has one. */
 const URL_WITH_PASSWORD = /^[a-z][a-z0-9+.:-]*:\/\/[^\s:@/]*:([^\s@/]+)@/i;
@@ -188,28 +189,30 @@ const MIN_SHAPE = 3;
 export function findSecretRanges(text: string): SecretRange[] {
   if (text.length < 8) return [];
   const all: SecretRange[] = [];
-  if (HAND_HINT.test(text)) for (const rule of HAND_RULES) {
-    const re = rule.re;
-    re.lastIndex = 0;
-    for (let m = re.exec(text); m; m = re.exec(text)) {
-      if (m[0].length === 0) {
-        re.lastIndex++;
-        continue;
+  if (HAND_HINT.test(text))
+    for (const rule of HAND_RULES) {
+      const re = rule.re;
+      re.lastIndex = 0;
+      for (let m = re.exec(text); m; m = re.exec(text)) {
+        if (m[0].length === 0) {
+          re.lastIndex++;
+          continue;
+        }
+        const value = m[rule.group];
+        if (!value || value.length < MIN_SHAPE || value === '[masked]') continue;
+        const name = rule.nameGroup === undefined ? undefined : (m[rule.nameGroup] ?? '');
+        if (name !== undefined && !isSensitiveName(name)) {
+          // Not a secret name: go on right after the name, so `a=b token=c` still finds `c`.
+          re.lastIndex = m.index + name.length;
+          continue;
+        }
+        const start = m.indices![rule.group]![0];
+        all.push({ start, end: start + value.length, rule: rule.id });
       }
-      const value = m[rule.group];
-      if (!value || value.length < MIN_SHAPE || value === '[masked]') continue;
-      const name = rule.nameGroup === undefined ? undefined : m[rule.nameGroup] ?? '';
-      if (name !== undefined && !isSensitiveName(name)) {
-        // Not a secret name: go on right after the name, so `a=b token=c` still finds `c`.
-        re.lastIndex = m.index + name.length;
-        continue;
-      }
-      const start = m.indices![rule.group]![0];
-      all.push({ start, end: start + value.length, rule: rule.id });
     }
-  }
   if (PRESET_HINT.test(text)) runPreset(text, all);
-  if (text.length <= COMMAND_SCAN_MAX && COMMAND_HINT.test(text)) for (const f of findCommandCredentials(text)) all.push({ start: f.start, end: f.end, rule: f.rule });
+  if (text.length <= COMMAND_SCAN_MAX && COMMAND_HINT.test(text))
+    for (const f of findCommandCredentials(text)) all.push({ start: f.start, end: f.end, rule: f.rule });
   return merge(all, text);
 }
 

@@ -7,10 +7,20 @@ import { print, table, UsageError, type Cli } from './context.js';
 /** One row of `memo audit tail`: an entry, or a kernel event (gap, torn tail, keyed chain start). */
 function auditRow(e: AuditLine): string[] {
   if (isAuditEvent(e)) {
-    const what = [e.seen, e.missing ? `#${e.missing.from}${e.missing.to > e.missing.from ? `-#${e.missing.to}` : ''} missing` : '', e.detail ?? ''].filter(Boolean).join('; ');
+    const what = [e.seen, e.missing ? `#${e.missing.from}${e.missing.to > e.missing.from ? `-#${e.missing.to}` : ''} missing` : '', e.detail ?? '']
+      .filter(Boolean)
+      .join('; ');
     return [e.ts, 'kernel', `(${e.event})`, '-', '-', '-', what.replace(/\s+/g, ' ').slice(0, 60)];
   }
-  return [e.ts, e.caller.kind, e.tool, e.decision, e.outcome === 'ok' ? 'ok' : (e.error?.code ?? 'error'), String(Math.round(e.durationMs)), e.summary.replace(/\s+/g, ' ').slice(0, 60)];
+  return [
+    e.ts,
+    e.caller.kind,
+    e.tool,
+    e.decision,
+    e.outcome === 'ok' ? 'ok' : (e.error?.code ?? 'error'),
+    String(Math.round(e.durationMs)),
+    e.summary.replace(/\s+/g, ' ').slice(0, 60),
+  ];
 }
 
 export function registerAuditCommands(program: Command, cli: Cli): void {
@@ -32,7 +42,9 @@ export function registerAuditCommands(program: Command, cli: Cli): void {
     });
   audit
     .command('verify')
-    .description('check the keyed chain and its head: report the first line altered, removed, inserted or reordered, a cut, emptied, deleted or replaced file, or a rewrite without the key (exit 1)')
+    .description(
+      'check the keyed chain and its head: report the first line altered, removed, inserted or reordered, a cut, emptied, deleted or replaced file, or a rewrite without the key (exit 1)',
+    )
     .option('--json', 'print JSON')
     .action((opts: { json?: boolean }) => {
       const report = verifyAuditFile(path.join(cli.dataDir(), 'agent-audit.jsonl'));

@@ -7,7 +7,14 @@ import { describeProvider, ProviderSettings } from '../agent/provider-settings.j
 import { SystemClock } from '../clock.js';
 import { isMemoError } from '../errors.js';
 import type { Kernel } from '../kernel.js';
-import { FixedAnswerPrompter, isPermissionAnswer, PermissionAnswers, type PermissionAnswer, type PermissionRequest, type Prompter } from '../permissions/prompter.js';
+import {
+  FixedAnswerPrompter,
+  isPermissionAnswer,
+  PermissionAnswers,
+  type PermissionAnswer,
+  type PermissionRequest,
+  type Prompter,
+} from '../permissions/prompter.js';
 import * as path from 'node:path';
 
 /** What main.ts lends this module: booting, printing and the exit code. */
@@ -55,10 +62,22 @@ interface ChatOptions {
 function resolveConfig(opts: ChatOptions, settings: ProviderSettings, ctx: CliContext): ProviderConfig {
   if (opts.baseUrl) {
     if (!opts.provider) throw ctx.usage('--base-url needs --provider KIND (e.g. openai-compatible)');
-    return { name: 'inline', kind: opts.provider, preset: 'custom', baseUrl: opts.baseUrl, ...(opts.model ? { model: opts.model } : {}), ...(opts.apiKeyEnv ? { apiKeyEnv: opts.apiKeyEnv } : {}) };
+    return {
+      name: 'inline',
+      kind: opts.provider,
+      preset: 'custom',
+      baseUrl: opts.baseUrl,
+      ...(opts.model ? { model: opts.model } : {}),
+      ...(opts.apiKeyEnv ? { apiKeyEnv: opts.apiKeyEnv } : {}),
+    };
   }
   const config = opts.provider ? settings.get(opts.provider) : settings.active();
-  if (!config) throw ctx.usage(opts.provider ? `There is no provider "${opts.provider}" (memo provider list).` : 'No provider is configured: add one with `memo provider add NAME --kind openai-compatible --preset openai --model gpt-4o --api-key-env OPENAI_API_KEY`, or pass one inline with --provider KIND --base-url URL --model M.');
+  if (!config)
+    throw ctx.usage(
+      opts.provider
+        ? `There is no provider "${opts.provider}" (memo provider list).`
+        : 'No provider is configured: add one with `memo provider add NAME --kind openai-compatible --preset openai --model gpt-4o --api-key-env OPENAI_API_KEY`, or pass one inline with --provider KIND --base-url URL --model M.',
+    );
   return opts.model ? { ...config, model: opts.model } : config;
 }
 
@@ -69,7 +88,13 @@ class ChatPrompter implements Prompter {
     private readonly clock = new SystemClock(),
   ) {}
   ask(req: PermissionRequest, signal: AbortSignal): Promise<PermissionAnswer> {
-    const keys: Array<[string, PermissionAnswer, string]> = [['y', 'allow-once', 'allow once'], ['s', 'allow-session', 'this session'], ['a', 'allow-forever', 'always'], ['n', 'deny-once', 'deny'], ['N', 'deny-forever', 'never']];
+    const keys: Array<[string, PermissionAnswer, string]> = [
+      ['y', 'allow-once', 'allow once'],
+      ['s', 'allow-session', 'this session'],
+      ['a', 'allow-forever', 'always'],
+      ['n', 'deny-once', 'deny'],
+      ['N', 'deny-forever', 'never'],
+    ];
     const offered = keys.filter(([, a]) => req.standingApprovalAllowed || (a !== 'allow-session' && a !== 'allow-forever'));
     const out = process.stderr;
     out.write(`\n  ┌ ${req.tool} wants to run (${req.danger}, ${req.effect})\n  │ ${JSON.stringify(req.args)}\n`);
@@ -114,37 +139,44 @@ export function registerChatCommands(program: Command, ctx: CliContext): void {
     .option('--api-key-env <VAR>', 'read the API key from this environment variable (preferred)')
     .option('--api-key-stdin', 'read the API key from standard input and store it (file mode 0600)')
     .option('--context-window <tokens>', 'the model window, if the pack does not know it')
-    .action(async (name: string, o: { kind: string; preset?: string; baseUrl?: string; model?: string; apiKeyEnv?: string; apiKeyStdin?: boolean; contextWindow?: string }) => {
-      const settings = new ProviderSettings(path.join(ctx.dataDir(), 'providers.json'));
-      let apiKey: string | undefined;
-      if (o.apiKeyStdin) {
-        // Never from argv: arguments are visible to every process on the machine.
-        apiKey = (await new Promise<string>((resolve) => {
-          let s = '';
-          process.stdin.on('data', (d: Buffer) => (s += d.toString('utf8'))).on('end', () => resolve(s));
-        })).trim();
-        if (!apiKey) throw ctx.usage('--api-key-stdin read an empty key');
-      }
-      const cw = o.contextWindow === undefined ? undefined : Number(o.contextWindow);
-      if (cw !== undefined && (!Number.isInteger(cw) || cw < 1024)) throw ctx.usage('--context-window must be a whole number of tokens (at least 1024)');
-      const config: ProviderConfig = {
-        name,
-        kind: o.kind,
-        ...(o.preset ? { preset: o.preset } : {}),
-        ...(o.baseUrl ? { baseUrl: o.baseUrl } : {}),
-        ...(o.model ? { model: o.model } : {}),
-        ...(o.apiKeyEnv ? { apiKeyEnv: o.apiKeyEnv } : {}),
-        ...(apiKey ? { apiKey } : {}),
-        ...(cw ? { contextWindow: cw } : {}),
-      };
-      try {
-        settings.put(config);
-      } catch (err) {
-        if (isMemoError(err)) throw ctx.usage(err.message);
-        throw err;
-      }
-      process.stdout.write(`Stored provider ${name}${settings.active()?.name === name ? ' (active)' : ''}.\n`);
-    });
+    .action(
+      async (
+        name: string,
+        o: { kind: string; preset?: string; baseUrl?: string; model?: string; apiKeyEnv?: string; apiKeyStdin?: boolean; contextWindow?: string },
+      ) => {
+        const settings = new ProviderSettings(path.join(ctx.dataDir(), 'providers.json'));
+        let apiKey: string | undefined;
+        if (o.apiKeyStdin) {
+          // Never from argv: arguments are visible to every process on the machine.
+          apiKey = (
+            await new Promise<string>((resolve) => {
+              let s = '';
+              process.stdin.on('data', (d: Buffer) => (s += d.toString('utf8'))).on('end', () => resolve(s));
+            })
+          ).trim();
+          if (!apiKey) throw ctx.usage('--api-key-stdin read an empty key');
+        }
+        const cw = o.contextWindow === undefined ? undefined : Number(o.contextWindow);
+        if (cw !== undefined && (!Number.isInteger(cw) || cw < 1024)) throw ctx.usage('--context-window must be a whole number of tokens (at least 1024)');
+        const config: ProviderConfig = {
+          name,
+          kind: o.kind,
+          ...(o.preset ? { preset: o.preset } : {}),
+          ...(o.baseUrl ? { baseUrl: o.baseUrl } : {}),
+          ...(o.model ? { model: o.model } : {}),
+          ...(o.apiKeyEnv ? { apiKeyEnv: o.apiKeyEnv } : {}),
+          ...(apiKey ? { apiKey } : {}),
+          ...(cw ? { contextWindow: cw } : {}),
+        };
+        try {
+          settings.put(config);
+        } catch (err) {
+          if (isMemoError(err)) throw ctx.usage(err.message);
+          throw err;
+        }
+        process.stdout.write(`Stored provider ${name}${settings.active()?.name === name ? ' (active)' : ''}.\n`);
+      },
+    );
   provider
     .command('list')
     .option('--json', 'print JSON')
@@ -157,7 +189,10 @@ export function registerChatCommands(program: Command, ctx: CliContext): void {
       if (!list.length) return void process.stdout.write('No providers configured (memo provider add).\n');
       // describeProvider's fields are strings or absent; anything else is shown as JSON rather than [object Object].
       const text = (v: unknown, absent = ''): string => (v === undefined || v === null ? absent : typeof v === 'string' ? v : JSON.stringify(v));
-      for (const p of list) process.stdout.write(`${p.active ? '*' : ' '} ${text(p.name)}  ${text(p.kind)}${p.preset ? `/${text(p.preset)}` : ''}  ${text(p.model, '-')}  ${text(p.baseUrl)}  key: ${text(p.apiKey)}\n`);
+      for (const p of list)
+        process.stdout.write(
+          `${p.active ? '*' : ' '} ${text(p.name)}  ${text(p.kind)}${p.preset ? `/${text(p.preset)}` : ''}  ${text(p.model, '-')}  ${text(p.baseUrl)}  key: ${text(p.apiKey)}\n`,
+        );
     });
   provider
     .command('remove <name>')
@@ -181,7 +216,7 @@ export function registerChatCommands(program: Command, ctx: CliContext): void {
     });
   provider
     .command('probe [name]')
-    .description('check (again) whether a provider\'s model can call tools')
+    .description("check (again) whether a provider's model can call tools")
     .option('--model <model>', 'the model to probe')
     .option('--json', 'print JSON')
     .action(async (name: string | undefined, o: { model?: string; json?: boolean }) => {
@@ -193,7 +228,9 @@ export function registerChatCommands(program: Command, ctx: CliContext): void {
         const model = o.model ?? config.model;
         if (!model) throw ctx.usage('No model: pass --model.');
         const p = kernel.providers.create(config);
-        const verdict = await kernel.probe.probe(p, config, model, { force: true }).catch((err: Error) => ({ toolCalling: false, reason: `unreachable: ${err.message}`, checkedAt: Date.now(), cached: false }));
+        const verdict = await kernel.probe
+          .probe(p, config, model, { force: true })
+          .catch((err: Error) => ({ toolCalling: false, reason: `unreachable: ${err.message}`, checkedAt: Date.now(), cached: false }));
         if (o.json) process.stdout.write(JSON.stringify({ provider: config.name, model, ...verdict }) + '\n');
         else process.stdout.write(`${config.name}/${model}: ${verdict.toolCalling ? 'can call tools' : `cannot call tools (${verdict.reason})`}\n`);
         ctx.setExit(verdict.toolCalling ? 0 : 1);
@@ -206,7 +243,7 @@ export function registerChatCommands(program: Command, ctx: CliContext): void {
     .command('chat')
     .description('chat with the agent in the terminal, or run one scripted turn with -p')
     .option('--provider <name>', 'a configured provider (or, with --base-url, a wire format)')
-    .option('--model <model>', 'the model (default: the provider\'s)')
+    .option('--model <model>', "the model (default: the provider's)")
     .option('--base-url <url>', 'inline provider endpoint')
     .option('--api-key-env <VAR>', 'inline provider key variable')
     .option('--web', 'scoped web-search mode: only web_search is exposed')
@@ -264,7 +301,14 @@ async function open(o: ChatOptions, ctx: CliContext, prompter: Prompter): Promis
   }
 }
 
-async function runOne(s: Session, o: ChatOptions, conversationId: string, prompt: string, signal: AbortSignal, onEvent?: (e: AgentEvent) => void): Promise<TurnResult> {
+async function runOne(
+  s: Session,
+  o: ChatOptions,
+  conversationId: string,
+  prompt: string,
+  signal: AbortSignal,
+  onEvent?: (e: AgentEvent) => void,
+): Promise<TurnResult> {
   const store = s.kernel.conversations;
   const history = await store.history(conversationId);
   const result = await runTurn(s.kernel, {
@@ -292,10 +336,34 @@ async function scripted(o: ChatOptions, ctx: CliContext): Promise<void> {
   process.once('SIGINT', onSigint);
   try {
     for (const w of s.warnings) process.stderr.write(`memo: warning: ${w}\n`);
-    const conv = o.resume ? await s.kernel.conversations.info(o.resume).catch(() => { throw ctx.notFound(`There is no conversation ${o.resume}.`); }) : await s.kernel.conversations.create({ title: o.prompt!.slice(0, 60), provider: s.config.name, model: s.model });
-    const r = await runOne(s, o, conv.id, o.prompt!, ac.signal, o.json ? undefined : (e) => e.type === 'tool_end' && process.stderr.write(stepLine(e.step) + '\n'));
+    const conv = o.resume
+      ? await s.kernel.conversations.info(o.resume).catch(() => {
+          throw ctx.notFound(`There is no conversation ${o.resume}.`);
+        })
+      : await s.kernel.conversations.create({ title: o.prompt!.slice(0, 60), provider: s.config.name, model: s.model });
+    const r = await runOne(
+      s,
+      o,
+      conv.id,
+      o.prompt!,
+      ac.signal,
+      o.json ? undefined : (e) => e.type === 'tool_end' && process.stderr.write(stepLine(e.step) + '\n'),
+    );
     if (o.json) {
-      process.stdout.write(JSON.stringify({ conversationId: conv.id, provider: s.config.name, model: s.model, stopReason: r.stopReason, answer: r.answer, ...(r.error ? { error: r.error } : {}), steps: r.steps, iterations: r.iterations, usage: r.usage, warnings: s.warnings }) + '\n');
+      process.stdout.write(
+        JSON.stringify({
+          conversationId: conv.id,
+          provider: s.config.name,
+          model: s.model,
+          stopReason: r.stopReason,
+          answer: r.answer,
+          ...(r.error ? { error: r.error } : {}),
+          steps: r.steps,
+          iterations: r.iterations,
+          usage: r.usage,
+          warnings: s.warnings,
+        }) + '\n',
+      );
     } else {
       if (r.answer) process.stdout.write(r.answer + '\n');
       if (r.error) process.stderr.write(`memo: ${r.stopReason}: ${r.error}\n`);
@@ -312,7 +380,9 @@ async function interactive(o: ChatOptions, ctx: CliContext): Promise<void> {
   const s = await open(o, ctx, new ChatPrompter(rl));
   const out = process.stdout;
   let conversationId = o.resume ?? (await s.kernel.conversations.create({ title: 'Chat', provider: s.config.name, model: s.model })).id;
-  out.write(`Memo chat · ${s.config.name}/${s.model}${o.web ? ' · web search only' : s.toolsEnabled ? ` · ${s.kernel.registry.list().length} tools` : ' · no tools'}\n/new  /history  /tools  /exit   Ctrl-C stops a turn, twice exits.\n`);
+  out.write(
+    `Memo chat · ${s.config.name}/${s.model}${o.web ? ' · web search only' : s.toolsEnabled ? ` · ${s.kernel.registry.list().length} tools` : ' · no tools'}\n/new  /history  /tools  /exit   Ctrl-C stops a turn, twice exits.\n`,
+  );
   for (const w of s.warnings) out.write(`warning: ${w}\n`);
   let running: AbortController | null = null;
   let lastSigint = 0;
@@ -327,10 +397,11 @@ async function interactive(o: ChatOptions, ctx: CliContext): Promise<void> {
     lastSigint = now;
   };
   rl.on('SIGINT', onSigint);
-  const ask = () => new Promise<string | null>((resolve) => {
-    rl.question('you> ', resolve);
-    rl.once('close', () => resolve(null));
-  });
+  const ask = () =>
+    new Promise<string | null>((resolve) => {
+      rl.question('you> ', resolve);
+      rl.once('close', () => resolve(null));
+    });
   try {
     for (;;) {
       const line = await ask();
@@ -344,7 +415,8 @@ async function interactive(o: ChatOptions, ctx: CliContext): Promise<void> {
         continue;
       }
       if (text === '/history') {
-        for (const c of await s.kernel.conversations.list(10)) out.write(`${c.id === conversationId ? '*' : ' '} ${c.id}  ${c.updatedAt}  ${c.messages} msgs  ${c.title}\n`);
+        for (const c of await s.kernel.conversations.list(10))
+          out.write(`${c.id === conversationId ? '*' : ' '} ${c.id}  ${c.updatedAt}  ${c.messages} msgs  ${c.title}\n`);
         continue;
       }
       if (text === '/tools') {

@@ -66,7 +66,14 @@ export function registerPluginsCommands(program: Command, cli: Cli): void {
       process.stdout.write(
         table([
           ['PACK', 'VERSION', 'SOURCE', 'ENABLED', 'TOOLS', 'STATUS'],
-          ...list.map((p) => [p.id, p.version ?? '-', p.source, p.enabled ? 'yes' : 'no', String(p.tools), p.status === 'loaded' ? 'loaded' : `failed: ${p.error}`]),
+          ...list.map((p) => [
+            p.id,
+            p.version ?? '-',
+            p.source,
+            p.enabled ? 'yes' : 'no',
+            String(p.tools),
+            p.status === 'loaded' ? 'loaded' : `failed: ${p.error}`,
+          ]),
         ]),
       );
     });
@@ -80,18 +87,31 @@ export function registerPluginsCommands(program: Command, cli: Cli): void {
       const config = kernel.packs.config(id) ?? null;
       await kernel.shutdown();
       if (!state) throw new NotFound(`There is no pack "${id}".`);
-      const info = { id, status: state.status, ...(state.error ? { error: state.error } : {}), enabled: state.enabled, source: state.source, dir: state.dir, manifest: state.manifest ?? null, config };
+      const info = {
+        id,
+        status: state.status,
+        ...(state.error ? { error: state.error } : {}),
+        enabled: state.enabled,
+        source: state.source,
+        dir: state.dir,
+        manifest: state.manifest ?? null,
+        config,
+      };
       if (opts.json) return print(info);
       const m = state.manifest;
       let out = `${id}${m ? ` ${m.version}: ${m.name}` : ''} (${state.source}, ${state.enabled ? 'enabled' : 'disabled'}, ${state.status}${state.error ? `: ${state.error}` : ''})\n`;
       if (m) {
         out += `${m.description}\n\nTools:\n`;
-        for (const t of m.tools) out += `  ${t.name}  [${t.danger}, ${t.effect}${t.confirm ? ', asks every time' : ''}]\n    ${t.description}\n    parameters: ${JSON.stringify(t.parameters)}\n`;
+        for (const t of m.tools)
+          out += `  ${t.name}  [${t.danger}, ${t.effect}${t.confirm ? ', asks every time' : ''}]\n    ${t.description}\n    parameters: ${JSON.stringify(t.parameters)}\n`;
         if (m.config) out += `\nSettings schema: ${JSON.stringify(m.config)}\nSettings: ${JSON.stringify(config)}\n`;
       }
       process.stdout.write(out);
     });
-  for (const [verb, enabled] of [['enable', true], ['disable', false]] as const) {
+  for (const [verb, enabled] of [
+    ['enable', true],
+    ['disable', false],
+  ] as const) {
     plugins
       .command(`${verb} <id>`)
       .description(`${verb} a pack (persists in data/packs.json; a running kernel applies it at once)`)

@@ -44,7 +44,9 @@ function serveEndpointOptions(opts: ServeOptions): McpHttpEndpointOptions & { ho
 /** What memo serve prints for a person: the URL, the token, and client configs to paste. */
 function serveBanner(url: string, token: string, remote: boolean): string {
   const http = { mcpServers: { memo: { type: 'http', url, headers: { Authorization: `Bearer ${token}` } } } };
-  const viaRemote = { mcpServers: { memo: { command: 'npx', args: ['-y', 'mcp-remote', url, '--header', 'Authorization:${MEMO_AUTH}'], env: { MEMO_AUTH: `Bearer ${token}` } } } };
+  const viaRemote = {
+    mcpServers: { memo: { command: 'npx', args: ['-y', 'mcp-remote', url, '--header', 'Authorization:${MEMO_AUTH}'], env: { MEMO_AUTH: `Bearer ${token}` } } },
+  };
   return (
     `MCP endpoint (Streamable HTTP, ${remote ? 'REMOTE ACCESS ALLOWED' : 'loopback only'})\n  url:   ${url}\n  token: ${token}\n` +
     `\nClient config (Cursor, Claude Code, and VS Code under "servers" instead of "mcpServers"):\n${JSON.stringify(http, null, 2)}\n` +
@@ -101,12 +103,17 @@ export function registerServeCommand(program: Command, cli: Cli): void {
         try {
           await endpoint.start();
         } catch (err) {
-          throw new NotFound(`cannot listen on ${endpointOptions.host}:${endpointOptions.port ?? 0} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
+          throw new NotFound(
+            `cannot listen on ${endpointOptions.host}:${endpointOptions.port ?? 0} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`,
+          );
         }
         const ep = endpoint;
         const k = kernel;
         const remote = !isLoopbackAddress(endpointOptions.host);
-        if (remote) logger.warn(`the MCP endpoint listens on ${endpointOptions.host} (--allow-remote): anyone who can reach it with the token can use the read tools, and plain HTTP does not protect the token in transit`);
+        if (remote)
+          logger.warn(
+            `the MCP endpoint listens on ${endpointOptions.host} (--allow-remote): anyone who can reach it with the token can use the read tools, and plain HTTP does not protect the token in transit`,
+          );
         const info = () => ({ url: ep.url, token: ep.token, pid: process.pid, root: k.config.root, data: k.config.dataDir, tools: k.registry.list().length });
         onRotate = () => {
           ep.rotateToken();
@@ -115,10 +122,15 @@ export function registerServeCommand(program: Command, cli: Cli): void {
         };
         if (opts.json) print(info());
         else {
-          const names = kernel.packs.list().map((p) => `${p.id}${p.status === 'failed' ? ' (skipped)' : p.enabled ? '' : ' (disabled)'}`).join(', ');
+          const names = kernel.packs
+            .list()
+            .map((p) => `${p.id}${p.status === 'failed' ? ' (skipped)' : p.enabled ? '' : ' (disabled)'}`)
+            .join(', ');
           process.stdout.write(
-            `Memo kernel running (pid ${process.pid})\n  root:  ${kernel.config.root}\n  data:  ${kernel.config.dataDir}\n  packs: ${names || 'none'} (watching ${cli.packFolders().map((f) => f.dir).join(', ')})\n  tools: ${toolCount}\n` +
-              serveBanner(ep.url, ep.token, remote),
+            `Memo kernel running (pid ${process.pid})\n  root:  ${kernel.config.root}\n  data:  ${kernel.config.dataDir}\n  packs: ${names || 'none'} (watching ${cli
+              .packFolders()
+              .map((f) => f.dir)
+              .join(', ')})\n  tools: ${toolCount}\n` + serveBanner(ep.url, ep.token, remote),
           );
         }
         await stopped;

@@ -11,7 +11,9 @@ export function registerShellCommands(program: Command, cli: Cli): void {
     .command('shell')
     .description('the shell command judge')
     .command('check <command>')
-    .description('judge a command without running it, as run_command would in --root (exit 0 allowed, 1 blocked, 3 ask: always asked, never covered by a standing approval)')
+    .description(
+      'judge a command without running it, as run_command would in --root (exit 0 allowed, 1 blocked, 3 ask: always asked, never covered by a standing approval)',
+    )
     .option('--json', 'print {"verdict","rule","reason"}')
     .action(async (command: string, opts: { json?: boolean }) => {
       // The same kernel state a kernel on this data folder protects, so `cat data/providers.json` is judged as it would be.

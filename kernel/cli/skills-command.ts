@@ -33,7 +33,13 @@ export function registerSkillsCommands(program: Command, cli: Cli): void {
       process.stdout.write(
         table([
           ['SKILL', 'SOURCE', 'TOOLS', 'STATUS', 'DESCRIPTION'],
-          ...list.map((s) => [s.name, s.source, s.tools.join(',') || '-', s.status === 'loaded' ? 'loaded' : `failed: ${s.error}`, (s.description ?? '').slice(0, 60)]),
+          ...list.map((s) => [
+            s.name,
+            s.source,
+            s.tools.join(',') || '-',
+            s.status === 'loaded' ? 'loaded' : `failed: ${s.error}`,
+            (s.description ?? '').slice(0, 60),
+          ]),
         ]),
       );
     });
@@ -44,7 +50,8 @@ export function registerSkillsCommands(program: Command, cli: Cli): void {
     .action(async (name: string, opts: { json?: boolean }) => {
       const kernel = await cli.boot(new DenyingPrompter());
       const state = kernel.skills.get(name);
-      const detail = state?.status === 'loaded' ? await kernel.invoke({ tool: 'read_skill', args: { name }, caller: { kind: 'cli', id: 'memo skills show' } }) : null;
+      const detail =
+        state?.status === 'loaded' ? await kernel.invoke({ tool: 'read_skill', args: { name }, caller: { kind: 'cli', id: 'memo skills show' } }) : null;
       await kernel.shutdown();
       if (!state) throw new NotFound(`There is no skill "${name}".`);
       if (state.status === 'failed') throw new NotFound(`Skill "${name}" was skipped: ${state.error}`);

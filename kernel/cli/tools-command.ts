@@ -22,11 +22,23 @@ export function registerToolsCommands(program: Command, cli: Cli): void {
     .option('--json', 'print JSON')
     .action(async (opts: { json?: boolean }) => {
       const kernel = await cli.boot(new DenyingPrompter());
-      const list = kernel.registry.list().map((t) => ({ name: t.spec.name, pack: t.pack.id, danger: t.spec.danger, effect: t.spec.effect, description: t.spec.description, parameters: t.spec.parameters }));
+      const list = kernel.registry.list().map((t) => ({
+        name: t.spec.name,
+        pack: t.pack.id,
+        danger: t.spec.danger,
+        effect: t.spec.effect,
+        description: t.spec.description,
+        parameters: t.spec.parameters,
+      }));
       await kernel.shutdown();
       if (opts.json) return print(list);
       if (list.length === 0) return void process.stdout.write('No tools are loaded.\n');
-      process.stdout.write(table([['TOOL', 'DANGER', 'EFFECT', 'PACK', 'DESCRIPTION'], ...list.map((t) => [t.name, t.danger, t.effect, t.pack, (t.description.split('\n')[0] ?? '').slice(0, 70)])]));
+      process.stdout.write(
+        table([
+          ['TOOL', 'DANGER', 'EFFECT', 'PACK', 'DESCRIPTION'],
+          ...list.map((t) => [t.name, t.danger, t.effect, t.pack, (t.description.split('\n')[0] ?? '').slice(0, 70)]),
+        ]),
+      );
     });
 
   tools

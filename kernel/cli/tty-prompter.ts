@@ -28,7 +28,8 @@ export class TtyPrompter implements Prompter {
     out.write(`│ arguments: ${JSON.stringify(req.args)}\n`);
     if (req.preview) for (const line of req.preview.text.split('\n').slice(0, 40)) out.write(`│ ${line}\n`);
     if (req.concern) out.write(`│ ⚠ ${req.concern.reason} (${req.concern.rule})\n`);
-    if (!req.standingApprovalAllowed) out.write(`│ (${req.concern ? 'such calls' : req.effect === 'delete' ? 'deletes' : 'this tool'} always ask: no standing approval)\n`);
+    if (!req.standingApprovalAllowed)
+      out.write(`│ (${req.concern ? 'such calls' : req.effect === 'delete' ? 'deletes' : 'this tool'} always ask: no standing approval)\n`);
     out.write(`└ ${choices.map((c) => `[${c.key}] ${c.label}`).join('  ')}\n`);
 
     return new Promise<PermissionAnswer>((resolve) => {

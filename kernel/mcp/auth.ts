@@ -31,7 +31,10 @@ const LOOPBACK_NAMES = new Set(['localhost', '127.0.0.1', '[::1]', '::1']);
 
 /** True for names and addresses that stay on this machine: localhost, 127.0.0.0/8, ::1. */
 export function isLoopbackAddress(host: string): boolean {
-  const h = host.trim().toLowerCase().replace(/^\[(.*)\]$/, '$1');
+  const h = host
+    .trim()
+    .toLowerCase()
+    .replace(/^\[(.*)\]$/, '$1');
   if (h === 'localhost' || h === '::1') return true;
   if (isIP(h) === 4) return h.startsWith('127.');
   if (h.startsWith('::ffff:')) return isLoopbackAddress(h.slice(7));

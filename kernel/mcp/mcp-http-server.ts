@@ -108,7 +108,8 @@ export class McpHttpEndpoint {
     this.idleTimeoutMs = Math.min(options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS, 2 ** 31 - 1);
     this.maxSessions = options.maxSessions ?? DEFAULT_MAX_SESSIONS;
     if (!(this.idleTimeoutMs > 0)) throw new MemoError('VALIDATION', 'The MCP session idle timeout must be positive.');
-    if (!Number.isInteger(this.maxSessions) || this.maxSessions < 1) throw new MemoError('VALIDATION', 'The MCP session cap must be a whole number of at least 1.');
+    if (!Number.isInteger(this.maxSessions) || this.maxSessions < 1)
+      throw new MemoError('VALIDATION', 'The MCP session cap must be a whole number of at least 1.');
   }
 
   /** The current bearer token. Shown to the person who started the endpoint; never logged. */

@@ -135,7 +135,10 @@ export class McpSession {
     this.onclose?.();
   }
 
-  private async call(params: { name: string; arguments?: Record<string, unknown> | undefined; _meta?: { progressToken?: string | number | undefined } | undefined }, extra: McpRequestExtra) {
+  private async call(
+    params: { name: string; arguments?: Record<string, unknown> | undefined; _meta?: { progressToken?: string | number | undefined } | undefined },
+    extra: McpRequestExtra,
+  ) {
     const capability = this.options.capability(extra);
     const caller: Caller = { kind: 'mcp', id: this.clientName, sessionId: extra.sessionId ?? this.fallbackSessionId };
     if (capability !== undefined) caller.capability = capability;
@@ -154,7 +157,13 @@ export class McpSession {
     this.inflight++;
     try {
       // extra.signal aborts on the client's notifications/cancelled and when the session closes.
-      const result = await this.kernel.invoke({ tool: params.name, args: params.arguments ?? {}, caller, signal: extra.signal, ...(onProgress ? { onProgress } : {}) });
+      const result = await this.kernel.invoke({
+        tool: params.name,
+        args: params.arguments ?? {},
+        caller,
+        signal: extra.signal,
+        ...(onProgress ? { onProgress } : {}),
+      });
       return toCallToolResult(result);
     } finally {
       this.inflight--;

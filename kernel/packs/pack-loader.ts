@@ -33,7 +33,10 @@ export function readManifest(dir: string): PackManifest {
     raw = JSON.parse(fs.readFileSync(file, 'utf8'));
   } catch (err) {
     const e = err as NodeJS.ErrnoException;
-    throw new Error(e.code === 'ENOENT' ? 'has no plugin.json' : e.code ? `plugin.json cannot be read (${e.code})` : `plugin.json is not valid JSON (${e.message})`, { cause: err });
+    throw new Error(
+      e.code === 'ENOENT' ? 'has no plugin.json' : e.code ? `plugin.json cannot be read (${e.code})` : `plugin.json is not valid JSON (${e.message})`,
+      { cause: err },
+    );
   }
   if (!validateManifest(raw)) throw new Error(`plugin.json is invalid: ${describeAjvErrors(validateManifest.errors).join('; ')}`);
   const manifest = raw as unknown as PackManifest;
@@ -122,7 +125,16 @@ export async function loadPackFolder(folder: PackFolder, version = 0): Promise<{
     const { tools, activate } = await loadPackCode(folder.dir, manifest, version);
     return {
       status: { id, dir: folder.dir, source: folder.source, status: 'loaded', manifest },
-      definition: { id: manifest.id, name: manifest.name, version: manifest.version, description: manifest.description, source: folder.source, dir: folder.dir, tools, ...(activate ? { activate } : {}) },
+      definition: {
+        id: manifest.id,
+        name: manifest.name,
+        version: manifest.version,
+        description: manifest.description,
+        source: folder.source,
+        dir: folder.dir,
+        tools,
+        ...(activate ? { activate } : {}),
+      },
     };
   } catch (err) {
     const message = isMemoError(err) ? err.message : (err as Error).message;

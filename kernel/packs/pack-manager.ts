@@ -64,7 +64,14 @@ export class PackManager {
     const id = path.basename(folder.dir);
     const previous = this.states.get(id);
     if (previous && previous.dir !== folder.dir && previous.status === 'loaded') {
-      const state: PackState = { id, dir: folder.dir, source: folder.source, status: 'failed', enabled: false, error: `a pack with id "${id}" is already loaded from ${previous.dir}` };
+      const state: PackState = {
+        id,
+        dir: folder.dir,
+        source: folder.source,
+        status: 'failed',
+        enabled: false,
+        error: `a pack with id "${id}" is already loaded from ${previous.dir}`,
+      };
       this.logger.warn(`pack ${id} (${folder.dir}) was skipped: ${state.error}`);
       return state;
     }
@@ -111,12 +118,18 @@ export class PackManager {
     const api = this.apiFor(id, owned);
     try {
       const extra = await activate(api);
-      if (extra && typeof (extra).dispose === 'function') owned.push(extra);
+      if (extra && typeof extra.dispose === 'function') owned.push(extra);
     } catch (err) {
       for (const d of owned.reverse()) d.dispose();
       throw new Error(`its activate() failed: ${(err as Error)?.message ?? String(err)}`, { cause: err });
     }
-    this.activations.set(id, { dispose: () => owned.splice(0).reverse().forEach((d) => d.dispose()) });
+    this.activations.set(id, {
+      dispose: () =>
+        owned
+          .splice(0)
+          .reverse()
+          .forEach((d) => d.dispose()),
+    });
   }
 
   /** Removes a pack's tools (its folder is gone). */
@@ -176,7 +189,9 @@ export class PackManager {
     await this.watcher.watch(this.folders.map((f) => path.resolve(f.dir)));
     // The settings file is polled, not watched: chokidar stops reporting anything when one of its
     // paths does not exist yet, and an fs.watch on data/ would fire on every audit line.
-    fs.watchFile(this.settings.file, { interval: SETTINGS_POLL_MS, persistent: false }, () => this.watcher?.schedule('\u0000settings', () => this.applySettings()));
+    fs.watchFile(this.settings.file, { interval: SETTINGS_POLL_MS, persistent: false }, () =>
+      this.watcher?.schedule('\u0000settings', () => this.applySettings()),
+    );
     this.watchingSettings = true;
   }
 

@@ -97,7 +97,10 @@ export function resolveConfig(id: string, schema: JsonSchema | undefined, values
   const validate = ajv.compile(schema);
   const copy = structuredClone(values);
   if (!validate(copy)) {
-    throw new MemoError('VALIDATION', `Invalid settings for pack "${id}": ${describeAjvErrors(validate.errors).join('; ')}.`, { plugin: id, details: { problems: describeAjvErrors(validate.errors) } });
+    throw new MemoError('VALIDATION', `Invalid settings for pack "${id}": ${describeAjvErrors(validate.errors).join('; ')}.`, {
+      plugin: id,
+      details: { problems: describeAjvErrors(validate.errors) },
+    });
   }
   return copy;
 }

@@ -21,13 +21,7 @@ export interface GateCall {
 }
 
 /** How the question was settled; written to the audit line as `decision`. */
-export type GateDecision =
-  | 'auto'
-  | 'allow:once'
-  | 'allow:session'
-  | 'allow:forever'
-  | 'allow:stored-session'
-  | 'allow:stored-forever';
+export type GateDecision = 'auto' | 'allow:once' | 'allow:session' | 'allow:forever' | 'allow:stored-session' | 'allow:stored-forever';
 
 export const DEFAULT_PROMPT_TIMEOUT_MS = 60_000;
 
@@ -125,11 +119,15 @@ export class PermissionGate {
         () =>
           finish(() =>
             reject(
-              new MemoError('PERMISSION_TIMEOUT', `Nobody answered the permission prompt for ${call.tool} within ${Math.round(this.timeoutMs / 1000)} s, so it was denied.`, {
-                tool: call.tool,
-                plugin: call.plugin,
-                details: { decision: 'deny:timeout' },
-              }),
+              new MemoError(
+                'PERMISSION_TIMEOUT',
+                `Nobody answered the permission prompt for ${call.tool} within ${Math.round(this.timeoutMs / 1000)} s, so it was denied.`,
+                {
+                  tool: call.tool,
+                  plugin: call.plugin,
+                  details: { decision: 'deny:timeout' },
+                },
+              ),
             ),
           ),
         this.timeoutMs,
@@ -156,10 +154,7 @@ export class PermissionGate {
         )
         .then(
           (answer) => finish(() => resolve(answer)),
-          (err: unknown) =>
-            finish(() =>
-              reject(this.denied(call, 'deny:unanswered', `${call.tool} was denied: ${(err as Error)?.message ?? String(err)}.`)),
-            ),
+          (err: unknown) => finish(() => reject(this.denied(call, 'deny:unanswered', `${call.tool} was denied: ${(err as Error)?.message ?? String(err)}.`))),
         );
     });
   }

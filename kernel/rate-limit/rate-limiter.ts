@@ -65,11 +65,10 @@ export class RateLimiter {
       for (let first = this.admitted[0]; first !== undefined && now - first >= windowMs; first = this.admitted[0]) this.admitted.shift();
       if (this.admitted.length >= maxCalls) {
         const wait = Math.max(1, Math.ceil((this.admitted[0]! + windowMs - now) / 1000)); // not empty: length >= maxCalls > 0
-        throw new MemoError(
-          'RATE_LIMITED',
-          `Tool call limit reached: ${maxCalls} calls per ${windowMs / 1000} s across all tools. Retry in ${wait} s.`,
-          { tool, details: { retryAfterSeconds: wait, rule: 'window' } },
-        );
+        throw new MemoError('RATE_LIMITED', `Tool call limit reached: ${maxCalls} calls per ${windowMs / 1000} s across all tools. Retry in ${wait} s.`, {
+          tool,
+          details: { retryAfterSeconds: wait, rule: 'window' },
+        });
       }
       this.admitted.push(now);
     }

@@ -49,33 +49,125 @@ export interface JudgeOptions {
 }
 
 export const BLOCK_RULES: ReadonlyArray<{ id: string; category: string; description: string }> = Object.freeze([
-  { id: 'rm-root', category: 'Destructive', description: 'rm of `/` or of everything under it (`/`, `/*`, `/..`, `"$EMPTY/"`, `cd / && rm -rf *`), rsync `--delete` into `/`, or rm with `--no-preserve-root`.' },
-  { id: 'rm-home', category: 'Destructive', description: 'Recursive rm of a home directory or all of its contents (`~`, `~/`, `~/*`, `$HOME`, `${HOME}`, `~user`, `/home/me`), or rsync `--delete` into one.' },
-  { id: 'rm-cwd', category: 'Destructive', description: 'Recursive rm of the working directory, its parent, or all of their contents (`.`, `./`, `./*`, `*`, `.*`, `..`), or rsync `--delete` into one.' },
-  { id: 'rm-system', category: 'Destructive', description: 'rm of a path in a system tree (`/etc`, `/usr`, `/bin`, `/var`…) or of a top-level directory such as `/home` or `/opt`, also reached by `cd` or `../` chains.' },
-  { id: 'system-files', category: 'Destructive', description: 'Destroying or overwriting system files by other means: `unlink`, `mv` from or onto system paths, `truncate`, `shred`, `sed -i`/`perl -i`, `cp`/`install`/`ln`/`tee`/`>` onto system paths, `rmdir`/`mkdir`/`touch` in system trees, `tar -x -C /etc`, or moving a home directory away.' },
-  { id: 'kernel-state', category: 'Kernel state', description: 'A command whose words (arguments, redirect targets, `cd` targets, assigned values, `--opt=PATH`) point into a kernel-owned area: the data folder, pack and skill folders.' },
-  { id: 'dd', category: 'Disk', description: '`dd` and raw copiers (raw block copies that can overwrite a disk), or any write to a disk device (`> /dev/sda`, `tee /dev/nvme0n1`, `cp x /dev/sdb`, `/dev//sda`, `/dev/disk/by-id/…`).' },
-  { id: 'mkfs', category: 'Disk', description: 'Creating or wiping a filesystem: `mkfs`, `mkfs.ext4` and kin, `mke2fs`, `mkswap`, `wipefs`, `newfs`, `blkdiscard`, `badblocks -w`, `mdadm --create`.' },
-  { id: 'format', category: 'Disk', description: '`format`, `diskutil` erasing or repartitioning a disk, `nvme format`, `cryptsetup luksFormat`, `hdparm --security-erase`, LVM and ZFS destruction.' },
+  {
+    id: 'rm-root',
+    category: 'Destructive',
+    description:
+      'rm of `/` or of everything under it (`/`, `/*`, `/..`, `"$EMPTY/"`, `cd / && rm -rf *`), rsync `--delete` into `/`, or rm with `--no-preserve-root`.',
+  },
+  {
+    id: 'rm-home',
+    category: 'Destructive',
+    description:
+      'Recursive rm of a home directory or all of its contents (`~`, `~/`, `~/*`, `$HOME`, `${HOME}`, `~user`, `/home/me`), or rsync `--delete` into one.',
+  },
+  {
+    id: 'rm-cwd',
+    category: 'Destructive',
+    description:
+      'Recursive rm of the working directory, its parent, or all of their contents (`.`, `./`, `./*`, `*`, `.*`, `..`), or rsync `--delete` into one.',
+  },
+  {
+    id: 'rm-system',
+    category: 'Destructive',
+    description:
+      'rm of a path in a system tree (`/etc`, `/usr`, `/bin`, `/var`…) or of a top-level directory such as `/home` or `/opt`, also reached by `cd` or `../` chains.',
+  },
+  {
+    id: 'system-files',
+    category: 'Destructive',
+    description:
+      'Destroying or overwriting system files by other means: `unlink`, `mv` from or onto system paths, `truncate`, `shred`, `sed -i`/`perl -i`, `cp`/`install`/`ln`/`tee`/`>` onto system paths, `rmdir`/`mkdir`/`touch` in system trees, `tar -x -C /etc`, or moving a home directory away.',
+  },
+  {
+    id: 'kernel-state',
+    category: 'Kernel state',
+    description:
+      'A command whose words (arguments, redirect targets, `cd` targets, assigned values, `--opt=PATH`) point into a kernel-owned area: the data folder, pack and skill folders.',
+  },
+  {
+    id: 'dd',
+    category: 'Disk',
+    description:
+      '`dd` and raw copiers (raw block copies that can overwrite a disk), or any write to a disk device (`> /dev/sda`, `tee /dev/nvme0n1`, `cp x /dev/sdb`, `/dev//sda`, `/dev/disk/by-id/…`).',
+  },
+  {
+    id: 'mkfs',
+    category: 'Disk',
+    description:
+      'Creating or wiping a filesystem: `mkfs`, `mkfs.ext4` and kin, `mke2fs`, `mkswap`, `wipefs`, `newfs`, `blkdiscard`, `badblocks -w`, `mdadm --create`.',
+  },
+  {
+    id: 'format',
+    category: 'Disk',
+    description:
+      '`format`, `diskutil` erasing or repartitioning a disk, `nvme format`, `cryptsetup luksFormat`, `hdparm --security-erase`, LVM and ZFS destruction.',
+  },
   { id: 'fdisk', category: 'Disk', description: 'Partition table editors: `fdisk`, `sfdisk`, `cfdisk`, `gdisk`, `sgdisk`.' },
   { id: 'parted', category: 'Disk', description: 'The `parted` / `gparted` partition editors.' },
-  { id: 'chmod-777', category: 'Permission changes', description: 'chmod with a mode that lets everyone write and execute (`777`, `0777`, `1777`, `a=rwx`, `a+rwx`, `o+wx`, `+rwx`…), recursive or not.' },
-  { id: 'chmod-system', category: 'Permission changes', description: 'chmod, `setfacl` or `chattr` of `/` or of a path in a system tree (`/etc`, `/usr`, `/bin`…), e.g. `chmod -R 755 /usr`.' },
+  {
+    id: 'chmod-777',
+    category: 'Permission changes',
+    description: 'chmod with a mode that lets everyone write and execute (`777`, `0777`, `1777`, `a=rwx`, `a+rwx`, `o+wx`, `+rwx`…), recursive or not.',
+  },
+  {
+    id: 'chmod-system',
+    category: 'Permission changes',
+    description: 'chmod, `setfacl` or `chattr` of `/` or of a path in a system tree (`/etc`, `/usr`, `/bin`…), e.g. `chmod -R 755 /usr`.',
+  },
   { id: 'chown-system', category: 'Permission changes', description: 'chown or chgrp of `/` or of a path in a system tree, e.g. `chown root /etc/passwd`.' },
   { id: 'sudo', category: 'Privilege escalation', description: 'Running a command as another user with `sudo`, `sudoedit`, `doas`, `run0` or `please`.' },
-  { id: 'su', category: 'Privilege escalation', description: 'Switching user or group: `su`, `runuser`, `su-exec`, `gosu`, `sg`, `newgrp`, `setpriv --reuid`, `capsh --user`, wrappers with a user option.' },
-  { id: 'pkexec', category: 'Privilege escalation', description: 'Running a command as another user with polkit\'s `pkexec`.' },
-  { id: 'fork-bomb', category: 'Fork bombs', description: 'A function that runs itself concurrently (piped into itself or in the background): `:(){ :|:& };:` and renamed variants.' },
-  { id: 'nc-exec', category: 'Reverse shells', description: 'netcat (`nc`, `ncat`, `netcat`) with `-e`/`-c`/`--exec`/`--sh-exec`, or `socat` with an `EXEC:`/`SYSTEM:` address: a program wired to a socket.' },
-  { id: 'bash-interactive', category: 'Reverse shells', description: 'An interactive shell (`bash -i`, `sh -i`), or a redirect to bash\'s `/dev/tcp/` or `/dev/udp/` network sockets.' },
+  {
+    id: 'su',
+    category: 'Privilege escalation',
+    description: 'Switching user or group: `su`, `runuser`, `su-exec`, `gosu`, `sg`, `newgrp`, `setpriv --reuid`, `capsh --user`, wrappers with a user option.',
+  },
+  { id: 'pkexec', category: 'Privilege escalation', description: "Running a command as another user with polkit's `pkexec`." },
+  {
+    id: 'fork-bomb',
+    category: 'Fork bombs',
+    description: 'A function that runs itself concurrently (piped into itself or in the background): `:(){ :|:& };:` and renamed variants.',
+  },
+  {
+    id: 'nc-exec',
+    category: 'Reverse shells',
+    description:
+      'netcat (`nc`, `ncat`, `netcat`) with `-e`/`-c`/`--exec`/`--sh-exec`, or `socat` with an `EXEC:`/`SYSTEM:` address: a program wired to a socket.',
+  },
+  {
+    id: 'bash-interactive',
+    category: 'Reverse shells',
+    description: "An interactive shell (`bash -i`, `sh -i`), or a redirect to bash's `/dev/tcp/` or `/dev/udp/` network sockets.",
+  },
   { id: 'mkfifo', category: 'Reverse shells', description: 'Creating a named pipe (`mkfifo`, `mknod NAME p`), the plumbing of a netcat reverse shell.' },
-  { id: 'shutdown', category: 'System control', description: '`shutdown`, or taking the machine out of service: `systemctl suspend|hibernate|rescue|emergency`, `systemctl isolate rescue.target`, `init 1`, `pm-suspend`, logind over D-Bus.' },
-  { id: 'reboot', category: 'System control', description: '`reboot`, `systemctl reboot|kexec|soft-reboot`, `systemctl start reboot.target`, `init 6`, `kexec`, `echo b > /proc/sysrq-trigger`, logind\'s Reboot over D-Bus.' },
+  {
+    id: 'shutdown',
+    category: 'System control',
+    description:
+      '`shutdown`, or taking the machine out of service: `systemctl suspend|hibernate|rescue|emergency`, `systemctl isolate rescue.target`, `init 1`, `pm-suspend`, logind over D-Bus.',
+  },
+  {
+    id: 'reboot',
+    category: 'System control',
+    description:
+      "`reboot`, `systemctl reboot|kexec|soft-reboot`, `systemctl start reboot.target`, `init 6`, `kexec`, `echo b > /proc/sysrq-trigger`, logind's Reboot over D-Bus.",
+  },
   { id: 'halt', category: 'System control', description: '`halt`, `systemctl halt`, `systemctl isolate halt.target`.' },
-  { id: 'poweroff', category: 'System control', description: '`poweroff`, `systemctl poweroff`, `init 0`, `echo o > /proc/sysrq-trigger`, logind\'s PowerOff over D-Bus.' },
-  { id: 'kill-all', category: 'System control', description: 'Killing every process at once: `kill -9 -1`, `kill -- -1`, `kill 1`, `killall5`, `pkill -u USER`, `pkill -f .`.' },
-  { id: 'kernel-interface', category: 'System control', description: 'Writing to a kernel interface: `/proc/sysrq-trigger`, `/proc/sys/…`, `/sys/…`, `/dev/mem`, `/dev/kmem`, `/dev/port`.' },
+  {
+    id: 'poweroff',
+    category: 'System control',
+    description: "`poweroff`, `systemctl poweroff`, `init 0`, `echo o > /proc/sysrq-trigger`, logind's PowerOff over D-Bus.",
+  },
+  {
+    id: 'kill-all',
+    category: 'System control',
+    description: 'Killing every process at once: `kill -9 -1`, `kill -- -1`, `kill 1`, `killall5`, `pkill -u USER`, `pkill -f .`.',
+  },
+  {
+    id: 'kernel-interface',
+    category: 'System control',
+    description: 'Writing to a kernel interface: `/proc/sysrq-trigger`, `/proc/sys/…`, `/sys/…`, `/dev/mem`, `/dev/kmem`, `/dev/port`.',
+  },
 ]);
 
 /** The rule ids that fail closed, for callers that list what a verdict can say. */
@@ -88,12 +180,21 @@ export class CommandJudge {
   async judge(command: string, options: JudgeOptions = {}): Promise<CommandVerdict> {
     if (command.trim() === '') return { verdict: 'blocked', rule: EMPTY, reason: `${EMPTY}: the command is empty: there is nothing to run.` };
     // eslint-disable-next-line no-control-regex -- finding NUL and control characters is the point: a shell command cannot hold them
-    if (/[\u0000-\u0002]/.test(command)) return { verdict: 'blocked', rule: UNPARSEABLE, reason: `${UNPARSEABLE}: the command contains NUL or control characters that a shell command cannot hold.` };
+    if (/[\u0000-\u0002]/.test(command))
+      return {
+        verdict: 'blocked',
+        rule: UNPARSEABLE,
+        reason: `${UNPARSEABLE}: the command contains NUL or control characters that a shell command cannot hold.`,
+      };
     let parser;
     try {
       parser = await loadParser();
     } catch (err) {
-      return { verdict: 'blocked', rule: UNPARSEABLE, reason: `${UNPARSEABLE}: the shell parser could not be loaded (${(err as Error).message}), so nothing can be checked.` };
+      return {
+        verdict: 'blocked',
+        rule: UNPARSEABLE,
+        reason: `${UNPARSEABLE}: the shell parser could not be loaded (${(err as Error).message}), so nothing can be checked.`,
+      };
     }
     const start = typeof options.cwd === 'string' && options.cwd.startsWith('/') ? options.cwd : null;
     const ctx: Ctx = {

@@ -41,7 +41,10 @@ const IGNORABLE_CHARS = /[\u00ad\u034f\u180b-\u180e\u200b-\u200f\u202a-\u202e\u2
 
 /** A name as a case-insensitive, NTFS- or HFS+-like file system would see it. */
 export function foldSegment(segment: string): string {
-  return segment.replace(IGNORABLE_CHARS, '').replace(/[. ]+$/, '').toLowerCase();
+  return segment
+    .replace(IGNORABLE_CHARS, '')
+    .replace(/[. ]+$/, '')
+    .toLowerCase();
 }
 
 function foldedSegments(absolutePath: string): string[] {

@@ -116,7 +116,10 @@ const IGNORABLE_CHARS = /[\u00ad\u034f\u180b-\u180e\u200b-\u200f\u202a-\u202e\u2
  * ignorable characters, so a repository checked out elsewhere cannot be attacked through this one.
  */
 export function isGitSegment(segment: string): boolean {
-  const name = segment.replace(IGNORABLE_CHARS, '').replace(/[. ]+$/, '').toLowerCase();
+  const name = segment
+    .replace(IGNORABLE_CHARS, '')
+    .replace(/[. ]+$/, '')
+    .toLowerCase();
   return name === '.git';
 }
 
@@ -219,7 +222,12 @@ function problemError(problem: string, requested: string, intent: PathIntent): M
       return fail('VALIDATION', requested, `${shown(requested)} is too long for the file system. Use a shorter path.`, extra);
     case 'EACCES':
     case 'EPERM':
-      return fail('TOOL_FAILED', requested, `The file system denied access while resolving ${shown(requested)}. Check the permissions of its directories.`, extra);
+      return fail(
+        'TOOL_FAILED',
+        requested,
+        `The file system denied access while resolving ${shown(requested)}. Check the permissions of its directories.`,
+        extra,
+      );
     default:
       return fail(
         'VALIDATION',
@@ -384,10 +392,7 @@ export class PathSandbox {
    * symlink and verified before it is truncated; a new one with O_CREAT|O_EXCL (which never follows
    * a link) and verified after. The parent directory must exist (NOT_FOUND otherwise).
    */
-  async openForWrite(
-    requested: string,
-    options: OpenForWriteOptions = {},
-  ): Promise<{ handle: FileHandle; resolved: ResolvedPath; created: boolean }> {
+  async openForWrite(requested: string, options: OpenForWriteOptions = {}): Promise<{ handle: FileHandle; resolved: ResolvedPath; created: boolean }> {
     const resolved = await this.resolve(requested, 'write');
     if (resolved.exists) {
       if (options.exclusive === true) {
@@ -473,9 +478,14 @@ export class PathSandbox {
     // Checked on the resolved path as well as the spelled one: a link `g -> .git` must not help.
     if (segmentsOf(relative).some(isGitSegment)) throw this.gitProtected(requested, intent);
     if (intent === 'delete' && relative === '') {
-      throw fail('PATH_PROTECTED', requested, `${shown(requested)} is the workspace root itself, which cannot be deleted. Delete the files inside it instead.`, {
-        intent,
-      });
+      throw fail(
+        'PATH_PROTECTED',
+        requested,
+        `${shown(requested)} is the workspace root itself, which cannot be deleted. Delete the files inside it instead.`,
+        {
+          intent,
+        },
+      );
     }
   }
 
@@ -538,11 +548,16 @@ export class PathSandbox {
 
   private kernelProtected(requested: string, intent: PathIntent, area: KernelArea, relation: 'is inside' | 'contains'): MemoError {
     const what = area.reach === 'all' ? 'which no tool may read, list or change' : 'which no tool may change';
-    return fail('PATH_PROTECTED', requested, `${shown(requested)} ${relation} ${area.label} (${area.dir}), the kernel's own state, ${what} (rule kernel-state). Use a path in the workspace.`, {
-      intent,
-      rule: 'kernel-state',
-      area: area.label,
-    });
+    return fail(
+      'PATH_PROTECTED',
+      requested,
+      `${shown(requested)} ${relation} ${area.label} (${area.dir}), the kernel's own state, ${what} (rule kernel-state). Use a path in the workspace.`,
+      {
+        intent,
+        rule: 'kernel-state',
+        area: area.label,
+      },
+    );
   }
 
   private gitProtected(requested: string, intent: PathIntent): MemoError {
@@ -585,7 +600,5 @@ function protectedDirsBelow(rootSegments: readonly string[]): string[][] {
       // Not on this system: the spelling alone still guards it should it appear later.
     }
   }
-  return [...spellings]
-    .map(segmentsOf)
-    .filter((dir) => dir.length > rootSegments.length && isWithinSegments(rootSegments, dir, FOLD_CASE));
+  return [...spellings].map(segmentsOf).filter((dir) => dir.length > rootSegments.length && isWithinSegments(rootSegments, dir, FOLD_CASE));
 }

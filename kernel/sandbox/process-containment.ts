@@ -127,7 +127,10 @@ async function probeNamespace(): Promise<ContainmentInfo> {
   const base = ['--pid', '--fork', '--kill-child'];
   // Most specific first: keep the uid (root needs no user namespace), a private /proc.
   const userVariants: { flags: string[]; userNamespace: boolean }[] = root
-    ? [{ flags: [], userNamespace: false }, { flags: ['--map-current-user'], userNamespace: true }]
+    ? [
+        { flags: [], userNamespace: false },
+        { flags: ['--map-current-user'], userNamespace: true },
+      ]
     : [
         { flags: ['--map-current-user'], userNamespace: true },
         { flags: [`--map-user=${uid}`, `--map-group=${gid}`], userNamespace: true },
@@ -143,7 +146,8 @@ async function probeNamespace(): Promise<ContainmentInfo> {
   ];
   const candidates: NamespacePlan[] = [];
   for (const p of procVariants) {
-    for (const v of userVariants) candidates.push({ prefix: [unshare, ...v.flags, ...base, ...p.flags, '--'], userNamespace: v.userNamespace, mountProc: p.mountProc });
+    for (const v of userVariants)
+      candidates.push({ prefix: [unshare, ...v.flags, ...base, ...p.flags, '--'], userNamespace: v.userNamespace, mountProc: p.mountProc });
   }
   // `echo $$` is 1 only inside a fresh PID namespace.
   for (const plan of candidates) {
@@ -397,7 +401,7 @@ class SweepContainment implements Containment {
       }),
     );
     // Children of anything found belong to the run too (e.g. an `env -i` child still attached).
-    for (let grew = true; grew; ) {
+    for (let grew = true; grew;) {
       grew = false;
       for (const s of stats) {
         if (!found.has(s.pid) && found.has(s.ppid) && s.pid !== process.pid && s.pid > 1) {

@@ -96,7 +96,16 @@ class CappedBuffer {
 export function runProcess(argv: string[], opts: RunOptions): Promise<RunResult> {
   const started = performance.now();
   const env = opts.env ?? process.env;
-  const notStarted = (): RunResult => ({ exitCode: null, signal: null, stdout: '', stderr: '', truncated: false, timedOut: false, cancelled: true, durationMs: performance.now() - started });
+  const notStarted = (): RunResult => ({
+    exitCode: null,
+    signal: null,
+    stdout: '',
+    stderr: '',
+    truncated: false,
+    timedOut: false,
+    cancelled: true,
+    durationMs: performance.now() - started,
+  });
   // Cancelled before it started: nothing runs.
   if (opts.signal.aborted) return Promise.resolve(notStarted());
   return resolveContainment(opts.containment).then((info) => {
@@ -176,8 +185,12 @@ function runContained(argv: string[], opts: RunOptions, env: NodeJS.ProcessEnv, 
           signal = 'SIGKILL';
           errText = errText.replace(UNSHARE_SIGKILL, '$1');
         }
-        const spawnText = spawnError ? `${(spawnError as NodeJS.ErrnoException).code === 'ENOENT' ? `command not found: ${argv[0]}` : (spawnError).message}\n` : '';
-        const abandonedText = streamsAbandoned ? `\n[output no longer read: a background process kept stdout/stderr open ${opts.drainMs ?? DRAIN_MS} ms after the command exited]\n` : '';
+        const spawnText = spawnError
+          ? `${(spawnError as NodeJS.ErrnoException).code === 'ENOENT' ? `command not found: ${argv[0]}` : spawnError.message}\n`
+          : '';
+        const abandonedText = streamsAbandoned
+          ? `\n[output no longer read: a background process kept stdout/stderr open ${opts.drainMs ?? DRAIN_MS} ms after the command exited]\n`
+          : '';
         resolve({
           exitCode,
           signal,

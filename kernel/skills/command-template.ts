@@ -68,10 +68,12 @@ export function parseTemplate(template: string): TemplateToken[] {
     } else if (c === '{') {
       i = placeholder(i);
     } else if (OPERATORS.has(c)) {
-      throw new Error(`"${c === '\n' ? '\\n' : c}" is a shell operator, and command templates run without a shell (no pipes, redirects, lists or expansions); put that logic in a script bundled with the skill`);
+      throw new Error(
+        `"${c === '\n' ? '\\n' : c}" is a shell operator, and command templates run without a shell (no pipes, redirects, lists or expansions); put that logic in a script bundled with the skill`,
+      );
     } else {
       literal += c;
-      (current ??= []);
+      current ??= [];
       i++;
     }
   }
@@ -91,7 +93,8 @@ export function templateProblems(tokens: TemplateToken[], parameters: JsonSchema
       if (!('param' in part)) continue;
       const prop = props[part.param];
       if (!prop) problems.push(`{${part.param}} is not a declared parameter`);
-      else if (!['string', 'number', 'integer', 'boolean'].includes(prop.type as string)) problems.push(`{${part.param}} must be a string, number, integer or boolean parameter`);
+      else if (!['string', 'number', 'integer', 'boolean'].includes(prop.type as string))
+        problems.push(`{${part.param}} must be a string, number, integer or boolean parameter`);
       else if (!required.has(part.param)) problems.push(`{${part.param}} must be a required parameter (an absent value has no safe place in argv)`);
     }
   }
@@ -112,7 +115,9 @@ export function buildArgv(tokens: TemplateToken[], values: Record<string, string
     const literalDash = first !== undefined && 'text' in first && first.text.startsWith('-');
     if (arg.startsWith('-') && !literalDash) {
       const params = token.filter((p): p is { param: string } => 'param' in p).map((p) => `"${p.param}"`);
-      throw new Error(`the value of ${params.join(' and ')} makes the argument ${JSON.stringify(arg.length > 60 ? `${arg.slice(0, 60)}…` : arg)}, which starts with "-" and would be read as an option`);
+      throw new Error(
+        `the value of ${params.join(' and ')} makes the argument ${JSON.stringify(arg.length > 60 ? `${arg.slice(0, 60)}…` : arg)}, which starts with "-" and would be read as an option`,
+      );
     }
     return arg;
   });

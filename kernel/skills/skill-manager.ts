@@ -98,7 +98,10 @@ export class SkillManager {
   }
 
   loaded(): Skill[] {
-    return [...this.states.values()].filter((s) => s.status === 'loaded' && s.skill).map((s) => s.skill!).sort((a, b) => a.name.localeCompare(b.name));
+    return [...this.states.values()]
+      .filter((s) => s.status === 'loaded' && s.skill)
+      .map((s) => s.skill!)
+      .sort((a, b) => a.name.localeCompare(b.name));
   }
 
   list(): SkillState[] {
@@ -217,8 +220,20 @@ export class SkillManager {
             const p = await prepare(args, ctx);
             // Judged again at run time, against the file system as it is now.
             await assessCommand(judge, p.display, { cwd: p.cwd });
-            const r = await runProcess(p.argv, { cwd: p.cwd, signal: ctx.signal, timeoutMs: (spec.timeoutMs ?? SKILL_TOOL_TIMEOUT_MS) + 1000, maxOutputBytes: SKILL_OUTPUT_CAP });
-            return { command: p.display, exitCode: r.exitCode, stdout: r.stdout, stderr: r.stderr, truncated: r.truncated, summary: `exit ${r.exitCode ?? r.signal}${r.truncated ? ', output cut' : ''}` };
+            const r = await runProcess(p.argv, {
+              cwd: p.cwd,
+              signal: ctx.signal,
+              timeoutMs: (spec.timeoutMs ?? SKILL_TOOL_TIMEOUT_MS) + 1000,
+              maxOutputBytes: SKILL_OUTPUT_CAP,
+            });
+            return {
+              command: p.display,
+              exitCode: r.exitCode,
+              stdout: r.stdout,
+              stderr: r.stderr,
+              truncated: r.truncated,
+              summary: `exit ${r.exitCode ?? r.signal}${r.truncated ? ', output cut' : ''}`,
+            };
           },
         };
         return { spec, impl };

@@ -13,7 +13,14 @@ type EntityClass = abstract new (...args: never[]) => unknown;
 export async function openSqlite(file: string, entities: EntityClass[]): Promise<DataSource> {
   fs.mkdirSync(path.dirname(file), { recursive: true });
   const { DataSource } = await import('typeorm');
-  const ds = new DataSource({ type: 'better-sqlite3', database: file, entities, synchronize: true, logging: false, prepareDatabase: (db: { pragma(s: string): unknown }) => void db.pragma('journal_mode = WAL') });
+  const ds = new DataSource({
+    type: 'better-sqlite3',
+    database: file,
+    entities,
+    synchronize: true,
+    logging: false,
+    prepareDatabase: (db: { pragma(s: string): unknown }) => void db.pragma('journal_mode = WAL'),
+  });
   await ds.initialize();
   return ds;
 }

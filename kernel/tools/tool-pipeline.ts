@@ -44,9 +44,13 @@ interface CallContext {
 
 /** Truncates long strings for the audit line (after masking, so no secret is cut in half and shown). */
 function shorten(value: unknown, depth = 0): unknown {
-  if (typeof value === 'string') return value.length > AUDIT_STRING_MAX ? `${value.slice(0, AUDIT_STRING_MAX)}…(+${value.length - AUDIT_STRING_MAX} chars)` : value;
+  if (typeof value === 'string')
+    return value.length > AUDIT_STRING_MAX ? `${value.slice(0, AUDIT_STRING_MAX)}…(+${value.length - AUDIT_STRING_MAX} chars)` : value;
   if (depth > 8) return '…';
-  if (Array.isArray(value)) return value.length > 50 ? [...value.slice(0, 50).map((v) => shorten(v, depth + 1)), `…(+${value.length - 50} items)`] : value.map((v) => shorten(v, depth + 1));
+  if (Array.isArray(value))
+    return value.length > 50
+      ? [...value.slice(0, 50).map((v) => shorten(v, depth + 1)), `…(+${value.length - 50} items)`]
+      : value.map((v) => shorten(v, depth + 1));
   if (value && typeof value === 'object') {
     const out: Record<string, unknown> = {};
     for (const [k, v] of Object.entries(value)) out[k] = shorten(v, depth + 1);
@@ -79,7 +83,7 @@ function toJsonValue(value: unknown, depth = 0, seen = new Set<object>()): JsonV
   try {
     if (Array.isArray(value)) return value.map((v) => toJsonValue(v === undefined ? null : v, depth + 1, seen));
     const proto: unknown = Object.getPrototypeOf(value);
-    if (proto !== Object.prototype && proto !== null) throw new NotJson(`an instance of ${(value).constructor?.name ?? 'a class'}`);
+    if (proto !== Object.prototype && proto !== null) throw new NotJson(`an instance of ${value.constructor?.name ?? 'a class'}`);
     const out: { [key: string]: JsonValue } = {};
     for (const [k, v] of Object.entries(value)) if (v !== undefined) out[k] = toJsonValue(v, depth + 1, seen);
     return out;
@@ -164,10 +168,17 @@ export class ToolPipeline {
     try {
       if (this.shutdown.signal.aborted) throw new MemoError('CANCELLED', 'The kernel is shutting down; the call was not run.');
       if (!tool || (invokeOptions.scope && !invokeOptions.scope.includes(name))) {
-        throw new MemoError('UNKNOWN_TOOL', `There is no tool named "${name}"${invokeOptions.scope ? ` in this mode (available: ${invokeOptions.scope.join(', ') || 'none'})` : ''}.`, { tool: name });
+        throw new MemoError(
+          'UNKNOWN_TOOL',
+          `There is no tool named "${name}"${invokeOptions.scope ? ` in this mode (available: ${invokeOptions.scope.join(', ') || 'none'})` : ''}.`,
+          { tool: name },
+        );
       }
       if (!this.registry.isEnabled(tool.pack.id)) {
-        throw new MemoError('TOOL_DISABLED', `${name} belongs to the pack "${tool.pack.id}", which is disabled (memo plugins enable ${tool.pack.id}).`, { tool: name, plugin: tool.pack.id });
+        throw new MemoError('TOOL_DISABLED', `${name} belongs to the pack "${tool.pack.id}", which is disabled (memo plugins enable ${tool.pack.id}).`, {
+          tool: name,
+          plugin: tool.pack.id,
+        });
       }
       const args = this.validate(tool, request.args);
       this.limiter.admit(name, args);
@@ -199,7 +210,7 @@ export class ToolPipeline {
       const value = this.known.scrubValue(await this.run(tool, args, ctx));
       result = { ok: true, callId, tool: name, value, summary: this.clean(summarise(value), secrets), durationMs: performance.now() - started };
     } catch (err) {
-      const d = isMemoError(err) ? (err).details?.decision : undefined;
+      const d = isMemoError(err) ? err.details?.decision : undefined;
       if (typeof d === 'string') decision = d;
       result = fail(err);
     } finally {
@@ -219,11 +230,19 @@ export class ToolPipeline {
   private validate(tool: RegisteredTool, raw: unknown): Record<string, unknown> {
     const args = raw === undefined || raw === null ? {} : raw;
     if (typeof args !== 'object' || Array.isArray(args)) {
-      throw new MemoError('INVALID_ARGS', `${tool.spec.name} takes an object of named arguments, not ${Array.isArray(args) ? 'an array' : `a ${typeof args}`}.`, { tool: tool.spec.name, plugin: tool.pack.id });
+      throw new MemoError(
+        'INVALID_ARGS',
+        `${tool.spec.name} takes an object of named arguments, not ${Array.isArray(args) ? 'an array' : `a ${typeof args}`}.`,
+        { tool: tool.spec.name, plugin: tool.pack.id },
+      );
     }
     if (!tool.validate(args)) {
       const problems = describeAjvErrors(tool.validate.errors);
-      throw new MemoError('INVALID_ARGS', `Invalid arguments for ${tool.spec.name}: ${problems.join('; ')}.`, { tool: tool.spec.name, plugin: tool.pack.id, details: { problems } });
+      throw new MemoError('INVALID_ARGS', `Invalid arguments for ${tool.spec.name}: ${problems.join('; ')}.`, {
+        tool: tool.spec.name,
+        plugin: tool.pack.id,
+        details: { problems },
+      });
     }
     return args as Record<string, unknown>;
   }
@@ -232,11 +251,15 @@ export class ToolPipeline {
     if (caller.kind !== 'mcp' || tool.spec.effect === 'read') return;
     const conversation = this.capabilities.check(caller.capability);
     if (conversation === null) {
-      throw new MemoError('PERMISSION_DENIED', `${tool.spec.name} changes things, and writes need a running Memo agent turn: external MCP clients may only use read tools.`, {
-        tool: tool.spec.name,
-        plugin: tool.pack.id,
-        details: { decision: 'deny:caller' },
-      });
+      throw new MemoError(
+        'PERMISSION_DENIED',
+        `${tool.spec.name} changes things, and writes need a running Memo agent turn: external MCP clients may only use read tools.`,
+        {
+          tool: tool.spec.name,
+          plugin: tool.pack.id,
+          details: { decision: 'deny:caller' },
+        },
+      );
     }
     caller.conversationId = conversation;
   }
@@ -292,7 +315,9 @@ export class ToolPipeline {
         fn();
       };
       const timer = this.clock.setTimeout(() => {
-        finish(() => reject(new MemoError('TIMEOUT', `${name} did not finish within ${timeoutMs / 1000} s and was stopped.`, { tool: name, plugin: tool.pack.id })));
+        finish(() =>
+          reject(new MemoError('TIMEOUT', `${name} did not finish within ${timeoutMs / 1000} s and was stopped.`, { tool: name, plugin: tool.pack.id })),
+        );
         controller.abort(new Error('timeout'));
       }, timeoutMs);
       const onAbort = () => finish(() => reject(new MemoError('CANCELLED', `${name} was cancelled.`, { tool: name, plugin: tool.pack.id })));
@@ -313,7 +338,12 @@ export class ToolPipeline {
               resolve(toJsonValue(value === undefined ? null : value));
             } catch (err) {
               if (!(err instanceof NotJson)) throw err;
-              reject(new MemoError('TOOL_FAILED', `${name} returned ${err.message}, which cannot be passed on as a tool result.`, { tool: name, plugin: tool.pack.id }));
+              reject(
+                new MemoError('TOOL_FAILED', `${name} returned ${err.message}, which cannot be passed on as a tool result.`, {
+                  tool: name,
+                  plugin: tool.pack.id,
+                }),
+              );
             }
           }),
         (err: unknown) =>

@@ -78,9 +78,11 @@ export function specProblems(spec: ToolSpec): string[] {
   if (typeof spec.description !== 'string' || spec.description.trim() === '') p.push('description is required');
   if (!DANGERS.includes(spec.danger)) p.push(`danger must be one of ${DANGERS.join(', ')}`);
   if (!EFFECTS.includes(spec.effect)) p.push(`effect must be one of ${EFFECTS.join(', ')}`);
-  if (!spec.parameters || typeof spec.parameters !== 'object' || spec.parameters.type !== 'object') p.push('parameters must be a JSON Schema with "type": "object"');
+  if (!spec.parameters || typeof spec.parameters !== 'object' || spec.parameters.type !== 'object')
+    p.push('parameters must be a JSON Schema with "type": "object"');
   if (spec.timeoutMs !== undefined && (!Number.isInteger(spec.timeoutMs) || spec.timeoutMs <= 0)) p.push('timeoutMs must be a positive whole number');
-  if (spec.sensitiveArgs !== undefined && (!Array.isArray(spec.sensitiveArgs) || spec.sensitiveArgs.some((s) => typeof s !== 'string'))) p.push('sensitiveArgs must be a list of argument names');
+  if (spec.sensitiveArgs !== undefined && (!Array.isArray(spec.sensitiveArgs) || spec.sensitiveArgs.some((s) => typeof s !== 'string')))
+    p.push('sensitiveArgs must be a list of argument names');
   if (spec.confirm !== undefined && spec.confirm !== 'always') p.push('confirm may only be "always"');
   return p;
 }
@@ -119,7 +121,8 @@ export class ToolRegistry {
   }
 
   private prepare(def: PackDefinition, replacing: RegisteredPack | undefined): { pack: RegisteredPack; tools: RegisteredTool[] } {
-    if (!PACK_ID.test(def.id)) throw new MemoError('VALIDATION', `Pack id "${def.id}" must be kebab-case (lowercase letters, digits, hyphens).`, { plugin: def.id });
+    if (!PACK_ID.test(def.id))
+      throw new MemoError('VALIDATION', `Pack id "${def.id}" must be kebab-case (lowercase letters, digits, hyphens).`, { plugin: def.id });
     const ajv = createAjv();
     const pack: RegisteredPack = {
       id: def.id,
@@ -136,18 +139,29 @@ export class ToolRegistry {
     const seen = new Set<string>();
     for (const { spec, impl } of def.tools) {
       const problems = specProblems(spec);
-      if (problems.length) throw new MemoError('VALIDATION', `Tool "${spec.name}" of pack "${def.id}" is invalid: ${problems.join('; ')}.`, { plugin: def.id, tool: spec.name });
+      if (problems.length)
+        throw new MemoError('VALIDATION', `Tool "${spec.name}" of pack "${def.id}" is invalid: ${problems.join('; ')}.`, { plugin: def.id, tool: spec.name });
       if (seen.has(spec.name)) throw new MemoError('CONFLICT', `Pack "${def.id}" declares tool "${spec.name}" twice.`, { plugin: def.id, tool: spec.name });
       seen.add(spec.name);
       const owner = this.tools.get(spec.name);
-      if (owner && owner.pack !== replacing) throw new MemoError('CONFLICT', `Tool "${spec.name}" of pack "${def.id}" is already provided by pack "${owner.pack.id}".`, { plugin: def.id, tool: spec.name, details: { existingPack: owner.pack.id } });
+      if (owner && owner.pack !== replacing)
+        throw new MemoError('CONFLICT', `Tool "${spec.name}" of pack "${def.id}" is already provided by pack "${owner.pack.id}".`, {
+          plugin: def.id,
+          tool: spec.name,
+          details: { existingPack: owner.pack.id },
+        });
       const run = typeof impl === 'function' ? impl : impl?.run;
-      if (typeof run !== 'function') throw new MemoError('VALIDATION', `Pack "${def.id}" has no handler function for tool "${spec.name}".`, { plugin: def.id, tool: spec.name });
+      if (typeof run !== 'function')
+        throw new MemoError('VALIDATION', `Pack "${def.id}" has no handler function for tool "${spec.name}".`, { plugin: def.id, tool: spec.name });
       let validate: ValidateFunction;
       try {
         validate = ajv.compile(spec.parameters);
       } catch (err) {
-        throw new MemoError('VALIDATION', `Tool "${spec.name}" of pack "${def.id}" has a parameters schema that cannot be compiled: ${(err as Error).message}`, { plugin: def.id, tool: spec.name });
+        throw new MemoError(
+          'VALIDATION',
+          `Tool "${spec.name}" of pack "${def.id}" has a parameters schema that cannot be compiled: ${(err as Error).message}`,
+          { plugin: def.id, tool: spec.name },
+        );
       }
       const tool: RegisteredTool = { spec: Object.freeze({ ...spec }), pack, run, validate };
       if (typeof impl === 'object' && typeof impl.preview === 'function') tool.preview = impl.preview;

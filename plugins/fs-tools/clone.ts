@@ -73,37 +73,53 @@ async function realOfTarget(abs: string): Promise<{ real: string; exists: boolea
 
 async function checkTarget(ctx: ToolContext, requested: string): Promise<CheckedTarget> {
   if (requested.includes('\0')) throw fail('VALIDATION', 'The target contains a NUL byte.', { target: requested });
-  if (!path.isAbsolute(requested)) throw fail('VALIDATION', `The target ${shown(requested)} must be an absolute path (for example /home/me/copy-of-project).`, { target: requested });
-  if (requested.split(/[\\/]/).includes('..')) throw fail('VALIDATION', `The target ${shown(requested)} contains a ".." segment. Give the directory without "..".`, { target: requested });
+  if (!path.isAbsolute(requested))
+    throw fail('VALIDATION', `The target ${shown(requested)} must be an absolute path (for example /home/me/copy-of-project).`, { target: requested });
+  if (requested.split(/[\\/]/).includes('..'))
+    throw fail('VALIDATION', `The target ${shown(requested)} contains a ".." segment. Give the directory without "..".`, { target: requested });
 
   const { real, exists } = await realOfTarget(path.resolve(requested));
   const area = ctx.sandbox.kernelArea(real, 'change') ?? ctx.sandbox.kernelArea(path.resolve(requested), 'change');
   if (area) {
-    throw fail('PATH_PROTECTED', `The target ${shown(requested)} is inside ${area.label}, the kernel's own state, which no tool may change (rule kernel-state). Pick a directory of your own.`, {
-      target: requested,
-      rule: 'kernel-state',
-    });
+    throw fail(
+      'PATH_PROTECTED',
+      `The target ${shown(requested)} is inside ${area.label}, the kernel's own state, which no tool may change (rule kernel-state). Pick a directory of your own.`,
+      {
+        target: requested,
+        rule: 'kernel-state',
+      },
+    );
   }
   const source = ctx.sandbox.root;
   const targetSegs = segmentsOf(real);
   const sourceSegs = segmentsOf(source);
   if (within(sourceSegs, targetSegs)) {
-    throw fail('VALIDATION', `The target ${shown(requested)} is inside the project being copied; the copy would copy itself. Pick a directory outside the project.`, { target: requested });
+    throw fail(
+      'VALIDATION',
+      `The target ${shown(requested)} is inside the project being copied; the copy would copy itself. Pick a directory outside the project.`,
+      { target: requested },
+    );
   }
   if (within(targetSegs, sourceSegs)) {
     throw fail('VALIDATION', `The target ${shown(requested)} contains the project being copied. Pick a directory outside the project.`, { target: requested });
   }
   if (systemDirSegments().some((dir) => within(dir, targetSegs))) {
-    throw fail('PATH_PROTECTED', `The target ${shown(requested)} is in a protected system directory. Pick a directory in your home or a scratch space.`, { target: requested });
+    throw fail('PATH_PROTECTED', `The target ${shown(requested)} is in a protected system directory. Pick a directory in your home or a scratch space.`, {
+      target: requested,
+    });
   }
   if (exists) {
     const st = await lstat(real);
     if (!st.isDirectory()) throw fail('CONFLICT', `The target ${shown(requested)} already exists and is not a directory.`, { target: requested });
     const entries = await readdir(real);
     if (entries.length > 0) {
-      throw fail('CONFLICT', `The target ${shown(requested)} already exists and is not empty (${plural(entries.length, 'entry', 'entries')}). Pick a new or empty directory.`, {
-        target: requested,
-      });
+      throw fail(
+        'CONFLICT',
+        `The target ${shown(requested)} already exists and is not empty (${plural(entries.length, 'entry', 'entries')}). Pick a new or empty directory.`,
+        {
+          target: requested,
+        },
+      );
     }
   }
   return { requested, real, exists };
@@ -125,7 +141,19 @@ interface CloneReport {
 }
 
 function emptyReport(): CloneReport {
-  return { files: 0, dirs: 0, symlinks: 0, bytes: 0, skippedNodeModules: [], skippedNodeModulesCount: 0, skippedLinks: [], skippedLinksCount: 0, skippedOther: [], skippedOtherCount: 0, skippedKernelState: [] };
+  return {
+    files: 0,
+    dirs: 0,
+    symlinks: 0,
+    bytes: 0,
+    skippedNodeModules: [],
+    skippedNodeModulesCount: 0,
+    skippedLinks: [],
+    skippedLinksCount: 0,
+    skippedOther: [],
+    skippedOtherCount: 0,
+    skippedKernelState: [],
+  };
 }
 
 function pushCapped<T>(list: T[], item: T): void {
@@ -220,7 +248,8 @@ function describeSkips(r: CloneReport): string {
   if (r.skippedNodeModulesCount) parts.push(`${plural(r.skippedNodeModulesCount, 'node_modules folder')} skipped`);
   if (r.skippedLinksCount) parts.push(`${plural(r.skippedLinksCount, 'symbolic link')} skipped (pointing outside the project or nowhere)`);
   if (r.skippedOtherCount) parts.push(`${plural(r.skippedOtherCount, 'special file')} skipped`);
-  if (r.skippedKernelState.length) parts.push(`the kernel's own ${plural(r.skippedKernelState.length, 'folder')} left out (${r.skippedKernelState.join(', ')})`);
+  if (r.skippedKernelState.length)
+    parts.push(`the kernel's own ${plural(r.skippedKernelState.length, 'folder')} left out (${r.skippedKernelState.join(', ')})`);
   return parts.length ? `; ${parts.join(', ')}` : '';
 }
 

@@ -16,7 +16,7 @@ import { crashPoint, PAUSE } from './crash-points.js';
 
 export const MB = 1024 * 1024;
 /** read_file refuses whole files above this, and caps a slice at it. */
-export const READ_MAX_BYTES = MB;
+export const READ_MAX_BYTES = 1 * MB;
 /** The edit tools load the whole file; above this they refuse (use write_file, or split the file). */
 export const EDIT_MAX_BYTES = 10 * MB;
 /** NUL bytes in this many leading bytes mark a file as binary. */
@@ -68,7 +68,10 @@ export function fsFailure(err: unknown, requested: string, doing: string): MemoE
       return fail('CONFLICT', `${shown(requested)} changed while ${doing} it (${code}). Look at it again and retry.`, { path: requested, errno: code });
     default:
       // Only the errno code: a raw message would name real paths the caller never gave.
-      return fail('TOOL_FAILED', `${doing.charAt(0).toUpperCase()}${doing.slice(1)} ${shown(requested)} failed (${code ?? 'unexpected error'}).`, { path: requested, ...(code ? { errno: code } : {}) });
+      return fail('TOOL_FAILED', `${doing.charAt(0).toUpperCase()}${doing.slice(1)} ${shown(requested)} failed (${code ?? 'unexpected error'}).`, {
+        path: requested,
+        ...(code ? { errno: code } : {}),
+      });
   }
 }
 
@@ -179,7 +182,6 @@ export function unifiedDiff(label: string, oldText: string, newText: string, cre
   const body = patch.replace(/^=+\n/, '');
   return capDiff(body);
 }
-
 
 function capDiff(diff: string): string {
   if (diff.length <= DIFF_MAX_CHARS) return diff;
@@ -349,12 +351,7 @@ async function fsyncDir(dir: string): Promise<void> {
  * 3. rename the temporary file over the target and fsync the directory.
  * Any failure removes the temporary files and leaves the target as it was.
  */
-export async function atomicWrite(
-  ctx: ToolContext,
-  resolved: ResolvedPath,
-  data: string | Buffer,
-  old: Stats | null,
-): Promise<AtomicWriteResult> {
+export async function atomicWrite(ctx: ToolContext, resolved: ResolvedPath, data: string | Buffer, old: Stats | null): Promise<AtomicWriteResult> {
   const requested = resolved.requested;
   const dir = path.dirname(resolved.real);
   const name = path.basename(resolved.real);
@@ -411,7 +408,9 @@ export async function atomicWrite(
       // The file must still be the one we looked at: otherwise the backup would hold something else.
       const now = await lstat(resolved.real);
       if (fingerprintOf(now) !== fingerprintOf(old)) {
-        throw fail('CONFLICT', `${shown(requested)} changed while it was being written, so nothing was written. Look at it again and retry.`, { path: requested });
+        throw fail('CONFLICT', `${shown(requested)} changed while it was being written, so nothing was written. Look at it again and retry.`, {
+          path: requested,
+        });
       }
       await rename(bakTmp, bakReal);
       cleanup.pop();
@@ -468,7 +467,8 @@ export async function ensureParent(ctx: ToolContext, resolved: ResolvedPath, cre
     if (errnoOf(err) !== 'ENOENT') throw fsFailure(err, resolved.requested, 'checking the folder of');
   }
   if (st) {
-    if (!st.isDirectory()) throw fail('VALIDATION', `Part of ${shown(resolved.requested)} is a file, not a directory. Check the path.`, { path: resolved.requested });
+    if (!st.isDirectory())
+      throw fail('VALIDATION', `Part of ${shown(resolved.requested)} is a file, not a directory. Check the path.`, { path: resolved.requested });
     return false;
   }
   if (!createDirs) {
@@ -476,13 +476,15 @@ export async function ensureParent(ctx: ToolContext, resolved: ResolvedPath, cre
       path: resolved.requested,
     });
   }
-  if (!ctx.sandbox.isInside(dir)) throw fail('PATH_OUTSIDE_ROOT', `${shown(resolved.requested)} leads outside the workspace root.`, { path: resolved.requested });
+  if (!ctx.sandbox.isInside(dir))
+    throw fail('PATH_OUTSIDE_ROOT', `${shown(resolved.requested)} leads outside the workspace root.`, { path: resolved.requested });
   // One level at a time, never through a link: `mkdir -p` would walk into a link that appeared
   // since the sandbox checked the path, and create folders wherever it points.
   try {
     const missing: string[] = [];
     for (let cur = dir; !(await exists(cur)); cur = path.dirname(cur)) {
-      if (!ctx.sandbox.isInside(cur)) throw fail('PATH_OUTSIDE_ROOT', `${shown(resolved.requested)} leads outside the workspace root.`, { path: resolved.requested });
+      if (!ctx.sandbox.isInside(cur))
+        throw fail('PATH_OUTSIDE_ROOT', `${shown(resolved.requested)} leads outside the workspace root.`, { path: resolved.requested });
       missing.unshift(cur);
     }
     for (const d of missing) {
@@ -492,7 +494,9 @@ export async function ensureParent(ctx: ToolContext, resolved: ResolvedPath, cre
         if (errnoOf(err) !== 'EEXIST') throw err;
       }
       if (!(await lstat(d)).isDirectory()) {
-        throw fail('CONFLICT', `A folder of ${shown(resolved.requested)} changed while it was being created. Nothing was written.`, { path: resolved.requested });
+        throw fail('CONFLICT', `A folder of ${shown(resolved.requested)} changed while it was being created. Nothing was written.`, {
+          path: resolved.requested,
+        });
       }
     }
   } catch (err) {

@@ -136,7 +136,10 @@ async function deletePreview(raw: Record<string, unknown>, ctx: ToolContext): Pr
             : info.protected
               ? 'a protected location'
               : `${JSON.stringify(info.path)} inside the workspace`;
-    return { kind: 'delete', text: `Deletes the symbolic link ${shown(requested)} (it points to ${where}). Only the link is removed; its target is not touched.` };
+    return {
+      kind: 'delete',
+      text: `Deletes the symbolic link ${shown(requested)} (it points to ${where}). Only the link is removed; its target is not touched.`,
+    };
   }
 
   if (target.kind === 'file') {
@@ -172,10 +175,14 @@ async function deletePreview(raw: Record<string, unknown>, ctx: ToolContext): Pr
 }
 
 function notEmptyError(requested: string, count: number) {
-  return fail('VALIDATION', `${shown(requested)} is a directory that is not empty (${plural(count, 'entry', 'entries')} directly inside or below). Pass recursive: true to delete it with everything in it.`, {
-    path: requested,
-    entries: count,
-  });
+  return fail(
+    'VALIDATION',
+    `${shown(requested)} is a directory that is not empty (${plural(count, 'entry', 'entries')} directly inside or below). Pass recursive: true to delete it with everything in it.`,
+    {
+      path: requested,
+      entries: count,
+    },
+  );
 }
 
 interface Removed {
@@ -230,7 +237,15 @@ async function deleteRun(raw: Record<string, unknown>, ctx: ToolContext): Promis
     } catch (err) {
       throw fsFailure(err, requested, 'deleting');
     }
-    return { path: requested, type: 'symlink', files: 0, dirs: 0, symlinks: 1, bytes: 0, summary: `deleted the symbolic link ${requested} (its target was not touched)` };
+    return {
+      path: requested,
+      type: 'symlink',
+      files: 0,
+      dirs: 0,
+      symlinks: 1,
+      bytes: 0,
+      summary: `deleted the symbolic link ${requested} (its target was not touched)`,
+    };
   }
 
   if (target.kind === 'file') {

@@ -28,7 +28,8 @@ export async function listDirectoryTool(raw: Record<string, unknown>, ctx: ToolC
   const requested = args.path ?? '.';
   const resolved = await ctx.sandbox.resolve(requested, 'list');
   if (!resolved.exists) throw fail('NOT_FOUND', `${shown(requested)} does not exist. Check the path, or list its parent directory.`, { path: requested });
-  if (!resolved.isDirectory) throw fail('VALIDATION', `${shown(requested)} is a file, not a directory. Use get_file_info or read_file for it.`, { path: requested });
+  if (!resolved.isDirectory)
+    throw fail('VALIDATION', `${shown(requested)} is a file, not a directory. Use get_file_info or read_file for it.`, { path: requested });
 
   let dirents: Dirent[];
   try {

@@ -44,8 +44,10 @@ export async function locateEntry(ctx: ToolContext, requested: string, parentInt
   const normal = path.normalize(requested).replace(/[\\/]+$/, '');
   const name = path.basename(normal);
   const parentRequest = path.dirname(normal);
-  // eslint-disable-next-line @typescript-eslint/only-throw-error -- rethrows what the sandbox threw in an earlier step (unknown, kept aside), as it was
-  if (name === '' || name === '.' || name === '..') throw fallback ?? fail('VALIDATION', `${shown(requested)} does not name a file or directory.`, { path: requested });
+  if (name === '' || name === '.' || name === '..') {
+    // eslint-disable-next-line @typescript-eslint/only-throw-error -- rethrows what the sandbox threw in an earlier step (unknown, kept aside), as it was
+    throw fallback ?? fail('VALIDATION', `${shown(requested)} does not name a file or directory.`, { path: requested });
+  }
 
   let parent: ResolvedPath;
   try {
@@ -64,8 +66,9 @@ export async function locateEntry(ctx: ToolContext, requested: string, parentInt
     stats = await lstat(entry);
   } catch (err) {
     if (errnoOf(err) === 'ENOENT') {
+      const missing = fail('NOT_FOUND', `${shown(requested)} does not exist. Check the path, or list its directory to see what is there.`, { path: requested });
       // eslint-disable-next-line @typescript-eslint/only-throw-error -- rethrows what the sandbox threw in an earlier step (unknown, kept aside), as it was
-      throw fallback ?? fail('NOT_FOUND', `${shown(requested)} does not exist. Check the path, or list its directory to see what is there.`, { path: requested });
+      throw fallback ?? missing;
     }
     throw fsFailure(err, requested, 'looking at');
   }

@@ -1,7 +1,20 @@
 /** read_file: text files up to 1 MB whole, or a slice of lines (offset/limit) of a bigger one. */
 import type { FileHandle } from 'node:fs/promises';
 import type { ToolContext } from '../../kernel/index.js';
-import { BINARY_SNIFF_BYTES, READ_MAX_BYTES, checkSignal, countLines, countTextLines, decodeText, fail, humanBytes, isBinary, plural, readAll, shown } from './common.js';
+import {
+  BINARY_SNIFF_BYTES,
+  READ_MAX_BYTES,
+  checkSignal,
+  countLines,
+  countTextLines,
+  decodeText,
+  fail,
+  humanBytes,
+  isBinary,
+  plural,
+  readAll,
+  shown,
+} from './common.js';
 
 interface ReadArgs {
   path: string;
@@ -25,13 +38,21 @@ export interface ReadResult {
 const CHUNK = 1024 * 1024;
 
 function binaryError(requested: string) {
-  return fail('VALIDATION', `${shown(requested)} looks binary (it has NUL bytes in its first ${BINARY_SNIFF_BYTES / 1024} KB), so it is not returned as text.`, {
-    path: requested,
-  });
+  return fail(
+    'VALIDATION',
+    `${shown(requested)} looks binary (it has NUL bytes in its first ${BINARY_SNIFF_BYTES / 1024} KB), so it is not returned as text.`,
+    {
+      path: requested,
+    },
+  );
 }
 
 function offsetError(requested: string, offset: number, total: number) {
-  return fail('VALIDATION', `offset ${offset} is past the end of ${shown(requested)}, which has ${plural(total, 'line')}.`, { path: requested, offset, totalLines: total });
+  return fail('VALIDATION', `offset ${offset} is past the end of ${shown(requested)}, which has ${plural(total, 'line')}.`, {
+    path: requested,
+    offset,
+    totalLines: total,
+  });
 }
 
 export async function readFileTool(raw: Record<string, unknown>, ctx: ToolContext): Promise<ReadResult> {
@@ -142,7 +163,11 @@ async function readSliceStreaming(handle: FileHandle, requested: string, args: R
     lastKeptLine = total;
   }
   if (cut && lastKeptLine < first) {
-    throw fail('VALIDATION', `Line ${first} of ${shown(requested)} is longer than 1 MB, so it cannot be returned.`, { path: requested, line: first, limit: READ_MAX_BYTES });
+    throw fail('VALIDATION', `Line ${first} of ${shown(requested)} is longer than 1 MB, so it cannot be returned.`, {
+      path: requested,
+      line: first,
+      limit: READ_MAX_BYTES,
+    });
   }
   const content = decodeText(Buffer.concat(kept, keptBytes), 0, keptCompleteBytes);
   const end = Math.min(lastKeptLine, total);

@@ -53,7 +53,8 @@ async function resolveWriteTarget(ctx: ToolContext, requested: string): Promise<
   } catch (err) {
     throw fsFailure(err, requested, 'checking');
   }
-  if (old && !old.isFile()) throw fail('VALIDATION', `${shown(requested)} is not a regular file (it is a device, pipe or socket) and cannot be written.`, { path: requested });
+  if (old && !old.isFile())
+    throw fail('VALIDATION', `${shown(requested)} is not a regular file (it is a device, pipe or socket) and cannot be written.`, { path: requested });
   return { resolved, old };
 }
 
@@ -94,7 +95,8 @@ async function writeFileRun(raw: Json, ctx: ToolContext): Promise<Json> {
     if (createdDirs) {
       // The folders are new: resolve again, and insist it is still the same place.
       const again = await resolveWriteTarget(ctx, requested);
-      if (again.resolved.real !== resolved.real) throw fail('CONFLICT', `${shown(requested)} changed while its folders were being created. Nothing was written.`, { path: requested });
+      if (again.resolved.real !== resolved.real)
+        throw fail('CONFLICT', `${shown(requested)} changed while its folders were being created. Nothing was written.`, { path: requested });
       ({ resolved, old } = again);
     }
   }
@@ -148,7 +150,11 @@ function editTool(plan: Planner) {
 }
 
 function lineRangeError(requested: string, what: string, total: number, extra: Json): never {
-  throw fail('VALIDATION', `${what} is out of range: ${shown(requested)} has ${plural(total, 'line')}. Nothing was changed.`, { path: requested, totalLines: total, ...extra });
+  throw fail('VALIDATION', `${what} is out of range: ${shown(requested)} has ${plural(total, 'line')}. Nothing was changed.`, {
+    path: requested,
+    totalLines: total,
+    ...extra,
+  });
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -183,8 +189,10 @@ const planEdit: Planner = async (raw, ctx) => {
       { path: requested },
     );
   }
-  if (byLines && args.expectedOccurrences !== undefined) throw fail('VALIDATION', 'expectedOccurrences only applies to oldText (find and replace).', { path: requested });
-  if (byLines && (args.startLine === undefined || args.endLine === undefined)) throw fail('VALIDATION', 'Replacing lines needs both startLine and endLine.', { path: requested });
+  if (byLines && args.expectedOccurrences !== undefined)
+    throw fail('VALIDATION', 'expectedOccurrences only applies to oldText (find and replace).', { path: requested });
+  if (byLines && (args.startLine === undefined || args.endLine === undefined))
+    throw fail('VALIDATION', 'Replacing lines needs both startLine and endLine.', { path: requested });
 
   const loaded = await loadTextForEdit(ctx, requested, EDIT_MAX_BYTES);
   const { text } = loaded;
@@ -208,13 +216,20 @@ const planEdit: Planner = async (raw, ctx) => {
       );
     }
     const newText = text.split(oldText).join(args.newText);
-    return { loaded, newText, diff: unifiedDiff(label, text, newText), facts: { mode: 'replace', replacements: count }, done: `replaced ${plural(count, 'occurrence')}` };
+    return {
+      loaded,
+      newText,
+      diff: unifiedDiff(label, text, newText),
+      facts: { mode: 'replace', replacements: count },
+      done: `replaced ${plural(count, 'occurrence')}`,
+    };
   }
 
   const start = args.startLine!;
   const end = args.endLine!;
   const lines = splitLines(text);
-  if (end < start) throw fail('VALIDATION', `endLine ${end} is before startLine ${start}. Nothing was changed.`, { path: requested, startLine: start, endLine: end });
+  if (end < start)
+    throw fail('VALIDATION', `endLine ${end} is before startLine ${start}. Nothing was changed.`, { path: requested, startLine: start, endLine: end });
   if (end > lines.length) lineRangeError(requested, `Lines ${start}-${end}`, lines.length, { startLine: start, endLine: end });
   const eol = eolOf(text);
   const lastHadEol = lines[end - 1]!.endsWith('\n'); // 1 <= start <= end <= lines.length here
@@ -261,7 +276,8 @@ const planInsert: Planner = async (raw, ctx) => {
 const planDeleteLines: Planner = async (raw, ctx) => {
   const args = raw as unknown as { path: string; startLine: number; endLine: number };
   const { startLine: start, endLine: end } = args;
-  if (end < start) throw fail('VALIDATION', `endLine ${end} is before startLine ${start}. Nothing was changed.`, { path: args.path, startLine: start, endLine: end });
+  if (end < start)
+    throw fail('VALIDATION', `endLine ${end} is before startLine ${start}. Nothing was changed.`, { path: args.path, startLine: start, endLine: end });
   const loaded = await loadTextForEdit(ctx, args.path, EDIT_MAX_BYTES);
   const { text } = loaded;
   const lines = splitLines(text);

@@ -116,7 +116,8 @@ function check(c: ProviderConfig, kind: Kind, env: NodeJS.ProcessEnv): string[] 
   if (c.preset !== undefined && !presetsOf(kind).includes(c.preset)) {
     throw refuse(`"${c.preset}" is not a preset of the ${kind} kind (use one of ${presetsOf(kind).join(', ')}).`);
   }
-  if (kind === 'openai-compatible' && !c.preset && !c.baseUrl) throw refuse(`An openai-compatible provider needs a preset (${presetsOf(kind).join(', ')}) or a baseUrl.`);
+  if (kind === 'openai-compatible' && !c.preset && !c.baseUrl)
+    throw refuse(`An openai-compatible provider needs a preset (${presetsOf(kind).join(', ')}) or a baseUrl.`);
   if (c.preset === CUSTOM && !c.baseUrl) throw refuse('The custom preset needs a baseUrl.');
   let url: URL | undefined;
   if (c.baseUrl !== undefined) {
@@ -131,7 +132,9 @@ function check(c: ProviderConfig, kind: Kind, env: NodeJS.ProcessEnv): string[] 
   }
   const preset = c.preset ? PRESETS[c.preset] : undefined;
   if (preset?.local && url && !isLoopback(url.hostname)) {
-    throw refuse(`The ${c.preset} preset is a server on this machine: its baseUrl must be a loopback address (127.0.0.1, localhost, ::1). Use the custom preset for a server elsewhere.`);
+    throw refuse(
+      `The ${c.preset} preset is a server on this machine: its baseUrl must be a loopback address (127.0.0.1, localhost, ::1). Use the custom preset for a server elsewhere.`,
+    );
   }
   const hasKey = !!(c.apiKey || c.apiKeyEnv);
   if (hasKey && url && url.protocol === 'http:' && !isLoopback(url.hostname)) {
@@ -150,7 +153,9 @@ function check(c: ProviderConfig, kind: Kind, env: NodeJS.ProcessEnv): string[] 
   const needsKey = preset?.keyEnv !== undefined || (!c.preset && !c.baseUrl && kind !== 'openai-compatible');
   if (needsKey && !hasKey) {
     const fallback = preset?.keyEnv ?? PRESETS[kind]?.keyEnv;
-    warnings.push(`No key configured: ${fallback && !c.baseUrl && env[fallback] ? `$${fallback} is used` : `set apiKeyEnv${fallback ? ` (e.g. ${fallback})` : ''} or give apiKey`}.`);
+    warnings.push(
+      `No key configured: ${fallback && !c.baseUrl && env[fallback] ? `$${fallback} is used` : `set apiKeyEnv${fallback ? ` (e.g. ${fallback})` : ''} or give apiKey`}.`,
+    );
   }
   return warnings;
 }

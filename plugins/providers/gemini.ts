@@ -1,5 +1,13 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { ProviderError, type ChatMessage, type ChatRequest, type ChatResponse, type ModelProvider, type ProviderConfig, type ToolCallRequestPart } from '../../kernel/index.js';
+import {
+  ProviderError,
+  type ChatMessage,
+  type ChatRequest,
+  type ChatResponse,
+  type ModelProvider,
+  type ProviderConfig,
+  type ToolCallRequestPart,
+} from '../../kernel/index.js';
 import { clamp, parseArguments, postJson, startRequest, type AdapterDeps } from './http.js';
 import { contextWindowFor, exactTokens } from './models.js';
 import { resolveEndpoint } from './presets.js';
@@ -116,7 +124,12 @@ export function parseGeminiReply(json: unknown, host: string, replyKey: string, 
   if (!candidate) {
     const feedback = (r.promptFeedback ?? {}) as Obj;
     const reason = typeof feedback.blockReason === 'string' ? feedback.blockReason : undefined;
-    throw new ProviderError(reason ? `Gemini refused the prompt (${reason}).` : `${host} answered without a candidate.`, 200, false, `gemini ${reason ? `blockReason ${reason}` : 'reply without candidates'}`);
+    throw new ProviderError(
+      reason ? `Gemini refused the prompt (${reason}).` : `${host} answered without a candidate.`,
+      200,
+      false,
+      `gemini ${reason ? `blockReason ${reason}` : 'reply without candidates'}`,
+    );
   }
   const parts = (((candidate.content ?? {}) as Obj).parts ?? []) as Obj[];
   const texts: string[] = [];
@@ -146,7 +159,9 @@ export function parseGeminiReply(json: unknown, host: string, replyKey: string, 
     content: texts.join(''),
     toolCalls,
     // Thinking tokens are billed and generated as output.
-    ...(u && typeof u.promptTokenCount === 'number' ? { usage: { inputTokens: u.promptTokenCount, outputTokens: n(u.candidatesTokenCount) + n(u.thoughtsTokenCount) } } : {}),
+    ...(u && typeof u.promptTokenCount === 'number'
+      ? { usage: { inputTokens: u.promptTokenCount, outputTokens: n(u.candidatesTokenCount) + n(u.thoughtsTokenCount) } }
+      : {}),
     ...(typeof candidate.finishReason === 'string' ? { finishReason: candidate.finishReason } : {}),
   };
 }
@@ -163,7 +178,16 @@ export function createGeminiProvider(config: ProviderConfig, deps: AdapterDeps):
     async chat(request: ChatRequest): Promise<ChatResponse> {
       const { signal, key, model, headers, secrets } = startRequest(config, ep, request, deps.env ?? process.env);
       if (key) headers['x-goog-api-key'] = key;
-      const json = await postJson({ label: 'gemini', endpoint: ep, url: geminiUrl(ep.baseUrl, model), headers, body: geminiBody(request, signatures), signal, secrets, deps });
+      const json = await postJson({
+        label: 'gemini',
+        endpoint: ep,
+        url: geminiUrl(ep.baseUrl, model),
+        headers,
+        body: geminiBody(request, signatures),
+        signal,
+        secrets,
+        deps,
+      });
       const responseId = (json as Obj | null)?.responseId;
       const replyKey = typeof responseId === 'string' && responseId ? `response:${responseId}` : `local:${salt}:${++replies}`;
       return parseGeminiReply(json, ep.host, replyKey, signatures);

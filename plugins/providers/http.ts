@@ -62,11 +62,7 @@ export function resolveKey(config: ProviderConfig, ep: Endpoint, env: NodeJS.Pro
   if (configured) return configured;
   if (!config.apiKeyEnv && !config.apiKey && ep.keyEnv && ep.presetUrl && env[ep.keyEnv]) return env[ep.keyEnv];
   if (!ep.needsKey) return undefined;
-  const where = config.apiKeyEnv
-    ? `set $${config.apiKeyEnv}`
-    : ep.presetUrl
-      ? `set $${ep.keyEnv}`
-      : `set apiKeyEnv (e.g. $${ep.keyEnv})`;
+  const where = config.apiKeyEnv ? `set $${config.apiKeyEnv}` : ep.presetUrl ? `set $${ep.keyEnv}` : `set apiKeyEnv (e.g. $${ep.keyEnv})`;
   throw new ProviderError(`no API key: ${where} or store a key with configure_provider (provider "${config.name}").`, null, false, 'no_api_key');
 }
 
@@ -204,7 +200,12 @@ export async function postJson(o: SendOptions): Promise<unknown> {
       if (failure.retryAfterMs > policy.maxRetryAfterMs) {
         const seconds = Math.ceil(failure.retryAfterMs / 1000);
         const at = new Date(now() + failure.retryAfterMs).toISOString().replace(/\.\d{3}Z$/, 'Z');
-        throw make(`${failure.error.message} (the provider asks to retry after ${at}, in ${seconds} s)`, failure.error.status, true, detail(`retry-after ${seconds} s exceeds the ${policy.maxRetryAfterMs / 1000} s cap`));
+        throw make(
+          `${failure.error.message} (the provider asks to retry after ${at}, in ${seconds} s)`,
+          failure.error.status,
+          true,
+          detail(`retry-after ${seconds} s exceeds the ${policy.maxRetryAfterMs / 1000} s cap`),
+        );
       }
       delay = failure.retryAfterMs;
     }
@@ -248,7 +249,14 @@ async function attemptOnce(
   }
   if (res.ok) {
     if (!isJson) {
-      return { error: make(`${o.endpoint.host} answered HTTP ${res.status} with a reply that is not JSON.`, res.status, false, `${o.label} non-JSON success reply (${res.headers.get('content-type') ?? 'no content-type'})`) };
+      return {
+        error: make(
+          `${o.endpoint.host} answered HTTP ${res.status} with a reply that is not JSON.`,
+          res.status,
+          false,
+          `${o.label} non-JSON success reply (${res.headers.get('content-type') ?? 'no content-type'})`,
+        ),
+      };
     }
     // Some gateways (OpenRouter) report upstream failures inside a 200.
     const fields = readErrorBody(json);
@@ -266,9 +274,16 @@ async function attemptOnce(
   if (!message) {
     const what = res.statusText ? `HTTP ${res.status} ${res.statusText}` : `HTTP ${res.status}`;
     const title = isJson ? undefined : htmlTitle(text);
-    message = isJson ? `${o.endpoint.host} answered ${what}.` : `${o.endpoint.host} answered ${what} with a page that is not JSON${title ? ` ("${title}")` : ''}, probably from a proxy or gateway.`;
+    message = isJson
+      ? `${o.endpoint.host} answered ${what}.`
+      : `${o.endpoint.host} answered ${what} with a page that is not JSON${title ? ` ("${title}")` : ''}, probably from a proxy or gateway.`;
   }
-  const error = make(message, res.status, retryableStatus(res.status), describe(o.label, fields, res.status, requestId, isJson ? undefined : res.headers.get('content-type') ?? 'no content-type'));
+  const error = make(
+    message,
+    res.status,
+    retryableStatus(res.status),
+    describe(o.label, fields, res.status, requestId, isJson ? undefined : (res.headers.get('content-type') ?? 'no content-type')),
+  );
   return retryAfter === undefined ? { error } : { error, retryAfterMs: retryAfter };
 }
 
@@ -281,7 +296,11 @@ function describe(label: string, f: ErrorFields, status: number, requestId: stri
   return parts.join(' ');
 }
 
-function networkError(o: SendOptions, err: unknown, make: (message: string, status: number | null, retryable: boolean, detail: string) => ProviderError): ProviderError {
+function networkError(
+  o: SendOptions,
+  err: unknown,
+  make: (message: string, status: number | null, retryable: boolean, detail: string) => ProviderError,
+): ProviderError {
   const e = err as { message?: string; cause?: { code?: string; message?: string } };
   const code = e?.cause?.code ?? (e?.cause?.message || e?.message || 'network error');
   const hint = code === 'ECONNREFUSED' && o.endpoint.local ? ': is the server running?' : '.';

@@ -21,18 +21,25 @@ export function checkModelFile(provider: string, model: string | undefined): str
     );
   }
   if (!path.isAbsolute(model)) {
-    throw configError(`Provider "${provider}": the model "${model}" is not an absolute path; give the full path of the .gguf file.`, 'llama-cpp relative model path');
+    throw configError(
+      `Provider "${provider}": the model "${model}" is not an absolute path; give the full path of the .gguf file.`,
+      'llama-cpp relative model path',
+    );
   }
   const file = path.normalize(model);
   if (!/\.gguf$/i.test(file)) {
-    throw configError(`Provider "${provider}": ${file} is not a .gguf file; the llama-cpp kind loads GGUF models only (use a GGUF build of the model).`, 'llama-cpp not a .gguf path');
+    throw configError(
+      `Provider "${provider}": ${file} is not a .gguf file; the llama-cpp kind loads GGUF models only (use a GGUF build of the model).`,
+      'llama-cpp not a .gguf path',
+    );
   }
   let stat: fs.Stats;
   try {
     stat = fs.statSync(file);
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT' || code === 'ENOTDIR') throw configError(`There is no model file at ${file}: check the path of provider "${provider}".`, `llama-cpp ${code}`);
+    if (code === 'ENOENT' || code === 'ENOTDIR')
+      throw configError(`There is no model file at ${file}: check the path of provider "${provider}".`, `llama-cpp ${code}`);
     if (code === 'EACCES' || code === 'EPERM') throw configError(`The model file ${file} cannot be read (permission denied).`, `llama-cpp ${code}`);
     throw configError(`The model file ${file} cannot be read (${code ?? (err as Error).message}).`, `llama-cpp stat ${code ?? ''}`);
   }
@@ -51,11 +58,17 @@ export function checkModelFile(provider: string, model: string | undefined): str
     if (fd !== undefined) fs.closeSync(fd);
   }
   if (read < 8 || head.toString('latin1', 0, 4) !== 'GGUF') {
-    throw configError(`${file} is not a GGUF model: it does not start with the GGUF signature (a damaged or incomplete download, or another format).`, 'llama-cpp bad magic');
+    throw configError(
+      `${file} is not a GGUF model: it does not start with the GGUF signature (a damaged or incomplete download, or another format).`,
+      'llama-cpp bad magic',
+    );
   }
   const version = head.readUInt32LE(4);
   if (version < 2 || version > 3) {
-    throw configError(`${file} is GGUF version ${version}, which this llama.cpp cannot read (versions 2 and 3 are supported).`, `llama-cpp gguf version ${version}`);
+    throw configError(
+      `${file} is GGUF version ${version}, which this llama.cpp cannot read (versions 2 and 3 are supported).`,
+      `llama-cpp gguf version ${version}`,
+    );
   }
   return file;
 }
@@ -116,15 +129,24 @@ class FileReader {
     const at = this.pos - this.start;
     this.pos += size;
     switch (type) {
-      case 0: return this.buf.readUInt8(at);
-      case 1: return this.buf.readInt8(at);
-      case 2: return this.buf.readUInt16LE(at);
-      case 3: return this.buf.readInt16LE(at);
-      case 4: return this.buf.readUInt32LE(at);
-      case 5: return this.buf.readInt32LE(at);
-      case 10: return Number(this.buf.readBigUInt64LE(at));
-      case 11: return Number(this.buf.readBigInt64LE(at));
-      default: return undefined;
+      case 0:
+        return this.buf.readUInt8(at);
+      case 1:
+        return this.buf.readInt8(at);
+      case 2:
+        return this.buf.readUInt16LE(at);
+      case 3:
+        return this.buf.readInt16LE(at);
+      case 4:
+        return this.buf.readUInt32LE(at);
+      case 5:
+        return this.buf.readInt32LE(at);
+      case 10:
+        return Number(this.buf.readBigUInt64LE(at));
+      case 11:
+        return Number(this.buf.readBigInt64LE(at));
+      default:
+        return undefined;
     }
   }
   skipValue(type: number): void {

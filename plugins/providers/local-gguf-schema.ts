@@ -63,7 +63,8 @@ function resolveNode(node: Obj, ctx: Ctx): { node: Obj; ref?: string } | undefin
       const b = resolveNode(branch, ctx)?.node ?? {};
       for (const [k, v] of Object.entries(b)) {
         if (k === 'properties' && isObj(v)) out.properties = { ...(isObj(out.properties) ? out.properties : {}), ...v };
-        else if (k === 'required' && Array.isArray(v)) out.required = [...new Set([...(Array.isArray(out.required) ? (out.required as unknown[]) : []), ...(v as unknown[])])];
+        else if (k === 'required' && Array.isArray(v))
+          out.required = [...new Set([...(Array.isArray(out.required) ? (out.required as unknown[]) : []), ...(v as unknown[])])];
         else if (!(k in out)) out[k] = v;
       }
     }

@@ -13,8 +13,28 @@ import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import type { ChatHistoryItem, ChatModelFunctionCall, ChatModelFunctions, ChatModelResponse, ChatWrapper, Llama, LlamaChat, LlamaContext, LlamaModel } from 'node-llama-cpp';
-import { ProviderError, type ChatMessage, type ChatRequest, type ChatResponse, type ModelProvider, type ProviderConfig, type ProviderFactory, type ToolCallRequestPart, type ToolDefinition } from '../../kernel/index.js';
+import type {
+  ChatHistoryItem,
+  ChatModelFunctionCall,
+  ChatModelFunctions,
+  ChatModelResponse,
+  ChatWrapper,
+  Llama,
+  LlamaChat,
+  LlamaContext,
+  LlamaModel,
+} from 'node-llama-cpp';
+import {
+  ProviderError,
+  type ChatMessage,
+  type ChatRequest,
+  type ChatResponse,
+  type ModelProvider,
+  type ProviderConfig,
+  type ProviderFactory,
+  type ToolCallRequestPart,
+  type ToolDefinition,
+} from '../../kernel/index.js';
 import { cancelled, clamp } from './http.js';
 import { checkModelFile, readGgufHeader, type GgufHeader } from './local-gguf-file.js';
 import { dropOptionalNulls, gbnfParameters } from './local-gguf-schema.js';
@@ -240,7 +260,12 @@ function toolCallsOf(calls: Array<{ functionName: string; params: unknown }> | u
     const params = c.params;
     if (params === undefined || params === null) return { id, name: c.functionName, arguments: {} };
     if (typeof params !== 'object' || Array.isArray(params)) {
-      return { id, name: c.functionName, arguments: {}, parseError: `the arguments are ${Array.isArray(params) ? 'a list' : `a ${typeof params}`}, not an object` };
+      return {
+        id,
+        name: c.functionName,
+        arguments: {},
+        parseError: `the arguments are ${Array.isArray(params) ? 'a list' : `a ${typeof params}`}, not an object`,
+      };
     }
     const schema = schemas.get(c.functionName);
     const cleaned = schema ? dropOptionalNulls(params, schema) : params;
@@ -323,7 +348,10 @@ function createProvider(config: ProviderConfig, options: LocalGgufOptions): Loca
     // file bounds, ..."), else node-llama-cpp's message.
     const why = (err: unknown) => {
       const lines = logSince(log, since);
-      const reason = lines.map((l) => /error loading model:\s*(.+)$/.exec(l)?.[1]).filter(Boolean).pop();
+      const reason = lines
+        .map((l) => /error loading model:\s*(.+)$/.exec(l)?.[1])
+        .filter(Boolean)
+        .pop();
       return reason ?? lines.filter((l) => /error|fail|invalid|missing|wrong|unknown|corrupt/i.test(l)).pop() ?? errorText(err);
     };
     let model: LlamaModel;
@@ -343,7 +371,10 @@ function createProvider(config: ProviderConfig, options: LocalGgufOptions): Loca
       context = await model.createContext({ contextSize, ...(options.threads ? { threads: options.threads } : {}) });
     } catch (err) {
       await model.dispose().catch(() => undefined);
-      throw fail(`llama.cpp could not create a context of ${contextSize} tokens for ${file} (${why(err)}): set a smaller contextWindow.`, `llama-cpp context failed: ${errorText(err)}`);
+      throw fail(
+        `llama.cpp could not create a context of ${contextSize} tokens for ${file} (${why(err)}): set a smaller contextWindow.`,
+        `llama-cpp context failed: ${errorText(err)}`,
+      );
     }
     const chat = new mod.LlamaChat({ contextSequence: context.getSequence(), chatWrapper: options.chatWrapper ?? 'auto' });
     return { file, model, context, chat, contextSize };

@@ -3,7 +3,9 @@ import type { ProviderConfig } from '../../kernel/index.js';
 
 /** A model id without a router prefix (`openai/gpt-4o`, `models/gemini-2.0-flash`), lower case. */
 export function bareModel(model: string): string {
-  const m = String(model ?? '').trim().toLowerCase();
+  const m = String(model ?? '')
+    .trim()
+    .toLowerCase();
   return m.slice(m.lastIndexOf('/') + 1);
 }
 

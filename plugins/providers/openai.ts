@@ -1,5 +1,13 @@
 import { randomBytes } from 'node:crypto';
-import { ProviderError, type ChatMessage, type ChatRequest, type ChatResponse, type ModelProvider, type ProviderConfig, type ToolCallRequestPart } from '../../kernel/index.js';
+import {
+  ProviderError,
+  type ChatMessage,
+  type ChatRequest,
+  type ChatResponse,
+  type ModelProvider,
+  type ProviderConfig,
+  type ToolCallRequestPart,
+} from '../../kernel/index.js';
 import { clamp, parseArguments, postJson, startRequest, type AdapterDeps } from './http.js';
 import { bareModel, contextWindowFor, exactTokens } from './models.js';
 import { endpointUrl, resolveEndpoint, type Endpoint } from './presets.js';

@@ -30,7 +30,12 @@ export const CUSTOM = 'custom';
 
 /** The presets a kind accepts (`custom` included). */
 export function presetsOf(kind: Kind): string[] {
-  return [...Object.entries(PRESETS).filter(([, p]) => p.kind === kind).map(([name]) => name), CUSTOM];
+  return [
+    ...Object.entries(PRESETS)
+      .filter(([, p]) => p.kind === kind)
+      .map(([name]) => name),
+    CUSTOM,
+  ];
 }
 
 export function isKind(kind: string): kind is Kind {
@@ -73,7 +78,12 @@ export function resolveEndpoint(kind: Kind, config: ProviderConfig): Endpoint {
   }
   const known = PRESETS[preset];
   if (preset !== CUSTOM && (!known || known.kind !== kind)) {
-    throw new ProviderError(`Provider "${config.name}": "${preset}" is not a preset of the ${kind} kind (use one of ${presetsOf(kind).join(', ')}).`, null, false, 'config');
+    throw new ProviderError(
+      `Provider "${config.name}": "${preset}" is not a preset of the ${kind} kind (use one of ${presetsOf(kind).join(', ')}).`,
+      null,
+      false,
+      'config',
+    );
   }
   const raw = config.baseUrl || known?.baseUrl;
   if (!raw) throw new ProviderError(`Provider "${config.name}" uses the custom preset and needs a baseUrl.`, null, false, 'config');

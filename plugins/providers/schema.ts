@@ -66,8 +66,19 @@ export function anthropicInputSchema(schema: JsonSchema): JsonSchema {
 // ---------------------------------------------------------------------------------------------
 
 const GEMINI_KEEP = [
-  'description', 'title', 'nullable', 'minItems', 'maxItems', 'minimum', 'maximum', 'minLength', 'maxLength',
-  'pattern', 'minProperties', 'maxProperties', 'propertyOrdering',
+  'description',
+  'title',
+  'nullable',
+  'minItems',
+  'maxItems',
+  'minimum',
+  'maximum',
+  'minLength',
+  'maxLength',
+  'pattern',
+  'minProperties',
+  'maxProperties',
+  'propertyOrdering',
 ] as const;
 
 const GEMINI_FORMATS: Record<string, string[]> = {
@@ -123,7 +134,8 @@ function mergeAllOf(s: Obj, ctx: Ctx): Obj {
     for (const [k, v] of Object.entries(b)) {
       if (k === '$ref') continue;
       if (k === 'properties' && isObj(v)) out.properties = { ...(isObj(out.properties) ? out.properties : {}), ...v };
-      else if (k === 'required' && Array.isArray(v)) out.required = [...new Set([...(Array.isArray(out.required) ? (out.required as unknown[]) : []), ...(v as unknown[])])];
+      else if (k === 'required' && Array.isArray(v))
+        out.required = [...new Set([...(Array.isArray(out.required) ? (out.required as unknown[]) : []), ...(v as unknown[])])];
       else if (!(k in out)) out[k] = v;
     }
   }

@@ -1,4 +1,13 @@
-import { assessCommand, environmentSecrets, isSensitiveName, maskSecrets, MemoError, runProcess, type ToolContext, type ToolImplementation } from '../../kernel/index.js';
+import {
+  assessCommand,
+  environmentSecrets,
+  isSensitiveName,
+  maskSecrets,
+  MemoError,
+  runProcess,
+  type ToolContext,
+  type ToolImplementation,
+} from '../../kernel/index.js';
 
 /** Each of stdout and stderr is cut to this many bytes (head and tail kept). */
 const OUTPUT_CAP = 64 * 1024;
@@ -28,7 +37,10 @@ const runCommand: ToolImplementation = {
   // what could never run); one the judge cannot vouch for (inline interpreter code, options that run
   // commands) is asked every time, whatever is stored, and denied where nobody can be asked.
   assess: async (args, ctx) => assessCommand(ctx.judge, String(args.command), { cwd: await workingDir(args.cwd, ctx) }),
-  preview: async (args, ctx) => ({ kind: 'command', text: `$ ${String(args.command)}\n(in ${await workingDir(args.cwd, ctx).catch(() => (typeof args.cwd === 'string' ? args.cwd : '.'))})` }),
+  preview: async (args, ctx) => ({
+    kind: 'command',
+    text: `$ ${String(args.command)}\n(in ${await workingDir(args.cwd, ctx).catch(() => (typeof args.cwd === 'string' ? args.cwd : '.'))})`,
+  }),
   run: async (args, ctx) => {
     const command = String(args.command);
     const cwd = await workingDir(args.cwd, ctx);

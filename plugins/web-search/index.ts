@@ -50,7 +50,10 @@ function settingsOf(ctx: ToolContext): Settings {
     throw new MemoError('TOOL_FAILED', `The web-search pack's endpoint setting "${raw}" is not a URL; set it to ${DEFAULTS.endpoint}.`);
   }
   if (endpoint.protocol !== 'https:' && endpoint.protocol !== 'http:') {
-    throw new MemoError('TOOL_FAILED', `The web-search pack's endpoint setting must be an http(s) URL (it is ${endpoint.protocol}); set it to ${DEFAULTS.endpoint}.`);
+    throw new MemoError(
+      'TOOL_FAILED',
+      `The web-search pack's endpoint setting must be an http(s) URL (it is ${endpoint.protocol}); set it to ${DEFAULTS.endpoint}.`,
+    );
   }
   return {
     endpoint,
@@ -65,9 +68,7 @@ function settingsOf(ctx: ToolContext): Settings {
 // One HTTP exchange
 
 type Outcome =
-  | { kind: 'page'; status: number; statusText: string; html: string; retryAfter: string | null }
-  | { kind: 'timeout' }
-  | { kind: 'network'; reason: string };
+  { kind: 'page'; status: number; statusText: string; html: string; retryAfter: string | null } | { kind: 'timeout' } | { kind: 'network'; reason: string };
 
 function cancelled(): MemoError {
   return new MemoError('CANCELLED', 'The web search was cancelled.');
@@ -148,7 +149,8 @@ function networkReason(err: unknown): string {
     const code = (e as { code?: unknown }).code;
     if (typeof code === 'string') {
       if (NETWORK_REASONS[code]) return NETWORK_REASONS[code];
-      if (code.startsWith('CERT_') || code.startsWith('ERR_TLS') || /SELF_SIGNED|UNABLE_TO_VERIFY|UNABLE_TO_GET_ISSUER/.test(code)) return `its TLS certificate was not accepted (${code})`;
+      if (code.startsWith('CERT_') || code.startsWith('ERR_TLS') || /SELF_SIGNED|UNABLE_TO_VERIFY|UNABLE_TO_GET_ISSUER/.test(code))
+        return `its TLS certificate was not accepted (${code})`;
     }
     const m = (e as { message?: unknown }).message;
     if (!message && typeof m === 'string' && m !== '' && m !== 'fetch failed' && m !== 'terminated') message = m;
@@ -204,7 +206,11 @@ async function fetchResultsPage(s: Settings, form: URLSearchParams, ctx: ToolCon
       } else if (retryable) {
         failure = new MemoError('TOOL_FAILED', `${where} answered ${status}${tries}: the search service is having trouble. Try again later.`, { details });
       } else {
-        throw new MemoError('TOOL_FAILED', `${where} refused the search with ${status}. Check the web-search pack's endpoint setting (normally ${DEFAULTS.endpoint}).`, { details });
+        throw new MemoError(
+          'TOOL_FAILED',
+          `${where} refused the search with ${status}. Check the web-search pack's endpoint setting (normally ${DEFAULTS.endpoint}).`,
+          { details },
+        );
       }
       if (askedMs !== null) {
         if (askedMs > RETRY_AFTER_MAX_MS) throw failure;
@@ -212,14 +218,22 @@ async function fetchResultsPage(s: Settings, form: URLSearchParams, ctx: ToolCon
       }
       because = `${status}${askedMs !== null ? ` (Retry-After ${seconds(askedMs)})` : ''}`;
     } else if (out.kind === 'timeout') {
-      failure = new MemoError('TIMEOUT', `${where} did not answer within ${seconds(s.timeoutMs)}${tries}. Try again later, or raise the web-search pack's timeoutMs setting.`, {
-        details: { attempts: n, timeoutMs: s.timeoutMs },
-      });
+      failure = new MemoError(
+        'TIMEOUT',
+        `${where} did not answer within ${seconds(s.timeoutMs)}${tries}. Try again later, or raise the web-search pack's timeoutMs setting.`,
+        {
+          details: { attempts: n, timeoutMs: s.timeoutMs },
+        },
+      );
       because = `no answer within ${seconds(s.timeoutMs)}`;
     } else {
-      failure = new MemoError('TOOL_FAILED', `Could not reach ${where}: ${out.reason}${tries}. Check the network connection and the web-search pack's endpoint setting.`, {
-        details: { attempts: n },
-      });
+      failure = new MemoError(
+        'TOOL_FAILED',
+        `Could not reach ${where}: ${out.reason}${tries}. Check the network connection and the web-search pack's endpoint setting.`,
+        {
+          details: { attempts: n },
+        },
+      );
       because = out.reason;
     }
 
@@ -281,7 +295,10 @@ function shape(found: PageResult[], maxResults: number, maxSnippetChars: number)
  */
 function checkQuery(raw: string, query: string, ctx: ToolContext): void {
   if (query.length > QUERY_MAX) {
-    throw new MemoError('VALIDATION', `The query is ${query.length} characters long; web_search sends at most ${QUERY_MAX}. Send the few key terms of what to look up. Nothing was searched.`);
+    throw new MemoError(
+      'VALIDATION',
+      `The query is ${query.length} characters long; web_search sends at most ${QUERY_MAX}. Send the few key terms of what to look up. Nothing was searched.`,
+    );
   }
   // The raw text too: cleaning must not be what hides a secret (or joins one from parts).
   const found = findSecret(query, ctx) ?? (raw !== query ? findSecret(raw, ctx) : null);

@@ -24,18 +24,22 @@ function memo(args: string[]): Promise<{ code: number | null; stdout: string; st
 describe('memo chat with an in-process GGUF model', () => {
   beforeAll(requireFreshBuild);
 
-  it('probes the model, warns that it cannot call tools, and answers without tools', async () => {
-    const base = tempDir('memo-gguf-');
-    const root = path.join(base, 'root');
-    fs.mkdirSync(root);
-    const model = writeTinyGguf(base, { contextLength: 1024, seed: 11 }, 'tiny.gguf').file;
-    const g = ['--root', root, '--data', path.join(base, 'data')];
-    expect((await memo([...g, 'provider', 'add', 'local', '--kind', 'llama-cpp', '--preset', 'gguf', '--model', model])).code).toBe(0);
-    const r = await memo([...g, 'chat', '-p', 'hello', '--json']);
-    const out = JSON.parse(r.stdout);
-    expect(out.warnings).toEqual([expect.stringContaining('cannot call tools')]);
-    expect(out).toMatchObject({ provider: 'local', stopReason: 'final', steps: [] });
-    expect(typeof out.answer).toBe('string');
-    expect(out.usage.outputTokens).toBeGreaterThan(0);
-  }, SPAWN_TIMEOUT_MS);
+  it(
+    'probes the model, warns that it cannot call tools, and answers without tools',
+    async () => {
+      const base = tempDir('memo-gguf-');
+      const root = path.join(base, 'root');
+      fs.mkdirSync(root);
+      const model = writeTinyGguf(base, { contextLength: 1024, seed: 11 }, 'tiny.gguf').file;
+      const g = ['--root', root, '--data', path.join(base, 'data')];
+      expect((await memo([...g, 'provider', 'add', 'local', '--kind', 'llama-cpp', '--preset', 'gguf', '--model', model])).code).toBe(0);
+      const r = await memo([...g, 'chat', '-p', 'hello', '--json']);
+      const out = JSON.parse(r.stdout);
+      expect(out.warnings).toEqual([expect.stringContaining('cannot call tools')]);
+      expect(out).toMatchObject({ provider: 'local', stopReason: 'final', steps: [] });
+      expect(typeof out.answer).toBe('string');
+      expect(out.usage.outputTokens).toBeGreaterThan(0);
+    },
+    SPAWN_TIMEOUT_MS,
+  );
 });

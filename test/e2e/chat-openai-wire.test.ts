@@ -27,10 +27,31 @@ function modelServer(mode: 'capable' | 'no-tools') {
       const probe = JSON.stringify(json.tools ?? []).includes('get_magic_number');
       let message: any;
       if (mode === 'no-tools' || !json.tools) message = { role: 'assistant', content: 'plain answer' };
-      else if (last.role === 'tool') message = { role: 'assistant', content: probe ? `The number is ${last.content}.` : `The file says: ${JSON.parse(last.content).content.trim()}` };
-      else message = { role: 'assistant', content: null, tool_calls: [{ id: `call_${requests.length}`, type: 'function', function: probe ? { name: 'get_magic_number', arguments: '{}' } : { name: 'read_file', arguments: JSON.stringify({ path: 'hello.txt' }) } }] };
+      else if (last.role === 'tool')
+        message = { role: 'assistant', content: probe ? `The number is ${last.content}.` : `The file says: ${JSON.parse(last.content).content.trim()}` };
+      else
+        message = {
+          role: 'assistant',
+          content: null,
+          tool_calls: [
+            {
+              id: `call_${requests.length}`,
+              type: 'function',
+              function: probe ? { name: 'get_magic_number', arguments: '{}' } : { name: 'read_file', arguments: JSON.stringify({ path: 'hello.txt' }) },
+            },
+          ],
+        };
       res.writeHead(200, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({ id: 'chatcmpl-1', object: 'chat.completion', created: 1, model: json.model, choices: [{ index: 0, message, finish_reason: message.tool_calls ? 'tool_calls' : 'stop' }], usage: { prompt_tokens: 50, completion_tokens: 5, total_tokens: 55 } }));
+      res.end(
+        JSON.stringify({
+          id: 'chatcmpl-1',
+          object: 'chat.completion',
+          created: 1,
+          model: json.model,
+          choices: [{ index: 0, message, finish_reason: message.tool_calls ? 'tool_calls' : 'stop' }],
+          usage: { prompt_tokens: 50, completion_tokens: 5, total_tokens: 55 },
+        }),
+      );
     });
   });
   return { server, requests };
@@ -60,7 +81,22 @@ describe('memo chat against an OpenAI-compatible server on loopback', () => {
     fs.writeFileSync(path.join(root, 'hello.txt'), 'hi from disk\n');
     try {
       const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
-      const r = await run(['--root', root, '--data', path.join(base, 'data'), 'chat', '--provider', 'openai-compatible', '--base-url', url, '--model', 'local-model', '-p', 'what is in hello.txt?', '--json']);
+      const r = await run([
+        '--root',
+        root,
+        '--data',
+        path.join(base, 'data'),
+        'chat',
+        '--provider',
+        'openai-compatible',
+        '--base-url',
+        url,
+        '--model',
+        'local-model',
+        '-p',
+        'what is in hello.txt?',
+        '--json',
+      ]);
       const out = JSON.parse(r.stdout);
       expect(out).toMatchObject({ stopReason: 'final', answer: 'The file says: hi from disk', warnings: [] });
       expect(out.steps).toEqual([expect.objectContaining({ tool: 'read_file', outcome: 'ok' })]);
@@ -81,7 +117,22 @@ describe('memo chat against an OpenAI-compatible server on loopback', () => {
     fs.mkdirSync(path.join(base, 'root'));
     try {
       const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
-      const r = await run(['--root', path.join(base, 'root'), '--data', path.join(base, 'data'), 'chat', '--provider', 'openai-compatible', '--base-url', url, '--model', 'tiny', '-p', 'hello', '--json']);
+      const r = await run([
+        '--root',
+        path.join(base, 'root'),
+        '--data',
+        path.join(base, 'data'),
+        'chat',
+        '--provider',
+        'openai-compatible',
+        '--base-url',
+        url,
+        '--model',
+        'tiny',
+        '-p',
+        'hello',
+        '--json',
+      ]);
       const out = JSON.parse(r.stdout);
       expect(out.warnings).toEqual([expect.stringContaining('cannot call tools')]);
       expect(out).toMatchObject({ stopReason: 'final', answer: 'plain answer', steps: [] });
@@ -91,7 +142,7 @@ describe('memo chat against an OpenAI-compatible server on loopback', () => {
     }
   });
 
-  it('shows the provider\'s human-readable message when the server refuses the key', async () => {
+  it("shows the provider's human-readable message when the server refuses the key", async () => {
     const server = http.createServer((_req, res) => {
       res.writeHead(401, { 'content-type': 'application/json' });
       res.end(JSON.stringify({ error: { message: 'Incorrect API key provided: sk-abc***xyz.', type: 'invalid_request_error', code: 'invalid_api_key' } }));
@@ -101,7 +152,27 @@ describe('memo chat against an OpenAI-compatible server on loopback', () => {
     fs.mkdirSync(path.join(base, 'root'));
     try {
       const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
-      const r = await run(['--root', path.join(base, 'root'), '--data', path.join(base, 'data'), 'chat', '--provider', 'openai-compatible', '--base-url', url, '--model', 'gpt-4o', '--api-key-env', 'MEMO_TEST_OPENAI_KEY', '--no-tools', '-p', 'hi'], { MEMO_TEST_OPENAI_KEY: 'sk-test-secret-0123456789' });
+      const r = await run(
+        [
+          '--root',
+          path.join(base, 'root'),
+          '--data',
+          path.join(base, 'data'),
+          'chat',
+          '--provider',
+          'openai-compatible',
+          '--base-url',
+          url,
+          '--model',
+          'gpt-4o',
+          '--api-key-env',
+          'MEMO_TEST_OPENAI_KEY',
+          '--no-tools',
+          '-p',
+          'hi',
+        ],
+        { MEMO_TEST_OPENAI_KEY: 'sk-test-secret-0123456789' },
+      );
       expect(r.code).toBe(1);
       expect(r.stderr).toContain('Incorrect API key provided');
       expect(r.stderr).not.toContain('{"error"');

@@ -17,7 +17,11 @@ function workspace() {
 }
 
 function memo(w: { root: string; data: string }, args: string[], input?: string) {
-  const r = spawnSync(process.execPath, [BIN, '--packs', PACKS, '--root', w.root, '--data', w.data, ...args], { encoding: 'utf8', input: input ?? '', stdio: ['pipe', 'pipe', 'pipe'] });
+  const r = spawnSync(process.execPath, [BIN, '--packs', PACKS, '--root', w.root, '--data', w.data, ...args], {
+    encoding: 'utf8',
+    input: input ?? '',
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
   let json: any;
   try {
     json = JSON.parse(r.stdout);
@@ -62,7 +66,10 @@ describe('memo chat and memo provider', () => {
     memo(w, ['provider', 'add', 'test', '--kind', 'scripted', '--model', 'rules-1']);
     const r = memo(w, ['chat', '--web', '-p', 'call note_write', '--approve', 'allow-once', '--json']);
     expect(r.json.steps[0]).toMatchObject({ tool: 'note_write', outcome: 'error', code: 'UNKNOWN_TOOL' });
-    const audit = memo(w, ['audit', 'tail', '--json']).stdout.trim().split('\n').map((l) => JSON.parse(l));
+    const audit = memo(w, ['audit', 'tail', '--json'])
+      .stdout.trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     expect(audit.at(-1)).toMatchObject({ tool: 'note_write', caller: { kind: 'agent' }, error: { code: 'UNKNOWN_TOOL' } });
   });
 

@@ -16,7 +16,12 @@ interface Run {
 }
 
 function memo(args: string[], opts: { root?: string; data?: string; packs?: string | null } = {}): Run {
-  const full = [...(opts.packs === null ? [] : ['--packs', opts.packs ?? PACKS]), ...(opts.root ? ['--root', opts.root] : []), ...(opts.data ? ['--data', opts.data] : []), ...args];
+  const full = [
+    ...(opts.packs === null ? [] : ['--packs', opts.packs ?? PACKS]),
+    ...(opts.root ? ['--root', opts.root] : []),
+    ...(opts.data ? ['--data', opts.data] : []),
+    ...args,
+  ];
   const res = spawnSync(process.execPath, [BIN, ...full], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
   let json: any;
   try {
@@ -152,7 +157,10 @@ describe('memo CLI', () => {
     for (const t of ['a', 'b', 'c']) memo(['tools', 'call', 'echo', '--args', JSON.stringify({ text: t })], w);
     memo(['tools', 'call', 'note_write', '--args', '{"line":"z"}'], w);
     const tail = memo(['audit', 'tail', '-n', '2', '--tool', 'echo', '--json'], w);
-    const entries = tail.stdout.trim().split('\n').map((l) => JSON.parse(l));
+    const entries = tail.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     expect(entries.map((e) => e.args.text)).toEqual(['b', 'c']);
     const text = memo(['audit', 'tail'], w);
     expect(text.stdout).toMatch(/note_write\s+deny:unanswered\s+PERMISSION_DENIED/);
@@ -177,7 +185,9 @@ describe('memo CLI', () => {
 
   it('serve --json prints one line with the pid and stops cleanly on SIGTERM', async () => {
     const w = workspace();
-    const child = killWhenDone(spawn(process.execPath, [BIN, '--packs', PACKS, '--root', w.root, '--data', w.data, 'serve', '--json'], { stdio: ['ignore', 'pipe', 'pipe'] }));
+    const child = killWhenDone(
+      spawn(process.execPath, [BIN, '--packs', PACKS, '--root', w.root, '--data', w.data, 'serve', '--json'], { stdio: ['ignore', 'pipe', 'pipe'] }),
+    );
     try {
       const line = await new Promise<string>((resolve, reject) => {
         let buf = '';
@@ -205,7 +215,9 @@ describe('memo plugins', () => {
   it('lists every pack with version, source, enabled state, tool count and status', () => {
     const r = memo(['plugins', 'list', '--json'], workspace());
     expect(r.code).toBe(0);
-    expect(r.json.find((p: any) => p.id === 'echo-tools')).toEqual(expect.objectContaining({ version: '1.0.0', source: 'extra', enabled: true, tools: 3, status: 'loaded' }));
+    expect(r.json.find((p: any) => p.id === 'echo-tools')).toEqual(
+      expect.objectContaining({ version: '1.0.0', source: 'extra', enabled: true, tools: 3, status: 'loaded' }),
+    );
     expect(r.json.every((p: any) => p.status === 'loaded')).toBe(true);
   });
 

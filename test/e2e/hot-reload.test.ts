@@ -13,7 +13,13 @@ function manifest(id: string, tools: string[], danger = 'safe') {
     version: '1.0.0',
     description: `${id} pack`,
     main: 'index.js',
-    tools: tools.map((name) => ({ name, description: `${name} tool`, parameters: { type: 'object', properties: { ms: { type: 'integer' } } }, danger, effect: 'read' })),
+    tools: tools.map((name) => ({
+      name,
+      description: `${name} tool`,
+      parameters: { type: 'object', properties: { ms: { type: 'integer' } } },
+      danger,
+      effect: 'read',
+    })),
   });
 }
 
@@ -127,7 +133,8 @@ describe('hot loading packs in a running kernel', () => {
   it('applies memo plugins disable and enable from another process at once', async () => {
     writePack(packs, 'toggle', 'export const tools = { greet: () => "hi" };');
     await host.event(1);
-    const cli = (verb: string) => spawnSync(process.execPath, [path.resolve('bin/memo'), '--data', data, '--packs', packs, 'plugins', verb, 'toggle'], { encoding: 'utf8' });
+    const cli = (verb: string) =>
+      spawnSync(process.execPath, [path.resolve('bin/memo'), '--data', data, '--packs', packs, 'plugins', verb, 'toggle'], { encoding: 'utf8' });
     expect(cli('disable').status).toBe(0);
     expect(await host.event(2)).toMatchObject({ event: 'disabled', pack: 'toggle' });
     expect((await host.call('greet')).error.code).toBe('TOOL_DISABLED');

@@ -26,16 +26,21 @@ export class KernelHost {
         this.buf = this.buf.slice(nl + 1);
         const msg = JSON.parse(line);
         if (msg.event) this.events.push(msg);
-        for (const w of [...this.waiters]) if (w.test(msg)) {
-          this.waiters.splice(this.waiters.indexOf(w), 1);
-          w.resolve(msg);
-        }
+        for (const w of [...this.waiters])
+          if (w.test(msg)) {
+            this.waiters.splice(this.waiters.indexOf(w), 1);
+            w.resolve(msg);
+          }
       }
     });
   }
 
   static async start(root: string, data: string, packs: string, skills?: string): Promise<KernelHost> {
-    const child = killWhenDone(spawn(process.execPath, [path.resolve('test/e2e/harness/kernel-host.mjs'), root, data, packs, ...(skills ? [skills] : [])], { stdio: ['pipe', 'pipe', 'pipe'] }));
+    const child = killWhenDone(
+      spawn(process.execPath, [path.resolve('test/e2e/harness/kernel-host.mjs'), root, data, packs, ...(skills ? [skills] : [])], {
+        stdio: ['pipe', 'pipe', 'pipe'],
+      }),
+    );
     const host = new KernelHost(child);
     await host.waitFor((m) => m.ready === true);
     return host;

@@ -14,7 +14,9 @@ const PAGE = fs.readFileSync(path.resolve('test/fixtures/ddg/results.html'), 'ut
 /** Runs the CLI asynchronously (the fake search engine answers from this process meanwhile). */
 function memo(w: { root: string; data: string }, args: string[]): Promise<{ code: number | null; stdout: string; stderr: string; json: any }> {
   return new Promise((resolve) => {
-    const c = killWhenDone(spawn(process.execPath, [BIN, '--packs', PACKS, '--root', w.root, '--data', w.data, ...args], { stdio: ['ignore', 'pipe', 'pipe'] }));
+    const c = killWhenDone(
+      spawn(process.execPath, [BIN, '--packs', PACKS, '--root', w.root, '--data', w.data, ...args], { stdio: ['ignore', 'pipe', 'pipe'] }),
+    );
     let stdout = '';
     let stderr = '';
     c.stdout.on('data', (d) => (stdout += d));
@@ -69,13 +71,16 @@ describe('scoped web-search mode (memo chat --web)', () => {
     expect(queries.length).toBe(before);
   });
 
-  it('makes exactly one search with the model\'s short query, through the pipeline and the audit', async () => {
+  it("makes exactly one search with the model's short query, through the pipeline and the audit", async () => {
     const w = await workspace();
     const before = queries.length;
     const r = await memo(w, ['chat', '--web', '-p', 'search EUR USD rate today', '--json']);
     expect(r.json.steps).toEqual([expect.objectContaining({ tool: 'web_search', outcome: 'ok', args: { query: 'EUR USD rate today' } })]);
     expect(queries.slice(before)).toEqual(['EUR USD rate today']);
-    const audit = (await memo(w, ['audit', 'tail', '--json'])).stdout.trim().split('\n').map((l) => JSON.parse(l));
+    const audit = (await memo(w, ['audit', 'tail', '--json'])).stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     expect(audit.filter((e) => e.tool === 'web_search')).toHaveLength(1);
   });
 
@@ -83,7 +88,10 @@ describe('scoped web-search mode (memo chat --web)', () => {
     const w = await workspace();
     const r = await memo(w, ['chat', '--web', '-p', 'call run_command', '--approve', 'allow-once', '--json']);
     expect(r.json.steps).toEqual([expect.objectContaining({ tool: 'run_command', code: 'UNKNOWN_TOOL' })]);
-    const audit = (await memo(w, ['audit', 'tail', '--json'])).stdout.trim().split('\n').map((l) => JSON.parse(l));
+    const audit = (await memo(w, ['audit', 'tail', '--json'])).stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     expect(audit.at(-1)).toMatchObject({ tool: 'run_command', error: { code: 'UNKNOWN_TOOL' } });
   });
 });

@@ -34,7 +34,8 @@ function filesUnder(root: string, dir: string): string[] {
 /** Where the build puts a source file: tsc turns kernel/ and plugins/ .ts into .js; the rest is copied. */
 function builtPathOf(source: string): string | null {
   if (source.endsWith('.d.ts')) return source.startsWith(`plugins${path.sep}`) ? path.join('dist', source) : null;
-  if (source.endsWith('.ts')) return source.startsWith(`kernel${path.sep}`) || source.startsWith(`plugins${path.sep}`) ? path.join('dist', source.slice(0, -3) + '.js') : null;
+  if (source.endsWith('.ts'))
+    return source.startsWith(`kernel${path.sep}`) || source.startsWith(`plugins${path.sep}`) ? path.join('dist', source.slice(0, -3) + '.js') : null;
   return source.startsWith(`plugins${path.sep}`) || source.startsWith(`skills${path.sep}`) ? path.join('dist', source) : null;
 }
 

@@ -22,7 +22,10 @@ export default class MemoTestEnvironment extends TestEnvironment {
           // A teardown that never settles (a kernel whose shutdown hangs) must fail this file, not hang the run.
           let timer;
           const limit = new Promise((_, reject) => {
-            timer = setTimeout(() => reject(new Error(`a teardown task did not finish within ${TASK_LIMIT_MS / 1000} s (${task.label ?? task.name ?? 'unnamed'})`)), TASK_LIMIT_MS);
+            timer = setTimeout(
+              () => reject(new Error(`a teardown task did not finish within ${TASK_LIMIT_MS / 1000} s (${task.label ?? task.name ?? 'unnamed'})`)),
+              TASK_LIMIT_MS,
+            );
           });
           try {
             await Promise.race([task(), limit]);

@@ -1,10 +1,23 @@
 import { isSensitiveKey, maskArgs, maskText, MASK } from '../../kernel/audit/masking.js';
 
 describe('secret masking', () => {
-  it.each(['apiKey', 'api_key', 'x-api-key', 'API_KEY', 'token', 'accessToken', 'client_secret', 'password', 'Passwd', 'authorization', 'Auth', 'cookie', 'set-cookie', 'credentials', 'privateKey'])(
-    'treats the key name %s as sensitive',
-    (name) => expect(isSensitiveKey(name)).toBe(true),
-  );
+  it.each([
+    'apiKey',
+    'api_key',
+    'x-api-key',
+    'API_KEY',
+    'token',
+    'accessToken',
+    'client_secret',
+    'password',
+    'Passwd',
+    'authorization',
+    'Auth',
+    'cookie',
+    'set-cookie',
+    'credentials',
+    'privateKey',
+  ])('treats the key name %s as sensitive', (name) => expect(isSensitiveKey(name)).toBe(true));
 
   it.each(['keyword', 'max_tokens', 'maxTokens', 'author', 'path', 'monkey', 'text', 'command'])('leaves the key name %s alone', (name) =>
     expect(isSensitiveKey(name)).toBe(false),
@@ -16,7 +29,7 @@ describe('secret masking', () => {
     expect(secrets).toEqual(expect.arrayContaining(['Basic Zm9vOmJhcg==', 'p4ssw0rd!']));
   });
 
-  it('masks a tool\'s declared sensitiveArgs, by name and by dotted path', () => {
+  it("masks a tool's declared sensitiveArgs, by name and by dotted path", () => {
     const { masked } = maskArgs({ phone: '+90 555 000', msg: { body: 'hello there', to: 'x' } }, ['phone', 'msg.body']);
     expect(masked).toEqual({ phone: MASK, msg: { body: MASK, to: 'x' } });
   });
@@ -49,13 +62,47 @@ describe('secret masking', () => {
 
 describe('secret names', () => {
   it.each([
-    'PGPASSWORD', 'DB_PASS', 'MYSQL_PWD', 'SMTP_PASSWORD', 'SENTRY_DSN', 'DSN', 'SLACK_WEBHOOK_URL', 'DISCORD_WEBHOOK', 'TEAMS_HOOK_URL',
-    'GITHUB_TOKEN', 'npm_config__authToken', 'NEXTAUTH_SECRET', 'SECRET_KEY_BASE', 'PASSPHRASE', 'csrfToken', 'dbPassword', 'pass',
+    'PGPASSWORD',
+    'DB_PASS',
+    'MYSQL_PWD',
+    'SMTP_PASSWORD',
+    'SENTRY_DSN',
+    'DSN',
+    'SLACK_WEBHOOK_URL',
+    'DISCORD_WEBHOOK',
+    'TEAMS_HOOK_URL',
+    'GITHUB_TOKEN',
+    'npm_config__authToken',
+    'NEXTAUTH_SECRET',
+    'SECRET_KEY_BASE',
+    'PASSPHRASE',
+    'csrfToken',
+    'dbPassword',
+    'pass',
   ])('treats %s as a secret name', (name) => expect(isSensitiveKey(name)).toBe(true));
 
   it.each([
-    'PWD', 'OLDPWD', 'pwd', 'HOME', 'PATH', 'SHELL', 'SSH_AUTH_SOCK', 'KEY_FILE', 'PASSWORD_FILE', 'AUTH_URL', 'AUTH_METHOD', 'TOKEN_COUNT', 'MAX_TOKENS',
-    'PASS_THROUGH', 'GIT_ASKPASS', 'PGPASSFILE', 'TOKENIZERS_PARALLELISM', 'XDG_SESSION_ID', 'COOKIE_NAME', 'keyboard', 'hotkeyLabel',
+    'PWD',
+    'OLDPWD',
+    'pwd',
+    'HOME',
+    'PATH',
+    'SHELL',
+    'SSH_AUTH_SOCK',
+    'KEY_FILE',
+    'PASSWORD_FILE',
+    'AUTH_URL',
+    'AUTH_METHOD',
+    'TOKEN_COUNT',
+    'MAX_TOKENS',
+    'PASS_THROUGH',
+    'GIT_ASKPASS',
+    'PGPASSFILE',
+    'TOKENIZERS_PARALLELISM',
+    'XDG_SESSION_ID',
+    'COOKIE_NAME',
+    'keyboard',
+    'hotkeyLabel',
   ])('does not treat %s as a secret name', (name) => expect(isSensitiveKey(name)).toBe(false));
 });
 

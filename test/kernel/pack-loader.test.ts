@@ -48,7 +48,12 @@ describe('loading packs from folders', () => {
     expect(by['later-duplicate']?.error).toMatch(/already provided by pack "good"/);
     expect(by['no-export']?.error).toMatch(/does not export "tools"/);
     expect(by['no-manifest']?.error).toMatch(/has no plugin.json/);
-    expect(fx.kernel.registry.list().filter((t) => t.pack.source === 'extra').map((t) => t.spec.name)).toEqual(['good_tool']);
+    expect(
+      fx.kernel.registry
+        .list()
+        .filter((t) => t.pack.source === 'extra')
+        .map((t) => t.spec.name),
+    ).toEqual(['good_tool']);
     expect((await fx.kernel.invoke({ tool: 'good_tool', args: {}, caller: { kind: 'cli' } })).ok).toBe(true);
     expect(fx.logger.lines.filter((l) => l.level === 'warn')).toHaveLength(8);
   });

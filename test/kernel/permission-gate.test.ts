@@ -85,7 +85,14 @@ describe('the permission gate', () => {
 
   it('denies with PERMISSION_TIMEOUT when nobody answers within 60 s, and the tool never runs', async () => {
     let ran = false;
-    fx = makeKernel({ packs: [{ id: 'p', tools: [{ spec: { name: 'w', description: 'd', parameters: { type: 'object' }, danger: 'medium', effect: 'write' }, impl: () => (ran = true) }] }] });
+    fx = makeKernel({
+      packs: [
+        {
+          id: 'p',
+          tools: [{ spec: { name: 'w', description: 'd', parameters: { type: 'object' }, danger: 'medium', effect: 'write' }, impl: () => (ran = true) }],
+        },
+      ],
+    });
     fx.prompter.answer('never');
     const pending = fx.kernel.invoke({ tool: 'w', args: {}, caller: { kind: 'agent' } });
     await flush();
@@ -116,7 +123,14 @@ describe('the permission gate', () => {
 
   it('withdraws a waiting prompt at shutdown, and the tool never runs', async () => {
     let ran = false;
-    fx = makeKernel({ packs: [{ id: 'p', tools: [{ spec: { name: 'w', description: 'd', parameters: { type: 'object' }, danger: 'medium', effect: 'write' }, impl: () => (ran = true) }] }] });
+    fx = makeKernel({
+      packs: [
+        {
+          id: 'p',
+          tools: [{ spec: { name: 'w', description: 'd', parameters: { type: 'object' }, danger: 'medium', effect: 'write' }, impl: () => (ran = true) }],
+        },
+      ],
+    });
     fx.prompter.answer('never');
     const pending = fx.kernel.invoke({ tool: 'w', args: {}, caller: { kind: 'agent' } });
     await flush();
@@ -177,13 +191,23 @@ describe('the permission gate', () => {
 
   it('shows the prompter masked arguments and the tool preview', async () => {
     fx = makeKernel({
-      packs: [{
-        id: 'pv',
-        tools: [{
-          spec: { name: 'set_secret', description: 'd', parameters: { type: 'object', properties: { token: { type: 'string' }, file: { type: 'string' } } }, danger: 'medium', effect: 'write' },
-          impl: { run: () => 'ok', preview: (a) => ({ kind: 'diff', text: `--- ${String(a.file)}\n+++ ${String(a.file)}\n` }) },
-        }],
-      }],
+      packs: [
+        {
+          id: 'pv',
+          tools: [
+            {
+              spec: {
+                name: 'set_secret',
+                description: 'd',
+                parameters: { type: 'object', properties: { token: { type: 'string' }, file: { type: 'string' } } },
+                danger: 'medium',
+                effect: 'write',
+              },
+              impl: { run: () => 'ok', preview: (a) => ({ kind: 'diff', text: `--- ${String(a.file)}\n+++ ${String(a.file)}\n` }) },
+            },
+          ],
+        },
+      ],
     });
     fx.prompter.answer('allow-once');
     await fx.kernel.invoke({ tool: 'set_secret', args: { token: 'abcd1234secret', file: 'a.txt' }, caller: { kind: 'agent' } });

@@ -46,7 +46,10 @@ describe('the rate limiter', () => {
     const rl = new RateLimiter(clock);
     rl.admit('read_file', { path: 'a', limit: 1 });
     clock.advance(4000);
-    expect(refused(() => rl.admit('read_file', { limit: 1, path: 'a' }))).toEqual({ code: 'RATE_LIMITED', details: { retryAfterSeconds: 1, rule: 'duplicate' } });
+    expect(refused(() => rl.admit('read_file', { limit: 1, path: 'a' }))).toEqual({
+      code: 'RATE_LIMITED',
+      details: { retryAfterSeconds: 1, rule: 'duplicate' },
+    });
     expect(refused(() => rl.admit('read_file', { path: 'b', limit: 1 }))).toBeNull();
     expect(refused(() => rl.admit('list_directory', { path: 'a', limit: 1 }))).toBeNull();
     clock.advance(1000);

@@ -125,7 +125,19 @@ describe('the invocation pipeline', () => {
 
   it('turns a thrown error into TOOL_FAILED naming the plugin and tool', async () => {
     fx = makeKernel({
-      packs: [{ id: 'bad', tools: [{ spec: tool('explode', 'safe'), impl: () => { throw new Error('boom'); } }] }],
+      packs: [
+        {
+          id: 'bad',
+          tools: [
+            {
+              spec: tool('explode', 'safe'),
+              impl: () => {
+                throw new Error('boom');
+              },
+            },
+          ],
+        },
+      ],
     });
     const r = await fx.kernel.invoke({ tool: 'explode', args: {}, caller: { kind: 'cli' } });
     expect(r).toMatchObject({ ok: false, error: { code: 'TOOL_FAILED', plugin: 'bad', tool: 'explode' } });
@@ -141,7 +153,14 @@ describe('the invocation pipeline', () => {
 
   it.each([
     ['a function', () => () => 1],
-    ['a circular object', () => { const o: any = {}; o.self = o; return o; }],
+    [
+      'a circular object',
+      () => {
+        const o: any = {};
+        o.self = o;
+        return o;
+      },
+    ],
     ['a BigInt', () => 10n],
     ['a Map', () => new Map()],
     ['NaN', () => NaN],
@@ -155,13 +174,19 @@ describe('the invocation pipeline', () => {
   it('keeps the code of a MemoError a handler throws (NOT_FOUND, VALIDATION, CONFLICT, PATH_*, COMMAND_BLOCKED)', async () => {
     const codes = ['NOT_FOUND', 'VALIDATION', 'CONFLICT', 'PATH_OUTSIDE_ROOT', 'PATH_PROTECTED', 'COMMAND_BLOCKED'] as const;
     fx = makeKernel({
-      packs: [{
-        id: 'thrower',
-        tools: [{
-          spec: { ...tool('throw_code', 'safe'), parameters: { type: 'object', properties: { code: { type: 'string' } } } },
-          impl: (args) => { throw new MemoError(args.code as any, `failed with ${String(args.code)}`); },
-        }],
-      }],
+      packs: [
+        {
+          id: 'thrower',
+          tools: [
+            {
+              spec: { ...tool('throw_code', 'safe'), parameters: { type: 'object', properties: { code: { type: 'string' } } } },
+              impl: (args) => {
+                throw new MemoError(args.code as any, `failed with ${String(args.code)}`);
+              },
+            },
+          ],
+        },
+      ],
     });
     for (const code of codes) {
       const r = await fx.kernel.invoke({ tool: 'throw_code', args: { code }, caller: { kind: 'cli' } });
@@ -173,7 +198,20 @@ describe('the invocation pipeline', () => {
   it('stops a handler that outlives its timeout with TIMEOUT and aborts its signal', async () => {
     let seen: AbortSignal | undefined;
     fx = makeKernel({
-      packs: [{ id: 'slow', tools: [{ spec: tool('hang', 'safe', 'read', { timeoutMs: 1000 }), impl: (_a, ctx) => { seen = ctx.signal; return new Promise(() => {}); } }] }],
+      packs: [
+        {
+          id: 'slow',
+          tools: [
+            {
+              spec: tool('hang', 'safe', 'read', { timeoutMs: 1000 }),
+              impl: (_a, ctx) => {
+                seen = ctx.signal;
+                return new Promise(() => {});
+              },
+            },
+          ],
+        },
+      ],
     });
     const pending = fx.kernel.invoke({ tool: 'hang', args: {}, caller: { kind: 'cli' } });
     await flush();
@@ -203,7 +241,23 @@ describe('the invocation pipeline', () => {
   it('passes cancellation to the handler and reports CANCELLED', async () => {
     let handlerSawAbort = false;
     fx = makeKernel({
-      packs: [{ id: 'slow', tools: [{ spec: tool('wait', 'safe'), impl: (_a, ctx) => new Promise((_, rej) => ctx.signal.addEventListener('abort', () => { handlerSawAbort = true; rej(new Error('aborted')); })) }] }],
+      packs: [
+        {
+          id: 'slow',
+          tools: [
+            {
+              spec: tool('wait', 'safe'),
+              impl: (_a, ctx) =>
+                new Promise((_, rej) =>
+                  ctx.signal.addEventListener('abort', () => {
+                    handlerSawAbort = true;
+                    rej(new Error('aborted'));
+                  }),
+                ),
+            },
+          ],
+        },
+      ],
     });
     const ac = new AbortController();
     const pending = fx.kernel.invoke({ tool: 'wait', args: {}, caller: { kind: 'agent' }, signal: ac.signal });
@@ -215,7 +269,14 @@ describe('the invocation pipeline', () => {
 
   it('aborts running handlers at shutdown', async () => {
     let aborted = false;
-    fx = makeKernel({ packs: [{ id: 'slow', tools: [{ spec: tool('wait', 'safe'), impl: (_a, ctx) => new Promise(() => ctx.signal.addEventListener('abort', () => (aborted = true))) }] }] });
+    fx = makeKernel({
+      packs: [
+        {
+          id: 'slow',
+          tools: [{ spec: tool('wait', 'safe'), impl: (_a, ctx) => new Promise(() => ctx.signal.addEventListener('abort', () => (aborted = true))) }],
+        },
+      ],
+    });
     const pending = fx.kernel.invoke({ tool: 'wait', args: {}, caller: { kind: 'agent' } });
     await flush();
     await fx.kernel.shutdown();
@@ -245,16 +306,23 @@ describe('the invocation pipeline', () => {
   it('keeps secrets out of the audit line, the error message and the summary', async () => {
     const secret = 'sk-live-ABCDEFGHIJKLMNOPQRSTUVWX';
     fx = makeKernel({
-      packs: [{
-        id: 'leaky',
-        tools: [{
-          spec: { ...tool('leak', 'safe'), parameters: { type: 'object', properties: { apiKey: { type: 'string' }, note: { type: 'string' } } } },
-          impl: (args) => { throw new Error(`provider said: bad key ${String(args.apiKey)}`); },
-        }, {
-          spec: { ...tool('echo_back', 'safe'), parameters: { type: 'object', properties: { password: { type: 'string' } } } },
-          impl: (args) => `your password is ${String(args.password)}`,
-        }],
-      }],
+      packs: [
+        {
+          id: 'leaky',
+          tools: [
+            {
+              spec: { ...tool('leak', 'safe'), parameters: { type: 'object', properties: { apiKey: { type: 'string' }, note: { type: 'string' } } } },
+              impl: (args) => {
+                throw new Error(`provider said: bad key ${String(args.apiKey)}`);
+              },
+            },
+            {
+              spec: { ...tool('echo_back', 'safe'), parameters: { type: 'object', properties: { password: { type: 'string' } } } },
+              impl: (args) => `your password is ${String(args.password)}`,
+            },
+          ],
+        },
+      ],
     });
     const r = await fx.kernel.invoke({ tool: 'leak', args: { apiKey: secret, note: 'n' }, caller: { kind: 'cli' } });
     expect(JSON.stringify(r)).not.toContain(secret);
@@ -267,15 +335,48 @@ describe('the invocation pipeline', () => {
   });
 
   it('reports progress from the handler to the caller', async () => {
-    fx = makeKernel({ packs: [{ id: 'p', tools: [{ spec: tool('steps', 'safe'), impl: (_a, ctx) => { ctx.progress({ progress: 1, total: 2 }); ctx.progress({ progress: 2, total: 2 }); return 'done'; } }] }] });
+    fx = makeKernel({
+      packs: [
+        {
+          id: 'p',
+          tools: [
+            {
+              spec: tool('steps', 'safe'),
+              impl: (_a, ctx) => {
+                ctx.progress({ progress: 1, total: 2 });
+                ctx.progress({ progress: 2, total: 2 });
+                return 'done';
+              },
+            },
+          ],
+        },
+      ],
+    });
     const seen: number[] = [];
     await fx.kernel.invoke({ tool: 'steps', args: {}, caller: { kind: 'cli' }, onProgress: (p) => seen.push(p.progress) });
     expect(seen).toEqual([1, 2]);
   });
 
   it('writes audit lines whole and in order when many calls run at once', async () => {
-    fx = makeKernel({ packs: [{ id: 'p', tools: [{ spec: tool('later', 'safe'), impl: async (a) => { await new Promise((r) => setTimeout(r, Math.random() * 5)); return a; } }] }] });
-    await Promise.all(Array.from({ length: 200 }, (_, i) => fx.kernel.invoke({ tool: 'later', args: { n: i, text: 'x'.repeat(300) }, caller: { kind: 'agent' } })));
+    fx = makeKernel({
+      packs: [
+        {
+          id: 'p',
+          tools: [
+            {
+              spec: tool('later', 'safe'),
+              impl: async (a) => {
+                await new Promise((r) => setTimeout(r, Math.random() * 5));
+                return a;
+              },
+            },
+          ],
+        },
+      ],
+    });
+    await Promise.all(
+      Array.from({ length: 200 }, (_, i) => fx.kernel.invoke({ tool: 'later', args: { n: i, text: 'x'.repeat(300) }, caller: { kind: 'agent' } })),
+    );
     const lines = auditLines(fx);
     expect(lines).toHaveLength(200);
     expect(lines.map((l) => l.seq)).toEqual(Array.from({ length: 200 }, (_, i) => i + 1));
@@ -311,7 +412,9 @@ describe('the tool registry', () => {
 
   it('refuses an invalid declaration and says what is wrong', () => {
     fx = makeKernel();
-    expect(() => fx.kernel.registerPack({ id: 'x', tools: [{ spec: { ...tool('t', 'safe'), danger: 'risky' as any }, impl: () => 1 }] })).toThrow(/danger must be one of/);
+    expect(() => fx.kernel.registerPack({ id: 'x', tools: [{ spec: { ...tool('t', 'safe'), danger: 'risky' as any }, impl: () => 1 }] })).toThrow(
+      /danger must be one of/,
+    );
     expect(() => fx.kernel.registerPack({ id: 'x', tools: [{ spec: tool('bad name!', 'safe'), impl: () => 1 }] })).toThrow(/name must match/);
     expect(() => fx.kernel.registerPack({ id: 'x', tools: [{ spec: tool('t', 'safe'), impl: undefined as any }] })).toThrow(/no handler/);
   });

@@ -38,7 +38,8 @@ describe('MCP endpoint auth helpers', () => {
   it('passes requests without Origin, accepts loopback origins, refuses foreign and opaque ones', () => {
     expect(originAllowed(undefined)).toBe(true);
     for (const o of ['http://localhost:5173', 'https://127.0.0.1', 'http://[::1]:8080']) expect(originAllowed(o)).toBe(true);
-    for (const o of ['https://evil.example', 'null', 'file://', 'chrome-extension://abc', 'http://localhost.evil.example']) expect(originAllowed(o)).toBe(false);
+    for (const o of ['https://evil.example', 'null', 'file://', 'chrome-extension://abc', 'http://localhost.evil.example'])
+      expect(originAllowed(o)).toBe(false);
   });
 
   it('knows which bind addresses stay on this machine', () => {

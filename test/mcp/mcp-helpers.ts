@@ -86,7 +86,11 @@ export const INITIALIZE = JSON.stringify({
 
 /** A raw `initialize` POST, with whatever Authorization (or none) the test wants. */
 export function rawInitialize(url: string, headers: Record<string, string> = {}): Promise<RawResponse> {
-  return raw(url, { method: 'POST', headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', ...headers }, body: INITIALIZE });
+  return raw(url, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', ...headers },
+    body: INITIALIZE,
+  });
 }
 
 export function writePack(base: string, id: string, tools: Array<{ name: string; effect?: string; danger?: string }>, code: string): void {
@@ -100,7 +104,13 @@ export function writePack(base: string, id: string, tools: Array<{ name: string;
       version: '1.0.0',
       description: `${id} pack`,
       main: 'index.js',
-      tools: tools.map((t) => ({ name: t.name, description: `${t.name} tool`, parameters: { type: 'object' }, danger: t.danger ?? 'safe', effect: t.effect ?? 'read' })),
+      tools: tools.map((t) => ({
+        name: t.name,
+        description: `${t.name} tool`,
+        parameters: { type: 'object' },
+        danger: t.danger ?? 'safe',
+        effect: t.effect ?? 'read',
+      })),
     }),
   );
   fs.writeFileSync(path.join(dir, 'index.js'), code);
@@ -131,7 +141,10 @@ export class ServeProcess {
 
   /** The n-th stdout line (0-based), parsed as JSON. */
   async json(n: number, timeoutMs = WAIT_DEADLINE_MS): Promise<any> {
-    const line = await waitFor(() => this.lines[n] ?? (this.child.exitCode !== null ? Promise.reject(new Error(`memo serve exited: ${this.stderr}`)) : undefined), { timeoutMs, what: `stdout line ${n}` });
+    const line = await waitFor(
+      () => this.lines[n] ?? (this.child.exitCode !== null ? Promise.reject(new Error(`memo serve exited: ${this.stderr}`)) : undefined),
+      { timeoutMs, what: `stdout line ${n}` },
+    );
     return JSON.parse(line);
   }
 

@@ -107,7 +107,10 @@ describe('MCP over Streamable HTTP (in-process endpoint around a real kernel)', 
   });
 
   it('marks tools of web-facing packs and web_* tools as open-world', async () => {
-    const readTool = (name: string) => ({ spec: { name, description: 'x', parameters: { type: 'object' }, danger: 'safe' as const, effect: 'read' as const }, impl: () => 1 });
+    const readTool = (name: string) => ({
+      spec: { name, description: 'x', parameters: { type: 'object' }, danger: 'safe' as const, effect: 'read' as const },
+      impl: () => 1,
+    });
     fx.kernel.registerPack({ id: 'web-search', tools: [readTool('search_web')] });
     fx.kernel.registerPack({ id: 'misc', tools: [readTool('web_fetch'), readTool('local_thing')] });
     const { tools } = await (await client()).client.listTools();
@@ -143,7 +146,12 @@ describe('MCP over Streamable HTTP (in-process endpoint around a real kernel)', 
     const invalid = (await c.callTool({ name: 'echo', arguments: { text: 3 } })) as CallToolResult;
     expect(invalid.isError).toBe(true);
     expect(text(invalid)).toMatch(/^INVALID_ARGS: .*text must be string/);
-    expect(fx.kernel.audit.tail().slice(-2).map((e) => e.error?.code)).toEqual(['UNKNOWN_TOOL', 'INVALID_ARGS']);
+    expect(
+      fx.kernel.audit
+        .tail()
+        .slice(-2)
+        .map((e) => e.error?.code),
+    ).toEqual(['UNKNOWN_TOOL', 'INVALID_ARGS']);
   });
 
   it('keeps protocol faults as JSON-RPC errors', async () => {
@@ -172,7 +180,12 @@ describe('MCP over Streamable HTTP (in-process endpoint around a real kernel)', 
       const sid = transport.sessionId!;
       const r = await raw(endpoint.url, {
         method: 'POST',
-        headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', 'Mcp-Session-Id': sid, 'Mcp-Protocol-Version': '2025-06-18' },
+        headers: {
+          'Content-Type': 'application/json',
+          Accept: 'application/json, text/event-stream',
+          'Mcp-Session-Id': sid,
+          'Mcp-Protocol-Version': '2025-06-18',
+        },
         body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list' }),
       });
       expect(r.status).toBe(401);
@@ -305,12 +318,16 @@ describe('MCP over Streamable HTTP (in-process endpoint around a real kernel)', 
   it('serves 50 concurrent sessions while one of them waits on a slow call', async () => {
     const sessions = await Promise.all(Array.from({ length: 50 }, (_, i) => client({ name: `client-${i}` })));
     let slowDone = false;
-    const slow = nth(sessions, 0).client.callTool({ name: 'wait_gate', arguments: {} }).then((r) => {
-      slowDone = true;
-      return r as CallToolResult;
-    });
+    const slow = nth(sessions, 0)
+      .client.callTool({ name: 'wait_gate', arguments: {} })
+      .then((r) => {
+        slowDone = true;
+        return r as CallToolResult;
+      });
     await slowStarted.promise;
-    const others = await Promise.all(sessions.slice(1).map((s, i) => s.client.callTool({ name: 'echo', arguments: { text: `n${i}` } }) as Promise<CallToolResult>));
+    const others = await Promise.all(
+      sessions.slice(1).map((s, i) => s.client.callTool({ name: 'echo', arguments: { text: `n${i}` } }) as Promise<CallToolResult>),
+    );
     expect(slowDone).toBe(false);
     expect(others.map((r) => r.structuredContent?.text)).toEqual(sessions.slice(1).map((_, i) => `n${i}`));
     expect(endpoint.sessionCount).toBe(50);
@@ -341,7 +358,10 @@ describe('MCP over Streamable HTTP (in-process endpoint around a real kernel)', 
     const a = await client();
     const b = await client();
     await Promise.all([a.notificationsReady, b.notificationsReady]);
-    const pack = fx.kernel.registerPack({ id: 'late', tools: [{ spec: { name: 'late_tool', description: 'late', parameters: { type: 'object' }, danger: 'safe', effect: 'read' }, impl: () => 'late' }] });
+    const pack = fx.kernel.registerPack({
+      id: 'late',
+      tools: [{ spec: { name: 'late_tool', description: 'late', parameters: { type: 'object' }, danger: 'safe', effect: 'read' }, impl: () => 'late' }],
+    });
     for (const c of [a, b]) await eventually(() => c.tools.some((list) => list.some((t) => t.name === 'late_tool')), 'refreshed tool list');
     pack.dispose();
     await eventually(() => a.tools.at(-1)!.every((t) => t.name !== 'late_tool'), 'tool removed from the list');
@@ -383,7 +403,15 @@ describe('MCP over Streamable HTTP (in-process endpoint around a real kernel)', 
     await endpoint.start();
     const gate = deferred();
     const started = deferred();
-    fx.kernel.registerPack({ id: 'long', tools: [{ spec: { name: 'long_call', description: 'long', parameters: { type: 'object' }, danger: 'safe', effect: 'read' }, impl: async () => (started.resolve(), await gate.promise, 'done') }] });
+    fx.kernel.registerPack({
+      id: 'long',
+      tools: [
+        {
+          spec: { name: 'long_call', description: 'long', parameters: { type: 'object' }, danger: 'safe', effect: 'read' },
+          impl: async () => (started.resolve(), await gate.promise, 'done'),
+        },
+      ],
+    });
     const { client: c } = await client();
     const call = c.callTool({ name: 'long_call', arguments: {} });
     await started.promise;

@@ -62,7 +62,12 @@ describe('memo serve (child process)', () => {
   it('lists the tools with annotations and calls a read tool', async () => {
     const { client: c } = await client();
     const { tools } = await c.listTools();
-    expect(tools.find((t) => t.name === 'echo')?.annotations).toEqual({ readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false });
+    expect(tools.find((t) => t.name === 'echo')?.annotations).toEqual({
+      readOnlyHint: true,
+      destructiveHint: false,
+      idempotentHint: true,
+      openWorldHint: false,
+    });
     expect(tools.find((t) => t.name === 'note_delete')?.annotations).toMatchObject({ destructiveHint: true });
     const r = (await c.callTool({ name: 'echo', arguments: { text: 'child' } })) as CallToolResult;
     expect(r.structuredContent).toEqual({ text: 'child', summary: 'echoed 5 chars' });
@@ -138,7 +143,10 @@ describe('memo serve options', () => {
 
   it('refuses to bind to a non-loopback interface without --allow-remote, saying why (exit 2)', () => {
     const w = workspace();
-    const r = spawnSync(process.execPath, [BIN, '--root', w.root, '--data', w.data, 'serve', '--host', '0.0.0.0', '--json'], { encoding: 'utf8', timeout: WAIT_DEADLINE_MS });
+    const r = spawnSync(process.execPath, [BIN, '--root', w.root, '--data', w.data, 'serve', '--host', '0.0.0.0', '--json'], {
+      encoding: 'utf8',
+      timeout: WAIT_DEADLINE_MS,
+    });
     expect(r.status).toBe(2);
     expect(r.stdout).toBe('');
     expect(r.stderr).toMatch(/loopback only.*token.*--allow-remote/);
@@ -147,7 +155,12 @@ describe('memo serve options', () => {
 
   it('refuses a bad --port or --max-sessions with exit 2', () => {
     const w = workspace();
-    for (const args of [['--port', 'abc'], ['--port', '70000'], ['--max-sessions', '0'], ['--idle-timeout', '-1']]) {
+    for (const args of [
+      ['--port', 'abc'],
+      ['--port', '70000'],
+      ['--max-sessions', '0'],
+      ['--idle-timeout', '-1'],
+    ]) {
       const r = spawnSync(process.execPath, [BIN, '--root', w.root, '--data', w.data, 'serve', ...args], { encoding: 'utf8', timeout: WAIT_DEADLINE_MS });
       expect(r.status).toBe(2);
     }

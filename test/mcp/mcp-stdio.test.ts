@@ -44,45 +44,55 @@ describe('memo serve --stdio (child process)', () => {
     return { client, transport, stderr: () => stderr, protocolErrors };
   }
 
-  it('lists and calls tools over stdio, refuses writes, and logs only to stderr', async () => {
-    const w = workspace();
-    // A pack that prints to stdout must not corrupt the protocol stream.
-    writePack(w.packs, 'noisy', [{ name: 'noisy' }], 'export const tools = { noisy: () => { console.log("noise on stdout"); return "quiet result"; } };');
-    const { client, stderr, protocolErrors } = await spawnClient(w);
-    try {
-      const { tools } = await client.listTools();
-      expect(tools.find((t) => t.name === 'echo')?.annotations).toMatchObject({ readOnlyHint: true, openWorldHint: false });
-      const r = (await client.callTool({ name: 'echo', arguments: { text: 'over stdio' } })) as CallToolResult;
-      expect(r.structuredContent).toEqual({ text: 'over stdio', summary: 'echoed 10 chars' });
-      const write = (await client.callTool({ name: 'note_write', arguments: { line: 'x' } })) as CallToolResult;
-      expect(write.isError).toBe(true);
-      expect(text(write)).toMatch(/^PERMISSION_DENIED: .*writes need a running Memo agent turn/);
-      expect(fs.existsSync(path.join(w.root, 'notes.txt'))).toBe(false);
-      expect(text((await client.callTool({ name: 'noisy', arguments: {} })) as CallToolResult)).toBe('quiet result');
-      // stdout and stderr are two pipes read independently: the result above can arrive before the
-      // stderr bytes the child wrote earlier, so wait for them rather than expect them already there.
-      await waitFor(() => /serving \d+ tools over MCP stdio/.test(stderr()) && stderr().includes('noise on stdout'), { what: () => `the start-up line and the noise on stderr (so far: ${JSON.stringify(stderr())})` });
-      expect(protocolErrors).toEqual([]);
-    } finally {
-      await client.close();
-    }
-    const audit = fs.readFileSync(path.join(w.data, 'agent-audit.jsonl'), 'utf8');
-    expect(audit).toContain('"caller":{"kind":"mcp","id":"stdio-test"}');
-  }, SPAWN_TIMEOUT_MS);
+  it(
+    'lists and calls tools over stdio, refuses writes, and logs only to stderr',
+    async () => {
+      const w = workspace();
+      // A pack that prints to stdout must not corrupt the protocol stream.
+      writePack(w.packs, 'noisy', [{ name: 'noisy' }], 'export const tools = { noisy: () => { console.log("noise on stdout"); return "quiet result"; } };');
+      const { client, stderr, protocolErrors } = await spawnClient(w);
+      try {
+        const { tools } = await client.listTools();
+        expect(tools.find((t) => t.name === 'echo')?.annotations).toMatchObject({ readOnlyHint: true, openWorldHint: false });
+        const r = (await client.callTool({ name: 'echo', arguments: { text: 'over stdio' } })) as CallToolResult;
+        expect(r.structuredContent).toEqual({ text: 'over stdio', summary: 'echoed 10 chars' });
+        const write = (await client.callTool({ name: 'note_write', arguments: { line: 'x' } })) as CallToolResult;
+        expect(write.isError).toBe(true);
+        expect(text(write)).toMatch(/^PERMISSION_DENIED: .*writes need a running Memo agent turn/);
+        expect(fs.existsSync(path.join(w.root, 'notes.txt'))).toBe(false);
+        expect(text((await client.callTool({ name: 'noisy', arguments: {} })) as CallToolResult)).toBe('quiet result');
+        // stdout and stderr are two pipes read independently: the result above can arrive before the
+        // stderr bytes the child wrote earlier, so wait for them rather than expect them already there.
+        await waitFor(() => /serving \d+ tools over MCP stdio/.test(stderr()) && stderr().includes('noise on stdout'), {
+          what: () => `the start-up line and the noise on stderr (so far: ${JSON.stringify(stderr())})`,
+        });
+        expect(protocolErrors).toEqual([]);
+      } finally {
+        await client.close();
+      }
+      const audit = fs.readFileSync(path.join(w.data, 'agent-audit.jsonl'), 'utf8');
+      expect(audit).toContain('"caller":{"kind":"mcp","id":"stdio-test"}');
+    },
+    SPAWN_TIMEOUT_MS,
+  );
 
-  it('refuses a write capability this kernel never minted, and never records it', async () => {
-    const w = workspace();
-    const foreign = 'memo-cap-not-minted-by-this-kernel';
-    const { client } = await spawnClient(w, { [CAPABILITY_ENV]: foreign });
-    try {
-      const r = (await client.callTool({ name: 'note_write', arguments: { line: 'x' } })) as CallToolResult;
-      expect(r.structuredContent).toMatchObject({ code: 'PERMISSION_DENIED' });
-    } finally {
-      await client.close();
-    }
-    expect(fs.existsSync(path.join(w.root, 'notes.txt'))).toBe(false);
-    expect(fs.readFileSync(path.join(w.data, 'agent-audit.jsonl'), 'utf8')).not.toContain(foreign);
-  }, SPAWN_TIMEOUT_MS);
+  it(
+    'refuses a write capability this kernel never minted, and never records it',
+    async () => {
+      const w = workspace();
+      const foreign = 'memo-cap-not-minted-by-this-kernel';
+      const { client } = await spawnClient(w, { [CAPABILITY_ENV]: foreign });
+      try {
+        const r = (await client.callTool({ name: 'note_write', arguments: { line: 'x' } })) as CallToolResult;
+        expect(r.structuredContent).toMatchObject({ code: 'PERMISSION_DENIED' });
+      } finally {
+        await client.close();
+      }
+      expect(fs.existsSync(path.join(w.root, 'notes.txt'))).toBe(false);
+      expect(fs.readFileSync(path.join(w.data, 'agent-audit.jsonl'), 'utf8')).not.toContain(foreign);
+    },
+    SPAWN_TIMEOUT_MS,
+  );
 });
 
 /** An SDK client transport over two in-memory streams (what StdioClientTransport does over a child's pipes). */
@@ -140,7 +150,10 @@ describe('McpStdioServer (in-process)', () => {
               ctx.signal.addEventListener('abort', () => (aborted.resolve(), resolve('stopped')));
             }),
         },
-        { spec: spec('two_steps'), impl: (_a: Record<string, unknown>, ctx: ToolContext) => (ctx.progress({ progress: 1, total: 2 }), ctx.progress({ progress: 2, total: 2 }), 'done') },
+        {
+          spec: spec('two_steps'),
+          impl: (_a: Record<string, unknown>, ctx: ToolContext) => (ctx.progress({ progress: 1, total: 2 }), ctx.progress({ progress: 2, total: 2 }), 'done'),
+        },
       ],
     });
     const capability = capabilityFor?.(fx.kernel);
@@ -179,7 +192,10 @@ describe('McpStdioServer (in-process)', () => {
     expect(r.isError).toBeFalsy();
     expect(fs.readFileSync(path.join(fx.root, 'notes.txt'), 'utf8')).toBe('via stdio\n');
     expect(fx.prompter.asked).toHaveLength(1);
-    expect(fx.kernel.audit.tail({ tool: 'note_write' }).at(-1)).toMatchObject({ caller: { kind: 'mcp', id: 'embedded-backend', conversationId: 'conv-stdio' }, decision: 'allow:once' });
+    expect(fx.kernel.audit.tail({ tool: 'note_write' }).at(-1)).toMatchObject({
+      caller: { kind: 'mcp', id: 'embedded-backend', conversationId: 'conv-stdio' },
+      decision: 'allow:once',
+    });
     fx.kernel.capabilities.revoke(live);
     const after = (await client.callTool({ name: 'note_write', arguments: { line: 'late' } })) as CallToolResult;
     expect(after.structuredContent).toMatchObject({ code: 'PERMISSION_DENIED' });

@@ -9,7 +9,10 @@ describe('an audit line that cannot be written', () => {
       };
       const r = await fx.kernel.invoke({ tool: 'echo_safe', args: { text: 'x' }, caller: { kind: 'agent' } });
       expect(r.ok).toBe(true);
-      expect(fx.logger.lines).toContainEqual({ level: 'error', message: expect.stringMatching(/audit line of echo_safe .* could not be written: the audit lock was held/) });
+      expect(fx.logger.lines).toContainEqual({
+        level: 'error',
+        message: expect.stringMatching(/audit line of echo_safe .* could not be written: the audit lock was held/),
+      });
     } finally {
       await fx.close();
     }

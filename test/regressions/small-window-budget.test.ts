@@ -4,7 +4,12 @@ import type { ModelProvider } from '../../kernel/agent/provider.js';
 // A local GGUF model with a 1024-token window was refused for a one-word message: the budget
 // always reserved 1024 tokens for the reply, more than the whole window minus the prompt.
 describe('regression: small context windows', () => {
-  const provider = (window: number): ModelProvider => ({ name: 'p', kind: 'k', chat: () => Promise.resolve({ content: '', toolCalls: [] }), contextWindow: () => window });
+  const provider = (window: number): ModelProvider => ({
+    name: 'p',
+    kind: 'k',
+    chat: () => Promise.resolve({ content: '', toolCalls: [] }),
+    contextWindow: () => window,
+  });
 
   it('accepts a short conversation in a 1024-token window', () => {
     const p = provider(1024);

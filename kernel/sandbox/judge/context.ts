@@ -17,10 +17,25 @@ export const EMPTY = 'empty-command';
  * language, a command hidden in an option) is beyond what the judge can check.
  */
 export const ASK_RULES: ReadonlyArray<{ id: string; description: string }> = Object.freeze([
-  { id: 'inline-code', description: 'Code handed to an interpreter on the command line: `python3 -c`, `perl -e`, `node -e`, `ruby -e`, `php -r`, awk programs that run commands or pipes, sed scripts with `e`/`w`.' },
-  { id: 'interpreter-pipe', description: 'An interpreter or shell reading its program from standard input: a pipe, a here-string, a heredoc or a redirected file (`curl … | python3`, `bash < file`).' },
-  { id: 'option-runs-command', description: 'A program option or environment variable that makes a program run a command or load code: `git -c core.sshCommand=…`, `tar --to-command`, `ssh -o ProxyCommand`, `vim -c`, `find -exec sh -c`, `BASH_ENV=`, `LD_PRELOAD=`.' },
-  { id: 'runtime-arithmetic', description: 'Arithmetic (or an array subscript, or `${!name}`) over a value only known at run time: bash runs any `$(…)` hidden in such a value.' },
+  {
+    id: 'inline-code',
+    description:
+      'Code handed to an interpreter on the command line: `python3 -c`, `perl -e`, `node -e`, `ruby -e`, `php -r`, awk programs that run commands or pipes, sed scripts with `e`/`w`.',
+  },
+  {
+    id: 'interpreter-pipe',
+    description:
+      'An interpreter or shell reading its program from standard input: a pipe, a here-string, a heredoc or a redirected file (`curl … | python3`, `bash < file`).',
+  },
+  {
+    id: 'option-runs-command',
+    description:
+      'A program option or environment variable that makes a program run a command or load code: `git -c core.sshCommand=…`, `tar --to-command`, `ssh -o ProxyCommand`, `vim -c`, `find -exec sh -c`, `BASH_ENV=`, `LD_PRELOAD=`.',
+  },
+  {
+    id: 'runtime-arithmetic',
+    description: 'Arithmetic (or an array subscript, or `${!name}`) over a value only known at run time: bash runs any `$(…)` hidden in such a value.',
+  },
 ]);
 const ASK_IDS = new Set(ASK_RULES.map((r) => r.id));
 export const isAskRule = (rule: string): boolean => ASK_IDS.has(rule);

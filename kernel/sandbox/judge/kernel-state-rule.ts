@@ -50,7 +50,13 @@ function globRegex(component: string): RegExp {
       const end = component.indexOf(']', i + 2);
       if (end < 0) re += '\\[';
       else {
-        re += '[' + component.slice(i + 1, end).replace(/^!/, '^').replace(/\\/g, '\\\\') + ']';
+        re +=
+          '[' +
+          component
+            .slice(i + 1, end)
+            .replace(/^!/, '^')
+            .replace(/\\/g, '\\\\') +
+          ']';
         i = end;
       }
     } else re += c.replace(/[.+^${}()|\\]/g, '\\$&');
@@ -112,10 +118,18 @@ export function kernelStateWords(words: readonly Word[], ctx: Ctx, what: string,
       const home = process.env.HOME ?? '';
       const expanded = text.startsWith('~/') || text === '~' ? (home ? home + text.slice(1) : null) : text;
       if (expanded === null) continue;
-      for (const abs of candidates(expanded, cwd.filter((d) => d !== START)) ?? []) {
+      for (const abs of candidates(
+        expanded,
+        cwd.filter((d) => d !== START),
+      ) ?? []) {
         if (abs.startsWith('~')) continue;
         const area = w.glob ? globArea(abs, ctx, access) : areaOf(abs, ctx, access);
-        if (area) return found(ctx, KERNEL_STATE, `${what} ${code(w.source)} reaches ${area.label} (${code(area.dir)}), which belongs to the kernel and no tool may touch`);
+        if (area)
+          return found(
+            ctx,
+            KERNEL_STATE,
+            `${what} ${code(w.source)} reaches ${area.label} (${code(area.dir)}), which belongs to the kernel and no tool may touch`,
+          );
       }
     }
   }
@@ -135,7 +149,8 @@ export function kernelStateInside(words: readonly Word[], ctx: Ctx, what: string
       const inside = state.inside(lexical, 'read');
       const real = realOf(lexical, ctx.run.real);
       const area = inside[0] ?? (real !== lexical ? state.inside(real, 'read')[0] : undefined);
-      if (area) return found(ctx, KERNEL_STATE, `${what} ${code(w.source)} would also reach ${area.label} (${code(area.dir)}) inside it, which belongs to the kernel`);
+      if (area)
+        return found(ctx, KERNEL_STATE, `${what} ${code(w.source)} would also reach ${area.label} (${code(area.dir)}) inside it, which belongs to the kernel`);
     }
   }
   return null;

@@ -102,8 +102,3 @@ function shortCluster(args: Word[], i: number, spec: OptSpec): { found: Array<[s
   }
   return { found: out, next: i };
 }
-
-/** The values given for any of the named options, in order. */
-export function valuesOf(parsed: { all: Array<[string, string | true]> }, ...names: string[]): Array<string | true> {
-  return parsed.all.filter(([k]) => names.includes(k)).map(([, v]) => v);
-}

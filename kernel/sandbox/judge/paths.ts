@@ -9,7 +9,28 @@ import path from 'node:path';
 export type PathClass = 'root' | 'system' | 'home' | 'cwd';
 
 /** Trees whose every path belongs to the system. */
-const SYSTEM_TREES = new Set(['bin', 'boot', 'dev', 'etc', 'lib', 'lib32', 'lib64', 'libx32', 'nix', 'proc', 'root', 'run', 'sbin', 'snap', 'sys', 'usr', 'var', 'System', 'Library', 'private']);
+const SYSTEM_TREES = new Set([
+  'bin',
+  'boot',
+  'dev',
+  'etc',
+  'lib',
+  'lib32',
+  'lib64',
+  'libx32',
+  'nix',
+  'proc',
+  'root',
+  'run',
+  'sbin',
+  'snap',
+  'sys',
+  'usr',
+  'var',
+  'System',
+  'Library',
+  'private',
+]);
 /** Top-level directories that are protected themselves, though what is inside belongs to someone. */
 const SYSTEM_ROOTS = new Set(['home', 'Users', 'opt', 'srv', 'mnt', 'media', 'Volumes', 'Applications']);
 /** Top-level directories whose direct children are home directories. */
@@ -59,7 +80,12 @@ function classifyAbsolute(stack: string[], firstGlob: number): PathClass | null 
   const home = HOME_PARENTS.has(top) && (stack.length === 2 || (stack.length === 3 && isCatchAll(stack[2] ?? '')));
   if (home && firstGlob !== 1) return 'home';
   const mine = os.homedir().split('/').filter(Boolean);
-  if (mine.length > 0 && (stack.length === mine.length || (stack.length === mine.length + 1 && isCatchAll(stack.at(-1)!))) && mine.every((c, i) => c === stack[i])) return 'home';
+  if (
+    mine.length > 0 &&
+    (stack.length === mine.length || (stack.length === mine.length + 1 && isCatchAll(stack.at(-1)!))) &&
+    mine.every((c, i) => c === stack[i])
+  )
+    return 'home';
   return null;
 }
 
@@ -143,11 +169,14 @@ export function normalize(p: string): string {
 }
 
 /** Whole-disk and partition devices, where a raw write destroys the filesystem. */
-const DISK_DEVICE = /^\/dev\/(sd[a-z]|hd[a-z]|vd[a-z]|xvd[a-z]|nvme\d|mmcblk\d|disk\d|rdisk\d|md\d|md\/|dm-\d|mapper\/|disk\/|loop\d|nbd\d|sr\d|zd\d|rbd\d|bcache\d|mtd|ubi\d|root$|block\/)/;
+const DISK_DEVICE =
+  /^\/dev\/(sd[a-z]|hd[a-z]|vd[a-z]|xvd[a-z]|nvme\d|mmcblk\d|disk\d|rdisk\d|md\d|md\/|dm-\d|mapper\/|disk\/|loop\d|nbd\d|sr\d|zd\d|rbd\d|bcache\d|mtd|ubi\d|root$|block\/)/;
 /** Kernel memory and control files: a write changes the running kernel or the machine. */
-const KERNEL_INTERFACE = /^\/(dev\/(mem|kmem|port|kcore|kmsg|watchdog\d*|cpu\/|mcelog|efi|hpet)|proc\/(sysrq-trigger|sys\/|kcore|\d+\/mem|self\/mem|kmsg|acpi\/|irq\/|bus\/)|sys(\/|$))/;
+const KERNEL_INTERFACE =
+  /^\/(dev\/(mem|kmem|port|kcore|kmsg|watchdog\d*|cpu\/|mcelog|efi|hpet)|proc\/(sysrq-trigger|sys\/|kcore|\d+\/mem|self\/mem|kmsg|acpi\/|irq\/|bus\/)|sys(\/|$))/;
 /** Device files writes to which harm nothing. */
-const HARMLESS_DEVICE = /^\/dev\/(null|zero|full|random|urandom|stdout|stderr|stdin|tty|ptmx|pts\/\d+|fd\/\d+|shm\/.*|mqueue\/.*)$|^\/proc\/(self|\d+)\/fd\/\d+$/;
+const HARMLESS_DEVICE =
+  /^\/dev\/(null|zero|full|random|urandom|stdout|stderr|stdin|tty|ptmx|pts\/\d+|fd\/\d+|shm\/.*|mqueue\/.*)$|^\/proc\/(self|\d+)\/fd\/\d+$/;
 
 export type DeviceKind = 'disk' | 'kernel' | 'harmless' | null;
 

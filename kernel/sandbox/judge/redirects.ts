@@ -36,7 +36,8 @@ export function writeTarget(w: Word, ctx: Ctx, how: string, content?: readonly W
   if (harmless) return null;
   const cls = classifyTarget(text, ctx.scope.cwd, ctx.run.start);
   if (cls === 'unknown') return found(ctx, DYNAMIC, `${how} ${code(w.source)}, a relative path from a working directory only known at run time`);
-  if (cls === 'root' || cls === 'system') return found(ctx, SYSTEM_FILES, `${how} ${code(w.source)}, ${cls === 'root' ? 'the filesystem root' : 'a system path'}`);
+  if (cls === 'root' || cls === 'system')
+    return found(ctx, SYSTEM_FILES, `${how} ${code(w.source)}, ${cls === 'root' ? 'the filesystem root' : 'a system path'}`);
   return null;
 }
 
@@ -45,7 +46,12 @@ function kernelWrite(abs: string, w: Word, ctx: Ctx, how: string, content?: read
   if (abs === '/proc/sysrq-trigger') {
     const key = content?.find((c) => isLiteral(c) && !/^-[neE]+$/.test(c.text))?.text.trim()[0];
     const rule = key === 'b' || key === 'c' ? 'reboot' : key === 'o' ? 'poweroff' : null;
-    if (rule) return found(ctx, rule, `Writing ${code(key!)} to ${code(w.source)} makes the kernel ${rule === 'poweroff' ? 'power the machine off' : 'restart the machine'} at once`);
+    if (rule)
+      return found(
+        ctx,
+        rule,
+        `Writing ${code(key!)} to ${code(w.source)} makes the kernel ${rule === 'poweroff' ? 'power the machine off' : 'restart the machine'} at once`,
+      );
   }
   return found(ctx, KERNEL_INTERFACE, `${how} ${code(w.source)}, a kernel interface that changes the running system`);
 }
@@ -70,7 +76,8 @@ export function judgeRedirects(redirects: readonly Node[], ctx: Ctx, cmd: Simple
     const write = writes(r);
     for (const w of redirectDestinations(r, ctx)) {
       if (!write) {
-        if (isLiteral(w) && isNetworkPath(normalize(w.text))) return found(ctx, 'bash-interactive', `A redirect from ${code(w.source)} opens a network connection from the shell`);
+        if (isLiteral(w) && isNetworkPath(normalize(w.text)))
+          return found(ctx, 'bash-interactive', `A redirect from ${code(w.source)} opens a network connection from the shell`);
         continue;
       }
       const f = writeTarget(w, ctx, 'A redirect writes to', cmd && /^(echo|printf)$/.test(cmd.words[0]?.text ?? '') ? cmd.words.slice(1) : undefined);

@@ -36,7 +36,8 @@ export function checkNames(names: Iterable<string>, ctx: Ctx, where: string, dep
     const v = ctx.scope.vars.get(name);
     if (!v) continue; // from the kernel's environment
     if (v.taint) return found(ctx, DYNAMIC, `${where} evaluates ${code(name)}, whose value holds a command substitution that bash would run there`);
-    if (v.runtime) return found(ctx, RUNTIME_ARITH, `${where} evaluates ${code(name)}, a value only known at run time in which bash would run any hidden \`$(…)\``);
+    if (v.runtime)
+      return found(ctx, RUNTIME_ARITH, `${where} evaluates ${code(name)}, a value only known at run time in which bash would run any hidden \`$(…)\``);
     if (v.value !== null && depth < 8) {
       const f = checkNames(identifiers(v.value), ctx, where, depth + 1);
       if (f) return f;
@@ -68,7 +69,8 @@ export function checkArithmeticNode(node: Node, ctx: Ctx, where: string): Findin
   const stack: Node[] = [node];
   while (stack.length > 0) {
     const n = stack.pop()!;
-    if (n.type === 'command_substitution') return found(ctx, RUNTIME_ARITH, `${where} evaluates the output of ${code(n.text)} as arithmetic, where bash would run any \`$(…)\` it prints`);
+    if (n.type === 'command_substitution')
+      return found(ctx, RUNTIME_ARITH, `${where} evaluates the output of ${code(n.text)} as arithmetic, where bash would run any \`$(…)\` it prints`);
     if (n.type === 'variable_name' || n.type === 'special_variable_name') names.push(n.text);
     else if (n.type === 'word' && NAME.test(n.text)) names.push(n.text);
     else if (n.type === 'raw_string' || n.type === 'string') {
@@ -82,7 +84,12 @@ export function checkArithmeticNode(node: Node, ctx: Ctx, where: string): Findin
 
 /** A variable name handed to a builtin: `read 'a[$(cmd)]'` runs cmd while assigning. */
 export function checkNameArg(w: Word, ctx: Ctx, builtin: string): Finding | null {
-  if (!isLiteral(w)) return found(ctx, DYNAMIC, `${code(builtin)} is given the variable name ${code(w.source)}, only known at run time, and a subscript in it would run commands`);
+  if (!isLiteral(w))
+    return found(
+      ctx,
+      DYNAMIC,
+      `${code(builtin)} is given the variable name ${code(w.source)}, only known at run time, and a subscript in it would run commands`,
+    );
   const name = w.text.split('=')[0] ?? ''; // split always returns one element
   const sub = /^[A-Za-z_][A-Za-z0-9_]*\[([\s\S]*)\]\+?$/.exec(name);
   if (!sub) return null;

@@ -19,16 +19,65 @@ const MAX_DEPTH = 8;
 
 /** Every node type of the bash grammar the walker understands; anything else is refused. */
 const KNOWN_TYPES = new Set([
-  'program', 'comment', 'command', 'command_name', 'variable_assignment', 'variable_assignments', 'variable_name',
-  'special_variable_name', 'word', 'number', 'string', 'string_content', 'raw_string', 'ansi_c_string',
-  'translated_string', 'concatenation', 'simple_expansion', 'expansion', 'command_substitution',
-  'process_substitution', 'arithmetic_expansion', 'brace_expression', 'list', 'pipeline', 'subshell',
-  'compound_statement', 'redirected_statement', 'file_redirect', 'file_descriptor', 'heredoc_redirect',
-  'heredoc_start', 'heredoc_body', 'heredoc_content', 'heredoc_end', 'herestring_redirect', 'if_statement',
-  'elif_clause', 'else_clause', 'while_statement', 'for_statement', 'c_style_for_statement', 'do_group',
-  'case_statement', 'case_item', 'function_definition', 'negated_command', 'test_command', 'test_operator',
-  'declaration_command', 'unset_command', 'array', 'subscript', 'binary_expression', 'unary_expression',
-  'ternary_expression', 'postfix_expression', 'parenthesized_expression', 'extglob_pattern', 'regex',
+  'program',
+  'comment',
+  'command',
+  'command_name',
+  'variable_assignment',
+  'variable_assignments',
+  'variable_name',
+  'special_variable_name',
+  'word',
+  'number',
+  'string',
+  'string_content',
+  'raw_string',
+  'ansi_c_string',
+  'translated_string',
+  'concatenation',
+  'simple_expansion',
+  'expansion',
+  'command_substitution',
+  'process_substitution',
+  'arithmetic_expansion',
+  'brace_expression',
+  'list',
+  'pipeline',
+  'subshell',
+  'compound_statement',
+  'redirected_statement',
+  'file_redirect',
+  'file_descriptor',
+  'heredoc_redirect',
+  'heredoc_start',
+  'heredoc_body',
+  'heredoc_content',
+  'heredoc_end',
+  'herestring_redirect',
+  'if_statement',
+  'elif_clause',
+  'else_clause',
+  'while_statement',
+  'for_statement',
+  'c_style_for_statement',
+  'do_group',
+  'case_statement',
+  'case_item',
+  'function_definition',
+  'negated_command',
+  'test_command',
+  'test_operator',
+  'declaration_command',
+  'unset_command',
+  'array',
+  'subscript',
+  'binary_expression',
+  'unary_expression',
+  'ternary_expression',
+  'postfix_expression',
+  'parenthesized_expression',
+  'extglob_pattern',
+  'regex',
 ]);
 
 // ---------------------------------------------------------------------------------------------
@@ -77,7 +126,9 @@ export function judgeScript(text: string, ctx: Ctx, via: string | null, scope?: 
   try {
     if (tree.rootNode.hasError) {
       const problem = firstProblem(tree.rootNode);
-      const where = problem ? ` at character ${problem.startIndex + 1}${problem.isMissing ? ` (a ${code(problem.type)} is missing)` : ` (${code(problem.text || problem.type)})`}` : '';
+      const where = problem
+        ? ` at character ${problem.startIndex + 1}${problem.isMissing ? ` (a ${code(problem.type)} is missing)` : ` (${code(problem.text || problem.type)})`}`
+        : '';
       return found(inner, UNPARSEABLE, `${code(text)} is not complete, valid shell${where}, so it cannot be checked`);
     }
     return visit(tree.rootNode, inner);
@@ -133,7 +184,14 @@ function visitNode(node: Node, ctx: Ctx): Finding | null {
     case 'declaration_command':
       return visitDeclaration(node, ctx);
     case 'unset_command':
-      return visitChildren(node, ctx) ?? nameArgs(node.namedChildren.filter((c): c is Node => !!c && !/^-/.test(c.text)), ctx, 'unset');
+      return (
+        visitChildren(node, ctx) ??
+        nameArgs(
+          node.namedChildren.filter((c): c is Node => !!c && !/^-/.test(c.text)),
+          ctx,
+          'unset',
+        )
+      );
     case 'test_command':
       return settle(visitTest(node, ctx), ctx) ?? visitChildren(node, ctx);
     case 'arithmetic_expansion':
@@ -145,10 +203,14 @@ function visitNode(node: Node, ctx: Ctx): Finding | null {
       return settle(checkExpansion(node, ctx), ctx) ?? visitChildren(node, ctx);
     case 'subscript': {
       const index = node.childForFieldName('index');
-      return settle(index && !/^[@*]$/.test(index.text) ? checkArithmeticNode(index, ctx, `The subscript ${code(node.text)}`) : null, ctx) ?? visitChildren(node, ctx);
+      return (
+        settle(index && !/^[@*]$/.test(index.text) ? checkArithmeticNode(index, ctx, `The subscript ${code(node.text)}`) : null, ctx) ??
+        visitChildren(node, ctx)
+      );
     }
     default:
-      if (!KNOWN_TYPES.has(node.type)) return found(ctx, UNPARSEABLE, `The command uses ${code(node.text)}, a construct (${node.type}) the judge cannot reason about`);
+      if (!KNOWN_TYPES.has(node.type))
+        return found(ctx, UNPARSEABLE, `The command uses ${code(node.text)}, a construct (${node.type}) the judge cannot reason about`);
       return visitChildren(node, ctx);
   }
 }
@@ -179,7 +241,10 @@ function visitLoop(node: Node, ctx: Ctx): Finding | null {
     }
     const words = values.flatMap((v) => wordsOf(v, lookupIn(ctx.scope)));
     // Without `in`, the loop walks "$@". With several values, none of them can stand for the variable.
-    const info = values.length === 0 ? { value: null, taint: false, runtime: true, evaluates: false } : { ...infoOf(words), value: words.length === 1 && words[0] && isLiteral(words[0]) ? words[0].text : null };
+    const info =
+      values.length === 0
+        ? { value: null, taint: false, runtime: true, evaluates: false }
+        : { ...infoOf(words), value: words.length === 1 && words[0] && isLiteral(words[0]) ? words[0].text : null };
     if (variable) ctx.scope.vars.set(variable.text, info);
     const body = node.childForFieldName('body');
     f = body ? visit(body, ctx) : null;
@@ -214,7 +279,11 @@ function visitAssignment(node: Node, ctx: Ctx, record: boolean): Finding | null 
   const value = node.childForFieldName('value');
   const name = nameNode?.type === 'subscript' ? nameNode.childForFieldName('name')?.text : nameNode?.text;
   if (!name) return null;
-  const words = value ? (value.type === 'array' ? value.namedChildren.flatMap((c) => (c ? wordsOf(c, lookupIn(ctx.scope)) : [])) : wordsOf(value, lookupIn(ctx.scope), false)) : [];
+  const words = value
+    ? value.type === 'array'
+      ? value.namedChildren.flatMap((c) => (c ? wordsOf(c, lookupIn(ctx.scope)) : []))
+      : wordsOf(value, lookupIn(ctx.scope), false)
+    : [];
   const f = kernelStateWords(words, ctx, `The value of ${code(name)},`) ?? settle(envAssignment(name, words, ctx, judgeScript), ctx);
   if (f) return f;
   if (!record) return null;
@@ -239,7 +308,10 @@ function visitDeclaration(node: Node, ctx: Ctx): Finding | null {
       const name = nameNode?.type === 'subscript' ? nameNode.childForFieldName('name')?.text : nameNode?.text;
       const value = c.childForFieldName('value');
       const words = value && value.type !== 'array' ? wordsOf(value, lookupIn(ctx.scope), false) : [];
-      const f = kernelStateWords(words, ctx, `The value of ${code(name ?? '')},`) ?? settle(envAssignment(name ?? '', words, ctx, judgeScript), ctx) ?? (name ? assign(name, words, ctx, { evaluates, where: `${code(keyword)} of ${code(c.text)}` }) : null);
+      const f =
+        kernelStateWords(words, ctx, `The value of ${code(name ?? '')},`) ??
+        settle(envAssignment(name ?? '', words, ctx, judgeScript), ctx) ??
+        (name ? assign(name, words, ctx, { evaluates, where: `${code(keyword)} of ${code(c.text)}` }) : null);
       if (f) return f;
       continue;
     }
@@ -255,7 +327,10 @@ function visitDeclaration(node: Node, ctx: Ctx): Finding | null {
       if (f) return f;
       const eq = w.text.indexOf('=');
       if (eq > 0 && !w.opaque) {
-        const name = w.text.slice(0, eq).replace(/\[[\s\S]*$/, '').replace(/\+$/, '');
+        const name = w.text
+          .slice(0, eq)
+          .replace(/\[[\s\S]*$/, '')
+          .replace(/\+$/, '');
         const g = assign(name, [{ ...w, text: w.text.slice(eq + 1) }], ctx, { evaluates, where: `${code(keyword)} of ${code(w.source)}` });
         if (g) return g;
       }
@@ -282,7 +357,11 @@ function visitTest(node: Node, ctx: Ctx): Finding | null {
     const n = stack.pop()!;
     const op = n.childForFieldName('operator')?.text ?? n.namedChildren.find((c) => c?.type === 'test_operator')?.text;
     if (n.type === 'unary_expression' && op === '-v') {
-      const f = nameArgs(n.namedChildren.filter((c): c is Node => !!c && c.type !== 'test_operator'), ctx, '[[ -v');
+      const f = nameArgs(
+        n.namedChildren.filter((c): c is Node => !!c && c.type !== 'test_operator'),
+        ctx,
+        '[[ -v',
+      );
       if (f) return f;
     }
     if (n.type === 'binary_expression' && op && /^-(eq|ne|lt|le|gt|ge)$/.test(op)) {
@@ -393,7 +472,8 @@ export function judgeSimple(cmd: Simple, ctx: Ctx): Finding | null {
   const alias = isLiteral(nameWord) ? ctx.scope.aliases.get(nameWord.text) : undefined;
   if (alias !== undefined) {
     // An alias defined earlier in the command replaces the name with its text.
-    if (!args.every(isLiteral)) return found(ctx, DYNAMIC, `The alias ${code(nameWord.text)} is used with ${code(args.map((a) => a.source).join(' '))}, only known at run time`);
+    if (!args.every(isLiteral))
+      return found(ctx, DYNAMIC, `The alias ${code(nameWord.text)} is used with ${code(args.map((a) => a.source).join(' '))}, only known at run time`);
     const scope = childScope(ctx.scope);
     scope.aliases.delete(nameWord.text);
     const f = judgeScript([alias, ...args.map((a) => quote(a.text))].join(' '), ctx, `alias ${nameWord.text}`, scope);

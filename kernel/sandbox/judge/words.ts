@@ -126,7 +126,7 @@ function joinParts(node: Node, vars: VarLookup, inString: boolean, split: boolea
 function expansionPattern(node: Node, vars: VarLookup, quoted: boolean): Pattern {
   const text = node.text;
   const plain = /^\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?$/.exec(text);
-  if (plain && (text.startsWith('${') === text.endsWith('}'))) {
+  if (plain && text.startsWith('${') === text.endsWith('}')) {
     const name = plain[1] ?? '';
     const known = vars(name);
     if (known === undefined && name === 'HOME') return literal(HOME);
@@ -143,7 +143,21 @@ function expansionPattern(node: Node, vars: VarLookup, quoted: boolean): Pattern
 
 /** Decodes the body of `$'…'` the way bash does (a NUL ends the string). */
 function decodeAnsiC(body: string): string {
-  const simple: Record<string, string> = { a: '\x07', b: '\b', e: '\x1b', E: '\x1b', f: '\f', n: '\n', r: '\r', t: '\t', v: '\v', '\\': '\\', "'": "'", '"': '"', '?': '?' };
+  const simple: Record<string, string> = {
+    a: '\x07',
+    b: '\b',
+    e: '\x1b',
+    E: '\x1b',
+    f: '\f',
+    n: '\n',
+    r: '\r',
+    t: '\t',
+    v: '\v',
+    '\\': '\\',
+    "'": "'",
+    '"': '"',
+    '?': '?',
+  };
   let out = '';
   for (let i = 0; i < body.length; i++) {
     const c = body[i];

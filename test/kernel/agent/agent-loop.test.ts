@@ -27,7 +27,9 @@ describe('the agent loop', () => {
 
   it('runs tool calls through the pipeline and loops until the model answers', async () => {
     fx = makeKernel();
-    const provider = new ScriptedProvider((_req, n) => (n === 1 ? reply('', toolCall('echo_safe', { text: 'a' })) : n === 2 ? reply('', toolCall('echo_safe', { text: 'b' })) : reply('done')));
+    const provider = new ScriptedProvider((_req, n) =>
+      n === 1 ? reply('', toolCall('echo_safe', { text: 'a' })) : n === 2 ? reply('', toolCall('echo_safe', { text: 'b' })) : reply('done'),
+    );
     const r = await turn(provider);
     expect(r).toMatchObject({ stopReason: 'final', answer: 'done', iterations: 3 });
     expect(r.steps.map((s) => [s.tool, s.outcome, s.args])).toEqual([
@@ -83,7 +85,23 @@ describe('the agent loop', () => {
   it('stops a running tool when the turn is cancelled, and the handler sees the abort', async () => {
     let aborted = false;
     fx = makeKernel({
-      packs: [{ id: 'slow', tools: [{ spec: tool('wait_long', 'safe'), impl: (_a, ctx) => new Promise((_, rej) => ctx.signal.addEventListener('abort', () => { aborted = true; rej(new Error('stopped')); })) }] }],
+      packs: [
+        {
+          id: 'slow',
+          tools: [
+            {
+              spec: tool('wait_long', 'safe'),
+              impl: (_a, ctx) =>
+                new Promise((_, rej) =>
+                  ctx.signal.addEventListener('abort', () => {
+                    aborted = true;
+                    rej(new Error('stopped'));
+                  }),
+                ),
+            },
+          ],
+        },
+      ],
     });
     const ac = new AbortController();
     const provider = new ScriptedProvider(() => reply('', toolCall('wait_long'), toolCall('wait_long')));
@@ -152,7 +170,7 @@ describe('the agent loop', () => {
     expect((await turn(provider)).stopReason).toBe('final');
   });
 
-  it('ends with the provider\'s human-readable message when the model call fails', async () => {
+  it("ends with the provider's human-readable message when the model call fails", async () => {
     fx = makeKernel();
     const provider = new ScriptedProvider(() => {
       throw new ProviderError('invalid x-api-key', 401, false, 'authentication_error');

@@ -14,7 +14,7 @@ describe('the conversation store', () => {
     await fx?.close();
   });
 
-  it('keeps a turn\'s messages and tool activity across a reopen, and replays only the messages', async () => {
+  it("keeps a turn's messages and tool activity across a reopen, and replays only the messages", async () => {
     fx = makeKernel();
     const file = path.join(tempDir(), 'agent.sqlite');
     store = new ConversationStore(file);

@@ -14,7 +14,12 @@ function memo(data: string, ...args: string[]): { code: number | null; stdout: s
 
 /** Runs `memo tools call echo` for each text, one after the other, in a child shell loop. */
 function callLoop(data: string, texts: string[]): Promise<number | null> {
-  const script = texts.map((t) => `"${process.execPath}" "${BIN}" --packs "${PACKS}" --root "${path.dirname(data)}" --data "${data}" tools call echo --args '{"text":"${t}"}' >/dev/null || exit 1`).join('\n');
+  const script = texts
+    .map(
+      (t) =>
+        `"${process.execPath}" "${BIN}" --packs "${PACKS}" --root "${path.dirname(data)}" --data "${data}" tools call echo --args '{"text":"${t}"}' >/dev/null || exit 1`,
+    )
+    .join('\n');
   return new Promise((resolve) => spawn('sh', ['-c', script], { stdio: 'ignore' }).on('close', resolve));
 }
 
@@ -37,7 +42,10 @@ describe('memo audit verify / tail', () => {
     const file = path.join(data, 'agent-audit.jsonl');
     writeLines(file, lines(file).slice(0, 1));
     const cut = memo(data, 'audit', 'verify');
-    expect(cut).toMatchObject({ code: 1, stdout: 'TAMPERED: entries #2 to #3 are missing at the end: the file was cut after line 1 (entry #1), while agent-audit.head says it went on to #3.\n' });
+    expect(cut).toMatchObject({
+      code: 1,
+      stdout: 'TAMPERED: entries #2 to #3 are missing at the end: the file was cut after line 1 (entry #1), while agent-audit.head says it went on to #3.\n',
+    });
     const json = JSON.parse(memo(data, 'audit', 'verify', '--json').stdout);
     expect(json).toMatchObject({ ok: false, problem: { kind: 'cut-tail', line: 1, entry: 2 } });
     expect(json.head).not.toHaveProperty('tag');
@@ -45,7 +53,9 @@ describe('memo audit verify / tail', () => {
     expect(memo(data, 'tools', 'call', 'echo', '--args', '{"text":"d"}').code).toBe(0);
     const gap = memo(data, 'audit', 'verify');
     expect(gap.code).toBe(1);
-    expect(gap.stdout).toMatch(/^GAP: entries #2 to #3 are missing from agent-audit.jsonl: a kernel \(pid \d+\) found its end cut off at \S+ and recorded it at line 2\.\n$/);
+    expect(gap.stdout).toMatch(
+      /^GAP: entries #2 to #3 are missing from agent-audit.jsonl: a kernel \(pid \d+\) found its end cut off at \S+ and recorded it at line 2\.\n$/,
+    );
     const tail = memo(data, 'audit', 'tail', '-n', '2');
     expect(tail.stdout).toMatch(/kernel\s+\(gap\)\s+-\s+-\s+-\s+cut-tail; #2-#3 missing/);
     expect(tail.stdout).toMatch(/cli\s+echo\s+auto\s+ok/);

@@ -115,7 +115,11 @@ describe('audit appends from several processes', () => {
     // A holds the lock and never lets go (until killed).
     const holder = spawn(
       process.execPath,
-      ['--input-type=module', '-e', `import { AuditFileLock } from ${JSON.stringify(lockModule)}; const l = new AuditFileLock(${JSON.stringify(path.join(dir, 'agent-audit.lock'))}); l.acquire(); process.stdout.write('locked\\n'); setInterval(() => {}, 1000);`],
+      [
+        '--input-type=module',
+        '-e',
+        `import { AuditFileLock } from ${JSON.stringify(lockModule)}; const l = new AuditFileLock(${JSON.stringify(path.join(dir, 'agent-audit.lock'))}); l.acquire(); process.stdout.write('locked\\n'); setInterval(() => {}, 1000);`,
+      ],
       { stdio: ['ignore', 'pipe', 'pipe'] },
     );
     children.push(holder);

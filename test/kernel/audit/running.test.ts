@@ -37,7 +37,9 @@ describe('a running audit log whose file is cut, emptied, replaced or deleted un
     ]);
     const r = verifyAuditFile(file);
     expect(r).toMatchObject({ ok: false, entries: 1, events: 1, problem: { kind: 'replaced', line: 1, recorded: true } });
-    expect(r.problem!.message).toMatch(/^entries #1 to #5 are missing from agent-audit.jsonl: a kernel \(pid \d+\) found it replaced by another file at .+ and recorded it at line 1; it saved what it still held of the old file to agent-audit.recovered-.+\.jsonl$/);
+    expect(r.problem!.message).toMatch(
+      /^entries #1 to #5 are missing from agent-audit.jsonl: a kernel \(pid \d+\) found it replaced by another file at .+ and recorded it at line 1; it saved what it still held of the old file to agent-audit.recovered-.+\.jsonl$/,
+    );
     expect(formatVerifyReport(r)).toMatch(/^GAP: entries #1 to #5 are missing/);
     // The saved copy is the old log, whole, and verifies on its own.
     const saved = path.join(dir, ls[0].recoveredTo);

@@ -71,8 +71,20 @@ const rows: Row[] = [
     line: 1,
     message: /sealed with another key/,
   },
-  { name: 'audit.key replaced by another key', tamper: (f) => fs.writeFileSync(sibling(f, 'audit.key'), randomBytes(32).toString('hex') + '\n'), kind: 'bad-key', line: 1, message: /another key/ },
-  { name: 'audit.key altered', tamper: (f) => fs.writeFileSync(sibling(f, 'audit.key'), 'not a key\n'), kind: 'bad-key', line: 0, message: /not 64 hex characters/ },
+  {
+    name: 'audit.key replaced by another key',
+    tamper: (f) => fs.writeFileSync(sibling(f, 'audit.key'), randomBytes(32).toString('hex') + '\n'),
+    kind: 'bad-key',
+    line: 1,
+    message: /another key/,
+  },
+  {
+    name: 'audit.key altered',
+    tamper: (f) => fs.writeFileSync(sibling(f, 'audit.key'), 'not a key\n'),
+    kind: 'bad-key',
+    line: 0,
+    message: /not 64 hex characters/,
+  },
   { name: 'audit.key deleted', tamper: (f) => fs.rmSync(sibling(f, 'audit.key')), kind: 'bad-key', line: 1, message: /audit.key is missing/ },
   {
     name: 'a line edited',

@@ -130,7 +130,12 @@ describe.each(LAYOUTS)('kernel state with $name', (layout) => {
     const cloned = await call('self_clone', { target });
     expect(cloned.ok).toBe(true);
     expect(fs.existsSync(path.join(target, 'visible.txt'))).toBe(true);
-    expect(fs.readdirSync(target, { recursive: true }).map(String).filter((f) => f.endsWith('secret-notes.txt'))).toEqual([]);
+    expect(
+      fs
+        .readdirSync(target, { recursive: true })
+        .map(String)
+        .filter((f) => f.endsWith('secret-notes.txt')),
+    ).toEqual([]);
   });
 });
 
@@ -150,13 +155,18 @@ describe('kernel state spellings in the default layout', () => {
     fs.rmSync(root, { recursive: true, force: true });
   });
 
-  it.each(['DATA/permissions.json', 'Data/permissions.json', 'data./permissions.json', 'data /permissions.json', 'data\u200b/permissions.json', './data/permissions.json', 'data//permissions.json'])(
-    'refuses a write to %j, a spelling other file systems open as the data folder',
-    async (spelling) => {
-      const r = await call('write_file', { path: spelling, content: '{}' });
-      expect(refused(r)).toBe('PATH_PROTECTED');
-    },
-  );
+  it.each([
+    'DATA/permissions.json',
+    'Data/permissions.json',
+    'data./permissions.json',
+    'data /permissions.json',
+    'data\u200b/permissions.json',
+    './data/permissions.json',
+    'data//permissions.json',
+  ])('refuses a write to %j, a spelling other file systems open as the data folder', async (spelling) => {
+    const r = await call('write_file', { path: spelling, content: '{}' });
+    expect(refused(r)).toBe('PATH_PROTECTED');
+  });
 
   it('refuses deleting a folder that contains the data folder', async () => {
     const nested = tempDir('memo-ks-root-');

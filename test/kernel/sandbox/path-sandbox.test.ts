@@ -157,7 +157,12 @@ const cases: Case[] = [
   { name: 'delete of the root (absolute)', path: () => root, intent: 'delete', expect: 'PATH_PROTECTED' },
   { name: 'delete of the root through a link', path: 'root-alias', intent: 'delete', expect: 'PATH_PROTECTED' },
   { name: 'a file inside deleted normally', path: 'sub/b.txt', intent: 'delete', expect: { real: 'proj/sub/b.txt', exists: true } },
-  { name: 'an absolute path through the linked root', path: () => path.join(base, 'root-link', 'a.txt'), intent: 'read', expect: { real: 'proj/a.txt', exists: true } },
+  {
+    name: 'an absolute path through the linked root',
+    path: () => path.join(base, 'root-link', 'a.txt'),
+    intent: 'read',
+    expect: { real: 'proj/a.txt', exists: true },
+  },
 ];
 
 describe('PathSandbox.resolve', () => {

@@ -108,7 +108,11 @@ os.closerange(0, 3)
 os.execvp(sys.argv[1], sys.argv[1:])' ${esc}`,
   },
   { name: 'setpgid via perl', when: hasPerl, script: (esc) => `perl -e 'use POSIX; if (!fork()) { setpgid(0, 0); exec @ARGV } ' ${esc}` },
-  { name: 'setpgid via python', when: hasPython, script: (esc) => `python3 -c 'import os,sys; os.setpgid(0, 0); os.execvp(sys.argv[1], sys.argv[1:])' ${esc} &` },
+  {
+    name: 'setpgid via python',
+    when: hasPython,
+    script: (esc) => `python3 -c 'import os,sys; os.setpgid(0, 0); os.execvp(sys.argv[1], sys.argv[1:])' ${esc} &`,
+  },
 ];
 const usable = escapes.filter((e) => e.when !== false);
 
@@ -134,7 +138,9 @@ describe.each(modes)('runProcess with %s containment', (mode) => {
   it('kills every escaped process when the command times out', async () => {
     // All cases at once: the timeout is the trigger, so it must leave time to start the escapee.
     const cases = usable.map((e, i) => ({ e, t: token(), ready: path.join(tmp, `ready-${i}`) }));
-    const results = await Promise.all(cases.map(({ e, t, ready }) => run(['/bin/bash', '-c', `${e.script(escapee(ready, t))}\nsleep ${t}`], { timeoutMs: 4000, killGraceMs: 500 })));
+    const results = await Promise.all(
+      cases.map(({ e, t, ready }) => run(['/bin/bash', '-c', `${e.script(escapee(ready, t))}\nsleep ${t}`], { timeoutMs: 4000, killGraceMs: 500 })),
+    );
     for (const [i, { e, t, ready }] of cases.entries()) {
       expect({ name: e.name, timedOut: nth(results, i).timedOut }).toEqual({ name: e.name, timedOut: true });
       expect({ name: e.name, started: fs.existsSync(ready) }).toEqual({ name: e.name, started: true });
@@ -187,7 +193,10 @@ describe.each(modes)('runProcess with %s containment', (mode) => {
   });
 
   it('passes cwd and env, and cuts long output', async () => {
-    const r = await run(['/bin/sh', '-c', 'pwd; echo "$MEMO_TEST_VALUE"; head -c 5000 /dev/zero | tr "\\0" a >&2'], { env: { ...process.env, MEMO_TEST_VALUE: 'v1' }, maxOutputBytes: 1000 });
+    const r = await run(['/bin/sh', '-c', 'pwd; echo "$MEMO_TEST_VALUE"; head -c 5000 /dev/zero | tr "\\0" a >&2'], {
+      env: { ...process.env, MEMO_TEST_VALUE: 'v1' },
+      maxOutputBytes: 1000,
+    });
     expect(r.stdout).toBe(`${tmp}\nv1\n`);
     expect(r.truncated).toBe(true);
     expect(r.stderr).toContain('output cut');
@@ -210,7 +219,10 @@ describe.each(modes)('runProcess with %s containment', (mode) => {
     const t = token();
     const ready = path.join(tmp, 'trap-ready');
     const ac = new AbortController();
-    const pending = run(['/bin/bash', '-c', `trap 'echo cleaning; exit 7' TERM; touch ${ready}; sleep ${t} & wait`], { signal: ac.signal, killGraceMs: 20_000 });
+    const pending = run(['/bin/bash', '-c', `trap 'echo cleaning; exit 7' TERM; touch ${ready}; sleep ${t} & wait`], {
+      signal: ac.signal,
+      killGraceMs: 20_000,
+    });
     await waitFor(() => fs.existsSync(ready));
     ac.abort();
     expect(await pending).toMatchObject({ exitCode: 7, signal: null, stdout: 'cleaning\n', cancelled: true });
@@ -264,7 +276,14 @@ describe('the sweep fallback', () => {
   it('kills a setsid child on its own when the command exits, and marks it with MEMO_RUN_ID', async () => {
     const t = token();
     const ready = path.join(tmp, 'ready');
-    const r = await runProcess(['/bin/sh', '-c', `setsid -f sh -c 'tr "\\0" "\\n" < /proc/$$/environ | grep ^MEMO_RUN_ID= > ${ready}.env; touch ${ready}; exec sleep ${t}'; until [ -e ${ready} ]; do sleep 0.01; done`], opts({ containment: 'sweep' }));
+    const r = await runProcess(
+      [
+        '/bin/sh',
+        '-c',
+        `setsid -f sh -c 'tr "\\0" "\\n" < /proc/$$/environ | grep ^MEMO_RUN_ID= > ${ready}.env; touch ${ready}; exec sleep ${t}'; until [ -e ${ready} ]; do sleep 0.01; done`,
+      ],
+      opts({ containment: 'sweep' }),
+    );
     expect(r.exitCode).toBe(0);
     expect(fs.readFileSync(`${ready}.env`, 'utf8')).toMatch(/^MEMO_RUN_ID=[0-9a-f-]{36}\n$/);
     expect(await goneWithin(t)).toBe(true);
@@ -275,7 +294,10 @@ describe('the sweep fallback', () => {
     const t = token();
     const ready = path.join(tmp, 'ready');
     // The escapee says it is ready only once its environment is empty.
-    const r = await runProcess(['/bin/sh', '-c', `setsid -f env -i /bin/sh -c 'touch ${ready}; exec /bin/sleep ${t}'; until [ -e ${ready} ]; do sleep 0.01; done; echo started`], opts({ containment: 'sweep', drainMs: 200 }));
+    const r = await runProcess(
+      ['/bin/sh', '-c', `setsid -f env -i /bin/sh -c 'touch ${ready}; exec /bin/sleep ${t}'; until [ -e ${ready} ]; do sleep 0.01; done; echo started`],
+      opts({ containment: 'sweep', drainMs: 200 }),
+    );
     expect(r.exitCode).toBe(0);
     expect(r.stdout).toBe('started\n');
     expect(r.stderr).toContain('output no longer read');
@@ -287,7 +309,10 @@ describe('the sweep fallback', () => {
   it('catches even a process that cleared its environment', async () => {
     const t = token();
     const ready = path.join(tmp, 'ready');
-    const r = await runProcess(['/bin/sh', '-c', `setsid -f env -i /bin/sh -c 'touch ${ready}; exec /bin/sleep ${t}'; until [ -e ${ready} ]; do sleep 0.01; done; echo started`], opts({ containment: 'namespace', drainMs: 200 }));
+    const r = await runProcess(
+      ['/bin/sh', '-c', `setsid -f env -i /bin/sh -c 'touch ${ready}; exec /bin/sleep ${t}'; until [ -e ${ready} ]; do sleep 0.01; done; echo started`],
+      opts({ containment: 'namespace', drainMs: 200 }),
+    );
     expect(r).toMatchObject({ exitCode: 0, stdout: 'started\n', stderr: '' });
     expect(await goneWithin(t)).toBe(true);
   });

@@ -15,9 +15,9 @@ function embedded(secret: string, offset: number, url = false): string {
 
 /** Every way the remaining text could be decoded (4 alignments of each unmasked piece) still hides the secret. */
 function revealsSecret(scrubbed: string, secret: string, url = false): boolean {
-  return scrubbed.split(MASK).some((piece) =>
-    [0, 1, 2, 3].some((drop) => Buffer.from(piece.slice(drop), url ? 'base64url' : 'base64').includes(Buffer.from(secret))),
-  );
+  return scrubbed
+    .split(MASK)
+    .some((piece) => [0, 1, 2, 3].some((drop) => Buffer.from(piece.slice(drop), url ? 'base64url' : 'base64').includes(Buffer.from(secret))));
 }
 
 describe('KnownSecrets', () => {
@@ -103,11 +103,25 @@ describe('KnownSecrets', () => {
   it('rebuilds at once when the provider settings change, without waiting for the periodic check', () => {
     let version = 1;
     let list: Array<{ apiKey?: string; apiKeyEnv?: string; headers?: Record<string, string> }> = [];
-    const k = new KnownSecrets({ env: { MY_KEY_VAR: 'from-env-0123456789' }, providers: { get version() { return version; }, list: () => list } });
+    const k = new KnownSecrets({
+      env: { MY_KEY_VAR: 'from-env-0123456789' },
+      providers: {
+        get version() {
+          return version;
+        },
+        list: () => list,
+      },
+    });
     expect(k.scrub('stored-key-0123456789')).toBe('stored-key-0123456789');
-    list = [{ apiKey: 'stored-key-0123456789' }, { apiKeyEnv: 'MY_KEY_VAR' }, { headers: { 'X-Api-Key': 'header-key-0123456789', 'HTTP-Referer': 'https://memo.example' } }];
+    list = [
+      { apiKey: 'stored-key-0123456789' },
+      { apiKeyEnv: 'MY_KEY_VAR' },
+      { headers: { 'X-Api-Key': 'header-key-0123456789', 'HTTP-Referer': 'https://memo.example' } },
+    ];
     version++;
-    expect(k.scrub('a stored-key-0123456789 b from-env-0123456789 c header-key-0123456789 d https://memo.example')).toBe(`a ${MASK} b ${MASK} c ${MASK} d https://memo.example`);
+    expect(k.scrub('a stored-key-0123456789 b from-env-0123456789 c header-key-0123456789 d https://memo.example')).toBe(
+      `a ${MASK} b ${MASK} c ${MASK} d https://memo.example`,
+    );
     expect(k.find('x stored-key-0123456789')).toEqual({ form: 'plain', source: 'provider:key' });
   });
 

@@ -28,9 +28,13 @@ function inStream(secret: string, offset: number, url = false): string {
 function reveals(text: string, secret: string): boolean {
   const needle = Buffer.from(secret);
   if (text.includes(secret) || text.includes(needle.toString('hex'))) return true;
-  return text.split(MASK).some((piece) =>
-    piece.split(/[^A-Za-z0-9+/_=-]+/).some((run) => [0, 1, 2, 3].some((d) => ['base64', 'base64url'].some((enc) => Buffer.from(run.slice(d), enc as BufferEncoding).includes(needle)))),
-  );
+  return text
+    .split(MASK)
+    .some((piece) =>
+      piece
+        .split(/[^A-Za-z0-9+/_=-]+/)
+        .some((run) => [0, 1, 2, 3].some((d) => ['base64', 'base64url'].some((enc) => Buffer.from(run.slice(d), enc as BufferEncoding).includes(needle)))),
+    );
 }
 
 const spec = (name: string, extra: Partial<ToolSpec> = {}): ToolSpec => ({
@@ -180,7 +184,9 @@ describe('known secrets through the pipeline', () => {
     expect(reveals(JSON.stringify(read), PROVIDER_KEY)).toBe(false);
 
     fx.prompter.setFallback('allow-once');
-    const run = await call('run_command', { command: `printf %s "$${ENV_NAME}"; echo; printf %s "$${ENV_NAME}" | base64; printf 'ab%s' "$${ENV_NAME}" | base64 -w0; echo; pwd` });
+    const run = await call('run_command', {
+      command: `printf %s "$${ENV_NAME}"; echo; printf %s "$${ENV_NAME}" | base64; printf 'ab%s' "$${ENV_NAME}" | base64 -w0; echo; pwd`,
+    });
     if (!run.ok) throw new Error(run.error.message);
     const { stdout } = run.value as { stdout: string };
     expect(reveals(stdout, ENV_SECRET)).toBe(false);
@@ -199,6 +205,6 @@ describe('known secrets through the pipeline', () => {
       const r = await call('echo_safe', { text: `x ${other}` });
       return r.ok && JSON.stringify(r.value) === JSON.stringify({ echoed: { text: `x ${MASK}` } });
     };
-    await waitFor(echoed, { what: 'the other process\'s key to be scrubbed', timeoutMs: 10_000 });
+    await waitFor(echoed, { what: "the other process's key to be scrubbed", timeoutMs: 10_000 });
   });
 });

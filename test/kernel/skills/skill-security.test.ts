@@ -54,7 +54,7 @@ describe('skill command tools at the trust boundary', () => {
   });
 
   it('keeps an option whose dash is the template own literal text', async () => {
-    writeSkill(skills, 'fmt', `name: fmt\ndescription: Formats.\n${tool('fmt_it', "printf --format={a}", ['a'])}`);
+    writeSkill(skills, 'fmt', `name: fmt\ndescription: Formats.\n${tool('fmt_it', 'printf --format={a}', ['a'])}`);
     await boot();
     // printf has no --format; what matters is that the argument reached it as the template made it.
     const r = await call('fmt_it', { a: 'x' });
@@ -71,12 +71,15 @@ describe('skill command tools at the trust boundary', () => {
     expect(fx.prompter.asked).toHaveLength(0);
   });
 
-  it.each(['data/permissions.json', 'data/packs/evil/plugin.json', 'DATA/agent-audit.jsonl'])('refuses a path: argument into the data folder (%s)', async (target) => {
-    writeSkill(skills, 'writer', `name: writer\ndescription: Writes.\n${tool('write_to', 'touch {target}', ['target'], '    paths: [target]')}`);
-    await boot();
-    expect(code(await call('write_to', { target }))).toBe('PATH_PROTECTED');
-    expect(fs.existsSync(path.join(root, 'data', 'packs', 'evil'))).toBe(false);
-  });
+  it.each(['data/permissions.json', 'data/packs/evil/plugin.json', 'DATA/agent-audit.jsonl'])(
+    'refuses a path: argument into the data folder (%s)',
+    async (target) => {
+      writeSkill(skills, 'writer', `name: writer\ndescription: Writes.\n${tool('write_to', 'touch {target}', ['target'], '    paths: [target]')}`);
+      await boot();
+      expect(code(await call('write_to', { target }))).toBe('PATH_PROTECTED');
+      expect(fs.existsSync(path.join(root, 'data', 'packs', 'evil'))).toBe(false);
+    },
+  );
 
   it('refuses a plain argument pointing into the data folder through the judge, before anyone is asked', async () => {
     writeSkill(skills, 'reader', `name: reader\ndescription: Reads.\n${tool('cat_it', 'cat {file}', ['file'])}`);
@@ -87,7 +90,11 @@ describe('skill command tools at the trust boundary', () => {
   });
 
   it('runs a command in the skill own folder, reading its bundled files there', async () => {
-    writeSkill(skills, 'bundled', `name: bundled\ndescription: Bundled.\n${tool('show_notes', 'cat notes.txt', [], '    cwd: skill').replace('required: []', 'required: []')}`);
+    writeSkill(
+      skills,
+      'bundled',
+      `name: bundled\ndescription: Bundled.\n${tool('show_notes', 'cat notes.txt', [], '    cwd: skill').replace('required: []', 'required: []')}`,
+    );
     fs.writeFileSync(path.join(skills, 'bundled', 'notes.txt'), 'bundled notes\n');
     await boot();
     const r = await call('show_notes', {});

@@ -31,9 +31,24 @@ describe('SKILL.md parsing', () => {
     ['a description over 1024 characters', `name: x\ndescription: ${'d'.repeat(1025)}`, 'x', /description must NOT have more than 1024/],
     ['an unknown key', 'name: x\ndescription: d\ncolour: red', 'x', /colour is not an accepted field/],
     ['a safe command tool', `name: x\ndescription: d\n${echoTool('    danger: safe')}`, 'x', /danger must be equal to one of the allowed values/],
-    ['a pipe in a command template', `name: x\ndescription: d\ntools:\n  - name: t\n    description: d\n    command: "cat {f} | wc -l"\n    parameters: { type: object, properties: { f: { type: string } }, required: [f] }`, 'x', /"\|" is a shell operator/],
-    ['a placeholder for an undeclared parameter', `name: x\ndescription: d\ntools:\n  - name: t\n    description: d\n    command: "cat {g}"\n    parameters: { type: object, properties: { f: { type: string } }, required: [f] }`, 'x', /\{g\} is not a declared parameter/],
-    ['a placeholder for an optional parameter', `name: x\ndescription: d\ntools:\n  - name: t\n    description: d\n    command: "cat {f}"\n    parameters: { type: object, properties: { f: { type: string } } }`, 'x', /\{f\} must be a required parameter/],
+    [
+      'a pipe in a command template',
+      `name: x\ndescription: d\ntools:\n  - name: t\n    description: d\n    command: "cat {f} | wc -l"\n    parameters: { type: object, properties: { f: { type: string } }, required: [f] }`,
+      'x',
+      /"\|" is a shell operator/,
+    ],
+    [
+      'a placeholder for an undeclared parameter',
+      `name: x\ndescription: d\ntools:\n  - name: t\n    description: d\n    command: "cat {g}"\n    parameters: { type: object, properties: { f: { type: string } }, required: [f] }`,
+      'x',
+      /\{g\} is not a declared parameter/,
+    ],
+    [
+      'a placeholder for an optional parameter',
+      `name: x\ndescription: d\ntools:\n  - name: t\n    description: d\n    command: "cat {f}"\n    parameters: { type: object, properties: { f: { type: string } } }`,
+      'x',
+      /\{f\} must be a required parameter/,
+    ],
   ])('refuses %s with a clear reason', (_what, fm, name, reason) => {
     const base = tempDir('memo-skill-');
     const dir = path.join(base, name ?? 'x');
@@ -44,9 +59,22 @@ describe('SKILL.md parsing', () => {
 
   it('reads the optional Agent Skills keys and the body', () => {
     const base = tempDir('memo-skill-');
-    const dir = writeSkill(base, 'pdf-notes', 'name: pdf-notes\ndescription: Take notes from PDFs.\nlicense: MIT\ncompatibility: needs poppler\nmetadata:\n  version: "2.0"\nallowed-tools: read_file list_directory', '# PDF notes\n');
+    const dir = writeSkill(
+      base,
+      'pdf-notes',
+      'name: pdf-notes\ndescription: Take notes from PDFs.\nlicense: MIT\ncompatibility: needs poppler\nmetadata:\n  version: "2.0"\nallowed-tools: read_file list_directory',
+      '# PDF notes\n',
+    );
     const skill = readSkill(dir);
-    expect(skill).toMatchObject({ name: 'pdf-notes', license: 'MIT', compatibility: 'needs poppler', metadata: { version: '2.0' }, allowedTools: ['read_file', 'list_directory'], body: '# PDF notes\n', tools: [] });
+    expect(skill).toMatchObject({
+      name: 'pdf-notes',
+      license: 'MIT',
+      compatibility: 'needs poppler',
+      metadata: { version: '2.0' },
+      allowedTools: ['read_file', 'list_directory'],
+      body: '# PDF notes\n',
+      tools: [],
+    });
   });
 });
 
@@ -86,7 +114,7 @@ describe('skills in the kernel', () => {
     writeSkill(skills, 'echoer', `name: echoer\ndescription: Echoes.\n${echoTool()}`);
     await boot();
     fx.prompter.setFallback('allow-once');
-    for (const text of ['; rm -rf ~', '$(id)', '`id`', 'a b  c', "it's \"quoted\"", '&& reboot', '\n echo pwned']) {
+    for (const text of ['; rm -rf ~', '$(id)', '`id`', 'a b  c', 'it\'s "quoted"', '&& reboot', '\n echo pwned']) {
       const r = await fx.kernel.invoke({ tool: 'echo_arg', args: { text }, caller: { kind: 'agent' } });
       expect(r.ok && (r.value as any).stdout).toBe(`[${text}]`);
     }
@@ -102,7 +130,11 @@ describe('skills in the kernel', () => {
 
   it('asks before running a command tool (dangerous by default) and runs nothing when denied', async () => {
     const marker = path.join(tempDir(), 'touched');
-    writeSkill(skills, 'toucher', `name: toucher\ndescription: Touches.\ntools:\n  - name: touch_it\n    description: Creates a file.\n    command: "touch ${marker}"\n    parameters: { type: object }`);
+    writeSkill(
+      skills,
+      'toucher',
+      `name: toucher\ndescription: Touches.\ntools:\n  - name: touch_it\n    description: Creates a file.\n    command: "touch ${marker}"\n    parameters: { type: object }`,
+    );
     await boot();
     const tool = fx.kernel.registry.get('touch_it')!;
     expect(tool.spec).toMatchObject({ danger: 'dangerous', effect: 'write', timeoutMs: 60000 });
@@ -114,7 +146,11 @@ describe('skills in the kernel', () => {
   });
 
   it('refuses a command the blacklist blocks, even when the tool is allowed forever', async () => {
-    writeSkill(skills, 'rooter', `name: rooter\ndescription: Escalates.\ntools:\n  - name: as_root\n    description: Runs id as root.\n    command: "sudo id"\n    parameters: { type: object }`);
+    writeSkill(
+      skills,
+      'rooter',
+      `name: rooter\ndescription: Escalates.\ntools:\n  - name: as_root\n    description: Runs id as root.\n    command: "sudo id"\n    parameters: { type: object }`,
+    );
     await boot();
     fx.kernel.permissions.set('as_root', 'allow', 'skill-rooter', new Date());
     const r = await fx.kernel.invoke({ tool: 'as_root', args: {}, caller: { kind: 'agent' } });
@@ -122,7 +158,11 @@ describe('skills in the kernel', () => {
   });
 
   it('runs from the skill folder when it says so, and from the sandbox root by default', async () => {
-    writeSkill(skills, 'where', `name: where\ndescription: Prints the working directory.\ntools:\n  - name: pwd_skill\n    description: pwd in the skill folder.\n    command: pwd\n    cwd: skill\n    parameters: { type: object }\n  - name: pwd_root\n    description: pwd in the root.\n    command: pwd\n    parameters: { type: object }`);
+    writeSkill(
+      skills,
+      'where',
+      `name: where\ndescription: Prints the working directory.\ntools:\n  - name: pwd_skill\n    description: pwd in the skill folder.\n    command: pwd\n    cwd: skill\n    parameters: { type: object }\n  - name: pwd_root\n    description: pwd in the root.\n    command: pwd\n    parameters: { type: object }`,
+    );
     await boot();
     fx.prompter.setFallback('allow-once');
     const a = await fx.kernel.invoke({ tool: 'pwd_skill', args: {}, caller: { kind: 'agent' } });
@@ -132,7 +172,11 @@ describe('skills in the kernel', () => {
   });
 
   it('resolves declared path parameters through the sandbox', async () => {
-    writeSkill(skills, 'catter', `name: catter\ndescription: Cats.\ntools:\n  - name: cat_file\n    description: Prints a file.\n    command: "cat -- {file}"\n    paths: [file]\n    parameters: { type: object, properties: { file: { type: string } }, required: [file] }`);
+    writeSkill(
+      skills,
+      'catter',
+      `name: catter\ndescription: Cats.\ntools:\n  - name: cat_file\n    description: Prints a file.\n    command: "cat -- {file}"\n    paths: [file]\n    parameters: { type: object, properties: { file: { type: string } }, required: [file] }`,
+    );
     await boot();
     fx.prompter.setFallback('allow-once');
     fs.writeFileSync(path.join(fx.root, 'a.txt'), 'inside');
@@ -144,7 +188,11 @@ describe('skills in the kernel', () => {
 
   it('kills the command when the tool times out', async () => {
     const marker = path.join(tempDir(), 'late');
-    writeSkill(skills, 'sleeper', `name: sleeper\ndescription: Sleeps.\ntools:\n  - name: nap\n    description: Sleeps then writes a marker.\n    command: "sh -c 'sleep 2; touch ${marker}'"\n    timeoutMs: 1000\n    parameters: { type: object }`);
+    writeSkill(
+      skills,
+      'sleeper',
+      `name: sleeper\ndescription: Sleeps.\ntools:\n  - name: nap\n    description: Sleeps then writes a marker.\n    command: "sh -c 'sleep 2; touch ${marker}'"\n    timeoutMs: 1000\n    parameters: { type: object }`,
+    );
     await boot();
     fx.prompter.setFallback('allow-once');
     const pending = fx.kernel.invoke({ tool: 'nap', args: {}, caller: { kind: 'agent' } });
@@ -158,7 +206,11 @@ describe('skills in the kernel', () => {
   });
 
   it('skips a skill whose tool name is already taken, and one whose frontmatter is broken, loading the rest', async () => {
-    writeSkill(skills, 'clash', `name: clash\ndescription: Clashes.\ntools:\n  - name: echo_safe\n    description: Same name as a pack tool.\n    command: "true"\n    parameters: { type: object }`);
+    writeSkill(
+      skills,
+      'clash',
+      `name: clash\ndescription: Clashes.\ntools:\n  - name: echo_safe\n    description: Same name as a pack tool.\n    command: "true"\n    parameters: { type: object }`,
+    );
     writeSkill(skills, 'broken', 'name: broken\ndescription: [');
     writeSkill(skills, 'fine', 'name: fine\ndescription: Fine.');
     await boot();

@@ -43,48 +43,69 @@ function workspace() {
 }
 
 describe('fs-tools, compiled, through the CLI', () => {
-  it('reads a file with `memo tools call read_file --json`', () => {
-    const w = workspace();
-    fs.writeFileSync(path.join(w.root, 'a.txt'), 'first\nsecond\n');
-    const r = memo(['tools', 'call', 'read_file', '--args', '{"path":"a.txt"}', '--json'], w.root, w.data);
-    expect(r.stderr).toBe('');
-    expect(r.code).toBe(0);
-    expect(r.json).toEqual({
-      ok: true,
-      result: { path: 'a.txt', content: 'first\nsecond\n', totalLines: 2, size: 13, startLine: 1, endLine: 2, truncated: false, summary: 'read a.txt (2 lines, 13 bytes)' },
-    });
-  }, SPAWN_TIMEOUT_MS);
+  it(
+    'reads a file with `memo tools call read_file --json`',
+    () => {
+      const w = workspace();
+      fs.writeFileSync(path.join(w.root, 'a.txt'), 'first\nsecond\n');
+      const r = memo(['tools', 'call', 'read_file', '--args', '{"path":"a.txt"}', '--json'], w.root, w.data);
+      expect(r.stderr).toBe('');
+      expect(r.code).toBe(0);
+      expect(r.json).toEqual({
+        ok: true,
+        result: {
+          path: 'a.txt',
+          content: 'first\nsecond\n',
+          totalLines: 2,
+          size: 13,
+          startLine: 1,
+          endLine: 2,
+          truncated: false,
+          summary: 'read a.txt (2 lines, 13 bytes)',
+        },
+      });
+    },
+    SPAWN_TIMEOUT_MS,
+  );
 
-  it('lists every fs tool with its danger and effect', () => {
-    const w = workspace();
-    const r = memo(['tools', 'list', '--json'], w.root, w.data);
-    expect(r.code).toBe(0);
-    const mine = Object.fromEntries(r.json.filter((t: any) => t.pack === 'fs-tools').map((t: any) => [t.name, `${t.danger}/${t.effect}`]));
-    expect(mine).toEqual({
-      delete_file: 'dangerous/delete',
-      delete_lines: 'medium/write',
-      edit_file: 'medium/write',
-      get_file_info: 'safe/read',
-      insert_line: 'medium/write',
-      list_directory: 'safe/read',
-      read_file: 'safe/read',
-      search_files: 'safe/read',
-      self_clone: 'dangerous/write',
-      write_file: 'medium/write',
-    });
-  }, SPAWN_TIMEOUT_MS);
+  it(
+    'lists every fs tool with its danger and effect',
+    () => {
+      const w = workspace();
+      const r = memo(['tools', 'list', '--json'], w.root, w.data);
+      expect(r.code).toBe(0);
+      const mine = Object.fromEntries(r.json.filter((t: any) => t.pack === 'fs-tools').map((t: any) => [t.name, `${t.danger}/${t.effect}`]));
+      expect(mine).toEqual({
+        delete_file: 'dangerous/delete',
+        delete_lines: 'medium/write',
+        edit_file: 'medium/write',
+        get_file_info: 'safe/read',
+        insert_line: 'medium/write',
+        list_directory: 'safe/read',
+        read_file: 'safe/read',
+        search_files: 'safe/read',
+        self_clone: 'dangerous/write',
+        write_file: 'medium/write',
+      });
+    },
+    SPAWN_TIMEOUT_MS,
+  );
 
-  it('writes only with approval, and keeps the .bak', () => {
-    const w = workspace();
-    fs.writeFileSync(path.join(w.root, 'a.txt'), 'old\n');
-    const denied = memo(['tools', 'call', 'write_file', '--args', '{"path":"a.txt","content":"new\\n"}', '--json'], w.root, w.data);
-    expect(denied.json.error.code).toBe('PERMISSION_DENIED');
-    const r = memo(['tools', 'call', 'write_file', '--args', '{"path":"a.txt","content":"new\\n"}', '--approve', 'allow-once', '--json'], w.root, w.data);
-    expect(r.code).toBe(0);
-    expect(r.json.result).toMatchObject({ created: false, backup: 'a.txt.bak' });
-    expect(fs.readFileSync(path.join(w.root, 'a.txt'), 'utf8')).toBe('new\n');
-    expect(fs.readFileSync(path.join(w.root, 'a.txt.bak'), 'utf8')).toBe('old\n');
-  }, SPAWN_TIMEOUT_MS);
+  it(
+    'writes only with approval, and keeps the .bak',
+    () => {
+      const w = workspace();
+      fs.writeFileSync(path.join(w.root, 'a.txt'), 'old\n');
+      const denied = memo(['tools', 'call', 'write_file', '--args', '{"path":"a.txt","content":"new\\n"}', '--json'], w.root, w.data);
+      expect(denied.json.error.code).toBe('PERMISSION_DENIED');
+      const r = memo(['tools', 'call', 'write_file', '--args', '{"path":"a.txt","content":"new\\n"}', '--approve', 'allow-once', '--json'], w.root, w.data);
+      expect(r.code).toBe(0);
+      expect(r.json.result).toMatchObject({ created: false, backup: 'a.txt.bak' });
+      expect(fs.readFileSync(path.join(w.root, 'a.txt'), 'utf8')).toBe('new\n');
+      expect(fs.readFileSync(path.join(w.root, 'a.txt.bak'), 'utf8')).toBe('old\n');
+    },
+    SPAWN_TIMEOUT_MS,
+  );
 });
 
 /**
@@ -107,7 +128,8 @@ describe('fs-tools write_file under a crash', () => {
   const SIZE = 256 * 1024;
   const full = (c: string) => (c.repeat(79) + '\n').repeat(SIZE / 80);
   const [OLD, NEW, NEXT] = [full('O'), full('N'), full('X')];
-  const name = (content: string | null) => (content === null ? 'absent' : ({ [OLD]: 'old', [NEW]: 'new', [NEXT]: 'next' } as Record<string, string>)[content] ?? `partial (${content.length} bytes)`);
+  const name = (content: string | null) =>
+    content === null ? 'absent' : (({ [OLD]: 'old', [NEW]: 'new', [NEXT]: 'next' } as Record<string, string>)[content] ?? `partial (${content.length} bytes)`);
   const read = (file: string) => (fs.existsSync(file) ? fs.readFileSync(file, 'utf8') : null);
 
   let script: string;
@@ -118,7 +140,12 @@ describe('fs-tools write_file under a crash', () => {
 
   /** Writes the version made of `content` ('N' or 'X') to big.txt. */
   function writer(root: string, data: string, content: 'N' | 'X', env: NodeJS.ProcessEnv = {}) {
-    const child = killWhenDone(spawn(process.execPath, [script, root, data, DIST_PLUGINS, content, String(SIZE)], { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, ...env } }));
+    const child = killWhenDone(
+      spawn(process.execPath, [script, root, data, DIST_PLUGINS, content, String(SIZE)], {
+        stdio: ['ignore', 'ignore', 'pipe'],
+        env: { ...process.env, ...env },
+      }),
+    );
     let stderr = '';
     child.stderr.on('data', (d) => (stderr += d));
     // 'close', not 'exit': only then has all of the child's stderr been read.
@@ -148,26 +175,30 @@ describe('fs-tools write_file under a crash', () => {
     ['after-rename', NEW, OLD],
   ];
 
-  it.each(cases)('after SIGKILL at %s, the file is the old or the new one, complete, and the next write succeeds', async (step, target, bak) => {
-    const base = tempDir('memo-crash-');
-    const root = path.join(base, 'root');
-    const data = path.join(base, 'data');
-    fs.mkdirSync(root);
-    fs.writeFileSync(path.join(root, 'big.txt'), OLD);
+  it.each(cases)(
+    'after SIGKILL at %s, the file is the old or the new one, complete, and the next write succeeds',
+    async (step, target, bak) => {
+      const base = tempDir('memo-crash-');
+      const root = path.join(base, 'root');
+      const data = path.join(base, 'data');
+      fs.mkdirSync(root);
+      fs.writeFileSync(path.join(root, 'big.txt'), OLD);
 
-    await killAt(step, root, data);
-    expect(name(read(path.join(root, 'big.txt')))).toBe(name(target));
-    expect(name(read(path.join(root, 'big.txt.bak')))).toBe(name(bak));
-    // What a crash leaves at most: the hidden temporary files of the write it interrupted.
-    const left = tempFiles(root);
-    expect(left.length).toBeLessThanOrEqual(2);
-    for (const f of left) expect(f).toMatch(/^\.big\.txt(\.bak)?\.memo-[0-9a-f]{12}\.tmp$/);
+      await killAt(step, root, data);
+      expect(name(read(path.join(root, 'big.txt')))).toBe(name(target));
+      expect(name(read(path.join(root, 'big.txt.bak')))).toBe(name(bak));
+      // What a crash leaves at most: the hidden temporary files of the write it interrupted.
+      const left = tempFiles(root);
+      expect(left.length).toBeLessThanOrEqual(2);
+      for (const f of left) expect(f).toMatch(/^\.big\.txt(\.bak)?\.memo-[0-9a-f]{12}\.tmp$/);
 
-    const next = writer(root, data, 'X');
-    expect([await next.exited, next.stderr()]).toEqual([0, '']);
-    expect(name(read(path.join(root, 'big.txt')))).toBe('next');
-    expect(name(read(path.join(root, 'big.txt.bak')))).toBe(name(target));
-    // The next write of the file sweeps what the crash left, and leaves none of its own.
-    expect(tempFiles(root)).toEqual([]);
-  }, SPAWN_TIMEOUT_MS);
+      const next = writer(root, data, 'X');
+      expect([await next.exited, next.stderr()]).toEqual([0, '']);
+      expect(name(read(path.join(root, 'big.txt')))).toBe('next');
+      expect(name(read(path.join(root, 'big.txt.bak')))).toBe(name(target));
+      // The next write of the file sweeps what the crash left, and leaves none of its own.
+      expect(tempFiles(root)).toEqual([]);
+    },
+    SPAWN_TIMEOUT_MS,
+  );
 });

@@ -25,7 +25,12 @@ describe('fs-tools search_files', () => {
   });
 
   it('includes dot entries with dot, and node_modules and .git with includeIgnored', async () => {
-    expect(value(await fx.call('search_files', { pattern: '**/*.ts', dot: true })).matches).toEqual(['.hidden/e.ts', 'src/a.ts', 'src/deep/c.ts', 'test/d.test.ts']);
+    expect(value(await fx.call('search_files', { pattern: '**/*.ts', dot: true })).matches).toEqual([
+      '.hidden/e.ts',
+      'src/a.ts',
+      'src/deep/c.ts',
+      'test/d.test.ts',
+    ]);
     const all = value(await fx.call('search_files', { pattern: '**/*.ts', dot: true, includeIgnored: true })).matches;
     expect(all).toEqual(expect.arrayContaining(['node_modules/pkg/index.ts', '.git/hooks/f.ts']));
   });

@@ -63,7 +63,9 @@ describe('fs-tools self_clone', () => {
     const preview = nth(fx.prompter.asked, 0);
     expect({ danger: preview.danger, effect: preview.effect }).toEqual({ danger: 'dangerous', effect: 'write' });
     expect(preview.preview!.kind).toBe('text');
-    expect(preview.preview!.text).toMatch(/Copies the project .* into a new directory ".*copy": 4 files in 5 folders, 48 bytes; 2 node_modules folders skipped, 2 symbolic links skipped/);
+    expect(preview.preview!.text).toMatch(
+      /Copies the project .* into a new directory ".*copy": 4 files in 5 folders, 48 bytes; 2 node_modules folders skipped, 2 symbolic links skipped/,
+    );
 
     expect(r).toMatchObject({ target, files: 4, bytes: 48, symlinks: 2 });
     expect(r.skipped.nodeModules.sort()).toEqual(['node_modules', 'pkg/node_modules']);
@@ -99,7 +101,13 @@ describe('fs-tools self_clone', () => {
     for (let i = 0; i < 2000; i++) write(fx.root, `many/f${i}.txt`, 'x');
     const target = path.join(tempDir('memo-clone-'), 'copy');
     const controller = new AbortController();
-    const r = await fx.kernel.invoke({ tool: 'self_clone', args: { target }, caller: { kind: 'agent' }, signal: controller.signal, onProgress: () => controller.abort() });
+    const r = await fx.kernel.invoke({
+      tool: 'self_clone',
+      args: { target },
+      caller: { kind: 'agent' },
+      signal: controller.signal,
+      onProgress: () => controller.abort(),
+    });
     expect(error(r).code).toBe('CANCELLED');
     await new Promise((resolve) => setTimeout(resolve, 200));
     const copied = fs.readdirSync(path.join(target, 'many')).length;

@@ -20,17 +20,26 @@ beforeAll(() => {
   }
 });
 
-function memo(args: string[], dirs: { root: string; data: string }, env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string; json: any }> {
+function memo(
+  args: string[],
+  dirs: { root: string; data: string },
+  env: Record<string, string> = {},
+): Promise<{ code: number; stdout: string; stderr: string; json: any }> {
   return new Promise((resolve) => {
-    execFile(process.execPath, [BIN, '--root', dirs.root, '--data', dirs.data, ...args], { encoding: 'utf8', env: { ...process.env, ...env } }, (err, stdout, stderr) => {
-      let json: any;
-      try {
-        json = JSON.parse(stdout);
-      } catch {
-        json = undefined;
-      }
-      resolve({ code: err ? Number((err as { code?: unknown }).code ?? 1) : 0, stdout, stderr, json });
-    });
+    execFile(
+      process.execPath,
+      [BIN, '--root', dirs.root, '--data', dirs.data, ...args],
+      { encoding: 'utf8', env: { ...process.env, ...env } },
+      (err, stdout, stderr) => {
+        let json: any;
+        try {
+          json = JSON.parse(stdout);
+        } catch {
+          json = undefined;
+        }
+        resolve({ code: err ? Number((err as { code?: unknown }).code ?? 1) : 0, stdout, stderr, json });
+      },
+    );
   });
 }
 
@@ -60,7 +69,21 @@ describe('providers, compiled, through the CLI', () => {
   it('chats through the compiled openai-compatible adapter with the key from the environment', async () => {
     server.reply(recorded('openai/02-final-answer.json'));
     const r = await memo(
-      ['chat', '--provider', 'openai-compatible', '--base-url', `${server.url}/v1`, '--api-key-env', 'MEMO_COMPILED_TEST_KEY', '--model', 'gpt-4o', '--no-tools', '-p', 'hello', '--json'],
+      [
+        'chat',
+        '--provider',
+        'openai-compatible',
+        '--base-url',
+        `${server.url}/v1`,
+        '--api-key-env',
+        'MEMO_COMPILED_TEST_KEY',
+        '--model',
+        'gpt-4o',
+        '--no-tools',
+        '-p',
+        'hello',
+        '--json',
+      ],
       dirs,
       { MEMO_COMPILED_TEST_KEY: KEY },
     );

@@ -14,7 +14,11 @@ describe('configure_provider', () => {
   const configure = (args: Record<string, unknown>) => fx().kernel.invoke({ tool: 'configure_provider', args, caller: { kind: 'agent' } });
   const file = () => path.join(fx().dataDir, 'providers.json');
   const everything = () =>
-    JSON.stringify([fx().prompter.asked, fx().kernel.audit.tail(), fs.existsSync(path.join(fx().dataDir, 'agent-audit.jsonl')) ? fs.readFileSync(path.join(fx().dataDir, 'agent-audit.jsonl'), 'utf8') : '']);
+    JSON.stringify([
+      fx().prompter.asked,
+      fx().kernel.audit.tail(),
+      fs.existsSync(path.join(fx().dataDir, 'agent-audit.jsonl')) ? fs.readFileSync(path.join(fx().dataDir, 'agent-audit.jsonl'), 'utf8') : '',
+    ]);
 
   beforeEach(async () => {
     booted = await bootKernel();
@@ -54,7 +58,9 @@ describe('configure_provider', () => {
     expect(fs.statSync(file()).mode & 0o777).toBe(0o600);
     expect(fx().kernel.providerSettings.get('groq')).toMatchObject({ apiKey: KEY });
     // Everything a person or the audit trail sees is masked.
-    const listing = fx().kernel.providerSettings.list().map((c) => describeProvider(c, 'groq'));
+    const listing = fx()
+      .kernel.providerSettings.list()
+      .map((c) => describeProvider(c, 'groq'));
     expect(listing).toEqual([expect.objectContaining({ name: 'groq', apiKey: '[stored, masked]' })]);
     expect(JSON.stringify([listing, r])).not.toContain(KEY);
     expect(everything()).not.toContain(KEY);
@@ -73,7 +79,10 @@ describe('configure_provider', () => {
   it('updates only the fields it is given, and a key variable replaces a stored key', async () => {
     await configure({ name: 'groq', kind: 'openai-compatible', preset: 'groq', model: 'llama-3.1-8b-instant', apiKey: KEY });
     const r = await configure({ name: 'groq', model: 'llama-3.3-70b-versatile' });
-    expect(fx().prompter.asked.at(-1)!.preview).toEqual({ kind: 'fields', text: 'Update provider "groq":\n  model: llama-3.1-8b-instant -> llama-3.3-70b-versatile' });
+    expect(fx().prompter.asked.at(-1)!.preview).toEqual({
+      kind: 'fields',
+      text: 'Update provider "groq":\n  model: llama-3.1-8b-instant -> llama-3.3-70b-versatile',
+    });
     expect(value(r)).toMatchObject({ created: false, provider: { model: 'llama-3.3-70b-versatile', apiKey: '[stored, masked]' } });
     expect(fx().kernel.providerSettings.get('groq')!.apiKey).toBe(KEY);
 
@@ -81,7 +90,14 @@ describe('configure_provider', () => {
     expect(fx().prompter.asked.at(-1)!.preview!.text).toBe(
       'Update provider "groq":\n  apiKey: [stored, masked] -> from $MEMO_TEST_GROQ_KEY_UNSET\nwarning: $MEMO_TEST_GROQ_KEY_UNSET is not set in this process: set it before chatting.',
     );
-    expect(value(env).provider).toEqual({ name: 'groq', kind: 'openai-compatible', preset: 'groq', model: 'llama-3.3-70b-versatile', apiKeyEnv: 'MEMO_TEST_GROQ_KEY_UNSET', apiKey: 'from $MEMO_TEST_GROQ_KEY_UNSET' });
+    expect(value(env).provider).toEqual({
+      name: 'groq',
+      kind: 'openai-compatible',
+      preset: 'groq',
+      model: 'llama-3.3-70b-versatile',
+      apiKeyEnv: 'MEMO_TEST_GROQ_KEY_UNSET',
+      apiKey: 'from $MEMO_TEST_GROQ_KEY_UNSET',
+    });
     expect(fs.readFileSync(file(), 'utf8')).not.toContain(KEY);
   });
 
@@ -96,12 +112,28 @@ describe('configure_provider', () => {
   it.each([
     ['custom without a baseUrl', { kind: 'openai-compatible', preset: 'custom' }, 'The custom preset needs a baseUrl.'],
     ['openai-compatible without preset or baseUrl', { kind: 'openai-compatible' }, 'An openai-compatible provider needs a preset'],
-    ['a local preset on another machine', { kind: 'openai-compatible', preset: 'ollama', baseUrl: 'http://192.168.1.20:11434/v1' }, 'The ollama preset is a server on this machine: its baseUrl must be a loopback address'],
-    ['apiKey together with apiKeyEnv', { kind: 'openai-compatible', preset: 'groq', apiKey: KEY, apiKeyEnv: 'GROQ_API_KEY' }, 'Give either apiKey or apiKeyEnv, not both.'],
+    [
+      'a local preset on another machine',
+      { kind: 'openai-compatible', preset: 'ollama', baseUrl: 'http://192.168.1.20:11434/v1' },
+      'The ollama preset is a server on this machine: its baseUrl must be a loopback address',
+    ],
+    [
+      'apiKey together with apiKeyEnv',
+      { kind: 'openai-compatible', preset: 'groq', apiKey: KEY, apiKeyEnv: 'GROQ_API_KEY' },
+      'Give either apiKey or apiKeyEnv, not both.',
+    ],
     ['a new provider without a kind', { preset: 'groq' }, 'A new provider needs a kind'],
     ['a preset of another kind', { kind: 'anthropic', preset: 'groq' }, '"groq" is not a preset of the anthropic kind'],
-    ['a key over plain http to another machine', { kind: 'openai-compatible', preset: 'custom', baseUrl: 'http://10.0.0.5:8000/v1', apiKey: KEY }, 'plain http on another machine'],
-    ['credentials in the baseUrl', { kind: 'openai-compatible', preset: 'custom', baseUrl: 'https://user:pw@gateway.example/v1' }, 'must not carry credentials'],
+    [
+      'a key over plain http to another machine',
+      { kind: 'openai-compatible', preset: 'custom', baseUrl: 'http://10.0.0.5:8000/v1', apiKey: KEY },
+      'plain http on another machine',
+    ],
+    [
+      'credentials in the baseUrl',
+      { kind: 'openai-compatible', preset: 'custom', baseUrl: 'https://user:pw@gateway.example/v1' },
+      'must not carry credentials',
+    ],
     ['a baseUrl that is not a URL', { kind: 'gemini', baseUrl: 'not a url' }, 'is not a URL'],
   ])('refuses %s and stores nothing', async (_label, args, message) => {
     const r = await configure({ name: 'bad', ...args });
@@ -112,10 +144,23 @@ describe('configure_provider', () => {
   });
 
   it('accepts a local preset on a loopback address and a custom server elsewhere without a key', async () => {
-    expect(value(await configure({ name: 'local-llama', kind: 'openai-compatible', preset: 'llamacpp', baseUrl: 'http://localhost:8081/v1', model: 'llama3.1:8b', contextWindow: 8192 }))).toMatchObject({
+    expect(
+      value(
+        await configure({
+          name: 'local-llama',
+          kind: 'openai-compatible',
+          preset: 'llamacpp',
+          baseUrl: 'http://localhost:8081/v1',
+          model: 'llama3.1:8b',
+          contextWindow: 8192,
+        }),
+      ),
+    ).toMatchObject({
       provider: { name: 'local-llama', preset: 'llamacpp', baseUrl: 'http://localhost:8081/v1', contextWindow: 8192, apiKey: 'none' },
     });
-    expect(value(await configure({ name: 'lan', kind: 'openai-compatible', preset: 'custom', baseUrl: 'http://192.168.1.20:11434/v1/' }))).toMatchObject({ provider: { baseUrl: 'http://192.168.1.20:11434/v1' } });
+    expect(value(await configure({ name: 'lan', kind: 'openai-compatible', preset: 'custom', baseUrl: 'http://192.168.1.20:11434/v1/' }))).toMatchObject({
+      provider: { baseUrl: 'http://192.168.1.20:11434/v1' },
+    });
     expect(fx().kernel.providers.create(fx().kernel.providerSettings.get('local-llama')!).contextWindow('llama3.1:8b')).toBe(8192);
   });
 

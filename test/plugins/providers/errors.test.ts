@@ -5,7 +5,11 @@ import { bootKernel, configWith, firstMessages, KEY, rejection, request, type Bo
 const NOW = Date.parse('2025-06-01T12:00:00Z');
 type Kind = 'openai-compatible' | 'anthropic' | 'gemini';
 const MODELS: Record<Kind, string> = { 'openai-compatible': 'gpt-4o', anthropic: 'claude-sonnet-4-20250514', gemini: 'gemini-2.0-flash' };
-const OK: Record<Kind, string> = { 'openai-compatible': 'openai/02-final-answer.json', anthropic: 'anthropic/02-final-answer.json', gemini: 'gemini/02-final-answer.json' };
+const OK: Record<Kind, string> = {
+  'openai-compatible': 'openai/02-final-answer.json',
+  anthropic: 'anthropic/02-final-answer.json',
+  gemini: 'gemini/02-final-answer.json',
+};
 
 describe('provider errors, retries and cancellation', () => {
   let booted: Booted;
@@ -52,7 +56,12 @@ describe('provider errors, retries and cancellation', () => {
       server.reply(recorded('anthropic/error-401-authentication.json'));
       const p = booted.create({ kind: 'anthropic', baseUrl: server.url, model: MODELS.anthropic, apiKey: KEY });
       const err = await rejection(ask(p, 'anthropic'));
-      expect(err).toMatchObject({ message: 'invalid x-api-key', status: 401, retryable: false, detail: 'anthropic HTTP 401 authentication_error request req_011CSHoEeqs5C35K2UUqR7Fy' });
+      expect(err).toMatchObject({
+        message: 'invalid x-api-key',
+        status: 401,
+        retryable: false,
+        detail: 'anthropic HTTP 401 authentication_error request req_011CSHoEeqs5C35K2UUqR7Fy',
+      });
       expect(JSON.stringify(err)).not.toContain('"type":"error"');
     });
 
@@ -66,7 +75,11 @@ describe('provider errors, retries and cancellation', () => {
         detail: 'gemini HTTP 400 INVALID_ARGUMENT',
       });
       const key = await rejection(ask(make('gemini'), 'gemini'));
-      expect(key).toMatchObject({ message: 'API key not valid. Please pass a valid API key.', retryable: false, detail: 'gemini HTTP 400 INVALID_ARGUMENT API_KEY_INVALID' });
+      expect(key).toMatchObject({
+        message: 'API key not valid. Please pass a valid API key.',
+        retryable: false,
+        detail: 'gemini HTTP 400 INVALID_ARGUMENT API_KEY_INVALID',
+      });
     });
 
     it('names the HTTP status and the page title of a non-JSON 502 from a proxy, never the page itself', async () => {
@@ -87,12 +100,20 @@ describe('provider errors, retries and cancellation', () => {
 
     it('reads an error a gateway reports inside a 200 reply', async () => {
       server.reply({ status: 200, body: { error: { message: 'Provider returned error', code: 400 }, user_id: 'u1' } });
-      expect(await rejection(ask(make('openai-compatible'), 'openai-compatible'))).toMatchObject({ message: 'Provider returned error', status: 400, retryable: false });
+      expect(await rejection(ask(make('openai-compatible'), 'openai-compatible'))).toMatchObject({
+        message: 'Provider returned error',
+        status: 400,
+        retryable: false,
+      });
     });
 
     it('refuses a 200 reply that is not JSON without retrying', async () => {
       server.reply({ status: 200, headers: { 'content-type': 'text/plain' }, body: 'hello' });
-      expect(await rejection(ask(make('anthropic'), 'anthropic'))).toMatchObject({ status: 200, retryable: false, message: expect.stringContaining('not JSON') });
+      expect(await rejection(ask(make('anthropic'), 'anthropic'))).toMatchObject({
+        status: 200,
+        retryable: false,
+        message: expect.stringContaining('not JSON'),
+      });
       expect(server.received).toHaveLength(1);
     });
   });
@@ -100,22 +121,25 @@ describe('provider errors, retries and cancellation', () => {
   describe('the key', () => {
     const PLAIN = 'memo-plain-key-abcdef123456';
 
-    it.each<Kind>(['openai-compatible', 'anthropic', 'gemini'])('never appears in a %s error message or detail, even when the server echoes it', async (kind) => {
-      server.reply(
-        { status: 400, body: { error: { message: `key ${PLAIN} is not allowed here`, type: `bad_${PLAIN}` } } },
-        { status: 503, headers: { 'content-type': 'text/html' }, body: `<title>${PLAIN} down</title>` },
-        { status: 503, headers: { 'content-type': 'text/html' }, body: `<title>${PLAIN} down</title>` },
-        { status: 503, headers: { 'content-type': 'text/html' }, body: `<title>${PLAIN} down</title>` },
-      );
-      const p = make(kind, { apiKey: PLAIN, headers: { 'X-Session-Token': 'session-secret-value-99' } });
-      const first = await rejection(ask(p, kind));
-      const second = await rejection(ask(p, kind));
-      for (const err of [first, second]) {
-        expect(`${err.message} ${err.detail}`).not.toContain(PLAIN);
-        expect(`${err.message} ${err.detail}`).toContain('[masked]');
-      }
-      expect(first.message).toBe('key [masked] is not allowed here');
-    });
+    it.each<Kind>(['openai-compatible', 'anthropic', 'gemini'])(
+      'never appears in a %s error message or detail, even when the server echoes it',
+      async (kind) => {
+        server.reply(
+          { status: 400, body: { error: { message: `key ${PLAIN} is not allowed here`, type: `bad_${PLAIN}` } } },
+          { status: 503, headers: { 'content-type': 'text/html' }, body: `<title>${PLAIN} down</title>` },
+          { status: 503, headers: { 'content-type': 'text/html' }, body: `<title>${PLAIN} down</title>` },
+          { status: 503, headers: { 'content-type': 'text/html' }, body: `<title>${PLAIN} down</title>` },
+        );
+        const p = make(kind, { apiKey: PLAIN, headers: { 'X-Session-Token': 'session-secret-value-99' } });
+        const first = await rejection(ask(p, kind));
+        const second = await rejection(ask(p, kind));
+        for (const err of [first, second]) {
+          expect(`${err.message} ${err.detail}`).not.toContain(PLAIN);
+          expect(`${err.message} ${err.detail}`).toContain('[masked]');
+        }
+        expect(first.message).toBe('key [masked] is not allowed here');
+      },
+    );
 
     it('is required before any request for a hosted preset, naming the variable to set', async () => {
       const calls: unknown[] = [];
@@ -130,9 +154,17 @@ describe('provider errors, retries and cancellation', () => {
         retryable: false,
       });
       const named = make('anthropic', { baseUrl: undefined, apiKey: undefined, apiKeyEnv: 'MEMO_TEST_UNSET_KEY' }, { fetch: spy });
-      expect(await rejection(ask(named, 'anthropic'))).toMatchObject({ message: 'no API key: set $MEMO_TEST_UNSET_KEY or store a key with configure_provider (provider "test").' });
-      const overridden = make('openai-compatible', { preset: 'openai', apiKey: undefined }, { fetch: spy, env: { OPENAI_API_KEY: 'sk-should-not-travel-elsewhere-000' } });
-      expect(await rejection(ask(overridden, 'openai-compatible'))).toMatchObject({ message: expect.stringMatching(/^no API key: set apiKeyEnv \(e\.g\. \$OPENAI_API_KEY\)/) });
+      expect(await rejection(ask(named, 'anthropic'))).toMatchObject({
+        message: 'no API key: set $MEMO_TEST_UNSET_KEY or store a key with configure_provider (provider "test").',
+      });
+      const overridden = make(
+        'openai-compatible',
+        { preset: 'openai', apiKey: undefined },
+        { fetch: spy, env: { OPENAI_API_KEY: 'sk-should-not-travel-elsewhere-000' } },
+      );
+      expect(await rejection(ask(overridden, 'openai-compatible'))).toMatchObject({
+        message: expect.stringMatching(/^no API key: set apiKeyEnv \(e\.g\. \$OPENAI_API_KEY\)/),
+      });
       expect(calls).toEqual([]);
     });
 
@@ -140,7 +172,9 @@ describe('provider errors, retries and cancellation', () => {
       const seen: Array<{ url: string; headers: Record<string, string> }> = [];
       const capture = ((url: string, init: RequestInit) => {
         seen.push({ url, headers: init.headers as Record<string, string> });
-        return Promise.resolve(new Response(JSON.stringify(fixture('gemini/02-final-answer.json').response.body), { status: 200, headers: { 'content-type': 'application/json' } }));
+        return Promise.resolve(
+          new Response(JSON.stringify(fixture('gemini/02-final-answer.json').response.body), { status: 200, headers: { 'content-type': 'application/json' } }),
+        );
       }) as unknown as typeof fetch;
       const p = make('gemini', { baseUrl: undefined, apiKey: undefined }, { fetch: capture, env: { GEMINI_API_KEY: 'AIza-from-the-environment' } });
       await ask(p, 'gemini');
@@ -163,7 +197,12 @@ describe('provider errors, retries and cancellation', () => {
       const overloaded = recorded('anthropic/error-529-overloaded.json');
       server.reply(overloaded, overloaded, overloaded, overloaded);
       const err = await rejection(ask(make('anthropic'), 'anthropic'));
-      expect(err).toMatchObject({ message: 'Overloaded', status: 529, retryable: true, detail: 'anthropic HTTP 529 overloaded_error; gave up after 3 attempts' });
+      expect(err).toMatchObject({
+        message: 'Overloaded',
+        status: 529,
+        retryable: true,
+        detail: 'anthropic HTTP 529 overloaded_error; gave up after 3 attempts',
+      });
       expect(server.received).toHaveLength(3);
       expect(sleeps).toEqual([1000, 2000]);
     });
@@ -175,7 +214,10 @@ describe('provider errors, retries and cancellation', () => {
     });
 
     it('waits until a Retry-After HTTP date', async () => {
-      server.reply({ status: 429, headers: { 'retry-after': new Date(NOW + 5000).toUTCString() }, body: fixture('anthropic/error-429-rate-limit.json').response.body }, recorded(OK.anthropic));
+      server.reply(
+        { status: 429, headers: { 'retry-after': new Date(NOW + 5000).toUTCString() }, body: fixture('anthropic/error-429-rate-limit.json').response.body },
+        recorded(OK.anthropic),
+      );
       await ask(make('anthropic'), 'anthropic');
       expect(sleeps).toEqual([5000]);
     });
@@ -200,7 +242,11 @@ describe('provider errors, retries and cancellation', () => {
     it('retries network errors and then names the host it could not reach', async () => {
       server.reply({ destroy: true }, { destroy: true }, { destroy: true });
       const err = await rejection(ask(make('gemini'), 'gemini'));
-      expect(err).toMatchObject({ status: null, retryable: true, message: expect.stringMatching(new RegExp(`^Could not reach ${new URL(server.url).host} \\(`)) });
+      expect(err).toMatchObject({
+        status: null,
+        retryable: true,
+        message: expect.stringMatching(new RegExp(`^Could not reach ${new URL(server.url).host} \\(`)),
+      });
       expect(server.received).toHaveLength(3);
       expect(sleeps).toEqual([1000, 2000]);
     });
@@ -209,7 +255,9 @@ describe('provider errors, retries and cancellation', () => {
       const closed = await ReplayServer.start();
       const url = closed.url;
       await closed.close();
-      const err = await rejection(ask(make('openai-compatible', { preset: 'ollama', baseUrl: `${url}/v1`, apiKey: undefined }, { retry: { attempts: 1 } }), 'openai-compatible'));
+      const err = await rejection(
+        ask(make('openai-compatible', { preset: 'ollama', baseUrl: `${url}/v1`, apiKey: undefined }, { retry: { attempts: 1 } }), 'openai-compatible'),
+      );
       expect(err).toMatchObject({ message: `Could not reach ${new URL(url).host} (ECONNREFUSED): is the server running?`, status: null, retryable: true });
     });
   });
@@ -218,7 +266,11 @@ describe('provider errors, retries and cancellation', () => {
     it('sends nothing when the signal is already aborted', async () => {
       const c = new AbortController();
       c.abort();
-      expect(await rejection(ask(make('openai-compatible'), 'openai-compatible', c.signal))).toMatchObject({ message: 'The request was cancelled.', retryable: false, status: null });
+      expect(await rejection(ask(make('openai-compatible'), 'openai-compatible', c.signal))).toMatchObject({
+        message: 'The request was cancelled.',
+        retryable: false,
+        status: null,
+      });
       expect(server.received).toHaveLength(0);
     });
 

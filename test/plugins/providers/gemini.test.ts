@@ -73,7 +73,15 @@ describe('the gemini adapter', () => {
     server.reply(recorded('gemini/02-final-answer.json'));
     await chat([
       { role: 'user', content: USER },
-      { role: 'assistant', content: '', toolCalls: [{ id: 'a', name: 'read_file', arguments: { path: 'x' } }, { id: 'b', name: 'read_file', arguments: { path: 'y' } }, { id: 'c', name: 'get_weather', arguments: { city: 'Rome' } }] },
+      {
+        role: 'assistant',
+        content: '',
+        toolCalls: [
+          { id: 'a', name: 'read_file', arguments: { path: 'x' } },
+          { id: 'b', name: 'read_file', arguments: { path: 'y' } },
+          { id: 'c', name: 'get_weather', arguments: { city: 'Rome' } },
+        ],
+      },
       { role: 'tool', toolCallId: 'c', name: 'get_weather', content: 'sunny' },
       { role: 'tool', toolCallId: 'b', name: 'read_file', content: 'Y' },
       { role: 'tool', toolCallId: 'a', name: 'read_file', content: 'X' },
@@ -109,7 +117,9 @@ describe('the gemini adapter', () => {
 
   it('declares a tool without parameters when its schema has no properties', async () => {
     server.reply(recorded('gemini/02-final-answer.json'));
-    const tools = [{ name: 'get_magic_number', description: 'Returns the magic number.', parameters: { type: 'object', properties: {}, additionalProperties: false } }] as ToolDefinition[];
+    const tools = [
+      { name: 'get_magic_number', description: 'Returns the magic number.', parameters: { type: 'object', properties: {}, additionalProperties: false } },
+    ] as ToolDefinition[];
     await chat(firstMessages(), { tools, maxOutputTokens: 200, temperature: 0 });
     expect(server.request(0).body.tools).toEqual([{ functionDeclarations: [{ name: 'get_magic_number', description: 'Returns the magic number.' }] }]);
     expect(server.request(0).body.generationConfig).toEqual({ temperature: 0, maxOutputTokens: 200 });
@@ -124,7 +134,13 @@ describe('the gemini adapter', () => {
     server.reply({
       status: 200,
       body: {
-        candidates: [{ content: { role: 'model' }, finishReason: 'MALFORMED_FUNCTION_CALL', finishMessage: "Malformed function call: print(default_api.read_file(path='notes.txt'" }],
+        candidates: [
+          {
+            content: { role: 'model' },
+            finishReason: 'MALFORMED_FUNCTION_CALL',
+            finishMessage: "Malformed function call: print(default_api.read_file(path='notes.txt'",
+          },
+        ],
         usageMetadata: { promptTokenCount: 90, totalTokenCount: 90 },
       },
     });

@@ -14,7 +14,15 @@ import { ManualClock, ProviderError, type ChatMessage, type ChatRequest, type Pr
 import { activate } from '../../../plugins/providers/index.js';
 import { checkModelFile, readGgufHeader } from '../../../plugins/providers/local-gguf-file.js';
 import { dropOptionalNulls, gbnfParameters } from '../../../plugins/providers/local-gguf-schema.js';
-import { DEFAULT_CONTEXT_CAP, localGgufBackend, localGgufFactory, toFunctions, toLlamaHistory, windowFor, type LocalGgufProvider } from '../../../plugins/providers/local-gguf.js';
+import {
+  DEFAULT_CONTEXT_CAP,
+  localGgufBackend,
+  localGgufFactory,
+  toFunctions,
+  toLlamaHistory,
+  windowFor,
+  type LocalGgufProvider,
+} from '../../../plugins/providers/local-gguf.js';
 import { tempDir } from '../../helpers/kernel-fixture.js';
 import { tinyGguf, writeTinyGguf } from '../../helpers/tiny-gguf.js';
 import { configWith, type ConfigOverrides } from './conversation.js';
@@ -88,7 +96,12 @@ describe('llama-cpp provider (in-process GGUF)', () => {
   describe('chat', () => {
     it('loads the model and answers within the token bound, with usage', async () => {
       const p = provider();
-      const r = await p.chat(request(small, [{ role: 'system', content: 'You are terse.' }, { role: 'user', content: 'Hello world, what is the magic number?' }]));
+      const r = await p.chat(
+        request(small, [
+          { role: 'system', content: 'You are terse.' },
+          { role: 'user', content: 'Hello world, what is the magic number?' },
+        ]),
+      );
       expect(typeof r.content).toBe('string');
       expect(r.toolCalls).toEqual([]);
       expect(r.usage!.outputTokens).toBeGreaterThan(0);
@@ -138,7 +151,9 @@ describe('llama-cpp provider (in-process GGUF)', () => {
       expect(err).toMatchObject({ message: 'The request was cancelled.', status: null, retryable: false });
       const before = new AbortController();
       before.abort();
-      await expect(p.chat(request(small, [{ role: 'user', content: 'hi' }], { signal: before.signal }))).rejects.toMatchObject({ message: 'The request was cancelled.' });
+      await expect(p.chat(request(small, [{ role: 'user', content: 'hi' }], { signal: before.signal }))).rejects.toMatchObject({
+        message: 'The request was cancelled.',
+      });
       const after = await p.chat(request(small, [{ role: 'user', content: 'hello again' }], { maxOutputTokens: 3 }));
       expect(after.usage!.outputTokens).toBeGreaterThan(0);
     });
@@ -152,8 +167,15 @@ describe('llama-cpp provider (in-process GGUF)', () => {
 
     it('names a missing file, a relative path, another extension, a directory and no model at all', async () => {
       const missing = path.join(dir, 'nope.gguf');
-      expect(await ask(missing)).toMatchObject({ name: 'ProviderError', message: `There is no model file at ${missing}: check the path of provider "tiny".`, status: null, retryable: false });
-      expect((await ask('models/tiny.gguf')).message).toBe('Provider "tiny": the model "models/tiny.gguf" is not an absolute path; give the full path of the .gguf file.');
+      expect(await ask(missing)).toMatchObject({
+        name: 'ProviderError',
+        message: `There is no model file at ${missing}: check the path of provider "tiny".`,
+        status: null,
+        retryable: false,
+      });
+      expect((await ask('models/tiny.gguf')).message).toBe(
+        'Provider "tiny": the model "models/tiny.gguf" is not an absolute path; give the full path of the .gguf file.',
+      );
       expect((await ask(path.join(dir, 'model.bin'))).message).toMatch(/is not a \.gguf file; the llama-cpp kind loads GGUF models only/);
       fs.mkdirSync(path.join(dir, 'folder.gguf'), { recursive: true });
       expect((await ask(path.join(dir, 'folder.gguf'))).message).toBe(`${path.join(dir, 'folder.gguf')} is a directory, not a .gguf file.`);
@@ -172,7 +194,7 @@ describe('llama-cpp provider (in-process GGUF)', () => {
       expect(() => checkModelFile('tiny', html)).toThrow(ProviderError);
     });
 
-    it("says llama.cpp could not load a truncated model, and a request after the file is fixed works", async () => {
+    it('says llama.cpp could not load a truncated model, and a request after the file is fixed works', async () => {
       const cut = path.join(dir, 'cut.gguf');
       const whole = fs.readFileSync(small);
       fs.writeFileSync(cut, whole.subarray(0, Math.floor(whole.length / 2)));
@@ -182,7 +204,9 @@ describe('llama-cpp provider (in-process GGUF)', () => {
       expect(err).toMatchObject({ status: null, retryable: false });
       // llama.cpp's own reason, not only node-llama-cpp's "Failed to load model".
       expect(err.message.startsWith(`llama.cpp could not load ${cut}: tensor '`)).toBe(true);
-      expect(err.message).toMatch(/' data is not within the file bounds, model is corrupted or incomplete\. The file may be damaged or incomplete, or of an architecture this llama\.cpp does not know\.$/);
+      expect(err.message).toMatch(
+        /' data is not within the file bounds, model is corrupted or incomplete\. The file may be damaged or incomplete, or of an architecture this llama\.cpp does not know\.$/,
+      );
       expect(err.detail).toMatch(/^llama-cpp load failed: Failed to load model; /);
       fs.writeFileSync(cut, whole);
       const ok = await p.chat(request(cut, [{ role: 'user', content: 'hi' }], { maxOutputTokens: 2 }));
@@ -207,7 +231,9 @@ describe('llama-cpp provider (in-process GGUF)', () => {
       const err = await rejection(p.chat(request(small, [{ role: 'user', content: 'What is the weather in Paris?' }], { tools: TOOLS })));
       expect(err).toBeInstanceOf(ProviderError);
       expect(err).toMatchObject({ status: null, retryable: false });
-      expect(err.message).toBe("The conversation does not fit this model's context of 256 tokens (tool descriptions count too): start a new conversation, use fewer tools, or set a larger contextWindow if the model allows it.");
+      expect(err.message).toBe(
+        "The conversation does not fit this model's context of 256 tokens (tool descriptions count too): start a new conversation, use fewer tools, or set a larger contextWindow if the model allows it.",
+      );
       expect(err.detail).toMatch(/^llama-cpp context overflow: /);
     });
 
@@ -218,11 +244,20 @@ describe('llama-cpp provider (in-process GGUF)', () => {
         override generateContextState(options: ChatWrapperGenerateContextStateOptions): ChatWrapperGeneratedContextState {
           const state = super.generateContextState(options);
           if (!options.availableFunctions || !Object.keys(options.availableFunctions).length) return state;
-          return { contextText: state.contextText, stopGenerationTriggers: state.stopGenerationTriggers, functionCall: { initiallyEngaged: true, disengageInitiallyEngaged: [] } };
+          return {
+            contextText: state.contextText,
+            stopGenerationTriggers: state.stopGenerationTriggers,
+            functionCall: { initiallyEngaged: true, disengageInitiallyEngaged: [] },
+          };
         }
       }
       const p = provider({ model: roomy }, localGgufFactory({ gpu: false, threads: 1, chatWrapper: new ForcedCall() }));
-      const tools = TOOLS.map((t) => ({ ...t, handler: () => { throw new Error('a tool must never be run by the provider'); } }));
+      const tools = TOOLS.map((t) => ({
+        ...t,
+        handler: () => {
+          throw new Error('a tool must never be run by the provider');
+        },
+      }));
       const messages: ChatMessage[] = [{ role: 'user', content: 'What is the weather in Paris?' }];
       const first = await p.chat(request(roomy, messages, { tools, maxOutputTokens: 200 }));
       expect(first.finishReason).toBe('functionCalls');
@@ -255,7 +290,14 @@ describe('llama-cpp provider (in-process GGUF)', () => {
         [
           { role: 'system', content: 'sys' },
           { role: 'user', content: 'weather and time?' },
-          { role: 'assistant', content: 'Checking.', toolCalls: [{ id: 'a', name: 'get_weather', arguments: { city: 'Paris' } }, { id: 'b', name: 'now', arguments: {} }] },
+          {
+            role: 'assistant',
+            content: 'Checking.',
+            toolCalls: [
+              { id: 'a', name: 'get_weather', arguments: { city: 'Paris' } },
+              { id: 'b', name: 'now', arguments: {} },
+            ],
+          },
           { role: 'tool', toolCallId: 'b', name: 'now', content: '12:00' },
           { role: 'tool', toolCallId: 'a', name: 'get_weather', content: '{"temperature": 21}', isError: false },
           { role: 'assistant', content: 'Sunny, noon.' },
@@ -271,13 +313,25 @@ describe('llama-cpp provider (in-process GGUF)', () => {
           type: 'model',
           response: [
             'Checking.',
-            { type: 'functionCall', name: 'get_weather', description: 'Current weather for a city', params: { city: 'Paris' }, result: { temperature: 21 }, startsNewChunk: true },
+            {
+              type: 'functionCall',
+              name: 'get_weather',
+              description: 'Current weather for a city',
+              params: { city: 'Paris' },
+              result: { temperature: 21 },
+              startsNewChunk: true,
+            },
             { type: 'functionCall', name: 'now', description: 'The time', params: undefined, result: '12:00' },
             'Sunny, noon.',
           ],
         },
         { type: 'user', text: 'Result of orphan: late' },
-        { type: 'model', response: [{ type: 'functionCall', name: 'now', description: 'The time', params: undefined, result: 'No result: the call was not run.', startsNewChunk: true }] },
+        {
+          type: 'model',
+          response: [
+            { type: 'functionCall', name: 'now', description: 'The time', params: undefined, result: 'No result: the call was not run.', startsNewChunk: true },
+          ],
+        },
       ]);
     });
   });
@@ -289,7 +343,13 @@ describe('llama-cpp provider (in-process GGUF)', () => {
         $schema: 'https://json-schema.org/draft/2020-12/schema',
         type: 'object',
         $defs: { point: { type: 'object', properties: { x: { type: 'number' }, y: { type: 'number' } }, required: ['x', 'y'] } },
-        definitions: { tree: { type: 'object', properties: { name: { type: 'string' }, children: { type: 'array', items: { $ref: '#/definitions/tree' } } }, required: ['name'] } },
+        definitions: {
+          tree: {
+            type: 'object',
+            properties: { name: { type: 'string' }, children: { type: 'array', items: { $ref: '#/definitions/tree' } } },
+            required: ['name'],
+          },
+        },
         properties: { at: { $ref: '#/$defs/point' }, tree: { $ref: '#/definitions/tree' } },
         required: ['at'],
       },
@@ -347,7 +407,10 @@ describe('llama-cpp provider (in-process GGUF)', () => {
       expect(mixed.properties.level.oneOf[0]).toEqual({ enum: [1, 2, 'three', null] });
       expect(mixed.properties.meta.oneOf[0]).toEqual({ type: 'object', properties: {}, additionalProperties: { type: 'string' } });
       expect(mixed.properties.loose.oneOf[0]).toEqual({ type: 'object', properties: {}, additionalProperties: true });
-      expect(mixed.properties.both.oneOf[0]).toEqual({ type: 'object', properties: { a: { type: 'string' }, b: { oneOf: [{ type: 'boolean' }, { type: 'null' }] } } });
+      expect(mixed.properties.both.oneOf[0]).toEqual({
+        type: 'object',
+        properties: { a: { type: 'string' }, b: { oneOf: [{ type: 'boolean' }, { type: 'null' }] } },
+      });
     });
 
     it('removes the nulls the grammar wrote for optional properties, nested ones included', () => {

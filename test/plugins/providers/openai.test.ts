@@ -4,7 +4,8 @@ import { bootKernel, firstMessages, KEY, NOTES, request, TOOLS, withResults, typ
 describe('the openai-compatible adapter', () => {
   let booted: Booted;
   let server: ReplayServer;
-  const provider = (extra: Record<string, unknown> = {}) => booted.create({ kind: 'openai-compatible', baseUrl: `${server.url}/v1`, model: 'gpt-4o', apiKey: KEY, ...extra });
+  const provider = (extra: Record<string, unknown> = {}) =>
+    booted.create({ kind: 'openai-compatible', baseUrl: `${server.url}/v1`, model: 'gpt-4o', apiKey: KEY, ...extra });
 
   beforeAll(async () => {
     booted = await bootKernel();
@@ -91,7 +92,15 @@ describe('the openai-compatible adapter', () => {
   it('gives a tool call without an id (some local servers) a generated one', async () => {
     server.reply({
       status: 200,
-      body: { choices: [{ index: 0, message: { role: 'assistant', content: null, tool_calls: [{ type: 'function', function: { name: 'read_file', arguments: '{"path":"a"}' } }] }, finish_reason: 'tool_calls' }] },
+      body: {
+        choices: [
+          {
+            index: 0,
+            message: { role: 'assistant', content: null, tool_calls: [{ type: 'function', function: { name: 'read_file', arguments: '{"path":"a"}' } }] },
+            finish_reason: 'tool_calls',
+          },
+        ],
+      },
     });
     const reply = await provider({ model: 'qwen2.5:7b' }).chat(request(firstMessages(), { model: 'qwen2.5:7b' }));
     expect(reply.toolCalls).toEqual([{ id: expect.stringMatching(/^call_[0-9a-f]{16}$/), name: 'read_file', arguments: { path: 'a' } }]);
@@ -120,7 +129,9 @@ describe('the openai-compatible adapter', () => {
 
   it('overrides a hosted preset base URL and sends configured headers without letting them replace the key', async () => {
     server.reply(recorded('openai/02-final-answer.json'));
-    await provider({ preset: 'openrouter', headers: { 'HTTP-Referer': 'https://memo.example', 'X-Title': 'Memo', Authorization: 'Bearer nope' } }).chat(request(firstMessages()));
+    await provider({ preset: 'openrouter', headers: { 'HTTP-Referer': 'https://memo.example', 'X-Title': 'Memo', Authorization: 'Bearer nope' } }).chat(
+      request(firstMessages()),
+    );
     const h = server.request(0).headers;
     expect(h['http-referer']).toBe('https://memo.example');
     expect(h['x-title']).toBe('Memo');

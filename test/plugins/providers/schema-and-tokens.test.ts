@@ -42,7 +42,10 @@ describe('Gemini schema cleaning', () => {
         start: { type: 'object', description: 'Where to start', properties: { x: { type: 'number' }, y: { type: 'number' } }, required: ['x', 'y'] },
         tree: {
           type: 'object',
-          properties: { name: { type: 'string' }, children: { type: 'array', items: { type: 'object', description: '(a nested structure of the same shape as its parent)' } } },
+          properties: {
+            name: { type: 'string' },
+            children: { type: 'array', items: { type: 'object', description: '(a nested structure of the same shape as its parent)' } },
+          },
         },
         mode: { type: 'string', enum: ['fast'] },
         flag: { type: 'boolean', description: '(must be true)' },
@@ -66,7 +69,20 @@ describe('Gemini schema cleaning', () => {
 
   it('leaves nothing of $schema, $ref, $defs, additionalProperties, default, examples, const or type arrays', () => {
     const text = JSON.stringify(geminiParameters(schema));
-    for (const word of ['$schema', '$ref', '$defs', 'additionalProperties', '"default"', 'examples', '"const"', 'uniqueItems', 'propertyNames', '"oneOf"', '"allOf"', '"format":"email"']) {
+    for (const word of [
+      '$schema',
+      '$ref',
+      '$defs',
+      'additionalProperties',
+      '"default"',
+      'examples',
+      '"const"',
+      'uniqueItems',
+      'propertyNames',
+      '"oneOf"',
+      '"allOf"',
+      '"format":"email"',
+    ]) {
       expect(text).not.toContain(word);
     }
     expect(text).not.toMatch(/"type":\[/);
@@ -115,6 +131,7 @@ describe('token counting', () => {
   });
 
   it('leaves other models to the loop, which estimates 3.5 characters a token and corrects from reported usage', () => {
-    for (const m of ['claude-sonnet-4-20250514', 'gemini-2.0-flash', 'llama-3.1-8b-instant', 'qwen2.5:7b']) expect(count('some text <|endoftext|>', m)).toBeUndefined();
+    for (const m of ['claude-sonnet-4-20250514', 'gemini-2.0-flash', 'llama-3.1-8b-instant', 'qwen2.5:7b'])
+      expect(count('some text <|endoftext|>', m)).toBeUndefined();
   });
 });

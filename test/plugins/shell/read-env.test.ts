@@ -127,7 +127,13 @@ describe('read_env and run_command with a table of environment variables', () =>
   });
 
   it('keeps the working directory readable in run_command output, and masks secret values there', async () => {
-    const r = value(await fx.kernel.invoke({ tool: 'run_command', args: { command: 'pwd; echo "$PWD"; printenv DB_PASS; echo "$REDIS_URL"; echo "$HOME"' }, caller: { kind: 'agent' } }));
+    const r = value(
+      await fx.kernel.invoke({
+        tool: 'run_command',
+        args: { command: 'pwd; echo "$PWD"; printenv DB_PASS; echo "$REDIS_URL"; echo "$HOME"' },
+        caller: { kind: 'agent' },
+      }),
+    );
     expect(r.stdout).toBe(`${fx.kernel.config.root}\n${fx.kernel.config.root}\n${M}\nredis://:${M}@cache:6379/0\n${process.env.HOME}\n`);
   });
 });

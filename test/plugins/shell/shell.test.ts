@@ -25,7 +25,8 @@ const withArg = (arg: string): number[] =>
 
 describe('the shell pack', () => {
   let fx: Fixture;
-  const run = (command: string, cwd?: string) => fx.kernel.invoke({ tool: 'run_command', args: { command, ...(cwd ? { cwd } : {}) }, caller: { kind: 'agent' } });
+  const run = (command: string, cwd?: string) =>
+    fx.kernel.invoke({ tool: 'run_command', args: { command, ...(cwd ? { cwd } : {}) }, caller: { kind: 'agent' } });
 
   beforeEach(async () => {
     fx = makeKernel({ packs: [] });
@@ -105,7 +106,8 @@ describe('the shell pack', () => {
 
 describe('the judge in front of run_command', () => {
   let fx: Fixture;
-  const run = (command: string, cwd?: string) => fx.kernel.invoke({ tool: 'run_command', args: { command, ...(cwd ? { cwd } : {}) }, caller: { kind: 'agent' } });
+  const run = (command: string, cwd?: string) =>
+    fx.kernel.invoke({ tool: 'run_command', args: { command, ...(cwd ? { cwd } : {}) }, caller: { kind: 'agent' } });
 
   beforeEach(async () => {
     fx = makeKernel({ packs: [] });
@@ -127,7 +129,11 @@ describe('the judge in front of run_command', () => {
     const command = `python3 -c 'print(6 * 7)'`;
     fx.prompter.answer('allow-forever', 'deny-once');
     expect(value(await run(command)).stdout).toBe('42\n');
-    expect(fx.prompter.asked[0]).toMatchObject({ standingApprovalAllowed: false, concern: { verdict: 'ask', rule: expect.any(String) }, preview: { kind: 'command', text: expect.stringContaining(command) } });
+    expect(fx.prompter.asked[0]).toMatchObject({
+      standingApprovalAllowed: false,
+      concern: { verdict: 'ask', rule: expect.any(String) },
+      preview: { kind: 'command', text: expect.stringContaining(command) },
+    });
     expect(code(await run(`${command} `))).toBe('PERMISSION_DENIED');
     expect(fx.prompter.asked).toHaveLength(2);
   });
@@ -153,13 +159,21 @@ describe('the judge in front of run_command', () => {
     try {
       await k.kernel.loadPacks([{ dir: path.resolve('plugins'), source: 'builtin' }]);
       k.prompter.setFallback('allow-once');
-      for (const command of ['cat data/permissions.json', 'cd data && cat permissions.json', 'echo x > data/permissions.json', 'cp /etc/hostname data/packs/x', `cat ${path.join(root, 'data', 'agent-audit.jsonl')}`]) {
+      for (const command of [
+        'cat data/permissions.json',
+        'cd data && cat permissions.json',
+        'echo x > data/permissions.json',
+        'cp /etc/hostname data/packs/x',
+        `cat ${path.join(root, 'data', 'agent-audit.jsonl')}`,
+      ]) {
         const r = await k.kernel.invoke({ tool: 'run_command', args: { command }, caller: { kind: 'agent' } });
         expect([command, !r.ok && r.error.code]).toEqual([command, 'COMMAND_BLOCKED']);
         expect(!r.ok && r.error.message).toContain('kernel-state');
       }
       expect(k.prompter.asked).toHaveLength(0);
-      expect(value(await k.kernel.invoke({ tool: 'run_command', args: { command: 'echo fine > notes.txt && cat notes.txt' }, caller: { kind: 'agent' } })).stdout).toBe('fine\n');
+      expect(
+        value(await k.kernel.invoke({ tool: 'run_command', args: { command: 'echo fine > notes.txt && cat notes.txt' }, caller: { kind: 'agent' } })).stdout,
+      ).toBe('fine\n');
     } finally {
       await k.close();
     }
@@ -168,7 +182,8 @@ describe('the judge in front of run_command', () => {
 
 describe('memo shell check', () => {
   beforeAll(requireFreshBuild);
-  const check = (cmd: string) => spawnSync(process.execPath, [path.resolve('bin/memo'), '--data', path.join(tempDir(), 'd'), 'shell', 'check', cmd, '--json'], { encoding: 'utf8' });
+  const check = (cmd: string) =>
+    spawnSync(process.execPath, [path.resolve('bin/memo'), '--data', path.join(tempDir(), 'd'), 'shell', 'check', cmd, '--json'], { encoding: 'utf8' });
 
   it('prints the verdict, rule and reason of a blocked command and runs nothing', () => {
     const marker = path.join(tempDir(), 'made');
@@ -186,7 +201,11 @@ describe('memo shell check', () => {
 
   it('refuses a command pointing into the data folder it is given', () => {
     const base = tempDir();
-    const r = spawnSync(process.execPath, [path.resolve('bin/memo'), '--root', base, '--data', path.join(base, 'data'), 'shell', 'check', 'cat data/providers.json', '--json'], { encoding: 'utf8' });
+    const r = spawnSync(
+      process.execPath,
+      [path.resolve('bin/memo'), '--root', base, '--data', path.join(base, 'data'), 'shell', 'check', 'cat data/providers.json', '--json'],
+      { encoding: 'utf8' },
+    );
     expect(r.status).toBe(1);
     expect(JSON.parse(r.stdout)).toMatchObject({ verdict: 'blocked', rule: 'kernel-state' });
   });

@@ -67,7 +67,8 @@ describe('web-search, compiled, through the CLI', () => {
           {
             title: 'Bitcoin price today, BTC to USD live price, marketcap and chart | CoinMarketCap',
             url: 'https://coinmarketcap.com/currencies/bitcoin/',
-            snippet: 'The live Bitcoin price today is $67,298.12 USD with a 24-hour trading volume of $31,196,431,870 USD. We update our BTC to USD price in real-time.',
+            snippet:
+              'The live Bitcoin price today is $67,298.12 USD with a 24-hour trading volume of $31,196,431,870 USD. We update our BTC to USD price in real-time.',
           },
         ],
         count: 2,

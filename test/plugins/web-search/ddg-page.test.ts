@@ -96,7 +96,9 @@ describe('readResultsPage', () => {
   });
 
   it('sees the bot check by its text when the modal markup is gone', () => {
-    expect(readResultsPage('<html><head><title>DuckDuckGo</title></head><body><p>Unfortunately, bots use DuckDuckGo too.</p></body></html>')).toEqual({ kind: 'anomaly' });
+    expect(readResultsPage('<html><head><title>DuckDuckGo</title></head><body><p>Unfortunately, bots use DuckDuckGo too.</p></body></html>')).toEqual({
+      kind: 'anomaly',
+    });
   });
 
   it('does not read markup that appears inside scripts or comments', () => {

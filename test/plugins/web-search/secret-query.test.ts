@@ -96,7 +96,11 @@ describe('web_search refuses queries that carry secrets', () => {
     const mod = (await import('../../../plugins/web-search/index.js')) as { tools: Record<string, ToolImplementation>; QUERY_MAX: number };
     expect(mod.QUERY_MAX).toBe(400);
     const run = mod.tools.web_search as (args: Record<string, unknown>, ctx: ToolContext) => Promise<unknown>;
-    const ctx = { signal: new AbortController().signal, config: { endpoint: ddg.url, retries: 0, timeoutMs: 5000 }, progress: () => {} } as unknown as ToolContext;
+    const ctx = {
+      signal: new AbortController().signal,
+      config: { endpoint: ddg.url, retries: 0, timeoutMs: 5000 },
+      progress: () => {},
+    } as unknown as ToolContext;
     await expect(run({ query: 'word '.repeat(100) }, ctx)).rejects.toMatchObject({ code: 'VALIDATION', message: expect.stringMatching(/at most 400/) });
     expect(ddg.received).toHaveLength(0);
   });

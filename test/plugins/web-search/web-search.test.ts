@@ -269,13 +269,18 @@ describe('the web-search pack', () => {
       ddg.reply(page('not-ddg.html'));
       const e = error(await search({ query: 'bitcoin price' }));
       expect(e.code).toBe('TOOL_FAILED');
-      expect(e.message).toMatch(/^The page from DuckDuckGo \(127\.0\.0\.1:\d+\) \(HTTP 200, titled "Sign in to CoffeeShop Wi-Fi"\) is not a DuckDuckGo result page/);
+      expect(e.message).toMatch(
+        /^The page from DuckDuckGo \(127\.0\.0\.1:\d+\) \(HTTP 200, titled "Sign in to CoffeeShop Wi-Fi"\) is not a DuckDuckGo result page/,
+      );
       expect(e.message).toContain("Check the web-search pack's endpoint setting");
     });
 
     it('fails with TOOL_FAILED on an empty answer', async () => {
       ddg.reply(status(200, {}, ''));
-      expect(error(await search({ query: 'bitcoin price' }))).toMatchObject({ code: 'TOOL_FAILED', message: expect.stringContaining('is not a DuckDuckGo result page') });
+      expect(error(await search({ query: 'bitcoin price' }))).toMatchObject({
+        code: 'TOOL_FAILED',
+        message: expect.stringContaining('is not a DuckDuckGo result page'),
+      });
     });
 
     it('fails with TOOL_FAILED when the result blocks are in a layout it cannot read', async () => {
@@ -301,7 +306,9 @@ describe('the web-search pack', () => {
       ddg.otherwise(status(503));
       const e = error(await search({ query: 'bitcoin price' }));
       expect(e.code).toBe('TOOL_FAILED');
-      expect(e.message).toMatch(/^DuckDuckGo \(127\.0\.0\.1:\d+\) answered HTTP 503 Service Unavailable \(tried 2 times\): the search service is having trouble\. Try again later\.$/);
+      expect(e.message).toMatch(
+        /^DuckDuckGo \(127\.0\.0\.1:\d+\) answered HTTP 503 Service Unavailable \(tried 2 times\): the search service is having trouble\. Try again later\.$/,
+      );
       expect(ddg.received).toHaveLength(2);
     });
 
@@ -328,7 +335,9 @@ describe('the web-search pack', () => {
       ddg.otherwise(status(429, { 'Retry-After': '120' }));
       const e = error(await search({ query: 'bitcoin price' }));
       expect(e.code).toBe('TOOL_FAILED');
-      expect(e.message).toMatch(/^DuckDuckGo \(127\.0\.0\.1:\d+\) is limiting how often it can be searched: HTTP 429 Too Many Requests\. It asked to wait 120 s before the next search\.$/);
+      expect(e.message).toMatch(
+        /^DuckDuckGo \(127\.0\.0\.1:\d+\) is limiting how often it can be searched: HTTP 429 Too Many Requests\. It asked to wait 120 s before the next search\.$/,
+      );
       expect(e.details).toMatchObject({ status: 429, retryAfterSeconds: 120, attempts: 1 });
       expect(ddg.received).toHaveLength(1);
     });
@@ -360,7 +369,9 @@ describe('the web-search pack', () => {
       ddg.otherwise(reset);
       const e = error(await search({ query: 'bitcoin price' }));
       expect(e.code).toBe('TOOL_FAILED');
-      expect(e.message).toMatch(/^Could not reach DuckDuckGo \(127\.0\.0\.1:\d+\): the connection was reset \(tried 2 times\)\. Check the network connection and the web-search pack's endpoint setting\.$/);
+      expect(e.message).toMatch(
+        /^Could not reach DuckDuckGo \(127\.0\.0\.1:\d+\): the connection was reset \(tried 2 times\)\. Check the network connection and the web-search pack's endpoint setting\.$/,
+      );
       expect(e.message).not.toMatch(/\n|at .*\.js|fetch failed/);
     });
 
@@ -376,7 +387,9 @@ describe('the web-search pack', () => {
       fx.kernel.packs.setConfig('web-search', { endpoint: `http://127.0.0.1:${port}/html/` });
       const e = error(await search({ query: 'bitcoin price' }));
       expect(e.code).toBe('TOOL_FAILED');
-      expect(e.message).toBe(`Could not reach DuckDuckGo (127.0.0.1:${port}): the connection was refused (tried 2 times). Check the network connection and the web-search pack's endpoint setting.`);
+      expect(e.message).toBe(
+        `Could not reach DuckDuckGo (127.0.0.1:${port}): the connection was refused (tried 2 times). Check the network connection and the web-search pack's endpoint setting.`,
+      );
     });
 
     it('fails with TIMEOUT when no answer comes within timeoutMs, after its retries', async () => {
@@ -385,7 +398,9 @@ describe('the web-search pack', () => {
       const progress: any[] = [];
       const e = error(await search({ query: 'bitcoin price' }, { onProgress: (u) => progress.push(u) }));
       expect(e.code).toBe('TIMEOUT');
-      expect(e.message).toMatch(/^DuckDuckGo \(127\.0\.0\.1:\d+\) did not answer within 500 ms \(tried 2 times\)\. Try again later, or raise the web-search pack's timeoutMs setting\.$/);
+      expect(e.message).toMatch(
+        /^DuckDuckGo \(127\.0\.0\.1:\d+\) did not answer within 500 ms \(tried 2 times\)\. Try again later, or raise the web-search pack's timeoutMs setting\.$/,
+      );
       expect(ddg.received).toHaveLength(2);
       expect(progress.map((p) => p.message)).toEqual(['no answer within 500 ms; retrying in 250 ms (attempt 2 of 2)']);
     });

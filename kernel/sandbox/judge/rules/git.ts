@@ -14,7 +14,8 @@ import { code, isLiteral, syntheticWord, type Word } from '../words.js';
 const RUNS = 'option-runs-command';
 
 /** Settings that never make git run anything. Anything else (core.pager, alias.*, …) is asked. */
-const SAFE_KEY = /^(user\.|author\.|committer\.|color\.|advice\.|init\.defaultbranch$|safe\.directory$|core\.(quotepath|autocrlf|filemode|abbrev|ignorecase|longpaths|symlinks|eol|safecrlf|whitespace|compression|bigfilethreshold|precomposeunicode|untrackedcache|commitgraph|splitindex|preloadindex|fscache|logallrefupdates|sparsecheckout|checkstat|trustctime)$|commit\.(gpgsign|verbose|cleanup|status)$|tag\.(gpgsign|sort)$|pull\.(rebase|ff)$|push\.(default|autosetupremote|followtags)$|merge\.(conflictstyle|ff|log|renamelimit|stat)$|diff\.(noprefix|renames|algorithm|colormoved|mnemonicprefix|relative|indentheuristic|context|statgraphwidth|submodule|interhunkcontext)$|log\.(date|decorate|abbrevcommit|follow|showroot|showsignature)$|format\.pretty$|fetch\.(prune|prunetags|parallel|recursesubmodules|writecommitgraph)$|gc\.|rebase\.(autosquash|autostash|updaterefs|stat|missingcommitscheck)$|rerere\.|status\.|branch\.(sort|autosetupmerge|autosetuprebase)$|column\.|pack\.|index\.|feature\.|checkout\.|clone\.defaultremotename$|http\.(sslverify|version|postbuffer|lowspeedlimit|lowspeedtime)$|transfer\.fsckobjects$|submodule\.recurse$|grep\.|blame\.|i18n\.|versionsort\.|protocol\.version$|credential\.interactive$|am\.|apply\.|help\.autocorrect$)/i;
+const SAFE_KEY =
+  /^(user\.|author\.|committer\.|color\.|advice\.|init\.defaultbranch$|safe\.directory$|core\.(quotepath|autocrlf|filemode|abbrev|ignorecase|longpaths|symlinks|eol|safecrlf|whitespace|compression|bigfilethreshold|precomposeunicode|untrackedcache|commitgraph|splitindex|preloadindex|fscache|logallrefupdates|sparsecheckout|checkstat|trustctime)$|commit\.(gpgsign|verbose|cleanup|status)$|tag\.(gpgsign|sort)$|pull\.(rebase|ff)$|push\.(default|autosetupremote|followtags)$|merge\.(conflictstyle|ff|log|renamelimit|stat)$|diff\.(noprefix|renames|algorithm|colormoved|mnemonicprefix|relative|indentheuristic|context|statgraphwidth|submodule|interhunkcontext)$|log\.(date|decorate|abbrevcommit|follow|showroot|showsignature)$|format\.pretty$|fetch\.(prune|prunetags|parallel|recursesubmodules|writecommitgraph)$|gc\.|rebase\.(autosquash|autostash|updaterefs|stat|missingcommitscheck)$|rerere\.|status\.|branch\.(sort|autosetupmerge|autosetuprebase)$|column\.|pack\.|index\.|feature\.|checkout\.|clone\.defaultremotename$|http\.(sslverify|version|postbuffer|lowspeedlimit|lowspeedtime)$|transfer\.fsckobjects$|submodule\.recurse$|grep\.|blame\.|i18n\.|versionsort\.|protocol\.version$|credential\.interactive$|am\.|apply\.|help\.autocorrect$)/i;
 
 function checkKey(setting: string, ctx: Ctx, how: string): Finding | null {
   const key = setting.split('=')[0] ?? ''; // split always returns one element
@@ -25,7 +26,8 @@ function checkKey(setting: string, ctx: Ctx, how: string): Finding | null {
 const GLOBAL_VALUED = /^(-C|-c|--git-dir|--work-tree|--namespace|--super-prefix|--config-env|--list-cmds|--attr-source)$/;
 
 /** Arguments of any subcommand that name a program git will run. */
-const RUNNING_ARG = /^(--upload-pack|--receive-pack|--exec|--template|--to-cmd|--cc-cmd|--sendmail-cmd|--smtp-server|--access-hook|--open-files-in-pager|--extcmd|--tool|--ssh-command|--askpass|--stdin-packs-hook)(=|$)|^-O/;
+const RUNNING_ARG =
+  /^(--upload-pack|--receive-pack|--exec|--template|--to-cmd|--cc-cmd|--sendmail-cmd|--smtp-server|--access-hook|--open-files-in-pager|--extcmd|--tool|--ssh-command|--askpass|--stdin-packs-hook)(=|$)|^-O/;
 
 const judgeGit: Handler = (name, args, cmd, ctx) => {
   let i = 0;
@@ -35,20 +37,23 @@ const judgeGit: Handler = (name, args, cmd, ctx) => {
     if (!t.startsWith('-')) break;
     if (!isLiteral(w)) return found(ctx, RUNS, `${code(name)} with ${code(w.source)}, an option only known at run time`);
     if (t === '-c' || t.startsWith('-c')) {
-      const setting = t === '-c' ? args[++i]?.text ?? '' : t.slice(2);
+      const setting = t === '-c' ? (args[++i]?.text ?? '') : t.slice(2);
       const f = checkKey(setting, ctx, 'git -c');
       if (f) return f;
     } else if (t.startsWith('--config-env')) {
-      const setting = t.includes('=') ? t.slice(t.indexOf('=') + 1) : args[++i]?.text ?? '';
+      const setting = t.includes('=') ? t.slice(t.indexOf('=') + 1) : (args[++i]?.text ?? '');
       const f = checkKey(setting, ctx, 'git --config-env');
       if (f) return f;
-    } else if (t.startsWith('--exec-path') && t.includes('=')) return found(ctx, RUNS, `${code(name + ' ' + t)} makes git run its subcommands from another folder`);
+    } else if (t.startsWith('--exec-path') && t.includes('='))
+      return found(ctx, RUNS, `${code(name + ' ' + t)} makes git run its subcommands from another folder`);
     else if (GLOBAL_VALUED.test(t)) i++;
   }
   const sub = args[i]?.text;
   const rest = args.slice(i + 1);
   if (sub === undefined) return null;
-  const running = rest.find((w) => RUNNING_ARG.test(w.text) || ((sub === 'clone' || sub === 'fetch' || sub === 'ls-remote' || sub === 'pull') && w.text === '-u'));
+  const running = rest.find(
+    (w) => RUNNING_ARG.test(w.text) || ((sub === 'clone' || sub === 'fetch' || sub === 'ls-remote' || sub === 'pull') && w.text === '-u'),
+  );
   if (running) return found(ctx, RUNS, `${code(`git ${sub} ${running.source}`)} names a program or hook folder git will run`);
   switch (sub) {
     case 'clone':
@@ -80,7 +85,9 @@ const judgeGit: Handler = (name, args, cmd, ctx) => {
     case 'filter-branch':
       return judgeShellOptions(rest, /^--(env|tree|index|parent|msg|commit|tag-name)-filter$/, /^$/, ctx, 'git filter-branch');
     case 'filter-repo':
-      return rest.some((w) => /callback/.test(w.text)) ? found(ctx, 'inline-code', '`git filter-repo` with a callback runs Python code the judge cannot check') : null;
+      return rest.some((w) => /callback/.test(w.text))
+        ? found(ctx, 'inline-code', '`git filter-repo` with a callback runs Python code the judge cannot check')
+        : null;
     case 'clean':
       return cleanOrStash(rest, cmd, ctx, /^-[a-zA-Z]*f|^--force$/, 'git clean -f');
     case 'stash':
@@ -97,7 +104,8 @@ function judgeConfig(rest: Word[], ctx: Ctx): Finding | null {
   for (let j = 0; j < rest.length; j++) {
     const w = rest[j]!; // j < rest.length
     const t = w.text;
-    if (/^--(get|get-all|get-regexp|get-urlmatch|list|unset|unset-all|remove-section|rename-section|show-origin|show-scope|name-only)$|^-l$/.test(t)) reading = true;
+    if (/^--(get|get-all|get-regexp|get-urlmatch|list|unset|unset-all|remove-section|rename-section|show-origin|show-scope|name-only)$|^-l$/.test(t))
+      reading = true;
     else if (/^(-f|--file|--blob|--type|--default|--comment)$/.test(t)) j++;
     else if (!t.startsWith('-')) operands.push(w);
   }

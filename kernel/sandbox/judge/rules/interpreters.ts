@@ -66,9 +66,24 @@ const SCANNERS = {
   python: (a) => clusters(a, 'c', 'mWXQ', { module: /^-m/ }),
   perl: (a) => clusters(a, 'eE', 'iImMxCdDF'),
   ruby: (a) => clusters(a, 'e', 'iIrEFCxKWT'),
-  node: (a) => clusters(a, 'ep', 'rC', { inline: /^--(eval|print)(=|$)/, valued: /^--(require|import|loader|experimental-loader|conditions|env-file|input-type|title|disable-warning|test-reporter|test-reporter-destination|watch-path|inspect-port|redirect-warnings|stack-trace-limit)$/ }),
-  bun: (a) => (['run', 'test', 'install', 'add', 'remove', 'build', 'x', 'create', 'init', 'pm', 'link', 'upgrade', 'update', 'outdated', 'publish'].includes(a[0]?.text ?? '') ? { script: a.length, noStdin: true } : clusters(a, 'ep', 'r', { inline: /^--(eval|print)(=|$)/ })),
-  deno: (a) => (a[0]?.text === 'eval' ? { inline: 'eval', script: a.length } : a[0]?.text === 'repl' && a.some((w) => /^--eval/.test(w.text)) ? { inline: 'repl --eval', script: a.length } : { script: a.length, noStdin: true }),
+  node: (a) =>
+    clusters(a, 'ep', 'rC', {
+      inline: /^--(eval|print)(=|$)/,
+      valued:
+        /^--(require|import|loader|experimental-loader|conditions|env-file|input-type|title|disable-warning|test-reporter|test-reporter-destination|watch-path|inspect-port|redirect-warnings|stack-trace-limit)$/,
+    }),
+  bun: (a) =>
+    ['run', 'test', 'install', 'add', 'remove', 'build', 'x', 'create', 'init', 'pm', 'link', 'upgrade', 'update', 'outdated', 'publish'].includes(
+      a[0]?.text ?? '',
+    )
+      ? { script: a.length, noStdin: true }
+      : clusters(a, 'ep', 'r', { inline: /^--(eval|print)(=|$)/ }),
+  deno: (a) =>
+    a[0]?.text === 'eval'
+      ? { inline: 'eval', script: a.length }
+      : a[0]?.text === 'repl' && a.some((w) => /^--eval/.test(w.text))
+        ? { inline: 'repl --eval', script: a.length }
+        : { script: a.length, noStdin: true },
   php: (a) => clusters(a, 'rRBE', 'dcfztSn', {}),
   lua: (a) => clusters(a, 'e', 'l'),
   rscript: (a) => clusters(a, 'e', '', { inline: /^--(expr|eval)/ }),
@@ -109,7 +124,10 @@ function judgeInterpreter(name: string, args: Word[], cmd: Simple, ctx: Ctx, sca
   return found(ctx, 'interpreter-pipe', `${code(name)} reads its program from ${from} on standard input, which the judge cannot check`);
 }
 
-const handler = (kind: keyof typeof SCANNERS): Handler => (name, args, cmd, ctx) => judgeInterpreter(name, args, cmd, ctx, SCANNERS[kind](args));
+const handler =
+  (kind: keyof typeof SCANNERS): Handler =>
+  (name, args, cmd, ctx) =>
+    judgeInterpreter(name, args, cmd, ctx, SCANNERS[kind](args));
 
 register(['python', 'python2', 'python3', 'pypy', 'pypy3', 'py'], handler('python'));
 registerPattern(/^(python|pypy)\d+(\.\d+)*$/, handler('python'));

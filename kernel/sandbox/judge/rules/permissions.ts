@@ -89,7 +89,8 @@ const judgeSetfacl: Handler = (name, args, _cmd, ctx) => {
   for (let i = 0; i < args.length; i++) {
     const w = args[i]!; // i < args.length
     const t = w.text;
-    if (/^-[^-]*[mMxX]$/.test(t)) i++; // the ACL or file follows
+    if (/^-[^-]*[mMxX]$/.test(t))
+      i++; // the ACL or file follows
     else if (/^--(set|modify|remove|set-file|modify-file|remove-file|restore)$/.test(t)) i++;
     if (/^-[^-]*R/.test(t) || t === '--recursive') recursive = true;
     if (/^--restore/.test(t)) return found(ctx, DYNAMIC, `${code(name + ' --restore')} applies ACLs to the paths listed in a file the judge cannot see`);

@@ -17,7 +17,8 @@ import { SHELLS } from './shells-and-builtins.js';
 const RUNS = 'option-runs-command';
 
 /** Compressors and pagers everyone uses: naming one is not running an arbitrary command. */
-const COMPRESSOR = /^\s*(gzip|pigz|bzip2|pbzip2|lbzip2|xz|pxz|pixz|zstd|pzstd|lz4|lzip|plzip|lzop|lzma|brotli|compress|gunzip|unzstd|zstdmt)(\s+-[-\w=.]+)*\s*$/;
+const COMPRESSOR =
+  /^\s*(gzip|pigz|bzip2|pbzip2|lbzip2|xz|pxz|pixz|zstd|pzstd|lz4|lzip|plzip|lzop|lzma|brotli|compress|gunzip|unzstd|zstdmt)(\s+-[-\w=.]+)*\s*$/;
 const PAGER = /^\s*(cat|less|more|most|bat|batcat)(\s+-[-\w=]+)*\s*$/;
 
 /** Judges an option's command as shell, then asks unless it is on the harmless list. */
@@ -48,7 +49,8 @@ const judgeTar: Handler = (name, args, _cmd, ctx) => {
       else if (opt === 'to-command') return commandOption(value(), null, ctx, 'tar --to-command');
       else if (opt === 'checkpoint-action') {
         const v = value();
-        if (/^(exec|ttyout|dot|bell|echo|sleep|wait|totals)=?/.test(v) && v.startsWith('exec=')) return commandOption(v.slice(5), null, ctx, 'tar --checkpoint-action=exec');
+        if (/^(exec|ttyout|dot|bell|echo|sleep|wait|totals)=?/.test(v) && v.startsWith('exec='))
+          return commandOption(v.slice(5), null, ctx, 'tar --checkpoint-action=exec');
       } else if (opt === 'use-compress-program') {
         const f = commandOption(value(), COMPRESSOR, ctx, 'tar --use-compress-program');
         if (f) return f;
@@ -95,7 +97,7 @@ const judgeSsh: Handler = (name, args, _cmd, ctx) => {
     }
     const letter = t[1];
     if (letter === undefined || !valued.includes(letter)) continue;
-    const value = t.length > 2 ? t.slice(2) : args[++i]?.text ?? '';
+    const value = t.length > 2 ? t.slice(2) : (args[++i]?.text ?? '');
     if (letter === 'o') {
       const [key = '', ...rest] = value.split(/[=\s]+/);
       if (SSH_RUNNING_KEY.test(key)) {
@@ -106,7 +108,8 @@ const judgeSsh: Handler = (name, args, _cmd, ctx) => {
         }
         return found(ctx, RUNS, `${code(`${name} -o ${value}`)} makes ${name} run a local command`);
       }
-    } else if (letter === 'F' && value !== '/dev/null') return found(ctx, RUNS, `${code(`${name} -F ${value}`)} reads a config file whose commands (ProxyCommand, LocalCommand) the judge cannot see`);
+    } else if (letter === 'F' && value !== '/dev/null')
+      return found(ctx, RUNS, `${code(`${name} -F ${value}`)} reads a config file whose commands (ProxyCommand, LocalCommand) the judge cannot see`);
     else if (letter === 'S' && name !== 'ssh') return commandOption(value, /^\s*ssh\s*$/, ctx, `${name} -S`);
     else if (letter === 'D' && name === 'sftp') return found(ctx, RUNS, `${code('sftp -D ' + value)} runs a local program as the server`);
   }
@@ -126,7 +129,7 @@ const judgeMan: Handler = (name, args, _cmd, ctx) => {
     const t = args[i]!.text; // i < args.length
     const m = /^(?:-P|--pager=?|-H|--html=?)(.*)$/s.exec(t);
     if (!m) continue;
-    const value = m[1] ? m[1] : /^(-P|--pager)$/.test(t) ? args[++i]?.text ?? '' : '';
+    const value = m[1] ? m[1] : /^(-P|--pager)$/.test(t) ? (args[++i]?.text ?? '') : '';
     if (value === '') continue;
     return commandOption(value, PAGER, ctx, `${name} ${t.startsWith('-P') || t.startsWith('--pager') ? '-P' : '-H'}`);
   }
@@ -135,7 +138,9 @@ const judgeMan: Handler = (name, args, _cmd, ctx) => {
 
 /** vim `-c CMD`, `+CMD`, `--cmd CMD`, `-S FILE`, `-u FILE`, `-s FILE`: editor commands (`:!sh`) the judge cannot read. */
 const judgeVim: Handler = (name, args, _cmd, ctx) => {
-  const opt = args.find((w) => /^(-c|--cmd|-S|-s|-u|-U|--startuptime)$/.test(w.text) || /^-c./.test(w.text) || (/^\+./.test(w.text) && !/^\+(\d+|\/.*)$/.test(w.text)));
+  const opt = args.find(
+    (w) => /^(-c|--cmd|-S|-s|-u|-U|--startuptime)$/.test(w.text) || /^-c./.test(w.text) || (/^\+./.test(w.text) && !/^\+(\d+|\/.*)$/.test(w.text)),
+  );
   return opt ? found(ctx, RUNS, `${code(name + ' ' + opt.source)} runs editor commands, which can run shell commands, that the judge cannot check`) : null;
 };
 
@@ -146,7 +151,9 @@ const judgeEmacs: Handler = (name, args, _cmd, ctx) => {
 
 const judgeGdb: Handler = (name, args, _cmd, ctx) => {
   const opt = args.find((w) => /^(-ex|-iex|-x|-ix|--eval-command|--init-eval-command|--command|--init-command|-command)(=|$)/.test(w.text));
-  return opt ? found(ctx, 'inline-code', `${code(name + ' ' + opt.source)} runs debugger commands, which can run shell commands, that the judge cannot check`) : null;
+  return opt
+    ? found(ctx, 'inline-code', `${code(name + ' ' + opt.source)} runs debugger commands, which can run shell commands, that the judge cannot check`)
+    : null;
 };
 
 // --- zip, sort, make ----------------------------------------------------------------------------
@@ -173,9 +180,11 @@ const judgeMake: Handler = (name, args, _cmd, ctx) => {
   for (let i = 0; i < args.length; i++) {
     const w = args[i]!; // i < args.length
     const t = w.text;
-    if (/^(--eval(=|$)|-E)/.test(t)) return found(ctx, 'inline-code', `${code(name + ' ' + t)} evaluates makefile text, whose recipes run commands, given on the command line`);
+    if (/^(--eval(=|$)|-E)/.test(t))
+      return found(ctx, 'inline-code', `${code(name + ' ' + t)} evaluates makefile text, whose recipes run commands, given on the command line`);
     const shell = /^(SHELL|\.SHELLFLAGS|MAKESHELL)=(.*)$/s.exec(t);
-    if (shell && !(shell[1] === 'SHELL' && isLiteral(w) && SHELLS.includes((shell[2] ?? '').split('/').pop()!))) return found(ctx, RUNS, `${code(name + ' ' + t)} makes every recipe run through that program`);
+    if (shell && !(shell[1] === 'SHELL' && isLiteral(w) && SHELLS.includes((shell[2] ?? '').split('/').pop()!)))
+      return found(ctx, RUNS, `${code(name + ' ' + t)} makes every recipe run through that program`);
   }
   return null;
 };

@@ -41,7 +41,12 @@ export const judgeRm: Handler = (name, args, _cmd, ctx) => {
     const empty = ifEmpty(t);
     if (empty === '' && recursive) return found(ctx, DYNAMIC, `${code(name)}${how} on ${code(t.source)}, a target only known at run time`);
     const cls = targetClass(t, ctx);
-    if (cls === 'unknown') return found(ctx, DYNAMIC, `${code(name)}${how} on ${code(t.source)}, a relative path from a working directory only known at run time (after a \`cd\` the judge cannot follow)`);
+    if (cls === 'unknown')
+      return found(
+        ctx,
+        DYNAMIC,
+        `${code(name)}${how} on ${code(t.source)}, a relative path from a working directory only known at run time (after a \`cd\` the judge cannot follow)`,
+      );
     if (!cls) continue;
     // Root and system paths are refused outright; home and cwd only when the delete is recursive.
     if (cls === 'root' || cls === 'system' || recursive) return found(ctx, RM_RULE[cls], `${code(name)}${how} on ${describeTarget(t, cls)}`);

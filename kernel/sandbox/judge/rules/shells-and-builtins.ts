@@ -13,7 +13,26 @@ import { assign, checkArithmeticText, checkNameArg, infoOf } from '../variables.
 import { judgeScript, quote } from '../walk.js';
 import { code, isLiteral, type Word } from '../words.js';
 
-export const SHELLS = ['sh', 'bash', 'rbash', 'zsh', 'dash', 'ksh', 'mksh', 'ash', 'yash', 'posh', 'fish', 'tcsh', 'csh', 'busybox-sh', 'oksh', 'loksh', 'pdksh', 'ksh93'];
+export const SHELLS = [
+  'sh',
+  'bash',
+  'rbash',
+  'zsh',
+  'dash',
+  'ksh',
+  'mksh',
+  'ash',
+  'yash',
+  'posh',
+  'fish',
+  'tcsh',
+  'csh',
+  'busybox-sh',
+  'oksh',
+  'loksh',
+  'pdksh',
+  'ksh93',
+];
 /** Paths that are the shell's own standard input. */
 const STDIN_PATH = /^(-|\/dev\/stdin|\/dev\/fd\/0|\/proc\/self\/fd\/0)$/;
 
@@ -36,10 +55,12 @@ export function judgeBody(body: Word, rest: Word[], ctx: Ctx, via: string): Find
 /** What a shell does with its standard input when it has no script: runs it. */
 function judgeStdinScript(name: string, cmd: Simple, ctx: Ctx): Finding | null {
   const stdin = stdinOf(cmd, ctx);
-  if (stdin === null) return found(ctx, DYNAMIC, `${code(name)} reads its commands from ${cmd.piped || ctx.piped ? 'a pipe' : 'standard input'}, which the judge cannot see`);
+  if (stdin === null)
+    return found(ctx, DYNAMIC, `${code(name)} reads its commands from ${cmd.piped || ctx.piped ? 'a pipe' : 'standard input'}, which the judge cannot see`);
   if ('unknown' in stdin) return found(ctx, DYNAMIC, `${code(name)} reads its commands from ${stdin.unknown}, only known at run time`);
   if ('file' in stdin) {
-    if (STDIN_PATH.test(stdin.file.text) || /^\/dev\//.test(stdin.file.text)) return found(ctx, DYNAMIC, `${code(name)} reads its commands from ${code(stdin.file.source)}`);
+    if (STDIN_PATH.test(stdin.file.text) || /^\/dev\//.test(stdin.file.text))
+      return found(ctx, DYNAMIC, `${code(name)} reads its commands from ${code(stdin.file.source)}`);
     return found(ctx, 'interpreter-pipe', `${code(name)} reads its commands from ${code(stdin.file.source)} on standard input, which the judge does not read`);
   }
   return judgeScript(stdin.script, ctx, `${name} <<`);
@@ -53,7 +74,8 @@ export const judgeShell: Handler = (name, args, cmd, ctx) => {
   let i = 0;
   for (; i < args.length; i++) {
     const w = args[i]!; // i < args.length
-    if (w.opaque || (w.text.startsWith('-') && !isLiteral(w))) return found(ctx, DYNAMIC, `${code(name)} with ${code(w.source)}, which may expand to anything at run time`);
+    if (w.opaque || (w.text.startsWith('-') && !isLiteral(w)))
+      return found(ctx, DYNAMIC, `${code(name)} with ${code(w.source)}, which may expand to anything at run time`);
     if (w.text === '--' || w.text === '-') {
       if (w.text === '-') fromStdin = true;
       i++;
@@ -119,7 +141,8 @@ const judgeHash: Handler = (name, args, _cmd, ctx) => {
     if (!/^-[a-z]*p$/.test(t)) continue;
     const target = args[i + 1];
     const names = args.slice(i + 2);
-    if (!target || !isLiteral(target) || !names.every(isLiteral)) return found(ctx, DYNAMIC, `${code(name + ' -p')} binds a command name to a program only known at run time`);
+    if (!target || !isLiteral(target) || !names.every(isLiteral))
+      return found(ctx, DYNAMIC, `${code(name + ' -p')} binds a command name to a program only known at run time`);
     for (const n of names) ctx.scope.aliases.set(n.text, quote(target.text));
     return null;
   }
@@ -136,12 +159,14 @@ const judgeTrap: Handler = (name, args, _cmd, ctx) => {
 
 /** `enable -f LIB NAME` loads a builtin from a shared library: code the judge cannot see. */
 const judgeEnable: Handler = (name, args, _cmd, ctx) =>
-  args.some((w) => /^-[a-z]*f/.test(w.text)) ? found(ctx, 'option-runs-command', `${code(name + ' -f')} loads a builtin from a shared library the judge cannot see`) : null;
+  args.some((w) => /^-[a-z]*f/.test(w.text))
+    ? found(ctx, 'option-runs-command', `${code(name + ' -f')} loads a builtin from a shared library the judge cannot see`)
+    : null;
 
 const judgeCd: Handler = (name, args, cmd, ctx) => {
   const operands = args.filter((w, i) => !(/^-[LPe@]+$/.test(w.text) && args.slice(0, i).every((p) => p.text.startsWith('-'))) && w.text !== '--');
   const rotates = name === 'popd' || (name === 'pushd' && (!operands[0] || /^[+-]\d+$/.test(operands[0].text)));
-  changeDir(ctx.scope, rotates ? null : operands[0] ?? 'home', cmd.env);
+  changeDir(ctx.scope, rotates ? null : (operands[0] ?? 'home'), cmd.env);
   return null;
 };
 
@@ -213,7 +238,7 @@ const judgeTest: Handler = (name, args, _cmd, ctx) => {
 };
 
 /** `getopts OPTSTRING NAME`: NAME is assigned. */
-const judgeGetopts: Handler = (name, args, _cmd, ctx) => (args[1] ? checkNameArg(args[1], ctx, name) ?? assign(args[1].text, [], ctx) : null);
+const judgeGetopts: Handler = (name, args, _cmd, ctx) => (args[1] ? (checkNameArg(args[1], ctx, name) ?? assign(args[1].text, [], ctx)) : null);
 
 register(SHELLS, judgeShell);
 register(['eval'], judgeEval);

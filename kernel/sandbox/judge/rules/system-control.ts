@@ -10,12 +10,38 @@ import { code, isLiteral } from '../words.js';
 import { blockName } from './disk.js';
 
 const POWER_VERBS: Record<string, string> = {
-  poweroff: 'poweroff', reboot: 'reboot', 'soft-reboot': 'reboot', kexec: 'reboot', halt: 'halt',
-  suspend: 'shutdown', hibernate: 'shutdown', 'hybrid-sleep': 'shutdown', 'suspend-then-hibernate': 'shutdown', sleep: 'shutdown',
-  rescue: 'shutdown', emergency: 'shutdown', shutdown: 'shutdown', exit: 'shutdown', 'ctrl-alt-del': 'reboot', final: 'shutdown',
-  runlevel0: 'poweroff', runlevel1: 'shutdown', runlevel6: 'reboot',
+  poweroff: 'poweroff',
+  reboot: 'reboot',
+  'soft-reboot': 'reboot',
+  kexec: 'reboot',
+  halt: 'halt',
+  suspend: 'shutdown',
+  hibernate: 'shutdown',
+  'hybrid-sleep': 'shutdown',
+  'suspend-then-hibernate': 'shutdown',
+  sleep: 'shutdown',
+  rescue: 'shutdown',
+  emergency: 'shutdown',
+  shutdown: 'shutdown',
+  exit: 'shutdown',
+  'ctrl-alt-del': 'reboot',
+  final: 'shutdown',
+  runlevel0: 'poweroff',
+  runlevel1: 'shutdown',
+  runlevel6: 'reboot',
 };
-const START_VERBS = new Set(['start', 'isolate', 'restart', 'try-restart', 'reload-or-restart', 'try-reload-or-restart', 'enable', 'reenable', 'link', 'set-default']);
+const START_VERBS = new Set([
+  'start',
+  'isolate',
+  'restart',
+  'try-restart',
+  'reload-or-restart',
+  'try-reload-or-restart',
+  'enable',
+  'reenable',
+  'link',
+  'set-default',
+]);
 
 /** The power action a unit name stands for: `reboot.target`, `systemd-reboot.service`, `runlevel6.target`. */
 function unitAction(unit: string): string | undefined {
@@ -29,13 +55,15 @@ const judgeSystemctl: Handler = (name, args, _cmd, ctx) => {
   const operands: string[] = [];
   for (let i = 0; i < args.length; i++) {
     const t = args[i]!.text; // i < args.length
-    if (/^-[HMtpsnoP]$/.test(t)) i++; // an option that takes the next word as its value
+    if (/^-[HMtpsnoP]$/.test(t))
+      i++; // an option that takes the next word as its value
     else if (!t.startsWith('-')) operands.push(t.toLowerCase());
   }
   const [verb, ...units] = operands;
   if (verb === undefined) return null;
   const direct = POWER_VERBS[verb];
-  if (direct && !verb.startsWith('runlevel') && verb !== 'final' && verb !== 'ctrl-alt-del') return found(ctx, direct, `${code(name + ' ' + verb)} takes the machine down`);
+  if (direct && !verb.startsWith('runlevel') && verb !== 'final' && verb !== 'ctrl-alt-del')
+    return found(ctx, direct, `${code(name + ' ' + verb)} takes the machine down`);
   if (!START_VERBS.has(verb)) return null;
   const unit = units.find((u) => unitAction(u) !== undefined);
   return unit ? found(ctx, unitAction(unit)!, `${code(`${name} ${verb} ${unit}`)} takes the machine down`) : null;
@@ -50,8 +78,17 @@ const judgeInit: Handler = (name, args, _cmd, ctx) => {
 };
 
 const DBUS_POWER: Record<string, string> = {
-  PowerOff: 'poweroff', Reboot: 'reboot', Halt: 'halt', KExec: 'reboot', SoftReboot: 'reboot', Suspend: 'shutdown', Hibernate: 'shutdown',
-  HybridSleep: 'shutdown', SuspendThenHibernate: 'shutdown', ScheduleShutdown: 'shutdown', Exit: 'shutdown',
+  PowerOff: 'poweroff',
+  Reboot: 'reboot',
+  Halt: 'halt',
+  KExec: 'reboot',
+  SoftReboot: 'reboot',
+  Suspend: 'shutdown',
+  Hibernate: 'shutdown',
+  HybridSleep: 'shutdown',
+  SuspendThenHibernate: 'shutdown',
+  ScheduleShutdown: 'shutdown',
+  Exit: 'shutdown',
 };
 
 /** `busctl call org.freedesktop.login1 … Reboot`, `dbus-send --dest=org.freedesktop.login1 ….Manager.PowerOff`. */
@@ -88,7 +125,13 @@ const judgeKill: Handler = (name, args, _cmd, ctx) => {
   }
   const all = args.slice(i).find((w) => w.text === '-1' || w.text === '1');
   if (!all) return null;
-  return found(ctx, 'kill-all', all.text === '1' ? `${code(name + ' 1')} signals init, which takes the whole system down` : `${code(name)} of pid ${code('-1')} signals every process the user owns, the kernel included`);
+  return found(
+    ctx,
+    'kill-all',
+    all.text === '1'
+      ? `${code(name + ' 1')} signals init, which takes the whole system down`
+      : `${code(name)} of pid ${code('-1')} signals every process the user owns, the kernel included`,
+  );
 };
 
 /** A pattern that matches every process name. */
@@ -116,7 +159,11 @@ const judgePkill: Handler = (name, args, _cmd, ctx) => {
   }
   const everything = name === 'killall5' || (patterns.length === 0 && byUser) || patterns.some(catchAll);
   if (!everything) return null;
-  return found(ctx, 'kill-all', `${code(name + (args.length ? ' ' + args.map((a) => a.source).join(' ') : ''))} kills every process${byUser ? ' of a user' : ''}, the kernel and the session included`);
+  return found(
+    ctx,
+    'kill-all',
+    `${code(name + (args.length ? ' ' + args.map((a) => a.source).join(' ') : ''))} kills every process${byUser ? ' of a user' : ''}, the kernel and the session included`,
+  );
 };
 
 register(['shutdown', 'openrc-shutdown'], blockName('shutdown', ' takes the machine down'));

@@ -6,7 +6,12 @@ import { DYNAMIC, found, type Ctx, type Finding } from '../context.js';
 import { classifyTarget, type PathClass } from '../paths.js';
 import { code, DYN, ifEmpty, type Word } from '../words.js';
 
-export const PLACE: Record<PathClass, string> = { root: 'the filesystem root', system: 'a system path', home: 'a home directory', cwd: 'the working directory or its parent' };
+export const PLACE: Record<PathClass, string> = {
+  root: 'the filesystem root',
+  system: 'a system path',
+  home: 'a home directory',
+  cwd: 'the working directory or its parent',
+};
 
 export interface Flags {
   recursive: boolean;
@@ -57,7 +62,8 @@ export function systemTargets(name: string, targets: Word[], recursive: boolean,
     if (empty === '' && recursive) return found(ctx, DYNAMIC, `${code(name)} with recursive on ${code(t.source)}, a target only known at run time`);
     const cls = targetClass(t, ctx);
     if (cls === 'unknown') return found(ctx, DYNAMIC, `${code(name)} on ${code(t.source)}, a relative path from a working directory only known at run time`);
-    if (cls === 'root' || cls === 'system' || (homeToo && cls === 'home')) return found(ctx, rule, `${code(name)}${recursive ? ' with recursive' : ''} on ${describeTarget(t, cls)}`);
+    if (cls === 'root' || cls === 'system' || (homeToo && cls === 'home'))
+      return found(ctx, rule, `${code(name)}${recursive ? ' with recursive' : ''} on ${describeTarget(t, cls)}`);
   }
   return null;
 }

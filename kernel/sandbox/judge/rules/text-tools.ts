@@ -21,9 +21,46 @@ function programWrite(file: string, ctx: Ctx, how: string): Finding | null {
 // --- awk ----------------------------------------------------------------------------------------
 
 const judgeAwk: Handler = (name, args, _cmd, ctx) => {
-  const parsed = getopt(args, { short: 'f:v:F:e:E:i:l:bcd::DghLMnNo::Op::PrSstVW:', long: ['file=', 'assign=', 'field-separator=', 'source=', 'exec=', 'include=', 'load=', 'characters-as-bytes', 'traditional', 'dump-variables=?', 'debug=?', 'gen-pot', 'help', 'lint=?', 'bignum', 'use-lc-numeric', 'non-decimal-data', 'pretty-print=?', 'optimize', 'profile=?', 'posix', 're-interval', 'no-optimize', 'sandbox', 'lint-old', 'version', 'csv'] });
-  if ('unknown' in parsed) return found(ctx, 'inline-code', `${code(name)} with ${code(parsed.unknown.source)}, an option the judge does not know, runs an awk program it cannot check`);
-  if (parsed.options.has('l') || parsed.options.has('load')) return found(ctx, 'inline-code', `${code(name + ' -l')} loads a compiled extension the judge cannot check`);
+  const parsed = getopt(args, {
+    short: 'f:v:F:e:E:i:l:bcd::DghLMnNo::Op::PrSstVW:',
+    long: [
+      'file=',
+      'assign=',
+      'field-separator=',
+      'source=',
+      'exec=',
+      'include=',
+      'load=',
+      'characters-as-bytes',
+      'traditional',
+      'dump-variables=?',
+      'debug=?',
+      'gen-pot',
+      'help',
+      'lint=?',
+      'bignum',
+      'use-lc-numeric',
+      'non-decimal-data',
+      'pretty-print=?',
+      'optimize',
+      'profile=?',
+      'posix',
+      're-interval',
+      'no-optimize',
+      'sandbox',
+      'lint-old',
+      'version',
+      'csv',
+    ],
+  });
+  if ('unknown' in parsed)
+    return found(
+      ctx,
+      'inline-code',
+      `${code(name)} with ${code(parsed.unknown.source)}, an option the judge does not know, runs an awk program it cannot check`,
+    );
+  if (parsed.options.has('l') || parsed.options.has('load'))
+    return found(ctx, 'inline-code', `${code(name + ' -l')} loads a compiled extension the judge cannot check`);
   const sandbox = parsed.options.has('S') || parsed.options.has('sandbox');
   const sources = parsed.all.filter(([k]) => k === 'e' || k === 'source').map(([, v]) => String(v));
   const hasFile = parsed.options.has('f') || parsed.options.has('file') || parsed.options.has('E') || parsed.options.has('exec');
@@ -33,7 +70,15 @@ const judgeAwk: Handler = (name, args, _cmd, ctx) => {
   for (const p of texts) {
     if (p.opaque) return found(ctx, 'inline-code', `${code(name)} runs the program ${code(p.source)}, only known at run time`);
     const text = ifEmpty(p);
-    const why = /\bsystem\s*\(/.test(text) ? 'calls `system()`' : /\|\s*getline|\|&/.test(text) ? 'reads the output of a command' : /\bprintf?\b[^;{}\n]*[^|]\|[^|]/.test(text) ? 'pipes its output into a command' : /@load|\bextension\s*\(/.test(text) ? 'loads an extension' : null;
+    const why = /\bsystem\s*\(/.test(text)
+      ? 'calls `system()`'
+      : /\|\s*getline|\|&/.test(text)
+        ? 'reads the output of a command'
+        : /\bprintf?\b[^;{}\n]*[^|]\|[^|]/.test(text)
+          ? 'pipes its output into a command'
+          : /@load|\bextension\s*\(/.test(text)
+            ? 'loads an extension'
+            : null;
     if (why) return found(ctx, 'inline-code', `The ${code(name)} program ${code(p.source)} ${why}, running commands the judge cannot check`);
     for (const m of text.matchAll(/\bprintf?\b[^;{}\n]*?>>?\s*("([^"]*)"|[^\s;})]+)/g)) {
       if (m[2] === undefined) return found(ctx, 'inline-code', `The ${code(name)} program writes to ${code(m[1] ?? '')}, a file only known at run time`);
@@ -119,7 +164,30 @@ export function scanSed(s: string): SedScan {
 }
 
 const judgeSed: Handler = (name, args, _cmd, ctx) => {
-  const parsed = getopt(args, { short: 'ne:f:i::EsurzbSl:', long: ['quiet', 'silent', 'expression=', 'file=', 'in-place=?', 'regexp-extended', 'separate', 'unbuffered', 'null-data', 'zero-terminated', 'binary', 'sandbox', 'posix', 'debug', 'follow-symlinks', 'line-length=', 'help', 'version'], permute: true });
+  const parsed = getopt(args, {
+    short: 'ne:f:i::EsurzbSl:',
+    long: [
+      'quiet',
+      'silent',
+      'expression=',
+      'file=',
+      'in-place=?',
+      'regexp-extended',
+      'separate',
+      'unbuffered',
+      'null-data',
+      'zero-terminated',
+      'binary',
+      'sandbox',
+      'posix',
+      'debug',
+      'follow-symlinks',
+      'line-length=',
+      'help',
+      'version',
+    ],
+    permute: true,
+  });
   if ('unknown' in parsed) return found(ctx, 'inline-code', `${code(name)} with ${code(parsed.unknown.source)}, an option the judge does not know`);
   const scripts = parsed.all.filter(([k]) => k === 'e' || k === 'expression').map(([, v]) => syntheticWord(String(v)));
   const hasFile = parsed.options.has('f') || parsed.options.has('file');
@@ -139,7 +207,8 @@ const judgeSed: Handler = (name, args, _cmd, ctx) => {
     if (w.opaque) return found(ctx, 'inline-code', `${code(name)} runs the script ${code(w.source)}, only known at run time`);
     const scan = scanSed(ifEmpty(w));
     if (scan.exec) return found(ctx, 'inline-code', `The ${code(name)} script ${code(w.source)} runs a command (\`e\`) the judge cannot check`);
-    if (scan.unreadable && isLiteral(w)) return found(ctx, 'inline-code', `The ${code(name)} script ${code(w.source)} is not one the judge can read, so what it runs cannot be checked`);
+    if (scan.unreadable && isLiteral(w))
+      return found(ctx, 'inline-code', `The ${code(name)} script ${code(w.source)} is not one the judge can read, so what it runs cannot be checked`);
     for (const file of scan.writes) {
       const f = programWrite(file, ctx, `The ${code(name)} script writes to`);
       if (f) return f;

@@ -106,7 +106,10 @@ describe('kernel-state rule', () => {
   it('reads the real working directory from the caller: from another folder, `data/` names something else', async () => {
     const l = nth(layouts, 0);
     await expect(l.judge.judge('cat data/providers.json', { cwd: path.join(l.root, 'src') })).resolves.toMatchObject({ verdict: 'allowed' });
-    await expect(l.judge.judge(`cat ${path.join(l.root, 'data', 'providers.json')}`, { cwd: path.join(l.root, 'src') })).resolves.toMatchObject({ verdict: 'blocked', rule: 'kernel-state' });
+    await expect(l.judge.judge(`cat ${path.join(l.root, 'data', 'providers.json')}`, { cwd: path.join(l.root, 'src') })).resolves.toMatchObject({
+      verdict: 'blocked',
+      rule: 'kernel-state',
+    });
   });
 
   it('never fires without kernel state', async () => {

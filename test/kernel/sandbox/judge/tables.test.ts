@@ -33,7 +33,9 @@ describe('CommandJudge case tables', () => {
 
   it('has every block and ask rule hit by the table, and the counts the issue asks for', () => {
     const hit = new Set(NOT_ALLOWED.map(([, , rule]) => rule));
-    const notHit = [...BLOCK_RULES.map((r) => r.id), ...ASK_RULES.map((r) => r.id)].filter((id) => !hit.has(id) && !['kernel-state', 'fork-bomb', 'nc-exec', 'mkfifo', 'fdisk', 'parted', 'pkexec', 'bash-interactive', 'chmod-777'].includes(id));
+    const notHit = [...BLOCK_RULES.map((r) => r.id), ...ASK_RULES.map((r) => r.id)].filter(
+      (id) => !hit.has(id) && !['kernel-state', 'fork-bomb', 'nc-exec', 'mkfifo', 'fdisk', 'parted', 'pkexec', 'bash-interactive', 'chmod-777'].includes(id),
+    );
     expect(notHit).toEqual([]);
     expect(NOT_ALLOWED.length).toBeGreaterThanOrEqual(200);
     expect(EVERYDAY.length).toBeGreaterThanOrEqual(100);
