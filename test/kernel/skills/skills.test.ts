@@ -2,6 +2,8 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { readSkill } from '../../../kernel/skills/skill.js';
 import { flush, makeKernel, tempDir, type Fixture } from '../../helpers/kernel-fixture.js';
+import { processesWithArg } from '../../helpers/processes.js';
+import { waitFor } from '../../helpers/wait.js';
 
 function writeSkill(base: string, name: string, frontmatter: string, body = '# Body\nDo the thing.\n'): string {
   const dir = path.join(base, name);
@@ -196,12 +198,13 @@ describe('skills in the kernel', () => {
     await boot();
     fx.prompter.setFallback('allow-once');
     const pending = fx.kernel.invoke({ tool: 'nap', args: {}, caller: { kind: 'agent' } });
-    await new Promise((r) => setTimeout(r, 200));
+    await waitFor(() => processesWithArg(marker).length > 0, { what: 'the command to start' });
     await flush();
     fx.clock.advance(1000);
     const r = await pending;
     expect(!r.ok && r.error.code).toBe('TIMEOUT');
-    await new Promise((r) => setTimeout(r, 2500));
+    // Once no process of the command is left, nothing can write the marker any more.
+    await waitFor(() => processesWithArg(marker).length === 0, { what: () => `the command's processes to end (left: ${processesWithArg(marker).join(', ')})` });
     expect(fs.existsSync(marker)).toBe(false);
   });
 

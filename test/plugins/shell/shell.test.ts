@@ -4,24 +4,12 @@ import * as path from 'node:path';
 import type { ToolResult } from '../../../kernel/tools/contract.js';
 import { flush, makeKernel, tempDir, type Fixture } from '../../helpers/kernel-fixture.js';
 import { waitFor } from '../../helpers/wait.js';
+import { processesWithArg } from '../../helpers/processes.js';
 import { requireFreshBuild } from '../../helpers/dist.js';
 
 const value = (r: ToolResult): any => (r.ok ? r.value : undefined);
 const code = (r: ToolResult) => (r.ok ? 'ok' : r.error.code);
-/** Live processes whose command line contains `arg`. */
-const withArg = (arg: string): number[] =>
-  fs
-    .readdirSync('/proc')
-    .filter((n) => /^\d+$/.test(n))
-    .map(Number)
-    .filter((pid) => {
-      try {
-        const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-        return !/^[ZX]/.test(stat.slice(stat.lastIndexOf(')') + 2)) && fs.readFileSync(`/proc/${pid}/cmdline`).includes(arg);
-      } catch {
-        return false;
-      }
-    });
+const withArg = processesWithArg;
 
 describe('the shell pack', () => {
   let fx: Fixture;
