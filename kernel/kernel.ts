@@ -84,9 +84,9 @@ function packDataDir(dataDir: string): (packId: string) => string {
 const KERNEL_CODE_DIR = path.dirname(fileURLToPath(import.meta.url));
 
 /**
- * The kernel's own folders, out of every tool's reach: the data folder, the kernel's code, and the
- * built-in pack and skill folders beside it (and, when running compiled, their sources in the
- * checkout, which `npm run build` turns into loaded code). Pack and skill folders loaded later add
+ * The kernel's own folders, out of every tool's reach: the data folder, the kernel's code and its
+ * dependencies (closed to changes only), and the built-in pack and skill folders beside it (and,
+ * when running compiled, their sources in the checkout, which `npm run build` turns into loaded code). Pack and skill folders loaded later add
  * themselves (Kernel.loadPacks / loadSkills).
  */
 export function kernelState(dataDir: string): KernelState {
@@ -96,11 +96,13 @@ export function kernelState(dataDir: string): KernelState {
   const installRoot = path.dirname(KERNEL_CODE_DIR);
   state.add(path.join(installRoot, 'plugins'), 'the built-in pack folder');
   state.add(path.join(installRoot, 'skills'), 'the built-in skill folder');
-  if (path.basename(installRoot) === 'dist') {
-    const checkout = path.dirname(installRoot);
-    state.add(path.join(checkout, 'plugins'), 'the built-in pack sources');
-    state.add(path.join(checkout, 'skills'), 'the built-in skill sources');
+  const packageRoot = path.basename(installRoot) === 'dist' ? path.dirname(installRoot) : installRoot;
+  if (packageRoot !== installRoot) {
+    state.add(path.join(packageRoot, 'plugins'), 'the built-in pack sources');
+    state.add(path.join(packageRoot, 'skills'), 'the built-in skill sources');
   }
+  // The kernel's dependencies are loaded code too: readable, never changed through a tool.
+  state.add(path.join(packageRoot, 'node_modules'), "the kernel's dependencies", 'change');
   return state;
 }
 

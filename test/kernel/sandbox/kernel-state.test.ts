@@ -201,3 +201,31 @@ describe('kernel state spellings in the default layout', () => {
     expect(r.ok && (r.value as { content: string }).content).toBe('fine');
   });
 });
+
+describe('kernel state when the root is the kernel own checkout', () => {
+  let fx: Fixture;
+  const root = process.cwd();
+  const probes = ['node_modules/memo-kernel-state-probe.txt', 'kernel/memo-kernel-state-probe.ts'];
+  const call = (tool: string, args: Record<string, unknown>) => fx.kernel.invoke({ tool, args, caller: { kind: 'agent' } });
+
+  beforeEach(async () => {
+    fx = makeKernel({ packs: [], root, dataDir: path.join(tempDir('memo-ks-self-'), 'data') });
+    await fx.kernel.loadPacks([{ dir: PLUGINS, source: 'builtin' }]);
+    fx.prompter.setFallback('allow-once');
+  });
+  afterEach(async () => {
+    await fx.close();
+    // Only if the protection failed would these exist; they are this test's own names.
+    for (const p of probes) fs.rmSync(path.join(root, p), { force: true });
+  });
+
+  it.each(probes)('refuses writing %s (the kernel code and its dependencies are loaded code)', async (probe) => {
+    expect(refused(await call('write_file', { path: probe, content: 'x' }))).toBe('PATH_PROTECTED');
+    expect(fs.existsSync(path.join(root, probe))).toBe(false);
+  });
+
+  it('still reads the kernel code, but not the built-in pack folder it loads from', async () => {
+    expect(refused(await call('read_file', { path: 'kernel/kernel.ts' }))).toMatch(/^ran/);
+    expect(refused(await call('read_file', { path: 'plugins/shell/plugin.json' }))).toBe('PATH_PROTECTED');
+  });
+});
