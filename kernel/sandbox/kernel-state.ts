@@ -39,7 +39,10 @@ interface Entry {
 // eslint-disable-next-line no-misleading-character-class -- each code point is matched on its own on purpose, the combining ones (U+034F, variation selectors) included
 const IGNORABLE_CHARS = /[\u00ad\u034f\u180b-\u180e\u200b-\u200f\u202a-\u202e\u2060-\u206f\ufe00-\ufe0f\ufeff]/g;
 
-/** A name as a case-insensitive, NTFS- or HFS+-like file system would see it. */
+/**
+ * A name as a case-insensitive, NTFS- or HFS+-like file system would see it (HFS+'s ignorable
+ * characters and NTFS's trailing dots and spaces gone, case folded). The `.git` rule uses it too.
+ */
 export function foldSegment(segment: string): string {
   return segment
     .replace(IGNORABLE_CHARS, '')

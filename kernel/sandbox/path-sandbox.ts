@@ -20,7 +20,7 @@ import { constants as fsConstants, realpathSync, statSync } from 'node:fs';
 import { lstat, open, readlink, realpath, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { MemoError, type ErrorCode } from '../errors.js';
-import type { KernelArea, KernelState } from './kernel-state.js';
+import { foldSegment, type KernelArea, type KernelState } from './kernel-state.js';
 
 export type PathIntent = 'read' | 'write' | 'delete' | 'list';
 
@@ -106,21 +106,13 @@ function isWithinSegments(parent: readonly string[], child: readonly string[], f
   return parent.every((seg, i) => (fold ? seg.toLowerCase() === child[i]?.toLowerCase() : seg === child[i]));
 }
 
-/** Characters macOS (HFS+) ignores in names, so `.g\u200cit` would be `.git` on disk there. */
-// eslint-disable-next-line no-misleading-character-class -- each code point is matched on its own on purpose, the combining ones (U+034F, variation selectors) included
-const IGNORABLE_CHARS = /[\u00ad\u034f\u180b-\u180e\u200b-\u200f\u202a-\u202e\u2060-\u206f\ufe00-\ufe0f\ufeff]/g;
-
 /**
  * Whether a name means `.git` on some file system. Like git's own core.protectNTFS/protectHFS
  * (on by default on every platform), this also catches NTFS's trailing dots/spaces and HFS+'s
  * ignorable characters, so a repository checked out elsewhere cannot be attacked through this one.
  */
 export function isGitSegment(segment: string): boolean {
-  const name = segment
-    .replace(IGNORABLE_CHARS, '')
-    .replace(/[. ]+$/, '')
-    .toLowerCase();
-  return name === '.git';
+  return foldSegment(segment) === '.git';
 }
 
 /** The request as shown in messages: quoted (control characters visible) and not absurdly long. */

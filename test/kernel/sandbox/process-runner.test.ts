@@ -6,6 +6,8 @@ import path from 'node:path';
 import { containmentInfo, runProcess, type RunOptions } from '../../../kernel/sandbox/process-runner.js';
 import { resolveContainment, type ContainmentMode } from '../../../kernel/sandbox/process-containment.js';
 import { nth } from '../../helpers/nth.js';
+import { processesWithArg } from '../../helpers/processes.js';
+import { waitFor } from '../../helpers/wait.js';
 
 /**
  * Real child processes. Every process a test starts carries a unique number (a `sleep` duration) in
@@ -33,22 +35,7 @@ const token = () => {
   return t;
 };
 
-/** Live processes (not zombies) whose command line contains `needle`. */
-function processesWith(needle: string): number[] {
-  const found: number[] = [];
-  for (const name of fs.readdirSync('/proc')) {
-    if (!/^\d+$/.test(name) || Number(name) === process.pid) continue;
-    try {
-      const stat = fs.readFileSync(`/proc/${name}/stat`, 'utf8');
-      const state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
-      if (state === 'Z' || state === 'X') continue;
-      if (fs.readFileSync(`/proc/${name}/cmdline`).includes(needle)) found.push(Number(name));
-    } catch {
-      // gone
-    }
-  }
-  return found;
-}
+const processesWith = processesWithArg;
 
 /** Polls until no live process carries `needle` (true), or the deadline passes (false). */
 async function goneWithin(needle: string, ms = 15_000): Promise<boolean> {
@@ -58,14 +45,6 @@ async function goneWithin(needle: string, ms = 15_000): Promise<boolean> {
     await new Promise((r) => setTimeout(r, 50));
   }
   return processesWith(needle).length === 0;
-}
-
-async function waitFor(cond: () => boolean, ms = 20_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!cond()) {
-    if (Date.now() > deadline) throw new Error('condition not met before the deadline');
-    await new Promise((r) => setTimeout(r, 20));
-  }
 }
 
 let tmp: string;

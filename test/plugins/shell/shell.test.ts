@@ -11,14 +11,21 @@ const value = (r: ToolResult): any => (r.ok ? r.value : undefined);
 const code = (r: ToolResult) => (r.ok ? 'ok' : r.error.code);
 const withArg = processesWithArg;
 
+/** A real kernel with the built-in packs loaded; `run` calls run_command through its pipeline. */
+async function shellKernel(): Promise<Fixture> {
+  const fx = makeKernel({ packs: [] });
+  await fx.kernel.loadPacks([{ dir: path.resolve('plugins'), source: 'builtin' }]);
+  return fx;
+}
+const runIn = (fx: Fixture, command: string, cwd?: string) =>
+  fx.kernel.invoke({ tool: 'run_command', args: { command, ...(cwd ? { cwd } : {}) }, caller: { kind: 'agent' } });
+
 describe('the shell pack', () => {
   let fx: Fixture;
-  const run = (command: string, cwd?: string) =>
-    fx.kernel.invoke({ tool: 'run_command', args: { command, ...(cwd ? { cwd } : {}) }, caller: { kind: 'agent' } });
+  const run = (command: string, cwd?: string) => runIn(fx, command, cwd);
 
   beforeEach(async () => {
-    fx = makeKernel({ packs: [] });
-    await fx.kernel.loadPacks([{ dir: path.resolve('plugins'), source: 'builtin' }]);
+    fx = await shellKernel();
     fx.prompter.setFallback('allow-once');
   });
   afterEach(async () => fx.close());
@@ -94,12 +101,10 @@ describe('the shell pack', () => {
 
 describe('the judge in front of run_command', () => {
   let fx: Fixture;
-  const run = (command: string, cwd?: string) =>
-    fx.kernel.invoke({ tool: 'run_command', args: { command, ...(cwd ? { cwd } : {}) }, caller: { kind: 'agent' } });
+  const run = (command: string, cwd?: string) => runIn(fx, command, cwd);
 
   beforeEach(async () => {
-    fx = makeKernel({ packs: [] });
-    await fx.kernel.loadPacks([{ dir: path.resolve('plugins'), source: 'builtin' }]);
+    fx = await shellKernel();
   });
   afterEach(async () => fx.close());
 
