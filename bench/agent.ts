@@ -1,9 +1,10 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { createKernel, runTurn, type ChatMessage, type ChatRequest, type ChatResponse, type ModelProvider, type ToolDefinition } from '../kernel/index.js';
+import { runTurn, type ChatMessage, type ChatRequest, type ChatResponse, type ModelProvider, type ToolDefinition } from '../kernel/index.js';
 import { planBudget, TokenCounter } from '../kernel/agent/context-budget.js';
 import { percentile } from './stats.js';
+import { noopKernel } from './noop-kernel.js';
 
 /** A model that answers instantly: call the no-op tool N times, then answer. */
 class InstantModel implements ModelProvider {
@@ -31,29 +32,7 @@ class InstantModel implements ModelProvider {
  */
 export async function benchAgent(turns = 200, iterations = 10): Promise<void> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'memo-bench-agent-'));
-  const kernel = createKernel({
-    root: dir,
-    dataDir: path.join(dir, 'data'),
-    rateLimits: { maxCalls: 0, duplicateCooldownMs: 0 },
-    logger: { info() {}, warn() {}, error() {} },
-    packs: [
-      {
-        id: 'bench',
-        tools: [
-          {
-            spec: {
-              name: 'noop',
-              description: 'no-op',
-              danger: 'safe',
-              effect: 'read',
-              parameters: { type: 'object', properties: { n: { type: 'integer' } } },
-            },
-            impl: () => 'ok',
-          },
-        ],
-      },
-    ],
-  });
+  const kernel = noopKernel(dir, path.join(dir, 'data'), () => 'ok', true);
   const perIteration: number[] = [];
   for (let t = 0; t < turns + 20; t++) {
     const t0 = performance.now();

@@ -1,8 +1,8 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { createKernel } from '../kernel/index.js';
 import { printTable, summarise } from './stats.js';
+import { noopKernel } from './noop-kernel.js';
 
 /**
  * Pipeline overhead: a no-op `safe` tool called through the kernel (validate, rate limiter with
@@ -14,28 +14,7 @@ export async function benchPipeline(calls = 100_000): Promise<{ overheadP50us: n
   fs.mkdirSync(root);
   // Typed as the kernel sees a tool's result (unknown, maybe a promise): the direct calls await it as the pipeline does.
   const handler = (args: Record<string, unknown>): unknown => ({ ok: true, n: args.n });
-  const kernel = createKernel({
-    root,
-    dataDir: path.join(dir, 'data'),
-    rateLimits: { maxCalls: 0, duplicateCooldownMs: 0 },
-    packs: [
-      {
-        id: 'bench',
-        tools: [
-          {
-            spec: {
-              name: 'noop',
-              description: 'no-op',
-              danger: 'safe',
-              effect: 'read',
-              parameters: { type: 'object', properties: { n: { type: 'integer' } } },
-            },
-            impl: handler,
-          },
-        ],
-      },
-    ],
-  });
+  const kernel = noopKernel(root, path.join(dir, 'data'), handler);
 
   const direct = new Float64Array(calls);
   const piped = new Float64Array(calls);
