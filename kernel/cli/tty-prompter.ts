@@ -27,7 +27,11 @@ export class TtyPrompter implements Prompter {
     out.write(`\n┌─ Permission needed ─ ${req.tool} (${req.plugin}) ─ ${req.danger}, ${req.effect}\n`);
     out.write(`│ arguments: ${JSON.stringify(req.args)}\n`);
     if (req.preview) for (const line of req.preview.text.split('\n').slice(0, 40)) out.write(`│ ${line}\n`);
-    if (req.concern) out.write(`│ ⚠ ${req.concern.reason} (${req.concern.rule})\n`);
+    if (req.concern) {
+      // The judge's reasons already start with their rule id; name it only when a reason does not.
+      const { rule, reason } = req.concern;
+      out.write(`│ ⚠ ${reason.startsWith(`${rule}:`) ? reason : `${reason} (${rule})`}\n`);
+    }
     if (!req.standingApprovalAllowed)
       out.write(`│ (${req.concern ? 'such calls' : req.effect === 'delete' ? 'deletes' : 'this tool'} always ask: no standing approval)\n`);
     out.write(`└ ${choices.map((c) => `[${c.key}] ${c.label}`).join('  ')}\n`);
