@@ -79,7 +79,7 @@ const TABLE: Array<[string, string, string]> = [
   ['JAVA_HOME', '/usr/lib/jvm/java-17', 'shown'],
 ];
 
-/** Variables the test sets; PWD, HOME and SHELL are left as the process has them (commands need them). */
+/** Variables the test sets; PWD, OLDPWD, HOME and SHELL are left as the process has them (commands need them), and set only where the process has none (CI runs without OLDPWD). */
 const KEEP = new Set(['PWD', 'OLDPWD', 'HOME', 'SHELL']);
 
 describe('read_env and run_command with a table of environment variables', () => {
@@ -89,7 +89,7 @@ describe('read_env and run_command with a table of environment variables', () =>
   beforeAll(() => {
     for (const [name, v] of TABLE) {
       saved.set(name, process.env[name]);
-      if (!KEEP.has(name)) process.env[name] = v;
+      if (!KEEP.has(name) || process.env[name] === undefined) process.env[name] = v;
     }
   });
   afterAll(() => {
