@@ -11,7 +11,13 @@
 export default {
   testEnvironment: '<rootDir>/test/helpers/jest-environment.mjs',
   extensionsToTreatAsEsm: ['.ts'],
-  moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
+  // Packs import the kernel by its package name (`memo-kernel/pack`); here that is the source.
+  moduleNameMapper: {
+    '^memo-kernel$': '<rootDir>/kernel/index.ts',
+    '^memo-kernel/pack$': '<rootDir>/kernel/pack.ts',
+    '^memo-kernel/mcp$': '<rootDir>/kernel/mcp/index.ts',
+    '^(\\.{1,2}/.*)\\.js$': '$1',
+  },
   transform: {
     '^.+\\.ts$': ['ts-jest', { useESM: true, tsconfig: 'tsconfig.test.json' }],
   },

@@ -59,23 +59,26 @@ function resolveMain(dir: string, main: string): string {
 
 let hooksInstalled = false;
 
-/** Registers the resolve hook that gives a reloaded pack's relative imports its version too. */
-function installVersionHooks(): void {
+/** Registers the resolve hook: `memo-kernel/pack` means this kernel, and a reloaded pack's own files get its version. */
+function installPackHooks(): void {
   if (hooksInstalled) return;
   hooksInstalled = true;
   try {
     register(new URL('./version-hooks.js', import.meta.url).href);
   } catch {
-    // Not available (e.g. under a test runner with its own module system): single-file packs still reload.
+    // Not available (e.g. under a test runner with its own module system, which maps `memo-kernel/pack`
+    // itself): packs inside this package still find the kernel by name, and single-file packs still reload.
   }
 }
 
 /** Imports a pack's code and pairs each declared tool with its handler; code and manifest must agree exactly. */
 export async function loadPackCode(dir: string, manifest: PackManifest, version = 0): Promise<{ tools: PackDefinition['tools']; activate?: PackActivate }> {
   const file = resolveMain(dir, manifest.main);
-  // The query makes a changed file a new module (ESM caches by URL): used by hot reload.
-  if (version) installVersionHooks();
-  const url = pathToFileURL(file).href + (version ? `?memo-v=${version}` : '');
+  // The query names the pack's folder (its files, and only they, are versioned) and makes a changed
+  // file a new module (ESM caches by URL): used by hot reload.
+  installPackHooks();
+  const query = new URLSearchParams({ ...(version ? { 'memo-v': String(version) } : {}), 'memo-pack': pathToFileURL(fs.realpathSync(dir)).href });
+  const url = `${pathToFileURL(file).href}?${query.toString()}`;
   let mod: Record<string, unknown>;
   try {
     mod = (await import(url)) as Record<string, unknown>;

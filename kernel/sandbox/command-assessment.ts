@@ -1,6 +1,6 @@
 import { MemoError } from '../errors.js';
-import type { Concern } from '../tools/contract.js';
-import type { CommandJudge, JudgeOptions } from './command-judge.js';
+import type { Concern, Judge } from '../tools/contract.js';
+import type { JudgeOptions } from './command-judge.js';
 
 /**
  * The command judge's verdict as a tool's `assess` answer, for every tool that runs a command
@@ -8,7 +8,7 @@ import type { CommandJudge, JudgeOptions } from './command-judge.js';
  * (COMMAND_BLOCKED, naming the rule), `ask` becomes a concern (asked every time, no standing
  * approval, denied where nobody can be asked), `allowed` is no concern.
  */
-export async function assessCommand(judge: CommandJudge, command: string, options: JudgeOptions = {}): Promise<Concern | null> {
+export async function assessCommand(judge: Judge, command: string, options: JudgeOptions = {}): Promise<Concern | null> {
   const verdict = await judge.judge(command, options);
   if (verdict.verdict === 'blocked') {
     throw new MemoError('COMMAND_BLOCKED', `${verdict.reason} (rule ${verdict.rule})`, { details: { rule: verdict.rule } });

@@ -26,6 +26,7 @@
  * judge/redirects, judge/cwd, judge/paths, judge/kernel-state-rule, judge/env-vars, and one file
  * per program family under judge/rules.
  */
+import type { Judge } from '../tools/contract.js';
 import type { KernelState } from './kernel-state.js';
 import { ASK_RULES, EMPTY, isAskRule, reasonOf, UNPARSEABLE, type Ctx, type Finding } from './judge/context.js';
 import { loadParser } from './judge/parser.js';
@@ -174,7 +175,7 @@ export const BLOCK_RULES: ReadonlyArray<{ id: string; category: string; descript
 export const FAIL_CLOSED_RULES: readonly string[] = Object.freeze([UNPARSEABLE, 'dynamic-command', EMPTY]);
 
 /** Judges shell commands before they run; see the module comment for what it refuses and why. */
-export class CommandJudge {
+export class CommandJudge implements Judge {
   constructor(private readonly state?: KernelState) {}
 
   async judge(command: string, options: JudgeOptions = {}): Promise<CommandVerdict> {

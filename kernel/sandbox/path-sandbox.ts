@@ -16,6 +16,7 @@
  * helpers here detect that afterwards. Hard links and bind mounts inside the root are not detected:
  * they are the same file/directory as far as paths can tell.
  */
+import type { Sandbox } from '../tools/contract.js';
 import { constants as fsConstants, realpathSync, statSync } from 'node:fs';
 import { lstat, open, readlink, realpath, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
@@ -281,7 +282,7 @@ export interface OpenForWriteOptions {
   mode?: number;
 }
 
-export class PathSandbox {
+export class PathSandbox implements Sandbox {
   /** The real path of the root. */
   readonly root: string;
   private readonly rootSegments: readonly string[];

@@ -1,6 +1,8 @@
+import type { FileHandle } from 'node:fs/promises';
 import type { ToolErrorInfo } from '../errors.js';
-import type { PathSandbox } from '../sandbox/path-sandbox.js';
-import type { CommandJudge } from '../sandbox/command-judge.js';
+import type { KernelArea } from '../sandbox/kernel-state.js';
+import type { OpenForWriteOptions, PathIntent, ResolvedPath } from '../sandbox/path-sandbox.js';
+import type { CommandVerdict, JudgeOptions } from '../sandbox/command-judge.js';
 
 export type Danger = 'safe' | 'medium' | 'dangerous';
 export type Effect = 'read' | 'write' | 'delete';
@@ -44,6 +46,28 @@ export interface ProgressUpdate {
   message?: string;
 }
 
+/**
+ * Resolves and opens paths inside the sandbox root (the kernel's PathSandbox): every pack that takes
+ * a path uses it, so `..`, symlinks, system folders, `.git` and the kernel's own state are refused in
+ * one place. Errors are MemoErrors (`PATH_OUTSIDE_ROOT`, `PATH_PROTECTED`, `NOT_FOUND`).
+ */
+export interface Sandbox {
+  readonly root: string;
+  /** True when an already-resolved real path lies inside the root (segment-wise). */
+  isInside(realPath: string): boolean;
+  /** The kernel area (data folder, pack code...) a real path lies in, if any: such paths are not workspace files. */
+  kernelArea(realPath: string, access?: 'read' | 'change'): KernelArea | null;
+  resolve(requested: string, intent: PathIntent): Promise<ResolvedPath>;
+  openForRead(requested: string): Promise<{ handle: FileHandle; resolved: ResolvedPath; size: number }>;
+  openResolvedForRead(resolved: ResolvedPath): Promise<{ handle: FileHandle; resolved: ResolvedPath; size: number }>;
+  openForWrite(requested: string, options?: OpenForWriteOptions): Promise<{ handle: FileHandle; resolved: ResolvedPath; created: boolean }>;
+}
+
+/** The command judge (the blacklist), parsed not string-matched: allowed, blocked with a rule, or ask. */
+export interface Judge {
+  judge(command: string, options?: JudgeOptions): Promise<CommandVerdict>;
+}
+
 /** What a handler gets besides its (already validated) arguments. */
 export interface ToolContext {
   /** Aborted on timeout, on the caller's cancellation, and at shutdown. Long work must watch it. */
@@ -55,9 +79,9 @@ export interface ToolContext {
   /** The sandbox root every path argument is resolved against. */
   root: string;
   /** Resolves and opens paths inside the root; every pack that takes a path uses it. */
-  sandbox: PathSandbox;
+  sandbox: Sandbox;
   /** The command judge (the blacklist): every tool that runs a shell command asks it first. */
-  judge: CommandJudge;
+  judge: Judge;
   /** The pack's data folder (created on demand by the pack). */
   dataDir: string;
   /** The pack's settings, validated against its manifest's `config` schema. */

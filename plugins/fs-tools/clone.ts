@@ -2,7 +2,7 @@
 import { constants as fsConstants, realpathSync } from 'node:fs';
 import { chmod, copyFile, lstat, mkdir, readdir, realpath, symlink } from 'node:fs/promises';
 import path from 'node:path';
-import { SYSTEM_DIRS, type Preview, type ToolContext } from '../../kernel/index.js';
+import { SYSTEM_DIRS, type Preview, type ToolContext } from 'memo-kernel/pack';
 import { checkSignal, errnoOf, fail, fsFailure, humanBytes, plural, shown } from './common.js';
 
 const PROGRESS_EVERY = 250;

@@ -11,7 +11,7 @@ import { constants as fsConstants, type Stats } from 'node:fs';
 import { copyFile, link, lstat, mkdir, open, readdir, realpath, rename, stat, unlink, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { createTwoFilesPatch } from 'diff';
-import { isGitSegment, isMemoError, MemoError, type ErrorCode, type ResolvedPath, type ToolContext } from '../../kernel/index.js';
+import { isGitSegment, isMemoError, MemoError, type ErrorCode, type ResolvedPath, type ToolContext } from 'memo-kernel/pack';
 import { crashPoint, PAUSE } from './crash-points.js';
 
 export const MB = 1024 * 1024;

@@ -2,7 +2,7 @@
 import type { Stats } from 'node:fs';
 import { lstat, readdir, rmdir, unlink } from 'node:fs/promises';
 import path from 'node:path';
-import type { Preview, ResolvedPath, ToolContext } from '../../kernel/index.js';
+import type { Preview, ResolvedPath, ToolContext } from 'memo-kernel/pack';
 import {
   checkSignal,
   checkUnchangedSincePreview,

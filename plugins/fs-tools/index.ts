@@ -3,7 +3,7 @@
  * files export `{ run, preview }` so a person sees the diff (or what a delete loses) before
  * approving. Every path goes through `ctx.sandbox`; errors are MemoErrors with the kernel's codes.
  */
-import type { Preview, ToolContext, ToolImplementation } from '../../kernel/index.js';
+import type { Preview, ToolContext, ToolImplementation } from 'memo-kernel/pack';
 import { fsFailure } from './common.js';
 import { selfCloneTool } from './clone.js';
 import { deleteFileTool } from './delete.js';

@@ -2,7 +2,7 @@
 import type { Dirent, Stats } from 'node:fs';
 import { lstat, readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
-import type { ToolContext } from '../../kernel/index.js';
+import type { ToolContext } from 'memo-kernel/pack';
 import { checkSignal, fail, fsFailure, humanBytes, plural, shown } from './common.js';
 import { isRootRequest, linkTargetInfo, locateEntry } from './locate.js';
 

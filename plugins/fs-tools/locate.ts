@@ -7,7 +7,7 @@
 import type { Stats } from 'node:fs';
 import { lstat } from 'node:fs/promises';
 import path from 'node:path';
-import type { PathIntent, ResolvedPath, ToolContext } from '../../kernel/index.js';
+import type { PathIntent, ResolvedPath, ToolContext } from 'memo-kernel/pack';
 import { errnoOf, fail, fsFailure, shown } from './common.js';
 
 export interface LocatedEntry {

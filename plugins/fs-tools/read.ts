@@ -1,6 +1,6 @@
 /** read_file: text files up to 1 MB whole, or a slice of lines (offset/limit) of a bigger one. */
 import type { FileHandle } from 'node:fs/promises';
-import type { ToolContext } from '../../kernel/index.js';
+import type { ToolContext } from 'memo-kernel/pack';
 import {
   BINARY_SNIFF_BYTES,
   READ_MAX_BYTES,

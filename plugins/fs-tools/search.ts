@@ -1,7 +1,7 @@
 /** search_files: glob below the root (or a subfolder) with tinyglobby, never leaving the root. */
 import { readdir, realpath } from 'node:fs';
 import { glob, type FileSystemAdapter } from 'tinyglobby';
-import type { PathSandbox, ToolContext } from '../../kernel/index.js';
+import type { Sandbox, ToolContext } from 'memo-kernel/pack';
 import { fail, plural, shown } from './common.js';
 
 export const SEARCH_DEFAULT_RESULTS = 200;
@@ -51,7 +51,7 @@ export function globOptions(cwd: string, args: { dot?: boolean; includeIgnored?:
  * Folders that are the kernel's own state are listed as empty wherever the crawl meets them.
  * Known limit: a folder swapped for a link while the crawl runs is not detected.
  */
-function guardedFs(sandbox: PathSandbox, state: { escaped: boolean }): FileSystemAdapter {
+function guardedFs(sandbox: Sandbox, state: { escaped: boolean }): FileSystemAdapter {
   const checked: string[] = [];
   const under = (dir: string) => checked.some((c) => dir === c || dir.startsWith(c.endsWith('/') ? c : `${c}/`));
   const guardedReaddir = (p: string, options: unknown, callback: (err: NodeJS.ErrnoException | null, entries?: unknown[]) => void) => {

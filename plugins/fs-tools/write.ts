@@ -1,6 +1,6 @@
 /** write_file, edit_file, insert_line, delete_lines: every change is previewed as a unified diff and written atomically with a `.bak`. */
 import type { Stats } from 'node:fs';
-import type { Preview, ResolvedPath, ToolContext } from '../../kernel/index.js';
+import type { Preview, ResolvedPath, ToolContext } from 'memo-kernel/pack';
 import {
   EDIT_MAX_BYTES,
   MB,

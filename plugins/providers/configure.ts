@@ -1,4 +1,4 @@
-import { MemoError, ProviderError, type PackApi, type Preview, type ProviderConfig, type ToolContext, type ToolImplementation } from '../../kernel/index.js';
+import { MemoError, ProviderError, type PackApi, type Preview, type ProviderConfig, type ToolContext, type ToolImplementation } from 'memo-kernel/pack';
 import { CUSTOM, isKind, isLoopback, PRESETS, presetsOf, resolveEndpoint, type Kind } from './presets.js';
 
 export const MASKED_KEY = '[stored, masked]';

@@ -1,4 +1,4 @@
-import { isSensitiveName, maskSecrets, ProviderError, resolveApiKey, type ProviderConfig } from '../../kernel/index.js';
+import { isSensitiveName, maskSecrets, ProviderError, resolveApiKey, type ProviderConfig } from 'memo-kernel/pack';
 import type { Endpoint } from './presets.js';
 
 /** How hard a request is retried. */

@@ -3,7 +3,7 @@
  * kernel through activate(), and the `configure_provider` tool. The kernel talks to this pack only
  * through those two exports.
  */
-import type { Disposable, PackApi, ProviderFactory } from '../../kernel/index.js';
+import type { Disposable, PackApi, ProviderFactory } from 'memo-kernel/pack';
 import { createAnthropicProvider } from './anthropic.js';
 import { configureProvider } from './configure.js';
 import { createGeminiProvider } from './gemini.js';

@@ -5,7 +5,7 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { ProviderError } from '../../kernel/index.js';
+import { ProviderError } from 'memo-kernel/pack';
 
 const configError = (message: string, detail: string) => new ProviderError(message, null, false, detail);
 

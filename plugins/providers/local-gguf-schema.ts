@@ -21,7 +21,7 @@
  *     multipleOf, uniqueItems, not, if/then/else, dependencies, patternProperties, default,
  *     examples. The kernel still validates the arguments against the full schema.
  */
-import type { JsonSchema } from '../../kernel/index.js';
+import type { JsonSchema } from 'memo-kernel/pack';
 import { resolvePointer } from './schema.js';
 
 type Obj = Record<string, unknown>;

@@ -34,7 +34,7 @@ import {
   type ProviderFactory,
   type ToolCallRequestPart,
   type ToolDefinition,
-} from '../../kernel/index.js';
+} from 'memo-kernel/pack';
 import { cancelled, clamp } from './http.js';
 import { checkModelFile, readGgufHeader, type GgufHeader } from './local-gguf-file.js';
 import { dropOptionalNulls, gbnfParameters } from './local-gguf-schema.js';

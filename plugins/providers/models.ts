@@ -1,5 +1,5 @@
 import { createRequire } from 'node:module';
-import type { ProviderConfig } from '../../kernel/index.js';
+import type { ProviderConfig } from 'memo-kernel/pack';
 
 /** A model id without a router prefix (`openai/gpt-4o`, `models/gemini-2.0-flash`), lower case. */
 export function bareModel(model: string): string {

@@ -7,7 +7,7 @@ import {
   type ModelProvider,
   type ProviderConfig,
   type ToolCallRequestPart,
-} from '../../kernel/index.js';
+} from 'memo-kernel/pack';
 import { clamp, parseArguments, postJson, startRequest, type AdapterDeps } from './http.js';
 import { bareModel, contextWindowFor, exactTokens } from './models.js';
 import { endpointUrl, resolveEndpoint, type Endpoint } from './presets.js';

@@ -1,4 +1,4 @@
-import { ProviderError, type ProviderConfig } from '../../kernel/index.js';
+import { ProviderError, type ProviderConfig } from 'memo-kernel/pack';
 
 export const KINDS = ['openai-compatible', 'anthropic', 'gemini'] as const;
 export type Kind = (typeof KINDS)[number];

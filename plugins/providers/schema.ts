@@ -3,7 +3,7 @@
  * name, description and parameters (in each format's own field names): never another key, since
  * one stray bookkeeping field is enough for some providers to answer 400 invalid_request_error.
  */
-import type { JsonSchema, ToolDefinition } from '../../kernel/index.js';
+import type { JsonSchema, ToolDefinition } from 'memo-kernel/pack';
 
 type Obj = Record<string, unknown>;
 

@@ -7,7 +7,7 @@ import {
   runProcess,
   type ToolContext,
   type ToolImplementation,
-} from '../../kernel/index.js';
+} from 'memo-kernel/pack';
 
 /** Each of stdout and stderr is cut to this many bytes (head and tail kept). */
 const OUTPUT_CAP = 64 * 1024;

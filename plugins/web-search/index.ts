@@ -1,6 +1,6 @@
 import { STATUS_CODES } from 'node:http';
 import type { ReadableStreamReadResult } from 'node:stream/web';
-import { findSecret, MemoError, type ToolContext, type ToolImplementation } from '../../kernel/index.js';
+import { findSecret, MemoError, type ToolContext, type ToolImplementation } from 'memo-kernel/pack';
 import { capText, cleanText, readResultsPage, type PageResult } from './ddg-page.js';
 
 /** The pack's settings as the manifest's `config` schema defines them (the kernel applies its defaults). */

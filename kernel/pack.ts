@@ -1,0 +1,79 @@
+/**
+ * The pack author's entry (`memo-kernel/pack`): everything a tool pack's code may import from the
+ * kernel, and nothing a host app needs. Packs import only this, never kernel internals and never
+ * each other (they meet through `api.provide` / `api.lookup`).
+ *
+ * A pack loaded from any folder resolves `memo-kernel/pack` to the running kernel's own copy of this
+ * module, so errors and classes are the kernel's, and a hot-reloaded pack never gets a second kernel.
+ */
+import type { ToolContext, ToolImplementation, ToolRun, Preview, Concern } from './tools/contract.js';
+
+export { MemoError, isMemoError, ErrorCodes, type ErrorCode, type ToolErrorInfo } from './errors.js';
+export type {
+  Caller,
+  CallerKind,
+  Concern,
+  Danger,
+  Effect,
+  Judge,
+  JsonSchema,
+  JsonValue,
+  Preview,
+  ProgressUpdate,
+  Sandbox,
+  ToolAssess,
+  ToolContext,
+  ToolImplementation,
+  ToolPreview,
+  ToolRun,
+  ToolSpec,
+} from './tools/contract.js';
+export type { PathIntent, ResolvedPath, OpenForWriteOptions } from './sandbox/path-sandbox.js';
+export { SYSTEM_DIRS, isGitSegment } from './sandbox/path-sandbox.js';
+export type { KernelArea } from './sandbox/kernel-state.js';
+export type { CommandVerdict, JudgeOptions } from './sandbox/command-judge.js';
+export { runProcess, type RunOptions, type RunResult } from './sandbox/process-runner.js';
+export { assessCommand } from './sandbox/command-assessment.js';
+export { isSensitiveKey as isSensitiveName, maskText as maskSecrets } from './audit/masking.js';
+export { findSecret, type SecretFinding } from './audit/secret-check.js';
+export { environmentSecrets } from './audit/known-secrets.js';
+export type { Disposable } from './disposable.js';
+export type { Logger } from './logger.js';
+export type { PackApi, PackActivate } from './packs/pack-api.js';
+export {
+  ProviderError,
+  type ChatMessage,
+  type ChatRequest,
+  type ChatResponse,
+  type ModelProvider,
+  type ProviderConfig,
+  type ProviderFactory,
+  type ToolCallRequestPart,
+  type ToolDefinition,
+} from './agent/provider.js';
+export { resolveApiKey } from './agent/provider-settings.js';
+
+/** One tool's code with its arguments typed (`A` comes from the types generated from plugin.json). */
+export type TypedToolImplementation<A> =
+  | ((args: A, ctx: ToolContext) => unknown)
+  | {
+      run: (args: A, ctx: ToolContext) => unknown;
+      preview?: (args: A, ctx: ToolContext) => Preview | Promise<Preview>;
+      assess?: (args: A, ctx: ToolContext) => Concern | null | Promise<Concern | null>;
+    };
+
+/**
+ * Pairs each declared tool with its typed handler. `Args` maps tool names to argument types; it is
+ * generated from plugin.json (`memo plugins types <dir>`), which stays the source of truth: the
+ * kernel validates every call against the manifest's schema before the handler runs, so the types
+ * describe what the handler is given. At run time this is the identity.
+ */
+export function defineTools<Args>(tools: { [K in keyof Args]: TypedToolImplementation<Args[K]> }): Record<keyof Args & string, ToolImplementation> {
+  // The kernel validated the arguments against the same schema the types were generated from.
+  return tools as unknown as Record<keyof Args & string, ToolImplementation>;
+}
+
+/** A typed `run` alone, for packs that build their handlers one at a time. */
+export function defineTool<A>(run: (args: A, ctx: ToolContext) => unknown): ToolRun {
+  return run as unknown as ToolRun;
+}
