@@ -30,6 +30,8 @@ type Entities = typeof import('./conversation-entities.js');
 /** Conversations, their messages and each turn's tool activity, in `data/agent.sqlite`. */
 export class ConversationStore {
   private ds: DataSource | null = null;
+  /** The one opening in flight: calls that arrive together share it (migrations run once). */
+  private opening: Promise<DataSource> | null = null;
   private entities: Entities | null = null;
   private onDelete: (id: string) => void = () => {};
 
@@ -46,11 +48,26 @@ export class ConversationStore {
     act: Repository<InstanceType<Entities['ToolActivityRow']>>;
   }> {
     if (!this.ds) {
-      this.entities = await import('./conversation-entities.js');
-      this.ds = await openSqlite(this.file, [this.entities.ConversationRow, this.entities.MessageRow, this.entities.ToolActivityRow]);
+      const opening = (this.opening ??= this.open());
+      try {
+        this.ds = await opening;
+      } catch (err) {
+        if (this.opening === opening) this.opening = null;
+        throw err;
+      }
     }
     const e = this.entities!;
     return { conv: this.ds.getRepository(e.ConversationRow), msg: this.ds.getRepository(e.MessageRow), act: this.ds.getRepository(e.ToolActivityRow) };
+  }
+
+  /** Loaded on first use, with typeorm itself (see openSqlite). */
+  private async open(): Promise<DataSource> {
+    const [entities, { CONVERSATION_MIGRATIONS }] = await Promise.all([import('./conversation-entities.js'), import('./conversation-migrations.js')]);
+    this.entities = entities;
+    return openSqlite(this.file, {
+      entities: [entities.ConversationRow, entities.MessageRow, entities.ToolActivityRow],
+      migrations: CONVERSATION_MIGRATIONS,
+    });
   }
 
   async create(init: { title?: string; provider?: string | null; model?: string | null } = {}): Promise<ConversationInfo> {
@@ -181,7 +198,11 @@ export class ConversationStore {
   }
 
   async close(): Promise<void> {
-    await this.ds?.destroy();
+    const opening = this.opening;
+    this.opening = null;
     this.ds = null;
+    // An opening still in flight is waited for, so its file is not left open.
+    const ds = await opening?.catch(() => null);
+    await ds?.destroy();
   }
 }

@@ -1,0 +1,37 @@
+/**
+ * Migrations of data/agent.sqlite, oldest first. Each runs in its own transaction (see
+ * kernel/storage/sqlite.ts). typeorm is only a type here: this file is imported with the entities.
+ */
+import type { MigrationInterface, QueryRunner } from 'typeorm';
+
+/**
+ * The schema typeorm's `synchronize` made from conversation-entities.ts before there were
+ * migrations, statement for statement. IF NOT EXISTS lets a file made that way be adopted as it is
+ * (SQLite drops the clause from the stored schema, so both files end up with the same text).
+ */
+class CreateConversations1796064597881 implements MigrationInterface {
+  async up(qr: QueryRunner): Promise<void> {
+    await qr.query(
+      `CREATE TABLE IF NOT EXISTS "conversations" ("id" varchar(36) PRIMARY KEY NOT NULL, "title" varchar(200) NOT NULL, "provider" varchar(100), "model" varchar(200), "createdAt" datetime NOT NULL DEFAULT (datetime('now')), "updatedAt" datetime NOT NULL DEFAULT (datetime('now')), "deletedAt" datetime)`,
+    );
+    await qr.query(
+      `CREATE TABLE IF NOT EXISTS "messages" ("id" varchar(36) PRIMARY KEY NOT NULL, "conversationId" varchar(36) NOT NULL, "seq" integer NOT NULL, "role" varchar(16) NOT NULL, "content" text NOT NULL, "toolCalls" text, "toolCallId" varchar(200), "name" varchar(100), "isError" boolean NOT NULL DEFAULT (0), "createdAt" datetime NOT NULL DEFAULT (datetime('now')))`,
+    );
+    await qr.query(`CREATE UNIQUE INDEX IF NOT EXISTS "IDX_f0874fbc4bba5c9edc9ca528f8" ON "messages" ("conversationId", "seq") `);
+    await qr.query(
+      `CREATE TABLE IF NOT EXISTS "tool_activity" ("id" varchar(36) PRIMARY KEY NOT NULL, "conversationId" varchar(36) NOT NULL, "turnSeq" integer NOT NULL, "tool" varchar(100) NOT NULL, "args" text NOT NULL, "outcome" varchar(16) NOT NULL, "code" varchar(40), "summary" text NOT NULL, "durationMs" integer NOT NULL, "createdAt" datetime NOT NULL DEFAULT (datetime('now')))`,
+    );
+    await qr.query(`CREATE INDEX IF NOT EXISTS "IDX_fc8029874e647c7e18144852b8" ON "tool_activity" ("conversationId", "turnSeq") `);
+  }
+
+  async down(qr: QueryRunner): Promise<void> {
+    await qr.query(`DROP INDEX IF EXISTS "IDX_fc8029874e647c7e18144852b8"`);
+    await qr.query(`DROP TABLE IF EXISTS "tool_activity"`);
+    await qr.query(`DROP INDEX IF EXISTS "IDX_f0874fbc4bba5c9edc9ca528f8"`);
+    await qr.query(`DROP TABLE IF EXISTS "messages"`);
+    await qr.query(`DROP TABLE IF EXISTS "conversations"`);
+  }
+}
+
+/** Every migration of agent.sqlite, in order. */
+export const CONVERSATION_MIGRATIONS = [CreateConversations1796064597881];

@@ -1,0 +1,107 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import Database from 'better-sqlite3';
+import { ConversationStore } from '../../../kernel/agent/conversation-store.js';
+import { ConversationRow, MessageRow, ToolActivityRow } from '../../../kernel/agent/conversation-entities.js';
+import { openSqlite } from '../../../kernel/storage/sqlite.js';
+import { tempDir } from '../../helpers/kernel-fixture.js';
+
+const ENTITIES = [ConversationRow, MessageRow, ToolActivityRow];
+
+/** The stored schema, whitespace normalised, and the recorded migrations. */
+function schemaOf(file: string): { schema: string[]; migrations: string[] } {
+  const db = new Database(file, { readonly: true });
+  try {
+    const rows = db.prepare(`SELECT type, name, tbl_name, sql FROM sqlite_master ORDER BY type, name`).all() as Array<Record<string, string | null>>;
+    const schema = rows.map((r) => `${r.type} ${r.name} on ${r.tbl_name}: ${(r.sql ?? '').replace(/\s+/g, ' ').trim()}`);
+    const recorded = rows.some((r) => r.name === 'migrations');
+    const migrations = recorded ? (db.prepare(`SELECT name FROM migrations ORDER BY id`).all() as Array<{ name: string }>).map((r) => r.name) : [];
+    return { schema, migrations };
+  } finally {
+    db.close();
+  }
+}
+
+describe("the conversation store's migrations", () => {
+  let store: ConversationStore | undefined;
+  afterEach(async () => {
+    await store?.close();
+    store = undefined;
+  });
+
+  it('adopts an agent.sqlite made by synchronize, keeping its conversations, and ends with the schema a new file gets', async () => {
+    // The file as the kernel made it before migrations: tables from the entities, no migrations table.
+    const old = path.join(tempDir(), 'agent.sqlite');
+    const ds = await openSqlite(old, { entities: ENTITIES, migrations: [], synchronize: true });
+    await ds.getRepository(ConversationRow).save({ id: 'c1', title: 'Made before migrations', provider: 'scripted', model: 'm' });
+    await ds.getRepository(MessageRow).save([
+      { id: 'm1', conversationId: 'c1', seq: 1, role: 'user', content: 'hello', toolCalls: null, toolCallId: null, name: null, isError: false },
+      {
+        id: 'm2',
+        conversationId: 'c1',
+        seq: 2,
+        role: 'assistant',
+        content: 'hi',
+        toolCalls: [{ id: 't1', name: 'echo', arguments: { text: 'x' } }],
+        toolCallId: null,
+        name: null,
+        isError: false,
+      },
+    ]);
+    await ds.destroy();
+
+    store = new ConversationStore(old);
+    expect(await store.info('c1')).toMatchObject({ title: 'Made before migrations', provider: 'scripted', model: 'm', messages: 2 });
+    expect(await store.history('c1')).toEqual([
+      { role: 'user', content: 'hello' },
+      { role: 'assistant', content: 'hi', toolCalls: [{ id: 't1', name: 'echo', arguments: { text: 'x' } }] },
+    ]);
+    await store.appendTurn('c1', [{ role: 'user', content: 'again' }], []);
+    await store.close();
+
+    const fresh = path.join(tempDir(), 'agent.sqlite');
+    store = new ConversationStore(fresh);
+    await store.create({ title: 'New' });
+    await store.close();
+
+    const adopted = schemaOf(old);
+    expect(adopted.migrations).toEqual(['CreateConversations1796064597881']);
+    expect(adopted).toEqual(schemaOf(fresh));
+    expect(adopted.schema.filter((s) => s.startsWith('table '))).toEqual([
+      expect.stringMatching(/^table conversations on conversations: CREATE TABLE "conversations"/),
+      expect.stringMatching(/^table messages on messages: CREATE TABLE "messages"/),
+      expect.stringMatching(/^table migrations on migrations: /),
+      expect.stringMatching(/^table sqlite_sequence on sqlite_sequence: /),
+      expect.stringMatching(/^table tool_activity on tool_activity: CREATE TABLE "tool_activity"/),
+    ]);
+  });
+
+  it('makes a new file whose schema is what synchronize would make from the entities', async () => {
+    const fresh = path.join(tempDir(), 'agent.sqlite');
+    const ds = await openSqlite(fresh, {
+      entities: ENTITIES,
+      migrations: (await import('../../../kernel/agent/conversation-migrations.js')).CONVERSATION_MIGRATIONS,
+    });
+    try {
+      expect((await ds.driver.createSchemaBuilder().log()).upQueries.map((q) => q.query)).toEqual([]);
+    } finally {
+      await ds.destroy();
+    }
+    // And the text of each table and index is the same as a synchronized file's (the migrations table aside).
+    const synced = path.join(tempDir(), 'agent.sqlite');
+    await (await openSqlite(synced, { entities: ENTITIES, migrations: [], synchronize: true })).destroy();
+    const own = (file: string) => schemaOf(file).schema.filter((s) => !/ on (migrations|sqlite_sequence):/.test(s));
+    expect(own(fresh)).toEqual(own(synced));
+  });
+
+  it('opens the file once when the first calls arrive together, so close() leaves no connection behind', async () => {
+    const file = path.join(tempDir(), 'agent.sqlite');
+    store = new ConversationStore(file);
+    await Promise.all([store.create({ title: 'a' }), store.create({ title: 'b' }), store.list()]);
+    expect((await store.list()).map((c) => c.title).sort()).toEqual(['a', 'b']);
+    await store.close();
+    // The last connection to a WAL database removes the -wal file as it closes.
+    expect(fs.existsSync(`${file}-wal`)).toBe(false);
+    expect(schemaOf(file).migrations).toEqual(['CreateConversations1796064597881']);
+  });
+});
