@@ -1,6 +1,6 @@
-import * as fs from 'node:fs';
 import { MemoError } from '../errors.js';
-import { fileStamp, writeFileAtomic } from '../util/atomic-file.js';
+import { StderrLogger, type Logger } from '../logger.js';
+import { JsonFileStore } from '../util/json-file-store.js';
 import type { ProviderConfig } from './provider.js';
 
 interface FileShape {
@@ -12,83 +12,78 @@ interface FileShape {
 const NAME = /^[a-z0-9]+(?:[-_][a-z0-9]+)*$/;
 
 /**
- * Provider configurations in `data/providers.json` (mode 0600, written atomically). API keys are
- * preferably named environment variables; a stored key never leaves this file except to the
- * provider itself, and every listing masks it.
+ * Provider configurations in `data/providers.json`, a JsonFileStore (mode 0600, written atomically,
+ * re-read when it changes). API keys are preferably named environment variables; a stored key never
+ * leaves this file except to the provider itself, and every listing masks it. An unreadable file is
+ * reported (never quoted: it may hold keys) and treated as "no providers"; the next change moves it aside.
  */
 export class ProviderSettings {
-  private data: FileShape = { version: 1, active: null, providers: {} };
-  private stamp = '';
-  private changes = 0;
+  private readonly store: JsonFileStore<FileShape>;
 
-  constructor(readonly file: string) {}
+  constructor(
+    readonly file: string,
+    logger: Logger = new StderrLogger(),
+  ) {
+    this.store = new JsonFileStore<FileShape>({
+      file,
+      logger,
+      empty: () => ({ version: 1, active: null, providers: Object.create(null) as Record<string, ProviderConfig> }),
+      parse: (json) => {
+        const parsed = json as Partial<FileShape> | null;
+        if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) throw new Error('is not a JSON object');
+        const providers = parsed.providers ?? {};
+        if (typeof providers !== 'object' || Array.isArray(providers)) throw new Error('has a "providers" entry that is not an object');
+        const active = typeof parsed.active === 'string' ? parsed.active : null;
+        return { version: 1, active, providers: Object.assign(Object.create(null) as Record<string, ProviderConfig>, providers) };
+      },
+      whileUnusable: 'no provider is configured',
+    });
+  }
 
   /** Bumped whenever the configurations held in memory change (a save here, or a reload of the file). Read-only. */
   get version(): number {
-    return this.changes;
+    return this.store.version;
   }
 
-  private refresh(): void {
-    const stamp = fileStamp(this.file);
-    if (stamp === this.stamp) return;
-    this.stamp = stamp;
-    this.changes++;
-    this.data = { version: 1, active: null, providers: {} };
-    if (stamp === 'absent') return;
-    let parsed: Partial<FileShape>;
-    try {
-      parsed = JSON.parse(fs.readFileSync(this.file, 'utf8')) as Partial<FileShape>;
-    } catch (err) {
-      throw new MemoError('VALIDATION', `${this.file} cannot be read as JSON (${(err as Error).message.split('\n')[0]}); fix or remove it.`);
-    }
-    this.data = { version: 1, active: parsed.active ?? null, providers: parsed.providers ?? {} };
-  }
-
-  private save(): void {
-    writeFileAtomic(this.file, JSON.stringify(this.data, null, 2) + '\n', 0o600);
-    this.stamp = fileStamp(this.file);
-    this.changes++;
+  private get data(): FileShape {
+    return this.store.read();
   }
 
   list(): ProviderConfig[] {
-    this.refresh();
     return Object.values(this.data.providers).sort((a, b) => a.name.localeCompare(b.name));
   }
 
   get(name: string): ProviderConfig | undefined {
-    this.refresh();
     return this.data.providers[name];
   }
 
   active(): ProviderConfig | undefined {
-    this.refresh();
-    return this.data.active ? this.data.providers[this.data.active] : undefined;
+    const data = this.data;
+    return data.active ? data.providers[data.active] : undefined;
   }
 
   /** Adds or replaces a configuration; the first one becomes active. */
   put(config: ProviderConfig): void {
     if (!NAME.test(config.name)) throw new MemoError('VALIDATION', `Provider name "${config.name}" must be lowercase letters, digits, "-" or "_".`);
     if (config.apiKey && config.apiKeyEnv) throw new MemoError('VALIDATION', 'Give either an API key environment variable or a key, not both.');
-    this.refresh();
-    this.data.providers[config.name] = config;
-    if (!this.data.active) this.data.active = config.name;
-    this.save();
+    this.store.update((data) => {
+      data.providers[config.name] = config;
+      if (!data.active) data.active = config.name;
+    });
   }
 
   remove(name: string): boolean {
-    this.refresh();
     if (!this.data.providers[name]) return false;
-    delete this.data.providers[name];
-    if (this.data.active === name) this.data.active = Object.keys(this.data.providers)[0] ?? null;
-    this.save();
+    this.store.update((data) => {
+      delete data.providers[name];
+      if (data.active === name) data.active = Object.keys(data.providers)[0] ?? null;
+    });
     return true;
   }
 
   use(name: string): void {
-    this.refresh();
     if (!this.data.providers[name]) throw new MemoError('NOT_FOUND', `There is no provider "${name}" (memo provider list).`);
-    this.data.active = name;
-    this.save();
+    this.store.update((data) => void (data.active = name));
   }
 }
 

@@ -1,7 +1,5 @@
-import * as fs from 'node:fs';
-import * as path from 'node:path';
 import type { Logger } from '../logger.js';
-import { fileStamp, writeFileAtomic } from '../util/atomic-file.js';
+import { JsonFileStore } from '../util/json-file-store.js';
 
 export interface StoredDecision {
   tool: string;
@@ -16,102 +14,75 @@ interface FileShape {
 }
 
 /**
- * Forever decisions in `data/permissions.json`. Written atomically (temp file, fsync, rename).
- * Re-read whenever the file changes on disk, so `memo permissions revoke` in another process
- * applies to a running kernel at its next call. A corrupt or unreadable file is reported once and
- * treated as "no decisions" (never as allow); it is kept aside, not overwritten, when the next
- * decision is saved.
+ * Forever decisions in `data/permissions.json`, a JsonFileStore: written atomically, re-read
+ * whenever the file changes on disk (so `memo permissions revoke` in another process applies to a
+ * running kernel at its next call). A corrupt or unreadable file is reported once and treated as
+ * "no decisions" (never as allow); it is moved aside, not overwritten, when the next decision is saved.
  */
 export class PermissionStore {
-  private decisions = new Map<string, StoredDecision>();
-  private stamp = '';
-  private reported = '';
-  /** Why the file could not be used, if it could not. */
-  problem: string | null = null;
+  private readonly store: JsonFileStore<FileShape>;
 
   constructor(
     readonly file: string,
-    private readonly logger: Logger,
-  ) {}
-
-  private refresh(): void {
-    const stamp = fileStamp(this.file);
-    if (stamp === this.stamp) return;
-    this.stamp = stamp;
-    this.decisions = new Map();
-    this.problem = null;
-    if (stamp === 'absent') return;
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(fs.readFileSync(this.file, 'utf8'));
-    } catch (err) {
-      const e = err as NodeJS.ErrnoException;
-      this.fail(e.code ? `cannot be read (${e.code})` : 'is not valid JSON');
-      return;
-    }
-    const decisions = (parsed as Partial<FileShape> | null)?.decisions;
-    if (!decisions || typeof decisions !== 'object' || Array.isArray(decisions)) {
-      this.fail('does not have a "decisions" object');
-      return;
-    }
-    for (const [tool, d] of Object.entries(decisions)) {
-      if (!d || (d.decision !== 'allow' && d.decision !== 'deny')) {
-        this.fail(`has an invalid entry for "${tool}"`);
-        this.decisions = new Map();
-        return;
-      }
-      this.decisions.set(tool, { tool, decision: d.decision, plugin: d.plugin ?? null, at: String(d.at ?? '') });
-    }
+    logger: Logger,
+  ) {
+    this.store = new JsonFileStore<FileShape>({
+      file,
+      logger,
+      empty: () => ({ version: 1, decisions: table() }),
+      parse: parseDecisions,
+      whileUnusable: 'stored permissions are ignored (nothing is allowed by them)',
+    });
   }
 
-  private fail(why: string): void {
-    this.problem = `${this.file} ${why}; stored permissions are ignored (nothing is allowed by them) until it is fixed or a new decision replaces it`;
-    if (this.reported !== this.stamp) {
-      this.reported = this.stamp;
-      this.logger.warn(this.problem);
-    }
+  /** Why the file could not be used, if it could not. */
+  get problem(): string | null {
+    return this.store.problem;
   }
 
   get(tool: string): StoredDecision | undefined {
-    this.refresh();
-    return this.decisions.get(tool);
+    const d = this.store.read().decisions[tool];
+    return d && { tool, ...d };
   }
 
   list(): StoredDecision[] {
-    this.refresh();
-    return this.sorted();
-  }
-
-  private sorted(): StoredDecision[] {
-    return [...this.decisions.values()].sort((a, b) => a.tool.localeCompare(b.tool));
+    return Object.entries(this.store.read().decisions)
+      .map(([tool, d]) => ({ tool, ...d }))
+      .sort((a, b) => a.tool.localeCompare(b.tool));
   }
 
   set(tool: string, decision: 'allow' | 'deny', plugin: string | null, at: Date): void {
-    this.refresh();
-    this.decisions.set(tool, { tool, decision, plugin, at: at.toISOString() });
-    this.save();
+    this.store.update((shape) => sortedShape({ ...shape.decisions, [tool]: { decision, plugin, at: at.toISOString() } }));
   }
 
   /** Removes a tool's stored decision; false if there was none. */
   revoke(tool: string): boolean {
-    this.refresh();
-    if (!this.decisions.delete(tool)) return false;
-    this.save();
+    if (!Object.hasOwn(this.store.read().decisions, tool)) return false;
+    this.store.update((shape) => void delete shape.decisions[tool]);
     return true;
   }
+}
 
-  private save(): void {
-    fs.mkdirSync(path.dirname(this.file), { recursive: true });
-    if (this.problem && fs.existsSync(this.file)) {
-      // Keep what could not be read: the person may want it back.
-      const aside = `${this.file}.corrupt-${Date.now()}`;
-      fs.renameSync(this.file, aside);
-      this.logger.warn(`moved the unreadable ${path.basename(this.file)} aside to ${aside}`);
-      this.problem = null;
-    }
-    const shape: FileShape = { version: 1, decisions: {} };
-    for (const d of this.sorted()) shape.decisions[d.tool] = { decision: d.decision, plugin: d.plugin, at: d.at };
-    writeFileAtomic(this.file, JSON.stringify(shape, null, 2) + '\n');
-    this.stamp = fileStamp(this.file);
+/** The decisions of a parsed file, sorted by tool; throws saying what is wrong. One bad entry spoils the file: none of it is used. */
+function parseDecisions(json: unknown): FileShape {
+  const decisions = (json as Partial<FileShape> | null)?.decisions;
+  if (!decisions || typeof decisions !== 'object' || Array.isArray(decisions)) throw new Error('does not have a "decisions" object');
+  const out = table();
+  for (const [tool, d] of Object.entries(decisions)) {
+    if (!d || (d.decision !== 'allow' && d.decision !== 'deny')) throw new Error(`has an invalid entry for "${tool}"`);
+    out[tool] = { decision: d.decision, plugin: d.plugin ?? null, at: String(d.at ?? '') };
   }
+  return sortedShape(out);
+}
+
+/** A table without a prototype: a tool named "constructor" or "__proto__" is only a key. */
+function table(): FileShape['decisions'] {
+  return Object.create(null) as FileShape['decisions'];
+}
+
+/** The file's shape with its decisions in tool order, so the file reads (and diffs) the same way each time. */
+function sortedShape(decisions: FileShape['decisions']): FileShape {
+  const out = table();
+  for (const tool of Object.keys(decisions).sort((a, b) => a.localeCompare(b))) out[tool] = decisions[tool]!; // a key of the object
+  return { version: 1, decisions: out };
 }
