@@ -198,6 +198,15 @@ describe('a pack database', () => {
     expect(inspect(file)).toEqual(before);
   });
 
+  it('refuses a file that is not a SQLite database, naming it, and leaves it alone', async () => {
+    const dir = tempDir();
+    const file = path.join(dir, 'notes.sqlite');
+    fs.writeFileSync(file, 'not a database, just text long enough to have a header of sorts'.repeat(20));
+    const hash = sha256(file);
+    await expect(openPackDatabase(dir, V1)).rejects.toThrow(/notes\.sqlite cannot be opened: .*file is not a database/);
+    expect(sha256(file)).toBe(hash);
+  });
+
   it('refuses a pending migration older than one already run (slipped into the history)', async () => {
     const dir = tempDir();
     await (await openDb(dir, { ...V1, migrations: [CreateGuard1600000000000, CreateNotes1700000000000] })).destroy();
