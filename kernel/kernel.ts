@@ -30,6 +30,12 @@ import { ProviderSettings } from './agent/provider-settings.js';
 import { resolveConfig } from './packs/pack-settings.js';
 import { ConversationStore } from './agent/conversation-store.js';
 import { CapabilityProbe } from './agent/capability-probe.js';
+import { PackCommands } from './packs/pack-commands.js';
+import { PackServices } from './packs/pack-services.js';
+import { SharedServices } from './packs/shared-services.js';
+import { ConsolePanels } from './packs/console-panels.js';
+import { HostContext } from './packs/host-context.js';
+import type { PackApi } from './packs/pack-api.js';
 
 export interface KernelOptions {
   /** The sandbox root every path is resolved against. Default: the working directory. */
@@ -83,6 +89,23 @@ function packDataDir(dataDir: string): (packId: string) => string {
 /** This module's folder: `kernel/` in a checkout run from source, `dist/kernel/` once compiled. */
 const KERNEL_CODE_DIR = path.dirname(fileURLToPath(import.meta.url));
 
+/** The built-in packs and skills sit beside the kernel: `plugins/`, `skills/` in a checkout, under `dist/` once compiled. */
+export const BUILTIN_PACKS_DIR = path.join(path.dirname(KERNEL_CODE_DIR), 'plugins');
+export const BUILTIN_SKILLS_DIR = path.join(path.dirname(KERNEL_CODE_DIR), 'skills');
+
+/** The ids of the built-in packs (the folders of BUILTIN_PACKS_DIR that hold a plugin.json). */
+export function builtinPackIds(): string[] {
+  try {
+    return fs
+      .readdirSync(BUILTIN_PACKS_DIR, { withFileTypes: true })
+      .filter((e) => e.isDirectory() && fs.existsSync(path.join(BUILTIN_PACKS_DIR, e.name, 'plugin.json')))
+      .map((e) => e.name)
+      .sort();
+  } catch {
+    return [];
+  }
+}
+
 /**
  * The kernel's own folders, out of every tool's reach: the data folder, the kernel's code and its
  * dependencies (closed to changes only), and the built-in pack and skill folders beside it (and,
@@ -130,6 +153,20 @@ export class Kernel {
   readonly probe: CapabilityProbe;
   /** Folders no tool may reach: data, code, pack and skill folders. */
   readonly state: KernelState;
+  /** CLI command groups packs contribute (`memo vault ...`). */
+  readonly commands: PackCommands;
+  /** Long-running pack services, run between start() and shutdown(). */
+  readonly services: PackServices;
+  /** What packs offer each other by token. */
+  readonly shared: SharedServices;
+  /** Web console panels packs contribute, as data. */
+  readonly panels: ConsolePanels;
+  /** What the host app tells packs about its state (`kernel.hostContext.set('currentNote', ...)`). */
+  readonly hostContext: HostContext;
+  /** Closed at shutdown before the kernel's own services (MCP endpoints register here). */
+  private readonly shutdownHooks = new Set<() => Promise<void> | void>();
+  /** Pack databases still closing (a reload disposes the old one while the new one opens). */
+  private readonly closing = new Set<Promise<unknown>>();
   private closed = false;
 
   constructor(readonly container: DependencyContainer) {
@@ -150,20 +187,70 @@ export class Kernel {
     this.probe = container.resolve(CapabilityProbe);
     this.state = container.resolve(KernelState);
     const logger = container.resolve<T.Logger>(T.Logger);
-    this.packs.apiFor = (packId, owned) => ({
+    this.commands = new PackCommands();
+    this.services = new PackServices(logger, (pack, service, tool, args) => this.invoke({ tool, args, caller: { kind: 'host', id: `${pack}/${service}` } }));
+    this.shared = new SharedServices();
+    this.panels = new ConsolePanels();
+    this.hostContext = new HostContext();
+    this.packs.apiFor = (packId, owned) => this.packApi(packId, owned, logger);
+  }
+
+  /** The contribution points one pack gets; everything registered through them is pushed onto `owned`. */
+  private packApi(packId: string, owned: Disposable[], logger: T.Logger): PackApi {
+    const own = <D extends Disposable>(d: D): D => {
+      owned.push(d);
+      return d;
+    };
+    const dataDir = path.join(this.config.dataDir, 'packs-data', packId);
+    return {
       packId,
-      dataDir: path.join(this.config.dataDir, 'packs-data', packId),
+      dataDir,
       logger,
       config: () => this.packs.config(packId) ?? resolveConfig(packId, this.packs.manifest(packId)?.config, {}),
       providers: {
-        register: (kind, factory) => {
-          const d = this.providers.register(kind, factory, packId);
-          owned.push(d);
-          return d;
-        },
+        register: (kind, factory) => own(this.providers.register(kind, factory, packId)),
         settings: this.providerSettings,
       },
-    });
+      commands: { register: (command) => own(this.commands.register(packId, command)) },
+      services: { register: (service) => own(this.services.register(packId, service)) },
+      provide: (token, value) => own(this.shared.provide(packId, token, value)),
+      lookup: <V>(token: string) => this.shared.lookup<V>(token),
+      database: async (options) => {
+        if (this.closed) throw new MemoError('CANCELLED', 'The kernel is shutting down.', { plugin: packId });
+        const { openPackDatabase } = await import('./storage/pack-database.js');
+        const ds = await openPackDatabase(dataDir, options);
+        own({
+          dispose: () => {
+            const p = ds.destroy().catch((err: unknown) => logger.warn(`pack ${packId}: its database did not close cleanly: ${(err as Error).message}`));
+            this.closing.add(p);
+            void p.finally(() => this.closing.delete(p));
+          },
+        });
+        return ds;
+      },
+      panels: {
+        register: (panel) => own(this.panels.register(packId, panel, this.registry.pack(packId)?.toolNames ?? [])),
+      },
+      host: {
+        get: (key) => this.hostContext.get(key),
+        onChange: (listener) => own(this.hostContext.onChange(listener)),
+      },
+    };
+  }
+
+  /**
+   * Starts the pack services (schedulers, sockets, sync loops); `memo serve` calls it, and so does a
+   * host that wants them. Services of packs loaded later start as they load. Idempotent.
+   */
+  async start(): Promise<void> {
+    if (this.closed) throw new MemoError('VALIDATION', 'This kernel has been shut down; create a new one.');
+    await this.services.start();
+  }
+
+  /** Runs `hook` at shutdown, before pack services stop (MCP endpoints close their sessions here). */
+  onShutdown(hook: () => Promise<void> | void): Disposable {
+    this.shutdownHooks.add(hook);
+    return { dispose: () => void this.shutdownHooks.delete(hook) };
   }
 
   /** The one way to call a tool. Never throws; every outcome is audited. */
@@ -178,11 +265,23 @@ export class Kernel {
   }
 
   /**
-   * Loads every pack folder found in the given folders. A pack that fails (bad manifest, code that
-   * throws or disagrees with its manifest, a duplicate tool name) is reported and skipped; the
-   * others load normally.
+   * Loads packs: a built-in pack by id (`'fs-tools'`), or every pack found in a folder (`{ dir,
+   * source }`, optionally `only` some ids). A pack that fails (bad manifest, code that throws or
+   * disagrees with its manifest, a duplicate tool name) is reported and skipped; the others load
+   * normally. An unknown built-in id is refused before anything loads (NOT_FOUND, listing the ids).
    */
-  loadPacks(folders: PackFolder[]): Promise<PackState[]> {
+  loadPacks(packs: ReadonlyArray<PackFolder | string>): Promise<PackState[]> {
+    const ids = packs.filter((p): p is string => typeof p === 'string');
+    const folders = packs.filter((p): p is PackFolder => typeof p !== 'string');
+    if (ids.length) {
+      const known = builtinPackIds();
+      const unknown = ids.filter((id) => !known.includes(id));
+      if (unknown.length)
+        return Promise.reject(
+          new MemoError('NOT_FOUND', `No built-in pack is called ${unknown.map((u) => `"${u}"`).join(', ')} (built-in packs: ${known.join(', ') || 'none'}).`),
+        );
+      folders.unshift({ dir: BUILTIN_PACKS_DIR, source: 'builtin', only: ids });
+    }
     // Code loaded from a folder is the kernel's: no tool may read or write it from now on.
     for (const f of folders) this.protect(f.dir, 'a pack folder');
     return this.packs.load(folders);
@@ -206,13 +305,28 @@ export class Kernel {
     await this.skills.watch();
   }
 
-  /** Stops running handlers, destroys write capabilities, closes the audit file. Idempotent. */
+  /**
+   * One lifecycle: closes MCP endpoints (and anything else registered with onShutdown), stops pack
+   * services and running handlers, destroys write capabilities, closes pack databases and the audit
+   * file. Idempotent.
+   */
   async shutdown(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    const logger = this.container.resolve<T.Logger>(T.Logger);
+    for (const hook of [...this.shutdownHooks].reverse()) {
+      try {
+        await hook();
+      } catch (err) {
+        logger.warn(`a shutdown step failed: ${(err as Error)?.message ?? String(err)}`);
+      }
+    }
+    this.shutdownHooks.clear();
+    await this.services.stop();
     this.pipeline.close();
     this.capabilities.revokeAll();
     await this.packs.close();
+    await Promise.all([...this.closing]);
     await this.skills.close();
     await this.conversations.close();
     for (const d of this.disposables.splice(0).reverse()) d.dispose();

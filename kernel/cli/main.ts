@@ -3,9 +3,11 @@
  * audit, chat and provider, plugins, shell, skills, serve), each registered on one commander program.
  */
 import { Command, CommanderError } from 'commander';
+import type { Kernel } from '../kernel.js';
 import { registerAuditCommands } from './audit-command.js';
 import { registerChatCommands } from './chat-command.js';
-import { cliContext, NotFound, UsageError, type GlobalOptions } from './context.js';
+import { cliContext, NotFound, UsageError, type Cli, type GlobalOptions } from './context.js';
+import { addPackCommands } from './pack-command-line.js';
 import { registerPermissionsCommands } from './permissions-command.js';
 import { registerPluginsCommands } from './plugins-command.js';
 import { registerServeCommand } from './serve-command.js';
@@ -15,7 +17,7 @@ import { registerToolsCommands } from './tools-command.js';
 
 export { BUILTIN_PACKS_DIR, BUILTIN_SKILLS_DIR } from './context.js';
 
-function buildProgram(setExit: (code: number) => void): Command {
+export function buildProgram(setExit: (code: number) => void): { program: Command; cli: Cli } {
   const program = new Command('memo')
     .description('Memo agent kernel: tools behind a permission gate, an audit trail, and MCP.')
     .option('--root <dir>', 'sandbox root every path is resolved against (default: the working directory)')
@@ -40,14 +42,16 @@ function buildProgram(setExit: (code: number) => void): Command {
   registerShellCommands(program, cli);
   registerSkillsCommands(program, cli);
   registerServeCommand(program, cli);
-  return program;
+  return { program, cli };
 }
 
 /** Runs the CLI; resolves with the exit code (0 ok, 1 a tool or check failed, 2 usage). */
 export async function main(argv: string[]): Promise<number> {
   let exit = 0;
-  const program = buildProgram((code) => (exit = code));
+  const { program, cli } = buildProgram((code) => (exit = code));
+  let packKernel: Kernel | undefined;
   try {
+    packKernel = await addPackCommands(program, cli, argv);
     await program.parseAsync(argv);
   } catch (err) {
     if (err instanceof CommanderError) {
@@ -64,6 +68,8 @@ export async function main(argv: string[]): Promise<number> {
     }
     process.stderr.write(`memo: unexpected failure: ${(err as Error)?.message ?? String(err)}\n`);
     return 1;
+  } finally {
+    await packKernel?.shutdown();
   }
   return exit;
 }

@@ -11,6 +11,8 @@ import type { PackActivate } from './pack-api.js';
 export interface PackFolder {
   dir: string;
   source: PackSource;
+  /** Load only these pack ids from the folder (default: every pack in it). */
+  only?: readonly string[];
 }
 
 /** What happened to one pack folder: loaded, or skipped with the reason. */

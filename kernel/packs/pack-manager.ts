@@ -44,8 +44,15 @@ export class PackManager {
   async load(folders: PackFolder[]): Promise<PackState[]> {
     this.folders.push(...folders);
     const out: PackState[] = [];
-    for (const folder of listPackDirs(folders)) out.push(await this.loadOne(folder, 0));
+    for (const folder of listPackDirs(folders)) if (this.wanted(folder.dir)) out.push(await this.loadOne(folder, 0));
     return out;
+  }
+
+  /** True when some loaded folder takes the pack folder `dir` (its `only` list, if any, names it). */
+  private wanted(dir: string): boolean {
+    const parent = path.dirname(path.resolve(dir));
+    const id = path.basename(dir);
+    return this.folders.some((f) => path.resolve(f.dir) === parent && (!f.only || f.only.includes(id)));
   }
 
   list(): PackState[] {
@@ -75,6 +82,7 @@ export class PackManager {
       this.logger.warn(`pack ${id} (${folder.dir}) was skipped: ${state.error}`);
       return state;
     }
+    const started = performance.now();
     const { status, definition } = await loadPackFolder(folder, version);
     const enabled = this.settings.isEnabled(id, status.manifest?.enabledByDefault ?? true);
     let state: PackState = { ...status, enabled };
@@ -86,9 +94,18 @@ export class PackManager {
         definition.config = () => this.configs.get(id) ?? {};
         this.registry.setEnabled(id, enabled);
         const loaded = this.registrations.has(id);
+        const before = this.registry.pack(id)?.toolNames ?? [];
         const registration = loaded ? this.registry.replacePack(definition) : this.registry.registerPack(definition);
         this.registrations.set(id, registration);
         await this.activate(id, definition.activate);
+        if (loaded)
+          this.logReload(
+            id,
+            definition.version ?? '0.0.0',
+            before,
+            definition.tools.map((t) => t.spec.name),
+            performance.now() - started,
+          );
       } catch (err) {
         state = { ...state, status: 'failed', error: (err as Error).message };
         if (!previous || previous.status !== 'loaded') {
@@ -107,6 +124,16 @@ export class PackManager {
     if (state.status === 'failed') this.logger.warn(`pack ${id} (${folder.dir}) was skipped: ${state.error}`);
     this.states.set(id, state);
     return state;
+  }
+
+  /** One line per successful reload: the pack, its version, the tools it gained and lost, and how long it took. */
+  private logReload(id: string, version: string, before: readonly string[], after: readonly string[], ms: number): void {
+    const added = after.filter((t) => !before.includes(t));
+    const removed = before.filter((t) => !after.includes(t));
+    const changes = [added.length ? `added ${added.join(', ')}` : '', removed.length ? `removed ${removed.join(', ')}` : ''].filter(Boolean);
+    this.logger.info(
+      `pack ${id} ${version} reloaded in ${Math.round(ms)} ms (${after.length} tools${changes.length ? `; ${changes.join('; ')}` : ', none added or removed'})`,
+    );
   }
 
   /** Runs a pack's `activate`, after disposing what its previous version contributed. */
@@ -184,7 +211,7 @@ export class PackManager {
     if (this.watcher) return;
     this.watcher = new FolderWatcher(this.logger, (dir) => {
       const folder = this.folders.find((f) => path.dirname(dir) === path.resolve(f.dir));
-      return folder ? this.sync({ dir, source: folder.source }) : undefined;
+      return folder && this.wanted(dir) ? this.sync({ dir, source: folder.source }) : undefined;
     });
     await this.watcher.watch(this.folders.map((f) => path.resolve(f.dir)));
     // The settings file is polled, not watched: chokidar stops reporting anything when one of its
