@@ -3,6 +3,7 @@ import * as http from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { MemoError } from '../errors.js';
+import type { Disposable } from '../disposable.js';
 import type { Kernel } from '../kernel.js';
 import type { Logger } from '../logger.js';
 import { bearerToken, generateToken, hostAllowed, isLoopbackAddress, originAllowed, tokensEqual } from './auth.js';
@@ -83,6 +84,7 @@ export class McpHttpEndpoint {
   private readonly host: string;
   private readonly extraHosts: ReadonlySet<string>;
   private readonly anyHost: boolean;
+  private unhook: Disposable | undefined;
   private readonly idleTimeoutMs: number;
   private readonly maxSessions: number;
 
@@ -159,6 +161,8 @@ export class McpHttpEndpoint {
     });
     this.server = server;
     this.address = server.address() as AddressInfo;
+    // One lifecycle: the kernel's shutdown closes the endpoint first (sessions end before their kernel).
+    this.unhook = this.kernel.onShutdown(() => this.close());
     return this.url;
   }
 
@@ -176,6 +180,7 @@ export class McpHttpEndpoint {
   async close(): Promise<void> {
     if (this.closing) return;
     this.closing = true;
+    this.unhook?.dispose();
     const server = this.server;
     const closed = server ? new Promise<void>((resolve) => server.close(() => resolve())) : Promise.resolve();
     await Promise.allSettled([...this.sessions.values()].map((e) => e.session.close()));

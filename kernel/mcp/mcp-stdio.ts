@@ -1,5 +1,6 @@
 import { Writable, type Readable } from 'node:stream';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import type { Disposable } from '../disposable.js';
 import type { Kernel } from '../kernel.js';
 import type { Logger } from '../logger.js';
 import { McpSession } from './mcp-session.js';
@@ -54,7 +55,12 @@ export class McpStdioServer {
   private readonly stdin: Readable;
   private readonly transport: StdioServerTransport;
 
-  constructor(kernel: Kernel, options: McpStdioOptions = {}) {
+  private unhook: Disposable | undefined;
+
+  constructor(
+    private readonly kernel: Kernel,
+    options: McpStdioOptions = {},
+  ) {
     const capability = options.capability;
     this.stdin = options.stdin ?? process.stdin;
     this.transport = new StdioServerTransport(this.stdin, options.stdout ?? process.stdout);
@@ -68,10 +74,13 @@ export class McpStdioServer {
     // The SDK's stdio transport does not notice the client hanging up; end the session when it does.
     this.stdin.once('end', () => void this.close());
     this.stdin.once('close', () => void this.close());
+    // One lifecycle: the kernel's shutdown ends the session first.
+    this.unhook = this.kernel.onShutdown(() => this.close());
     await this.session.connect(this.transport);
   }
 
   close(): Promise<void> {
+    this.unhook?.dispose();
     return this.session.close();
   }
 }

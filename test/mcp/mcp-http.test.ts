@@ -457,6 +457,21 @@ describe('MCP over Streamable HTTP (in-process endpoint around a real kernel)', 
   });
 });
 
+describe('one lifecycle for the kernel and its MCP endpoint', () => {
+  it('closes the endpoint and its sessions when the kernel shuts down', async () => {
+    const { fx, endpoint } = await start();
+    const c = await connect(endpoint.url, endpoint.token);
+    const url = endpoint.url;
+    expect(endpoint.sessionCount).toBe(1);
+    await fx.kernel.shutdown();
+    expect(endpoint.sessionCount).toBe(0);
+    await expect(c.client.listTools()).rejects.toThrow();
+    await expect(raw(url.replace('/mcp', '/healthz'))).rejects.toThrow();
+    // Closing it again afterwards is harmless.
+    await endpoint.close();
+  });
+});
+
 describe('MCP refusals under the rate limiter', () => {
   it('reports RATE_LIMITED as an isError result', async () => {
     const { fx, endpoint } = await start({}, { rateLimits: { maxCalls: 0, duplicateCooldownMs: 5000 } });
