@@ -77,3 +77,22 @@ export function defineTools<Args>(tools: { [K in keyof Args]: TypedToolImplement
 export function defineTool<A>(run: (args: A, ctx: ToolContext) => unknown): ToolRun {
   return run as unknown as ToolRun;
 }
+
+// ---------------------------------------------------------------------------------------------
+// Primitives the kernel writes once and packs share (STYLE.md: no pack adds its own copy of a
+// deadline, JSON file store, atomic write, retry loop or loopback check).
+export { withDeadline, type Deadline, type DeadlineCause } from './util/with-deadline.js';
+export { JsonFileStore, type JsonFileStoreOptions } from './util/json-file-store.js';
+export { writeFileAtomic, writeFileAtomicAsync, type AtomicWriteOptions, type AtomicWriteSteps } from './util/atomic-file.js';
+export {
+  fetchWithRetry,
+  retryAfterMs,
+  retryableStatus,
+  DEFAULT_RETRY_POLICY,
+  type FetchRetryOptions,
+  type RetryPolicy,
+  type AttemptOutcome,
+  type AttemptVerdict,
+  type GiveUp,
+} from './util/fetch-with-retry.js';
+export { isLoopback } from './util/is-loopback.js';

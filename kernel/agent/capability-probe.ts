@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import type { Clock } from '../clock.js';
 import { ProviderError, type ChatMessage, type ModelProvider, type ProviderConfig, type ToolDefinition } from './provider.js';
 import { resolveApiKey } from './provider-settings.js';
+import { isLoopback } from '../util/is-loopback.js';
 
 export const PROBE_TTL_MS = 10 * 60_000;
 
@@ -74,16 +75,13 @@ export class CapabilityProbe {
   }
 }
 
-/** True for a configuration that points at a model on this machine (probe it before giving it tools). */
+/**
+ * True for a configuration that points at a model on this machine (probe it before giving it
+ * tools): one its pack marked `local`, or one whose base URL is a loopback address. A configuration
+ * stored before packs set the flag is also local when its kind is `llama-cpp` (an in-process GGUF
+ * model); the kernel names no presets.
+ */
 export function isLocalProvider(config: ProviderConfig): boolean {
-  // An in-process GGUF model (kind llama-cpp) is as local as it gets.
-  if (config.kind === 'llama-cpp' || config.preset === 'gguf') return true;
-  if (['ollama', 'lmstudio', 'llamacpp'].includes(config.preset ?? '')) return true;
-  if (!config.baseUrl) return false;
-  try {
-    const host = new URL(config.baseUrl).hostname;
-    return host === 'localhost' || host === '[::1]' || host === '::1' || host.startsWith('127.');
-  } catch {
-    return false;
-  }
+  if (config.local === true || config.kind === 'llama-cpp') return true;
+  return config.baseUrl !== undefined && isLoopback(config.baseUrl);
 }

@@ -76,6 +76,11 @@ export interface ProviderConfig {
   contextWindow?: number;
   /** Extra headers some gateways need (OpenRouter's HTTP-Referer, ...). */
   headers?: Record<string, string>;
+  /**
+   * The model runs on this machine (probe it before giving it tools). Set by the pack that stores
+   * the configuration, which knows its presets; the kernel never names them.
+   */
+  local?: boolean;
 }
 
 /** Turns a configuration into a provider. Registered by packs for the kinds they implement. */

@@ -1,5 +1,5 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
-import { isIP } from 'node:net';
+import { isLoopback } from '../util/is-loopback.js';
 
 /** Bytes of randomness in an endpoint token (256 bits), encoded base64url (43 characters). */
 export const TOKEN_BYTES = 32;
@@ -29,16 +29,9 @@ export function bearerToken(header: string | string[] | undefined): string | und
 
 const LOOPBACK_NAMES = new Set(['localhost', '127.0.0.1', '[::1]', '::1']);
 
-/** True for names and addresses that stay on this machine: localhost, 127.0.0.0/8, ::1. */
+/** True for names and addresses that stay on this machine: localhost, 127.0.0.0/8, ::1 (the kernel's one loopback check). */
 export function isLoopbackAddress(host: string): boolean {
-  const h = host
-    .trim()
-    .toLowerCase()
-    .replace(/^\[(.*)\]$/, '$1');
-  if (h === 'localhost' || h === '::1') return true;
-  if (isIP(h) === 4) return h.startsWith('127.');
-  if (h.startsWith('::ffff:')) return isLoopbackAddress(h.slice(7));
-  return false;
+  return isLoopback(host);
 }
 
 /** The hostname of a Host header value (`name`, `name:port`, `[v6]`, `[v6]:port`), lowercased. */

@@ -1,4 +1,5 @@
 import type { Clock } from '../clock.js';
+import { withDeadline } from '../util/with-deadline.js';
 import { MemoError } from '../errors.js';
 import type { Caller, Concern, Danger, Effect, Preview } from '../tools/contract.js';
 import type { PermissionStore } from './permission-store.js';
@@ -103,38 +104,35 @@ export class PermissionGate {
     } catch (err) {
       preview = { kind: 'text', text: `(no preview: ${(err as Error).message})` };
     }
-    const controller = new AbortController();
     const deadline = this.clock.now() + this.timeoutMs;
+    // The prompter's signal: the run stopping, or nobody answering in time. Aborted too once an
+    // answer arrives, so other prompters showing the same question withdraw it.
+    const waiting = withDeadline(call.signal, this.timeoutMs, this.clock);
     return new Promise<PermissionAnswer>((resolve, reject) => {
       let settled = false;
       const finish = (fn: () => void) => {
         if (settled) return;
         settled = true;
-        this.clock.clearTimeout(timer);
-        call.signal.removeEventListener('abort', onAbort);
-        controller.abort();
+        waiting.signal.removeEventListener('abort', onStop);
+        waiting.abort();
         fn();
       };
-      const timer = this.clock.setTimeout(
-        () =>
-          finish(() =>
-            reject(
-              new MemoError(
-                'PERMISSION_TIMEOUT',
-                `Nobody answered the permission prompt for ${call.tool} within ${Math.round(this.timeoutMs / 1000)} s, so it was denied.`,
-                {
-                  tool: call.tool,
-                  plugin: call.plugin,
-                  details: { decision: 'deny:timeout' },
-                },
-              ),
+      const onStop = () => {
+        // Stopping a run while its prompt waits counts as a denial.
+        if (waiting.cause !== 'timeout') return finish(() => reject(this.cancelled(call)));
+        finish(() =>
+          reject(
+            new MemoError(
+              'PERMISSION_TIMEOUT',
+              `Nobody answered the permission prompt for ${call.tool} within ${Math.round(this.timeoutMs / 1000)} s, so it was denied.`,
+              { tool: call.tool, plugin: call.plugin, details: { decision: 'deny:timeout' } },
             ),
           ),
-        this.timeoutMs,
-      );
-      // Stopping a run while its prompt waits counts as a denial.
-      const onAbort = () => finish(() => reject(this.cancelled(call)));
-      call.signal.addEventListener('abort', onAbort, { once: true });
+        );
+      };
+      // The run may have stopped while the preview was being made.
+      if (waiting.signal.aborted) return onStop();
+      waiting.signal.addEventListener('abort', onStop, { once: true });
       this.prompter
         .ask(
           {
@@ -150,7 +148,7 @@ export class PermissionGate {
             standingApprovalAllowed: !askEveryTime,
             deadline,
           },
-          controller.signal,
+          waiting.signal,
         )
         .then(
           (answer) => finish(() => resolve(answer)),

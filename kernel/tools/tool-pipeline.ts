@@ -14,6 +14,7 @@ import type { PathSandbox } from '../sandbox/path-sandbox.js';
 import type { CommandJudge } from '../sandbox/command-judge.js';
 import type { Caller, JsonValue, ToolCallRequest, ToolContext, ToolResult } from './contract.js';
 import { describeAjvErrors, type RegisteredTool, type ToolRegistry } from './tool-registry.js';
+import { withDeadline } from '../util/with-deadline.js';
 
 export const DEFAULT_TOOL_TIMEOUT_MS = 120_000;
 const AUDIT_STRING_MAX = 200;
@@ -182,7 +183,7 @@ export class ToolPipeline {
       }
       const args = this.validate(tool, request.args);
       this.limiter.admit(name, args);
-      this.checkCaller(tool, request.caller);
+      await this.checkCaller(tool, request.caller);
       call = this.context(tool, request, callId, request.signal);
       const ctx = call;
       const signal = ctx.ctx.signal;
@@ -247,9 +248,9 @@ export class ToolPipeline {
     return args as Record<string, unknown>;
   }
 
-  private checkCaller(tool: RegisteredTool, caller: Caller): void {
+  private async checkCaller(tool: RegisteredTool, caller: Caller): Promise<void> {
     if (caller.kind !== 'mcp' || tool.spec.effect === 'read') return;
-    const conversation = this.capabilities.check(caller.capability);
+    const conversation = await this.capabilities.check(caller.capability);
     if (conversation === null) {
       throw new MemoError(
         'PERMISSION_DENIED',
@@ -305,24 +306,28 @@ export class ToolPipeline {
   private run(tool: RegisteredTool, args: Record<string, unknown>, { ctx, controller }: CallContext): Promise<JsonValue> {
     const name = tool.spec.name;
     const timeoutMs = tool.spec.timeoutMs ?? this.options.defaultTimeoutMs ?? DEFAULT_TOOL_TIMEOUT_MS;
+    // One deadline: the call's own signal (caller, shutdown) or the tool's timeout, whichever comes first.
+    const deadline = withDeadline(ctx.signal, timeoutMs, this.clock);
     return new Promise<JsonValue>((resolve, reject) => {
       let settled = false;
       const finish = (fn: () => void) => {
         if (settled) return;
         settled = true;
-        this.clock.clearTimeout(timer);
-        ctx.signal.removeEventListener('abort', onAbort);
+        deadline.dispose();
+        deadline.signal.removeEventListener('abort', onStop);
         fn();
       };
-      const timer = this.clock.setTimeout(() => {
+      const onStop = () => {
+        if (deadline.cause !== 'timeout')
+          return finish(() => reject(new MemoError('CANCELLED', `${name} was cancelled.`, { tool: name, plugin: tool.pack.id })));
         finish(() =>
           reject(new MemoError('TIMEOUT', `${name} did not finish within ${timeoutMs / 1000} s and was stopped.`, { tool: name, plugin: tool.pack.id })),
         );
+        // The handler learns through its own signal that its time is up.
         controller.abort(new Error('timeout'));
-      }, timeoutMs);
-      const onAbort = () => finish(() => reject(new MemoError('CANCELLED', `${name} was cancelled.`, { tool: name, plugin: tool.pack.id })));
-      if (ctx.signal.aborted) return onAbort();
-      ctx.signal.addEventListener('abort', onAbort, { once: true });
+      };
+      if (deadline.signal.aborted) return onStop();
+      deadline.signal.addEventListener('abort', onStop, { once: true });
 
       let pending: unknown;
       try {

@@ -1,5 +1,14 @@
-import { MemoError, ProviderError, type PackApi, type Preview, type ProviderConfig, type ToolContext, type ToolImplementation } from 'memo-kernel/pack';
-import { CUSTOM, isKind, isLoopback, PRESETS, presetsOf, resolveEndpoint, type Kind } from './presets.js';
+import {
+  isLoopback,
+  MemoError,
+  ProviderError,
+  type PackApi,
+  type Preview,
+  type ProviderConfig,
+  type ToolContext,
+  type ToolImplementation,
+} from 'memo-kernel/pack';
+import { CUSTOM, isKind, PRESETS, presetsOf, resolveEndpoint, type Kind } from './presets.js';
 
 export const MASKED_KEY = '[stored, masked]';
 
@@ -82,6 +91,8 @@ export function planConfiguration(args: ConfigureArgs, existing: ProviderConfig 
   }
 
   const warnings = check(next, kind, env);
+  // The kernel probes local models before giving them tools; only this pack knows which presets are local.
+  next.local = resolveEndpoint(kind, next).local;
 
   const changes: string[] = [];
   type Shown = string | number | undefined;

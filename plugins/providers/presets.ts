@@ -1,4 +1,4 @@
-import { ProviderError, type ProviderConfig } from 'memo-kernel/pack';
+import { isLoopback, ProviderError, type ProviderConfig } from 'memo-kernel/pack';
 
 export const KINDS = ['openai-compatible', 'anthropic', 'gemini'] as const;
 export type Kind = (typeof KINDS)[number];
@@ -40,11 +40,6 @@ export function presetsOf(kind: Kind): string[] {
 
 export function isKind(kind: string): kind is Kind {
   return (KINDS as readonly string[]).includes(kind);
-}
-
-export function isLoopback(hostname: string): boolean {
-  const h = hostname.toLowerCase().replace(/^\[|\]$/g, '');
-  return h === 'localhost' || h === '::1' || /^127(?:\.\d{1,3}){3}$/.test(h);
 }
 
 /** Where a configuration sends its requests, and what it needs. */

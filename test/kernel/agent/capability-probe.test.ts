@@ -63,10 +63,18 @@ describe('the tool-calling capability probe', () => {
     expect((await probe.probe(provider, config, 'qwen')).toolCalling).toBe(true);
   });
 
-  it('recognises local providers by preset or loopback base URL', () => {
+  it('recognises local providers by the flag their pack stored or a loopback base URL, never by preset name', () => {
     expect(isLocalProvider(config)).toBe(true);
+    expect(isLocalProvider({ name: 'x', kind: 'openai-compatible', preset: 'ollama', local: true })).toBe(true);
     expect(isLocalProvider({ name: 'x', kind: 'openai-compatible', preset: 'custom', baseUrl: 'http://localhost:9000/v1' })).toBe(true);
+    expect(isLocalProvider({ name: 'x', kind: 'openai-compatible', preset: 'custom', baseUrl: 'http://[::1]:9000/v1' })).toBe(true);
     expect(isLocalProvider({ name: 'x', kind: 'openai-compatible', preset: 'openai', baseUrl: 'https://api.openai.com/v1' })).toBe(false);
+    expect(isLocalProvider({ name: 'x', kind: 'openai-compatible', preset: 'custom', baseUrl: 'http://127.0.0.1.evil.com/v1' })).toBe(false);
+    // The kernel does not know what the ollama preset means: only its pack's flag says so.
+    expect(isLocalProvider({ name: 'x', kind: 'openai-compatible', preset: 'ollama' })).toBe(false);
+  });
+
+  it('keeps a stored llama-cpp configuration (from before packs set the flag) local', () => {
     expect(isLocalProvider({ name: 'g', kind: 'llama-cpp', preset: 'gguf', model: '/models/x.gguf' })).toBe(true);
   });
 });

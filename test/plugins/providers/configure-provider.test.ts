@@ -1,5 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { isLocalProvider } from '../../../kernel/agent/capability-probe.js';
 import { describeProvider } from '../../../kernel/agent/provider-settings.js';
 import type { ToolResult } from '../../../kernel/tools/contract.js';
 import { bootKernel, type Booted } from './conversation.js';
@@ -50,7 +51,7 @@ describe('configure_provider', () => {
       stored: true,
       created: true,
       active: true,
-      provider: { name: 'groq', kind: 'openai-compatible', preset: 'groq', model: 'llama-3.3-70b-versatile', apiKey: '[stored, masked]' },
+      provider: { name: 'groq', kind: 'openai-compatible', preset: 'groq', model: 'llama-3.3-70b-versatile', apiKey: '[stored, masked]', local: false },
       changes: expect.any(Array),
       warnings: [],
       summary: 'added provider groq (openai-compatible/groq, llama-3.3-70b-versatile), key stored, masked',
@@ -97,6 +98,7 @@ describe('configure_provider', () => {
       model: 'llama-3.3-70b-versatile',
       apiKeyEnv: 'MEMO_TEST_GROQ_KEY_UNSET',
       apiKey: 'from $MEMO_TEST_GROQ_KEY_UNSET',
+      local: false,
     });
     expect(fs.readFileSync(file(), 'utf8')).not.toContain(KEY);
   });
@@ -162,6 +164,17 @@ describe('configure_provider', () => {
       provider: { baseUrl: 'http://192.168.1.20:11434/v1' },
     });
     expect(fx().kernel.providers.create(fx().kernel.providerSettings.get('local-llama')!).contextWindow('llama3.1:8b')).toBe(8192);
+  });
+
+  it('stores whether the model runs on this machine, so the kernel probes it without knowing preset names', async () => {
+    await configure({ name: 'ollama', kind: 'openai-compatible', preset: 'ollama', model: 'qwen3' });
+    await configure({ name: 'lan', kind: 'openai-compatible', preset: 'custom', baseUrl: 'http://192.168.1.20:11434/v1' });
+    const stored = JSON.parse(fs.readFileSync(file(), 'utf8')).providers;
+    expect(stored.ollama).toMatchObject({ preset: 'ollama', local: true });
+    expect(stored.ollama.baseUrl).toBeUndefined();
+    expect(stored.lan.local).toBe(false);
+    expect(isLocalProvider(fx().kernel.providerSettings.get('ollama')!)).toBe(true);
+    expect(isLocalProvider(fx().kernel.providerSettings.get('lan')!)).toBe(false);
   });
 
   it('warns in the preview when a hosted preset sends its key somewhere else', async () => {
