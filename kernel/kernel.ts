@@ -352,7 +352,8 @@ export function createKernel(options: KernelOptions = {}): Kernel {
   c.register(T.Logger, { useValue: options.logger ?? new StderrLogger() });
   c.register(T.Prompter, { useValue: options.prompter ?? new DenyingPrompter('the host app supplied no Prompter, so nobody can be asked') });
   c.register(ToolRegistry, { useFactory: instanceCachingFactory(() => new ToolRegistry()) });
-  c.register(WriteCapabilities, { useFactory: instanceCachingFactory(() => new WriteCapabilities()) });
+  // Resolved at check time: the conversation store in turn tells the capabilities when a conversation goes.
+  c.register(WriteCapabilities, { useFactory: instanceCachingFactory((d) => new WriteCapabilities((id) => d.resolve(ConversationStore).exists(id))) });
   c.register(AuditLog, {
     useFactory: instanceCachingFactory(() => {
       const log = new AuditLog(path.join(dataDir, 'agent-audit.jsonl'));

@@ -1,4 +1,5 @@
 import { maskArgs } from '../audit/masking.js';
+import { isMemoError } from '../errors.js';
 import type { Kernel } from '../kernel.js';
 import type { ToolResult } from '../tools/contract.js';
 import { planBudget, TokenCounter } from './context-budget.js';
@@ -23,7 +24,7 @@ export interface AgentStep {
 }
 
 export type AgentEvent =
-  | { type: 'turn_start'; conversationId: string; capability: string; tools: string[] }
+  | { type: 'turn_start'; conversationId: string; capability: string | null; tools: string[] }
   | { type: 'model_call'; iteration: number; budget: number; toolTokens: number }
   | { type: 'tool_start'; iteration: number; tool: string; args: Record<string, unknown> }
   | { type: 'tool_end'; step: AgentStep }
@@ -102,7 +103,11 @@ export async function runTurn(kernel: Kernel, opts: TurnOptions): Promise<TurnRe
 
   // A write capability for this turn only: what the turn spawns (a CLI backend on the MCP
   // endpoint) may write; it dies with the turn.
-  const capability = kernel.capabilities.mint(opts.conversationId);
+  // A turn of a conversation that is not stored (a host keeping its own history) gets none.
+  const capability = await kernel.capabilities.mint(opts.conversationId).catch((err: unknown) => {
+    if (isMemoError(err) && err.code === 'NOT_FOUND') return null;
+    throw err;
+  });
   const emit = (e: AgentEvent) => opts.onEvent?.(e);
   const finish = (stopReason: StopReason, error?: string): TurnResult => {
     emit({ type: 'turn_end', stopReason });
@@ -193,6 +198,6 @@ export async function runTurn(kernel: Kernel, opts: TurnOptions): Promise<TurnRe
     }
     return finish('max_iterations', `The turn stopped after ${max} iterations without a final answer.`);
   } finally {
-    kernel.capabilities.revoke(capability);
+    if (capability) kernel.capabilities.revoke(capability);
   }
 }

@@ -1,4 +1,5 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto';
+import { MemoError } from '../errors.js';
 
 interface Capability {
   token: string;
@@ -12,14 +13,17 @@ interface Capability {
  */
 export class WriteCapabilities {
   private readonly live = new Map<string, Capability>();
-  private conversationExists: (id: string) => boolean = () => true;
 
-  /** The agent module says which conversations still exist; a deleted one's capability is refused. */
-  setConversationCheck(check: (conversationId: string) => boolean): void {
-    this.conversationExists = check;
-  }
+  /** `conversationExists` asks the conversation store: a capability belongs to a stored conversation, and dies with it. */
+  constructor(private readonly conversationExists: (conversationId: string) => Promise<boolean>) {}
 
-  mint(conversationId: string): string {
+  /** A capability for one turn of a stored conversation; NOT_FOUND when there is no such conversation. */
+  async mint(conversationId: string): Promise<string> {
+    if (!(await this.conversationExists(conversationId)))
+      throw new MemoError(
+        'NOT_FOUND',
+        `There is no conversation ${JSON.stringify(String(conversationId).slice(0, 100))}: a write capability belongs to a stored conversation.`,
+      );
     const token = `memo-cap-${randomBytes(24).toString('base64url')}`;
     this.live.set(token, { token, conversationId });
     return token;
@@ -39,14 +43,14 @@ export class WriteCapabilities {
   }
 
   /** The capability's conversation, if the token is live and its conversation still exists. */
-  check(token: string | undefined): string | null {
+  async check(token: string | undefined): Promise<string | null> {
     if (!token) return null;
     // Compare in constant time against each live token, so timing does not reveal a prefix.
     const given = Buffer.from(token);
     for (const cap of this.live.values()) {
       const mine = Buffer.from(cap.token);
       if (mine.length === given.length && timingSafeEqual(mine, given)) {
-        return this.conversationExists(cap.conversationId) ? cap.conversationId : null;
+        return (await this.conversationExists(cap.conversationId)) ? cap.conversationId : null;
       }
     }
     return null;

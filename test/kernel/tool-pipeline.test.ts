@@ -1,5 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import Database from 'better-sqlite3';
 import { MemoError } from '../../kernel/errors.js';
 import type { ToolResult } from '../../kernel/tools/contract.js';
 import { flush, makeKernel, tool, type Fixture } from '../helpers/kernel-fixture.js';
@@ -88,7 +89,7 @@ describe('the invocation pipeline', () => {
   it('lets an MCP caller with a live capability reach the permission gate, and not after revocation', async () => {
     fx = makeKernel();
     fx.prompter.setFallback('allow-once');
-    const cap = fx.kernel.capabilities.mint('conv-1');
+    const cap = await fx.kernel.capabilities.mint((await fx.kernel.conversations.create()).id);
     const r = await fx.kernel.invoke({ tool: 'echo_medium', args: { text: '1' }, caller: { kind: 'mcp', capability: cap } });
     expect(r.ok).toBe(true);
     expect(fx.prompter.asked).toHaveLength(1);
@@ -100,9 +101,10 @@ describe('the invocation pipeline', () => {
   it('keeps the write capability from the prompter, which still learns who calls', async () => {
     fx = makeKernel();
     fx.prompter.setFallback('allow-once');
-    const cap = fx.kernel.capabilities.mint('conv-9');
+    const conv = await fx.kernel.conversations.create();
+    const cap = await fx.kernel.capabilities.mint(conv.id);
     await fx.kernel.invoke({ tool: 'echo_medium', args: {}, caller: { kind: 'mcp', id: 'client', capability: cap } });
-    expect(fx.prompter.asked[0]?.caller).toEqual({ kind: 'mcp', id: 'client', conversationId: 'conv-9' });
+    expect(fx.prompter.asked[0]?.caller).toEqual({ kind: 'mcp', id: 'client', conversationId: conv.id });
     expect(JSON.stringify(fx.prompter.asked[0])).not.toContain(cap);
   });
 
@@ -117,10 +119,24 @@ describe('the invocation pipeline', () => {
   it('refuses a capability whose conversation was deleted', async () => {
     fx = makeKernel();
     fx.prompter.setFallback('allow-once');
-    const cap = fx.kernel.capabilities.mint('conv-gone');
-    fx.kernel.capabilities.setConversationCheck((id) => id !== 'conv-gone');
+    const conv = await fx.kernel.conversations.create();
+    const cap = await fx.kernel.capabilities.mint(conv.id);
+    // Removed behind the kernel's back (another process), so no delete listener revoked the capability.
+    const sqlite = new Database(path.join(fx.dataDir, 'agent.sqlite'));
+    sqlite.prepare('DELETE FROM conversations WHERE id = ?').run(conv.id);
+    sqlite.close();
     const r = await fx.kernel.invoke({ tool: 'echo_medium', args: {}, caller: { kind: 'mcp', capability: cap } });
     expect(errorCode(r)).toBe('PERMISSION_DENIED');
+    expect(fx.prompter.asked).toEqual([]);
+  });
+
+  it('mints no capability for a conversation that does not exist', async () => {
+    fx = makeKernel();
+    await expect(fx.kernel.capabilities.mint('conv-invented')).rejects.toMatchObject({
+      code: 'NOT_FOUND',
+      message: expect.stringMatching(/no conversation "conv-invented"/),
+    });
+    expect(fx.kernel.capabilities.size).toBe(0);
   });
 
   it('turns a thrown error into TOOL_FAILED naming the plugin and tool', async () => {

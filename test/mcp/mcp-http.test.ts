@@ -274,7 +274,7 @@ describe('MCP over Streamable HTTP (in-process endpoint around a real kernel)', 
     });
 
     it('refuses a capability from a finished (revoked) turn', async () => {
-      const token = fx.kernel.capabilities.mint('conv-done');
+      const token = await fx.kernel.capabilities.mint((await fx.kernel.conversations.create()).id);
       fx.kernel.capabilities.revoke(token);
       const { client: c } = await client(cap(token));
       const r = (await c.callTool({ name: 'note_write', arguments: { line: 'x' } })) as CallToolResult;
@@ -283,8 +283,9 @@ describe('MCP over Streamable HTTP (in-process endpoint around a real kernel)', 
     });
 
     it('refuses a capability whose conversation was deleted', async () => {
-      const token = fx.kernel.capabilities.mint('conv-deleted');
-      fx.kernel.capabilities.setConversationCheck((id) => id !== 'conv-deleted');
+      const conv = await fx.kernel.conversations.create();
+      const token = await fx.kernel.capabilities.mint(conv.id);
+      await fx.kernel.conversations.delete(conv.id);
       const { client: c } = await client(cap(token));
       const r = (await c.callTool({ name: 'note_write', arguments: { line: 'x' } })) as CallToolResult;
       expect(r.structuredContent).toMatchObject({ code: 'PERMISSION_DENIED' });
@@ -293,16 +294,17 @@ describe('MCP over Streamable HTTP (in-process endpoint around a real kernel)', 
     });
 
     it('lets a live capability through to the permission gate, which asks, and audits the call', async () => {
-      const token = fx.kernel.capabilities.mint('conv-live');
+      const live = (await fx.kernel.conversations.create()).id;
+      const token = await fx.kernel.capabilities.mint(live);
       fx.prompter.answer('allow-once');
       const { client: c } = await client({ name: 'agent-backend', ...cap(token) });
       const r = (await c.callTool({ name: 'note_write', arguments: { line: 'from mcp' } })) as CallToolResult;
       expect(r.isError).toBeFalsy();
       expect(fs.readFileSync(notes(), 'utf8')).toBe('from mcp\n');
       expect(fx.prompter.asked).toHaveLength(1);
-      expect(fx.prompter.asked[0]).toMatchObject({ tool: 'note_write', caller: { kind: 'mcp', id: 'agent-backend', conversationId: 'conv-live' } });
+      expect(fx.prompter.asked[0]).toMatchObject({ tool: 'note_write', caller: { kind: 'mcp', id: 'agent-backend', conversationId: live } });
       expect(fx.kernel.audit.tail({ tool: 'note_write' }).at(-1)).toMatchObject({
-        caller: { kind: 'mcp', id: 'agent-backend', conversationId: 'conv-live' },
+        caller: { kind: 'mcp', id: 'agent-backend', conversationId: live },
         decision: 'allow:once',
         outcome: 'ok',
       });

@@ -134,7 +134,7 @@ describe('McpStdioServer (in-process)', () => {
   let listenersBefore = 0;
   const listeners = () => (fx.kernel.registry as unknown as { events: { listenerCount(e: string): number } }).events.listenerCount('change');
 
-  async function open(capabilityFor?: (kernel: Fixture['kernel']) => string) {
+  async function open(capabilityFor?: (kernel: Fixture['kernel']) => Promise<string>) {
     fx = makeKernel();
     opened = true;
     await fx.kernel.loadPacks([{ dir: FIXTURE_PACKS, source: 'extra' }]);
@@ -156,7 +156,7 @@ describe('McpStdioServer (in-process)', () => {
         },
       ],
     });
-    const capability = capabilityFor?.(fx.kernel);
+    const capability = await capabilityFor?.(fx.kernel);
     listenersBefore = listeners();
     const toServer = new PassThrough();
     const toClient = new PassThrough();
@@ -182,9 +182,11 @@ describe('McpStdioServer (in-process)', () => {
 
   it('presents its capability on every call: a live one reaches the gate and the write is audited', async () => {
     let live = '';
-    await open((k) => {
+    let conversation = '';
+    await open(async (k) => {
       // What an agent turn does: mint, hand it over in the environment; the server takes it out again.
-      const env: NodeJS.ProcessEnv = { [CAPABILITY_ENV]: (live = k.capabilities.mint('conv-stdio')) };
+      conversation = (await k.conversations.create()).id;
+      const env: NodeJS.ProcessEnv = { [CAPABILITY_ENV]: (live = await k.capabilities.mint(conversation)) };
       return takeWriteCapabilityFromEnv(env)!;
     });
     fx.prompter.answer('allow-once');
@@ -193,7 +195,7 @@ describe('McpStdioServer (in-process)', () => {
     expect(fs.readFileSync(path.join(fx.root, 'notes.txt'), 'utf8')).toBe('via stdio\n');
     expect(fx.prompter.asked).toHaveLength(1);
     expect(fx.kernel.audit.tail({ tool: 'note_write' }).at(-1)).toMatchObject({
-      caller: { kind: 'mcp', id: 'embedded-backend', conversationId: 'conv-stdio' },
+      caller: { kind: 'mcp', id: 'embedded-backend', conversationId: conversation },
       decision: 'allow:once',
     });
     fx.kernel.capabilities.revoke(live);

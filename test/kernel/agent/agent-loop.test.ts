@@ -197,19 +197,29 @@ describe('the agent loop', () => {
     expect(r.steps[0]).toMatchObject({ code: 'UNKNOWN_TOOL' });
   });
 
-  it('mints a write capability for the turn and destroys it when the turn ends', async () => {
+  it('mints a write capability for a turn of a stored conversation and destroys it when the turn ends', async () => {
     fx = makeKernel();
+    const conv = await fx.kernel.conversations.create({ title: 'stored' });
     const events: AgentEvent[] = [];
     let liveDuring: string | null = null;
-    const provider = new ScriptedProvider(() => {
+    const provider = new ScriptedProvider(async () => {
       const start = events.find((e) => e.type === 'turn_start') as Extract<AgentEvent, { type: 'turn_start' }>;
-      liveDuring = fx.kernel.capabilities.check(start.capability);
+      liveDuring = await fx.kernel.capabilities.check(start.capability ?? undefined);
       return reply('ok');
     });
-    await turn(provider, { onEvent: (e) => events.push(e) });
+    await turn(provider, { conversationId: conv.id, onEvent: (e) => events.push(e) });
     const start = events.find((e) => e.type === 'turn_start') as Extract<AgentEvent, { type: 'turn_start' }>;
-    expect(liveDuring).toBe('conv-1');
-    expect(fx.kernel.capabilities.check(start.capability)).toBeNull();
+    expect(liveDuring).toBe(conv.id);
+    expect(await fx.kernel.capabilities.check(start.capability ?? undefined)).toBeNull();
     expect(events.at(-1)).toEqual({ type: 'turn_end', stopReason: 'final' });
+  });
+
+  it('runs a turn of a conversation that is not stored without a write capability', async () => {
+    fx = makeKernel();
+    const events: AgentEvent[] = [];
+    const r = await turn(new ScriptedProvider(() => reply('ok')), { onEvent: (e) => events.push(e) });
+    expect(r.stopReason).toBe('final');
+    expect(events[0]).toMatchObject({ type: 'turn_start', conversationId: 'conv-1', capability: null });
+    expect(fx.kernel.capabilities.size).toBe(0);
   });
 });

@@ -49,12 +49,14 @@ describe('the conversation store', () => {
 
   it('deletes softly, hides the conversation and kills its write capabilities', async () => {
     fx = makeKernel();
-    store = new ConversationStore(path.join(tempDir(), 'agent.sqlite'));
-    store.setDeleteListener((id) => fx.kernel.capabilities.revokeConversation(id));
-    const conv = await store.create({ title: 'doomed' });
-    const cap = fx.kernel.capabilities.mint(conv.id);
-    expect(await store.delete(conv.id)).toBe(true);
-    expect(fx.kernel.capabilities.check(cap)).toBeNull();
+    // The kernel's own store: it tells the kernel's capabilities when a conversation goes.
+    const kernelStore = fx.kernel.conversations;
+    const conv = await kernelStore.create({ title: 'doomed' });
+    const cap = await fx.kernel.capabilities.mint(conv.id);
+    expect(await kernelStore.delete(conv.id)).toBe(true);
+    expect(await fx.kernel.capabilities.check(cap)).toBeNull();
+    expect(fx.kernel.capabilities.size).toBe(0);
+    store = kernelStore;
     expect(await store.list()).toEqual([]);
     await expect(store.appendTurn(conv.id, [{ role: 'user', content: 'x' }], [])).rejects.toMatchObject({ code: 'NOT_FOUND' });
   });
