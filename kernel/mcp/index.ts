@@ -5,4 +5,4 @@
 export { McpHttpEndpoint, type McpHttpEndpointOptions, CAPABILITY_HEADER as MCP_CAPABILITY_HEADER } from './mcp-http-server.js';
 export { McpSession, type McpSessionOptions } from './mcp-session.js';
 export { McpStdioServer, type McpStdioOptions, takeWriteCapabilityFromEnv, CAPABILITY_ENV as MCP_CAPABILITY_ENV } from './mcp-stdio.js';
-export { toolAnnotations as mcpToolAnnotations, OPEN_WORLD_PACKS } from './mcp-tool-mapping.js';
+export { toolAnnotations as mcpToolAnnotations } from './mcp-tool-mapping.js';

@@ -3,23 +3,18 @@ import type { ToolResult } from '../tools/contract.js';
 import type { RegisteredTool } from '../tools/tool-registry.js';
 
 /**
- * Packs whose tools reach beyond this machine and its files (the web, messaging, calendars, model
- * providers). Their tools, and any tool named `web_*`, are announced with `openWorldHint: true`;
+ * MCP tool annotations, derived from the manifest's `danger`, `effect` and `openWorld` (hints for the
+ * client's UI; the kernel enforces its own rules whatever a client makes of them). A tool is
+ * open-world only when its declaration says so (it reaches the web, a model provider, messaging);
  * everything else works on the sandbox root and the kernel's own data, a closed world.
  */
-export const OPEN_WORLD_PACKS: ReadonlySet<string> = new Set(['web-search', 'whatsapp', 'calendar', 'providers']);
-
-/**
- * MCP tool annotations, derived from the manifest's `danger` and `effect` (hints for the client's
- * UI; the kernel enforces its own rules whatever a client makes of them).
- */
 export function toolAnnotations(tool: RegisteredTool): ToolAnnotations {
-  const { effect, danger, name } = tool.spec;
+  const { effect, danger, openWorld } = tool.spec;
   return {
     readOnlyHint: effect === 'read',
     destructiveHint: effect === 'delete' || (effect === 'write' && danger === 'dangerous'),
     idempotentHint: effect === 'read',
-    openWorldHint: OPEN_WORLD_PACKS.has(tool.pack.id) || name.startsWith('web_'),
+    openWorldHint: openWorld === true,
   };
 }
 

@@ -1,4 +1,5 @@
 import type { JsonSchema, ToolSpec } from '../tools/contract.js';
+import { TOOL_DECLARATION_SCHEMA } from '../tools/tool-declaration.js';
 
 /** `plugin.json`: what the kernel needs to list, validate, gate and rate-limit a pack's tools before its code runs. */
 export interface PackManifest {
@@ -13,22 +14,6 @@ export interface PackManifest {
   enabledByDefault?: boolean;
 }
 
-const toolSchema = {
-  type: 'object',
-  required: ['name', 'description', 'parameters', 'danger', 'effect'],
-  additionalProperties: false,
-  properties: {
-    name: { type: 'string', pattern: '^[A-Za-z0-9_-]{1,64}$' },
-    description: { type: 'string', minLength: 1, maxLength: 4096 },
-    parameters: { type: 'object', required: ['type'], properties: { type: { const: 'object' } } },
-    danger: { enum: ['safe', 'medium', 'dangerous'] },
-    effect: { enum: ['read', 'write', 'delete'] },
-    timeoutMs: { type: 'integer', minimum: 1, maximum: 3_600_000 },
-    sensitiveArgs: { type: 'array', items: { type: 'string', minLength: 1 } },
-    confirm: { const: 'always' },
-  },
-} as const;
-
 /** The JSON Schema the kernel validates every `plugin.json` against. */
 export const MANIFEST_SCHEMA = {
   $id: 'https://memo.local/schemas/plugin.json',
@@ -42,7 +27,7 @@ export const MANIFEST_SCHEMA = {
     version: { type: 'string', pattern: '^\\d+\\.\\d+\\.\\d+(?:[-+][0-9A-Za-z.-]+)?$' },
     description: { type: 'string', minLength: 1, maxLength: 2000 },
     main: { type: 'string', pattern: '^(?!/)(?!.*\\.\\.)[A-Za-z0-9_./-]+\\.(?:js|mjs)$' },
-    tools: { type: 'array', items: toolSchema },
+    tools: { type: 'array', items: TOOL_DECLARATION_SCHEMA },
     config: { type: 'object' },
     enabledByDefault: { type: 'boolean' },
   },

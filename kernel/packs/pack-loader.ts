@@ -4,9 +4,11 @@ import { register } from 'node:module';
 import { pathToFileURL } from 'node:url';
 import { isMemoError } from '../errors.js';
 import type { ToolImplementation } from '../tools/contract.js';
-import { createAjv, describeAjvErrors, type PackDefinition, type PackSource } from '../tools/tool-registry.js';
+import type { PackDefinition, PackSource } from '../tools/tool-registry.js';
+import { compileSchema, schemaProblems } from '../tools/schemas.js';
 import { MANIFEST_SCHEMA, type PackManifest } from './manifest.js';
 import type { PackActivate } from './pack-api.js';
+import { describeProblem, jsonProblem, locateSyntaxError, packFrame, ProblemError, type Problem } from './pack-problems.js';
 
 export interface PackFolder {
   dir: string;
@@ -25,26 +27,76 @@ export interface PackStatus {
   manifest?: PackManifest;
 }
 
-const validateManifest = createAjv().compile(MANIFEST_SCHEMA);
+const validateManifest = compileSchema(MANIFEST_SCHEMA);
 
-/** Reads and validates `plugin.json`. Throws an Error whose message says what is wrong. */
-export function readManifest(dir: string): PackManifest {
+/** What `plugin.json` holds, and every problem found in it (none when `manifest` is set). */
+export interface ManifestCheck {
+  /** The parsed JSON, valid or not (null when the file is missing or not JSON). */
+  raw: unknown;
+  manifest: PackManifest | null;
+  problems: Problem[];
+}
+
+/** Where a manifest schema error lies: `/tools/3/danger` is tool "read_notes", field `danger`. */
+function manifestProblem(raw: unknown, pointer: string, field: string, message: string): Problem {
+  const m = /^\/tools\/(\d+)(?:\/(.*))?$/.exec(pointer);
+  if (!m) return { file: 'plugin.json', field: field || '(the manifest)', message };
+  const tools = (raw as { tools?: unknown[] }).tools;
+  const name = (tools?.[Number(m[1])] as { name?: unknown } | undefined)?.name;
+  const tool = typeof name === 'string' && name !== '' ? name : `#${Number(m[1]) + 1}`;
+  return { file: 'plugin.json', tool, field: (m[2] ?? '').replace(/\//g, '.') || '(the declaration)', message };
+}
+
+/** Reads and checks `plugin.json`, collecting every problem instead of stopping at the first. */
+export function checkManifest(dir: string): ManifestCheck {
   const file = path.join(dir, 'plugin.json');
+  let text: string;
+  try {
+    text = fs.readFileSync(file, 'utf8');
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    return { raw: null, manifest: null, problems: [{ file: 'plugin.json', message: code === 'ENOENT' ? 'is missing' : `cannot be read (${code})` }] };
+  }
   let raw: unknown;
   try {
-    raw = JSON.parse(fs.readFileSync(file, 'utf8'));
+    raw = JSON.parse(text);
   } catch (err) {
-    const e = err as NodeJS.ErrnoException;
-    throw new Error(
-      e.code === 'ENOENT' ? 'has no plugin.json' : e.code ? `plugin.json cannot be read (${e.code})` : `plugin.json is not valid JSON (${e.message})`,
-      { cause: err },
+    return { raw: null, manifest: null, problems: [jsonProblem('plugin.json', text, err as Error)] };
+  }
+  const problems: Problem[] = [];
+  if (!validateManifest(raw)) {
+    for (const p of schemaProblems(validateManifest.errors, raw)) problems.push(manifestProblem(raw, p.path, p.field, p.message));
+  }
+  const id = (raw as { id?: unknown } | null)?.id;
+  const folder = path.basename(dir);
+  if (typeof id === 'string' && id !== folder)
+    problems.push({ file: 'plugin.json', field: 'id', message: `is "${id}" but the folder is "${folder}"; they must match` });
+  return { raw, manifest: problems.length ? null : (raw as PackManifest), problems };
+}
+
+/** Reads and validates `plugin.json`. Throws an Error whose message says what is wrong (every problem, located). */
+export function readManifest(dir: string): PackManifest {
+  const { manifest, problems } = checkManifest(dir);
+  if (manifest) return manifest;
+  const first = problems[0];
+  if (problems.length === 1 && first && first.field === undefined && first.line === undefined && first.message === 'is missing')
+    throw new ProblemError(problems, 'has no plugin.json');
+  if (problems.length === 1 && first && first.line !== undefined) {
+    let text = '';
+    try {
+      text = fs.readFileSync(path.join(dir, 'plugin.json'), 'utf8');
+    } catch {
+      // gone since: the frame is left out
+    }
+    throw new ProblemError(
+      problems,
+      `plugin.json ${first.message.replace(/^is not valid JSON: /, `is not valid JSON at line ${first.line}, column ${first.column}: `)}\n${describeProblem(first, text).split('\n').slice(1).join('\n')}`,
     );
   }
-  if (!validateManifest(raw)) throw new Error(`plugin.json is invalid: ${describeAjvErrors(validateManifest.errors).join('; ')}`);
-  const manifest = raw as unknown as PackManifest;
-  const folder = path.basename(dir);
-  if (manifest.id !== folder) throw new Error(`plugin.json says id "${manifest.id}" but the folder is "${folder}"; they must match`);
-  return manifest;
+  if (problems.length === 1 && first?.field === 'id' && first.message.includes('the folder is'))
+    throw new ProblemError(problems, `plugin.json says id ${first.message.replace(/^is /, '')}`);
+  const lines = problems.map((p) => describeProblem({ ...p, file: '' }).replace(/^: /, ''));
+  throw new ProblemError(problems, `plugin.json is invalid: ${lines.join('; ')}`);
 }
 
 /**
@@ -56,7 +108,8 @@ function resolveMain(dir: string, main: string): string {
   if (fs.existsSync(file)) return file;
   const ts = file.replace(/\.m?js$/, '.ts');
   if (fs.existsSync(ts)) return ts;
-  throw new Error(`its main file ${main} does not exist`);
+  const built = fs.existsSync(ts) ? ` (${path.relative(dir, ts)} is there: build it, e.g. npx tsc)` : '';
+  throw new ProblemError([{ file: main, message: `does not exist${built}` }], `its main file ${main} does not exist${built}`);
 }
 
 let hooksInstalled = false;
@@ -85,7 +138,7 @@ export async function loadPackCode(dir: string, manifest: PackManifest, version 
   try {
     mod = (await import(url)) as Record<string, unknown>;
   } catch (err) {
-    throw new Error(`its code failed to load: ${(err as Error)?.message ?? String(err)}`, { cause: err });
+    throw codeLoadError(err, fs.realpathSync(file), fs.realpathSync(dir));
   }
   const handlers = (mod.tools ?? (mod.default as Record<string, unknown> | undefined)?.tools) as Record<string, ToolImplementation> | undefined;
   if (!handlers || typeof handlers !== 'object') throw new Error(`its code does not export "tools" (an object of one handler per declared tool)`);
@@ -96,13 +149,48 @@ export async function loadPackCode(dir: string, manifest: PackManifest, version 
     const parts = [];
     if (missing.length) parts.push(`no handler for ${missing.join(', ')}`);
     if (extra.length) parts.push(`handlers not declared in plugin.json: ${extra.join(', ')}`);
-    throw new Error(`its code and plugin.json disagree: ${parts.join('; ')}`);
+    const problems: Problem[] = [
+      ...missing.map((tool) => ({ file: path.relative(dir, file), tool, message: 'is declared in plugin.json but the code exports no handler for it' })),
+      ...extra.map((tool) => ({ file: path.relative(dir, file), tool, message: 'has a handler in the code but is not declared in plugin.json' })),
+    ];
+    throw new ProblemError(problems, `its code and plugin.json disagree: ${parts.join('; ')}`);
   }
   const activate = mod.activate ?? (mod.default as Record<string, unknown> | undefined)?.activate;
   if (activate !== undefined && typeof activate !== 'function') throw new Error('its "activate" export is not a function');
   // Every declared tool has a handler: checked above.
   const tools = manifest.tools.map((spec) => ({ spec, impl: handlers[spec.name]! }));
   return activate ? { tools, activate: activate as PackActivate } : { tools };
+}
+
+/**
+ * Why a pack's code did not import, pointing at the line: a syntax error is located by parsing the
+ * pack's files (Node 20 does not say where), a throw at load time by the first stack frame inside the
+ * pack folder; either way the line is shown with a caret under the column.
+ */
+function codeLoadError(err: unknown, main: string, packDir: string): Error {
+  const e = err as { name?: unknown; message?: unknown } | null;
+  const text = `${typeof e?.name === 'string' ? e.name : 'Error'}: ${typeof e?.message === 'string' ? e.message : String(err)}`;
+  let where: Problem | null = null;
+  let source: string | undefined;
+  if (e?.name === 'SyntaxError') {
+    const found = locateSyntaxError(main, packDir);
+    if (found) {
+      where = { file: found.file, line: found.line, column: found.column, message: text };
+      source = found.source;
+    }
+  } else {
+    const frame = packFrame(err, packDir);
+    if (frame) {
+      where = { file: path.relative(packDir, frame.file), line: frame.line, column: frame.column, message: text };
+      try {
+        source = fs.readFileSync(frame.file, 'utf8');
+      } catch {
+        // the frame is left out
+      }
+    }
+  }
+  const problem = where ?? { file: path.relative(packDir, main), message: text };
+  return Object.assign(new ProblemError([problem], `its code failed to load: ${describeProblem(problem, source)}`), { cause: err });
 }
 
 /** Lists pack folders (subfolders holding a plugin.json, or any subfolder so a missing manifest is reported). */

@@ -1,7 +1,8 @@
 import * as fs from 'node:fs';
 import type { Logger } from '../logger.js';
 import type { JsonSchema } from '../tools/contract.js';
-import { createAjv, describeAjvErrors } from '../tools/tool-registry.js';
+import { describeAjvErrors } from '../tools/tool-registry.js';
+import { applyDefaults, SchemaCompiler } from '../tools/schemas.js';
 import { fileStamp, writeFileAtomic } from '../util/atomic-file.js';
 import { MemoError } from '../errors.js';
 
@@ -90,12 +91,20 @@ export class PackSettings {
   }
 }
 
+/** Settings schemas of packs loaded without a kernel at hand (the CLI's `plugins config`, the pack manager). */
+const configSchemas = new SchemaCompiler();
+
 /** Applies the schema's defaults and validates; throws VALIDATION naming each problem. */
-export function resolveConfig(id: string, schema: JsonSchema | undefined, values: Record<string, unknown>): Record<string, unknown> {
+export function resolveConfig(
+  id: string,
+  schema: JsonSchema | undefined,
+  values: Record<string, unknown>,
+  schemas: SchemaCompiler = configSchemas,
+): Record<string, unknown> {
   if (!schema) return { ...values };
-  const ajv = createAjv({ useDefaults: true });
-  const validate = ajv.compile(schema);
+  const validate = schemas.compile(schema);
   const copy = structuredClone(values);
+  applyDefaults(schema, copy);
   if (!validate(copy)) {
     throw new MemoError('VALIDATION', `Invalid settings for pack "${id}": ${describeAjvErrors(validate.errors).join('; ')}.`, {
       plugin: id,

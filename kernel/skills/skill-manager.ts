@@ -139,7 +139,7 @@ export class SkillManager {
     }
     let state: SkillState;
     try {
-      const skill = readSkill(dir);
+      const skill = readSkill(dir, this.registry.schemas);
       const def = this.packFor(skill);
       const had = this.registrations.get(name);
       if (def) this.registrations.set(name, had ? this.registry.replacePack(def) : this.registry.registerPack(def));
@@ -190,6 +190,9 @@ export class SkillManager {
           danger: decl.danger ?? 'dangerous',
           effect: decl.effect ?? 'write',
           timeoutMs: decl.timeoutMs ?? SKILL_TOOL_TIMEOUT_MS,
+          ...(decl.sensitiveArgs ? { sensitiveArgs: decl.sensitiveArgs } : {}),
+          ...(decl.confirm ? { confirm: decl.confirm } : {}),
+          ...(decl.openWorld !== undefined ? { openWorld: decl.openWorld } : {}),
         };
         const prepare = async (args: Record<string, unknown>, ctx: ToolContext) => {
           const values: Record<string, string> = {};

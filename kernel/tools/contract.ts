@@ -23,6 +23,8 @@ export interface ToolSpec {
   sensitiveArgs?: string[];
   /** `always`: ask every time; no standing approval applies. */
   confirm?: 'always';
+  /** The tool reaches beyond this machine and its files (the web, a provider, messaging): MCP's `openWorldHint`. */
+  openWorld?: boolean;
 }
 
 /** Who is calling. The pipeline is the same for all; only the caller rules differ. */

@@ -1,13 +1,11 @@
 import { EventEmitter } from 'node:events';
-import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
-import addFormatsModule from 'ajv-formats';
+import type { ErrorObject, ValidateFunction } from 'ajv';
 import { MemoError } from '../errors.js';
 import { toDisposable, type Disposable } from '../disposable.js';
-import type { Danger, Effect, ToolImplementation, ToolAssess, ToolPreview, ToolRun, ToolSpec } from './contract.js';
+import type { ToolImplementation, ToolAssess, ToolPreview, ToolRun, ToolSpec } from './contract.js';
 import type { PackActivate } from '../packs/pack-api.js';
-
-// ajv-formats is CommonJS; under ESM its default export may arrive wrapped.
-const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ?? addFormatsModule) as (ajv: Ajv) => Ajv;
+import { compileSchema, SchemaCompiler, schemaProblems } from './schemas.js';
+import { TOOL_DECLARATION_SCHEMA } from './tool-declaration.js';
 
 export type PackSource = 'builtin' | 'extra' | 'host' | 'skill' | 'kernel';
 
@@ -49,9 +47,6 @@ export interface RegisteredTool {
 
 export type RegistryChange = { kind: 'added' | 'removed' | 'reloaded' | 'enabled' | 'disabled'; pack: string; tools: string[] };
 
-const DANGERS: readonly Danger[] = ['safe', 'medium', 'dangerous'];
-const EFFECTS: readonly Effect[] = ['read', 'write', 'delete'];
-export const TOOL_NAME = /^[A-Za-z0-9_-]{1,64}$/;
 export const PACK_ID = /^[a-z0-9]+(?:-[a-z0-9]+)*$/;
 
 /** Formats ajv's errors as one line per problem, each naming its field. */
@@ -65,26 +60,12 @@ export function describeAjvErrors(errors: ErrorObject[] | null | undefined): str
   });
 }
 
-export function createAjv(extra: { useDefaults?: boolean } = {}): Ajv {
-  const ajv = new Ajv({ allErrors: true, strict: false, validateSchema: true, ...extra });
-  addFormats(ajv);
-  return ajv;
-}
+const validateDeclaration = compileSchema(TOOL_DECLARATION_SCHEMA);
 
-/** Checks a tool declaration; returns the problems (empty when valid). */
-export function specProblems(spec: ToolSpec): string[] {
-  const p: string[] = [];
-  if (typeof spec.name !== 'string' || !TOOL_NAME.test(spec.name)) p.push(`name must match ${TOOL_NAME} (got ${JSON.stringify(spec.name)})`);
-  if (typeof spec.description !== 'string' || spec.description.trim() === '') p.push('description is required');
-  if (!DANGERS.includes(spec.danger)) p.push(`danger must be one of ${DANGERS.join(', ')}`);
-  if (!EFFECTS.includes(spec.effect)) p.push(`effect must be one of ${EFFECTS.join(', ')}`);
-  if (!spec.parameters || typeof spec.parameters !== 'object' || spec.parameters.type !== 'object')
-    p.push('parameters must be a JSON Schema with "type": "object"');
-  if (spec.timeoutMs !== undefined && (!Number.isInteger(spec.timeoutMs) || spec.timeoutMs <= 0)) p.push('timeoutMs must be a positive whole number');
-  if (spec.sensitiveArgs !== undefined && (!Array.isArray(spec.sensitiveArgs) || spec.sensitiveArgs.some((s) => typeof s !== 'string')))
-    p.push('sensitiveArgs must be a list of argument names');
-  if (spec.confirm !== undefined && spec.confirm !== 'always') p.push('confirm may only be "always"');
-  return p;
+/** Checks a tool declaration against the one declaration schema; returns the problems (empty when valid). */
+function specProblems(spec: ToolSpec): string[] {
+  if (validateDeclaration(spec)) return [];
+  return schemaProblems(validateDeclaration.errors, spec).map((p) => `${p.field || 'the declaration'} ${p.message}`);
 }
 
 /**
@@ -96,6 +77,10 @@ export class ToolRegistry {
   private readonly packsById = new Map<string, RegisteredPack>();
   private readonly disabled = new Set<string>();
   private readonly events = new EventEmitter();
+  /** Compiled schemas of the registered tools' parameters, released when a tool goes away. */
+  private readonly held = new Map<RegisteredPack, Array<{ release(): void }>>();
+  /** This kernel's compiled JSON Schemas (tool parameters, skill declarations), each compiled once. */
+  readonly schemas = new SchemaCompiler();
 
   /** Registers a pack's tools. Throws VALIDATION (bad spec or schema) or CONFLICT (duplicate id or tool name). */
   registerPack(def: PackDefinition): Disposable {
@@ -123,7 +108,6 @@ export class ToolRegistry {
   private prepare(def: PackDefinition, replacing: RegisteredPack | undefined): { pack: RegisteredPack; tools: RegisteredTool[] } {
     if (!PACK_ID.test(def.id))
       throw new MemoError('VALIDATION', `Pack id "${def.id}" must be kebab-case (lowercase letters, digits, hyphens).`, { plugin: def.id });
-    const ajv = createAjv();
     const pack: RegisteredPack = {
       id: def.id,
       name: def.name ?? def.id,
@@ -136,6 +120,24 @@ export class ToolRegistry {
     if (def.dir !== undefined) pack.dir = def.dir;
 
     const prepared: RegisteredTool[] = [];
+    const held: Array<{ release(): void }> = [];
+    try {
+      this.prepareTools(def, pack, replacing, prepared, held);
+    } catch (err) {
+      for (const h of held) h.release();
+      throw err;
+    }
+    this.held.set(pack, held);
+    return { pack, tools: prepared };
+  }
+
+  private prepareTools(
+    def: PackDefinition,
+    pack: RegisteredPack,
+    replacing: RegisteredPack | undefined,
+    prepared: RegisteredTool[],
+    held: Array<{ release(): void }>,
+  ): void {
     const seen = new Set<string>();
     for (const { spec, impl } of def.tools) {
       const problems = specProblems(spec);
@@ -155,7 +157,9 @@ export class ToolRegistry {
         throw new MemoError('VALIDATION', `Pack "${def.id}" has no handler function for tool "${spec.name}".`, { plugin: def.id, tool: spec.name });
       let validate: ValidateFunction;
       try {
-        validate = ajv.compile(spec.parameters);
+        const schema = this.schemas.hold(spec.parameters);
+        held.push(schema);
+        validate = schema.validate;
       } catch (err) {
         throw new MemoError(
           'VALIDATION',
@@ -168,11 +172,18 @@ export class ToolRegistry {
       if (typeof impl === 'object' && typeof impl.assess === 'function') tool.assess = impl.assess;
       prepared.push(tool);
     }
-    return { pack, tools: prepared };
+  }
+
+  private release(pack: RegisteredPack): void {
+    for (const h of this.held.get(pack) ?? []) h.release();
+    this.held.delete(pack);
   }
 
   private commit({ pack, tools }: { pack: RegisteredPack; tools: RegisteredTool[] }, replacing: RegisteredPack | undefined): void {
-    if (replacing) for (const name of replacing.toolNames) if (this.tools.get(name)?.pack === replacing) this.tools.delete(name);
+    if (replacing) {
+      for (const name of replacing.toolNames) if (this.tools.get(name)?.pack === replacing) this.tools.delete(name);
+      this.release(replacing);
+    }
     this.packsById.set(pack.id, pack);
     for (const tool of tools) this.tools.set(tool.spec.name, tool);
   }
@@ -181,6 +192,7 @@ export class ToolRegistry {
     return toDisposable(() => {
       if (this.packsById.get(pack.id) !== pack) return;
       this.packsById.delete(pack.id);
+      this.release(pack);
       for (const tool of tools) if (this.tools.get(tool.spec.name) === tool) this.tools.delete(tool.spec.name);
       this.emit({ kind: 'removed', pack: pack.id, tools: pack.toolNames });
     });

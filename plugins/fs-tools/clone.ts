@@ -4,6 +4,7 @@ import { chmod, copyFile, lstat, mkdir, readdir, realpath, symlink } from 'node:
 import path from 'node:path';
 import { SYSTEM_DIRS, type Preview, type ToolContext } from 'memo-kernel/pack';
 import { checkSignal, errnoOf, fail, fsFailure, humanBytes, plural, shown } from './common.js';
+import type { ToolArgs } from './tool-args.js';
 
 const PROGRESS_EVERY = 250;
 /** Skipped paths listed per kind in the result (the counts are always complete). */
@@ -253,8 +254,8 @@ function describeSkips(r: CloneReport): string {
   return parts.length ? `; ${parts.join(', ')}` : '';
 }
 
-async function clonePreview(raw: Record<string, unknown>, ctx: ToolContext): Promise<Preview> {
-  const target = await checkTarget(ctx, (raw as { target: string }).target);
+async function clonePreview(args: ToolArgs['self_clone'], ctx: ToolContext): Promise<Preview> {
+  const target = await checkTarget(ctx, args.target);
   const r = await walk(ctx, null, PREVIEW_SCAN_MAX);
   const atLeast = r.capped ? 'at least ' : '';
   return {
@@ -265,8 +266,8 @@ async function clonePreview(raw: Record<string, unknown>, ctx: ToolContext): Pro
   };
 }
 
-async function cloneRun(raw: Record<string, unknown>, ctx: ToolContext): Promise<Record<string, unknown>> {
-  const requested = (raw as { target: string }).target;
+async function cloneRun(args: ToolArgs['self_clone'], ctx: ToolContext): Promise<Record<string, unknown>> {
+  const requested = args.target;
   const target = await checkTarget(ctx, requested);
   try {
     await mkdir(target.real, { recursive: true });

@@ -20,11 +20,7 @@ import {
   MB,
 } from './common.js';
 import { isRootRequest, linkTargetInfo, locateEntry, segmentsOfRequest, type LocatedEntry } from './locate.js';
-
-interface DeleteArgs {
-  path: string;
-  recursive?: boolean;
-}
+import type { ToolArgs } from './tool-args.js';
 
 /** Entries scanned for a preview before it says "at least". */
 const PREVIEW_SCAN_MAX = 100_000;
@@ -118,8 +114,7 @@ function nestedGitError(requested: string, gitAt: string) {
   });
 }
 
-async function deletePreview(raw: Record<string, unknown>, ctx: ToolContext): Promise<Preview> {
-  const args = raw as unknown as DeleteArgs;
+async function deletePreview(args: ToolArgs['delete_file'], ctx: ToolContext): Promise<Preview> {
   const requested = args.path;
   const target = await findTarget(ctx, requested);
   rememberPreview(ctx, fingerprintOf(target.loc.stats));
@@ -225,8 +220,7 @@ async function removeTree(ctx: ToolContext, dir: string, removed: Removed): Prom
   }
 }
 
-async function deleteRun(raw: Record<string, unknown>, ctx: ToolContext): Promise<Record<string, unknown>> {
-  const args = raw as unknown as DeleteArgs;
+async function deleteRun(args: ToolArgs['delete_file'], ctx: ToolContext): Promise<Record<string, unknown>> {
   const requested = args.path;
   const target = await findTarget(ctx, requested);
   checkUnchangedSincePreview(ctx, fingerprintOf(target.loc.stats), requested);

@@ -3,34 +3,41 @@
  * files export `{ run, preview }` so a person sees the diff (or what a delete loses) before
  * approving. Every path goes through `ctx.sandbox`; errors are MemoErrors with the kernel's codes.
  */
-import type { Preview, ToolContext, ToolImplementation } from 'memo-kernel/pack';
+import { defineTools, type Preview, type ToolContext, type TypedToolImplementation } from 'memo-kernel/pack';
 import { fsFailure } from './common.js';
 import { selfCloneTool } from './clone.js';
 import { deleteFileTool } from './delete.js';
 import { getFileInfoTool, listDirectoryTool } from './list.js';
 import { readFileTool } from './read.js';
 import { searchFilesTool } from './search.js';
+import type { ToolArgs } from './tool-args.js';
 import { deleteLinesTool, editFileTool, insertLineTool, writeFileTool } from './write.js';
 
-type Fn<T> = (args: Record<string, unknown>, ctx: ToolContext) => T | Promise<T>;
+type Fn<A, T> = (args: A, ctx: ToolContext) => T | Promise<T>;
+
+/** The path an error message names: the tool's `path` or `target` argument. */
+function pathArgument(args: object): string {
+  if ('path' in args && typeof args.path === 'string') return args.path;
+  if ('target' in args && typeof args.target === 'string') return args.target;
+  return '.';
+}
 
 /** Any error that is not already a MemoError becomes one naming the caller's path (never a raw message with real paths). */
-function guarded<T>(fn: Fn<T>): Fn<T> {
+function guarded<A extends object, T>(fn: Fn<A, T>): Fn<A, T> {
   return async (args, ctx) => {
     try {
       return await fn(args, ctx);
     } catch (err) {
-      const shownPath = typeof args.path === 'string' ? args.path : typeof args.target === 'string' ? args.target : '.';
-      throw fsFailure(err, shownPath, 'working on');
+      throw fsFailure(err, pathArgument(args), 'working on');
     }
   };
 }
 
-function tool(impl: Fn<unknown> | { run: Fn<unknown>; preview: Fn<Preview> }): ToolImplementation {
+function tool<A extends object>(impl: Fn<A, unknown> | { run: Fn<A, unknown>; preview: Fn<A, Preview> }): TypedToolImplementation<A> {
   return typeof impl === 'function' ? guarded(impl) : { run: guarded(impl.run), preview: guarded(impl.preview) };
 }
 
-export const tools: Record<string, ToolImplementation> = {
+export const tools = defineTools<ToolArgs>({
   read_file: tool(readFileTool),
   write_file: tool(writeFileTool),
   edit_file: tool(editFileTool),
@@ -41,4 +48,4 @@ export const tools: Record<string, ToolImplementation> = {
   get_file_info: tool(getFileInfoTool),
   search_files: tool(searchFilesTool),
   self_clone: tool(selfCloneTool),
-};
+});

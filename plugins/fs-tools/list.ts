@@ -3,6 +3,7 @@ import type { Dirent, Stats } from 'node:fs';
 import { lstat, readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { ToolContext } from 'memo-kernel/pack';
+import type { ToolArgs } from './tool-args.js';
 import { checkSignal, fail, fsFailure, humanBytes, plural, shown } from './common.js';
 import { isRootRequest, linkTargetInfo, locateEntry } from './locate.js';
 
@@ -18,13 +19,7 @@ function typeOf(x: Dirent | Stats): EntryType {
   return 'other';
 }
 
-interface ListArgs {
-  path?: string;
-  showHidden?: boolean;
-}
-
-export async function listDirectoryTool(raw: Record<string, unknown>, ctx: ToolContext): Promise<Record<string, unknown>> {
-  const args = raw as unknown as ListArgs;
+export async function listDirectoryTool(args: ToolArgs['list_directory'], ctx: ToolContext): Promise<Record<string, unknown>> {
   const requested = args.path ?? '.';
   const resolved = await ctx.sandbox.resolve(requested, 'list');
   if (!resolved.exists) throw fail('NOT_FOUND', `${shown(requested)} does not exist. Check the path, or list its parent directory.`, { path: requested });
@@ -80,8 +75,8 @@ function describe(stats: Stats): { type: EntryType; size: number; mode: string; 
   };
 }
 
-export async function getFileInfoTool(raw: Record<string, unknown>, ctx: ToolContext): Promise<Record<string, unknown>> {
-  const requested = (raw as { path: string }).path;
+export async function getFileInfoTool(args: ToolArgs['get_file_info'], ctx: ToolContext): Promise<Record<string, unknown>> {
+  const requested = args.path;
   let resolvedErr: unknown;
   let real: string | undefined;
   try {

@@ -1,6 +1,7 @@
 /** read_file: text files up to 1 MB whole, or a slice of lines (offset/limit) of a bigger one. */
 import type { FileHandle } from 'node:fs/promises';
 import type { ToolContext } from 'memo-kernel/pack';
+import type { ToolArgs } from './tool-args.js';
 import {
   BINARY_SNIFF_BYTES,
   READ_MAX_BYTES,
@@ -16,11 +17,7 @@ import {
   shown,
 } from './common.js';
 
-interface ReadArgs {
-  path: string;
-  offset?: number;
-  limit?: number;
-}
+type ReadArgs = ToolArgs['read_file'];
 
 export interface ReadResult {
   path: string;
@@ -55,8 +52,7 @@ function offsetError(requested: string, offset: number, total: number) {
   });
 }
 
-export async function readFileTool(raw: Record<string, unknown>, ctx: ToolContext): Promise<ReadResult> {
-  const args = raw as unknown as ReadArgs;
+export async function readFileTool(args: ReadArgs, ctx: ToolContext): Promise<ReadResult> {
   const requested = args.path;
   const sliced = args.offset !== undefined || args.limit !== undefined;
   const { handle, size } = await ctx.sandbox.openForRead(requested);

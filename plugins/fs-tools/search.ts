@@ -3,19 +3,12 @@ import { readdir, realpath } from 'node:fs';
 import { glob, type FileSystemAdapter } from 'tinyglobby';
 import type { Sandbox, ToolContext } from 'memo-kernel/pack';
 import { fail, plural, shown } from './common.js';
+import type { ToolArgs } from './tool-args.js';
 
 export const SEARCH_DEFAULT_RESULTS = 200;
 export const SEARCH_MAX_RESULTS = 5000;
 /** Skipped unless `includeIgnored`: repository internals and installed dependencies. */
 export const DEFAULT_IGNORE: readonly string[] = Object.freeze(['**/.git/**', '**/node_modules/**']);
-
-interface SearchArgs {
-  pattern: string;
-  path?: string;
-  dot?: boolean;
-  includeIgnored?: boolean;
-  maxResults?: number;
-}
 
 /**
  * Refuses patterns that could reach outside the searched folder: absolute ones (`/x`, `C:\x`,
@@ -71,8 +64,7 @@ function guardedFs(sandbox: Sandbox, state: { escaped: boolean }): FileSystemAda
   return { readdir: guardedReaddir as unknown as NonNullable<FileSystemAdapter['readdir']> };
 }
 
-export async function searchFilesTool(raw: Record<string, unknown>, ctx: ToolContext): Promise<Record<string, unknown>> {
-  const args = raw as unknown as SearchArgs;
+export async function searchFilesTool(args: ToolArgs['search_files'], ctx: ToolContext): Promise<Record<string, unknown>> {
   const problem = patternProblem(args.pattern);
   if (problem) throw fail('VALIDATION', `The pattern ${shown(args.pattern)} ${problem}.`, { pattern: args.pattern });
 

@@ -1,6 +1,7 @@
 /** write_file, edit_file, insert_line, delete_lines: every change is previewed as a unified diff and written atomically with a `.bak`. */
 import type { Stats } from 'node:fs';
 import type { Preview, ResolvedPath, ToolContext } from 'memo-kernel/pack';
+import type { ToolArgs } from './tool-args.js';
 import {
   EDIT_MAX_BYTES,
   MB,
@@ -36,12 +37,6 @@ function labelOf(resolved: ResolvedPath): string {
 // ---------------------------------------------------------------------------------------------
 // write_file
 
-interface WriteArgs {
-  path: string;
-  content: string;
-  createDirs?: boolean;
-}
-
 async function resolveWriteTarget(ctx: ToolContext, requested: string): Promise<{ resolved: ResolvedPath; old: Stats | null }> {
   const resolved = await ctx.sandbox.resolve(requested, 'write');
   if (resolved.exists && resolved.isDirectory) {
@@ -58,8 +53,7 @@ async function resolveWriteTarget(ctx: ToolContext, requested: string): Promise<
   return { resolved, old };
 }
 
-async function writeFilePreview(raw: Json, ctx: ToolContext): Promise<Preview> {
-  const args = raw as unknown as WriteArgs;
+async function writeFilePreview(args: ToolArgs['write_file'], ctx: ToolContext): Promise<Preview> {
   const { resolved, old } = await resolveWriteTarget(ctx, args.path);
   const label = labelOf(resolved);
   let oldText = '';
@@ -85,8 +79,7 @@ async function writeFilePreview(raw: Json, ctx: ToolContext): Promise<Preview> {
   return { kind: 'diff', text: diff };
 }
 
-async function writeFileRun(raw: Json, ctx: ToolContext): Promise<Json> {
-  const args = raw as unknown as WriteArgs;
+async function writeFileRun(args: ToolArgs['write_file'], ctx: ToolContext): Promise<Json> {
   const requested = args.path;
   let { resolved, old } = await resolveWriteTarget(ctx, requested);
   let createdDirs = false;
@@ -127,16 +120,16 @@ interface PlannedEdit {
   done: string;
 }
 
-type Planner = (args: Json, ctx: ToolContext) => Promise<PlannedEdit>;
+type Planner<A> = (args: A, ctx: ToolContext) => Promise<PlannedEdit>;
 
-function editTool(plan: Planner) {
+function editTool<A>(plan: Planner<A>) {
   return {
-    preview: async (args: Json, ctx: ToolContext): Promise<Preview> => {
+    preview: async (args: A, ctx: ToolContext): Promise<Preview> => {
       const p = await plan(args, ctx);
       rememberPreview(ctx, fingerprintOf(p.loaded.stats));
       return { kind: 'diff', text: p.diff };
     },
-    run: async (args: Json, ctx: ToolContext): Promise<Json> => {
+    run: async (args: A, ctx: ToolContext): Promise<Json> => {
       const p = await plan(args, ctx);
       const requested = p.loaded.resolved.requested;
       checkUnchangedSincePreview(ctx, fingerprintOf(p.loaded.stats), requested);
@@ -160,23 +153,13 @@ function lineRangeError(requested: string, what: string, total: number, extra: J
 // ---------------------------------------------------------------------------------------------
 // edit_file
 
-interface EditArgs {
-  path: string;
-  oldText?: string;
-  newText: string;
-  expectedOccurrences?: number;
-  startLine?: number;
-  endLine?: number;
-}
-
 function countOccurrences(text: string, needle: string): number {
   let n = 0;
   for (let i = text.indexOf(needle); i !== -1; i = text.indexOf(needle, i + needle.length)) n++;
   return n;
 }
 
-const planEdit: Planner = async (raw, ctx) => {
-  const args = raw as unknown as EditArgs;
+const planEdit: Planner<ToolArgs['edit_file']> = async (args, ctx) => {
   const requested = args.path;
   const byText = args.oldText !== undefined;
   const byLines = args.startLine !== undefined || args.endLine !== undefined;
@@ -247,8 +230,7 @@ const planEdit: Planner = async (raw, ctx) => {
 // ---------------------------------------------------------------------------------------------
 // insert_line
 
-const planInsert: Planner = async (raw, ctx) => {
-  const args = raw as unknown as { path: string; line: number; content: string };
+const planInsert: Planner<ToolArgs['insert_line']> = async (args, ctx) => {
   const loaded = await loadTextForEdit(ctx, args.path, EDIT_MAX_BYTES);
   const { text } = loaded;
   const lines = splitLines(text);
@@ -273,8 +255,7 @@ const planInsert: Planner = async (raw, ctx) => {
 // ---------------------------------------------------------------------------------------------
 // delete_lines
 
-const planDeleteLines: Planner = async (raw, ctx) => {
-  const args = raw as unknown as { path: string; startLine: number; endLine: number };
+const planDeleteLines: Planner<ToolArgs['delete_lines']> = async (args, ctx) => {
   const { startLine: start, endLine: end } = args;
   if (end < start)
     throw fail('VALIDATION', `endLine ${end} is before startLine ${start}. Nothing was changed.`, { path: args.path, startLine: start, endLine: end });

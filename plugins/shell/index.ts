@@ -1,13 +1,15 @@
 import {
   assessCommand,
+  defineTools,
   environmentSecrets,
   isSensitiveName,
   maskSecrets,
   MemoError,
   runProcess,
   type ToolContext,
-  type ToolImplementation,
+  type TypedToolImplementation,
 } from 'memo-kernel/pack';
+import type { ToolArgs } from './tool-args.js';
 
 /** Each of stdout and stderr is cut to this many bytes (head and tail kept). */
 const OUTPUT_CAP = 64 * 1024;
@@ -24,25 +26,25 @@ function envSecrets(env: NodeJS.ProcessEnv): string[] {
   return environmentSecrets(env).map(([value]) => value);
 }
 
-async function workingDir(cwd: unknown, ctx: ToolContext): Promise<string> {
-  const requested = typeof cwd === 'string' && cwd !== '' ? cwd : '.';
+async function workingDir(cwd: string | undefined, ctx: ToolContext): Promise<string> {
+  const requested = cwd !== undefined && cwd !== '' ? cwd : '.';
   const resolved = await ctx.sandbox.resolve(requested, 'list');
   if (!resolved.exists) throw new MemoError('NOT_FOUND', `The working directory "${requested}" does not exist.`);
   if (!resolved.isDirectory) throw new MemoError('VALIDATION', `The working directory "${requested}" is not a directory.`);
   return resolved.real;
 }
 
-const runCommand: ToolImplementation = {
+const runCommand: TypedToolImplementation<ToolArgs['run_command']> = {
   // Judged before anyone is asked: a blocked command is refused outright (nobody is asked about
   // what could never run); one the judge cannot vouch for (inline interpreter code, options that run
   // commands) is asked every time, whatever is stored, and denied where nobody can be asked.
-  assess: async (args, ctx) => assessCommand(ctx.judge, String(args.command), { cwd: await workingDir(args.cwd, ctx) }),
+  assess: async (args, ctx) => assessCommand(ctx.judge, args.command, { cwd: await workingDir(args.cwd, ctx) }),
   preview: async (args, ctx) => ({
     kind: 'command',
-    text: `$ ${String(args.command)}\n(in ${await workingDir(args.cwd, ctx).catch(() => (typeof args.cwd === 'string' ? args.cwd : '.'))})`,
+    text: `$ ${args.command}\n(in ${await workingDir(args.cwd, ctx).catch(() => args.cwd ?? '.')})`,
   }),
   run: async (args, ctx) => {
-    const command = String(args.command);
+    const command = args.command;
     const cwd = await workingDir(args.cwd, ctx);
     // The blacklist holds whatever the permission policy says: judged again on every run, against
     // the file system as it is now (a link made since the question could point elsewhere).
@@ -61,9 +63,9 @@ const runCommand: ToolImplementation = {
   },
 };
 
-const readEnv: ToolImplementation = (args) => {
-  const names = Array.isArray(args.names) ? new Set(args.names as string[]) : null;
-  const prefix = typeof args.prefix === 'string' ? args.prefix : '';
+const readEnv: TypedToolImplementation<ToolArgs['read_env']> = (args) => {
+  const names = args.names ? new Set(args.names) : null;
+  const prefix = args.prefix ?? '';
   const vars: Record<string, string> = {};
   let masked = 0;
   for (const name of Object.keys(process.env).sort()) {
@@ -79,4 +81,4 @@ const readEnv: ToolImplementation = (args) => {
   return { variables: vars, count: Object.keys(vars).length, masked, summary: `${Object.keys(vars).length} variables, ${masked} masked` };
 };
 
-export const tools = { run_command: runCommand, read_env: readEnv };
+export const tools = defineTools<ToolArgs>({ run_command: runCommand, read_env: readEnv });

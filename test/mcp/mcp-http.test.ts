@@ -106,16 +106,16 @@ describe('MCP over Streamable HTTP (in-process endpoint around a real kernel)', 
     expect(by.note_delete?.annotations).toMatchObject({ readOnlyHint: false, destructiveHint: true, idempotentHint: false });
   });
 
-  it('marks tools of web-facing packs and web_* tools as open-world', async () => {
-    const readTool = (name: string) => ({
-      spec: { name, description: 'x', parameters: { type: 'object' }, danger: 'safe' as const, effect: 'read' as const },
+  it('marks a tool open-world when its declaration says openWorld, whatever its pack or name', async () => {
+    const readTool = (name: string, openWorld?: boolean) => ({
+      spec: { name, description: 'x', parameters: { type: 'object' }, danger: 'safe' as const, effect: 'read' as const, ...(openWorld ? { openWorld } : {}) },
       impl: () => 1,
     });
     fx.kernel.registerPack({ id: 'web-search', tools: [readTool('search_web')] });
-    fx.kernel.registerPack({ id: 'misc', tools: [readTool('web_fetch'), readTool('local_thing')] });
+    fx.kernel.registerPack({ id: 'misc', tools: [readTool('web_fetch'), readTool('fetch_page', true)] });
     const { tools } = await (await client()).client.listTools();
     const hint = (n: string) => tools.find((t) => t.name === n)!.annotations!.openWorldHint;
-    expect([hint('search_web'), hint('web_fetch'), hint('local_thing')]).toEqual([true, true, false]);
+    expect([hint('search_web'), hint('web_fetch'), hint('fetch_page')]).toEqual([false, false, true]);
   });
 
   it('calls a read tool through the pipeline: text plus structuredContent, audited with the client name', async () => {

@@ -32,7 +32,12 @@ describe('SKILL.md parsing', () => {
     ['an upper-case name', 'name: Bad\ndescription: d', 'Bad', /name must match pattern/],
     ['a description over 1024 characters', `name: x\ndescription: ${'d'.repeat(1025)}`, 'x', /description must NOT have more than 1024/],
     ['an unknown key', 'name: x\ndescription: d\ncolour: red', 'x', /colour is not an accepted field/],
-    ['a safe command tool', `name: x\ndescription: d\n${echoTool('    danger: safe')}`, 'x', /danger must be equal to one of the allowed values/],
+    [
+      'a safe command tool',
+      `name: x\ndescription: d\n${echoTool('    danger: safe')}`,
+      'x',
+      /tool "echo_arg": danger must be one of medium, dangerous \(got "safe"\)/,
+    ],
     [
       'a pipe in a command template',
       `name: x\ndescription: d\ntools:\n  - name: t\n    description: d\n    command: "cat {f} | wc -l"\n    parameters: { type: object, properties: { f: { type: string } }, required: [f] }`,
