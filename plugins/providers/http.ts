@@ -1,20 +1,19 @@
-import { isSensitiveName, maskSecrets, ProviderError, resolveApiKey, type ProviderConfig } from 'memo-kernel/pack';
+import {
+  DEFAULT_RETRY_POLICY,
+  fetchWithRetry,
+  isMemoError,
+  isSensitiveName,
+  maskSecrets,
+  ProviderError,
+  resolveApiKey,
+  retryableStatus as kernelRetryable,
+  retryAfterMs,
+  type ProviderConfig,
+  type RetryPolicy,
+} from 'memo-kernel/pack';
 import type { Endpoint } from './presets.js';
 
-/** How hard a request is retried. */
-export interface RetryPolicy {
-  /** Attempts in all (the first one included). */
-  attempts: number;
-  /** Backoff before retry n (1-based): baseDelayMs * 2^(n-1), capped by maxDelayMs. */
-  baseDelayMs: number;
-  maxDelayMs: number;
-  /** A longer Retry-After is not waited for: the call fails and says when to retry. */
-  maxRetryAfterMs: number;
-}
-
 const MAX_MESSAGE = 1000;
-
-export const DEFAULT_RETRY: RetryPolicy = { attempts: 3, baseDelayMs: 1000, maxDelayMs: 8000, maxRetryAfterMs: 30_000 };
 
 /**
  * What a factory receives. The kernel passes `fetch`; the rest default to the real thing and
@@ -26,25 +25,12 @@ export interface AdapterDeps {
   sleep?: (ms: number, signal: AbortSignal) => Promise<void>;
   /** Epoch ms (for Retry-After given as an HTTP date). */
   now?: () => number;
+  /** 0 <= x < 1, for the backoff's jitter. */
+  random?: () => number;
   /** Where `apiKeyEnv` is looked up. */
   env?: NodeJS.ProcessEnv;
+  /** The kernel's retry policy, in part (attempts, backoff, the Retry-After cap). */
   retry?: Partial<RetryPolicy>;
-}
-
-export function realSleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal.aborted) return reject(new Error('aborted'));
-    const done = () => {
-      signal.removeEventListener('abort', onAbort);
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(new Error('aborted'));
-    };
-    signal.addEventListener('abort', onAbort, { once: true });
-  });
 }
 
 export function cancelled(): ProviderError {
@@ -125,27 +111,15 @@ export function readErrorBody(json: unknown): ErrorFields {
   return message ? { message } : {};
 }
 
-/** `Retry-After` (seconds or an HTTP date) or `retry-after-ms`, in ms; undefined when absent or unreadable. */
-export function retryAfterMs(headers: Headers, now: number): number | undefined {
-  const ms = headers.get('retry-after-ms');
-  if (ms !== null && ms.trim() !== '' && Number.isFinite(Number(ms)) && Number(ms) >= 0) return Math.round(Number(ms));
-  const v = headers.get('retry-after');
-  if (v === null || v.trim() === '') return undefined;
-  if (/^\s*\d+(?:\.\d+)?\s*$/.test(v)) return Math.round(Number(v) * 1000);
-  const at = Date.parse(v);
-  if (Number.isNaN(at)) return undefined;
-  return Math.max(0, at - now);
-}
-
 function htmlTitle(text: string): string | undefined {
   const m = /<title[^>]*>([^<]{1,200})<\/title>/i.exec(text);
   const title = m?.[1];
   return title === undefined ? undefined : title.replace(/\s+/g, ' ').trim() || undefined;
 }
 
-/** A retryable failure: HTTP 408/409/429, 5xx (529 overloaded included), and network errors. */
-export function retryableStatus(status: number): boolean {
-  return status === 408 || status === 409 || status === 429 || status >= 500;
+/** A retryable failure: the kernel's (408, 429, 5xx with 529 overloaded) plus 409, which OpenAI answers for a lock timeout. */
+function retryableStatus(status: number): boolean {
+  return status === 409 || kernelRetryable(status);
 }
 
 export interface SendOptions {
@@ -166,15 +140,13 @@ interface Failure {
 }
 
 /**
- * POSTs a JSON body and returns the parsed JSON reply. Retryable failures are retried with
- * exponential backoff (or the provider's Retry-After), at most `attempts` times in all; the
- * signal cancels at any point, the backoff included. Every error is a ProviderError whose message
- * is the provider's own sentence, scrubbed of the key; the raw body is never kept.
+ * POSTs a JSON body and returns the parsed JSON reply, through the kernel's fetchWithRetry:
+ * retryable failures are retried with exponential backoff and jitter (or the provider's
+ * Retry-After, or Gemini's RetryInfo), at most `attempts` times in all; the signal cancels at any
+ * point, the backoff included. Every error is a ProviderError whose message is the provider's own
+ * sentence, scrubbed of the key; the raw body is never kept.
  */
 export async function postJson(o: SendOptions): Promise<unknown> {
-  const policy = { ...DEFAULT_RETRY, ...o.deps.retry };
-  policy.attempts = Math.max(1, Math.floor(policy.attempts));
-  const sleep = o.deps.sleep ?? realSleep;
   const now = o.deps.now ?? Date.now;
   // Provider messages are sentences; a page-long one is cut (the person needs its start).
   const scrub = (s: string) => {
@@ -184,53 +156,55 @@ export async function postJson(o: SendOptions): Promise<unknown> {
   const make = (message: string, status: number | null, retryable: boolean, detail: string) =>
     new ProviderError(scrub(message), status, retryable, scrub(detail));
 
+  if (o.signal.aborted) throw cancelled();
   const payload = JSON.stringify(o.body);
-  for (let attempt = 1; ; attempt++) {
-    if (o.signal.aborted) throw cancelled();
-    const outcome = await attemptOnce(o, payload, now, make);
-    if ('json' in outcome) return outcome.json;
-    const failure: Failure = outcome;
-    const detail = (extra: string) => `${failure.error.detail ?? ''}${failure.error.detail ? '; ' : ''}${extra}`;
-    if (!failure.error.retryable) throw failure.error;
-    if (attempt === policy.attempts) {
-      throw make(failure.error.message, failure.error.status, true, detail(`gave up after ${attempt} attempts`));
-    }
-    let delay = Math.min(policy.baseDelayMs * 2 ** (attempt - 1), policy.maxDelayMs);
-    if (failure.retryAfterMs !== undefined) {
-      if (failure.retryAfterMs > policy.maxRetryAfterMs) {
-        const seconds = Math.ceil(failure.retryAfterMs / 1000);
-        const at = new Date(now() + failure.retryAfterMs).toISOString().replace(/\.\d{3}Z$/, 'Z');
-        throw make(
-          `${failure.error.message} (the provider asks to retry after ${at}, in ${seconds} s)`,
-          failure.error.status,
-          true,
-          detail(`retry-after ${seconds} s exceeds the ${policy.maxRetryAfterMs / 1000} s cap`),
-        );
-      }
-      delay = failure.retryAfterMs;
-    }
-    try {
-      await sleep(delay, o.signal);
-    } catch {
-      throw cancelled();
-    }
-    if (o.signal.aborted) throw cancelled();
+  try {
+    return await fetchWithRetry<unknown>(
+      o.url,
+      { method: 'POST', headers: o.headers, body: payload, signal: o.signal },
+      {
+        ...o.deps.retry,
+        fetch: o.deps.fetch,
+        ...(o.deps.sleep ? { sleep: o.deps.sleep } : {}),
+        ...(o.deps.random ? { random: o.deps.random } : {}),
+        judge: async (outcome) => {
+          const failure = 'error' in outcome ? { error: networkError(o, outcome.error, make) } : await readReply(o, outcome.response, now, make);
+          if ('json' in failure) return { done: failure.json };
+          if (!failure.error.retryable) throw failure.error;
+          return failure.retryAfterMs === undefined ? { retry: failure.error } : { retry: failure.error, retryAfterMs: failure.retryAfterMs };
+        },
+        giveUp: ({ why, attempts, last, retryAfterMs: asked }) => {
+          const error = last as ProviderError; // the judge's retry value is always a ProviderError
+          const detail = (extra: string) => `${error.detail ?? ''}${error.detail ? '; ' : ''}${extra}`;
+          if (why === 'retry-after' && asked !== undefined) {
+            const seconds = Math.ceil(asked / 1000);
+            const at = new Date(now() + asked).toISOString().replace(/\.\d{3}Z$/, 'Z');
+            const cap = (o.deps.retry?.maxRetryAfterMs ?? DEFAULT_RETRY_POLICY.maxRetryAfterMs) / 1000;
+            return make(
+              `${error.message} (the provider asks to retry after ${at}, in ${seconds} s)`,
+              error.status,
+              true,
+              detail(`retry-after ${seconds} s exceeds the ${cap} s cap`),
+            );
+          }
+          return make(error.message, error.status, true, detail(`gave up after ${attempts} attempts`));
+        },
+      },
+    );
+  } catch (err) {
+    // The kernel reports a stop as CANCELLED; a provider's caller expects its own error.
+    if (o.signal.aborted || (isMemoError(err) && err.code === 'CANCELLED')) throw cancelled();
+    throw err;
   }
 }
 
-async function attemptOnce(
+/** Reads one reply: its JSON, or the failure it stands for (with the wait the provider asked for). */
+async function readReply(
   o: SendOptions,
-  payload: string,
+  res: Response,
   now: () => number,
   make: (message: string, status: number | null, retryable: boolean, detail: string) => ProviderError,
 ): Promise<Failure | { json: unknown }> {
-  let res: Response;
-  try {
-    res = await o.deps.fetch(o.url, { method: 'POST', headers: o.headers, body: payload, signal: o.signal });
-  } catch (err) {
-    if (o.signal.aborted) throw cancelled();
-    return { error: networkError(o, err, make) };
-  }
   let text: string;
   try {
     text = await res.text();

@@ -1,6 +1,6 @@
 import { STATUS_CODES } from 'node:http';
 import type { ReadableStreamReadResult } from 'node:stream/web';
-import { findSecret, MemoError, type ToolContext, type ToolImplementation } from 'memo-kernel/pack';
+import { fetchWithRetry, findSecret, isMemoError, MemoError, retryableStatus, retryAfterMs, type ToolContext, type ToolImplementation } from 'memo-kernel/pack';
 import { capText, cleanText, readResultsPage, type PageResult } from './ddg-page.js';
 
 /** The pack's settings as the manifest's `config` schema defines them (the kernel applies its defaults). */
@@ -34,8 +34,9 @@ const RESULT_CHARS_MAX = 12_000;
 const BODY_MAX_BYTES = 2 * 1024 * 1024;
 /** A Retry-After up to this long is waited out; a longer one ends the search with the wait in the message. */
 const RETRY_AFTER_MAX_MS = 5_000;
-/** Waits before the 2nd, 3rd and 4th attempt when the server does not say. */
-const BACKOFF_MS = [250, 500, 1_000];
+/** Waits before the 2nd, 3rd and 4th attempt when the server does not say: 250, 500, 1000 ms. */
+const BACKOFF_BASE_MS = 250;
+const BACKOFF_MAX_MS = 1_000;
 /** No retry starts if it could not finish within this (the tool's kernel timeout, 90 s, stays a backstop). */
 const BUDGET_MS = 80_000;
 
@@ -67,42 +68,8 @@ function settingsOf(ctx: ToolContext): Settings {
 // ---------------------------------------------------------------------------------------------
 // One HTTP exchange
 
-type Outcome =
-  { kind: 'page'; status: number; statusText: string; html: string; retryAfter: string | null } | { kind: 'timeout' } | { kind: 'network'; reason: string };
-
 function cancelled(): MemoError {
   return new MemoError('CANCELLED', 'The web search was cancelled.');
-}
-
-/** One POST with its own timeout; the caller's signal aborts it too. Never throws except on cancellation. */
-async function attempt(s: Settings, form: URLSearchParams, outer: AbortSignal): Promise<Outcome> {
-  if (outer.aborted) throw cancelled();
-  const controller = new AbortController();
-  let timedOut = false;
-  const onAbort = () => controller.abort(outer.reason);
-  outer.addEventListener('abort', onAbort, { once: true });
-  const timer = setTimeout(() => {
-    timedOut = true;
-    controller.abort(new Error('timeout'));
-  }, s.timeoutMs);
-  try {
-    const res = await fetch(s.endpoint, {
-      method: 'POST',
-      body: form,
-      headers: { 'User-Agent': s.userAgent, Accept: 'text/html,application/xhtml+xml;q=0.9,*/*;q=0.5' },
-      redirect: 'follow',
-      signal: controller.signal,
-    });
-    const html = await readBody(res, BODY_MAX_BYTES);
-    return { kind: 'page', status: res.status, statusText: res.statusText || STATUS_CODES[res.status] || '', html, retryAfter: res.headers.get('retry-after') };
-  } catch (err) {
-    if (outer.aborted) throw cancelled();
-    if (timedOut) return { kind: 'timeout' };
-    return { kind: 'network', reason: networkReason(err) };
-  } finally {
-    clearTimeout(timer);
-    outer.removeEventListener('abort', onAbort);
-  }
 }
 
 /** The body as UTF-8 text, at most `max` bytes of it. */
@@ -159,16 +126,6 @@ function networkReason(err: unknown): string {
   return message ? capText(cleanText(message), 160) : 'the connection failed';
 }
 
-/** Milliseconds a Retry-After header asks for (seconds or an HTTP date), or null without a usable one. */
-export function retryAfterMs(value: string | null, now = Date.now()): number | null {
-  if (value === null) return null;
-  const v = value.trim();
-  if (/^\d+$/.test(v)) return Number(v) * 1000;
-  if (!/^[A-Za-z]{3},/.test(v)) return null; // an HTTP date starts with the day's name
-  const at = Date.parse(v);
-  return Number.isNaN(at) ? null : Math.max(0, at - now);
-}
-
 function seconds(ms: number): string {
   return ms < 1000 ? `${Math.round(ms)} ms` : `${Math.round(ms / 100) / 10} s`;
 }
@@ -181,65 +138,105 @@ interface Fetched {
   status: number;
 }
 
+/**
+ * The result page, through the kernel's fetchWithRetry: each attempt has its own timeout (the body
+ * read included), 429, 5xx, time-outs and network errors are retried 1 + `retries` times in all,
+ * a short Retry-After is waited out and a long one ends the search with the wait in the message.
+ * The backoff has no jitter: one person's searches have nobody to fall out of step with, and the
+ * progress line says the exact wait.
+ */
 async function fetchResultsPage(s: Settings, form: URLSearchParams, ctx: ToolContext): Promise<Fetched> {
   const where = `DuckDuckGo (${s.endpoint.host})`;
   const total = s.retries + 1;
-  const started = Date.now();
-  for (let n = 1; ; n++) {
-    const out = await attempt(s, form, ctx.signal);
-    const tries = n === 1 ? '' : ` (tried ${n} times)`;
-    let wait = BACKOFF_MS[Math.min(n - 1, BACKOFF_MS.length - 1)]!; // the index is clamped into the list
-    let failure: MemoError;
-    let because: string;
-
-    if (out.kind === 'page') {
-      if (out.status >= 200 && out.status < 300) return { html: out.html, status: out.status };
-      const status = `HTTP ${out.status}${out.statusText ? ` ${out.statusText}` : ''}`;
-      // DuckDuckGo may send its bot check with an error status: say what it is.
-      if (readResultsPage(out.html).kind === 'anomaly') throw anomaly(where);
-      const retryable = out.status === 429 || out.status >= 500;
-      const askedMs = retryable ? retryAfterMs(out.retryAfter) : null;
-      const details = { status: out.status, attempts: n, ...(askedMs !== null ? { retryAfterSeconds: Math.ceil(askedMs / 1000) } : {}) };
-      if (out.status === 429) {
-        const later = askedMs !== null ? `It asked to wait ${seconds(askedMs)} before the next search.` : 'Wait a minute before searching again.';
-        failure = new MemoError('TOOL_FAILED', `${where} is limiting how often it can be searched: ${status}${tries}. ${later}`, { details });
-      } else if (retryable) {
-        failure = new MemoError('TOOL_FAILED', `${where} answered ${status}${tries}: the search service is having trouble. Try again later.`, { details });
-      } else {
-        throw new MemoError(
-          'TOOL_FAILED',
-          `${where} refused the search with ${status}. Check the web-search pack's endpoint setting (normally ${DEFAULTS.endpoint}).`,
-          { details },
-        );
-      }
-      if (askedMs !== null) {
-        if (askedMs > RETRY_AFTER_MAX_MS) throw failure;
-        wait = askedMs;
-      }
-      because = `${status}${askedMs !== null ? ` (Retry-After ${seconds(askedMs)})` : ''}`;
-    } else if (out.kind === 'timeout') {
-      failure = new MemoError(
-        'TIMEOUT',
-        `${where} did not answer within ${seconds(s.timeoutMs)}${tries}. Try again later, or raise the web-search pack's timeoutMs setting.`,
-        {
-          details: { attempts: n, timeoutMs: s.timeoutMs },
+  // Why the last attempt failed, for the progress line of the retry that follows it.
+  let because = '';
+  try {
+    return await fetchWithRetry<Fetched>(
+      s.endpoint,
+      {
+        method: 'POST',
+        body: form,
+        headers: { 'User-Agent': s.userAgent, Accept: 'text/html,application/xhtml+xml;q=0.9,*/*;q=0.5' },
+        redirect: 'follow',
+        signal: ctx.signal,
+      },
+      {
+        attempts: total,
+        baseDelayMs: BACKOFF_BASE_MS,
+        maxDelayMs: BACKOFF_MAX_MS,
+        jitter: 0,
+        maxRetryAfterMs: RETRY_AFTER_MAX_MS,
+        attemptTimeoutMs: s.timeoutMs,
+        budgetMs: BUDGET_MS,
+        judge: async (outcome, n, signal) => {
+          const tries = n === 1 ? '' : ` (tried ${n} times)`;
+          let res: Response | undefined;
+          let html = '';
+          let failed: { timedOut: boolean; error: unknown } | undefined;
+          if ('error' in outcome) failed = outcome;
+          else {
+            res = outcome.response;
+            try {
+              html = await readBody(res, BODY_MAX_BYTES);
+            } catch (error) {
+              // The attempt's own deadline cut the body short (the caller's stop is handled by fetchWithRetry).
+              failed = { timedOut: signal.aborted && !ctx.signal.aborted, error };
+            }
+          }
+          if (failed?.timedOut) {
+            because = `no answer within ${seconds(s.timeoutMs)}`;
+            return {
+              retry: new MemoError(
+                'TIMEOUT',
+                `${where} did not answer within ${seconds(s.timeoutMs)}${tries}. Try again later, or raise the web-search pack's timeoutMs setting.`,
+                { details: { attempts: n, timeoutMs: s.timeoutMs } },
+              ),
+            };
+          }
+          if (failed || !res) {
+            because = networkReason(failed?.error);
+            return {
+              retry: new MemoError(
+                'TOOL_FAILED',
+                `Could not reach ${where}: ${because}${tries}. Check the network connection and the web-search pack's endpoint setting.`,
+                { details: { attempts: n } },
+              ),
+            };
+          }
+          if (res.status >= 200 && res.status < 300) return { done: { html, status: res.status } };
+          const status = `HTTP ${res.status}${res.statusText || STATUS_CODES[res.status] ? ` ${res.statusText || STATUS_CODES[res.status]}` : ''}`;
+          // DuckDuckGo may send its bot check with an error status: say what it is.
+          if (readResultsPage(html).kind === 'anomaly') throw anomaly(where);
+          const retryable = res.status === 429 || retryableStatus(res.status);
+          if (!retryable) {
+            throw new MemoError(
+              'TOOL_FAILED',
+              `${where} refused the search with ${status}. Check the web-search pack's endpoint setting (normally ${DEFAULTS.endpoint}).`,
+              { details: { status: res.status, attempts: n } },
+            );
+          }
+          const askedMs = retryAfterMs(res.headers, Date.now());
+          const details = { status: res.status, attempts: n, ...(askedMs !== undefined ? { retryAfterSeconds: Math.ceil(askedMs / 1000) } : {}) };
+          because = `${status}${askedMs !== undefined ? ` (Retry-After ${seconds(askedMs)})` : ''}`;
+          if (res.status === 429) {
+            const later = askedMs !== undefined ? `It asked to wait ${seconds(askedMs)} before the next search.` : 'Wait a minute before searching again.';
+            const failure = new MemoError('TOOL_FAILED', `${where} is limiting how often it can be searched: ${status}${tries}. ${later}`, { details });
+            return askedMs === undefined ? { retry: failure } : { retry: failure, retryAfterMs: askedMs };
+          }
+          const failure = new MemoError('TOOL_FAILED', `${where} answered ${status}${tries}: the search service is having trouble. Try again later.`, {
+            details,
+          });
+          return askedMs === undefined ? { retry: failure } : { retry: failure, retryAfterMs: askedMs };
         },
-      );
-      because = `no answer within ${seconds(s.timeoutMs)}`;
-    } else {
-      failure = new MemoError(
-        'TOOL_FAILED',
-        `Could not reach ${where}: ${out.reason}${tries}. Check the network connection and the web-search pack's endpoint setting.`,
-        {
-          details: { attempts: n },
-        },
-      );
-      because = out.reason;
-    }
-
-    if (n >= total || Date.now() - started + wait + s.timeoutMs > BUDGET_MS) throw failure;
-    ctx.progress({ progress: n, total, message: `${because}; retrying in ${seconds(wait)} (attempt ${n + 1} of ${total})` });
-    await sleep(wait, ctx.signal);
+        onRetry: ({ attempt: n, delayMs }) =>
+          ctx.progress({ progress: n, total, message: `${because}; retrying in ${seconds(delayMs)} (attempt ${n + 1} of ${total})` }),
+        // The last attempt's own error says what happened and how often it was tried.
+        giveUp: ({ last }) => last,
+      },
+    );
+  } catch (err) {
+    if (ctx.signal.aborted || (isMemoError(err) && err.code === 'CANCELLED')) throw cancelled();
+    throw err;
   }
 }
 
@@ -248,21 +245,6 @@ function anomaly(where: string): MemoError {
     'TOOL_FAILED',
     `${where} answered with its bot check ("anomaly" CAPTCHA page) instead of results, so nothing was searched. Too many searches were sent from this address: wait a few minutes before searching again. This tool does not solve CAPTCHAs.`,
   );
-}
-
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal.aborted) return reject(cancelled());
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(cancelled());
-    };
-    const timer = setTimeout(() => {
-      signal.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    signal.addEventListener('abort', onAbort, { once: true });
-  });
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -16,11 +16,11 @@ describe('provider errors, retries and cancellation', () => {
   let server: ReplayServer;
   let sleeps: number[];
 
-  /** A provider from the pack's own factory, with a fake sleep (records, never waits) and clock. */
+  /** A provider from the pack's own factory, with a fake sleep (records, never waits), clock and no jitter (exact backoff figures). */
   const make = (kind: Kind, extra: ConfigOverrides = {}, deps: Record<string, unknown> = {}): ModelProvider =>
     booted.factories.get(kind)!(
       configWith({ name: 'test', kind, baseUrl: kind === 'openai-compatible' ? `${server.url}/v1` : server.url, model: MODELS[kind], apiKey: KEY }, extra),
-      { fetch, sleep: (ms: number) => Promise.resolve(void sleeps.push(ms)), now: () => NOW, env: {}, ...deps } as never,
+      { fetch, sleep: (ms: number) => Promise.resolve(void sleeps.push(ms)), now: () => NOW, random: () => 0, env: {}, ...deps } as never,
     );
   const ask = (p: ModelProvider, kind: Kind, signal?: AbortSignal) => p.chat(request(firstMessages(), { model: MODELS[kind], ...(signal ? { signal } : {}) }));
 

@@ -1,6 +1,5 @@
 /** The page reader, link decoder and text helpers on their own (the pipeline tests cover them end to end). */
 import { capText, cleanText, readResultsPage, resultUrl } from '../../../plugins/web-search/ddg-page.js';
-import { retryAfterMs } from '../../../plugins/web-search/index.js';
 import { fixture } from './ddg-server.js';
 
 describe('resultUrl', () => {
@@ -105,18 +104,5 @@ describe('readResultsPage', () => {
     const html = `<html><body><!-- <div class="result web-result"><a class="result__a" href="https://c.example/">c</a></div> -->
       <script>var t = '<div class="result web-result"><a class="result__a" href="https://s.example/">s</a></div>';</script></body></html>`;
     expect(readResultsPage(html).kind).toBe('unrecognised');
-  });
-});
-
-describe('retryAfterMs', () => {
-  it('reads seconds and HTTP dates, and ignores anything else', () => {
-    const now = Date.parse('Sat, 20 Jun 2026 12:00:00 GMT');
-    expect(retryAfterMs('3', now)).toBe(3000);
-    expect(retryAfterMs(' 0 ', now)).toBe(0);
-    expect(retryAfterMs('Sat, 20 Jun 2026 12:00:04 GMT', now)).toBe(4000);
-    expect(retryAfterMs('Sat, 20 Jun 2026 11:00:00 GMT', now)).toBe(0);
-    expect(retryAfterMs('soon', now)).toBeNull();
-    expect(retryAfterMs('-5', now)).toBeNull();
-    expect(retryAfterMs(null, now)).toBeNull();
   });
 });
