@@ -8,10 +8,10 @@
 import { isAscii } from 'node:buffer';
 import { randomBytes } from 'node:crypto';
 import { constants as fsConstants, type Stats } from 'node:fs';
-import { copyFile, link, lstat, mkdir, open, readdir, realpath, rename, stat, unlink, type FileHandle } from 'node:fs/promises';
+import { copyFile, link, lstat, mkdir, readdir, realpath, rename, stat, unlink, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { createTwoFilesPatch } from 'diff';
-import { isGitSegment, isMemoError, MemoError, type ErrorCode, type ResolvedPath, type ToolContext } from 'memo-kernel/pack';
+import { isGitSegment, isMemoError, MemoError, writeFileAtomicAsync, type ErrorCode, type ResolvedPath, type ToolContext } from 'memo-kernel/pack';
 import { crashPoint, PAUSE } from './crash-points.js';
 
 export const MB = 1024 * 1024;
@@ -331,24 +331,14 @@ async function sweepLeftovers(dir: string, name: string): Promise<void> {
   }
 }
 
-async function fsyncDir(dir: string): Promise<void> {
-  let h;
-  try {
-    h = await open(dir, fsConstants.O_RDONLY);
-    await h.sync();
-  } catch {
-    // Some file systems refuse fsync on a directory; the rename itself is still atomic.
-  } finally {
-    await h?.close().catch(() => {});
-  }
-}
-
 /**
- * Replaces (or creates) the file at `real` with `data`, atomically:
- * 1. write a temporary file beside it (O_EXCL, never following a link), fsync it;
- * 2. if the file existed, keep its previous content as `<name>.bak` (a hard link to the old
- *    file when it has no other links, which costs nothing; a copy otherwise), also via rename;
- * 3. rename the temporary file over the target and fsync the directory.
+ * Replaces (or creates) the file at `real` with `data`, atomically, on the kernel's
+ * writeFileAtomicAsync (temp file beside it, O_EXCL and never following a link, fsync, rename, folder
+ * fsync; the file keeps its mode and, for root, its owner), with this pack's checks before the rename:
+ * 1. the folder must still be the one the sandbox checked;
+ * 2. if the file existed, its previous content is kept as `<name>.bak` (a hard link to the old
+ *    file when it has no other links, which costs nothing; a copy otherwise), also via rename, and
+ *    the file must still be the one the caller read; if it did not, none may have appeared.
  * Any failure removes the temporary files and leaves the target as it was.
  */
 export async function atomicWrite(ctx: ToolContext, resolved: ResolvedPath, data: string | Buffer, old: Stats | null): Promise<AtomicWriteResult> {
@@ -357,73 +347,75 @@ export async function atomicWrite(ctx: ToolContext, resolved: ResolvedPath, data
   const name = path.basename(resolved.real);
   const tmp = path.join(dir, tempNameFor(name, 'memo'));
   const bytes = typeof data === 'string' ? Buffer.byteLength(data) : data.length;
-  const cleanup: string[] = [tmp];
+  const cleanup: string[] = [];
   const held = [tmp];
   inFlight.add(tmp);
-  try {
-    checkSignal(ctx.signal, `Writing ${shown(requested)}`);
-    const flags = fsConstants.O_WRONLY | fsConstants.O_CREAT | fsConstants.O_EXCL | (fsConstants.O_NOFOLLOW ?? 0);
-    const h = await open(tmp, flags, old ? old.mode & 0o7777 : 0o666);
-    try {
-      if (PAUSE) {
-        // Test-only crash points (see crash-points.ts); skipped in production.
-        crashPoint('temp-created');
-        if (PAUSE.step === 'temp-partial') await h.write(Buffer.from(data).subarray(0, bytes >> 1));
-        crashPoint('temp-partial');
-      }
-      await h.writeFile(data);
-      if (old) {
-        await h.chmod(old.mode & 0o7777); // open's mode is filtered by the umask; keep the file's own
-        if (process.getuid?.() === 0 && (old.uid !== 0 || old.gid !== 0)) await h.chown(old.uid, old.gid).catch(() => {});
-      }
-      await h.sync();
-    } finally {
-      await h.close();
-    }
+  let backup: string | null = null;
+
+  const beforeRename = async () => {
     if (PAUSE) crashPoint('temp-written');
     // The directory must still be the one the sandbox checked (no link swapped in on the way).
     if ((await realpath(dir)) !== dir || !ctx.sandbox.isInside(dir)) {
       throw fail('CONFLICT', `The folder of ${shown(requested)} changed while it was being written. Nothing was changed.`, { path: requested });
     }
     checkSignal(ctx.signal, `Writing ${shown(requested)}`);
-
-    let backup: string | null = null;
-    if (old) {
-      const bakReal = path.join(dir, `${name}.bak`);
-      const bakTmp = path.join(dir, tempNameFor(`${name}.bak`, 'memo'));
-      cleanup.push(bakTmp);
-      held.push(bakTmp);
-      inFlight.add(bakTmp);
-      let linked = false;
-      if (old.nlink === 1) {
-        try {
-          await link(resolved.real, bakTmp);
-          linked = true;
-        } catch {
-          // Hard links not supported here: copy instead.
-        }
+    if (!old) {
+      if (await exists(resolved.real)) {
+        throw fail('CONFLICT', `${shown(requested)} appeared while it was being written, so nothing was written. Look at it and retry.`, { path: requested });
       }
-      if (!linked) await copyFile(resolved.real, bakTmp, fsConstants.COPYFILE_EXCL);
-      if (PAUSE) crashPoint('backup-made');
-      // The file must still be the one we looked at: otherwise the backup would hold something else.
-      const now = await lstat(resolved.real);
-      if (fingerprintOf(now) !== fingerprintOf(old)) {
-        throw fail('CONFLICT', `${shown(requested)} changed while it was being written, so nothing was written. Look at it again and retry.`, {
-          path: requested,
-        });
-      }
-      await rename(bakTmp, bakReal);
-      cleanup.pop();
-      backup = path.relative(ctx.sandbox.root, bakReal);
-      if (PAUSE) crashPoint('before-rename');
-    } else if (await exists(resolved.real)) {
-      throw fail('CONFLICT', `${shown(requested)} appeared while it was being written, so nothing was written. Look at it and retry.`, { path: requested });
+      return;
     }
+    const bakReal = path.join(dir, `${name}.bak`);
+    const bakTmp = path.join(dir, tempNameFor(`${name}.bak`, 'memo'));
+    cleanup.push(bakTmp);
+    held.push(bakTmp);
+    inFlight.add(bakTmp);
+    let linked = false;
+    if (old.nlink === 1) {
+      try {
+        await link(resolved.real, bakTmp);
+        linked = true;
+      } catch {
+        // Hard links not supported here: copy instead.
+      }
+    }
+    if (!linked) await copyFile(resolved.real, bakTmp, fsConstants.COPYFILE_EXCL);
+    if (PAUSE) crashPoint('backup-made');
+    // The file must still be the one we looked at: otherwise the backup would hold something else.
+    const now = await lstat(resolved.real);
+    if (fingerprintOf(now) !== fingerprintOf(old)) {
+      throw fail('CONFLICT', `${shown(requested)} changed while it was being written, so nothing was written. Look at it again and retry.`, {
+        path: requested,
+      });
+    }
+    await rename(bakTmp, bakReal);
+    cleanup.pop();
+    backup = path.relative(ctx.sandbox.root, bakReal);
+    if (PAUSE) crashPoint('before-rename');
+  };
 
-    await rename(tmp, resolved.real);
-    cleanup.length = 0;
-    if (PAUSE) crashPoint('after-rename');
-    await fsyncDir(dir);
+  try {
+    checkSignal(ctx.signal, `Writing ${shown(requested)}`);
+    await writeFileAtomicAsync(resolved.real, data, {
+      // A new file is created as any other (0666 less the umask); an existing one keeps its mode.
+      mode: old ? old.mode & 0o7777 : null,
+      ...(old ? { owner: { uid: old.uid, gid: old.gid } } : {}),
+      temp: tmp,
+      steps: {
+        beforeRename,
+        // Test-only crash points (see crash-points.ts); skipped in production.
+        ...(PAUSE
+          ? {
+              opened: async (h: FileHandle) => {
+                crashPoint('temp-created');
+                if (PAUSE?.step === 'temp-partial') await h.write(Buffer.from(data).subarray(0, bytes >> 1));
+                crashPoint('temp-partial');
+              },
+              renamed: () => crashPoint('after-rename'),
+            }
+          : {}),
+      },
+    });
     await sweepLeftovers(dir, name);
     return { backup, bytes };
   } catch (err) {
