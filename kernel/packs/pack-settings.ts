@@ -1,9 +1,8 @@
-import * as fs from 'node:fs';
 import type { Logger } from '../logger.js';
 import type { JsonSchema } from '../tools/contract.js';
 import { describeAjvErrors } from '../tools/tool-registry.js';
 import { applyDefaults, SchemaCompiler } from '../tools/schemas.js';
-import { fileStamp, writeFileAtomic } from '../util/atomic-file.js';
+import { JsonFileStore } from '../util/json-file-store.js';
 import { MemoError } from '../errors.js';
 
 interface PackEntry {
@@ -17,77 +16,69 @@ interface FileShape {
 }
 
 /**
- * The administrator's choices per pack, in `data/packs.json`: enabled or not, and settings.
- * Written atomically; re-read when the file changes, so a `memo plugins disable` from another
- * process reaches a running kernel. An unreadable file is reported and treated as "no choices".
+ * The administrator's choices per pack, in `data/packs.json`: enabled or not, and settings. A
+ * JsonFileStore: written atomically, re-read when the file changes, so a `memo plugins disable` from
+ * another process reaches a running kernel. An unreadable file is reported and treated as "no
+ * choices" (every pack with its defaults); the next change moves it aside.
  */
 export class PackSettings {
-  private entries: Record<string, PackEntry> = {};
-  private stamp = '';
-  problem: string | null = null;
+  private readonly store: JsonFileStore<FileShape>;
 
   constructor(
     readonly file: string,
-    private readonly logger: Logger,
-  ) {}
+    logger: Logger,
+  ) {
+    this.store = new JsonFileStore<FileShape>({
+      file,
+      logger,
+      empty: () => ({ version: 1, packs: Object.create(null) as Record<string, PackEntry> }),
+      parse: (json) => {
+        const packs = (json as Partial<FileShape> | null)?.packs;
+        if (!packs || typeof packs !== 'object' || Array.isArray(packs)) throw new Error('has no "packs" object');
+        return { version: 1, packs: Object.assign(Object.create(null) as Record<string, PackEntry>, packs) };
+      },
+      whileUnusable: 'every pack runs with its defaults',
+    });
+  }
+
+  /** Why the file could not be used, if it could not. */
+  get problem(): string | null {
+    return this.store.problem;
+  }
 
   /** Re-reads the file if it changed; true if it did. */
   refresh(): boolean {
-    const stamp = fileStamp(this.file);
-    if (stamp === this.stamp) return false;
-    this.stamp = stamp;
-    this.entries = {};
-    this.problem = null;
-    if (stamp === 'absent') return true;
-    try {
-      const parsed = JSON.parse(fs.readFileSync(this.file, 'utf8')) as Partial<FileShape>;
-      if (!parsed || typeof parsed.packs !== 'object' || parsed.packs === null || Array.isArray(parsed.packs)) throw new Error('it has no "packs" object');
-      this.entries = parsed.packs;
-    } catch (err) {
-      this.problem = `${this.file} cannot be used (${(err as Error).message}); every pack runs with its defaults until it is fixed`;
-      this.logger.warn(this.problem);
-    }
-    return true;
+    return this.store.reload();
+  }
+
+  private get entries(): Record<string, PackEntry> {
+    return this.store.read().packs;
   }
 
   isEnabled(id: string, enabledByDefault = true): boolean {
-    this.refresh();
     return this.entries[id]?.enabled ?? enabledByDefault;
   }
 
   /** The stored choice, or undefined if the administrator made none. */
   storedEnabled(id: string): boolean | undefined {
-    this.refresh();
     return this.entries[id]?.enabled;
   }
 
   setEnabled(id: string, enabled: boolean): void {
-    this.refresh();
-    this.entries[id] = { ...this.entries[id], enabled };
-    this.save();
+    this.store.update((shape) => void (shape.packs[id] = { ...shape.packs[id], enabled }));
   }
 
   storedConfig(id: string): Record<string, unknown> {
-    this.refresh();
     return { ...(this.entries[id]?.config ?? {}) };
   }
 
   /** Validates the merged settings against the pack's schema and saves them; VALIDATION with the schema's reason otherwise. */
   setConfig(id: string, schema: JsonSchema | undefined, changes: Record<string, unknown>): Record<string, unknown> {
-    this.refresh();
     if (!schema) throw new MemoError('VALIDATION', `Pack "${id}" declares no settings.`, { plugin: id });
     const merged = { ...this.storedConfig(id), ...changes };
     const resolved = resolveConfig(id, schema, merged);
-    this.entries[id] = { ...this.entries[id], config: merged };
-    this.save();
+    this.store.update((shape) => void (shape.packs[id] = { ...shape.packs[id], config: merged }));
     return resolved;
-  }
-
-  private save(): void {
-    if (this.problem && fs.existsSync(this.file)) fs.renameSync(this.file, `${this.file}.corrupt-${Date.now()}`);
-    this.problem = null;
-    writeFileAtomic(this.file, JSON.stringify({ version: 1, packs: this.entries } satisfies FileShape, null, 2) + '\n');
-    this.stamp = fileStamp(this.file);
   }
 }
 
