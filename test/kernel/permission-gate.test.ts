@@ -139,6 +139,33 @@ describe('the permission gate', () => {
     expect(ran).toBe(false);
   });
 
+  it('asks nobody when the run is stopped while the preview is being made', async () => {
+    const ac = new AbortController();
+    fx = makeKernel({
+      packs: [
+        {
+          id: 'slow-preview',
+          tools: [
+            {
+              spec: { name: 'w', description: 'd', parameters: { type: 'object' }, danger: 'medium', effect: 'write' },
+              impl: {
+                run: () => 'ran',
+                preview: () => {
+                  ac.abort();
+                  return { kind: 'text', text: 'what would change' };
+                },
+              },
+            },
+          ],
+        },
+      ],
+    });
+    fx.prompter.answer('never');
+    const r = await fx.kernel.invoke({ tool: 'w', args: {}, caller: { kind: 'agent' }, signal: ac.signal });
+    expect(code(r)).toBe('CANCELLED');
+    expect(fx.prompter.asked).toHaveLength(0);
+  });
+
   it('denies when the prompter itself fails', async () => {
     fx = makeKernel({ prompter: { ask: () => Promise.reject(new Error('window closed')) } });
     const r = await call(fx, 'echo_medium');
