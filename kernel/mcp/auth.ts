@@ -27,8 +27,6 @@ export function bearerToken(header: string | string[] | undefined): string | und
   return m ? m[1] : undefined;
 }
 
-const LOOPBACK_NAMES = new Set(['localhost', '127.0.0.1', '[::1]', '::1']);
-
 /** True for names and addresses that stay on this machine: localhost, 127.0.0.0/8, ::1 (the kernel's one loopback check). */
 export function isLoopbackAddress(host: string): boolean {
   return isLoopback(host);
@@ -61,7 +59,7 @@ export function hostAllowed(header: string | string[] | undefined, extra: Readon
   if (typeof header !== 'string') return false;
   const host = hostOfHeader(header);
   if (host === null) return false;
-  return LOOPBACK_NAMES.has(host) || extra.has(host);
+  return isLoopback(host) || extra.has(host);
 }
 
 /**
@@ -79,6 +77,6 @@ export function originAllowed(header: string | string[] | undefined, extra: Read
     return false;
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') return false;
-  const host = url.hostname.toLowerCase();
-  return LOOPBACK_NAMES.has(host) || extra.has(host);
+  // The origin as written: a URL parser turns `http://127.1` into 127.0.0.1, the loopback check does not.
+  return isLoopback(header) || extra.has(url.hostname.toLowerCase());
 }

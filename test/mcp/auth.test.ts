@@ -29,8 +29,20 @@ describe('MCP endpoint auth helpers', () => {
   });
 
   it('accepts loopback Host headers, any port, and refuses everything else', () => {
-    for (const h of ['127.0.0.1', '127.0.0.1:8080', 'localhost', 'LOCALHOST:1', '[::1]', '[::1]:3000']) expect(hostAllowed(h)).toBe(true);
-    for (const h of ['evil.example', 'evil.example:80', 'localhost.evil.example', '127.0.0.1.nip.io', '10.0.0.1', '', '[::1', 'localhost:x', undefined]) {
+    for (const h of ['127.0.0.1', '127.0.0.1:8080', '127.0.0.2', 'localhost', 'LOCALHOST:1', '[::1]', '[::1]:3000', '[::ffff:127.0.0.1]:80'])
+      expect(hostAllowed(h)).toBe(true);
+    for (const h of [
+      'evil.example',
+      'evil.example:80',
+      'localhost.evil.example',
+      '127.0.0.1.nip.io',
+      '127.1',
+      '10.0.0.1',
+      '',
+      '[::1',
+      'localhost:x',
+      undefined,
+    ]) {
       expect(hostAllowed(h)).toBe(false);
     }
   });
@@ -38,7 +50,15 @@ describe('MCP endpoint auth helpers', () => {
   it('passes requests without Origin, accepts loopback origins, refuses foreign and opaque ones', () => {
     expect(originAllowed(undefined)).toBe(true);
     for (const o of ['http://localhost:5173', 'https://127.0.0.1', 'http://[::1]:8080']) expect(originAllowed(o)).toBe(true);
-    for (const o of ['https://evil.example', 'null', 'file://', 'chrome-extension://abc', 'http://localhost.evil.example'])
+    for (const o of [
+      'https://evil.example',
+      'null',
+      'file://',
+      'chrome-extension://abc',
+      'http://localhost.evil.example',
+      'http://127.1:8080',
+      'http://0x7f.1',
+    ])
       expect(originAllowed(o)).toBe(false);
   });
 
