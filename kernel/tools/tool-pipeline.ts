@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
 import { performance } from 'node:perf_hooks';
-import type { AuditLog } from '../audit/audit-log.js';
+import type { AuditSink } from '../tokens.js';
 import { attachKnownSecrets, KnownSecrets } from '../audit/known-secrets.js';
 import { maskArgs, maskText } from '../audit/masking.js';
 import type { Clock } from '../clock.js';
@@ -122,7 +122,7 @@ export class ToolPipeline {
     private readonly limiter: RateLimiter,
     private readonly gate: PermissionGate,
     private readonly capabilities: WriteCapabilities,
-    private readonly audit: AuditLog,
+    private readonly audit: AuditSink,
     private readonly clock: Clock,
     private readonly options: PipelineOptions,
   ) {
