@@ -36,6 +36,7 @@ import { SharedServices } from './packs/shared-services.js';
 import { ConsolePanels } from './packs/console-panels.js';
 import { HostContext } from './packs/host-context.js';
 import type { PackApi } from './packs/pack-api.js';
+import type { DataSource } from 'typeorm';
 
 /** The services a host may replace, each with one entry in `KernelOptions.services`. */
 export interface KernelServices {
@@ -186,6 +187,8 @@ export class Kernel {
   private readonly shutdownHooks = new Set<() => Promise<void> | void>();
   /** Pack databases still closing (a reload disposes the old one while the new one opens). */
   private readonly closing = new Set<Promise<unknown>>();
+  /** `activate` calls of packs registered in code, still running. */
+  private readonly activating = new Set<Promise<void>>();
   private closed = false;
 
   constructor(private readonly container: DependencyContainer) {
@@ -221,6 +224,7 @@ export class Kernel {
       return d;
     };
     const dataDir = path.join(this.config.dataDir, 'packs-data', packId);
+    const openNames = new Set<string>();
     return {
       packId,
       dataDir,
@@ -236,10 +240,22 @@ export class Kernel {
       lookup: <V>(token: string) => this.shared.lookup<V>(token),
       database: async (options) => {
         if (this.closed) throw new MemoError('CANCELLED', 'The kernel is shutting down.', { plugin: packId });
+        // One connection per file: a second one would see the first's migrations half done.
+        const name = options.name ?? 'pack';
+        if (openNames.has(name))
+          throw new MemoError('CONFLICT', `Pack "${packId}" already opened its database "${name}"; keep the DataSource it returned.`, { plugin: packId });
+        openNames.add(name);
         const { openPackDatabase } = await import('./storage/pack-database.js');
-        const ds = await openPackDatabase(dataDir, options);
+        let ds: DataSource;
+        try {
+          ds = await openPackDatabase(dataDir, options);
+        } catch (err) {
+          openNames.delete(name);
+          throw err;
+        }
         own({
           dispose: () => {
+            openNames.delete(name);
             const p = ds.destroy().catch((err: unknown) => logger.warn(`pack ${packId}: its database did not close cleanly: ${(err as Error).message}`));
             this.closing.add(p);
             void p.finally(() => this.closing.delete(p));
@@ -263,6 +279,7 @@ export class Kernel {
    */
   async start(): Promise<void> {
     if (this.closed) throw new MemoError('VALIDATION', 'This kernel has been shut down; create a new one.');
+    await Promise.all([...this.activating]);
     await this.services.start();
   }
 
@@ -277,9 +294,28 @@ export class Kernel {
     return this.pipeline.invoke(request, options);
   }
 
+  /**
+   * Registers a pack defined in code. Its tools are callable at once; its `activate` (contributions
+   * beyond tools) runs in the background and `start()` waits for it. A failing `activate` is logged
+   * and the pack's tools are withdrawn, as for a pack loaded from a folder.
+   */
   registerPack(def: PackDefinition): Disposable {
-    const d = this.registry.registerPack(def);
+    const registration = this.registry.registerPack(def);
+    const d: Disposable = {
+      dispose: () => {
+        this.packs.deactivate(def.id);
+        registration.dispose();
+      },
+    };
     this.disposables.push(d);
+    if (def.activate) {
+      const activation = this.packs.activateHost(def.id, def.activate).catch((err: unknown) => {
+        this.container.resolve<T.Logger>(T.Logger).warn(`pack ${def.id} was withdrawn: ${(err as Error).message}`);
+        d.dispose();
+      });
+      this.activating.add(activation);
+      void activation.finally(() => this.activating.delete(activation));
+    }
     return d;
   }
 
