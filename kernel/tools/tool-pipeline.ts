@@ -8,6 +8,7 @@ import type { Clock } from '../clock.js';
 import type { Logger } from '../logger.js';
 import { isMemoError, MemoError, toErrorInfo, type ToolErrorInfo } from '../errors.js';
 import type { PermissionGate } from '../permissions/permission-gate.js';
+import type { Prompter } from '../permissions/prompter.js';
 import type { WriteCapabilities } from '../permissions/write-capabilities.js';
 import type { RateLimiter } from '../rate-limit/rate-limiter.js';
 import type { PathSandbox } from '../sandbox/path-sandbox.js';
@@ -35,6 +36,11 @@ export interface PipelineOptions {
 export interface InvokeOptions {
   /** Scoped mode: only these tools exist for this call (anything else is UNKNOWN_TOOL). */
   scope?: readonly string[];
+  /**
+   * Who answers this call's permission prompt instead of the kernel's prompter (a CLI that reached
+   * `memo serve` through its control socket answers its own calls). Used for this call only.
+   */
+  prompter?: Prompter;
 }
 
 interface CallContext {
@@ -202,6 +208,7 @@ export class ToolPipeline {
         // The prompter learns who calls, not the caller's write capability.
         caller: ctx.ctx.caller,
         signal,
+        ...(invokeOptions.prompter ? { prompter: invokeOptions.prompter } : {}),
         preview: async () => {
           const p = tool.preview ? await tool.preview(args, ctx.ctx) : null;
           return p && typeof p.text === 'string' ? { ...p, text: this.known.scrub(p.text) } : p;
