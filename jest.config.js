@@ -16,6 +16,7 @@ export default {
     '^memo-kernel$': '<rootDir>/kernel/index.ts',
     '^memo-kernel/pack$': '<rootDir>/kernel/pack.ts',
     '^memo-kernel/mcp$': '<rootDir>/kernel/mcp/index.ts',
+    '^memo-kernel/testing$': '<rootDir>/kernel/testing.ts',
     '^(\\.{1,2}/.*)\\.js$': '$1',
   },
   transform: {

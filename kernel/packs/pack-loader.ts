@@ -196,7 +196,7 @@ function codeLoadError(err: unknown, main: string, packDir: string): Error {
 /** Lists pack folders (subfolders holding a plugin.json, or any subfolder so a missing manifest is reported). */
 export function listPackDirs(folders: PackFolder[]): PackFolder[] {
   const out: PackFolder[] = [];
-  for (const { dir, source } of folders) {
+  for (const { dir, source, only } of folders) {
     let entries: fs.Dirent[];
     try {
       entries = fs.readdirSync(dir, { withFileTypes: true });
@@ -204,7 +204,8 @@ export function listPackDirs(folders: PackFolder[]): PackFolder[] {
       continue;
     }
     for (const e of entries.sort((a, b) => a.name.localeCompare(b.name))) {
-      if (e.isDirectory() && !e.name.startsWith('.')) out.push({ dir: path.join(dir, e.name), source });
+      if (!e.isDirectory() || e.name.startsWith('.') || (only && !only.includes(e.name))) continue;
+      out.push({ dir: path.join(dir, e.name), source });
     }
   }
   return out;

@@ -142,10 +142,11 @@ export function locateSyntaxError(main: string, packDir: string): { file: string
 export function packFrame(err: unknown, packDir: string): { file: string; line: number; column: number } | null {
   const stack = (err as { stack?: unknown } | null)?.stack;
   if (typeof stack !== 'string') return null;
-  for (const m of stack.matchAll(/(file:\/\/[^\s)]+?):(\d+):(\d+)/g)) {
+  // Frames name file: URLs (with the loader's query), or plain paths under other module loaders.
+  for (const m of stack.matchAll(/(file:\/\/[^\s)?]+|\/[^\s):?]+)(?:\?[^\s):]*)?:(\d+):(\d+)/g)) {
     let file: string;
     try {
-      file = fileURLToPath(m[1]!.split('?')[0]!);
+      file = m[1]!.startsWith('file:') ? fileURLToPath(m[1]!) : m[1]!;
     } catch {
       continue;
     }

@@ -1,7 +1,6 @@
 import { runTurn, type AgentEvent } from '../../../kernel/agent/agent-loop.js';
 import { ProviderError, type ChatMessage } from '../../../kernel/agent/provider.js';
-import { makeKernel, tool, type Fixture } from '../../helpers/kernel-fixture.js';
-import { waitFor } from '../../helpers/wait.js';
+import { flush, makeKernel, tool, type Fixture } from '../../helpers/kernel-fixture.js';
 import { reply, ScriptedProvider, toolCall } from '../../helpers/scripted-provider.js';
 import { nth } from '../../helpers/nth.js';
 
@@ -73,7 +72,7 @@ describe('the agent loop', () => {
     fx.prompter.answer('never');
     const provider = new ScriptedProvider(() => reply('', toolCall('echo_medium', { text: 'x' }), toolCall('echo_safe', { text: 'y' })));
     const pending = turn(provider);
-    await waitFor(() => fx.prompter.asked.length > 0, { what: 'the permission prompt' });
+    await flush(10);
     fx.clock.advance(60_000);
     const r = await pending;
     expect(r.stopReason).toBe('permission_timeout');
@@ -85,7 +84,6 @@ describe('the agent loop', () => {
 
   it('stops a running tool when the turn is cancelled, and the handler sees the abort', async () => {
     let aborted = false;
-    let started = false;
     fx = makeKernel({
       packs: [
         {
@@ -94,13 +92,12 @@ describe('the agent loop', () => {
             {
               spec: tool('wait_long', 'safe'),
               impl: (_a, ctx) =>
-                new Promise((_, rej) => {
-                  started = true;
+                new Promise((_, rej) =>
                   ctx.signal.addEventListener('abort', () => {
                     aborted = true;
                     rej(new Error('stopped'));
-                  });
-                }),
+                  }),
+                ),
             },
           ],
         },
@@ -109,7 +106,7 @@ describe('the agent loop', () => {
     const ac = new AbortController();
     const provider = new ScriptedProvider(() => reply('', toolCall('wait_long'), toolCall('wait_long')));
     const pending = turn(provider, { signal: ac.signal });
-    await waitFor(() => started, { what: 'the tool to start' });
+    await flush(10);
     ac.abort();
     const r = await pending;
     expect(r.stopReason).toBe('cancelled');

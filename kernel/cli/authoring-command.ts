@@ -1,0 +1,120 @@
+/**
+ * Authoring commands: `memo plugins new|validate|types` and `memo skills validate`. They read and
+ * write the folders they are given and register nothing with any kernel.
+ */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import type { Command } from 'commander';
+import { listPackDirs } from '../packs/pack-loader.js';
+import { checkPackFolder, checkSkillFolder } from '../packs/pack-check.js';
+import { describeProblem, type Problem } from '../packs/pack-problems.js';
+import { scaffoldFiles } from '../packs/pack-scaffold.js';
+import { generateToolArgs, TOOL_ARGS_FILE } from '../packs/tool-types.js';
+import { PACK_ID } from '../tools/tool-registry.js';
+import { NotFound, print, UsageError, type Cli } from './context.js';
+
+function folderOf(dir: string): string {
+  const abs = path.resolve(dir);
+  if (!fs.existsSync(abs) || !fs.statSync(abs).isDirectory()) throw new UsageError(`${dir} is not a folder.`);
+  return abs;
+}
+
+/** Prints the problems (each with the offending line when it has one) or the OK line; exit 1 on any problem. */
+function report(cli: Cli, dir: string, problems: Problem[], ok: string, json: boolean | undefined): void {
+  if (json) print({ ok: problems.length === 0, problems });
+  else if (problems.length === 0) process.stdout.write(`OK ${ok}\n`);
+  else {
+    const text = problems.map((p) => {
+      let source: string | undefined;
+      if (p.line !== undefined) {
+        try {
+          source = fs.readFileSync(path.join(dir, p.file), 'utf8');
+        } catch {
+          // shown without the line
+        }
+      }
+      return describeProblem(p, source);
+    });
+    process.stdout.write(`${text.join('\n')}\n${problems.length} problem${problems.length === 1 ? '' : 's'} in ${dir}\n`);
+  }
+  if (problems.length) cli.setExit(1);
+}
+
+export function registerPluginAuthoring(plugins: Command, cli: Cli): void {
+  plugins
+    .command('validate <dir>')
+    .description('check a pack folder as the kernel would load it, registering nothing; every problem, located (exit 1 if any)')
+    .option('--json', 'print {ok, problems:[{file,line,column,tool,field,message}]}')
+    .action(async (dir: string, opts: { json?: boolean }) => {
+      const abs = folderOf(dir);
+      const { manifest, problems } = await checkPackFolder(abs);
+      const summary = manifest
+        ? `pack ${manifest.id} ${manifest.version}: ${manifest.tools.length} tool${manifest.tools.length === 1 ? '' : 's'} (${manifest.tools.map((t) => t.name).join(', ')})`
+        : '';
+      report(cli, abs, problems, summary, opts.json);
+    });
+
+  plugins
+    .command('types <dir>')
+    .description(`write <dir>/${TOOL_ARGS_FILE}: the handlers' argument types, generated from plugin.json`)
+    .action((dir: string) => {
+      const abs = folderOf(dir);
+      let manifest: unknown;
+      try {
+        manifest = JSON.parse(fs.readFileSync(path.join(abs, 'plugin.json'), 'utf8'));
+      } catch (err) {
+        throw new NotFound(`${path.join(dir, 'plugin.json')} cannot be read as JSON (${(err as Error).message}); memo plugins validate ${dir} says more.`);
+      }
+      const target = path.join(abs, TOOL_ARGS_FILE);
+      fs.writeFileSync(target, generateToolArgs(manifest as Parameters<typeof generateToolArgs>[0]));
+      process.stdout.write(`wrote ${target}\n`);
+    });
+
+  plugins
+    .command('new <id>')
+    .description('create a pack folder: one read tool, one writing tool with a preview, a README and a test (node --test)')
+    .option('--ts', 'TypeScript, typed by tool-args.ts generated from plugin.json')
+    .option('--dir <folder>', 'the pack folder (default ./<id>); its name must be the id')
+    .action((id: string, opts: { ts?: boolean; dir?: string }) => {
+      if (!PACK_ID.test(id) || id.length > 64)
+        throw new UsageError(`"${id}" is not a pack id: use kebab-case (lowercase letters, digits, single hyphens), e.g. my-notes.`);
+      const dir = path.resolve(opts.dir ?? id);
+      if (path.basename(dir) !== id) throw new UsageError(`The pack folder must be named after the id: ${dir} is not ".../${id}".`);
+      if (fs.existsSync(dir) && (!fs.statSync(dir).isDirectory() || fs.readdirSync(dir).length > 0))
+        throw new UsageError(`${dir} already exists and is not an empty folder; pick another id or --dir.`);
+      const taken = listPackDirs(cli.packFolders()).find((f) => path.basename(f.dir) === id);
+      if (taken) throw new UsageError(`A pack with id "${id}" already exists (${taken.dir}); pick another id.`);
+      const files = scaffoldFiles(id, opts.ts === true);
+      fs.mkdirSync(dir, { recursive: true });
+      for (const [name, text] of Object.entries(files)) fs.writeFileSync(path.join(dir, name), text);
+      const shown = path.relative(process.cwd(), dir) || '.';
+      const parent = path.relative(process.cwd(), path.dirname(dir)) || '.';
+      const next: Array<[string, string]> = [
+        ...(opts.ts ? [[`(cd ${shown} && npx tsc)`, 'build index.js (needs typescript, @types/node and memo-kernel installed)'] as [string, string]] : []),
+        [`(cd ${shown} && node --test)`, 'run its test (needs memo-kernel where Node finds it)'],
+        [`memo --packs ${parent} tools list`, `load it (or copy ${shown} into data/packs/)`],
+      ];
+      const width = Math.max(...next.map(([c]) => c.length));
+      process.stdout.write(
+        `Created ${shown}/: ${Object.keys(files).join(', ')}\n\nNext:\n${next.map(([c, what]) => `  ${c.padEnd(width)}   # ${what}\n`).join('')}`,
+      );
+    });
+}
+
+export function registerSkillAuthoring(skills: Command, cli: Cli): void {
+  skills
+    .command('validate <dir>')
+    .description('check a skill folder (SKILL.md) as the kernel would load it, registering nothing; every problem, located (exit 1 if any)')
+    .option('--json', 'print {ok, problems:[{file,line,column,tool,field,message}]}')
+    .action((dir: string, opts: { json?: boolean }) => {
+      const abs = folderOf(dir);
+      const { name, tools, problems } = checkSkillFolder(abs);
+      report(
+        cli,
+        abs,
+        problems,
+        `skill ${name}: ${tools.length} command tool${tools.length === 1 ? '' : 's'}${tools.length ? ` (${tools.join(', ')})` : ''}`,
+        opts.json,
+      );
+    });
+}

@@ -1,0 +1,127 @@
+import { spawnSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { requireFreshBuild } from '../../helpers/dist.js';
+import { tempDir } from '../../helpers/kernel-fixture.js';
+
+const BIN = path.resolve('bin/memo');
+
+/** Runs node with these arguments. */
+function node(args: string[], cwd: string) {
+  const res = spawnSync(process.execPath, args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+  return { code: res.status, stdout: res.stdout, stderr: res.stderr };
+}
+
+/** Runs bin/memo with these arguments. */
+function run(args: string[], cwd: string) {
+  return node([BIN, ...args], cwd);
+}
+
+/** A folder where `memo-kernel` (this checkout) is found by Node, as it would be after npm install. */
+function authorFolder(): string {
+  const base = tempDir('memo-author-');
+  fs.mkdirSync(path.join(base, 'node_modules', '@types'), { recursive: true });
+  fs.symlinkSync(path.resolve('.'), path.join(base, 'node_modules', 'memo-kernel'));
+  fs.symlinkSync(path.resolve('node_modules/@types/node'), path.join(base, 'node_modules', '@types', 'node'));
+  return base;
+}
+
+beforeAll(requireFreshBuild);
+
+describe('memo plugins new, validate, types and memo skills validate', () => {
+  it('scaffolds a pack that validates, passes its own node --test and loads with --packs', () => {
+    const base = authorFolder();
+    const made = run(['plugins', 'new', 'my-notes'], base);
+    expect(made.code).toBe(0);
+    expect(made.stdout).toContain('Created my-notes/: plugin.json');
+    expect(made.stdout).toContain('node --test');
+    expect(made.stdout).toContain('memo --packs . tools list');
+    const ok = run(['plugins', 'validate', 'my-notes'], base);
+    expect(ok).toMatchObject({ code: 0, stdout: 'OK pack my-notes 0.1.0: 2 tools (my_notes_list_notes, my_notes_add_note)\n' });
+    const tested = node(['--test'], path.join(base, 'my-notes'));
+    expect(tested.stdout).toMatch(/# pass 2\n# fail 0/);
+    expect(tested.code).toBe(0);
+    const listed = run(['--packs', base, '--data', path.join(base, 'data'), 'tools', 'list', '--json'], base);
+    expect(JSON.parse(listed.stdout).map((t: any) => t.name)).toEqual(expect.arrayContaining(['my_notes_add_note', 'my_notes_list_notes']));
+  });
+
+  it('scaffolds a TypeScript pack whose generated types compile and stay in step with plugin.json', () => {
+    const base = authorFolder();
+    expect(run(['plugins', 'new', 'ts-notes', '--ts'], base).code).toBe(0);
+    const dir = path.join(base, 'ts-notes');
+    expect(fs.readFileSync(path.join(dir, 'index.ts'), 'utf8')).toContain('defineTools<ToolArgs>(');
+    expect(run(['plugins', 'validate', 'ts-notes'], base)).toMatchObject({
+      code: 1,
+      stdout: expect.stringContaining('index.js: does not exist: build it from index.ts'),
+    });
+    const tsc = node([path.resolve('node_modules/typescript/bin/tsc')], dir);
+    expect(tsc.stdout).toBe('');
+    expect(run(['plugins', 'validate', 'ts-notes'], base).code).toBe(0);
+    // The manifest changes; the types do not follow until regenerated.
+    const manifest = JSON.parse(fs.readFileSync(path.join(dir, 'plugin.json'), 'utf8'));
+    manifest.tools[1].parameters = { type: 'object', properties: { body: { type: 'string' } }, required: ['body'], additionalProperties: false };
+    fs.writeFileSync(path.join(dir, 'plugin.json'), JSON.stringify(manifest));
+    expect(run(['plugins', 'validate', 'ts-notes'], base).stdout).toContain('tool-args.ts: is out of date with plugin.json');
+    expect(run(['plugins', 'types', 'ts-notes'], base).code).toBe(0);
+    const recompiled = node([path.resolve('node_modules/typescript/bin/tsc')], dir);
+    expect(recompiled.stdout).toMatch(/index\.ts\(\d+,\d+\): error TS\d+: Property 'text' does not exist/);
+  });
+
+  it('refuses an id that is not kebab-case, a folder that is not empty and an id a pack already has', () => {
+    const base = authorFolder();
+    expect(run(['plugins', 'new', 'My_Pack'], base)).toMatchObject({ code: 2, stderr: expect.stringContaining('kebab-case') });
+    fs.mkdirSync(path.join(base, 'taken'));
+    fs.writeFileSync(path.join(base, 'taken', 'x.txt'), 'x');
+    expect(run(['plugins', 'new', 'taken'], base)).toMatchObject({ code: 2, stderr: expect.stringContaining('not an empty folder') });
+    expect(run(['plugins', 'new', 'fs-tools'], base)).toMatchObject({ code: 2, stderr: expect.stringContaining('already exists') });
+    expect(fs.existsSync(path.join(base, 'fs-tools'))).toBe(false);
+  });
+
+  it('lists every problem of a broken pack, located, as JSON, and exits 1', () => {
+    const base = authorFolder();
+    run(['plugins', 'new', 'broken'], base);
+    const dir = path.join(base, 'broken');
+    const manifest = JSON.parse(fs.readFileSync(path.join(dir, 'plugin.json'), 'utf8'));
+    manifest.tools[0].effect = 'look';
+    manifest.tools.push({ name: 'extra_tool', description: 'd', parameters: { type: 'object' }, danger: 'safe', effect: 'read' });
+    fs.writeFileSync(path.join(dir, 'plugin.json'), JSON.stringify(manifest, null, 2));
+    const r = run(['plugins', 'validate', 'broken', '--json'], base);
+    expect(r.code).toBe(1);
+    const out = JSON.parse(r.stdout);
+    expect(out.ok).toBe(false);
+    expect(out.problems).toEqual(
+      expect.arrayContaining([
+        { file: 'plugin.json', tool: 'broken_list_notes', field: 'effect', message: 'must be one of read, write, delete (got "look")' },
+        { file: 'index.js', tool: 'extra_tool', message: 'is declared in plugin.json but the code exports no handler for it' },
+      ]),
+    );
+    fs.writeFileSync(
+      path.join(dir, 'index.js'),
+      fs.readFileSync(path.join(dir, 'index.js'), 'utf8').replace('return { notes, summary', 'return { notes summary'),
+    );
+    const syntax = JSON.parse(run(['plugins', 'validate', 'broken', '--json'], base).stdout);
+    expect(syntax.problems).toContainEqual(expect.objectContaining({ file: 'index.js', line: expect.any(Number), column: expect.any(Number) }));
+  });
+
+  it('exits 1 from plugins list when a pack failed to load', () => {
+    const base = authorFolder();
+    fs.mkdirSync(path.join(base, 'packs', 'no-manifest'), { recursive: true });
+    const r = run(['--packs', path.join(base, 'packs'), '--data', path.join(base, 'data'), 'plugins', 'list', '--json'], base);
+    expect(JSON.parse(r.stdout)).toContainEqual(expect.objectContaining({ id: 'no-manifest', status: 'failed' }));
+    expect(r.code).toBe(1);
+  });
+
+  it('validates a skill folder: OK with its command tools, or each problem with exit 1', () => {
+    const base = authorFolder();
+    expect(run(['skills', 'validate', path.resolve('skills/git-history')], base)).toMatchObject({
+      code: 0,
+      stdout: expect.stringMatching(/^OK skill git-history: 2 command tools/),
+    });
+    const dir = path.join(base, 'bad-skill');
+    fs.mkdirSync(dir);
+    fs.writeFileSync(path.join(dir, 'SKILL.md'), '---\nname: bad-skill\ndescription: [oops\n---\n');
+    const r = run(['skills', 'validate', dir, '--json'], base);
+    expect(r.code).toBe(1);
+    expect(JSON.parse(r.stdout).problems[0]).toMatchObject({ file: 'SKILL.md', line: expect.any(Number), column: expect.any(Number) });
+  });
+});
