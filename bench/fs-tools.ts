@@ -4,7 +4,8 @@ import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import fg from 'fast-glob';
 import { glob } from 'tinyglobby';
-import { createKernel, PathSandbox, type Kernel, type ToolContext, type ToolImplementation, type ToolSpec } from '../kernel/index.js';
+import { createKernel, type Kernel, type ToolContext, type ToolImplementation, type ToolSpec } from '../kernel/index.js';
+import { PathSandbox } from '../kernel/sandbox/path-sandbox.js';
 import { printTable, summarise } from './stats.js';
 
 /**

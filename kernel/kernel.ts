@@ -36,6 +36,20 @@ import { SharedServices } from './packs/shared-services.js';
 import { ConsolePanels } from './packs/console-panels.js';
 import { HostContext } from './packs/host-context.js';
 import type { PackApi } from './packs/pack-api.js';
+import type { DataSource } from 'typeorm';
+
+/** The services a host may replace, each with one entry in `KernelOptions.services`. */
+export interface KernelServices {
+  prompter: T.Prompter;
+  clock: T.Clock;
+  logger: T.Logger;
+  auditSink: T.AuditSink;
+  conversationStore: T.ConversationStore;
+  providerRegistry: T.ProviderRegistry;
+}
+
+/** A replacement service: the instance, or a function that makes it from the kernel's resolved config (its folders). */
+export type ServiceOverride<S> = S | ((config: T.KernelConfig) => S);
 
 export interface KernelOptions {
   /** The sandbox root every path is resolved against. Default: the working directory. */
@@ -44,10 +58,14 @@ export interface KernelOptions {
   dataDir?: string;
   /** Packs registered in code (host apps, tests). */
   packs?: PackDefinition[];
-  /** Asked when a medium/dangerous tool has no stored decision. Default: deny (nobody to ask). */
+  /** Asked when a medium/dangerous tool has no stored decision. Default: deny (nobody to ask). Same as `services.prompter`. */
   prompter?: T.Prompter;
+  /** Same as `services.clock`. */
   clock?: T.Clock;
+  /** Same as `services.logger`. */
   logger?: T.Logger;
+  /** Replacements for the kernel's own services: each one registration, used everywhere the kernel needs it. */
+  services?: { [K in keyof KernelServices]?: ServiceOverride<KernelServices[K]> };
   rateLimits?: Partial<RateLimitOptions>;
   promptTimeoutMs?: number;
   defaultToolTimeoutMs?: number;
@@ -135,7 +153,8 @@ export function kernelState(dataDir: string): KernelState {
  */
 export class Kernel {
   readonly registry: ToolRegistry;
-  readonly audit: AuditLog;
+  /** Where every call's outcome is recorded (the hash-chained audit file unless a host replaced it). */
+  readonly audit: T.AuditSink;
   readonly permissions: PermissionStore;
   readonly gate: PermissionGate;
   readonly limiter: RateLimiter;
@@ -146,10 +165,11 @@ export class Kernel {
   readonly packs: PackManager;
   readonly skills: SkillManager;
   readonly judge: CommandJudge;
-  readonly providers: ProviderRegistry;
+  /** Model wire formats, and providers made from configurations: `kernel.providers.create({ name, kind, baseUrl, model })`. */
+  readonly providers: T.ProviderRegistry;
   readonly providerSettings: ProviderSettings;
-  /** Conversations in data/agent.sqlite (opened on first use). */
-  readonly conversations: ConversationStore;
+  /** Conversations (data/agent.sqlite, opened on first use, unless a host replaced the store). */
+  readonly conversations: T.ConversationStore;
   readonly probe: CapabilityProbe;
   /** Folders no tool may reach: data, code, pack and skill folders. */
   readonly state: KernelState;
@@ -167,12 +187,14 @@ export class Kernel {
   private readonly shutdownHooks = new Set<() => Promise<void> | void>();
   /** Pack databases still closing (a reload disposes the old one while the new one opens). */
   private readonly closing = new Set<Promise<unknown>>();
+  /** `activate` calls of packs registered in code, still running. */
+  private readonly activating = new Set<Promise<void>>();
   private closed = false;
 
-  constructor(readonly container: DependencyContainer) {
+  constructor(private readonly container: DependencyContainer) {
     this.config = container.resolve<T.KernelConfig>(T.KernelConfig);
     this.registry = container.resolve(ToolRegistry);
-    this.audit = container.resolve(AuditLog);
+    this.audit = container.resolve<T.AuditSink>(T.AuditSink);
     this.permissions = container.resolve(PermissionStore);
     this.gate = container.resolve(PermissionGate);
     this.limiter = container.resolve(RateLimiter);
@@ -181,9 +203,9 @@ export class Kernel {
     this.packs = container.resolve(PackManager);
     this.skills = container.resolve(SkillManager);
     this.judge = container.resolve(CommandJudge);
-    this.providers = container.resolve(ProviderRegistry);
+    this.providers = container.resolve<T.ProviderRegistry>(T.ProviderRegistry);
     this.providerSettings = container.resolve(ProviderSettings);
-    this.conversations = container.resolve(ConversationStore);
+    this.conversations = container.resolve<T.ConversationStore>(T.ConversationStore);
     this.probe = container.resolve(CapabilityProbe);
     this.state = container.resolve(KernelState);
     const logger = container.resolve<T.Logger>(T.Logger);
@@ -202,6 +224,7 @@ export class Kernel {
       return d;
     };
     const dataDir = path.join(this.config.dataDir, 'packs-data', packId);
+    const openNames = new Set<string>();
     return {
       packId,
       dataDir,
@@ -217,10 +240,22 @@ export class Kernel {
       lookup: <V>(token: string) => this.shared.lookup<V>(token),
       database: async (options) => {
         if (this.closed) throw new MemoError('CANCELLED', 'The kernel is shutting down.', { plugin: packId });
+        // One connection per file: a second one would see the first's migrations half done.
+        const name = options.name ?? 'pack';
+        if (openNames.has(name))
+          throw new MemoError('CONFLICT', `Pack "${packId}" already opened its database "${name}"; keep the DataSource it returned.`, { plugin: packId });
+        openNames.add(name);
         const { openPackDatabase } = await import('./storage/pack-database.js');
-        const ds = await openPackDatabase(dataDir, options);
+        let ds: DataSource;
+        try {
+          ds = await openPackDatabase(dataDir, options);
+        } catch (err) {
+          openNames.delete(name);
+          throw err;
+        }
         own({
           dispose: () => {
+            openNames.delete(name);
             const p = ds.destroy().catch((err: unknown) => logger.warn(`pack ${packId}: its database did not close cleanly: ${(err as Error).message}`));
             this.closing.add(p);
             void p.finally(() => this.closing.delete(p));
@@ -244,6 +279,7 @@ export class Kernel {
    */
   async start(): Promise<void> {
     if (this.closed) throw new MemoError('VALIDATION', 'This kernel has been shut down; create a new one.');
+    await Promise.all([...this.activating]);
     await this.services.start();
   }
 
@@ -258,9 +294,28 @@ export class Kernel {
     return this.pipeline.invoke(request, options);
   }
 
+  /**
+   * Registers a pack defined in code. Its tools are callable at once; its `activate` (contributions
+   * beyond tools) runs in the background and `start()` waits for it. A failing `activate` is logged
+   * and the pack's tools are withdrawn, as for a pack loaded from a folder.
+   */
   registerPack(def: PackDefinition): Disposable {
-    const d = this.registry.registerPack(def);
+    const registration = this.registry.registerPack(def);
+    const d: Disposable = {
+      dispose: () => {
+        this.packs.deactivate(def.id);
+        registration.dispose();
+      },
+    };
     this.disposables.push(d);
+    if (def.activate) {
+      const activation = this.packs.activateHost(def.id, def.activate).catch((err: unknown) => {
+        this.container.resolve<T.Logger>(T.Logger).warn(`pack ${def.id} was withdrawn: ${(err as Error).message}`);
+        d.dispose();
+      });
+      this.activating.add(activation);
+      void activation.finally(() => this.activating.delete(activation));
+    }
     return d;
   }
 
@@ -330,9 +385,18 @@ export class Kernel {
     await this.skills.close();
     await this.conversations.close();
     for (const d of this.disposables.splice(0).reverse()) d.dispose();
-    this.audit.close();
+    await this.audit.close();
   }
 }
+
+const SERVICE_TOKENS: { readonly [K in keyof KernelServices]: symbol } = {
+  prompter: T.Prompter,
+  clock: T.Clock,
+  logger: T.Logger,
+  auditSink: T.AuditSink,
+  conversationStore: T.ConversationStore,
+  providerRegistry: T.ProviderRegistry,
+};
 
 /** Builds a kernel: validates root and data folder, wires the container, registers the given packs. */
 export function createKernel(options: KernelOptions = {}): Kernel {
@@ -348,18 +412,34 @@ export function createKernel(options: KernelOptions = {}): Kernel {
   const c = rootContainer.createChildContainer();
   c.register(T.KernelConfig, { useValue: config });
   c.register(KernelState, { useValue: kernelState(dataDir) });
-  c.register(T.Clock, { useValue: options.clock ?? new SystemClock() });
-  c.register(T.Logger, { useValue: options.logger ?? new StderrLogger() });
-  c.register(T.Prompter, { useValue: options.prompter ?? new DenyingPrompter('the host app supplied no Prompter, so nobody can be asked') });
-  c.register(ToolRegistry, { useFactory: instanceCachingFactory(() => new ToolRegistry()) });
-  // Resolved at check time: the conversation store in turn tells the capabilities when a conversation goes.
-  c.register(WriteCapabilities, { useFactory: instanceCachingFactory((d) => new WriteCapabilities((id) => d.resolve(ConversationStore).exists(id))) });
-  c.register(AuditLog, {
-    useFactory: instanceCachingFactory(() => {
+  // The replaceable services: the host's, or the kernel's own. One token each; everything resolves them by token.
+  const defaults: { [K in keyof KernelServices]: (d: DependencyContainer) => KernelServices[K] } = {
+    prompter: () => new DenyingPrompter('the host app supplied no Prompter, so nobody can be asked'),
+    clock: () => new SystemClock(),
+    logger: () => new StderrLogger(),
+    auditSink: () => {
       const log = new AuditLog(path.join(dataDir, 'agent-audit.jsonl'));
       log.open();
       return log;
-    }),
+    },
+    conversationStore: () => new ConversationStore(path.join(dataDir, 'agent.sqlite')),
+    providerRegistry: () => new ProviderRegistry(),
+  };
+  const shorthand: Partial<KernelServices> = {
+    ...(options.prompter ? { prompter: options.prompter } : {}),
+    ...(options.clock ? { clock: options.clock } : {}),
+    ...(options.logger ? { logger: options.logger } : {}),
+  };
+  for (const key of Object.keys(SERVICE_TOKENS) as Array<keyof KernelServices>) {
+    const override = options.services?.[key] ?? shorthand[key];
+    const make =
+      override === undefined ? defaults[key] : () => (typeof override === 'function' ? (override as (cfg: T.KernelConfig) => unknown)(config) : override);
+    c.register(SERVICE_TOKENS[key], { useFactory: instanceCachingFactory(make) });
+  }
+  c.register(ToolRegistry, { useFactory: instanceCachingFactory(() => new ToolRegistry()) });
+  // Resolved at check time: the conversation store in turn tells the capabilities when a conversation goes.
+  c.register(WriteCapabilities, {
+    useFactory: instanceCachingFactory((d) => new WriteCapabilities((id) => d.resolve<T.ConversationStore>(T.ConversationStore).exists(id))),
   });
   c.register(PermissionStore, {
     useFactory: instanceCachingFactory((d) => new PermissionStore(path.join(dataDir, 'permissions.json'), d.resolve<T.Logger>(T.Logger))),
@@ -378,7 +458,7 @@ export function createKernel(options: KernelOptions = {}): Kernel {
           d.resolve(RateLimiter),
           d.resolve(PermissionGate),
           d.resolve(WriteCapabilities),
-          d.resolve(AuditLog),
+          d.resolve<T.AuditSink>(T.AuditSink),
           d.resolve<T.Clock>(T.Clock),
           {
             root,
@@ -402,17 +482,7 @@ export function createKernel(options: KernelOptions = {}): Kernel {
     useFactory: instanceCachingFactory((d) => new PackManager(d.resolve(ToolRegistry), d.resolve(PackSettings), d.resolve<T.Logger>(T.Logger))),
   });
 
-  c.register(ProviderRegistry, { useFactory: instanceCachingFactory(() => new ProviderRegistry()) });
   c.register(ProviderSettings, { useFactory: instanceCachingFactory(() => new ProviderSettings(path.join(dataDir, 'providers.json'))) });
-  c.register(ConversationStore, {
-    useFactory: instanceCachingFactory((d) => {
-      const store = new ConversationStore(path.join(dataDir, 'agent.sqlite'));
-      // A deleted conversation's write capabilities die with it.
-      const caps = d.resolve(WriteCapabilities);
-      store.setDeleteListener((id) => caps.revokeConversation(id));
-      return store;
-    }),
-  });
   c.register(CapabilityProbe, { useFactory: instanceCachingFactory((d) => new CapabilityProbe(d.resolve<T.Clock>(T.Clock))) });
   c.register(CommandJudge, { useFactory: instanceCachingFactory((d) => new CommandJudge(d.resolve(KernelState))) });
   c.register(SkillManager, {
@@ -421,6 +491,8 @@ export function createKernel(options: KernelOptions = {}): Kernel {
     ),
   });
 
+  // A deleted conversation's write capabilities die with it, whichever store the host chose.
+  c.resolve<T.ConversationStore>(T.ConversationStore).setDeleteListener((id) => c.resolve(WriteCapabilities).revokeConversation(id));
   const kernel = new Kernel(c);
   kernel.registerPack(kernel.skills.kernelPack());
   for (const pack of options.packs ?? []) kernel.registerPack(pack);

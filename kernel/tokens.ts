@@ -1,10 +1,16 @@
 /**
- * DI tokens for the kernel's interface-typed dependencies: one Symbol with a same-named
- * interface. Concrete services (ToolRegistry, AuditLog, ...) are their own tokens.
+ * DI tokens for the services a host may replace: one Symbol with a same-named interface. The kernel
+ * resolves each by its token, so `createKernel({ services: { auditSink: mySink } })` is the one
+ * registration that replaces it everywhere. Services no host replaces are their own tokens (classes).
  */
 import type { Clock as ClockShape } from './clock.js';
 import type { Logger as LoggerShape } from './logger.js';
 import type { Prompter as PrompterShape } from './permissions/prompter.js';
+import type { AuditFilter, AuditRecord } from './audit/audit-log.js';
+import type { ConversationInfo, ToolActivity } from './agent/conversation-store.js';
+import type { AgentStep } from './agent/agent-loop.js';
+import type { ChatMessage, ModelProvider, ProviderConfig, ProviderFactory } from './agent/provider.js';
+import type { Disposable } from './disposable.js';
 
 export const Clock = Symbol('Clock');
 export type Clock = ClockShape;
@@ -14,6 +20,42 @@ export type Logger = LoggerShape;
 
 export const Prompter = Symbol('Prompter');
 export type Prompter = PrompterShape;
+
+/** Where every tool call's outcome goes (default: the hash-chained `data/agent-audit.jsonl`). */
+export const AuditSink = Symbol('AuditSink');
+export interface AuditSink {
+  /** Records one outcome. Called once per call, denied and invalid ones included; must not throw for long. */
+  append(record: AuditRecord): unknown;
+  /** The most recent records, oldest first (for `memo audit`-like views and tests). */
+  tail(filter?: AuditFilter): readonly AuditRecord[];
+  close(): void | Promise<void>;
+}
+
+/** The agent's conversations (default: `data/agent.sqlite`). Write capabilities ask it whether a conversation exists. */
+export const ConversationStore = Symbol('ConversationStore');
+export interface ConversationStore {
+  create(init?: { title?: string; provider?: string | null; model?: string | null }): Promise<ConversationInfo>;
+  info(id: string): Promise<ConversationInfo>;
+  exists(id: string): Promise<boolean>;
+  list(limit?: number): Promise<ConversationInfo[]>;
+  update(id: string, fields: { title?: string; provider?: string | null; model?: string | null }): Promise<void>;
+  delete(id: string): Promise<boolean>;
+  history(id: string): Promise<ChatMessage[]>;
+  appendTurn(id: string, messages: ChatMessage[], steps: AgentStep[]): Promise<void>;
+  activity(id: string): Promise<ToolActivity[]>;
+  /** Called with each deleted conversation's id (the kernel revokes its write capabilities). */
+  setDeleteListener(listener: (id: string) => void): void;
+  close(): Promise<void>;
+}
+
+/** Model wire formats packs contribute, and providers made from configurations. */
+export const ProviderRegistry = Symbol('ProviderRegistry');
+export interface ProviderRegistry {
+  register(kind: string, factory: ProviderFactory, owner: string): Disposable;
+  kinds(): string[];
+  /** A provider for a configuration (`{ name, kind: 'openai-compatible', baseUrl, model, ... }`); NOT_FOUND for an unknown kind. */
+  create(config: ProviderConfig, fetchImpl?: typeof fetch): ModelProvider;
+}
 
 /** The resolved, validated options of one kernel instance. */
 export const KernelConfig = Symbol('KernelConfig');

@@ -4,7 +4,9 @@
  * exit 2; a thing not found or refused, exit 1).
  */
 import * as path from 'node:path';
+import { Option } from 'commander';
 import { fileURLToPath } from 'node:url';
+import { reachServer, type ControlConnection } from '../control/control-client.js';
 import { isMemoError } from '../errors.js';
 import { createKernel, type Kernel } from '../kernel.js';
 import { StderrLogger } from '../logger.js';
@@ -29,6 +31,15 @@ export interface GlobalOptions {
 export const BUILTIN_PACKS_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../plugins');
 export const BUILTIN_SKILLS_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../skills');
 
+/** `--no-server` (commander sets `server: false`): a command that could go through a running memo serve uses a kernel of its own. */
+export interface ServerOption {
+  server?: boolean;
+}
+
+export function noServerOption(): Option {
+  return new Option('--no-server', 'use a kernel of its own even when memo serve runs on this data folder');
+}
+
 /** What a command group gets from the program: the parsed global options and what follows from them. */
 export interface Cli {
   g(): GlobalOptions;
@@ -37,6 +48,14 @@ export interface Cli {
   skillFolders(): SkillFolder[];
   /** A kernel on the global options with every pack and skill loaded (quiet: no info lines). */
   boot(prompter: Prompter, quiet?: boolean): Promise<Kernel>;
+  /**
+   * The memo serve running on this data folder, when one answers and serves what this command would
+   * load (for a call, `withRoot`: the same sandbox root too); null to use a kernel of its own. Says on
+   * stderr, in one line, which it is whenever a socket is there.
+   */
+  server(opts: ServerOption, withRoot?: boolean): Promise<ControlConnection | null>;
+  /** A read-only request through the running server, or `own()` on a kernel of its own (no server, or it failed to answer). */
+  readVia<T>(opts: ServerOption, op: string, fields: Record<string, unknown>, own: () => Promise<T>): Promise<T>;
   setExit(code: number): void;
 }
 
@@ -64,6 +83,33 @@ export function cliContext(g: () => GlobalOptions, setExit: (code: number) => vo
       await kernel.loadPacks(cli.packFolders());
       await kernel.loadSkills(cli.skillFolders());
       return kernel;
+    },
+    async server(opts, withRoot = false) {
+      if (opts.server === false) return null;
+      const reach = await reachServer({
+        dataDir: dataDir(),
+        packs: cli.packFolders().map((f) => f.dir),
+        skills: cli.skillFolders().map((f) => f.dir),
+        ...(withRoot ? { root: g().root ?? process.cwd() } : {}),
+      });
+      if (reach === null) return null;
+      if ('skipped' in reach) {
+        process.stderr.write(`memo: not via the running server: ${reach.skipped}; using a kernel of its own\n`);
+        return null;
+      }
+      process.stderr.write(`memo: via the running server (pid ${reach.server.pid})\n`);
+      return reach.server;
+    },
+    async readVia(opts, op, fields, own) {
+      const server = await cli.server(opts);
+      if (server) {
+        try {
+          return (await server.request(op, fields)) as Awaited<ReturnType<typeof own>>;
+        } catch (err) {
+          process.stderr.write(`memo: the running server (pid ${server.pid}) did not answer (${(err as Error).message}); using a kernel of its own\n`);
+        }
+      }
+      return own();
     },
     setExit,
   };

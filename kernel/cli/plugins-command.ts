@@ -7,8 +7,9 @@ import { DenyingPrompter } from '../permissions/prompter.js';
 import { listPackDirs, readManifest } from '../packs/pack-loader.js';
 import type { PackManifest } from '../packs/manifest.js';
 import { PackSettings, resolveConfig } from '../packs/pack-settings.js';
+import { packInfo, packList } from '../control/kernel-views.js';
 import { registerPluginAuthoring } from './authoring-command.js';
-import { NotFound, print, table, UsageError, type Cli } from './context.js';
+import { noServerOption, NotFound, print, table, UsageError, type Cli, type ServerOption } from './context.js';
 
 function knownPackIds(cli: Cli): string[] {
   return listPackDirs(cli.packFolders()).map((f) => path.basename(f.dir));
@@ -47,22 +48,16 @@ export function registerPluginsCommands(program: Command, cli: Cli): void {
   registerPluginAuthoring(plugins, cli);
   plugins
     .command('list')
-    .description('every pack found, loaded or skipped (with the reason)')
+    .description('every pack found, loaded or skipped (with the reason); through memo serve when it runs on this data folder')
     .option('--json', 'print JSON')
-    .action(async (opts: { json?: boolean }) => {
-      const kernel = await cli.boot(new DenyingPrompter());
-      const list = kernel.packs.list().map((p) => ({
-        id: p.id,
-        name: p.manifest?.name ?? p.id,
-        version: p.manifest?.version ?? null,
-        source: p.source,
-        enabled: p.enabled,
-        tools: p.manifest?.tools.length ?? 0,
-        status: p.status,
-        ...(p.error ? { error: p.error } : {}),
-        dir: p.dir,
-      }));
-      await kernel.shutdown();
+    .addOption(noServerOption())
+    .action(async (opts: { json?: boolean } & ServerOption) => {
+      const list = await cli.readVia(opts, 'plugins.list', {}, async () => {
+        const kernel = await cli.boot(new DenyingPrompter());
+        const own = packList(kernel);
+        await kernel.shutdown();
+        return own;
+      });
       if (list.some((p) => p.status === 'failed')) cli.setExit(1);
       if (opts.json) return print(list);
       if (list.length === 0) return void process.stdout.write('No packs found.\n');
@@ -82,32 +77,25 @@ export function registerPluginsCommands(program: Command, cli: Cli): void {
     });
   plugins
     .command('info <id>')
-    .description("a pack's tools with their danger levels and schemas, its settings and status")
+    .description("a pack's tools with their danger levels and schemas, its settings and status; through memo serve when it runs on this data folder")
     .option('--json', 'print JSON')
-    .action(async (id: string, opts: { json?: boolean }) => {
-      const kernel = await cli.boot(new DenyingPrompter());
-      const state = kernel.packs.get(id);
-      const config = kernel.packs.config(id) ?? null;
-      await kernel.shutdown();
-      if (!state) throw new NotFound(`There is no pack "${id}".`);
-      const info = {
-        id,
-        status: state.status,
-        ...(state.error ? { error: state.error } : {}),
-        enabled: state.enabled,
-        source: state.source,
-        dir: state.dir,
-        manifest: state.manifest ?? null,
-        config,
-      };
+    .addOption(noServerOption())
+    .action(async (id: string, opts: { json?: boolean } & ServerOption) => {
+      const info = await cli.readVia(opts, 'plugins.info', { id }, async () => {
+        const kernel = await cli.boot(new DenyingPrompter());
+        const own = packInfo(kernel, id);
+        await kernel.shutdown();
+        return own;
+      });
+      if (!info) throw new NotFound(`There is no pack "${id}".`);
       if (opts.json) return print(info);
-      const m = state.manifest;
-      let out = `${id}${m ? ` ${m.version}: ${m.name}` : ''} (${state.source}, ${state.enabled ? 'enabled' : 'disabled'}, ${state.status}${state.error ? `: ${state.error}` : ''})\n`;
+      const m = info.manifest;
+      let out = `${id}${m ? ` ${m.version}: ${m.name}` : ''} (${info.source}, ${info.enabled ? 'enabled' : 'disabled'}, ${info.status}${info.error ? `: ${info.error}` : ''})\n`;
       if (m) {
         out += `${m.description}\n\nTools:\n`;
         for (const t of m.tools)
           out += `  ${t.name}  [${t.danger}, ${t.effect}${t.confirm ? ', asks every time' : ''}]\n    ${t.description}\n    parameters: ${JSON.stringify(t.parameters)}\n`;
-        if (m.config) out += `\nSettings schema: ${JSON.stringify(m.config)}\nSettings: ${JSON.stringify(config)}\n`;
+        if (m.config) out += `\nSettings schema: ${JSON.stringify(m.config)}\nSettings: ${JSON.stringify(info.config)}\n`;
       }
       process.stdout.write(out);
     });

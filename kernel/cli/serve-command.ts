@@ -1,4 +1,4 @@
-/** `memo serve`: the long-running host: the kernel with its packs, served over MCP (HTTP or stdio). */
+/** `memo serve`: the long-running host: the kernel with its packs, served over MCP (HTTP or stdio), and to CLI commands on the same data folder through its control socket. */
 import type { Command } from 'commander';
 import type { Kernel } from '../kernel.js';
 import { StderrLogger } from '../logger.js';
@@ -7,6 +7,7 @@ import { isLoopbackAddress } from '../mcp/auth.js';
 // The MCP server modules load the SDK (about 0.3 s): only `memo serve` imports them, on demand.
 import type { McpHttpEndpoint, McpHttpEndpointOptions } from '../mcp/mcp-http-server.js';
 import { DEFAULT_IDLE_TIMEOUT_MS, DEFAULT_MAX_SESSIONS } from '../mcp/defaults.js';
+import { ControlServer } from '../control/control-server.js';
 import { NotFound, print, UsageError, type Cli } from './context.js';
 
 interface ServeOptions {
@@ -87,9 +88,17 @@ export function registerServeCommand(program: Command, cli: Cli): void {
       const logger = new StderrLogger();
       let kernel: Kernel | undefined;
       let endpoint: McpHttpEndpoint | undefined;
+      let control: ControlServer | null = null;
       try {
         kernel = await cli.boot(new DenyingPrompter('memo serve has nobody to ask; store a decision with memo tools call --approve allow-forever'), false);
         await kernel.watch();
+        // Before the ready line: from then on, CLI commands on this data folder reach this kernel.
+        control = await ControlServer.start({
+          kernel,
+          packFolders: cli.packFolders().map((f) => f.dir),
+          skillFolders: cli.skillFolders().map((f) => f.dir),
+          logger,
+        });
         const toolCount = kernel.registry.list().length;
         if (opts.stdio) {
           const stdio = new McpStdioServer(kernel, { stdout: stdout!, logger, ...(capability ? { capability } : {}) });
@@ -138,6 +147,8 @@ export function registerServeCommand(program: Command, cli: Cli): void {
         process.off('SIGHUP', onHup);
         clearInterval(keepAlive);
         await endpoint?.close();
+        // The socket goes first, so no CLI command reaches a kernel that is shutting down.
+        await control?.close();
         await kernel?.shutdown();
       }
     });

@@ -1,8 +1,11 @@
-/** `memo tools list|call`: the loaded tools, and one call through the kernel pipeline. */
+/** `memo tools list|call`: the loaded tools, and one call through the kernel pipeline (memo serve's, when it runs on this data folder). */
 import { Option, type Command } from 'commander';
 import { SystemClock } from '../clock.js';
+import { ControlFailure } from '../control/control-client.js';
+import { toolList } from '../control/kernel-views.js';
 import { DenyingPrompter, FixedAnswerPrompter, isPermissionAnswer, PermissionAnswers, type Prompter } from '../permissions/prompter.js';
-import { print, table, UsageError, type Cli } from './context.js';
+import type { ProgressUpdate, ToolResult } from '../tools/contract.js';
+import { noServerOption, NotFound, print, table, UsageError, type Cli, type ServerOption } from './context.js';
 import { TtyPrompter } from './tty-prompter.js';
 
 function parseArgsJson(text: string | undefined): unknown {
@@ -14,23 +17,27 @@ function parseArgsJson(text: string | undefined): unknown {
   }
 }
 
+/** Progress is for a person watching: shown on a terminal's stderr, never mixed into output a script reads. */
+function showProgress(update: ProgressUpdate): void {
+  if (!process.stderr.isTTY) return;
+  const of = update.total !== undefined ? `/${update.total}` : '';
+  process.stderr.write(`memo: progress ${update.progress}${of}${update.message ? `: ${update.message}` : ''}\n`);
+}
+
 export function registerToolsCommands(program: Command, cli: Cli): void {
   const tools = program.command('tools').description('list and call tools');
   tools
     .command('list')
-    .description('list the tools of enabled packs')
+    .description('list the tools of enabled packs (through memo serve when it runs on this data folder)')
     .option('--json', 'print JSON')
-    .action(async (opts: { json?: boolean }) => {
-      const kernel = await cli.boot(new DenyingPrompter());
-      const list = kernel.registry.list().map((t) => ({
-        name: t.spec.name,
-        pack: t.pack.id,
-        danger: t.spec.danger,
-        effect: t.spec.effect,
-        description: t.spec.description,
-        parameters: t.spec.parameters,
-      }));
-      await kernel.shutdown();
+    .addOption(noServerOption())
+    .action(async (opts: { json?: boolean } & ServerOption) => {
+      const list = await cli.readVia(opts, 'tools.list', {}, async () => {
+        const kernel = await cli.boot(new DenyingPrompter());
+        const own = toolList(kernel);
+        await kernel.shutdown();
+        return own;
+      });
       if (opts.json) return print(list);
       if (list.length === 0) return void process.stdout.write('No tools are loaded.\n');
       process.stdout.write(
@@ -43,11 +50,14 @@ export function registerToolsCommands(program: Command, cli: Cli): void {
 
   tools
     .command('call <tool>')
-    .description('call one tool through the kernel pipeline (validate, rate-limit, gate, run, audit)')
+    .description(
+      "call one tool through the kernel pipeline (validate, rate-limit, gate, run, audit): memo serve's when it runs on this data folder with the same root, else a kernel of its own",
+    )
     .option('--args <json>', 'the arguments as a JSON object', '{}')
     .addOption(new Option('--approve <answer>', 'answer any permission prompt with this, instead of asking').choices([...PermissionAnswers]))
     .option('--json', 'print {"ok":true,"result":...} or {"ok":false,"error":{...}}')
-    .action(async (toolName: string, opts: { args: string; approve?: string; json?: boolean }) => {
+    .addOption(noServerOption())
+    .action(async (toolName: string, opts: { args: string; approve?: string; json?: boolean } & ServerOption) => {
       const args = parseArgsJson(opts.args);
       let prompter: Prompter;
       if (opts.approve !== undefined) {
@@ -57,13 +67,32 @@ export function registerToolsCommands(program: Command, cli: Cli): void {
         // Nobody to ask without a terminal: deny rather than hang a script.
         prompter = process.stdin.isTTY && process.stderr.isTTY ? new TtyPrompter(new SystemClock()) : new DenyingPrompter();
       }
-      const kernel = await cli.boot(prompter);
-      const ac = new AbortController();
-      const onSigint = () => ac.abort();
-      process.once('SIGINT', onSigint);
-      const result = await kernel.invoke({ tool: toolName, args, caller: { kind: 'cli', id: 'memo tools call' }, signal: ac.signal });
-      process.off('SIGINT', onSigint);
-      await kernel.shutdown();
+      const server = await cli.server(opts, true);
+      let result: ToolResult;
+      if (server) {
+        // Ctrl-C cancels the call on the server; its result (CANCELLED) still comes back. A second Ctrl-C ends this process, and the disconnect cancels it too.
+        const onSigint = () => server.cancel();
+        process.once('SIGINT', onSigint);
+        try {
+          result = (await server.request('tools.call', { tool: toolName, args }, { prompter, onProgress: showProgress })) as ToolResult;
+        } catch (err) {
+          // The request was sent: the call may have run, so it is not repeated on a kernel of this process.
+          const code = err instanceof ControlFailure ? err.code : 'DISCONNECTED';
+          throw new NotFound(
+            `the running server (pid ${server.pid}) did not return the result of ${toolName} (${code}: ${(err as Error).message}); it may have run: see memo audit tail`,
+          );
+        } finally {
+          process.off('SIGINT', onSigint);
+        }
+      } else {
+        const kernel = await cli.boot(prompter);
+        const ac = new AbortController();
+        const onSigint = () => ac.abort();
+        process.once('SIGINT', onSigint);
+        result = await kernel.invoke({ tool: toolName, args, caller: { kind: 'cli', id: 'memo tools call' }, signal: ac.signal, onProgress: showProgress });
+        process.off('SIGINT', onSigint);
+        await kernel.shutdown();
+      }
       if (result.ok) {
         if (opts.json) print({ ok: true, result: result.value });
         else process.stdout.write((typeof result.value === 'string' ? result.value : JSON.stringify(result.value, null, 2)) + '\n');

@@ -136,6 +136,17 @@ export class PackManager {
     );
   }
 
+  /** Runs the `activate` of a pack a host registered in code (its tools are already registered). */
+  activateHost(id: string, activate: PackActivate): Promise<void> {
+    return this.activate(id, activate);
+  }
+
+  /** Releases what a host-registered pack's `activate` contributed (the pack was disposed). */
+  deactivate(id: string): void {
+    this.activations.get(id)?.dispose();
+    this.activations.delete(id);
+  }
+
   /** Runs a pack's `activate`, after disposing what its previous version contributed. */
   private async activate(id: string, activate: PackActivate | undefined): Promise<void> {
     this.activations.get(id)?.dispose();

@@ -17,6 +17,8 @@ export interface GateCall {
   maskedArgs: unknown;
   caller: Caller;
   signal: AbortSignal;
+  /** Asks this call's question instead of the gate's prompter (InvokeOptions.prompter); never kept for another call. */
+  prompter?: Prompter;
   /** Computed only if a person is actually going to be asked. */
   preview: () => Promise<Preview | null>;
 }
@@ -133,7 +135,7 @@ export class PermissionGate {
       // The run may have stopped while the preview was being made.
       if (waiting.signal.aborted) return onStop();
       waiting.signal.addEventListener('abort', onStop, { once: true });
-      this.prompter
+      (call.prompter ?? this.prompter)
         .ask(
           {
             callId: call.callId,

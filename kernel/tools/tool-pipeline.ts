@@ -1,13 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
 import { performance } from 'node:perf_hooks';
-import type { AuditLog } from '../audit/audit-log.js';
+import type { AuditSink } from '../tokens.js';
 import { attachKnownSecrets, KnownSecrets } from '../audit/known-secrets.js';
 import { maskArgs, maskText } from '../audit/masking.js';
 import type { Clock } from '../clock.js';
 import type { Logger } from '../logger.js';
 import { isMemoError, MemoError, toErrorInfo, type ToolErrorInfo } from '../errors.js';
 import type { PermissionGate } from '../permissions/permission-gate.js';
+import type { Prompter } from '../permissions/prompter.js';
 import type { WriteCapabilities } from '../permissions/write-capabilities.js';
 import type { RateLimiter } from '../rate-limit/rate-limiter.js';
 import type { PathSandbox } from '../sandbox/path-sandbox.js';
@@ -35,6 +36,11 @@ export interface PipelineOptions {
 export interface InvokeOptions {
   /** Scoped mode: only these tools exist for this call (anything else is UNKNOWN_TOOL). */
   scope?: readonly string[];
+  /**
+   * Who answers this call's permission prompt instead of the kernel's prompter (a CLI that reached
+   * `memo serve` through its control socket answers its own calls). Used for this call only.
+   */
+  prompter?: Prompter;
 }
 
 interface CallContext {
@@ -122,7 +128,7 @@ export class ToolPipeline {
     private readonly limiter: RateLimiter,
     private readonly gate: PermissionGate,
     private readonly capabilities: WriteCapabilities,
-    private readonly audit: AuditLog,
+    private readonly audit: AuditSink,
     private readonly clock: Clock,
     private readonly options: PipelineOptions,
   ) {
@@ -202,6 +208,7 @@ export class ToolPipeline {
         // The prompter learns who calls, not the caller's write capability.
         caller: ctx.ctx.caller,
         signal,
+        ...(invokeOptions.prompter ? { prompter: invokeOptions.prompter } : {}),
         preview: async () => {
           const p = tool.preview ? await tool.preview(args, ctx.ctx) : null;
           return p && typeof p.text === 'string' ? { ...p, text: this.known.scrub(p.text) } : p;

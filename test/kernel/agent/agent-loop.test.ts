@@ -1,6 +1,7 @@
 import { runTurn, type AgentEvent } from '../../../kernel/agent/agent-loop.js';
 import { ProviderError, type ChatMessage } from '../../../kernel/agent/provider.js';
-import { flush, makeKernel, tool, type Fixture } from '../../helpers/kernel-fixture.js';
+import { makeKernel, tool, type Fixture } from '../../helpers/kernel-fixture.js';
+import { waitFor } from '../../helpers/wait.js';
 import { reply, ScriptedProvider, toolCall } from '../../helpers/scripted-provider.js';
 import { nth } from '../../helpers/nth.js';
 
@@ -72,7 +73,7 @@ describe('the agent loop', () => {
     fx.prompter.answer('never');
     const provider = new ScriptedProvider(() => reply('', toolCall('echo_medium', { text: 'x' }), toolCall('echo_safe', { text: 'y' })));
     const pending = turn(provider);
-    await flush(10);
+    await waitFor(() => fx.prompter.asked.length > 0, { what: 'the permission prompt' });
     fx.clock.advance(60_000);
     const r = await pending;
     expect(r.stopReason).toBe('permission_timeout');
@@ -84,6 +85,7 @@ describe('the agent loop', () => {
 
   it('stops a running tool when the turn is cancelled, and the handler sees the abort', async () => {
     let aborted = false;
+    let started = false;
     fx = makeKernel({
       packs: [
         {
@@ -92,12 +94,13 @@ describe('the agent loop', () => {
             {
               spec: tool('wait_long', 'safe'),
               impl: (_a, ctx) =>
-                new Promise((_, rej) =>
+                new Promise((_, rej) => {
+                  started = true;
                   ctx.signal.addEventListener('abort', () => {
                     aborted = true;
                     rej(new Error('stopped'));
-                  }),
-                ),
+                  });
+                }),
             },
           ],
         },
@@ -106,7 +109,7 @@ describe('the agent loop', () => {
     const ac = new AbortController();
     const provider = new ScriptedProvider(() => reply('', toolCall('wait_long'), toolCall('wait_long')));
     const pending = turn(provider, { signal: ac.signal });
-    await flush(10);
+    await waitFor(() => started, { what: 'the tool to start' });
     ac.abort();
     const r = await pending;
     expect(r.stopReason).toBe('cancelled');

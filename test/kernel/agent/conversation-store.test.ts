@@ -56,8 +56,7 @@ describe('the conversation store', () => {
     expect(await kernelStore.delete(conv.id)).toBe(true);
     expect(await fx.kernel.capabilities.check(cap)).toBeNull();
     expect(fx.kernel.capabilities.size).toBe(0);
-    store = kernelStore;
-    expect(await store.list()).toEqual([]);
-    await expect(store.appendTurn(conv.id, [{ role: 'user', content: 'x' }], [])).rejects.toMatchObject({ code: 'NOT_FOUND' });
+    expect(await kernelStore.list()).toEqual([]);
+    await expect(kernelStore.appendTurn(conv.id, [{ role: 'user', content: 'x' }], [])).rejects.toMatchObject({ code: 'NOT_FOUND' });
   });
 });

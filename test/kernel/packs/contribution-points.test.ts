@@ -175,3 +175,45 @@ describe('loading packs by id', () => {
     await fx.close();
   });
 });
+
+describe('packs registered in code', () => {
+  it('runs their activate before start() resolves, and refuses a second connection to the same pack database', async () => {
+    const seen: string[] = [];
+    const fx = makeKernel({
+      packs: [
+        {
+          id: 'host-pack',
+          tools: [],
+          activate: async (api) => {
+            const ds = await api.database({ name: 'store', entities: [], migrations: [] });
+            seen.push(`open ${ds.isInitialized}`);
+            await api.database({ name: 'store', entities: [], migrations: [] }).catch((err: Error) => seen.push(err.message));
+            api.services.register({ name: 'loop', start: () => void seen.push('service started') });
+          },
+        },
+      ],
+    });
+    await fx.kernel.start();
+    expect(seen).toEqual(['open true', 'Pack "host-pack" already opened its database "store"; keep the DataSource it returned.', 'service started']);
+    expect(fs.existsSync(path.join(fx.dataDir, 'packs-data', 'host-pack', 'store.sqlite'))).toBe(true);
+    await fx.close();
+  });
+
+  it('withdraws a pack whose activate fails, saying why', async () => {
+    const fx = makeKernel({
+      packs: [
+        {
+          id: 'broken-host-pack',
+          tools: [{ spec: { name: 'bhp_tool', description: 'd', parameters: { type: 'object' }, danger: 'safe', effect: 'read' }, impl: () => 1 }],
+          activate: () => {
+            throw new Error('no licence key');
+          },
+        },
+      ],
+    });
+    await fx.kernel.start();
+    expect(fx.kernel.registry.has('bhp_tool')).toBe(false);
+    expect(fx.logger.lines.some((l) => l.message === 'pack broken-host-pack was withdrawn: its activate() failed: no licence key')).toBe(true);
+    await fx.close();
+  });
+});

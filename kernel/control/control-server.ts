@@ -1,0 +1,412 @@
+/**
+ * The control socket of `memo serve`: CLI commands on the same data folder (`plugins list|info`,
+ * `tools list|call`) reach the running kernel through it, so they see its state (hot-loaded packs,
+ * rate limiter, audit) instead of booting a second kernel that knows none of it.
+ *
+ * Who may connect: the socket file is mode 0600 from the moment it has its name (it is bound in a
+ * private 0700 folder, narrowed, then hard-linked into the data folder), so only the user running
+ * memo serve (and root) can connect. Node does not expose the peer's credentials (SO_PEERCRED), so
+ * the file mode is the check.
+ *
+ * A call goes through `kernel.invoke` like every other call, as caller `cli`; its permission prompt
+ * is put to the person at the CLI that made it (a prompter for that call only), and a CLI that
+ * cancels or goes away cancels its call. Request arguments are never logged.
+ */
+import { randomUUID } from 'node:crypto';
+import * as fs from 'node:fs';
+import * as net from 'node:net';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import type { Disposable } from '../disposable.js';
+import type { Kernel } from '../kernel.js';
+import type { Logger } from '../logger.js';
+import { isPermissionAnswer, type PermissionAnswer, type PermissionRequest, type Prompter } from '../permissions/prompter.js';
+import { writeFileAtomic } from '../util/atomic-file.js';
+import {
+  CONTROL_PROTOCOL_VERSION,
+  fitsSocketPath,
+  line,
+  LineReader,
+  MAX_REQUEST_LINE_BYTES,
+  pointerFileIn,
+  realDir,
+  socketPathIn,
+  type ServerHello,
+} from './control-protocol.js';
+import { packInfo, packList, toolList } from './kernel-views.js';
+
+/** A connection that sends no request within this long is closed. */
+const REQUEST_WAIT_MS = 30_000;
+/** How long a probe of an existing socket waits for an answer before calling it live anyway. */
+const PROBE_WAIT_MS = 2_000;
+/** At close, how long answered connections get to flush before they are cut. */
+const CLOSE_GRACE_MS = 2_000;
+const OPS = ['plugins.list', 'plugins.info', 'tools.list', 'tools.call'];
+
+export interface ControlServerOptions {
+  kernel: Kernel;
+  /** The folders the kernel loads packs and skills from (the CLI compares them with its own). */
+  packFolders: string[];
+  skillFolders: string[];
+  logger: Logger;
+}
+
+type Probe = { state: 'none' } | { state: 'stale' } | { state: 'live'; pid: number | null } | { state: 'unusable'; reason: string };
+
+/** Whether something answers on `socket`: a live server (with its pid when it says hello), a stale file, or neither. */
+function probe(socket: string): Promise<Probe> {
+  let st: fs.Stats;
+  try {
+    st = fs.lstatSync(socket);
+  } catch {
+    return Promise.resolve({ state: 'none' });
+  }
+  if (!st.isSocket()) return Promise.resolve({ state: 'unusable', reason: `${socket} exists and is not a socket` });
+  return new Promise((resolve) => {
+    const conn = net.connect(socket);
+    let buf = '';
+    const done = (p: Probe) => {
+      clearTimeout(timer);
+      conn.destroy();
+      resolve(p);
+    };
+    const timer = setTimeout(() => done({ state: 'live', pid: null }), PROBE_WAIT_MS);
+    conn.setEncoding('utf8');
+    conn.on('data', (d: string) => {
+      buf += d;
+      const nl = buf.indexOf('\n');
+      if (nl < 0) return;
+      let pid: number | null = null;
+      try {
+        const hello = JSON.parse(buf.slice(0, nl)) as Partial<ServerHello>;
+        if (typeof hello.pid === 'number') pid = hello.pid;
+      } catch {
+        // something listens, but not a Memo server: still live
+      }
+      done({ state: 'live', pid });
+    });
+    conn.on('error', (err: NodeJS.ErrnoException) => {
+      if (err.code === 'ECONNREFUSED') done({ state: 'stale' });
+      else if (err.code === 'ENOENT') done({ state: 'none' });
+      else done({ state: 'unusable', reason: `${socket} cannot be reached (${err.code ?? err.message})` });
+    });
+  });
+}
+
+function listen(server: net.Server, socket: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(socket, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+}
+
+/** Puts a call's permission prompts to the CLI that made it, over its connection. Lives as long as the call. */
+class SocketPrompter implements Prompter {
+  private seq = 0;
+  private readonly waiting = new Map<string, (answer: PermissionAnswer | Error) => void>();
+
+  constructor(private readonly send: (message: Record<string, unknown>) => void) {}
+
+  ask(request: PermissionRequest, signal: AbortSignal): Promise<PermissionAnswer> {
+    const id = String(++this.seq);
+    return new Promise<PermissionAnswer>((resolve, reject) => {
+      const settle = (answer: PermissionAnswer | Error) => {
+        this.waiting.delete(id);
+        signal.removeEventListener('abort', onAbort);
+        if (answer instanceof Error) reject(answer);
+        else resolve(answer);
+      };
+      // The gate stopped waiting (timeout, cancellation): tell the CLI to stop asking.
+      const onAbort = () => {
+        this.send({ type: 'withdrawn', id });
+        settle(new Error('the question was withdrawn'));
+      };
+      if (signal.aborted) return reject(new Error('the question was withdrawn'));
+      this.waiting.set(id, settle);
+      signal.addEventListener('abort', onAbort, { once: true });
+      this.send({ type: 'prompt', id, request });
+    });
+  }
+
+  answer(id: unknown, answer: unknown, refused: unknown): void {
+    const settle = typeof id === 'string' ? this.waiting.get(id) : undefined;
+    if (!settle) return;
+    if (isPermissionAnswer(answer)) settle(answer);
+    else settle(new Error(typeof refused === 'string' && refused ? refused.slice(0, 300) : 'the CLI sent no valid answer'));
+  }
+
+  goneAway(): void {
+    for (const settle of [...this.waiting.values()]) settle(new Error('the CLI that made the call went away'));
+  }
+}
+
+export class ControlServer {
+  private readonly connections = new Set<net.Socket>();
+  private readonly calls = new Set<AbortController>();
+  private closing: Promise<void> | undefined;
+
+  private constructor(
+    private readonly server: net.Server,
+    /** Where CLI commands find the server: `<data>/control.sock`, or a socket under the temp folder named by `<data>/control-socket.json`. */
+    readonly socketPath: string,
+    private readonly removeFiles: () => void,
+  ) {}
+
+  /**
+   * Listens on the data folder's control socket. Returns null, after a warning, when it cannot: another
+   * memo serve already answers on this data folder (this one then runs without a socket, and CLI
+   * commands keep going to the first), or the path cannot be used. A stale socket (nothing listening)
+   * is removed first.
+   */
+  static async start(options: ControlServerOptions): Promise<ControlServer | null> {
+    const { kernel, logger } = options;
+    const dataDir = kernel.config.dataDir;
+    const primary = socketPathIn(dataDir);
+    const pointer = pointerFileIn(dataDir);
+    const without = (why: string) => {
+      logger.warn(`${why}; running without a control socket, so CLI commands on this data folder use kernels of their own`);
+      return null;
+    };
+
+    for (const candidate of [primary, readPointer(pointer)]) {
+      if (candidate === null) continue;
+      const found = await probe(candidate);
+      if (found.state === 'live') return without(`another memo serve${found.pid !== null ? ` (pid ${found.pid})` : ''} already answers on ${candidate}`);
+      if (found.state === 'unusable') return without(found.reason);
+      if (found.state === 'none' && candidate !== primary) fs.rmSync(pointer, { force: true });
+      if (found.state === 'stale') {
+        logger.info(`removing the stale control socket ${candidate} (nothing listens on it)`);
+        removeSocket(candidate, candidate === primary ? null : pointer);
+      }
+    }
+
+    const server = net.createServer();
+    let created: ControlServer;
+    if (fitsSocketPath(primary)) {
+      // Bound in a private folder and narrowed there, then linked to its name: the name never
+      // points at a socket with a wider mode, and link() fails rather than replace a socket another
+      // serve has just made.
+      const privateDir = fs.mkdtempSync(path.join(dataDir, '.c-'));
+      const inner = path.join(privateDir, 's');
+      try {
+        await listen(server, inner);
+        fs.chmodSync(inner, 0o600);
+        fs.linkSync(inner, primary);
+      } catch (err) {
+        server.close();
+        fs.rmSync(privateDir, { recursive: true, force: true });
+        const code = (err as NodeJS.ErrnoException).code;
+        return without(code === 'EEXIST' ? `another memo serve took ${primary} a moment ago` : `cannot create ${primary} (${code ?? (err as Error).message})`);
+      }
+      fs.rmSync(privateDir, { recursive: true, force: true });
+      const ino = fs.lstatSync(primary).ino;
+      created = new ControlServer(server, primary, () => {
+        // Only our own socket: never one a later serve put there.
+        if (fs.lstatSync(primary, { throwIfNoEntry: false })?.ino === ino) fs.rmSync(primary, { force: true });
+      });
+    } else {
+      // The data folder's path is too long for a socket path: a private folder under the temp
+      // folder holds it, and a small file in the data folder names it.
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'memo-ctl-'));
+      const socket = path.join(dir, 'control.sock');
+      if (!fitsSocketPath(socket)) {
+        fs.rmSync(dir, { recursive: true, force: true });
+        return without(`both ${primary} and ${socket} are longer than a Unix socket path may be`);
+      }
+      let protectedDir: Disposable;
+      try {
+        await listen(server, socket);
+        fs.chmodSync(socket, 0o600);
+        writeFileAtomic(pointer, JSON.stringify({ v: CONTROL_PROTOCOL_VERSION, socket, pid: process.pid }) + '\n');
+        // Outside the data folder, so it is added to the folders no tool may reach.
+        protectedDir = kernel.state.add(dir, 'the control socket folder');
+      } catch (err) {
+        server.close();
+        fs.rmSync(dir, { recursive: true, force: true });
+        return without(`cannot create ${socket} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
+      }
+      created = new ControlServer(server, socket, () => {
+        protectedDir.dispose();
+        if (readPointer(pointer) === socket) fs.rmSync(pointer, { force: true });
+        fs.rmSync(dir, { recursive: true, force: true });
+      });
+    }
+    server.on('connection', (conn) => created.serve(conn, options));
+    logger.info(`CLI commands on this data folder reach this server through ${created.socketPath}`);
+    return created;
+  }
+
+  /**
+   * Removes the socket (new CLI commands use kernels of their own from now on), cancels the calls
+   * still running (their CLIs get CANCELLED), and closes every connection.
+   */
+  close(): Promise<void> {
+    this.closing ??= (async () => {
+      try {
+        this.removeFiles();
+      } catch {
+        // already gone
+      }
+      const stopped = new Promise<void>((resolve) => this.server.close(() => resolve()));
+      for (const call of this.calls) call.abort(new Error('memo serve is stopping'));
+      const idle = Promise.all([...this.connections].map((c) => new Promise<void>((resolve) => (c.closed ? resolve() : c.once('close', () => resolve())))));
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([idle, new Promise<void>((resolve) => (timer = setTimeout(resolve, CLOSE_GRACE_MS)))]);
+      clearTimeout(timer);
+      for (const c of this.connections) c.destroy();
+      await stopped;
+    })();
+    return this.closing;
+  }
+
+  private hello(options: ControlServerOptions): ServerHello {
+    const { kernel } = options;
+    return {
+      v: CONTROL_PROTOCOL_VERSION,
+      type: 'hello',
+      pid: process.pid,
+      data: realDir(kernel.config.dataDir),
+      root: kernel.config.root,
+      packs: options.packFolders.map(realDir),
+      skills: options.skillFolders.map(realDir),
+    };
+  }
+
+  /** One connection, one request. */
+  private serve(conn: net.Socket, options: ControlServerOptions): void {
+    const { kernel } = options;
+    this.connections.add(conn);
+    let prompter: SocketPrompter | undefined;
+    let call: AbortController | undefined;
+    let requested = false;
+    conn.on('error', () => {
+      // 'close' follows; a CLI that vanished is not the server's fault
+    });
+    conn.on('close', () => {
+      this.connections.delete(conn);
+      // A CLI that disconnects (Ctrl-C twice, killed, its terminal closed) cancels its call.
+      call?.abort(new Error('the CLI went away'));
+      prompter?.goneAway();
+    });
+    const send = (message: object) => {
+      if (conn.writable) conn.write(line(message));
+    };
+    const finish = (message: Record<string, unknown>) => {
+      reader.stop();
+      if (conn.writable) conn.end(line(message));
+      // A peer that never closes its side is cut after a while.
+      conn.setTimeout(CLOSE_GRACE_MS, () => conn.destroy());
+    };
+    const refuse = (code: string, message: string) => finish({ type: 'error', code, message });
+    const reader = new LineReader(
+      MAX_REQUEST_LINE_BYTES,
+      (text) => {
+        if (!requested) {
+          requested = true;
+          conn.setTimeout(0);
+          void request(text);
+        } else if (prompter && call) {
+          message(text);
+        }
+      },
+      () => refuse('TOO_LARGE', `a line is longer than ${MAX_REQUEST_LINE_BYTES} bytes`),
+    );
+
+    const parse = (text: string): Record<string, unknown> | string => {
+      let value: unknown;
+      try {
+        value = JSON.parse(text);
+      } catch {
+        // The parser's message quotes the input, which may hold arguments: not repeated.
+        return 'the line is not JSON';
+      }
+      if (typeof value !== 'object' || value === null || Array.isArray(value)) return 'the line is not a JSON object';
+      return value as Record<string, unknown>;
+    };
+
+    const request = async (text: string) => {
+      const req = parse(text);
+      if (typeof req === 'string') return refuse('BAD_REQUEST', `${req}; a request is one JSON object on one line, like {"v":1,"op":"tools.list"}`);
+      if (req.v !== CONTROL_PROTOCOL_VERSION)
+        return refuse(
+          'UNSUPPORTED_VERSION',
+          `this server speaks control protocol v${CONTROL_PROTOCOL_VERSION}; the request says ${req.v === undefined ? 'no version' : `v${JSON.stringify(req.v).slice(0, 20)}`}`,
+        );
+      switch (req.op) {
+        case 'plugins.list':
+          return finish({ type: 'result', value: packList(kernel) });
+        case 'tools.list':
+          return finish({ type: 'result', value: toolList(kernel) });
+        case 'plugins.info':
+          if (typeof req.id !== 'string') return refuse('BAD_REQUEST', 'plugins.info needs "id": a pack id');
+          return finish({ type: 'result', value: packInfo(kernel, req.id) });
+        case 'tools.call': {
+          if (typeof req.tool !== 'string') return refuse('BAD_REQUEST', 'tools.call needs "tool": a tool name');
+          const controller = new AbortController();
+          const asker = new SocketPrompter(send);
+          call = controller;
+          prompter = asker;
+          this.calls.add(controller);
+          // Its own session: an allow-session answer covers this call's command, as it does when the CLI runs its own kernel.
+          const sessionId = `control:${randomUUID()}`;
+          const result = await kernel.invoke(
+            {
+              tool: req.tool,
+              args: req.args,
+              caller: { kind: 'cli', id: 'memo tools call', sessionId },
+              signal: controller.signal,
+              onProgress: (update) => send({ type: 'progress', update }),
+            },
+            { prompter: asker },
+          );
+          kernel.gate.clearSession(sessionId);
+          this.calls.delete(controller);
+          call = undefined;
+          prompter = undefined;
+          return finish({ type: 'result', value: result });
+        }
+        default:
+          return refuse(
+            'BAD_REQUEST',
+            `unknown op ${req.op === undefined ? '(none)' : JSON.stringify(req.op).slice(0, 60)}; this server answers ${OPS.join(', ')}`,
+          );
+      }
+    };
+
+    const message = (text: string) => {
+      const msg = parse(text);
+      // Mid-call lines are answers and cancellations; anything else is ignored rather than ending the call.
+      if (typeof msg === 'string' || msg.v !== CONTROL_PROTOCOL_VERSION) return;
+      if (msg.type === 'cancel') call?.abort(new Error('cancelled at the CLI'));
+      else if (msg.type === 'answer') prompter?.answer(msg.id, msg.answer, msg.refused);
+    };
+
+    conn.on('data', (d: Buffer) => reader.push(d));
+    conn.setTimeout(REQUEST_WAIT_MS, () => refuse('TIMEOUT', `no request arrived within ${REQUEST_WAIT_MS / 1000} s`));
+    if (this.closing) return void conn.destroy();
+    send(this.hello(options));
+  }
+}
+
+/** The socket a pointer file names, or null (no file, or not one of ours). */
+function readPointer(pointer: string): string | null {
+  try {
+    const parsed = JSON.parse(fs.readFileSync(pointer, 'utf8')) as { socket?: unknown };
+    return typeof parsed.socket === 'string' && path.isAbsolute(parsed.socket) ? parsed.socket : null;
+  } catch {
+    return null;
+  }
+}
+
+/** Removes a stale socket; one under the temp folder takes its private folder and the pointer file with it. */
+function removeSocket(socket: string, pointer: string | null): void {
+  fs.rmSync(socket, { force: true });
+  if (pointer === null) return;
+  fs.rmSync(pointer, { force: true });
+  const dir = path.dirname(socket);
+  // Only a folder this server kind makes: memo-ctl-* right under the temp folder.
+  if (path.dirname(dir) === os.tmpdir() && path.basename(dir).startsWith('memo-ctl-')) fs.rmSync(dir, { recursive: true, force: true });
+}
