@@ -53,6 +53,7 @@ export type { SkillFolder, SkillState } from './skills/skill-manager.js';
 export type { Skill } from './skills/skill.js';
 export {
   ProviderError,
+  isProviderError,
   type ChatMessage,
   type ChatRequest,
   type ChatResponse,

@@ -42,6 +42,7 @@ export type { Logger } from './logger.js';
 export type { PackApi, PackActivate } from './packs/pack-api.js';
 export {
   ProviderError,
+  isProviderError,
   type ChatMessage,
   type ChatRequest,
   type ChatResponse,

@@ -3,7 +3,7 @@ import { isMemoError } from '../errors.js';
 import type { Kernel } from '../kernel.js';
 import type { ToolResult } from '../tools/contract.js';
 import { planBudget, TokenCounter } from './context-budget.js';
-import { ProviderError, type ChatMessage, type ModelProvider, type ToolCallRequestPart, type ToolDefinition } from './provider.js';
+import { isProviderError, type ChatMessage, type ModelProvider, type ToolCallRequestPart, type ToolDefinition } from './provider.js';
 
 export const MAX_ITERATIONS = 40;
 export const AGENT_TEMPERATURE = 0.2;
@@ -137,7 +137,7 @@ export async function runTurn(kernel: Kernel, opts: TurnOptions): Promise<TurnRe
         reply = await opts.provider.chat({ model: opts.model, messages, tools: defs, temperature: AGENT_TEMPERATURE, contextTokens: plan.budget, signal });
       } catch (err) {
         if (signal.aborted) return finish('cancelled', 'The turn was stopped.');
-        const message = err instanceof ProviderError ? err.message : `The model call failed: ${(err as Error)?.message ?? String(err)}`;
+        const message = isProviderError(err) ? err.message : `The model call failed: ${(err as Error)?.message ?? String(err)}`;
         return finish('error', message);
       }
       if (reply.usage) {

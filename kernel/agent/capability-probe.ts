@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Clock } from '../clock.js';
-import { ProviderError, type ChatMessage, type ModelProvider, type ProviderConfig, type ToolDefinition } from './provider.js';
+import { isProviderError, type ChatMessage, type ModelProvider, type ProviderConfig, type ToolDefinition } from './provider.js';
 import { resolveApiKey } from './provider-settings.js';
 import { isLoopback } from '../util/is-loopback.js';
 
@@ -63,7 +63,7 @@ export class CapabilityProbe {
       }
     } catch (err) {
       // Unreachable or failing servers are not remembered: the next message tries again.
-      if (err instanceof ProviderError && (err.status === null || err.retryable)) throw err;
+      if (isProviderError(err) && (err.status === null || err.retryable)) throw err;
       verdict = this.fail(`the tool-calling request was rejected: ${(err as Error).message}`);
     }
     this.cache.set(k, verdict);

@@ -101,3 +101,13 @@ export class ProviderError extends Error {
     this.name = 'ProviderError';
   }
 }
+
+/**
+ * True for a ProviderError from any copy of this module (a pack loaded with its own copy of the
+ * kernel, an older pack build): checked by its name and fields, never `instanceof`.
+ */
+export function isProviderError(err: unknown): err is ProviderError {
+  if (typeof err !== 'object' || err === null) return false;
+  const e = err as { name?: unknown; message?: unknown; status?: unknown; retryable?: unknown };
+  return e.name === 'ProviderError' && typeof e.message === 'string' && (e.status === null || typeof e.status === 'number') && typeof e.retryable === 'boolean';
+}

@@ -25,6 +25,7 @@ import type {
   LlamaModel,
 } from 'node-llama-cpp';
 import {
+  isProviderError,
   ProviderError,
   type ChatMessage,
   type ChatRequest,
@@ -294,7 +295,7 @@ function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
 }
 
 function generationError(err: unknown, rt: Runtime): ProviderError {
-  if (err instanceof ProviderError) return err;
+  if (isProviderError(err)) return err;
   const text = errorText(err);
   if (/context size|context shift|fit the context/i.test(text)) {
     return fail(
