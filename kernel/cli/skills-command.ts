@@ -1,6 +1,7 @@
 /** `memo skills list|show`: the SKILL.md bundles found, and one skill in full. */
 import type { Command } from 'commander';
 import { DenyingPrompter } from '../permissions/prompter.js';
+import { registerSkillAuthoring } from './authoring-command.js';
 import { NotFound, print, table, type Cli } from './context.js';
 
 interface SkillDetail {
@@ -12,6 +13,7 @@ interface SkillDetail {
 
 export function registerSkillsCommands(program: Command, cli: Cli): void {
   const skills = program.command('skills').description('SKILL.md bundles');
+  registerSkillAuthoring(skills, cli);
   skills
     .command('list')
     .description('every skill found, loaded or skipped (with the reason)')
