@@ -183,6 +183,12 @@ export class ControlServer {
       }
     }
 
+    // A serve killed between binding and linking leaves its private folder: removed once nothing listens in it.
+    for (const name of fs.readdirSync(dataDir).filter((n) => n.startsWith('.c-'))) {
+      const leftover = path.join(dataDir, name);
+      if ((await probe(path.join(leftover, 's'))).state !== 'live') fs.rmSync(leftover, { recursive: true, force: true });
+    }
+
     const server = net.createServer();
     let created: ControlServer;
     if (fitsSocketPath(primary)) {

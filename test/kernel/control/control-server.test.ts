@@ -94,6 +94,14 @@ describe('ControlServer', () => {
     expect(fs.readdirSync(r.fx.dataDir).filter((n) => n.startsWith('.c-'))).toEqual([]);
   });
 
+  it('removes a private folder a killed server left between binding and linking', async () => {
+    const dataDir = path.join(tempDir('memo-ctl-left-'), 'data');
+    fs.mkdirSync(path.join(dataDir, '.c-abc123'), { recursive: true });
+    fs.writeFileSync(path.join(dataDir, '.c-abc123', 's'), '');
+    await running(dataDir);
+    expect(fs.readdirSync(dataDir).filter((n) => n.startsWith('.c-'))).toEqual([]);
+  });
+
   it('answers list requests with the same shapes the CLI prints from a kernel of its own', async () => {
     const r = await running();
     const tools = (await (await connect(r)).request('tools.list')) as Array<{ name: string }>;
