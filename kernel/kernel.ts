@@ -16,7 +16,7 @@ import { WriteCapabilities } from './permissions/write-capabilities.js';
 import { RateLimiter, type RateLimitOptions } from './rate-limit/rate-limiter.js';
 import * as T from './tokens.js';
 import type { ToolCallRequest, ToolResult } from './tools/contract.js';
-import { DEFAULT_TOOL_TIMEOUT_MS, ToolPipeline, type InvokeOptions } from './tools/tool-pipeline.js';
+import { DEFAULT_TOOL_TIMEOUT_MS, ToolPipeline, type InvokeOptions, type PipelineOptions } from './tools/tool-pipeline.js';
 import { ToolRegistry, type PackDefinition } from './tools/tool-registry.js';
 import { PathSandbox } from './sandbox/path-sandbox.js';
 import { KernelState } from './sandbox/kernel-state.js';
@@ -436,60 +436,40 @@ export function createKernel(options: KernelOptions = {}): Kernel {
       override === undefined ? defaults[key] : () => (typeof override === 'function' ? (override as (cfg: T.KernelConfig) => unknown)(config) : override);
     c.register(SERVICE_TOKENS[key], { useFactory: instanceCachingFactory(make) });
   }
-  c.register(ToolRegistry, { useFactory: instanceCachingFactory(() => new ToolRegistry()) });
-  // Resolved at check time: the conversation store in turn tells the capabilities when a conversation goes.
+  // Values the kernel's classes are built from.
+  c.register(T.RateLimits, { useValue: options.rateLimits ?? {} });
+  c.register(T.PromptTimeoutMs, { useValue: config.promptTimeoutMs });
+  c.register(T.PipelineOptions, {
+    useFactory: instanceCachingFactory((d): PipelineOptions => ({
+      root,
+      sandbox: new PathSandbox(root, d.resolve(KernelState)),
+      judge: d.resolve(CommandJudge),
+      dataDir: packDataDir(dataDir),
+      defaultTimeoutMs: config.defaultToolTimeoutMs,
+      logger: d.resolve<T.Logger>(T.Logger),
+      secrets: d.resolve(KnownSecrets),
+    })),
+  });
+  // The files of this kernel's data folder: each store is made for its own file.
+  const logger = (d: DependencyContainer) => d.resolve<T.Logger>(T.Logger);
+  c.register(PermissionStore, { useFactory: instanceCachingFactory((d) => new PermissionStore(path.join(dataDir, 'permissions.json'), logger(d))) });
+  c.register(PackSettings, { useFactory: instanceCachingFactory((d) => new PackSettings(path.join(dataDir, 'packs.json'), logger(d))) });
+  c.register(ProviderSettings, { useFactory: instanceCachingFactory((d) => new ProviderSettings(path.join(dataDir, 'providers.json'), logger(d))) });
+  // Stored provider keys and sensitive environment values: scrubbed from every tool result, error and audit line.
+  c.register(KnownSecrets, { useFactory: instanceCachingFactory((d) => new KnownSecrets({ providers: d.resolve(ProviderSettings) })) });
+  // Asks the conversation store at check time; the store in turn tells it when a conversation goes (below).
   c.register(WriteCapabilities, {
     useFactory: instanceCachingFactory((d) => new WriteCapabilities((id) => d.resolve<T.ConversationStore>(T.ConversationStore).exists(id))),
   });
-  c.register(PermissionStore, {
-    useFactory: instanceCachingFactory((d) => new PermissionStore(path.join(dataDir, 'permissions.json'), d.resolve<T.Logger>(T.Logger))),
-  });
-  c.register(RateLimiter, { useFactory: instanceCachingFactory((d) => new RateLimiter(d.resolve<T.Clock>(T.Clock), options.rateLimits)) });
-  c.register(PermissionGate, {
-    useFactory: instanceCachingFactory(
-      (d) => new PermissionGate(d.resolve(PermissionStore), d.resolve<T.Prompter>(T.Prompter), d.resolve<T.Clock>(T.Clock), config.promptTimeoutMs),
-    ),
-  });
-  c.register(ToolPipeline, {
-    useFactory: instanceCachingFactory(
-      (d) =>
-        new ToolPipeline(
-          d.resolve(ToolRegistry),
-          d.resolve(RateLimiter),
-          d.resolve(PermissionGate),
-          d.resolve(WriteCapabilities),
-          d.resolve<T.AuditSink>(T.AuditSink),
-          d.resolve<T.Clock>(T.Clock),
-          {
-            root,
-            sandbox: new PathSandbox(root, d.resolve(KernelState)),
-            judge: d.resolve(CommandJudge),
-            dataDir: packDataDir(dataDir),
-            defaultTimeoutMs: config.defaultToolTimeoutMs,
-            logger: d.resolve<T.Logger>(T.Logger),
-            secrets: d.resolve(KnownSecrets),
-          },
-        ),
-    ),
-  });
-  // Stored provider keys and sensitive environment values: scrubbed from every tool result, error and audit line.
-  c.register(KnownSecrets, { useFactory: instanceCachingFactory((d) => new KnownSecrets({ providers: d.resolve(ProviderSettings) })) });
-
-  c.register(PackSettings, {
-    useFactory: instanceCachingFactory((d) => new PackSettings(path.join(dataDir, 'packs.json'), d.resolve<T.Logger>(T.Logger))),
-  });
-  c.register(PackManager, {
-    useFactory: instanceCachingFactory((d) => new PackManager(d.resolve(ToolRegistry), d.resolve(PackSettings), d.resolve<T.Logger>(T.Logger))),
-  });
-
-  c.register(ProviderSettings, { useFactory: instanceCachingFactory(() => new ProviderSettings(path.join(dataDir, 'providers.json'))) });
-  c.register(CapabilityProbe, { useFactory: instanceCachingFactory((d) => new CapabilityProbe(d.resolve<T.Clock>(T.Clock))) });
-  c.register(CommandJudge, { useFactory: instanceCachingFactory((d) => new CommandJudge(d.resolve(KernelState))) });
-  c.register(SkillManager, {
-    useFactory: instanceCachingFactory(
-      (d) => new SkillManager(d.resolve(ToolRegistry), d.resolve(CommandJudge), d.resolve<T.Logger>(T.Logger), d.resolve(KernelState)),
-    ),
-  });
+  // Everything else is built by the container from its constructor's tokens, once per kernel.
+  c.registerSingleton(ToolRegistry);
+  c.registerSingleton(RateLimiter);
+  c.registerSingleton(PermissionGate);
+  c.registerSingleton(ToolPipeline);
+  c.registerSingleton(PackManager);
+  c.registerSingleton(CapabilityProbe);
+  c.registerSingleton(CommandJudge);
+  c.registerSingleton(SkillManager);
 
   // A deleted conversation's write capabilities die with it, whichever store the host chose.
   c.resolve<T.ConversationStore>(T.ConversationStore).setDeleteListener((id) => c.resolve(WriteCapabilities).revokeConversation(id));

@@ -57,6 +57,13 @@ export interface ProviderRegistry {
   create(config: ProviderConfig, fetchImpl?: typeof fetch): ModelProvider;
 }
 
+/** `KernelOptions.rateLimits`, as given (the limiter fills in its defaults). */
+export const RateLimits = Symbol('RateLimits');
+/** How long a permission prompt waits for an answer (ms). */
+export const PromptTimeoutMs = Symbol('PromptTimeoutMs');
+/** The pipeline's per-kernel settings (root, sandbox, judge, data folders, default timeout). */
+export const PipelineOptions = Symbol('PipelineOptions');
+
 /** The resolved, validated options of one kernel instance. */
 export const KernelConfig = Symbol('KernelConfig');
 export interface KernelConfig {

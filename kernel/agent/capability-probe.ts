@@ -1,5 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Clock } from '../clock.js';
+import { inject, injectable } from '../di.js';
+import * as T from '../tokens.js';
 import { isProviderError, type ChatMessage, type ModelProvider, type ProviderConfig, type ToolDefinition } from './provider.js';
 import { resolveApiKey } from './provider-settings.js';
 import { isLoopback } from '../util/is-loopback.js';
@@ -26,10 +28,11 @@ const PROBE_TOOL: ToolDefinition = {
  * to any of those probes again; an unreachable server is never cached (start it, and the next
  * message re-probes); `force` re-probes a model swapped behind an unchanged configuration.
  */
+@injectable()
 export class CapabilityProbe {
   private readonly cache = new Map<string, ProbeVerdict>();
 
-  constructor(private readonly clock: Clock) {}
+  constructor(@inject(T.Clock) private readonly clock: Clock) {}
 
   key(config: ProviderConfig, model: string): string {
     const key = resolveApiKey(config) ?? '';

@@ -2,11 +2,13 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Disposable } from '../disposable.js';
 import type { Logger } from '../logger.js';
+import { inject, injectable } from '../di.js';
+import * as T from '../tokens.js';
 import { FolderWatcher } from '../util/folder-watcher.js';
-import type { ToolRegistry } from '../tools/tool-registry.js';
+import { ToolRegistry } from '../tools/tool-registry.js';
 import { listPackDirs, loadPackFolder, type PackFolder, type PackStatus } from './pack-loader.js';
 import type { PackManifest } from './manifest.js';
-import { resolveConfig, type PackSettings } from './pack-settings.js';
+import { PackSettings, resolveConfig } from './pack-settings.js';
 import type { PackActivate, PackApi } from './pack-api.js';
 
 /** How often data/packs.json is checked for changes made by `memo plugins` in another process. */
@@ -22,6 +24,7 @@ export interface PackState extends PackStatus {
  * Loads manifest packs from folders, keeps them in step with the disk (hot loading), and applies
  * the administrator's enable/disable and settings choices live.
  */
+@injectable()
 export class PackManager {
   private readonly states = new Map<string, PackState>();
   private readonly registrations = new Map<string, Disposable>();
@@ -35,9 +38,9 @@ export class PackManager {
   private folders: PackFolder[] = [];
 
   constructor(
-    private readonly registry: ToolRegistry,
-    private readonly settings: PackSettings,
-    private readonly logger: Logger,
+    @inject(ToolRegistry) private readonly registry: ToolRegistry,
+    @inject(PackSettings) private readonly settings: PackSettings,
+    @inject(T.Logger) private readonly logger: Logger,
   ) {}
 
   /** Loads every pack folder found in the folders; broken ones are reported and skipped. */

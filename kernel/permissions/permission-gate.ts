@@ -1,8 +1,10 @@
 import type { Clock } from '../clock.js';
+import { inject, injectable } from '../di.js';
+import * as T from '../tokens.js';
 import { withDeadline } from '../util/with-deadline.js';
 import { MemoError } from '../errors.js';
 import type { Caller, Concern, Danger, Effect, Preview } from '../tools/contract.js';
-import type { PermissionStore } from './permission-store.js';
+import { PermissionStore } from './permission-store.js';
 import type { PermissionAnswer, Prompter } from './prompter.js';
 
 export interface GateCall {
@@ -37,14 +39,15 @@ const SESSION_DEFAULT = '(kernel)';
  * no standing approval applies to them, though a stored deny still does, and where nobody can be
  * asked they are denied.
  */
+@injectable()
 export class PermissionGate {
   private readonly sessions = new Map<string, Set<string>>();
 
   constructor(
-    private readonly store: PermissionStore,
-    private readonly prompter: Prompter,
-    private readonly clock: Clock,
-    private readonly timeoutMs = DEFAULT_PROMPT_TIMEOUT_MS,
+    @inject(PermissionStore) private readonly store: PermissionStore,
+    @inject(T.Prompter) private readonly prompter: Prompter,
+    @inject(T.Clock) private readonly clock: Clock,
+    @inject(T.PromptTimeoutMs) private readonly timeoutMs = DEFAULT_PROMPT_TIMEOUT_MS,
   ) {}
 
   /** Resolves with how the call was allowed, or throws PERMISSION_DENIED / PERMISSION_TIMEOUT / CANCELLED. */

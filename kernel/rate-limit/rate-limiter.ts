@@ -1,5 +1,7 @@
 import stringify from 'safe-stable-stringify';
 import type { Clock } from '../clock.js';
+import { inject, injectable } from '../di.js';
+import * as T from '../tokens.js';
 import { MemoError } from '../errors.js';
 
 export interface RateLimitOptions {
@@ -22,14 +24,15 @@ export function canonicalArgs(args: unknown): string {
  * repeating the exact same call. Admitted calls are counted when admitted, so a call that is later
  * denied by the permission gate still used its slot: a model looping on denied calls is throttled too.
  */
+@injectable()
 export class RateLimiter {
   private readonly admitted: number[] = [];
   private readonly lastSeen = new Map<string, number>();
   private options: RateLimitOptions;
 
   constructor(
-    private readonly clock: Clock,
-    options: Partial<RateLimitOptions> = {},
+    @inject(T.Clock) private readonly clock: Clock,
+    @inject(T.RateLimits) options: Partial<RateLimitOptions> = {},
   ) {
     this.options = { ...DEFAULT_RATE_LIMITS, ...options };
   }

@@ -27,8 +27,9 @@
  * per program family under judge/rules.
  */
 import type { Judge } from '../tools/contract.js';
-import type { KernelState } from './kernel-state.js';
-import { ASK_RULES, EMPTY, isAskRule, reasonOf, UNPARSEABLE, type Ctx, type Finding } from './judge/context.js';
+import { inject, injectable } from '../di.js';
+import { KernelState } from './kernel-state.js';
+import { EMPTY, isAskRule, reasonOf, UNPARSEABLE, type Ctx, type Finding } from './judge/context.js';
 import { loadParser } from './judge/parser.js';
 import { START } from './judge/paths.js';
 import './judge/rules/index.js';
@@ -171,12 +172,10 @@ export const BLOCK_RULES: ReadonlyArray<{ id: string; category: string; descript
   },
 ]);
 
-/** The rule ids that fail closed, for callers that list what a verdict can say. */
-export const FAIL_CLOSED_RULES: readonly string[] = Object.freeze([UNPARSEABLE, 'dynamic-command', EMPTY]);
-
 /** Judges shell commands before they run; see the module comment for what it refuses and why. */
+@injectable()
 export class CommandJudge implements Judge {
-  constructor(private readonly state?: KernelState) {}
+  constructor(@inject(KernelState) private readonly state?: KernelState) {}
 
   async judge(command: string, options: JudgeOptions = {}): Promise<CommandVerdict> {
     if (command.trim() === '') return { verdict: 'blocked', rule: EMPTY, reason: `${EMPTY}: the command is empty: there is nothing to run.` };
@@ -217,6 +216,3 @@ export class CommandJudge implements Judge {
     return { verdict: 'allowed', rule: null, reason: 'No rule matched any command in it.' };
   }
 }
-
-/** Every verdict rule id a caller may meet, for documentation and `memo shell check`. */
-export const RULE_IDS: readonly string[] = Object.freeze([...BLOCK_RULES.map((r) => r.id), ...ASK_RULES.map((r) => r.id), ...FAIL_CLOSED_RULES]);

@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { createContainment, executableExists, plainContainment, resolveContainment, type Containment, type ContainmentChoice } from './process-containment.js';
 
-export { containmentInfo, type ContainmentInfo } from './process-containment.js';
+export { containmentInfo } from './process-containment.js';
 
 export interface RunOptions {
   cwd: string;

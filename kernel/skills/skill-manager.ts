@@ -3,13 +3,15 @@ import * as path from 'node:path';
 import type { Disposable } from '../disposable.js';
 import { MemoError } from '../errors.js';
 import type { Logger } from '../logger.js';
+import { inject, injectable } from '../di.js';
+import * as T from '../tokens.js';
 import { CommandJudge } from '../sandbox/command-judge.js';
 import { assessCommand } from '../sandbox/command-assessment.js';
-import type { KernelState } from '../sandbox/kernel-state.js';
+import { KernelState } from '../sandbox/kernel-state.js';
 import { PathSandbox } from '../sandbox/path-sandbox.js';
 import { runProcess } from '../sandbox/process-runner.js';
 import type { Preview, ToolContext, ToolImplementation, ToolSpec } from '../tools/contract.js';
-import type { PackDefinition, ToolRegistry } from '../tools/tool-registry.js';
+import { ToolRegistry, type PackDefinition } from '../tools/tool-registry.js';
 import { FolderWatcher } from '../util/folder-watcher.js';
 import { buildArgv, quoteArgv } from './command-template.js';
 import { readSkill, type Skill } from './skill.js';
@@ -40,6 +42,7 @@ const FILE_LIST_CAP = 200;
  * demand through `read_skill`, and their `tools:` registered as command tools behind the same
  * judge, permission gate and audit as `run_command`. Skills hot-load like packs.
  */
+@injectable()
 export class SkillManager {
   private readonly states = new Map<string, SkillState>();
   private readonly registrations = new Map<string, Disposable>();
@@ -47,10 +50,10 @@ export class SkillManager {
   private watcher: FolderWatcher | null = null;
 
   constructor(
-    private readonly registry: ToolRegistry,
-    private readonly judge: CommandJudge,
-    private readonly logger: Logger,
-    private readonly state?: KernelState,
+    @inject(ToolRegistry) private readonly registry: ToolRegistry,
+    @inject(CommandJudge) private readonly judge: CommandJudge,
+    @inject(T.Logger) private readonly logger: Logger,
+    @inject(KernelState) private readonly state?: KernelState,
   ) {}
 
   /** The kernel's own skill tools: `list_skills` and `read_skill`. */

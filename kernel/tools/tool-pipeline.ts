@@ -1,20 +1,22 @@
 import { randomUUID } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
 import { performance } from 'node:perf_hooks';
+import * as T from '../tokens.js';
 import type { AuditSink } from '../tokens.js';
+import { inject, injectable } from '../di.js';
 import { attachKnownSecrets, KnownSecrets } from '../audit/known-secrets.js';
 import { maskArgs, maskText } from '../audit/masking.js';
 import type { Clock } from '../clock.js';
 import type { Logger } from '../logger.js';
 import { isMemoError, MemoError, toErrorInfo, type ToolErrorInfo } from '../errors.js';
-import type { PermissionGate } from '../permissions/permission-gate.js';
+import { PermissionGate } from '../permissions/permission-gate.js';
 import type { Prompter } from '../permissions/prompter.js';
-import type { WriteCapabilities } from '../permissions/write-capabilities.js';
-import type { RateLimiter } from '../rate-limit/rate-limiter.js';
+import { WriteCapabilities } from '../permissions/write-capabilities.js';
+import { RateLimiter } from '../rate-limit/rate-limiter.js';
 import type { PathSandbox } from '../sandbox/path-sandbox.js';
 import type { CommandJudge } from '../sandbox/command-judge.js';
 import type { Caller, JsonValue, ToolCallRequest, ToolContext, ToolResult } from './contract.js';
-import { describeAjvErrors, type RegisteredTool, type ToolRegistry } from './tool-registry.js';
+import { describeAjvErrors, ToolRegistry, type RegisteredTool } from './tool-registry.js';
 import { withDeadline } from '../util/with-deadline.js';
 
 export const DEFAULT_TOOL_TIMEOUT_MS = 120_000;
@@ -119,18 +121,19 @@ function publicCaller(caller: Caller): { kind: Caller['kind']; id?: string; conv
  * (with timeout and cancellation), audit. It never throws: every outcome is a ToolResult, and
  * every outcome is audited, refused and invalid calls included.
  */
+@injectable()
 export class ToolPipeline {
   private readonly shutdown = new AbortController();
   private readonly known: KnownSecrets;
 
   constructor(
-    private readonly registry: ToolRegistry,
-    private readonly limiter: RateLimiter,
-    private readonly gate: PermissionGate,
-    private readonly capabilities: WriteCapabilities,
-    private readonly audit: AuditSink,
-    private readonly clock: Clock,
-    private readonly options: PipelineOptions,
+    @inject(ToolRegistry) private readonly registry: ToolRegistry,
+    @inject(RateLimiter) private readonly limiter: RateLimiter,
+    @inject(PermissionGate) private readonly gate: PermissionGate,
+    @inject(WriteCapabilities) private readonly capabilities: WriteCapabilities,
+    @inject(T.AuditSink) private readonly audit: AuditSink,
+    @inject(T.Clock) private readonly clock: Clock,
+    @inject(T.PipelineOptions) private readonly options: PipelineOptions,
   ) {
     // Every running call listens for shutdown; hundreds at once are normal, not a leak.
     setMaxListeners(0, this.shutdown.signal);

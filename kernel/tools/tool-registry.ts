@@ -1,6 +1,7 @@
 import { EventEmitter } from 'node:events';
 import type { ErrorObject, ValidateFunction } from 'ajv';
 import { MemoError } from '../errors.js';
+import { injectable } from '../di.js';
 import { toDisposable, type Disposable } from '../disposable.js';
 import type { ToolImplementation, ToolAssess, ToolPreview, ToolRun, ToolSpec } from './contract.js';
 import type { PackActivate } from '../packs/pack-api.js';
@@ -72,6 +73,7 @@ function specProblems(spec: ToolSpec): string[] {
  * Every tool the kernel can call. A pack registers all its tools or none; the registration is
  * disposable, so unloading or reloading a pack removes exactly what it added.
  */
+@injectable()
 export class ToolRegistry {
   private readonly tools = new Map<string, RegisteredTool>();
   private readonly packsById = new Map<string, RegisteredPack>();

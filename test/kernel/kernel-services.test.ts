@@ -99,6 +99,19 @@ class MemoryConversations implements ConversationStore {
 }
 
 describe('replacing the kernel services', () => {
+  it('builds each kernel its own services: two kernels in one process share none', async () => {
+    const a = kernelWith({});
+    const b = kernelWith({});
+    expect(a.registry).not.toBe(b.registry);
+    expect(a.gate).not.toBe(b.gate);
+    expect(a.limiter).not.toBe(b.limiter);
+    expect(a.packs).not.toBe(b.packs);
+    b.registerPack({ id: 'only-in-b', tools: [] });
+    expect(a.registry.pack('only-in-b')).toBeUndefined();
+    await a.shutdown();
+    await b.shutdown();
+  });
+
   it('asks the replacement prompter', async () => {
     const prompter = new ScriptedPrompter('allow-once');
     const k = kernelWith({ prompter });
