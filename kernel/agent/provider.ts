@@ -54,6 +54,11 @@ export interface ModelProvider {
   readonly name: string;
   /** The wire format (`openai-compatible`, `anthropic`, `gemini`, ...). */
   readonly kind: string;
+  /**
+   * The model runs on this machine (a local server or in process): the kernel checks it can call
+   * tools before giving it any. The pack that made the provider knows its presets; the kernel does not.
+   */
+  readonly local?: boolean;
   chat(request: ChatRequest): Promise<ChatResponse>;
   /** The model's context window in tokens, when known. */
   contextWindow(model: string): number | undefined;

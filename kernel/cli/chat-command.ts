@@ -283,7 +283,8 @@ async function open(o: ChatOptions, ctx: CliContext, prompter: Prompter): Promis
     }
     const warnings: string[] = [];
     let toolsEnabled = o.tools !== false;
-    if (toolsEnabled && isLocalProvider(config)) {
+    // The provider says so itself (its pack knows the presets), or the configuration does.
+    if (toolsEnabled && (provider.local === true || isLocalProvider(config))) {
       try {
         const verdict = await kernel.probe.probe(provider, config, model);
         if (!verdict.toolCalling) {

@@ -419,6 +419,7 @@ function createProvider(config: ProviderConfig, options: LocalGgufOptions): Loca
   return {
     name: config.name,
     kind: LLAMA_CPP_KIND,
+    local: true,
 
     async chat(request: ChatRequest): Promise<ChatResponse> {
       const signal = request.signal ?? new AbortController().signal;

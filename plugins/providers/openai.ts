@@ -102,6 +102,7 @@ export function createOpenAiProvider(config: ProviderConfig, deps: AdapterDeps):
   return {
     name: config.name,
     kind: 'openai-compatible',
+    local: ep.local,
     async chat(request: ChatRequest): Promise<ChatResponse> {
       const { signal, key, model, headers, secrets } = startRequest(config, ep, request, deps.env ?? process.env);
       if (key) headers.authorization = `Bearer ${key}`;

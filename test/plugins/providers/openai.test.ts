@@ -22,6 +22,14 @@ describe('the openai-compatible adapter', () => {
     expect(booted.fx.kernel.packs.list().find((p) => p.id === 'providers')).toMatchObject({ status: 'loaded' });
   });
 
+  it('says whether the model runs on this machine, from its preset or a loopback address', () => {
+    expect(booted.create({ kind: 'openai-compatible', preset: 'ollama', model: 'llama3' }).local).toBe(true);
+    expect(booted.create({ kind: 'openai-compatible', preset: 'lmstudio', model: 'qwen' }).local).toBe(true);
+    // The replay server listens on 127.0.0.1.
+    expect(provider().local).toBe(true);
+    expect(booted.create({ kind: 'openai-compatible', preset: 'groq', model: 'llama3', apiKey: KEY }).local).toBe(false);
+  });
+
   it('sends the recorded first request: path, bearer key, messages, tools and temperature', async () => {
     const exchange = fixture('openai/01-tool-call.json');
     server.reply(recorded('openai/01-tool-call.json'));
