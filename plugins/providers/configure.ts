@@ -1,27 +1,10 @@
-import {
-  isLoopback,
-  MemoError,
-  ProviderError,
-  type PackApi,
-  type Preview,
-  type ProviderConfig,
-  type ToolContext,
-  type ToolImplementation,
-} from 'memo-kernel/pack';
+import { isLoopback, MemoError, ProviderError, type PackApi, type Preview, type ProviderConfig, type TypedToolImplementation } from 'memo-kernel/pack';
 import { CUSTOM, isKind, PRESETS, presetsOf, resolveEndpoint, type Kind } from './presets.js';
+import type { ToolArgs } from './tool-args.js';
 
 export const MASKED_KEY = '[stored, masked]';
 
-export interface ConfigureArgs {
-  name: string;
-  kind?: string;
-  preset?: string;
-  baseUrl?: string;
-  model?: string;
-  apiKeyEnv?: string;
-  apiKey?: string;
-  contextWindow?: number;
-}
+type ConfigureArgs = ToolArgs['configure_provider'];
 
 export interface Plan {
   next: ProviderConfig;
@@ -178,25 +161,23 @@ function previewOf(plan: Plan): Preview {
 }
 
 /** The `configure_provider` tool, bound to the pack's api once activate() has run. */
-export function configureProvider(getApi: () => PackApi | undefined): ToolImplementation {
+export function configureProvider(getApi: () => PackApi | undefined): TypedToolImplementation<ConfigureArgs> {
   const settings = () => {
     const api = getApi();
     if (!api) throw new MemoError('TOOL_FAILED', 'The providers pack is not active (its activate() has not run).');
     return api.providers.settings;
   };
   return {
-    preview: (args: Record<string, unknown>, _ctx: ToolContext): Preview => {
-      const a = args as unknown as ConfigureArgs;
+    preview: (args): Preview => {
       try {
-        return previewOf(planConfiguration(a, settings().get(a.name)));
+        return previewOf(planConfiguration(args, settings().get(args.name)));
       } catch (err) {
-        return { kind: 'text', text: `Provider "${a.name}" will not be stored: ${(err as Error).message}` };
+        return { kind: 'text', text: `Provider "${args.name}" will not be stored: ${(err as Error).message}` };
       }
     },
-    run: (args: Record<string, unknown>) => {
-      const a = args as unknown as ConfigureArgs;
+    run: (args) => {
       const store = settings();
-      const plan = planConfiguration(a, store.get(a.name));
+      const plan = planConfiguration(args, store.get(args.name));
       store.put(plan.next);
       const active = store.active()?.name === plan.next.name;
       const provider = maskedConfig(plan.next);

@@ -3,13 +3,14 @@
  * kernel through activate(), and the `configure_provider` tool. The kernel talks to this pack only
  * through those two exports.
  */
-import type { Disposable, PackApi, ProviderFactory } from 'memo-kernel/pack';
+import { defineTools, type Disposable, type PackApi, type ProviderFactory } from 'memo-kernel/pack';
 import { createAnthropicProvider } from './anthropic.js';
 import { configureProvider } from './configure.js';
 import { createGeminiProvider } from './gemini.js';
 import { createLocalGgufProvider, LLAMA_CPP_KIND } from './local-gguf.js';
 import { createOpenAiProvider } from './openai.js';
 import type { Kind } from './presets.js';
+import type { ToolArgs } from './tool-args.js';
 
 /** The api of the current activation: the tool stores configurations through its settings. */
 let current: PackApi | undefined;
@@ -31,4 +32,4 @@ export function activate(api: PackApi): Disposable {
   };
 }
 
-export const tools = { configure_provider: configureProvider(() => current) };
+export const tools = defineTools<ToolArgs>({ configure_provider: configureProvider(() => current) });

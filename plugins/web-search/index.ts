@@ -1,7 +1,18 @@
 import { STATUS_CODES } from 'node:http';
 import type { ReadableStreamReadResult } from 'node:stream/web';
-import { fetchWithRetry, findSecret, isMemoError, MemoError, retryableStatus, retryAfterMs, type ToolContext, type ToolImplementation } from 'memo-kernel/pack';
+import {
+  defineTools,
+  fetchWithRetry,
+  findSecret,
+  isMemoError,
+  MemoError,
+  retryableStatus,
+  retryAfterMs,
+  type ToolContext,
+  type TypedToolImplementation,
+} from 'memo-kernel/pack';
 import { capText, cleanText, readResultsPage, type PageResult } from './ddg-page.js';
+import type { ToolArgs } from './tool-args.js';
 
 /** The pack's settings as the manifest's `config` schema defines them (the kernel applies its defaults). */
 interface Settings {
@@ -293,14 +304,14 @@ function checkQuery(raw: string, query: string, ctx: ToolContext): void {
   }
 }
 
-const webSearch: ToolImplementation = async (args, ctx) => {
+const webSearch: TypedToolImplementation<ToolArgs['web_search']> = async (args, ctx) => {
   const s = settingsOf(ctx);
-  const asked = typeof args.query === 'string' ? args.query : ''; // the schema makes it a string
+  const asked = args.query;
   const query = cleanText(asked);
   if (query === '') throw new MemoError('INVALID_ARGS', 'The query has no searchable text: send a few words to search for.');
   checkQuery(asked, query, ctx);
-  const region = typeof args.region === 'string' ? args.region : null;
-  const maxResults = typeof args.maxResults === 'number' ? args.maxResults : DEFAULT_MAX_RESULTS;
+  const region = args.region ?? null;
+  const maxResults = args.maxResults ?? DEFAULT_MAX_RESULTS;
 
   const form = new URLSearchParams({ q: query });
   if (region) form.set('kl', region);
@@ -336,4 +347,4 @@ const webSearch: ToolImplementation = async (args, ctx) => {
   }
 };
 
-export const tools = { web_search: webSearch };
+export const tools = defineTools<ToolArgs>({ web_search: webSearch });
