@@ -5,10 +5,9 @@
  */
 import * as path from 'node:path';
 import { Option } from 'commander';
-import { fileURLToPath } from 'node:url';
 import { reachServer, type ControlConnection } from '../control/control-client.js';
 import { isMemoError } from '../errors.js';
-import { createKernel, type Kernel } from '../kernel.js';
+import { BUILTIN_PACKS_DIR, BUILTIN_SKILLS_DIR, createKernel, type Kernel } from '../kernel.js';
 import { StderrLogger } from '../logger.js';
 import type { Prompter } from '../permissions/prompter.js';
 import type { PackFolder } from '../packs/pack-loader.js';
@@ -26,10 +25,6 @@ export interface GlobalOptions {
   packs?: string;
   skills?: string;
 }
-
-/** Built-in packs and skills sit beside the kernel: `plugins/`, `skills/` in a checkout, under `dist/` once compiled. */
-export const BUILTIN_PACKS_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../plugins');
-export const BUILTIN_SKILLS_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../skills');
 
 /** `--no-server` (commander sets `server: false`): a command that could go through a running memo serve uses a kernel of its own. */
 export interface ServerOption {

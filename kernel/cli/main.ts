@@ -15,8 +15,6 @@ import { registerShellCommands } from './shell-command.js';
 import { registerSkillsCommands } from './skills-command.js';
 import { registerToolsCommands } from './tools-command.js';
 
-export { BUILTIN_PACKS_DIR, BUILTIN_SKILLS_DIR } from './context.js';
-
 export function buildProgram(setExit: (code: number) => void): { program: Command; cli: Cli } {
   const program = new Command('memo')
     .description('Memo agent kernel: tools behind a permission gate, an audit trail, and MCP.')

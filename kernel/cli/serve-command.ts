@@ -92,6 +92,8 @@ export function registerServeCommand(program: Command, cli: Cli): void {
       try {
         kernel = await cli.boot(new DenyingPrompter('memo serve has nobody to ask; store a decision with memo tools call --approve allow-forever'), false);
         await kernel.watch();
+        // Pack services (schedulers, sockets, sync loops) run for as long as serve does.
+        await kernel.start();
         // Before the ready line: from then on, CLI commands on this data folder reach this kernel.
         control = await ControlServer.start({
           kernel,

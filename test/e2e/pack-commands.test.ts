@@ -4,6 +4,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { requireFreshBuild } from '../helpers/dist.js';
 import { tempDir } from '../helpers/kernel-fixture.js';
+import { ServeProcess } from '../mcp/mcp-helpers.js';
 
 const BIN = path.resolve('bin/memo');
 const PACKS = path.resolve('test/fixtures/contrib-packs');
@@ -47,5 +48,23 @@ describe('memo <pack command>', () => {
     const r = memo('nosuch', 'thing');
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/unknown command 'nosuch'/);
+  });
+});
+
+describe('memo serve and pack services', () => {
+  it('starts the services of the loaded packs and stops them when it is stopped', async () => {
+    const base = tempDir('memo-serve-services-');
+    const data = path.join(base, 'data');
+    const root = path.join(base, 'root');
+    fs.mkdirSync(root);
+    const serve = ServeProcess.start(['--packs', PACKS, '--root', root, '--data', data, 'serve', '--json']);
+    await serve.json(0);
+    const events = path.join(data, 'packs-data', 'contrib-demo', 'events.log');
+    // The ready line comes after start(): the service has run its first tool call by then.
+    expect(fs.readFileSync(events, 'utf8')).toBe('service started\n');
+    expect(await serve.stop()).toBe(0);
+    expect(fs.readFileSync(events, 'utf8')).toBe('service started\nservice stopped\n');
+    const audit = fs.readFileSync(path.join(data, 'agent-audit.jsonl'), 'utf8');
+    expect(audit).toContain('"caller":{"kind":"host","id":"contrib-demo/ticker"}');
   });
 });
