@@ -6,10 +6,8 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Command } from 'commander';
 import { listPackDirs } from '../packs/pack-loader.js';
-import { checkPackFolder, checkSkillFolder } from '../packs/pack-check.js';
-import { describeProblem, type Problem } from '../packs/pack-problems.js';
-import { scaffoldFiles } from '../packs/pack-scaffold.js';
-import { generateToolArgs, TOOL_ARGS_FILE } from '../packs/tool-types.js';
+import type { Problem } from '../packs/pack-problems.js';
+import { TOOL_ARGS_FILE } from '../packs/tool-types.js';
 import { PACK_ID } from '../tools/tool-registry.js';
 import { NotFound, print, UsageError, type Cli } from './context.js';
 
@@ -20,10 +18,11 @@ function folderOf(dir: string): string {
 }
 
 /** Prints the problems (each with the offending line when it has one) or the OK line; exit 1 on any problem. */
-function report(cli: Cli, dir: string, problems: Problem[], ok: string, json: boolean | undefined): void {
+async function report(cli: Cli, dir: string, problems: Problem[], ok: string, json: boolean | undefined): Promise<void> {
   if (json) print({ ok: problems.length === 0, problems });
   else if (problems.length === 0) process.stdout.write(`OK ${ok}\n`);
   else {
+    const { describeProblem: describe } = await import('../packs/pack-problems.js');
     const text = problems.map((p) => {
       let source: string | undefined;
       if (p.line !== undefined) {
@@ -33,7 +32,7 @@ function report(cli: Cli, dir: string, problems: Problem[], ok: string, json: bo
           // shown without the line
         }
       }
-      return describeProblem(p, source);
+      return describe(p, source);
     });
     process.stdout.write(`${text.join('\n')}\n${problems.length} problem${problems.length === 1 ? '' : 's'} in ${dir}\n`);
   }
@@ -47,18 +46,22 @@ export function registerPluginAuthoring(plugins: Command, cli: Cli): void {
     .option('--json', 'print {ok, problems:[{file,line,column,tool,field,message}]}')
     .action(async (dir: string, opts: { json?: boolean }) => {
       const abs = folderOf(dir);
+      // The checker loads the skill parser, acorn and Ajv: only this command pays for them.
+      const { checkPackFolder } = await import('../packs/pack-check.js');
       const { manifest, problems } = await checkPackFolder(abs);
+
       const summary = manifest
         ? `pack ${manifest.id} ${manifest.version}: ${manifest.tools.length} tool${manifest.tools.length === 1 ? '' : 's'} (${manifest.tools.map((t) => t.name).join(', ')})`
         : '';
-      report(cli, abs, problems, summary, opts.json);
+      await report(cli, abs, problems, summary, opts.json);
     });
 
   plugins
     .command('types <dir>')
     .description(`write <dir>/${TOOL_ARGS_FILE}: the handlers' argument types, generated from plugin.json`)
-    .action((dir: string) => {
+    .action(async (dir: string) => {
       const abs = folderOf(dir);
+      const { generateToolArgs } = await import('../packs/tool-types.js');
       let manifest: unknown;
       try {
         manifest = JSON.parse(fs.readFileSync(path.join(abs, 'plugin.json'), 'utf8'));
@@ -75,7 +78,7 @@ export function registerPluginAuthoring(plugins: Command, cli: Cli): void {
     .description('create a pack folder: one read tool, one writing tool with a preview, a README and a test (node --test)')
     .option('--ts', 'TypeScript, typed by tool-args.ts generated from plugin.json')
     .option('--dir <folder>', 'the pack folder (default ./<id>); its name must be the id')
-    .action((id: string, opts: { ts?: boolean; dir?: string }) => {
+    .action(async (id: string, opts: { ts?: boolean; dir?: string }) => {
       if (!PACK_ID.test(id) || id.length > 64)
         throw new UsageError(`"${id}" is not a pack id: use kebab-case (lowercase letters, digits, single hyphens), e.g. my-notes.`);
       const dir = path.resolve(opts.dir ?? id);
@@ -84,6 +87,7 @@ export function registerPluginAuthoring(plugins: Command, cli: Cli): void {
         throw new UsageError(`${dir} already exists and is not an empty folder; pick another id or --dir.`);
       const taken = listPackDirs(cli.packFolders()).find((f) => path.basename(f.dir) === id);
       if (taken) throw new UsageError(`A pack with id "${id}" already exists (${taken.dir}); pick another id.`);
+      const { scaffoldFiles } = await import('../packs/pack-scaffold.js');
       const files = scaffoldFiles(id, opts.ts === true);
       fs.mkdirSync(dir, { recursive: true });
       for (const [name, text] of Object.entries(files)) fs.writeFileSync(path.join(dir, name), text);
@@ -106,10 +110,12 @@ export function registerSkillAuthoring(skills: Command, cli: Cli): void {
     .command('validate <dir>')
     .description('check a skill folder (SKILL.md) as the kernel would load it, registering nothing; every problem, located (exit 1 if any)')
     .option('--json', 'print {ok, problems:[{file,line,column,tool,field,message}]}')
-    .action((dir: string, opts: { json?: boolean }) => {
+    .action(async (dir: string, opts: { json?: boolean }) => {
       const abs = folderOf(dir);
+      const { checkSkillFolder } = await import('../packs/pack-check.js');
       const { name, tools, problems } = checkSkillFolder(abs);
-      report(
+
+      await report(
         cli,
         abs,
         problems,
