@@ -192,7 +192,8 @@ export class ToolPipeline {
       }
       const args = this.validate(tool, request.args);
       this.limiter.admit(name, args);
-      await this.checkCaller(tool, request.caller);
+      // Only an MCP caller's write needs the (asynchronous) capability check: no extra tick for the rest.
+      if (request.caller.kind === 'mcp' && tool.spec.effect !== 'read') await this.checkCaller(tool, request.caller);
       call = this.context(tool, request, callId, request.signal);
       const ctx = call;
       const signal = ctx.ctx.signal;
@@ -259,7 +260,6 @@ export class ToolPipeline {
   }
 
   private async checkCaller(tool: RegisteredTool, caller: Caller): Promise<void> {
-    if (caller.kind !== 'mcp' || tool.spec.effect === 'read') return;
     const conversation = await this.capabilities.check(caller.capability);
     if (conversation === null) {
       throw new MemoError(
@@ -316,8 +316,9 @@ export class ToolPipeline {
   private run(tool: RegisteredTool, args: Record<string, unknown>, { ctx, controller }: CallContext): Promise<JsonValue> {
     const name = tool.spec.name;
     const timeoutMs = tool.spec.timeoutMs ?? this.options.defaultTimeoutMs ?? DEFAULT_TOOL_TIMEOUT_MS;
-    // One deadline: the call's own signal (caller, shutdown) or the tool's timeout, whichever comes first.
-    const deadline = withDeadline(ctx.signal, timeoutMs, this.clock);
+    // One deadline on the call's own controller: the caller or shutdown aborts it, or the tool's
+    // timeout does (and the handler learns through the same signal that its time is up).
+    const deadline = withDeadline(ctx.signal, timeoutMs, this.clock, controller);
     return new Promise<JsonValue>((resolve, reject) => {
       let settled = false;
       const finish = (fn: () => void) => {
@@ -333,8 +334,6 @@ export class ToolPipeline {
         finish(() =>
           reject(new MemoError('TIMEOUT', `${name} did not finish within ${timeoutMs / 1000} s and was stopped.`, { tool: name, plugin: tool.pack.id })),
         );
-        // The handler learns through its own signal that its time is up.
-        controller.abort(new Error('timeout'));
       };
       if (deadline.signal.aborted) return onStop();
       deadline.signal.addEventListener('abort', onStop, { once: true });

@@ -51,9 +51,11 @@ export class JsonFileStore<T> {
     return this.unusable;
   }
 
-  /** Bumped whenever the value held changes (a write here, or a reload of the file). */
+  /**
+   * Bumped whenever the value held changes (a write here, or a reload of the file). It does not look
+   * at the disk (callers on hot paths compare it on every call): `read()` or `reload()` do.
+   */
   get version(): number {
-    this.reload();
     return this.changes;
   }
 

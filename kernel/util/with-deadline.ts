@@ -29,8 +29,10 @@ const systemClock = new SystemClock();
  * Every deadline must be disposed when its work ends (in a `finally`), so a long-lived caller
  * signal does not collect a listener per call and no timer outlives the work.
  */
-export function withDeadline(outer: AbortSignal | undefined, ms: number, clock: Clock = systemClock): Deadline {
-  const controller = new AbortController();
+export function withDeadline(outer: AbortSignal | undefined, ms: number, clock: Clock = systemClock, own?: AbortController): Deadline {
+  // A caller that already holds the work's controller (the pipeline, once per call) lends it: its
+  // signal is the deadline's, no second controller is made, and the timer aborts it directly.
+  const controller = own ?? new AbortController();
   let cause: DeadlineCause | null = null;
   let timer: ClockTimer | null = null;
   let disposed = false;
@@ -49,11 +51,18 @@ export function withDeadline(outer: AbortSignal | undefined, ms: number, clock: 
     controller.abort(reason);
   };
   function onOuterAbort(): void {
+    if (outer === controller.signal) {
+      // The lent controller was aborted by someone else: a cancellation, already signalled.
+      if (cause === null) cause = 'cancelled';
+      dispose();
+      return;
+    }
     fire('cancelled', outer?.reason);
   }
 
   if (outer?.aborted) {
-    fire('cancelled', outer.reason);
+    if (outer === controller.signal) cause = 'cancelled';
+    else fire('cancelled', outer.reason);
   } else {
     outer?.addEventListener('abort', onOuterAbort, { once: true });
     if (Number.isFinite(ms)) {

@@ -98,3 +98,32 @@ describe('withDeadline', () => {
     expect(d.cause).toBe('timeout');
   });
 });
+
+describe('withDeadline on a lent controller', () => {
+  it('aborts the lent controller itself at the deadline, with cause timeout', () => {
+    const clock = new ManualClock();
+    const own = new AbortController();
+    const d = withDeadline(own.signal, 1000, clock, own);
+    expect(d.signal).toBe(own.signal);
+    clock.advance(1000);
+    expect(own.signal.aborted).toBe(true);
+    expect(d.cause).toBe('timeout');
+    expect((own.signal.reason as DOMException).name).toBe('TimeoutError');
+  });
+
+  it('counts an abort of the lent controller by someone else as a cancellation, and stops its timer', () => {
+    const clock = new ManualClock();
+    const own = new AbortController();
+    const d = withDeadline(own.signal, 1000, clock, own);
+    own.abort(new Error('caller stopped'));
+    expect(d.cause).toBe('cancelled');
+    clock.advance(5000);
+    expect((own.signal.reason as Error).message).toBe('caller stopped');
+  });
+
+  it('is cancelled at once when the lent controller has already aborted', () => {
+    const own = new AbortController();
+    own.abort();
+    expect(withDeadline(own.signal, 1000, new ManualClock(), own).cause).toBe('cancelled');
+  });
+});
