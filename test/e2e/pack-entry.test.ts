@@ -28,7 +28,7 @@ const call = async () => {
 };
 const first = await call();
 // A new version of the pack's code, helper first: the watcher reloads it, helper included.
-fs.writeFileSync(path.join(packs, 'entry-probe', 'helper.js'), "export const helperVersion = 'h2';\n");
+fs.writeFileSync(path.join(packs, 'entry-probe', 'helper.js'), "export const helperVersion = 'h2';\\n");
 fs.writeFileSync(path.join(packs, 'entry-probe', 'index.js'), fs.readFileSync(path.join(packs, 'entry-probe', 'index.js'), 'utf8').replace("'v1'", "'v2'"));
 let second = first;
 for (let i = 0; i < 400 && second.version !== 'v2'; i++) {
