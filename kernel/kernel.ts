@@ -13,6 +13,8 @@ import { PermissionGate, DEFAULT_PROMPT_TIMEOUT_MS } from './permissions/permiss
 import { PermissionStore } from './permissions/permission-store.js';
 import { DenyingPrompter } from './permissions/prompter.js';
 import { WriteCapabilities } from './permissions/write-capabilities.js';
+import { ApprovalBroker, DEFAULT_APPROVAL_WAIT_MS } from './permissions/approval-broker.js';
+import type { ApprovalFace } from './permissions/prompter.js';
 import { RateLimiter, type RateLimitOptions } from './rate-limit/rate-limiter.js';
 import * as T from './tokens.js';
 import type { ToolCallRequest, ToolResult } from './tools/contract.js';
@@ -40,7 +42,7 @@ import type { DataSource } from 'typeorm';
 
 /** The services a host may replace, each with one entry in `KernelOptions.services`. */
 export interface KernelServices {
-  prompter: T.Prompter;
+  prompter: T.Prompter | null;
   clock: T.Clock;
   logger: T.Logger;
   auditSink: T.AuditSink;
@@ -58,8 +60,12 @@ export interface KernelOptions {
   dataDir?: string;
   /** Packs registered in code (host apps, tests). */
   packs?: PackDefinition[];
-  /** Asked when a medium/dangerous tool has no stored decision. Default: deny (nobody to ask). Same as `services.prompter`. */
-  prompter?: T.Prompter;
+  /**
+   * The first face of the approval broker, asked when a medium/dangerous tool has no stored decision.
+   * Default: deny at once (nobody to ask). `null`: no face; requests wait in the broker (up to
+   * `approvalWaitMs`) for a face to attach or for `kernel.approvals.answer(...)`. Same as `services.prompter`.
+   */
+  prompter?: T.Prompter | null;
   /** Same as `services.clock`. */
   clock?: T.Clock;
   /** Same as `services.logger`. */
@@ -67,6 +73,8 @@ export interface KernelOptions {
   /** Replacements for the kernel's own services: each one registration, used everywhere the kernel needs it. */
   services?: { [K in keyof KernelServices]?: ServiceOverride<KernelServices[K]> };
   rateLimits?: Partial<RateLimitOptions>;
+  /** How long a request waits in the broker when no face is attached (default 30 minutes; then APPROVAL_EXPIRED). */
+  approvalWaitMs?: number;
   promptTimeoutMs?: number;
   defaultToolTimeoutMs?: number;
 }
@@ -159,6 +167,11 @@ export class Kernel {
   readonly gate: PermissionGate;
   readonly limiter: RateLimiter;
   readonly capabilities: WriteCapabilities;
+  /**
+   * Every pending permission request: list them, watch them (`onChange`), attach faces (a terminal,
+   * a dialog, the console) and answer them (`answer(id, reply)`). The first answer wins.
+   */
+  readonly approvals: ApprovalBroker;
   readonly config: T.KernelConfig;
   private readonly pipeline: ToolPipeline;
   private readonly disposables: Disposable[] = [];
@@ -199,6 +212,9 @@ export class Kernel {
     this.gate = container.resolve(PermissionGate);
     this.limiter = container.resolve(RateLimiter);
     this.capabilities = container.resolve(WriteCapabilities);
+    this.approvals = container.resolve(ApprovalBroker);
+    const prompter = container.resolve<T.Prompter | null>(T.Prompter);
+    if (prompter) this.disposables.push(this.approvals.attach(asFace(prompter)));
     this.pipeline = container.resolve(ToolPipeline);
     this.packs = container.resolve(PackManager);
     this.skills = container.resolve(SkillManager);
@@ -389,6 +405,12 @@ export class Kernel {
   }
 }
 
+/** A prompter as a face of the broker: its own name if it has one (the terminal's is `terminal`), else `host`. */
+function asFace(prompter: T.Prompter): ApprovalFace {
+  const named = prompter as Partial<ApprovalFace>;
+  return typeof named.name === 'string' ? (prompter as ApprovalFace) : { name: 'host', ask: (r, s) => prompter.ask(r, s) };
+}
+
 const SERVICE_TOKENS: { readonly [K in keyof KernelServices]: symbol } = {
   prompter: T.Prompter,
   clock: T.Clock,
@@ -426,7 +448,7 @@ export function createKernel(options: KernelOptions = {}): Kernel {
     providerRegistry: () => new ProviderRegistry(),
   };
   const shorthand: Partial<KernelServices> = {
-    ...(options.prompter ? { prompter: options.prompter } : {}),
+    ...(options.prompter !== undefined ? { prompter: options.prompter } : {}),
     ...(options.clock ? { clock: options.clock } : {}),
     ...(options.logger ? { logger: options.logger } : {}),
   };
@@ -439,6 +461,7 @@ export function createKernel(options: KernelOptions = {}): Kernel {
   // Values the kernel's classes are built from.
   c.register(T.RateLimits, { useValue: options.rateLimits ?? {} });
   c.register(T.PromptTimeoutMs, { useValue: config.promptTimeoutMs });
+  c.register(T.ApprovalWaitMs, { useValue: options.approvalWaitMs ?? DEFAULT_APPROVAL_WAIT_MS });
   c.register(T.PipelineOptions, {
     useFactory: instanceCachingFactory((d): PipelineOptions => ({
       root,
@@ -464,6 +487,7 @@ export function createKernel(options: KernelOptions = {}): Kernel {
   // Everything else is built by the container from its constructor's tokens, once per kernel.
   c.registerSingleton(ToolRegistry);
   c.registerSingleton(RateLimiter);
+  c.registerSingleton(ApprovalBroker);
   c.registerSingleton(PermissionGate);
   c.registerSingleton(ToolPipeline);
   c.registerSingleton(PackManager);
@@ -472,7 +496,11 @@ export function createKernel(options: KernelOptions = {}): Kernel {
   c.registerSingleton(SkillManager);
 
   // A deleted conversation's write capabilities die with it, whichever store the host chose.
-  c.resolve<T.ConversationStore>(T.ConversationStore).setDeleteListener((id) => c.resolve(WriteCapabilities).revokeConversation(id));
+  // and so do the approvals given for it ("nothing survives it").
+  c.resolve<T.ConversationStore>(T.ConversationStore).setDeleteListener((id) => {
+    c.resolve(WriteCapabilities).revokeConversation(id);
+    c.resolve(PermissionStore).forgetConversation(id);
+  });
   const kernel = new Kernel(c);
   kernel.registerPack(kernel.skills.kernelPack());
   for (const pack of options.packs ?? []) kernel.registerPack(pack);

@@ -59,8 +59,10 @@ export interface ProviderRegistry {
 
 /** `KernelOptions.rateLimits`, as given (the limiter fills in its defaults). */
 export const RateLimits = Symbol('RateLimits');
-/** How long a permission prompt waits for an answer (ms). */
+/** How long a permission prompt waits for a face's answer (ms; 60 s, seed 000). */
 export const PromptTimeoutMs = Symbol('PromptTimeoutMs');
+/** How long a request waits in the approval broker when no face is attached (ms; 30 minutes, seed 003). */
+export const ApprovalWaitMs = Symbol('ApprovalWaitMs');
 /** The pipeline's per-kernel settings (root, sandbox, judge, data folders, default timeout). */
 export const PipelineOptions = Symbol('PipelineOptions');
 

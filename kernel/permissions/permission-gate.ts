@@ -1,11 +1,19 @@
 import type { Clock } from '../clock.js';
 import { inject, injectable } from '../di.js';
 import * as T from '../tokens.js';
-import { withDeadline } from '../util/with-deadline.js';
 import { MemoError } from '../errors.js';
 import type { Caller, Concern, Danger, Effect, Preview } from '../tools/contract.js';
+import { ApprovalBroker } from './approval-broker.js';
 import { PermissionStore } from './permission-store.js';
-import type { PermissionAnswer, Prompter } from './prompter.js';
+import { answerMinutes, type ApprovalFace, type PermissionAnswer, type Prompter } from './prompter.js';
+
+/** What an accepted edit turns the call into: checked against the schema, assessed and previewed again. */
+export interface RevisedCall {
+  args: Record<string, unknown>;
+  maskedArgs: unknown;
+  concern: Concern | null;
+  preview: () => Promise<Preview | null>;
+}
 
 export interface GateCall {
   callId: string;
@@ -19,25 +27,52 @@ export interface GateCall {
   maskedArgs: unknown;
   caller: Caller;
   signal: AbortSignal;
-  /** Asks this call's question instead of the gate's prompter (InvokeOptions.prompter); never kept for another call. */
+  /** Asks this call's question instead of the kernel's faces (InvokeOptions.prompter); never kept for another call. */
   prompter?: Prompter;
   /** Computed only if a person is actually going to be asked. */
   preview: () => Promise<Preview | null>;
+  /**
+   * Set for tools that accept edited arguments: validates an edit (throws a MemoError saying what is
+   * wrong) and returns the revised call, which is put to the person again.
+   */
+  revise?: (args: Record<string, unknown>) => Promise<RevisedCall>;
 }
 
 /** How the question was settled; written to the audit line as `decision`. */
-export type GateDecision = 'auto' | 'allow:once' | 'allow:session' | 'allow:forever' | 'allow:stored-session' | 'allow:stored-forever';
+export type GateDecision =
+  | 'auto'
+  | 'allow:once'
+  | 'allow:conversation'
+  | 'allow:session'
+  | 'allow:minutes'
+  | 'allow:forever'
+  | 'allow:stored-session'
+  | 'allow:stored-conversation'
+  | 'allow:stored-until'
+  | 'allow:stored-forever'
+  | 'allow:always-allow';
+
+/** The gate's verdict: how the call was allowed, and the arguments it runs with when a person edited them. */
+export interface GateOutcome {
+  decision: GateDecision;
+  edited?: { args: Record<string, unknown>; maskedArgs: unknown; by: string };
+}
 
 export const DEFAULT_PROMPT_TIMEOUT_MS = 60_000;
 
 const SESSION_DEFAULT = '(kernel)';
+/** Callers the person's global "always allow" covers: the kernel's own agent turns and routines. */
+const ALWAYS_ALLOW_CALLERS: ReadonlySet<Caller['kind']> = new Set(['agent', 'routine']);
+/** The most edits one question takes before the call is refused (a loop between a face and a broken tool). */
+const MAX_EDITS = 20;
 
 /**
- * The permission gate. `safe` tools run; anything else is answered by a stored decision or by
- * asking the host's Prompter. Deny wins over allow. Deletes, `confirm: always` tools and calls the
- * tool itself has a concern about (the judge's `ask` verdict) ask every time, whatever the danger:
- * no standing approval applies to them, though a stored deny still does, and where nobody can be
- * asked they are denied.
+ * The permission gate. `safe` tools run; anything else is answered by a stored decision, by the
+ * person's global "always allow" (agent turns and routines only), or by asking through the approval
+ * broker. Deny wins over allow. Deletes, `confirm: always` tools and calls the tool itself has a
+ * concern about (the judge's `ask` verdict) ask every time, whatever the danger: no standing
+ * approval applies to them, though a stored deny still does, and where nobody can be asked they are
+ * denied. Global "always allow" skips `confirm: always` but never a delete or a concern.
  */
 @injectable()
 export class PermissionGate {
@@ -45,39 +80,94 @@ export class PermissionGate {
 
   constructor(
     @inject(PermissionStore) private readonly store: PermissionStore,
-    @inject(T.Prompter) private readonly prompter: Prompter,
+    @inject(ApprovalBroker) private readonly broker: ApprovalBroker,
     @inject(T.Clock) private readonly clock: Clock,
-    @inject(T.PromptTimeoutMs) private readonly timeoutMs = DEFAULT_PROMPT_TIMEOUT_MS,
   ) {}
 
-  /** Resolves with how the call was allowed, or throws PERMISSION_DENIED / PERMISSION_TIMEOUT / CANCELLED. */
-  async check(call: GateCall): Promise<GateDecision> {
-    const askEveryTime = call.effect === 'delete' || call.confirm === 'always' || !!call.concern;
-    if (call.danger === 'safe' && !askEveryTime) return 'auto';
+  /** Resolves with how the call was allowed, or throws PERMISSION_DENIED / PERMISSION_TIMEOUT / APPROVAL_EXPIRED / CANCELLED. */
+  async check(call: GateCall): Promise<GateOutcome> {
+    const everyTime = (concern: Concern | null | undefined) => call.effect === 'delete' || call.confirm === 'always' || !!concern;
+    if (call.danger === 'safe' && !everyTime(call.concern)) return { decision: 'auto' };
 
-    const stored = this.store.get(call.tool);
-    if (stored?.decision === 'deny') throw this.denied(call, 'deny:stored', `${call.tool} is denied permanently (see \`memo permissions list\`).`);
+    const now = this.clock.now();
+    const conversationId = call.caller.conversationId;
+    const stored = this.store.find(call.tool, now, conversationId);
+    if (stored.deny) throw this.denied(call, 'deny:stored', `${call.tool} is denied (${describeScope(stored.deny)}; see \`memo permissions list\`).`);
+
+    if (this.store.alwaysAllow && ALWAYS_ALLOW_CALLERS.has(call.caller.kind) && call.effect !== 'delete' && !call.concern)
+      return { decision: 'allow:always-allow' };
 
     const sessionKey = call.caller.sessionId ?? SESSION_DEFAULT;
-    if (!askEveryTime) {
-      if (this.sessions.get(sessionKey)?.has(call.tool)) return 'allow:stored-session';
-      if (stored?.decision === 'allow') return 'allow:stored-forever';
+    if (!everyTime(call.concern)) {
+      if (this.sessions.get(sessionKey)?.has(call.tool)) return { decision: 'allow:stored-session' };
+      const allow = stored.allow;
+      if (allow?.scope === 'conversation') return { decision: 'allow:stored-conversation' };
+      if (allow?.scope === 'until') return { decision: 'allow:stored-until' };
+      if (allow?.scope === 'forever') return { decision: 'allow:stored-forever' };
     }
 
-    const answer = await this.ask(call, askEveryTime);
+    // Ask, and ask again after each accepted edit: the person approves the call that will run.
+    let current: { maskedArgs: unknown; concern: Concern | null; preview: () => Promise<Preview | null> } = {
+      maskedArgs: call.maskedArgs,
+      concern: call.concern ?? null,
+      preview: call.preview,
+    };
+    let edited: GateOutcome['edited'];
+    let editProblem: string | undefined;
+    for (let revision = 1, asked = 0; ; asked++) {
+      if (asked > MAX_EDITS) throw this.denied(call, 'deny:edits', `${call.tool} was refused after ${MAX_EDITS} edits without an answer.`);
+      const askEveryTime = everyTime(current.concern);
+      const reply = await this.ask(call, current, askEveryTime, revision, edited?.by, editProblem);
+      if (typeof reply.answer !== 'string') {
+        // An edit: checked and previewed again, then put to the person as a new revision.
+        if (!call.revise) {
+          editProblem = `${call.tool} does not accept edited arguments`;
+          continue;
+        }
+        try {
+          const revised = await call.revise(reply.answer.edit);
+          current = revised;
+          edited = { args: revised.args, maskedArgs: revised.maskedArgs, by: reply.by };
+          editProblem = undefined;
+          revision++;
+        } catch (err) {
+          editProblem = (err as Error)?.message ?? String(err);
+        }
+        continue;
+      }
+      const decision = this.apply(call, reply.answer, askEveryTime, sessionKey);
+      return edited ? { decision, edited } : { decision };
+    }
+  }
+
+  /** Records what a person answered, and says how the call was allowed (or throws the denial). */
+  private apply(call: GateCall, answer: PermissionAnswer, askEveryTime: boolean, sessionKey: string): GateDecision {
+    const at = new Date(this.clock.now());
+    const minutes = answerMinutes(answer);
+    if (answer.startsWith('allow-') && answer !== 'allow-once' && askEveryTime) return 'allow:once';
+    if (minutes !== null) {
+      this.store.set(
+        { tool: call.tool, decision: 'allow', plugin: call.plugin, scope: 'until', expiresAt: new Date(at.getTime() + minutes * 60_000).toISOString() },
+        at,
+      );
+      return 'allow:minutes';
+    }
     switch (answer) {
       case 'allow-once':
         return 'allow:once';
+      case 'allow-conversation':
+        // Only a call of a conversation can be allowed for it; without one it is this call alone.
+        if (!call.caller.conversationId) return 'allow:once';
+        this.store.set({ tool: call.tool, decision: 'allow', plugin: call.plugin, scope: 'conversation', conversationId: call.caller.conversationId }, at);
+        return 'allow:conversation';
       case 'allow-session':
-        if (askEveryTime) return 'allow:once';
         this.sessionSet(sessionKey).add(call.tool);
         return 'allow:session';
       case 'allow-forever':
-        if (askEveryTime) return 'allow:once';
-        this.store.set(call.tool, 'allow', call.plugin, new Date(this.clock.now()));
+        this.store.set({ tool: call.tool, decision: 'allow', plugin: call.plugin, scope: 'forever' }, at);
         return 'allow:forever';
       case 'deny-forever':
-        this.store.set(call.tool, 'deny', call.plugin, new Date(this.clock.now()));
+        this.store.set({ tool: call.tool, decision: 'deny', plugin: call.plugin, scope: 'forever' }, at);
         throw this.denied(call, 'deny:forever', `The user denied ${call.tool}, permanently.`);
       case 'deny-once':
       default:
@@ -101,65 +191,76 @@ export class PermissionGate {
     return new MemoError('PERMISSION_DENIED', message, { tool: call.tool, plugin: call.plugin, details: { decision } });
   }
 
-  private async ask(call: GateCall, askEveryTime: boolean): Promise<PermissionAnswer> {
+  private async ask(
+    call: GateCall,
+    current: { maskedArgs: unknown; concern: Concern | null; preview: () => Promise<Preview | null> },
+    askEveryTime: boolean,
+    revision: number,
+    editedBy: string | undefined,
+    editProblem: string | undefined,
+  ): Promise<{ answer: PermissionAnswer | { edit: Record<string, unknown> }; by: string }> {
     if (call.signal.aborted) throw this.cancelled(call);
     let preview: Preview | null;
     try {
-      preview = await call.preview();
+      preview = await current.preview();
     } catch (err) {
       preview = { kind: 'text', text: `(no preview: ${(err as Error).message})` };
     }
-    const deadline = this.clock.now() + this.timeoutMs;
-    // The prompter's signal: the run stopping, or nobody answering in time. Aborted too once an
-    // answer arrives, so other prompters showing the same question withdraw it.
-    const waiting = withDeadline(call.signal, this.timeoutMs, this.clock);
-    return new Promise<PermissionAnswer>((resolve, reject) => {
-      let settled = false;
-      const finish = (fn: () => void) => {
-        if (settled) return;
-        settled = true;
-        waiting.signal.removeEventListener('abort', onStop);
-        waiting.abort();
-        fn();
-      };
-      const onStop = () => {
+    const answers = askEveryTime
+      ? ['allow-once', 'deny-once', 'deny-forever']
+      : [
+          'allow-once',
+          ...(call.caller.conversationId ? ['allow-conversation'] : []),
+          'allow-session',
+          'allow-minutes:N',
+          'allow-forever',
+          'deny-once',
+          'deny-forever',
+        ];
+    const only: ApprovalFace | undefined = call.prompter ? { name: 'cli', ask: (r, s) => call.prompter!.ask(r, s) } : undefined;
+    const outcome = await this.broker.request(
+      {
+        callId: call.callId,
+        tool: call.tool,
+        plugin: call.plugin,
+        danger: call.danger,
+        effect: call.effect,
+        args: current.maskedArgs,
+        preview,
+        ...(current.concern ? { concern: current.concern } : {}),
+        caller: call.caller,
+        standingApprovalAllowed: !askEveryTime,
+        answers,
+        editable: !!call.revise,
+        revision,
+        ...(editedBy ? { editedBy } : {}),
+        ...(editProblem ? { editProblem } : {}),
+      },
+      call.signal,
+      only,
+    );
+    switch (outcome.kind) {
+      case 'reply':
+        return { answer: outcome.reply, by: outcome.by };
+      case 'cancelled':
         // Stopping a run while its prompt waits counts as a denial.
-        if (waiting.cause !== 'timeout') return finish(() => reject(this.cancelled(call)));
-        finish(() =>
-          reject(
-            new MemoError(
-              'PERMISSION_TIMEOUT',
-              `Nobody answered the permission prompt for ${call.tool} within ${Math.round(this.timeoutMs / 1000)} s, so it was denied.`,
-              { tool: call.tool, plugin: call.plugin, details: { decision: 'deny:timeout' } },
-            ),
-          ),
+        throw this.cancelled(call);
+      case 'timeout':
+        throw new MemoError(
+          'PERMISSION_TIMEOUT',
+          `Nobody answered the permission prompt for ${call.tool} within ${Math.round(outcome.waitedMs / 1000)} s, so it was denied.`,
+          { tool: call.tool, plugin: call.plugin, details: { decision: 'deny:timeout' } },
         );
-      };
-      // The run may have stopped while the preview was being made.
-      if (waiting.signal.aborted) return onStop();
-      waiting.signal.addEventListener('abort', onStop, { once: true });
-      (call.prompter ?? this.prompter)
-        .ask(
-          {
-            callId: call.callId,
-            tool: call.tool,
-            plugin: call.plugin,
-            danger: call.danger,
-            effect: call.effect,
-            args: call.maskedArgs,
-            preview,
-            ...(call.concern ? { concern: call.concern } : {}),
-            caller: call.caller,
-            standingApprovalAllowed: !askEveryTime,
-            deadline,
-          },
-          waiting.signal,
-        )
-        .then(
-          (answer) => finish(() => resolve(answer)),
-          (err: unknown) => finish(() => reject(this.denied(call, 'deny:unanswered', `${call.tool} was denied: ${(err as Error)?.message ?? String(err)}.`))),
+      case 'expired':
+        throw new MemoError(
+          'APPROVAL_EXPIRED',
+          `The approval request for ${call.tool} expired after ${Math.round(outcome.waitedMs / 60_000)} minutes without an answer; it did not run. Ask again if it is still wanted.`,
+          { tool: call.tool, plugin: call.plugin, details: { decision: 'expired' } },
         );
-    });
+      case 'unanswered':
+      default:
+        throw this.denied(call, 'deny:unanswered', `${call.tool} was denied: ${outcome.kind === 'unanswered' ? outcome.reason : 'nobody answered'}.`);
+    }
   }
 
   private cancelled(call: GateCall): MemoError {
@@ -169,4 +270,8 @@ export class PermissionGate {
       details: { decision: 'deny:cancelled' },
     });
   }
+}
+
+function describeScope(d: { scope: string; expiresAt?: string; conversationId?: string }): string {
+  return d.scope === 'until' ? `until ${d.expiresAt}` : d.scope === 'conversation' ? `in conversation ${d.conversationId}` : 'permanently';
 }

@@ -1,23 +1,38 @@
 import type { Logger } from '../logger.js';
 import { JsonFileStore } from '../util/json-file-store.js';
 
+/**
+ * How long a stored decision lasts: until revoked (`forever`), until a moment (`until`, from an
+ * `allow-minutes:N` answer), or as long as one conversation exists (`conversation`).
+ */
+export type DecisionScope = 'forever' | 'until' | 'conversation';
+
 export interface StoredDecision {
   tool: string;
   decision: 'allow' | 'deny';
   plugin: string | null;
+  /** When it was given (ISO). */
   at: string;
+  scope: DecisionScope;
+  /** For `until`: when it stops applying (ISO). */
+  expiresAt?: string;
+  /** For `conversation`: the conversation it belongs to. */
+  conversationId?: string;
 }
 
 interface FileShape {
-  version: 1;
-  decisions: Record<string, { decision: 'allow' | 'deny'; plugin: string | null; at: string }>;
+  version: 2;
+  /** The person's global "always allow" setting (seed 003): never settable through a tool. */
+  alwaysAllow: boolean;
+  decisions: StoredDecision[];
 }
 
 /**
- * Forever decisions in `data/permissions.json`, a JsonFileStore: written atomically, re-read
+ * Stored decisions in `data/permissions.json`, a JsonFileStore: written atomically, re-read
  * whenever the file changes on disk (so `memo permissions revoke` in another process applies to a
  * running kernel at its next call). A corrupt or unreadable file is reported once and treated as
- * "no decisions" (never as allow); it is moved aside, not overwritten, when the next decision is saved.
+ * "no decisions" (never as allow, always-allow off); it is moved aside, not overwritten, when the
+ * next decision is saved. A version 1 file (forever decisions by tool) is read as forever decisions.
  */
 export class PermissionStore {
   private readonly store: JsonFileStore<FileShape>;
@@ -29,9 +44,9 @@ export class PermissionStore {
     this.store = new JsonFileStore<FileShape>({
       file,
       logger,
-      empty: () => ({ version: 1, decisions: table() }),
-      parse: parseDecisions,
-      whileUnusable: 'stored permissions are ignored (nothing is allowed by them)',
+      empty: () => ({ version: 2, alwaysAllow: false, decisions: [] }),
+      parse: parseFile,
+      whileUnusable: 'stored permissions are ignored (nothing is allowed by them, always-allow is off)',
     });
   }
 
@@ -40,49 +55,106 @@ export class PermissionStore {
     return this.store.problem;
   }
 
-  get(tool: string): StoredDecision | undefined {
-    const d = this.store.read().decisions[tool];
-    return d && { tool, ...d };
+  /** The decisions in force for a tool at `now`: a deny, else the allows (expired ones left out). */
+  find(tool: string, now: number, conversationId?: string): { deny?: StoredDecision; allow?: StoredDecision } {
+    const live = this.store.read().decisions.filter((d) => d.tool === tool && inForce(d, now));
+    const deny = live.find((d) => d.decision === 'deny');
+    if (deny) return { deny };
+    // The narrowest allow names the decision: this conversation, a timed one, then forever.
+    const allow =
+      live.find((d) => d.decision === 'allow' && d.scope === 'conversation' && d.conversationId === conversationId) ??
+      live.find((d) => d.decision === 'allow' && d.scope === 'until') ??
+      live.find((d) => d.decision === 'allow' && d.scope === 'forever');
+    return allow ? { allow } : {};
   }
 
-  list(): StoredDecision[] {
-    return Object.entries(this.store.read().decisions)
-      .map(([tool, d]) => ({ tool, ...d }))
-      .sort((a, b) => a.tool.localeCompare(b.tool));
+  /** Every decision still in force at `now` (or every one stored, with `now` omitted), by tool. */
+  list(now?: number): StoredDecision[] {
+    return this.store
+      .read()
+      .decisions.filter((d) => now === undefined || inForce(d, now))
+      .sort((a, b) => a.tool.localeCompare(b.tool) || a.scope.localeCompare(b.scope));
   }
 
-  set(tool: string, decision: 'allow' | 'deny', plugin: string | null, at: Date): void {
-    this.store.update((shape) => sortedShape({ ...shape.decisions, [tool]: { decision, plugin, at: at.toISOString() } }));
+  /** Stores a decision, replacing the tool's decision of the same scope (and conversation); drops expired ones while at it. */
+  set(decision: Omit<StoredDecision, 'at'>, at: Date): void {
+    const now = at.getTime();
+    const entry: StoredDecision = { ...decision, at: at.toISOString() };
+    this.store.update((shape) => ({
+      ...shape,
+      decisions: [...shape.decisions.filter((d) => inForce(d, now) && !sameSlot(d, entry)), entry],
+    }));
   }
 
-  /** Removes a tool's stored decision; false if there was none. */
+  /** Removes a tool's stored decisions (every scope); false if there were none. */
   revoke(tool: string): boolean {
-    if (!Object.hasOwn(this.store.read().decisions, tool)) return false;
-    this.store.update((shape) => void delete shape.decisions[tool]);
+    if (!this.store.read().decisions.some((d) => d.tool === tool)) return false;
+    this.store.update((shape) => ({ ...shape, decisions: shape.decisions.filter((d) => d.tool !== tool) }));
     return true;
   }
-}
 
-/** The decisions of a parsed file, sorted by tool; throws saying what is wrong. One bad entry spoils the file: none of it is used. */
-function parseDecisions(json: unknown): FileShape {
-  const decisions = (json as Partial<FileShape> | null)?.decisions;
-  if (!decisions || typeof decisions !== 'object' || Array.isArray(decisions)) throw new Error('does not have a "decisions" object');
-  const out = table();
-  for (const [tool, d] of Object.entries(decisions)) {
-    if (!d || (d.decision !== 'allow' && d.decision !== 'deny')) throw new Error(`has an invalid entry for "${tool}"`);
-    out[tool] = { decision: d.decision, plugin: d.plugin ?? null, at: String(d.at ?? '') };
+  /** Forgets a conversation's decisions (it was deleted: "nothing survives it"). */
+  forgetConversation(conversationId: string): void {
+    if (!this.store.read().decisions.some((d) => d.conversationId === conversationId)) return;
+    this.store.update((shape) => ({ ...shape, decisions: shape.decisions.filter((d) => d.conversationId !== conversationId) }));
   }
-  return sortedShape(out);
+
+  get alwaysAllow(): boolean {
+    return this.store.read().alwaysAllow;
+  }
+
+  /** The person's global setting; only the CLI and host apps set it, never a tool. */
+  setAlwaysAllow(on: boolean): void {
+    this.store.update((shape) => ({ ...shape, alwaysAllow: on }));
+  }
 }
 
-/** A table without a prototype: a tool named "constructor" or "__proto__" is only a key. */
-function table(): FileShape['decisions'] {
-  return Object.create(null) as FileShape['decisions'];
+function inForce(d: StoredDecision, now: number): boolean {
+  return d.scope !== 'until' || (d.expiresAt !== undefined && Date.parse(d.expiresAt) > now);
 }
 
-/** The file's shape with its decisions in tool order, so the file reads (and diffs) the same way each time. */
-function sortedShape(decisions: FileShape['decisions']): FileShape {
-  const out = table();
-  for (const tool of Object.keys(decisions).sort((a, b) => a.localeCompare(b))) out[tool] = decisions[tool]!; // a key of the object
-  return { version: 1, decisions: out };
+function sameSlot(a: StoredDecision, b: StoredDecision): boolean {
+  return a.tool === b.tool && a.scope === b.scope && a.conversationId === b.conversationId;
+}
+
+const SCOPES: readonly DecisionScope[] = ['forever', 'until', 'conversation'];
+
+/** The decisions of a parsed file; throws saying what is wrong. One bad entry spoils the file: none of it is used. */
+function parseFile(json: unknown): FileShape {
+  const raw = json as { version?: unknown; alwaysAllow?: unknown; decisions?: unknown } | null;
+  if (!raw || typeof raw !== 'object') throw new Error('is not a JSON object');
+  if (raw.version === 1 || raw.version === undefined) {
+    // Version 1: { decisions: { tool: { decision, plugin, at } } }, each a forever decision.
+    const decisions = raw.decisions;
+    if (!decisions || typeof decisions !== 'object' || Array.isArray(decisions)) throw new Error('does not have a "decisions" object');
+    const out: StoredDecision[] = [];
+    for (const [tool, d] of Object.entries(decisions as Record<string, { decision?: unknown; plugin?: unknown; at?: unknown }>)) {
+      if (!d || (d.decision !== 'allow' && d.decision !== 'deny')) throw new Error(`has an invalid entry for "${tool}"`);
+      out.push({ tool, decision: d.decision, plugin: typeof d.plugin === 'string' ? d.plugin : null, at: typeof d.at === 'string' ? d.at : '', scope: 'forever' });
+    }
+    return { version: 2, alwaysAllow: false, decisions: out };
+  }
+  if (raw.version !== 2) throw new Error(`has version ${JSON.stringify(raw.version)}, which this kernel does not know`);
+  if (!Array.isArray(raw.decisions)) throw new Error('does not have a "decisions" list');
+  const out: StoredDecision[] = [];
+  raw.decisions.forEach((d: Partial<StoredDecision> | null, i: number) => {
+    const where = `decision ${i + 1}`;
+    if (!d || typeof d.tool !== 'string' || !d.tool) throw new Error(`has no tool in ${where}`);
+    if (d.decision !== 'allow' && d.decision !== 'deny') throw new Error(`has an invalid decision in ${where} (${d.tool})`);
+    if (!SCOPES.includes(d.scope as DecisionScope)) throw new Error(`has an invalid scope in ${where} (${d.tool})`);
+    if (d.scope === 'until' && (typeof d.expiresAt !== 'string' || Number.isNaN(Date.parse(d.expiresAt))))
+      throw new Error(`has no valid expiresAt in ${where} (${d.tool})`);
+    if (d.scope === 'conversation' && (typeof d.conversationId !== 'string' || !d.conversationId))
+      throw new Error(`has no conversationId in ${where} (${d.tool})`);
+    out.push({
+      tool: d.tool,
+      decision: d.decision,
+      plugin: typeof d.plugin === 'string' ? d.plugin : null,
+      at: String(d.at ?? ''),
+      scope: d.scope!,
+      ...(d.scope === 'until' ? { expiresAt: d.expiresAt! } : {}),
+      ...(d.scope === 'conversation' ? { conversationId: d.conversationId! } : {}),
+    });
+  });
+  return { version: 2, alwaysAllow: raw.alwaysAllow === true, decisions: out };
 }

@@ -23,6 +23,11 @@ export interface ToolSpec {
   sensitiveArgs?: string[];
   /** `always`: ask every time; no standing approval applies. */
   confirm?: 'always';
+  /**
+   * The person may edit the arguments before approving (text and field-shaped writes): the edited
+   * call is validated, assessed and previewed again, and asked again, before it runs.
+   */
+  editable?: boolean;
   /** The tool reaches beyond this machine and its files (the web, a provider, messaging): MCP's `openWorldHint`. */
   openWorld?: boolean;
 }

@@ -15,6 +15,7 @@ const properties = {
   sensitiveArgs: { type: 'array', items: { type: 'string', minLength: 1 } },
   confirm: { const: 'always' },
   openWorld: { type: 'boolean' },
+  editable: { type: 'boolean' },
 } as const;
 
 export const TOOL_DECLARATION_SCHEMA = {

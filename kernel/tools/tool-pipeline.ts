@@ -161,6 +161,8 @@ export class ToolPipeline {
     // maskArgs made a copy: known secrets are scrubbed from it in place.
     const masked = this.known.scrubValue(maskedArgs);
     let decision = 'none';
+    /** Set when a person edited the arguments before approving: the audit records the call that ran, and who edited it. */
+    let edited: { by: string; maskedArgs: unknown } | undefined;
     let result: ToolResult;
     let call: CallContext | undefined;
 
@@ -200,26 +202,47 @@ export class ToolPipeline {
       // The tool's own judgement comes before anyone is asked: a refusal ends the call here, and a
       // concern makes the gate ask whatever is stored.
       const concern = tool.assess ? await tool.assess(args, ctx.ctx) : null;
-      decision = await this.gate.check({
+      const cleanConcern = (c: typeof concern) => (c ? { verdict: 'ask' as const, rule: String(c.rule), reason: this.clean(String(c.reason), secrets) } : null);
+      const previewOf = (a: Record<string, unknown>) => async () => {
+        const p = tool.preview ? await tool.preview(a, ctx.ctx) : null;
+        return p && typeof p.text === 'string' ? { ...p, text: this.known.scrub(p.text) } : p;
+      };
+      const outcome = await this.gate.check({
         callId,
         tool: name,
         plugin: tool.pack.id,
         danger: tool.spec.danger,
         effect: tool.spec.effect,
         ...(tool.spec.confirm ? { confirm: tool.spec.confirm } : {}),
-        ...(concern ? { concern: { verdict: 'ask' as const, rule: String(concern.rule), reason: this.clean(String(concern.reason), secrets) } } : {}),
+        ...(concern ? { concern: cleanConcern(concern) } : {}),
         maskedArgs: masked,
         // The prompter learns who calls, not the caller's write capability.
         caller: ctx.ctx.caller,
         signal,
         ...(invokeOptions.prompter ? { prompter: invokeOptions.prompter } : {}),
-        preview: async () => {
-          const p = tool.preview ? await tool.preview(args, ctx.ctx) : null;
-          return p && typeof p.text === 'string' ? { ...p, text: this.known.scrub(p.text) } : p;
-        },
+        preview: previewOf(args),
+        // A tool that accepts edits: the edited call goes through the same checks as the agent's
+        // (schema, the tool's own judgement, a fresh preview) before it is put to the person again.
+        ...(tool.spec.editable
+          ? {
+              revise: async (edit: Record<string, unknown>) => {
+                const revised = this.validate(tool, edit);
+                const again = tool.assess ? await tool.assess(revised, ctx.ctx) : null;
+                return {
+                  args: revised,
+                  maskedArgs: this.known.scrubValue(maskArgs(revised, tool.spec.sensitiveArgs ?? []).masked),
+                  concern: cleanConcern(again),
+                  preview: previewOf(revised),
+                };
+              },
+            }
+          : {}),
       });
+      decision = outcome.decision;
+      const runArgs = outcome.edited?.args ?? args;
+      if (outcome.edited) edited = { by: outcome.edited.by, maskedArgs: outcome.edited.maskedArgs };
       // The result is the pipeline's own copy (toJsonValue): known secrets are scrubbed from it in place.
-      const value = this.known.scrubValue(await this.run(tool, args, ctx));
+      const value = this.known.scrubValue(await this.run(tool, runArgs, ctx));
       result = { ok: true, callId, tool: name, value, summary: this.clean(summarise(value), secrets), durationMs: performance.now() - started };
     } catch (err) {
       const d = isMemoError(err) ? err.details?.decision : undefined;
@@ -230,7 +253,7 @@ export class ToolPipeline {
     }
 
     try {
-      this.record(result, ts, request.caller, tool, masked, decision);
+      this.record(result, ts, request.caller, tool, edited ? edited.maskedArgs : masked, decision, edited?.by);
     } catch (err) {
       // invoke never throws: the call has happened and its caller gets its result; the person
       // running the kernel is told loudly that the trail has a hole (`memo audit verify` shows it too).
@@ -369,7 +392,7 @@ export class ToolPipeline {
     });
   }
 
-  private record(result: ToolResult, ts: string, caller: Caller, tool: RegisteredTool | undefined, masked: unknown, decision: string): void {
+  private record(result: ToolResult, ts: string, caller: Caller, tool: RegisteredTool | undefined, masked: unknown, decision: string, editedBy?: string): void {
     this.audit.append({
       ts,
       id: result.callId,
@@ -378,6 +401,7 @@ export class ToolPipeline {
       pack: tool?.pack.id ?? null,
       args: shorten(masked),
       decision,
+      ...(editedBy ? { editedBy } : {}),
       outcome: result.ok ? 'ok' : 'error',
       ...(result.ok ? {} : { error: { code: result.error.code, message: result.error.message } }),
       summary: result.ok ? result.summary : result.error.message.slice(0, SUMMARY_MAX),

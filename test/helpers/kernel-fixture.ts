@@ -4,7 +4,7 @@ import * as path from 'node:path';
 import { createKernel, type Kernel, type KernelOptions } from '../../kernel/kernel.js';
 import { ManualClock } from '../../kernel/clock.js';
 import { MemoryLogger } from '../../kernel/logger.js';
-import type { PermissionAnswer, PermissionRequest, Prompter } from '../../kernel/permissions/prompter.js';
+import type { ApprovalReply, PermissionAnswer, PermissionRequest, Prompter } from '../../kernel/permissions/prompter.js';
 import type { PackDefinition } from '../../kernel/tools/tool-registry.js';
 import type { ToolSpec } from '../../kernel/tools/contract.js';
 import { atTeardown, removeWhenDone } from './cleanup.js';
@@ -17,16 +17,16 @@ export function tempDir(prefix = 'memo-test-'): string {
 /** A prompter that answers from a queue (or a function) and records what it was asked. */
 export class ScriptedPrompter implements Prompter {
   readonly asked: PermissionRequest[] = [];
-  private queue: Array<PermissionAnswer | 'never'> = [];
+  private queue: Array<ApprovalReply | 'never'> = [];
   constructor(private fallback: PermissionAnswer | 'never' = 'deny-once') {}
-  answer(...answers: Array<PermissionAnswer | 'never'>): this {
+  answer(...answers: Array<ApprovalReply | 'never'>): this {
     this.queue.push(...answers);
     return this;
   }
   setFallback(a: PermissionAnswer | 'never'): void {
     this.fallback = a;
   }
-  ask(request: PermissionRequest, signal: AbortSignal): Promise<PermissionAnswer> {
+  ask(request: PermissionRequest, signal: AbortSignal): Promise<ApprovalReply> {
     this.asked.push(request);
     const a = this.queue.length ? this.queue.shift()! : this.fallback;
     if (a === 'never') {

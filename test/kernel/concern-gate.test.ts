@@ -48,7 +48,7 @@ describe('a concern raised by a tool before the gate', () => {
     fx.prompter.answer(answer, 'deny-once');
     expect(code(await call('judged_dangerous', 'ask'))).toBe('ok');
     expect(fx.prompter.asked[0]).toMatchObject({ standingApprovalAllowed: false, concern: { verdict: 'ask', rule: 'test-rule' } });
-    expect(fx.kernel.permissions.get('judged_dangerous')).toBeUndefined();
+    expect(fx.kernel.permissions.list().find((d) => d.tool === 'judged_dangerous')).toBeUndefined();
     expect(code(await call('judged_dangerous', 'ask'))).toBe('PERMISSION_DENIED');
     expect(fx.prompter.asked).toHaveLength(2);
     expect(runs).toEqual(['ask']);
@@ -57,7 +57,7 @@ describe('a concern raised by a tool before the gate', () => {
   it('asks even when the tool is allowed forever and allowed for the session', async () => {
     fx.prompter.answer('allow-session');
     expect(code(await call('judged_dangerous', 'plain'))).toBe('ok');
-    fx.kernel.permissions.set('judged_dangerous', 'allow', 'concern-pack', new Date());
+    fx.kernel.permissions.set({ tool: 'judged_dangerous', decision: 'allow', plugin: 'concern-pack', scope: 'forever' }, new Date());
     expect(code(await call('judged_dangerous', 'plain again'))).toBe('ok'); // standing approvals answer
     expect(fx.prompter.asked).toHaveLength(1);
     fx.prompter.answer('deny-once');
@@ -77,7 +77,7 @@ describe('a concern raised by a tool before the gate', () => {
     // A kernel whose host supplied no prompter: nobody can be asked.
     const k = createKernel({ root: fx.root, dataDir: fx.dataDir, packs: [concernPack(runs)], rateLimits: { maxCalls: 0, duplicateCooldownMs: 0 } });
     try {
-      k.permissions.set('judged_dangerous', 'allow', 'concern-pack', new Date());
+      k.permissions.set({ tool: 'judged_dangerous', decision: 'allow', plugin: 'concern-pack', scope: 'forever' }, new Date());
       expect(code(await k.invoke({ tool: 'judged_dangerous', args: { text: 'plain' }, caller: { kind: 'host' } }))).toBe('ok');
       const r = await k.invoke({ tool: 'judged_dangerous', args: { text: 'ask' }, caller: { kind: 'host' } });
       expect(!r.ok && r.error).toMatchObject({ code: 'PERMISSION_DENIED', message: expect.stringContaining('nobody can be asked') });
@@ -88,7 +88,7 @@ describe('a concern raised by a tool before the gate', () => {
   });
 
   it('refuses before anyone is asked when the tool refuses the call, and audits it', async () => {
-    fx.kernel.permissions.set('judged_dangerous', 'allow', 'concern-pack', new Date());
+    fx.kernel.permissions.set({ tool: 'judged_dangerous', decision: 'allow', plugin: 'concern-pack', scope: 'forever' }, new Date());
     const r = await call('judged_dangerous', 'never');
     expect(!r.ok && r.error).toMatchObject({ code: 'COMMAND_BLOCKED', message: expect.stringContaining('test-block') });
     expect(fx.prompter.asked).toHaveLength(0);

@@ -13,7 +13,8 @@ describe('MemoError', () => {
     expect(toErrorInfo(err)).toEqual({ code: 'RATE_LIMITED', message: 'wait 3 s', plugin: 'fs-tools', tool: 'read_file', details: { retryAfterSeconds: 3 } });
   });
 
-  it('has the fifteen stable codes of the design', () => {
-    expect(ErrorCodes).toHaveLength(15);
+  it('has the fifteen stable codes of the design and APPROVAL_EXPIRED (seed 003: an expiry is not a denial)', () => {
+    expect(ErrorCodes).toHaveLength(16);
+    expect(ErrorCodes).toContain('APPROVAL_EXPIRED');
   });
 });

@@ -20,14 +20,20 @@ describe('the permission gate', () => {
 
   // The policy matrix: each answer x each non-safe danger, then the same call again in the same
   // session, in a new session, and after a restart.
-  const expectations: Record<PermissionAnswer, { first: string; sameSession: string; newSession: string; afterRestart: string }> = {
+  // (The lifetimes of conversations and minutes are in approval-lifetimes.test.ts.)
+  const expectations: Record<
+    Extract<PermissionAnswer, 'allow-once' | 'allow-session' | 'allow-forever' | 'deny-once' | 'deny-forever'>,
+    { first: string; sameSession: string; newSession: string; afterRestart: string }
+  > = {
     'allow-once': { first: 'ok', sameSession: 'ask', newSession: 'ask', afterRestart: 'ask' },
     'allow-session': { first: 'ok', sameSession: 'ok', newSession: 'ask', afterRestart: 'ask' },
     'allow-forever': { first: 'ok', sameSession: 'ok', newSession: 'ok', afterRestart: 'ok' },
     'deny-once': { first: 'PERMISSION_DENIED', sameSession: 'ask', newSession: 'ask', afterRestart: 'ask' },
     'deny-forever': { first: 'PERMISSION_DENIED', sameSession: 'PERMISSION_DENIED', newSession: 'PERMISSION_DENIED', afterRestart: 'PERMISSION_DENIED' },
   };
-  const cases = (['echo_medium', 'echo_dangerous'] as const).flatMap((t) => (Object.keys(expectations) as PermissionAnswer[]).map((a) => [t, a] as const));
+  const cases = (['echo_medium', 'echo_dangerous'] as const).flatMap((t) =>
+    (Object.keys(expectations) as Array<keyof typeof expectations>).map((a) => [t, a] as const),
+  );
 
   it.each(cases)('%s answered %s is remembered exactly as the policy says', async (toolName, answer) => {
     fx = makeKernel();
@@ -61,7 +67,7 @@ describe('the permission gate', () => {
 
   it('asks every time for a confirm:always tool even when its permission is stored as allowed', async () => {
     fx = makeKernel();
-    fx.kernel.permissions.set('echo_confirm', 'allow', 'echo-pack', new Date());
+    fx.kernel.permissions.set({ tool: 'echo_confirm', decision: 'allow', plugin: 'echo-pack', scope: 'forever' }, new Date());
     fx.prompter.answer('allow-once');
     expect(code(await call(fx, 'echo_confirm', 'a'))).toBe('ok');
     expect(code(await call(fx, 'echo_confirm', 'b'))).toBe('PERMISSION_DENIED');
@@ -72,13 +78,13 @@ describe('the permission gate', () => {
     fx = makeKernel();
     fx.prompter.answer('allow-session');
     expect(code(await call(fx, 'echo_medium', 'a'))).toBe('ok');
-    fx.kernel.permissions.set('echo_medium', 'deny', 'echo-pack', new Date());
+    fx.kernel.permissions.set({ tool: 'echo_medium', decision: 'deny', plugin: 'echo-pack', scope: 'forever' }, new Date());
     expect(code(await call(fx, 'echo_medium', 'b'))).toBe('PERMISSION_DENIED');
   });
 
   it('still refuses a delete tool that is denied forever, without asking', async () => {
     fx = makeKernel();
-    fx.kernel.permissions.set('echo_delete', 'deny', 'echo-pack', new Date());
+    fx.kernel.permissions.set({ tool: 'echo_delete', decision: 'deny', plugin: 'echo-pack', scope: 'forever' }, new Date());
     expect(code(await call(fx, 'echo_delete'))).toBe('PERMISSION_DENIED');
     expect(fx.prompter.asked).toHaveLength(0);
   });
@@ -187,7 +193,9 @@ describe('the permission gate', () => {
     expect(code(await call(fx, 'echo_dangerous', 'c'))).toBe('ok');
     const kept = fs.readdirSync(data).filter((f) => f.startsWith('permissions.json.corrupt-'));
     expect(kept).toHaveLength(1);
-    expect(JSON.parse(fs.readFileSync(file, 'utf8')).decisions).toEqual({ echo_dangerous: expect.objectContaining({ decision: 'allow' }) });
+    expect(JSON.parse(fs.readFileSync(file, 'utf8')).decisions).toEqual([
+      expect.objectContaining({ tool: 'echo_dangerous', decision: 'allow', scope: 'forever' }),
+    ]);
   });
 
   it('writes permissions.json atomically, leaving no temp files, with mode 0600', async () => {
@@ -209,8 +217,8 @@ describe('the permission gate', () => {
     fx.prompter.answer('allow-forever');
     await call(fx, 'echo_medium', 'a');
     const file = path.join(fx.dataDir, 'permissions.json');
-    const edited = JSON.parse(fs.readFileSync(file, 'utf8'));
-    delete edited.decisions.echo_medium;
+    const edited = JSON.parse(fs.readFileSync(file, 'utf8')) as { decisions: Array<{ tool: string }> };
+    edited.decisions = edited.decisions.filter((d) => d.tool !== 'echo_medium');
     fs.writeFileSync(file, JSON.stringify(edited) + '\n   ');
     expect(code(await call(fx, 'echo_medium', 'b'))).toBe('PERMISSION_DENIED');
     expect(fx.prompter.asked).toHaveLength(2);

@@ -78,7 +78,9 @@ describe('one schema compiler per kernel', () => {
   it('refuses a host pack tool whose declaration breaks the one declaration schema, naming field and allowed values', () => {
     fx = makeKernel({ packs: [] });
     const bad = { ...tool('t', { type: 'object' }), spec: { ...tool('t', { type: 'object' }).spec, effect: 'peek' as never, colour: 'red' } };
-    expect(() => fx.kernel.registerPack({ id: 'x', tools: [bad] })).toThrow(/colour is not an accepted field \(accepted: name, description, .*openWorld\)/);
+    expect(() => fx.kernel.registerPack({ id: 'x', tools: [bad] })).toThrow(
+      /colour is not an accepted field \(accepted: name, description, .*openWorld, editable\)/,
+    );
     expect(() => fx.kernel.registerPack({ id: 'x', tools: [bad] })).toThrow(/effect must be one of read, write, delete \(got "peek"\)/);
   });
 

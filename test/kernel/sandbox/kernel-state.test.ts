@@ -93,7 +93,7 @@ describe.each(LAYOUTS)('kernel state with $name', (layout) => {
     // Nothing the kernel had is lost or added.
     expect(fs.readFileSync(path.join(dataDir, 'secret-notes.txt'), 'utf8')).toBe(before);
     expect(fs.existsSync(path.join(dataDir, 'packs', 'evil'))).toBe(false);
-    expect(fx.kernel.permissions.get('run_command')).toBeUndefined();
+    expect(fx.kernel.permissions.list().find((d) => d.tool === 'run_command')).toBeUndefined();
   });
 
   it('names the rule and the folder when the path is inside the root', async () => {

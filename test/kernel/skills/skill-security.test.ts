@@ -104,7 +104,7 @@ describe('skill command tools at the trust boundary', () => {
   it('asks every time for a skill command the judge cannot vouch for, whatever is stored', async () => {
     writeSkill(skills, 'inline', `name: inline\ndescription: Inline.\n${tool('py_it', "python3 -c 'print(1)'", [])}`);
     await boot();
-    fx.kernel.permissions.set('py_it', 'allow', 'skill-inline', new Date());
+    fx.kernel.permissions.set({ tool: 'py_it', decision: 'allow', plugin: 'skill-inline', scope: 'forever' }, new Date());
     fx.prompter.answer('deny-once');
     expect(code(await call('py_it', {}))).toBe('PERMISSION_DENIED');
     expect(fx.prompter.asked[0]).toMatchObject({ standingApprovalAllowed: false, concern: { verdict: 'ask' } });

@@ -159,7 +159,7 @@ describe('skills in the kernel', () => {
       `name: rooter\ndescription: Escalates.\ntools:\n  - name: as_root\n    description: Runs id as root.\n    command: "sudo id"\n    parameters: { type: object }`,
     );
     await boot();
-    fx.kernel.permissions.set('as_root', 'allow', 'skill-rooter', new Date());
+    fx.kernel.permissions.set({ tool: 'as_root', decision: 'allow', plugin: 'skill-rooter', scope: 'forever' }, new Date());
     const r = await fx.kernel.invoke({ tool: 'as_root', args: {}, caller: { kind: 'agent' } });
     expect(!r.ok && r.error).toMatchObject({ code: 'COMMAND_BLOCKED', message: expect.stringContaining('rule sudo') });
   });

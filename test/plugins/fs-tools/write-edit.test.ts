@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { ScriptedPrompter, tempDir } from '../../helpers/kernel-fixture.js';
-import type { PermissionAnswer, PermissionRequest } from '../../../kernel/permissions/prompter.js';
+import type { ApprovalReply, PermissionRequest } from '../../../kernel/permissions/prompter.js';
 import { error, fsKernel, tempFiles, value, write, type FsFixture } from './helpers.js';
 import { nth } from '../../helpers/nth.js';
 
@@ -86,7 +86,7 @@ describe('fs-tools write_file', () => {
 
   it('refuses with CONFLICT when the file changes between the preview and the write', async () => {
     class MeddlingPrompter extends ScriptedPrompter {
-      override ask(request: PermissionRequest, signal: AbortSignal): Promise<PermissionAnswer> {
+      override ask(request: PermissionRequest, signal: AbortSignal): Promise<ApprovalReply> {
         fs.writeFileSync(path.join(fx.root, 'race.txt'), 'someone else wrote this\n');
         return super.ask(request, signal);
       }

@@ -43,7 +43,7 @@ describe('the shell pack', () => {
   });
 
   it('refuses a blacklisted command even when run_command is allowed forever, and runs nothing', async () => {
-    fx.kernel.permissions.set('run_command', 'allow', 'shell', new Date());
+    fx.kernel.permissions.set({ tool: 'run_command', decision: 'allow', plugin: 'shell', scope: 'forever' }, new Date());
     const marker = path.join(fx.root, 'ran');
     const r = await run(`touch ${marker}; sudo -n true`);
     expect(r.ok ? null : r.error).toMatchObject({ code: 'COMMAND_BLOCKED', message: expect.stringContaining('rule sudo') });
@@ -109,14 +109,14 @@ describe('the judge in front of run_command', () => {
   afterEach(async () => fx.close());
 
   it('refuses a blocked command before anyone is asked, even when allowed forever', async () => {
-    fx.kernel.permissions.set('run_command', 'allow', 'shell', new Date());
+    fx.kernel.permissions.set({ tool: 'run_command', decision: 'allow', plugin: 'shell', scope: 'forever' }, new Date());
     const r = await run('sudo id');
     expect(!r.ok && r.error).toMatchObject({ code: 'COMMAND_BLOCKED', message: expect.stringContaining('rule sudo') });
     expect(fx.prompter.asked).toHaveLength(0);
   });
 
   it('asks about inline interpreter code every time, whatever is stored, and shows the whole command', async () => {
-    fx.kernel.permissions.set('run_command', 'allow', 'shell', new Date());
+    fx.kernel.permissions.set({ tool: 'run_command', decision: 'allow', plugin: 'shell', scope: 'forever' }, new Date());
     expect(value(await run('echo plain'))).toMatchObject({ exitCode: 0 });
     expect(fx.prompter.asked).toHaveLength(0);
     const command = `python3 -c 'print(6 * 7)'`;
@@ -136,7 +136,7 @@ describe('the judge in front of run_command', () => {
     const k = createKernel({ root: fx.root, dataDir: fx.dataDir, packs: [], rateLimits: { maxCalls: 0, duplicateCooldownMs: 0 } });
     try {
       await k.loadPacks([{ dir: path.resolve('plugins'), source: 'builtin' }]);
-      k.permissions.set('run_command', 'allow', 'shell', new Date());
+      k.permissions.set({ tool: 'run_command', decision: 'allow', plugin: 'shell', scope: 'forever' }, new Date());
       const r = await k.invoke({ tool: 'run_command', args: { command: `node -e 'require("fs").writeFileSync("made","x")'` }, caller: { kind: 'host' } });
       expect(code(r)).toBe('PERMISSION_DENIED');
       expect(fs.existsSync(path.join(fx.root, 'made'))).toBe(false);
