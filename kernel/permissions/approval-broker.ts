@@ -165,7 +165,10 @@ export class ApprovalBroker {
     }
     reply.then(
       (r) => {
-        if (entry.asking.get(face) === controller && !controller.signal.aborted) entry.settle({ kind: 'reply', reply: r, by: face.name });
+        if (entry.asking.get(face) !== controller || controller.signal.aborted) return;
+        // The face that answered is done with its question: only the others are withdrawn.
+        entry.asking.delete(face);
+        entry.settle({ kind: 'reply', reply: r, by: face.name });
       },
       (err: unknown) => {
         if (entry.asking.get(face) !== controller || controller.signal.aborted) return;

@@ -78,7 +78,9 @@ export function makeKernel(options: Partial<KernelOptions> & { dataDir?: string;
   const root = options.root ?? tempDir('memo-root-');
   const dataDir = options.dataDir ?? path.join(tempDir('memo-data-'), 'data');
   const clock = (options.clock as ManualClock | undefined) ?? new ManualClock();
-  const prompter = (options.prompter as ScriptedPrompter | undefined) ?? new ScriptedPrompter();
+  // `prompter: null` makes a kernel with no face (requests wait in the broker); fx.prompter is then never asked.
+  const noFace = options.prompter === null;
+  const prompter = (options.prompter as ScriptedPrompter | null | undefined) ?? new ScriptedPrompter();
   const logger = new MemoryLogger();
   const kernel = createKernel({
     packs: [echoPack()],
@@ -87,7 +89,7 @@ export function makeKernel(options: Partial<KernelOptions> & { dataDir?: string;
     root,
     dataDir,
     clock,
-    prompter,
+    prompter: noFace ? null : prompter,
     logger,
   });
   const fx: Fixture = {
@@ -99,7 +101,7 @@ export function makeKernel(options: Partial<KernelOptions> & { dataDir?: string;
     dataDir,
     async restart(extra = {}) {
       await kernel.shutdown();
-      return makeKernel({ ...options, root, dataDir, clock, prompter, ...extra });
+      return makeKernel({ ...options, root, dataDir, clock, prompter: noFace ? null : prompter, ...extra });
     },
     close: () => kernel.shutdown(),
   };

@@ -26,6 +26,23 @@ describe('fs-tools write_file', () => {
     expect(fs.existsSync(fx.at('new.txt.bak'))).toBe(false);
   });
 
+  it('writes what the person edited before approving: the edited content is previewed as a new diff first', async () => {
+    write(fx.root, 'plan.md', 'step one\n');
+    fx.prompter.answer({ edit: { path: 'plan.md', content: 'step one\nstep two, as I want it\n' } }, 'allow-once');
+    value(await fx.call('write_file', { path: 'plan.md', content: 'step one\nstep 2\n' }));
+    expect(read(fx.at('plan.md'))).toBe('step one\nstep two, as I want it\n');
+    expect(fx.prompter.asked.map((q) => [q.revision, q.editable, q.preview?.text.split('\n').at(-2)])).toEqual([
+      [1, true, '+step 2'],
+      [2, true, '+step two, as I want it'],
+    ]);
+    // An edit that points the write elsewhere is checked like the agent's own call: even approved, .git stays closed.
+    fs.mkdirSync(fx.at('.git'));
+    fx.prompter.answer({ edit: { path: '.git/config', content: 'x' } }, 'allow-once');
+    expect(error(await fx.call('write_file', { path: 'plan.md', content: 'again\n' })).code).toBe('PATH_PROTECTED');
+    expect(fs.existsSync(fx.at('.git/config'))).toBe(false);
+    expect(fx.prompter.asked.at(-1)?.preview?.text).toMatch(/no preview: .*\.git/);
+  });
+
   it('overwrites a file, keeps the previous content in <name>.bak and leaves no temporary file', async () => {
     write(fx.root, 'doc.md', 'old line\nsame\n');
     fs.chmodSync(fx.at('doc.md'), 0o640);
