@@ -125,7 +125,7 @@ async function createDefault() {
 describe('approval lifetimes', () => {
   type Check = 'again' | 'otherConversation' | 'newSession' | 'after31Minutes' | 'afterRestart';
   // What the same call meets next: ok (a standing approval answers), ask, or the denial.
-  const table: Record<PermissionAnswer & string, { first: string } & Record<Check, string>> = {
+  const table: Record<string, { first: string } & Record<Check, string>> = {
     'allow-once': { first: 'ok', again: 'ask', otherConversation: 'ask', newSession: 'ask', afterRestart: 'ask', after31Minutes: 'ask' },
     'allow-conversation': { first: 'ok', again: 'ok', otherConversation: 'ask', newSession: 'ok', afterRestart: 'ok', after31Minutes: 'ok' },
     'allow-session': { first: 'ok', again: 'ok', otherConversation: 'ok', newSession: 'ask', afterRestart: 'ask', after31Minutes: 'ok' },
