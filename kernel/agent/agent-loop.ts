@@ -8,7 +8,7 @@ import { isProviderError, type ChatMessage, type ModelProvider, type ToolCallReq
 export const MAX_ITERATIONS = 40;
 export const AGENT_TEMPERATURE = 0.2;
 
-export type StopReason = 'final' | 'max_iterations' | 'permission_timeout' | 'cancelled' | 'error';
+export type StopReason = 'final' | 'max_iterations' | 'permission_timeout' | 'approval_expired' | 'cancelled' | 'error';
 
 /** One tool call of a turn, as the person sees it (and as it is stored: never replayed to the model). */
 export interface AgentStep {
@@ -17,7 +17,8 @@ export interface AgentStep {
   tool: string;
   /** Identifying arguments, masked and shortened. */
   args: Record<string, unknown>;
-  outcome: 'ok' | 'error' | 'denied';
+  /** `expired`: nobody answered its approval in 30 minutes (seed 003: not a refusal). */
+  outcome: 'ok' | 'error' | 'denied' | 'expired';
   code?: string;
   summary: string;
   durationMs: number;
@@ -175,7 +176,7 @@ export async function runTurn(kernel: Kernel, opts: TurnOptions): Promise<TurnRe
           callId: result.callId,
           tool: call.name,
           args,
-          outcome: result.ok ? 'ok' : denied ? 'denied' : 'error',
+          outcome: result.ok ? 'ok' : denied ? 'denied' : code === 'APPROVAL_EXPIRED' ? 'expired' : 'error',
           ...(code ? { code } : {}),
           summary: result.ok ? result.summary : result.error.message,
           durationMs: Math.round(result.durationMs),
@@ -189,6 +190,11 @@ export async function runTurn(kernel: Kernel, opts: TurnOptions): Promise<TurnRe
         if (code === 'PERMISSION_TIMEOUT') {
           closePending(calls, i + 1, 'Not run: the turn stopped because a permission prompt went unanswered.');
           return finish('permission_timeout', result.ok ? undefined : result.error.message);
+        }
+        if (code === 'APPROVAL_EXPIRED') {
+          // The model is told the request timed out, not that the person refused it.
+          closePending(calls, i + 1, 'Not run: the turn stopped because an approval request expired unanswered.');
+          return finish('approval_expired', result.ok ? undefined : result.error.message);
         }
         if (code === 'CANCELLED' && signal.aborted) {
           closePending(calls, i + 1, 'Not run: the turn was stopped.');

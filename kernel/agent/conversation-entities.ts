@@ -84,7 +84,7 @@ export class ToolActivityRow {
   args!: Record<string, unknown>;
 
   @Column('varchar', { length: 16 })
-  outcome!: 'ok' | 'error' | 'denied';
+  outcome!: 'ok' | 'error' | 'denied' | 'expired';
 
   @Column('varchar', { length: 40, nullable: true })
   code!: string | null;

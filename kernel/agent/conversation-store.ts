@@ -19,7 +19,7 @@ export interface ToolActivity {
   turnSeq: number;
   tool: string;
   args: Record<string, unknown>;
-  outcome: 'ok' | 'error' | 'denied';
+  outcome: 'ok' | 'error' | 'denied' | 'expired';
   code: string | null;
   summary: string;
   durationMs: number;

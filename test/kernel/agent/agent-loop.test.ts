@@ -83,6 +83,19 @@ describe('the agent loop', () => {
     expect(provider.requests).toHaveLength(1);
   });
 
+  it('stops when an approval expires unanswered in the broker, telling the model it timed out, not that it was refused', async () => {
+    fx = makeKernel({ prompter: null });
+    const provider = new ScriptedProvider(() => reply('', toolCall('echo_medium', { text: 'x' }), toolCall('echo_safe', { text: 'y' })));
+    const pending = turn(provider);
+    await waitFor(() => fx.kernel.approvals.pending().length === 1, { what: 'the approval request' });
+    fx.clock.advance(30 * 60_000);
+    const r = await pending;
+    expect(r.stopReason).toBe('approval_expired');
+    expect(r.steps).toEqual([expect.objectContaining({ tool: 'echo_medium', outcome: 'expired', code: 'APPROVAL_EXPIRED' })]);
+    expect(r.messages.find((m) => m.role === 'tool' && m.name === 'echo_medium')).toMatchObject({ content: expect.stringMatching(/expired after 30 minutes/) });
+    assertValidHistory(r.messages);
+  });
+
   it('stops a running tool when the turn is cancelled, and the handler sees the abort', async () => {
     let aborted = false;
     let started = false;
