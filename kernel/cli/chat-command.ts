@@ -8,9 +8,11 @@ import { SystemClock } from '../clock.js';
 import { isMemoError } from '../errors.js';
 import type { Kernel } from '../kernel.js';
 import {
+  ApprovalWithdrawn,
   FixedAnswerPrompter,
+  type ApprovalFace,
   isPermissionAnswer,
-  PermissionAnswers,
+  ANSWER_HELP,
   type PermissionAnswer,
   type PermissionRequest,
   type Prompter,
@@ -82,7 +84,8 @@ function resolveConfig(opts: ChatOptions, settings: ProviderSettings, ctx: CliCo
 }
 
 /** A prompter that asks on the chat's own readline: one reader of stdin at a time. */
-class ChatPrompter implements Prompter {
+class ChatPrompter implements ApprovalFace {
+  readonly name = 'terminal';
   constructor(
     private readonly rl: readline.Interface,
     private readonly clock = new SystemClock(),
@@ -90,12 +93,14 @@ class ChatPrompter implements Prompter {
   ask(req: PermissionRequest, signal: AbortSignal): Promise<PermissionAnswer> {
     const keys: Array<[string, PermissionAnswer, string]> = [
       ['y', 'allow-once', 'allow once'],
+      ['c', 'allow-conversation', 'in this chat'],
       ['s', 'allow-session', 'this session'],
       ['a', 'allow-forever', 'always'],
       ['n', 'deny-once', 'deny'],
       ['N', 'deny-forever', 'never'],
     ];
-    const offered = keys.filter(([, a]) => req.standingApprovalAllowed || (a !== 'allow-session' && a !== 'allow-forever'));
+    // Only the answers that mean something for this call (no standing ones for deletes and judged commands).
+    const offered = keys.filter(([, a]) => req.answers.includes(a));
     const out = process.stderr;
     out.write(`\n  ┌ ${req.tool} wants to run (${req.danger}, ${req.effect})\n  │ ${JSON.stringify(req.args)}\n`);
     if (req.preview) for (const line of req.preview.text.split('\n').slice(0, 30)) out.write(`  │ ${line}\n`);
@@ -108,7 +113,8 @@ class ChatPrompter implements Prompter {
         resolve(a);
       };
       const onAbort = () => {
-        out.write('\n  (denied: the turn stopped or the 60 s passed)\n');
+        const why = signal.reason instanceof ApprovalWithdrawn ? signal.reason : null;
+        out.write(why?.why === 'answered' ? `\n  (${why.message})\n` : '\n  (denied: the turn stopped or the 60 s passed)\n');
         finish('deny-once');
       };
       signal.addEventListener('abort', onAbort, { once: true });
@@ -250,10 +256,10 @@ export function registerChatCommands(program: Command, ctx: CliContext): void {
     .option('--no-tools', 'chat without tools')
     .option('-p, --prompt <text>', 'run one turn without a terminal and print the answer')
     .option('--json', 'with -p: print the stop reason, each tool step and the answer as one JSON object')
-    .option('--approve <answer>', `with -p: answer permission prompts with this (${PermissionAnswers.join(', ')}); otherwise denied`)
+    .option('--approve <answer>', `with -p: answer permission prompts with this (${ANSWER_HELP}); otherwise denied`)
     .option('--resume <id>', 'continue a stored conversation')
     .action(async (o: ChatOptions) => {
-      if (o.approve !== undefined && !isPermissionAnswer(o.approve)) throw ctx.usage(`--approve must be one of ${PermissionAnswers.join(', ')}`);
+      if (o.approve !== undefined && !isPermissionAnswer(o.approve)) throw ctx.usage(`--approve must be one of ${ANSWER_HELP}`);
       if (o.prompt !== undefined) return scripted(o, ctx);
       if (!process.stdin.isTTY) throw ctx.usage('memo chat needs a terminal; use -p "<prompt>" for one scripted turn');
       return interactive(o, ctx);

@@ -1,9 +1,9 @@
 /** `memo tools list|call`: the loaded tools, and one call through the kernel pipeline (memo serve's, when it runs on this data folder). */
-import { Option, type Command } from 'commander';
+import type { Command } from 'commander';
 import { SystemClock } from '../clock.js';
 import { ControlFailure } from '../control/control-client.js';
 import { toolList } from '../control/kernel-views.js';
-import { DenyingPrompter, FixedAnswerPrompter, isPermissionAnswer, PermissionAnswers, type Prompter } from '../permissions/prompter.js';
+import { ANSWER_HELP, DenyingPrompter, FixedAnswerPrompter, isPermissionAnswer, type Prompter } from '../permissions/prompter.js';
 import type { ProgressUpdate, ToolResult } from '../tools/contract.js';
 import { noServerOption, NotFound, print, table, UsageError, type Cli, type ServerOption } from './context.js';
 import { TtyPrompter } from './tty-prompter.js';
@@ -54,14 +54,14 @@ export function registerToolsCommands(program: Command, cli: Cli): void {
       "call one tool through the kernel pipeline (validate, rate-limit, gate, run, audit): memo serve's when it runs on this data folder with the same root, else a kernel of its own",
     )
     .option('--args <json>', 'the arguments as a JSON object', '{}')
-    .addOption(new Option('--approve <answer>', 'answer any permission prompt with this, instead of asking').choices([...PermissionAnswers]))
+    .option('--approve <answer>', `answer any permission prompt with this, instead of asking (${ANSWER_HELP})`)
     .option('--json', 'print {"ok":true,"result":...} or {"ok":false,"error":{...}}')
     .addOption(noServerOption())
     .action(async (toolName: string, opts: { args: string; approve?: string; json?: boolean } & ServerOption) => {
       const args = parseArgsJson(opts.args);
       let prompter: Prompter;
       if (opts.approve !== undefined) {
-        if (!isPermissionAnswer(opts.approve)) throw new UsageError(`--approve must be one of ${PermissionAnswers.join(', ')}`);
+        if (!isPermissionAnswer(opts.approve)) throw new UsageError(`--approve must be one of ${ANSWER_HELP}`);
         prompter = new FixedAnswerPrompter(opts.approve);
       } else {
         // Nobody to ask without a terminal: deny rather than hang a script.
