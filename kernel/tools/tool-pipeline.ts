@@ -5,7 +5,7 @@ import * as T from '../tokens.js';
 import type { AuditSink } from '../tokens.js';
 import { inject, injectable } from '../di.js';
 import { attachKnownSecrets, KnownSecrets } from '../audit/known-secrets.js';
-import { maskArgs, maskText } from '../audit/masking.js';
+import { MASK, maskArgs, maskText } from '../audit/masking.js';
 import type { Clock } from '../clock.js';
 import type { Logger } from '../logger.js';
 import { isMemoError, MemoError, toErrorInfo, type ToolErrorInfo } from '../errors.js';
@@ -49,6 +49,20 @@ interface CallContext {
   ctx: ToolContext;
   controller: AbortController;
   release: () => void;
+}
+
+/**
+ * An edited copy of the arguments with every value still reading "[masked]" put back from the
+ * original where the original has a value at the same place (the face only ever saw the mask).
+ */
+function unmask(edit: unknown, original: unknown): unknown {
+  if (edit === MASK && original !== undefined) return original;
+  if (Array.isArray(edit)) return edit.map((v, i) => unmask(v, Array.isArray(original) ? original[i] : undefined));
+  if (edit && typeof edit === 'object') {
+    const from = original && typeof original === 'object' && !Array.isArray(original) ? (original as Record<string, unknown>) : {};
+    return Object.fromEntries(Object.entries(edit).map(([k, v]) => [k, unmask(v, Object.hasOwn(from, k) ? from[k] : undefined)]));
+  }
+  return edit;
 }
 
 /** Truncates long strings for the audit line (after masking, so no secret is cut in half and shown). */
@@ -226,7 +240,8 @@ export class ToolPipeline {
         ...(tool.spec.editable
           ? {
               revise: async (edit: Record<string, unknown>) => {
-                const revised = this.validate(tool, edit);
+                // The person saw masked arguments: a value left as "[masked]" means "keep what the agent sent".
+                const revised = this.validate(tool, unmask(edit, args));
                 const again = tool.assess ? await tool.assess(revised, ctx.ctx) : null;
                 return {
                   args: revised,

@@ -253,6 +253,38 @@ describe('edit before approve', () => {
     expect(third).toMatchObject({ revision: 1, editProblem: expect.stringMatching(/colour is not an accepted field/) });
   });
 
+  it('keeps a secret the person only saw masked: an edit leaving "[masked]" sends the original value', async () => {
+    ran.length = 0;
+    fx = makeKernel({
+      packs: [
+        {
+          id: 'mail',
+          tools: [
+            {
+              spec: {
+                ...tool('mail_send', 'medium', 'write', { editable: true, sensitiveArgs: ['token'] }),
+                parameters: { type: 'object', properties: { token: { type: 'string' }, text: { type: 'string' } }, additionalProperties: false },
+              },
+              impl: (args) => {
+                ran.push(args);
+                return 'sent';
+              },
+            },
+          ],
+        },
+      ],
+    });
+    fx.prompter.answer({ edit: { token: '[masked]', text: 'edited body' } }, 'allow-once');
+    const r = await fx.kernel.invoke({ tool: 'mail_send', args: { token: 'tok-123456789', text: 'draft' }, caller: { kind: 'agent' } });
+    expect(code(r)).toBe('ok');
+    expect(ran).toEqual([{ token: 'tok-123456789', text: 'edited body' }]);
+    expect(fx.prompter.asked.map((q) => q.args)).toEqual([
+      { token: '[masked]', text: 'draft' },
+      { token: '[masked]', text: 'edited body' },
+    ]);
+    expect(JSON.stringify(fx.kernel.audit.tail({ tool: 'mail_send' }))).not.toContain('tok-123456789');
+  });
+
   it('does not take edits for a tool that does not declare them', async () => {
     editableKernel();
     fx.prompter.answer({ edit: { text: 'changed' } }, 'allow-once');
