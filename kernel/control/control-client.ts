@@ -27,8 +27,9 @@ const HELLO_WAIT_MS = 10_000;
 /** What the command would load on its own: the server must serve the same, or going through it changes the command's meaning. */
 export interface ServerExpectation {
   dataDir: string;
-  packs: string[];
-  skills: string[];
+  /** Omitted by commands whose meaning does not depend on the loaded packs and skills (approvals: whatever the server loaded is what waits). */
+  packs?: string[];
+  skills?: string[];
   /** For commands whose meaning depends on the sandbox root (tools call). */
   root?: string;
 }
@@ -92,8 +93,10 @@ function sameList(a: readonly string[], b: readonly string[]): boolean {
 /** Why the server's hello rules it out for this command (a phrase after "the running server (pid N)"), or null. */
 function mismatch(hello: ServerHello, expect: ServerExpectation): string | null {
   if (hello.data !== realDir(expect.dataDir)) return `serves another data folder (${hello.data})`;
-  if (!sameList(hello.packs, expect.packs.map(realDir))) return `loads packs from ${hello.packs.join(', ')} (pass the same --packs, or --no-server)`;
-  if (!sameList(hello.skills, expect.skills.map(realDir))) return `loads skills from ${hello.skills.join(', ')} (pass the same --skills, or --no-server)`;
+  if (expect.packs && !sameList(hello.packs, expect.packs.map(realDir)))
+    return `loads packs from ${hello.packs.join(', ')} (pass the same --packs, or --no-server)`;
+  if (expect.skills && !sameList(hello.skills, expect.skills.map(realDir)))
+    return `loads skills from ${hello.skills.join(', ')} (pass the same --skills, or --no-server)`;
   if (expect.root !== undefined && hello.root !== realDir(expect.root))
     return `has the sandbox root ${hello.root}, and this command ${realDir(expect.root)} (pass --root ${hello.root}, or --no-server)`;
   return null;
@@ -222,6 +225,45 @@ export class ControlConnection {
         done(() => reject(new ControlFailure('DISCONNECTED', `the connection to the server (pid ${this.pid}) closed before it answered`))),
       );
       conn.write(line({ op, ...fields }));
+      conn.resume();
+    });
+  }
+
+  /**
+   * Sends a request whose answer is a stream (`approvals.watch`): every line but the hello goes to
+   * `onMessage` until the server ends it (resolves with its last line: an `error` or a `result`) or
+   * the connection closes (rejects with DISCONNECTED). `close()` ends it from this side.
+   */
+  stream(op: string, onMessage: (message: Record<string, unknown>) => void): Promise<Record<string, unknown>> {
+    const conn = this.conn;
+    return new Promise((resolve, reject) => {
+      let settled = false;
+      const done = (fn: () => void) => {
+        if (settled) return;
+        settled = true;
+        conn.destroy();
+        fn();
+      };
+      const reader = new LineReader(
+        MAX_RESPONSE_LINE_BYTES,
+        (text) => {
+          let msg: Record<string, unknown>;
+          try {
+            msg = JSON.parse(text) as Record<string, unknown>;
+          } catch {
+            return done(() => reject(new ControlFailure('DISCONNECTED', 'the server sent a line that is not JSON')));
+          }
+          if (msg.type === 'result' || msg.type === 'error') return done(() => resolve(msg));
+          onMessage(msg);
+        },
+        () => done(() => reject(new ControlFailure('DISCONNECTED', 'the server sent a line too long to read'))),
+      );
+      conn.on('data', (d: Buffer) => reader.push(d));
+      conn.on('error', () => {
+        // 'close' follows
+      });
+      conn.on('close', () => done(() => reject(new ControlFailure('DISCONNECTED', `the connection to the server (pid ${this.pid}) closed`))));
+      conn.write(line({ op }));
       conn.resume();
     });
   }

@@ -9,6 +9,17 @@
  *   client -> {"v":1,"type":"answer","id","answer"} | {"v":1,"type":"answer","id","refused"} | {"v":1,"type":"cancel"}            (tools.call only)
  *   server -> {"v":1,"type":"result","value"} or {"v":1,"type":"error","code","message"}, then closes.
  *
+ * Approvals (requests waiting in the kernel's approval broker; added within v1, so older CLIs are unaffected):
+ *   client -> {"v":1,"op":"approvals.list"}                      -> result: ApprovalView[] (kernel-views.ts)
+ *           | {"v":1,"op":"approvals.answer","id","answer"}       -> result: {"id","tool","reply"}, answered as `cli`
+ *           | {"v":1,"op":"approvals.answer","id","edit":{...}}   (only a request whose tool is editable)
+ *             errors: NOT_PENDING (unknown or settled id), AMBIGUOUS (a prefix of several), NOT_EDITABLE,
+ *             ANSWER_NOT_OFFERED (not among the request's answers), NOT_ANSWERABLE (a memo tools call's own prompt)
+ *           | {"v":1,"op":"approvals.watch"}
+ *   server -> {"v":1,"type":"approvals","pending":[...]}, then per change
+ *             {"v":1,"type":"approval","event":"asked","approval"} | {"v":1,"type":"approval","event":"settled","id","outcome",...}
+ *             until the client closes; at shutdown {"v":1,"type":"error","code":"SERVER_STOPPING"}.
+ *
  * The hello names what the server serves (data folder, root, pack and skill folders) so a client can
  * tell whether going through it would change what its command means.
  */

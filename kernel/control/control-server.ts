@@ -1,7 +1,9 @@
 /**
  * The control socket of `memo serve`: CLI commands on the same data folder (`plugins list|info`,
  * `tools list|call`) reach the running kernel through it, so they see its state (hot-loaded packs,
- * rate limiter, audit) instead of booting a second kernel that knows none of it.
+ * rate limiter, audit) instead of booting a second kernel that knows none of it. `memo approvals
+ * list|answer` reach its approval broker: the requests waiting there (from MCP clients, routines,
+ * pack services) are listed, watched and answered, as `cli`.
  *
  * Who may connect: the socket file is mode 0600 from the moment it has its name (it is bound in a
  * private 0700 folder, narrowed, then hard-linked into the data folder), so only the user running
@@ -20,7 +22,8 @@ import * as path from 'node:path';
 import type { Disposable } from '../disposable.js';
 import type { Kernel } from '../kernel.js';
 import type { Logger } from '../logger.js';
-import { isPermissionAnswer, type PermissionAnswer, type PermissionRequest, type Prompter } from '../permissions/prompter.js';
+import type { ApprovalEvent } from '../permissions/approval-broker.js';
+import { isPermissionAnswer, type ApprovalReply, type PermissionRequest, type Prompter } from '../permissions/prompter.js';
 import { writeFileAtomic } from '../util/atomic-file.js';
 import {
   CONTROL_PROTOCOL_VERSION,
@@ -33,7 +36,7 @@ import {
   socketPathIn,
   type ServerHello,
 } from './control-protocol.js';
-import { packInfo, packList, toolList } from './kernel-views.js';
+import { approvalList, approvalView, CONTROL_CALL_SESSION, packInfo, packList, toolList, type ApprovalView } from './kernel-views.js';
 
 /** A connection that sends no request within this long is closed. */
 const REQUEST_WAIT_MS = 30_000;
@@ -41,7 +44,9 @@ const REQUEST_WAIT_MS = 30_000;
 const PROBE_WAIT_MS = 2_000;
 /** At close, how long answered connections get to flush before they are cut. */
 const CLOSE_GRACE_MS = 2_000;
-const OPS = ['plugins.list', 'plugins.info', 'tools.list', 'tools.call'];
+const OPS = ['plugins.list', 'plugins.info', 'tools.list', 'tools.call', 'approvals.list', 'approvals.watch', 'approvals.answer'];
+/** The shortest id prefix `approvals.answer` takes for a whole id (the list prints whole ids; a prefix saves typing). */
+const MIN_ID_PREFIX = 4;
 
 export interface ControlServerOptions {
   kernel: Kernel;
@@ -106,14 +111,14 @@ function listen(server: net.Server, socket: string): Promise<void> {
 /** Puts a call's permission prompts to the CLI that made it, over its connection. Lives as long as the call. */
 class SocketPrompter implements Prompter {
   private seq = 0;
-  private readonly waiting = new Map<string, (answer: PermissionAnswer | Error) => void>();
+  private readonly waiting = new Map<string, (answer: ApprovalReply | Error) => void>();
 
   constructor(private readonly send: (message: Record<string, unknown>) => void) {}
 
-  ask(request: PermissionRequest, signal: AbortSignal): Promise<PermissionAnswer> {
+  ask(request: PermissionRequest, signal: AbortSignal): Promise<ApprovalReply> {
     const id = String(++this.seq);
-    return new Promise<PermissionAnswer>((resolve, reject) => {
-      const settle = (answer: PermissionAnswer | Error) => {
+    return new Promise<ApprovalReply>((resolve, reject) => {
+      const settle = (answer: ApprovalReply | Error) => {
         this.waiting.delete(id);
         signal.removeEventListener('abort', onAbort);
         if (answer instanceof Error) reject(answer);
@@ -135,6 +140,8 @@ class SocketPrompter implements Prompter {
     const settle = typeof id === 'string' ? this.waiting.get(id) : undefined;
     if (!settle) return;
     if (isPermissionAnswer(answer)) settle(answer);
+    // The terminal's `e`: edited arguments, for a tool that takes them (the gate checks and asks again).
+    else if (isEdit(answer)) settle({ edit: answer.edit });
     else settle(new Error(typeof refused === 'string' && refused ? refused.slice(0, 300) : 'the CLI sent no valid answer'));
   }
 
@@ -146,6 +153,8 @@ class SocketPrompter implements Prompter {
 export class ControlServer {
   private readonly connections = new Set<net.Socket>();
   private readonly calls = new Set<AbortController>();
+  /** Ends each `approvals.watch` stream (at close). */
+  private readonly watches = new Set<(message: Record<string, unknown>) => void>();
   private closing: Promise<void> | undefined;
 
   private constructor(
@@ -258,6 +267,7 @@ export class ControlServer {
       }
       const stopped = new Promise<void>((resolve) => this.server.close(() => resolve()));
       for (const call of this.calls) call.abort(new Error('memo serve is stopping'));
+      for (const end of [...this.watches]) end({ type: 'error', code: 'SERVER_STOPPING', message: 'memo serve is stopping' });
       const idle = Promise.all([...this.connections].map((c) => new Promise<void>((resolve) => (c.closed ? resolve() : c.once('close', () => resolve())))));
       let timer: NodeJS.Timeout | undefined;
       await Promise.race([idle, new Promise<void>((resolve) => (timer = setTimeout(resolve, CLOSE_GRACE_MS)))]);
@@ -266,6 +276,23 @@ export class ControlServer {
       await stopped;
     })();
     return this.closing;
+  }
+
+  /** The pending request `id` names: its whole id, or a prefix only one pending id starts with. */
+  private pendingById(kernel: Kernel, id: unknown): { view: ApprovalView } | Refusal {
+    if (typeof id !== 'string' || !id) return { code: 'BAD_REQUEST', message: 'approvals.answer needs "id": the id memo approvals list shows' };
+    const pending = approvalList(kernel);
+    const exact = pending.find((p) => p.id === id);
+    const matches = exact ? [exact] : id.length >= MIN_ID_PREFIX ? pending.filter((p) => p.id.startsWith(id)) : [];
+    if (matches.length > 1) return { code: 'AMBIGUOUS', message: `${matches.length} pending requests start with ${id}: give more of the id` };
+    const view = matches[0];
+    if (!view) return { code: 'NOT_PENDING', message: notPending(id) };
+    if (!view.answerable)
+      return {
+        code: 'NOT_ANSWERABLE',
+        message: `${view.tool} (${view.id}) was asked by a memo tools call, at its own terminal; it can be answered only there`,
+      };
+    return { view };
   }
 
   private hello(options: ControlServerOptions): ServerHello {
@@ -288,6 +315,7 @@ export class ControlServer {
     let prompter: SocketPrompter | undefined;
     let call: AbortController | undefined;
     let requested = false;
+    let unwatch: (() => void) | undefined;
     conn.on('error', () => {
       // 'close' follows; a CLI that vanished is not the server's fault
     });
@@ -296,6 +324,7 @@ export class ControlServer {
       // A CLI that disconnects (Ctrl-C twice, killed, its terminal closed) cancels its call.
       call?.abort(new Error('the CLI went away'));
       prompter?.goneAway();
+      unwatch?.();
     });
     const send = (message: object) => {
       if (conn.writable) conn.write(line(message));
@@ -357,7 +386,7 @@ export class ControlServer {
           prompter = asker;
           this.calls.add(controller);
           // Its own session: an allow-session answer covers this call's command, as it does when the CLI runs its own kernel.
-          const sessionId = `control:${randomUUID()}`;
+          const sessionId = `${CONTROL_CALL_SESSION}${randomUUID()}`;
           const result = await kernel.invoke(
             {
               tool: req.tool,
@@ -373,6 +402,30 @@ export class ControlServer {
           call = undefined;
           prompter = undefined;
           return finish({ type: 'result', value: result });
+        }
+        case 'approvals.list':
+          return finish({ type: 'result', value: approvalList(kernel) });
+        case 'approvals.watch': {
+          // The pending requests now, then one line per change, until the CLI closes or the server stops.
+          const listening = kernel.approvals.onChange((event) => send({ type: 'approval', ...eventView(event) }));
+          const end = (last: Record<string, unknown>) => {
+            unwatch?.();
+            finish(last);
+          };
+          unwatch = () => {
+            listening.dispose();
+            this.watches.delete(end);
+          };
+          this.watches.add(end);
+          return send({ type: 'approvals', pending: approvalList(kernel) });
+        }
+        case 'approvals.answer': {
+          const found = this.pendingById(kernel, req.id);
+          if ('code' in found) return refuse(found.code, found.message);
+          const reply = replyOf(req, found.view);
+          if ('code' in reply) return refuse(reply.code, reply.message);
+          if (!kernel.approvals.answer(found.view.id, reply.reply, 'cli')) return refuse('NOT_PENDING', notPending(String(req.id)));
+          return finish({ type: 'result', value: { id: found.view.id, tool: found.view.tool, reply: typeof reply.reply === 'string' ? reply.reply : 'edit' } });
         }
         default:
           return refuse(
@@ -395,6 +448,42 @@ export class ControlServer {
     if (this.closing) return void conn.destroy();
     send(this.hello(options));
   }
+}
+
+type Refusal = { code: string; message: string };
+
+function notPending(id: string): string {
+  return `no request ${JSON.stringify(id.slice(0, 80))} is waiting for an answer (it was answered, expired or cancelled, or never existed; see memo approvals list)`;
+}
+
+function isEdit(value: unknown): value is { edit: Record<string, unknown> } {
+  const edit = (value as { edit?: unknown } | null)?.edit;
+  return typeof value === 'object' && value !== null && typeof edit === 'object' && edit !== null && !Array.isArray(edit);
+}
+
+/** What an `approvals.answer` request replies to `view`, or why it cannot: an answer the request offers, or an edit of a tool that takes edits. */
+function replyOf(req: Record<string, unknown>, view: ApprovalView): { reply: ApprovalReply } | Refusal {
+  if (req.edit !== undefined) {
+    if (req.answer !== undefined) return { code: 'BAD_REQUEST', message: 'approvals.answer takes "answer" or "edit", not both' };
+    if (!isEdit({ edit: req.edit })) return { code: 'BAD_REQUEST', message: '"edit" must be a JSON object: the arguments as edited' };
+    if (!view.editable)
+      return { code: 'NOT_EDITABLE', message: `${view.tool} does not accept edited arguments; answer with one of ${view.answers.join(', ')}` };
+    return { reply: { edit: req.edit as Record<string, unknown> } };
+  }
+  if (!isPermissionAnswer(req.answer)) return { code: 'BAD_REQUEST', message: 'approvals.answer needs "answer" (allow-once, deny-once, ...) or "edit"' };
+  const answer = req.answer;
+  const offered = view.answers.some((a) => a === answer || (a === 'allow-minutes:N' && answer.startsWith('allow-minutes:')));
+  // An answer the request does not offer would be taken as something narrower (a delete's allow-forever as allow-once): refused, not reinterpreted.
+  if (!offered) return { code: 'ANSWER_NOT_OFFERED', message: `${answer} does not apply to this ${view.tool} request; it takes ${view.answers.join(', ')}` };
+  return { reply: answer };
+}
+
+/** A broker event as the watch stream carries it: a settled edit says `edit`, never the edited arguments (they are not masked). */
+function eventView(event: ApprovalEvent): Record<string, unknown> {
+  if (event.kind === 'asked') return { event: 'asked', approval: approvalView(event.approval) };
+  if (event.outcome === 'answered')
+    return { event: 'settled', id: event.id, outcome: 'answered', by: event.by, reply: typeof event.reply === 'string' ? event.reply : 'edit' };
+  return { event: 'settled', id: event.id, outcome: event.outcome, ...(event.reason ? { reason: event.reason } : {}) };
 }
 
 /** The socket a pointer file names, or null (no file, or not one of ours). */

@@ -1,10 +1,13 @@
 /**
  * What `memo plugins list|info` and `memo tools list` print with --json, built from a kernel. The CLI
  * builds them from a kernel of its own and `memo serve` from its running one (control socket), so
- * both ways print the same shapes.
+ * both ways print the same shapes. `memo approvals list` has only the running one: a kernel of the
+ * command's own has nothing pending.
  */
 import type { Kernel } from '../kernel.js';
 import type { PackManifest } from '../packs/manifest.js';
+import type { PendingApproval } from '../permissions/approval-broker.js';
+import type { Concern, Preview } from '../tools/contract.js';
 
 export interface PackListEntry {
   id: string;
@@ -77,4 +80,73 @@ export function toolList(kernel: Kernel): ToolListEntry[] {
     description: t.spec.description,
     parameters: t.spec.parameters,
   }));
+}
+
+/**
+ * A request waiting in the approval broker, as `memo approvals list --json` prints it and the
+ * `approvals.watch` stream carries it. Arguments are the masked ones the person is shown; the
+ * caller's session id and write capability are left out (who calls, not what they hold).
+ */
+export interface ApprovalView {
+  id: string;
+  tool: string;
+  plugin: string;
+  danger: string;
+  effect: string;
+  caller: { kind: string; id?: string; conversationId?: string };
+  args: unknown;
+  preview: Preview | null;
+  concern?: Concern;
+  /** When it was asked and when it stops waiting (ISO, by the kernel's clock). */
+  askedAt: string;
+  expiresAt: string;
+  /** The answers that mean something for it (`allow-minutes:N` stands for any N). */
+  answers: readonly string[];
+  /** `--edit '<json>'` is accepted: the tool declares `editable`. */
+  editable: boolean;
+  revision: number;
+  editedBy?: string;
+  editProblem?: string;
+  /** The faces it is put to (empty: it waits for `memo approvals answer`, the console or a host). */
+  faces: string[];
+  /**
+   * False for a `memo tools call` made through the control socket: its question goes to the
+   * terminal of the command that made it, and only there can it be answered.
+   */
+  answerable: boolean;
+}
+
+/** The session id the control server gives each `memo tools call` it runs (see control-server.ts). */
+export const CONTROL_CALL_SESSION = 'control:';
+
+export function approvalView(p: PendingApproval): ApprovalView {
+  const r = p.request;
+  return {
+    id: p.id,
+    tool: r.tool,
+    plugin: r.plugin,
+    danger: r.danger,
+    effect: r.effect,
+    caller: {
+      kind: r.caller.kind,
+      ...(r.caller.id !== undefined ? { id: r.caller.id } : {}),
+      ...(r.caller.conversationId !== undefined ? { conversationId: r.caller.conversationId } : {}),
+    },
+    args: r.args,
+    preview: r.preview,
+    ...(r.concern ? { concern: r.concern } : {}),
+    askedAt: new Date(p.since).toISOString(),
+    expiresAt: new Date(r.deadline).toISOString(),
+    answers: r.answers,
+    editable: r.editable,
+    revision: r.revision,
+    ...(r.editedBy ? { editedBy: r.editedBy } : {}),
+    ...(r.editProblem ? { editProblem: r.editProblem } : {}),
+    faces: p.faces,
+    answerable: !(r.caller.kind === 'cli' && r.caller.sessionId?.startsWith(CONTROL_CALL_SESSION) === true),
+  };
+}
+
+export function approvalList(kernel: Kernel): ApprovalView[] {
+  return kernel.approvals.pending().map(approvalView);
 }
