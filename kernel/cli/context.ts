@@ -41,8 +41,11 @@ export interface Cli {
   dataDir(): string;
   packFolders(): PackFolder[];
   skillFolders(): SkillFolder[];
-  /** A kernel on the global options with every pack and skill loaded (quiet: no info lines). */
-  boot(prompter: Prompter, quiet?: boolean): Promise<Kernel>;
+  /**
+   * A kernel on the global options with every pack and skill loaded (quiet: no info lines).
+   * `prompter` null: no face; a permission request waits in the approval broker (memo serve).
+   */
+  boot(prompter: Prompter | null, quiet?: boolean): Promise<Kernel>;
   /**
    * The memo serve running on this data folder, when one answers and serves what this command would
    * load (for a call, `withRoot`: the same sandbox root too); null to use a kernel of its own. Says on

@@ -1,9 +1,10 @@
 /**
  * The CLI `bin/memo` runs: global options and one file per command group (tools, permissions,
- * audit, chat and provider, plugins, shell, skills, serve), each registered on one commander program.
+ * approvals, audit, chat and provider, plugins, shell, skills, serve), each registered on one commander program.
  */
 import { Command, CommanderError } from 'commander';
 import type { Kernel } from '../kernel.js';
+import { registerApprovalsCommands } from './approvals-command.js';
 import { registerAuditCommands } from './audit-command.js';
 import { registerChatCommands } from './chat-command.js';
 import { cliContext, NotFound, UsageError, type Cli, type GlobalOptions } from './context.js';
@@ -28,6 +29,7 @@ export function buildProgram(setExit: (code: number) => void): { program: Comman
   const cli = cliContext(() => program.opts<GlobalOptions>(), setExit);
   registerToolsCommands(program, cli);
   registerPermissionsCommands(program, cli);
+  registerApprovalsCommands(program, cli);
   registerAuditCommands(program, cli);
   registerChatCommands(program, {
     boot: (prompter) => cli.boot(prompter),

@@ -2,11 +2,11 @@
 import type { Command } from 'commander';
 import type { Kernel } from '../kernel.js';
 import { StderrLogger } from '../logger.js';
-import { DenyingPrompter } from '../permissions/prompter.js';
 import { isLoopbackAddress } from '../mcp/auth.js';
 // The MCP server modules load the SDK (about 0.3 s): only `memo serve` imports them, on demand.
 import type { McpHttpEndpoint, McpHttpEndpointOptions } from '../mcp/mcp-http-server.js';
 import { DEFAULT_IDLE_TIMEOUT_MS, DEFAULT_MAX_SESSIONS } from '../mcp/defaults.js';
+import { DEFAULT_APPROVAL_WAIT_MS } from '../permissions/approval-broker.js';
 import { ControlServer } from '../control/control-server.js';
 import { NotFound, print, UsageError, type Cli } from './context.js';
 
@@ -42,6 +42,9 @@ function serveEndpointOptions(opts: ServeOptions): McpHttpEndpointOptions & { ho
   return out;
 }
 
+/** Who answers a permission request in memo serve: nobody at its own terminal (it is a daemon), so requests wait. */
+const WAITING = `Permission requests wait for \`memo approvals\` (or a host/console) up to ${DEFAULT_APPROVAL_WAIT_MS / 60_000} minutes: memo approvals list --watch, memo approvals answer <id> <answer>.`;
+
 /** What memo serve prints for a person: the URL, the token, and client configs to paste. */
 function serveBanner(url: string, token: string, remote: boolean): string {
   const http = { mcpServers: { memo: { type: 'http', url, headers: { Authorization: `Bearer ${token}` } } } };
@@ -52,7 +55,7 @@ function serveBanner(url: string, token: string, remote: boolean): string {
     `MCP endpoint (Streamable HTTP, ${remote ? 'REMOTE ACCESS ALLOWED' : 'loopback only'})\n  url:   ${url}\n  token: ${token}\n` +
     `\nClient config (Cursor, Claude Code, and VS Code under "servers" instead of "mcpServers"):\n${JSON.stringify(http, null, 2)}\n` +
     `\nStdio-only clients (Claude Desktop) through mcp-remote:\n${JSON.stringify(viaRemote, null, 2)}\n` +
-    `\nExternal clients may run read tools only. Rotate the token with kill -HUP ${process.pid} or POST ${url}/rotate-token.\nStop with Ctrl-C.\n`
+    `\nExternal clients may run read tools only. ${WAITING}\nRotate the token with kill -HUP ${process.pid} or POST ${url}/rotate-token.\nStop with Ctrl-C.\n`
   );
 }
 
@@ -90,7 +93,9 @@ export function registerServeCommand(program: Command, cli: Cli): void {
       let endpoint: McpHttpEndpoint | undefined;
       let control: ControlServer | null = null;
       try {
-        kernel = await cli.boot(new DenyingPrompter('memo serve has nobody to ask; store a decision with memo tools call --approve allow-forever'), false);
+        // No face of its own: a request (from an MCP client, a routine, a pack service) waits in the
+        // broker for memo approvals, the console or a host, up to 30 minutes (then APPROVAL_EXPIRED).
+        kernel = await cli.boot(null, false);
         await kernel.watch();
         // Pack services (schedulers, sockets, sync loops) run for as long as serve does.
         await kernel.start();
@@ -101,11 +106,13 @@ export function registerServeCommand(program: Command, cli: Cli): void {
           skillFolders: cli.skillFolders().map((f) => f.dir),
           logger,
         });
+        if (!control) logger.warn('memo approvals cannot reach this server (no control socket): its permission requests wait for a console or a host app only');
         const toolCount = kernel.registry.list().length;
         if (opts.stdio) {
           const stdio = new McpStdioServer(kernel, { stdout: stdout!, logger, ...(capability ? { capability } : {}) });
           await stdio.start();
           logger.info(`serving ${toolCount} tools over MCP stdio (pid ${process.pid})`);
+          logger.info(WAITING);
           await Promise.race([stopped, stdio.closed]);
           await stdio.close();
           return;

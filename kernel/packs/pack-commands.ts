@@ -43,6 +43,7 @@ const NAME = /^[a-z][a-z0-9]*(?:-[a-z0-9]+)*$/;
 
 /** memo's own top-level commands, which no pack may shadow (a test checks this against the CLI program). */
 export const BUILTIN_COMMANDS: ReadonlySet<string> = new Set([
+  'approvals',
   'audit',
   'chat',
   'help',
