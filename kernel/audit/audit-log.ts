@@ -33,6 +33,8 @@ export interface AuditRecord {
   args: unknown;
   /** How the permission question was settled: `auto`, `allow:once`, `deny:forever`, `deny:timeout`, `none`, ... */
   decision: string;
+  /** Who allowed the call when a person was asked (a face's name: `terminal`, `cli`, `host`, ...). */
+  answeredBy?: string;
   /** Who edited the arguments before approving (a face's name); `args` are then the edited ones. */
   editedBy?: string;
   outcome: 'ok' | 'error';

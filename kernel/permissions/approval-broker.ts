@@ -17,6 +17,8 @@ export interface PendingApproval {
   since: number;
   /** The faces it was put to (empty: it waits for a face to attach, or for `answer()`). */
   faces: string[];
+  /** False for a request put to one face only (a CLI call's own prompt): `answer()` refuses it. */
+  answerable: boolean;
 }
 
 /** What happened to a request: asked, or settled (and how). */
@@ -113,7 +115,7 @@ export class ApprovalBroker {
     const waiting = withDeadline(signal, waitMs, this.clock);
     return new Promise<BrokerOutcome>((resolve) => {
       const entry: Entry = {
-        pending: { id: request.callId, request, since, faces: [] },
+        pending: { id: request.callId, request, since, faces: [], answerable: !only },
         exclusive: only ?? null,
         asking: new Map(),
         refused: new Set(),

@@ -1,7 +1,7 @@
 import type { Clock } from '../clock.js';
 import { inject, injectable } from '../di.js';
 import * as T from '../tokens.js';
-import { MemoError } from '../errors.js';
+import { isMemoError, MemoError } from '../errors.js';
 import type { Caller, Concern, Danger, Effect, Preview } from '../tools/contract.js';
 import { ApprovalBroker } from './approval-broker.js';
 import { PermissionStore } from './permission-store.js';
@@ -55,6 +55,8 @@ export type GateDecision =
 /** The gate's verdict: how the call was allowed, and the arguments it runs with when a person edited them. */
 export interface GateOutcome {
   decision: GateDecision;
+  /** The face (or host) whose answer allowed the call, when a person was asked. */
+  answeredBy?: string;
   edited?: { args: Record<string, unknown>; maskedArgs: unknown; by: string };
 }
 
@@ -135,8 +137,15 @@ export class PermissionGate {
         }
         continue;
       }
-      const decision = this.apply(call, reply.answer, askEveryTime, sessionKey);
-      return edited ? { decision, edited } : { decision };
+      let decision: GateDecision;
+      try {
+        decision = this.apply(call, reply.answer, askEveryTime, sessionKey);
+      } catch (err) {
+        // A denial says who gave it, for the audit line.
+        if (isMemoError(err) && err.details) err.details.answeredBy = reply.by;
+        throw err;
+      }
+      return edited ? { decision, answeredBy: reply.by, edited } : { decision, answeredBy: reply.by };
     }
   }
 

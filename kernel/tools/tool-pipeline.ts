@@ -177,6 +177,7 @@ export class ToolPipeline {
     let decision = 'none';
     /** Set when a person edited the arguments before approving: the audit records the call that ran, and who edited it. */
     let edited: { by: string; maskedArgs: unknown } | undefined;
+    let answeredBy: string | undefined;
     let result: ToolResult;
     let call: CallContext | undefined;
 
@@ -254,6 +255,7 @@ export class ToolPipeline {
           : {}),
       });
       decision = outcome.decision;
+      answeredBy = outcome.answeredBy;
       const runArgs = outcome.edited?.args ?? args;
       if (outcome.edited) edited = { by: outcome.edited.by, maskedArgs: outcome.edited.maskedArgs };
       // The result is the pipeline's own copy (toJsonValue): known secrets are scrubbed from it in place.
@@ -262,13 +264,15 @@ export class ToolPipeline {
     } catch (err) {
       const d = isMemoError(err) ? err.details?.decision : undefined;
       if (typeof d === 'string') decision = d;
+      const by = isMemoError(err) ? err.details?.answeredBy : undefined;
+      if (typeof by === 'string') answeredBy = by;
       result = fail(err);
     } finally {
       call?.release();
     }
 
     try {
-      this.record(result, ts, request.caller, tool, edited ? edited.maskedArgs : masked, decision, edited?.by);
+      this.record(result, ts, request.caller, tool, edited ? edited.maskedArgs : masked, decision, { answeredBy, editedBy: edited?.by });
     } catch (err) {
       // invoke never throws: the call has happened and its caller gets its result; the person
       // running the kernel is told loudly that the trail has a hole (`memo audit verify` shows it too).
@@ -407,7 +411,15 @@ export class ToolPipeline {
     });
   }
 
-  private record(result: ToolResult, ts: string, caller: Caller, tool: RegisteredTool | undefined, masked: unknown, decision: string, editedBy?: string): void {
+  private record(
+    result: ToolResult,
+    ts: string,
+    caller: Caller,
+    tool: RegisteredTool | undefined,
+    masked: unknown,
+    decision: string,
+    who: { answeredBy: string | undefined; editedBy: string | undefined },
+  ): void {
     this.audit.append({
       ts,
       id: result.callId,
@@ -416,7 +428,8 @@ export class ToolPipeline {
       pack: tool?.pack.id ?? null,
       args: shorten(masked),
       decision,
-      ...(editedBy ? { editedBy } : {}),
+      ...(who.answeredBy ? { answeredBy: who.answeredBy } : {}),
+      ...(who.editedBy ? { editedBy: who.editedBy } : {}),
       outcome: result.ok ? 'ok' : 'error',
       ...(result.ok ? {} : { error: { code: result.error.code, message: result.error.message } }),
       summary: result.ok ? result.summary : result.error.message.slice(0, SUMMARY_MAX),

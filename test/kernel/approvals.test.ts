@@ -47,6 +47,7 @@ describe('the approval broker', () => {
     b.reply('allow-once');
     expect(code(await pending)).toBe('ok');
     expect(a.withdrawn).toEqual([new ApprovalWithdrawn('answered', 'terminal')]);
+    expect(fx.kernel.audit.tail({ tool: 'echo_medium' }).at(-1)).toMatchObject({ decision: 'allow:once', answeredBy: 'terminal' });
     expect(a.withdrawn[0]?.message).toBe('answered by terminal');
     expect(b.withdrawn).toEqual([]);
     expect(fx.kernel.approvals.pending()).toEqual([]);
@@ -72,8 +73,10 @@ describe('the approval broker', () => {
     await waitFor(() => fx.kernel.approvals.pending().length === 1, { what: 'the second request' });
     const id = fx.kernel.approvals.pending()[0]!.id;
     expect(fx.kernel.approvals.answer('no-such-id', 'allow-once')).toBe(false);
+    expect(fx.kernel.approvals.pending()[0]?.answerable).toBe(true);
     expect(fx.kernel.approvals.answer(id, 'deny-once', 'my-app')).toBe(true);
     expect(code(await second)).toBe('PERMISSION_DENIED');
+    expect(fx.kernel.audit.tail({ tool: 'echo_dangerous' }).at(-1)).toMatchObject({ decision: 'deny:once', answeredBy: 'my-app' });
   });
 
   it('withdraws a detached face’s questions and keeps the request waiting for another', async () => {
