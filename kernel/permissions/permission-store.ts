@@ -130,7 +130,13 @@ function parseFile(json: unknown): FileShape {
     const out: StoredDecision[] = [];
     for (const [tool, d] of Object.entries(decisions as Record<string, { decision?: unknown; plugin?: unknown; at?: unknown }>)) {
       if (!d || (d.decision !== 'allow' && d.decision !== 'deny')) throw new Error(`has an invalid entry for "${tool}"`);
-      out.push({ tool, decision: d.decision, plugin: typeof d.plugin === 'string' ? d.plugin : null, at: typeof d.at === 'string' ? d.at : '', scope: 'forever' });
+      out.push({
+        tool,
+        decision: d.decision,
+        plugin: typeof d.plugin === 'string' ? d.plugin : null,
+        at: typeof d.at === 'string' ? d.at : '',
+        scope: 'forever',
+      });
     }
     return { version: 2, alwaysAllow: false, decisions: out };
   }
