@@ -94,7 +94,8 @@ function checkRoot(root: string): string {
 function checkDataDir(dataDir: string): string {
   const abs = path.resolve(dataDir);
   try {
-    fs.mkdirSync(abs, { recursive: true });
+    // Kernel state: a data folder the kernel creates is its owner's alone (an existing one keeps its mode).
+    fs.mkdirSync(abs, { recursive: true, mode: 0o700 });
     fs.accessSync(abs, fs.constants.W_OK);
   } catch (err) {
     throw new MemoError('VALIDATION', `The data folder ${dataDir} cannot be written (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}).`);

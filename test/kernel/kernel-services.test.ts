@@ -112,6 +112,18 @@ describe('replacing the kernel services', () => {
     await b.shutdown();
   });
 
+  it('creates a data folder only its owner can open, and leaves an existing one as it is', async () => {
+    const dirs = folders();
+    const k = createKernel({ ...dirs, logger: new MemoryLogger() });
+    expect(fs.statSync(dirs.dataDir).mode & 0o777).toBe(0o700);
+    await k.shutdown();
+    const existing = tempDir('memo-existing-data-');
+    fs.chmodSync(existing, 0o750);
+    const k2 = createKernel({ root: dirs.root, dataDir: existing, logger: new MemoryLogger() });
+    expect(fs.statSync(existing).mode & 0o777).toBe(0o750);
+    await k2.shutdown();
+  });
+
   it('asks the replacement prompter', async () => {
     const prompter = new ScriptedPrompter('allow-once');
     const k = kernelWith({ prompter });
