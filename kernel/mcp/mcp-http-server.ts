@@ -26,16 +26,26 @@ export interface McpHttpEndpointOptions {
   allowRemote?: boolean;
   /** A session with no request for this long (and no call running) is closed. Default 30 min. */
   idleTimeoutMs?: number;
-  /** Sessions beyond this get 503. Default 64. */
+  /**
+   * At most this many sessions are open; a new one past it closes the longest-idle session (one not
+   * running a call) to make room, and gets 503 only when every open session is running a call. Default 64.
+   */
   maxSessions?: number;
   logger?: Logger;
 }
 
+/** Why a session ended, as a later request with its id is told. */
+type EndReason = 'idle' | 'evicted' | 'token-rotated' | 'closed';
+
 interface SessionEntry {
+  id: string;
   session: McpSession;
   transport: StreamableHTTPServerTransport;
   timer: NodeJS.Timeout;
 }
+
+/** How many ended session ids are remembered, to tell a returning client why its session is gone. */
+const ENDED_REMEMBERED = 1024;
 
 function header(value: string | string[] | undefined): string | undefined {
   return typeof value === 'string' && value !== '' ? value : undefined;
@@ -50,6 +60,13 @@ function sendJson(res: http.ServerResponse, status: number, body: unknown, heade
   }
   res.writeHead(status, { 'Content-Type': 'application/json', 'Cache-Control': 'no-store', ...headers });
   res.end(JSON.stringify(body));
+}
+
+/** A duration for people: `150 ms`, `45 s`, `30 min`. */
+function duration(ms: number): string {
+  if (ms < 1000) return `${Math.round(ms)} ms`;
+  if (ms < 120_000) return `${Math.round(ms / 1000)} s`;
+  return `${Math.round(ms / 60_000)} min`;
 }
 
 function rpcError(res: http.ServerResponse, status: number, code: number, message: string, headers: Record<string, string> = {}): void {
@@ -68,14 +85,20 @@ function rpcError(res: http.ServerResponse, status: number, code: number, messag
  *   the token is the only thing between the network and the read tools, and it travels in clear text.
  *   With `allowRemote`, the bind address also passes (a wildcard bind waives the Host check).
  * - Each client session gets its own SDK `Server` and transport (`Mcp-Session-Id`), so clients
- *   never wait on each other; sessions close after an idle timeout and are capped (503 past it).
+ *   never wait on each other; sessions close after an idle timeout and are capped: a new session
+ *   past the cap closes the longest-idle one (clients such as the Inspector and mcp-remote leave
+ *   sessions open). A request with the id of a session that ended gets 404 and a JSON-RPC error
+ *   saying why (idle, evicted, token rotated), so the client initialises a new one.
  * - `GET /healthz` answers `{"ok":true}` without auth, for supervisors.
  * - A server error (EMFILE while accepting, a malformed client request) is logged; the endpoint
  *   keeps listening on the same URL with the same token.
  */
 export class McpHttpEndpoint {
   private currentToken = generateToken();
+  /** Open sessions, least recently active first (a request moves its session to the end). */
   private readonly sessions = new Map<string, SessionEntry>();
+  /** Ids of sessions that ended, oldest first, with the reason (bounded: see ENDED_REMEMBERED). */
+  private readonly ended = new Map<string, EndReason>();
   /** Sessions being initialised: counted against the cap before they have an id. */
   private pending = 0;
   private server: http.Server | undefined;
@@ -172,7 +195,7 @@ export class McpHttpEndpoint {
    */
   rotateToken(): string {
     this.currentToken = generateToken();
-    for (const entry of [...this.sessions.values()]) void entry.session.close();
+    for (const entry of [...this.sessions.values()]) this.end(entry, 'token-rotated');
     return this.currentToken;
   }
 
@@ -212,13 +235,13 @@ export class McpHttpEndpoint {
     const sessionId = header(req.headers['mcp-session-id']);
     if (sessionId !== undefined) {
       const entry = this.sessions.get(sessionId);
-      if (!entry) return rpcError(res, 404, -32001, 'Session not found');
-      entry.timer.refresh();
+      if (!entry) return rpcError(res, 404, -32001, this.endedMessage(sessionId));
+      this.touch(entry);
       return entry.transport.handleRequest(req, res);
     }
     if (req.method !== 'POST') return rpcError(res, 400, -32000, 'Bad Request: Mcp-Session-Id header is required');
-    if (this.sessions.size + this.pending >= this.maxSessions) {
-      return rpcError(res, 503, -32000, `Too many MCP sessions (${this.maxSessions}); close one or wait for an idle one to expire.`, { 'Retry-After': '5' });
+    if (this.sessions.size + this.pending >= this.maxSessions && !this.evictIdlest()) {
+      return rpcError(res, 503, -32000, `Too many MCP sessions (${this.maxSessions}), each running a call; retry when one finishes.`, { 'Retry-After': '5' });
     }
     return this.open(req, res);
   }
@@ -242,17 +265,16 @@ export class McpHttpEndpoint {
         uncount();
         const timer = setTimeout(() => this.expire(id), this.idleTimeoutMs);
         timer.unref();
-        entry = { session, transport, timer };
+        entry = { id, session, transport, timer };
         this.sessions.set(id, entry);
-        session.onactivity = () => timer.refresh();
+        session.onactivity = () => entry && this.touch(entry);
       },
     });
     session.onclose = () => {
       uncount();
       if (!entry) return;
-      clearTimeout(entry.timer);
-      const id = transport.sessionId;
-      if (id !== undefined && this.sessions.get(id) === entry) this.sessions.delete(id);
+      // Closed by the client (DELETE) or by the transport; the endpoint's own closes went through end().
+      if (this.sessions.get(entry.id) === entry) this.forget(entry, 'closed');
     };
     await session.connect(transport);
     try {
@@ -272,7 +294,55 @@ export class McpHttpEndpoint {
       entry.timer.refresh();
       return;
     }
-    this.options.logger?.info(`mcp endpoint: closed the idle session of ${entry.session.clientName} after ${Math.round(this.idleTimeoutMs / 1000)} s`);
+    this.options.logger?.info(`mcp endpoint: closed the idle session of ${entry.session.clientName} after ${duration(this.idleTimeoutMs)}`);
+    this.end(entry, 'idle');
+  }
+
+  /** Activity on a session: its idle timer starts again and it becomes the most recently active. */
+  private touch(entry: SessionEntry): void {
+    if (this.sessions.get(entry.id) !== entry) return;
+    entry.timer.refresh();
+    this.sessions.delete(entry.id);
+    this.sessions.set(entry.id, entry);
+  }
+
+  /** Closes the longest-idle session not running a call, to make room; false if every one is busy. */
+  private evictIdlest(): boolean {
+    for (const entry of this.sessions.values()) {
+      if (entry.session.busy) continue;
+      this.options.logger?.info(
+        `mcp endpoint: closed the longest-idle session (${entry.session.clientName}) to admit a new one: ${this.maxSessions} sessions is the cap`,
+      );
+      this.end(entry, 'evicted');
+      return true;
+    }
+    return false;
+  }
+
+  /** Closes a session on the endpoint's own account: from now on its id gets 404 with `reason`. */
+  private end(entry: SessionEntry, reason: EndReason): void {
+    this.forget(entry, reason);
     void entry.session.close();
+  }
+
+  private forget(entry: SessionEntry, reason: EndReason): void {
+    clearTimeout(entry.timer);
+    this.sessions.delete(entry.id);
+    this.ended.set(entry.id, reason);
+    if (this.ended.size > ENDED_REMEMBERED) this.ended.delete(this.ended.keys().next().value as string);
+  }
+
+  /** The 404 message for a session id that is not open: why it ended, if this endpoint remembers it. */
+  private endedMessage(id: string): string {
+    const why = {
+      idle: `it was idle for ${duration(this.idleTimeoutMs)}`,
+      evicted: `it was the longest-idle session when a new one needed a place (the cap is ${this.maxSessions})`,
+      'token-rotated': 'the token was rotated',
+      closed: 'it was closed',
+    } satisfies Record<EndReason, string>;
+    const reason = this.ended.get(id);
+    return reason === undefined
+      ? 'Session not found: this server has no session with that id (it may have restarted). Initialize a new session.'
+      : `Session ended (${reason}): ${why[reason]}. Initialize a new session.`;
   }
 }

@@ -369,19 +369,88 @@ describe('MCP over Streamable HTTP (in-process endpoint around a real kernel)', 
     await eventually(() => a.tools.at(-1)!.every((t) => t.name !== 'late_tool'), 'tool removed from the list');
   });
 
-  it('answers 503 past the session cap, and admits a new session once one closes', async () => {
+  /** A raw tools/list in session `sid`, as a client that kept an old session id would send it. */
+  function inSession(sid: string) {
+    return raw(endpoint.url, {
+      method: 'POST',
+      headers: {
+        Authorization: `Bearer ${endpoint.token}`,
+        'Content-Type': 'application/json',
+        Accept: 'application/json, text/event-stream',
+        'Mcp-Session-Id': sid,
+        'Mcp-Protocol-Version': '2025-06-18',
+      },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'tools/list' }),
+    });
+  }
+
+  async function restart(options: ConstructorParameters<typeof McpHttpEndpoint>[1]) {
     await endpoint.close();
-    endpoint = new McpHttpEndpoint(fx.kernel, { maxSessions: 2, logger });
+    endpoint = new McpHttpEndpoint(fx.kernel, { logger, ...options });
     await endpoint.start();
-    const first = await client();
-    await client();
+  }
+
+  it('admits a session past the cap by closing the longest-idle one, which then gets 404 saying it was evicted', async () => {
+    await restart({ maxSessions: 2 });
+    const first = await client({ name: 'first' });
+    const second = await client({ name: 'second' });
+    const evictedId = second.transport.sessionId!;
+    // first is used after second connected, so second is now the longest idle.
+    await first.client.listTools();
+    const third = await client({ name: 'third' });
+    expect(endpoint.sessionCount).toBe(2);
+    expect((await third.client.listTools()).tools.length).toBeGreaterThan(0);
+    expect((await first.client.listTools()).tools.length).toBeGreaterThan(0);
+    const evictions = logger.lines.filter((l) => /longest-idle/.test(l.message)).map((l) => l.message);
+    expect(evictions).toEqual([expect.stringContaining('(second)')]);
+    const gone = await inSession(evictedId);
+    expect(gone.status).toBe(404);
+    const body = JSON.parse(gone.body);
+    expect(body).toMatchObject({ jsonrpc: '2.0', id: null, error: { code: -32001 } });
+    expect(body.error.message).toMatch(/^Session ended \(evicted\): .*cap is 2.*Initialize a new session\.$/);
+    await expect(second.client.listTools()).rejects.toThrow();
+  });
+
+  it('answers 503 past the cap only while every open session is running a call', async () => {
+    await restart({ maxSessions: 1 });
+    const gate = deferred();
+    const started = deferred();
+    fx.kernel.registerPack({
+      id: 'busy',
+      tools: [
+        {
+          spec: { name: 'busy_call', description: 'busy', parameters: { type: 'object' }, danger: 'safe', effect: 'read' },
+          impl: async () => (started.resolve(), await gate.promise, 'done'),
+        },
+      ],
+    });
+    const { client: c } = await client();
+    const call = c.callTool({ name: 'busy_call', arguments: {} });
+    await started.promise;
     const over = await rawInitialize(endpoint.url, { Authorization: `Bearer ${endpoint.token}` });
     expect(over.status).toBe(503);
-    await expect(connect(endpoint.url, endpoint.token)).rejects.toThrow();
-    await first.close();
-    await eventually(() => endpoint.sessionCount === 1, 'session freed');
-    const third = await client();
-    expect((await third.client.listTools()).tools.length).toBeGreaterThan(0);
+    expect(over.headers['retry-after']).toBe('5');
+    expect(JSON.parse(over.body).error.message).toMatch(/each running a call/);
+    gate.resolve();
+    expect(text((await call) as CallToolResult)).toBe('done');
+    const next = await client();
+    expect((await next.client.listTools()).tools.length).toBeGreaterThan(0);
+    expect(endpoint.sessionCount).toBe(1);
+  });
+
+  it('answers 404 "Session not found" for a session id it never issued', async () => {
+    const r = await inSession('00000000-0000-4000-8000-000000000000');
+    expect(r.status).toBe(404);
+    expect(JSON.parse(r.body).error).toEqual({ code: -32001, message: expect.stringMatching(/^Session not found: .*Initialize a new session\.$/) });
+  });
+
+  it('answers 404 saying the token was rotated for a session the rotation closed', async () => {
+    const { transport } = await client();
+    const sid = transport.sessionId!;
+    endpoint.rotateToken();
+    const r = await inSession(sid);
+    expect(r.status).toBe(404);
+    expect(JSON.parse(r.body).error.message).toMatch(/^Session ended \(token-rotated\)/);
   });
 
   it('closes an idle session and frees what it held (transport, server, registry listener)', async () => {
@@ -394,7 +463,10 @@ describe('MCP over Streamable HTTP (in-process endpoint around a real kernel)', 
     expect(endpoint.sessionCount).toBe(1);
     expect(listeners()).toBe(before + 1);
     await eventually(() => endpoint.sessionCount === 0, 'idle session closed');
-    expect(listeners()).toBe(before);
+    await eventually(() => listeners() === before, 'registry listener released');
+    const gone = await inSession(c.transport.sessionId!);
+    expect(gone.status).toBe(404);
+    expect(JSON.parse(gone.body).error.message).toMatch(/^Session ended \(idle\): it was idle for 150 ms\. Initialize a new session\.$/);
     await expect(c.client.listTools()).rejects.toThrow();
     expect(logger.lines.some((l) => /closed the idle session of test-client/.test(l.message))).toBe(true);
   });
