@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { CallToolRequestSchema, ListToolsRequestSchema, type ServerNotification, type ServerRequest } from '@modelcontextprotocol/sdk/types.js';
+import { ErrorCode, ListToolsRequestSchema, type JSONRPCRequest, type ServerNotification, type ServerRequest } from '@modelcontextprotocol/sdk/types.js';
 import { toDisposable, type Disposable } from '../disposable.js';
 import type { Kernel } from '../kernel.js';
 import type { Logger } from '../logger.js';
@@ -58,6 +58,39 @@ export interface McpSessionOptions {
   logger?: Logger;
 }
 
+interface CallParams {
+  name: string;
+  arguments?: Record<string, unknown>;
+  _meta?: { progressToken?: string | number };
+}
+
+/**
+ * A JSON-RPC error the SDK sends as it is: it takes `code` and `message` from whatever is thrown
+ * (an `McpError` would prefix the message with "MCP error <code>: ").
+ */
+function rpcFault(code: ErrorCode, message: string): Error {
+  return Object.assign(new Error(message), { code });
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** The params of a `tools/call`, or an Invalid params error naming the one thing wrong. */
+function callParams(request: JSONRPCRequest): CallParams {
+  const bad = (message: string) => rpcFault(ErrorCode.InvalidParams, `Invalid tools/call: ${message}`);
+  const params: unknown = request.params;
+  if (!isRecord(params)) throw bad('params must be an object with the tool name.');
+  const { name, arguments: args, _meta: meta } = params;
+  if (typeof name !== 'string' || name === '') throw bad('params.name (the tool name, a string) is missing.');
+  if (args !== undefined && !isRecord(args)) throw bad('params.arguments must be an object.');
+  const out: CallParams = { name };
+  if (args !== undefined) out.arguments = args;
+  const token = isRecord(meta) ? meta.progressToken : undefined;
+  if (typeof token === 'string' || typeof token === 'number') out._meta = { progressToken: token };
+  return out;
+}
+
 /**
  * One client's MCP session: a low-level SDK `Server` whose only tools are the kernel's, listed from
  * the registry on every `tools/list` and called through `kernel.invoke` (the one pipeline: no second
@@ -94,7 +127,12 @@ export class McpSession {
     this.server.onclose = () => this.release();
     this.server.onerror = (err) => this.options.logger?.info(`mcp session: ${err.message}`);
     this.server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: this.kernel.registry.list().map(toMcpTool) }));
-    this.server.setRequestHandler(CallToolRequestSchema, (request, extra) => this.call(request.params, extra));
+    // tools/call is not registered through setRequestHandler: the SDK would parse it with zod first and
+    // answer a malformed one with -32603 and a validation dump. Here it gets -32602 and one line.
+    this.server.fallbackRequestHandler = async (request, extra) => {
+      if (request.method !== 'tools/call') throw rpcFault(ErrorCode.MethodNotFound, 'Method not found');
+      return this.call(callParams(request), extra);
+    };
     this.listener = ToolChangeFeed.of(this.kernel).subscribe(() => {
       if (!this.ready || this.closed) return;
       this.server.sendToolListChanged().catch(() => {
@@ -135,10 +173,7 @@ export class McpSession {
     this.onclose?.();
   }
 
-  private async call(
-    params: { name: string; arguments?: Record<string, unknown> | undefined; _meta?: { progressToken?: string | number | undefined } | undefined },
-    extra: McpRequestExtra,
-  ) {
+  private async call(params: CallParams, extra: McpRequestExtra) {
     const capability = this.options.capability(extra);
     const caller: Caller = { kind: 'mcp', id: this.clientName, sessionId: extra.sessionId ?? this.fallbackSessionId };
     if (capability !== undefined) caller.capability = capability;

@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as net from 'node:net';
 import * as path from 'node:path';
-import { CallToolResultSchema, ErrorCode, McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { CallToolResultSchema, ErrorCode, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { McpHttpEndpoint } from '../../kernel/mcp/mcp-http-server.js';
 import { MemoryLogger } from '../../kernel/logger.js';
 import type { ToolContext } from '../../kernel/tools/contract.js';
@@ -156,9 +156,42 @@ describe('MCP over Streamable HTTP (in-process endpoint around a real kernel)', 
 
   it('keeps protocol faults as JSON-RPC errors', async () => {
     const { client: c } = await client();
-    // A tools/call without a tool name is malformed: the SDK refuses it before the kernel sees it.
-    await expect(c.request({ method: 'tools/call', params: { arguments: {} } }, CallToolResultSchema)).rejects.toBeInstanceOf(McpError);
+    // A tools/call without a tool name is malformed: refused before the kernel sees it.
+    await expect(c.request({ method: 'tools/call', params: { arguments: {} } }, CallToolResultSchema)).rejects.toMatchObject({
+      code: ErrorCode.InvalidParams,
+    });
     await expect(c.request({ method: 'prompts/list', params: {} }, CallToolResultSchema)).rejects.toMatchObject({ code: ErrorCode.MethodNotFound });
+    expect(fx.kernel.audit.tail()).toEqual([]);
+  });
+
+  it('answers a malformed raw tools/call with -32602 Invalid params and a one-line message', async () => {
+    const init = await rawInitialize(endpoint.url, { Authorization: `Bearer ${endpoint.token}` });
+    const sid = init.headers['mcp-session-id'] as string;
+    const call = async (params: unknown) => {
+      const r = await raw(endpoint.url, {
+        method: 'POST',
+        headers: {
+          Authorization: `Bearer ${endpoint.token}`,
+          'Content-Type': 'application/json',
+          Accept: 'application/json, text/event-stream',
+          'Mcp-Session-Id': sid,
+          'Mcp-Protocol-Version': '2025-06-18',
+        },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/call', ...(params === undefined ? {} : { params }) }),
+      });
+      expect(r.status).toBe(200);
+      // The transport answers a request on an SSE stream: one `data:` line with the response.
+      const data = r.body.split('\n').find((l) => l.startsWith('data: '))!;
+      return JSON.parse(data.slice('data: '.length)).error as { code: number; message: string };
+    };
+    const errors = [await call({ arguments: {} }), await call(undefined), await call({ name: 'echo', arguments: [1] }), await call({ name: 7 })];
+    expect(errors.map((e) => e.code)).toEqual([-32602, -32602, -32602, -32602]);
+    expect(errors.map((e) => e.message)).toEqual([
+      'Invalid tools/call: params.name (the tool name, a string) is missing.',
+      'Invalid tools/call: params must be an object with the tool name.',
+      'Invalid tools/call: params.arguments must be an object.',
+      'Invalid tools/call: params.name (the tool name, a string) is missing.',
+    ]);
     expect(fx.kernel.audit.tail()).toEqual([]);
   });
 
