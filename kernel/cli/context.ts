@@ -10,6 +10,7 @@ import { isMemoError } from '../errors.js';
 import { BUILTIN_PACKS_DIR, BUILTIN_SKILLS_DIR, createKernel, type Kernel } from '../kernel.js';
 import { StderrLogger } from '../logger.js';
 import type { Prompter } from '../permissions/prompter.js';
+import type { RateLimitOptions } from '../rate-limit/rate-limiter.js';
 import type { PackFolder } from '../packs/pack-loader.js';
 import type { SkillFolder } from '../skills/skill-manager.js';
 
@@ -44,8 +45,9 @@ export interface Cli {
   /**
    * A kernel on the global options with every pack and skill loaded (quiet: no info lines).
    * `prompter` null: no face; a permission request waits in the approval broker (memo serve).
+   * `rateLimits`: the admin's limits (memo serve --rate-limit); left out, the defaults.
    */
-  boot(prompter: Prompter | null, quiet?: boolean): Promise<Kernel>;
+  boot(prompter: Prompter | null, quiet?: boolean, rateLimits?: Partial<RateLimitOptions>): Promise<Kernel>;
   /**
    * The memo serve running on this data folder, when one answers and serves what this command would
    * load (for a call, `withRoot`: the same sandbox root too); null to use a kernel of its own. Says on
@@ -70,10 +72,16 @@ export function cliContext(g: () => GlobalOptions, setExit: (code: number) => vo
       { dir: BUILTIN_SKILLS_DIR, source: 'builtin' },
       { dir: path.resolve(g().skills ?? path.join(dataDir(), 'skills')), source: 'extra' },
     ],
-    async boot(prompter, quiet = true) {
+    async boot(prompter, quiet = true, rateLimits) {
       let kernel: Kernel;
       try {
-        kernel = createKernel({ root: g().root ?? process.cwd(), dataDir: dataDir(), prompter, logger: new StderrLogger(quiet) });
+        kernel = createKernel({
+          root: g().root ?? process.cwd(),
+          dataDir: dataDir(),
+          prompter,
+          logger: new StderrLogger(quiet),
+          ...(rateLimits ? { rateLimits } : {}),
+        });
       } catch (err) {
         if (isMemoError(err)) throw new UsageError(err.message);
         throw err;

@@ -3,85 +3,185 @@ import type { Clock } from '../clock.js';
 import { inject, injectable } from '../di.js';
 import * as T from '../tokens.js';
 import { MemoError } from '../errors.js';
+import type { Caller } from '../tools/contract.js';
 
 export interface RateLimitOptions {
-  /** Calls admitted per rolling window, across all tools. 0 turns the window limit off. */
+  /** Calls admitted per rolling window to each caller, across all tools. 0 turns the per-caller limit off. */
   maxCalls: number;
   windowMs: number;
-  /** An identical call (same tool, same canonical arguments) within this many ms is refused. 0 = off. */
+  /** An identical call (same tool, same canonical arguments) by the same caller within this many ms is refused. 0 = off. */
   duplicateCooldownMs: number;
+  /**
+   * Calls admitted per rolling window across all callers together: protects the machine. 0 = off.
+   * Left out, it is 300, or off when `maxCalls` is set to 0 (no limits asked for).
+   */
+  globalMaxCalls: number;
 }
 
-export const DEFAULT_RATE_LIMITS: RateLimitOptions = { maxCalls: 30, windowMs: 60_000, duplicateCooldownMs: 5_000 };
+export const DEFAULT_RATE_LIMITS: RateLimitOptions = { maxCalls: 30, windowMs: 60_000, duplicateCooldownMs: 5_000, globalMaxCalls: 300 };
+
+/** Every limit off (`memo serve --rate-limit off`, benchmarks). */
+export const NO_RATE_LIMITS: RateLimitOptions = { ...DEFAULT_RATE_LIMITS, maxCalls: 0, duplicateCooldownMs: 0, globalMaxCalls: 0 };
 
 /** Canonical JSON: key order ignored, so `{a,b}` and `{b,a}` are the same call. */
 export function canonicalArgs(args: unknown): string {
   return stringify(args) ?? 'undefined';
 }
 
+/** A caller's name can come from a client: keep keys and messages bounded whatever it says. */
+const NAME_MAX = 200;
+
 /**
- * The seed's limiter: N calls per rolling minute across all tools, and a cooldown (not a ban) on
- * repeating the exact same call. Admitted calls are counted when admitted, so a call that is later
- * denied by the permission gate still used its slot: a model looping on denied calls is throttled too.
+ * Whose budget a call uses: each MCP session its own (a client without a session: its declared name
+ * and version, self-declared, so fairness rather than security), each agent conversation, each
+ * routine, and one for the CLI and one for the host. `whose` names it in a refusal.
+ */
+function budgetOf(caller: Caller): { key: string; whose: string; who: string } {
+  const id = caller.id === undefined ? undefined : String(caller.id).slice(0, NAME_MAX);
+  switch (caller.kind) {
+    case 'mcp':
+      if (caller.sessionId !== undefined)
+        return { key: `mcp-session:${String(caller.sessionId).slice(0, NAME_MAX)}`, whose: "this MCP session's", who: 'this MCP session' };
+      return { key: `mcp:${id ?? 'unknown-client'}`, whose: `the MCP client ${id ?? 'unknown-client'}'s`, who: `the MCP client ${id ?? 'unknown-client'}` };
+    case 'agent':
+      if (caller.conversationId !== undefined)
+        return { key: `agent:${String(caller.conversationId).slice(0, NAME_MAX)}`, whose: "this agent conversation's", who: 'this agent conversation' };
+      return { key: 'agent', whose: "the agent's", who: 'the agent' };
+    case 'routine':
+      return { key: `routine:${id ?? ''}`, whose: `the routine ${id ?? '(unnamed)'}'s`, who: `the routine ${id ?? '(unnamed)'}` };
+    case 'cli':
+      return { key: 'cli', whose: "the CLI's", who: 'the CLI' };
+    default:
+      return { key: 'host', whose: "the host's", who: 'the host' };
+  }
+}
+
+/** "per minute" for the seed's window, "per 10 s" otherwise. */
+function per(windowMs: number): string {
+  return windowMs === 60_000 ? 'per minute' : `per ${windowMs / 1000} s`;
+}
+
+/** Fills in the defaults; asking for `maxCalls: 0` without a global ceiling means no ceiling either. */
+function resolve(base: RateLimitOptions, given: Partial<RateLimitOptions>): RateLimitOptions {
+  const out = { ...base, ...given };
+  if (given.maxCalls === 0 && given.globalMaxCalls === undefined) out.globalMaxCalls = 0;
+  return out;
+}
+
+/** One caller's budget: the times of its admitted calls in the window, and when it last made each distinct call. */
+interface Budget {
+  admitted: number[];
+  lastSeen: Map<string, number>;
+  lastAdmitted: number;
+}
+
+/** Drops the times that have left the window (the list is in time order). */
+function expire(times: number[], now: number, windowMs: number): void {
+  let n = 0;
+  while (n < times.length && now - times[n]! >= windowMs) n++;
+  if (n > 0) times.splice(0, n);
+}
+
+/**
+ * The seed's limiter, per caller: each caller gets N calls per rolling minute across all tools and a
+ * cooldown (not a ban) on repeating the exact same call, and a machine-wide ceiling holds across all
+ * callers together. Admitted calls are counted when admitted, so a call that is later denied by the
+ * permission gate still used its slot: a model looping on denied calls is throttled too. A caller
+ * idle for longer than the window (and the cooldown) is forgotten: its budget is full again anyway.
  */
 @injectable()
 export class RateLimiter {
+  private readonly budgets = new Map<string, Budget>();
   private readonly admitted: number[] = [];
-  private readonly lastSeen = new Map<string, number>();
+  private lastSweep: number;
   private options: RateLimitOptions;
 
   constructor(
     @inject(T.Clock) private readonly clock: Clock,
     @inject(T.RateLimits) options: Partial<RateLimitOptions> = {},
   ) {
-    this.options = { ...DEFAULT_RATE_LIMITS, ...options };
+    this.options = resolve(DEFAULT_RATE_LIMITS, options);
+    this.lastSweep = clock.now();
   }
 
   get limits(): RateLimitOptions {
     return { ...this.options };
   }
 
-  configure(options: Partial<RateLimitOptions>): void {
-    this.options = { ...this.options, ...options };
+  /** How many callers the limiter currently remembers. */
+  get callers(): number {
+    return this.budgets.size;
   }
 
-  /** Admits the call or throws RATE_LIMITED with the whole seconds to wait. */
-  admit(tool: string, args: unknown): void {
-    const now = this.clock.now();
-    const { maxCalls, windowMs, duplicateCooldownMs } = this.options;
+  configure(options: Partial<RateLimitOptions>): void {
+    this.options = resolve(this.options, options);
+  }
 
-    let key: string | undefined;
+  /** Admits the caller's call or throws RATE_LIMITED saying whose budget ran out and the whole seconds to wait. */
+  admit(tool: string, args: unknown, caller: Caller): void {
+    const now = this.clock.now();
+    const { maxCalls, windowMs, duplicateCooldownMs, globalMaxCalls } = this.options;
+    this.sweep(now);
+    const budgetId = budgetOf(caller);
+    const budget = this.budgets.get(budgetId.key);
+
+    let call: string | undefined;
     if (duplicateCooldownMs > 0) {
-      key = `${tool}\u0000${canonicalArgs(args)}`;
-      const last = this.lastSeen.get(key);
+      call = `${tool}\u0000${canonicalArgs(args)}`;
+      const last = budget?.lastSeen.get(call);
       if (last !== undefined && now - last < duplicateCooldownMs) {
         const wait = Math.max(1, Math.ceil((duplicateCooldownMs - (now - last)) / 1000));
         throw new MemoError(
           'RATE_LIMITED',
-          `The same ${tool} call was made ${((now - last) / 1000).toFixed(1)} s ago; identical calls are allowed once every ${duplicateCooldownMs / 1000} s. Retry in ${wait} s.`,
+          `The same ${tool} call was made by ${budgetId.who} ${((now - last) / 1000).toFixed(1)} s ago; the identical call cooldown of this caller allows it once every ${duplicateCooldownMs / 1000} s. Retry in ${wait} s.`,
           { tool, details: { retryAfterSeconds: wait, rule: 'duplicate' } },
         );
       }
     }
 
-    if (maxCalls > 0) {
-      for (let first = this.admitted[0]; first !== undefined && now - first >= windowMs; first = this.admitted[0]) this.admitted.shift();
-      if (this.admitted.length >= maxCalls) {
-        const wait = Math.max(1, Math.ceil((this.admitted[0]! + windowMs - now) / 1000)); // not empty: length >= maxCalls > 0
-        throw new MemoError('RATE_LIMITED', `Tool call limit reached: ${maxCalls} calls per ${windowMs / 1000} s across all tools. Retry in ${wait} s.`, {
-          tool,
-          details: { retryAfterSeconds: wait, rule: 'window' },
-        });
+    if (maxCalls > 0 && budget) {
+      expire(budget.admitted, now, windowMs);
+      if (budget.admitted.length >= maxCalls) {
+        const wait = Math.max(1, Math.ceil((budget.admitted[0]! + windowMs - now) / 1000)); // not empty: length >= maxCalls > 0
+        throw new MemoError(
+          'RATE_LIMITED',
+          `Tool call limit reached: ${budgetId.whose} ${maxCalls} calls ${per(windowMs)} (across all tools) are used up. The budget refills in ${wait} s; retry then.`,
+          { tool, details: { retryAfterSeconds: wait, rule: 'window' } },
+        );
+      }
+    }
+
+    if (globalMaxCalls > 0) {
+      expire(this.admitted, now, windowMs);
+      if (this.admitted.length >= globalMaxCalls) {
+        const wait = Math.max(1, Math.ceil((this.admitted[0]! + windowMs - now) / 1000));
+        throw new MemoError(
+          'RATE_LIMITED',
+          `Tool call limit reached: the machine-wide ${globalMaxCalls} calls ${per(windowMs)} (all callers together) are used up. The budget refills in ${wait} s; retry then.`,
+          { tool, details: { retryAfterSeconds: wait, rule: 'global' } },
+        );
       }
       this.admitted.push(now);
     }
 
-    if (key !== undefined) {
-      this.lastSeen.set(key, now);
-      // Bound the map: forget entries whose cooldown has long passed.
-      if (this.lastSeen.size > 4096) {
-        for (const [k, t] of this.lastSeen) if (now - t >= duplicateCooldownMs) this.lastSeen.delete(k);
-      }
+    // Admitted: record it against the caller.
+    if (maxCalls <= 0 && call === undefined) return; // nothing per caller to remember
+    const mine = budget ?? { admitted: [], lastSeen: new Map<string, number>(), lastAdmitted: now };
+    if (!budget) this.budgets.set(budgetId.key, mine);
+    mine.lastAdmitted = now;
+    if (maxCalls > 0) mine.admitted.push(now);
+    if (call !== undefined) {
+      mine.lastSeen.set(call, now);
+      // Bound the caller's map when its window is off: forget entries whose cooldown has long passed.
+      if (mine.lastSeen.size > 4096) for (const [k, t] of mine.lastSeen) if (now - t >= duplicateCooldownMs) mine.lastSeen.delete(k);
     }
+  }
+
+  /** Forgets callers idle for longer than the window and the cooldown (their state would admit anything now). */
+  private sweep(now: number): void {
+    const horizon = Math.max(this.options.windowMs, this.options.duplicateCooldownMs);
+    if (now - this.lastSweep < horizon) return;
+    this.lastSweep = now;
+    for (const [key, b] of this.budgets) if (now - b.lastAdmitted >= horizon) this.budgets.delete(key);
   }
 }

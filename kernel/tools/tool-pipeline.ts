@@ -208,7 +208,7 @@ export class ToolPipeline {
         });
       }
       const args = this.validate(tool, request.args);
-      this.limiter.admit(name, args);
+      this.limiter.admit(name, args, request.caller);
       // Only an MCP caller's write needs the (asynchronous) capability check: no extra tick for the rest.
       if (request.caller.kind === 'mcp' && tool.spec.effect !== 'read') await this.checkCaller(tool, request.caller);
       call = this.context(tool, request, callId, request.signal);
