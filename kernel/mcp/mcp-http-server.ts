@@ -17,6 +17,9 @@ export const CAPABILITY_HEADER = 'x-memo-write-capability';
 import { DEFAULT_IDLE_TIMEOUT_MS, DEFAULT_MAX_SESSIONS } from './defaults.js';
 export { DEFAULT_IDLE_TIMEOUT_MS, DEFAULT_MAX_SESSIONS };
 
+const NO_OAUTH =
+  'This server uses a static bearer token, not OAuth: there is no authorization server or client registration; configure the token as a header in the client. A desktop client can run memo serve --stdio instead, which needs no token.';
+
 export interface McpHttpEndpointOptions {
   /** Interface to bind. Default `127.0.0.1`; anything not loopback needs `allowRemote`. */
   host?: string;
@@ -220,11 +223,21 @@ export class McpHttpEndpoint {
       if (req.method !== 'GET' && req.method !== 'HEAD') return sendJson(res, 405, { error: 'method not allowed' }, { Allow: 'GET, HEAD' });
       return sendJson(res, 200, { ok: true });
     }
+    // OAuth-capable clients look for authorization-server metadata after a 401 and, finding some,
+    // start a login flow. There is none: say so plainly (the WWW-Authenticate header names no
+    // resource_metadata either).
+    if (pathname.startsWith('/.well-known/oauth-') || pathname.startsWith('/.well-known/openid-configuration')) {
+      return sendJson(res, 404, { error: 'not found', message: NO_OAUTH });
+    }
     if (pathname !== MCP_PATH && pathname !== ROTATE_PATH) return sendJson(res, 404, { error: 'not found' });
     if (!tokensEqual(bearerToken(req.headers.authorization), this.currentToken)) {
       const presented = req.headers.authorization !== undefined;
       res.setHeader('WWW-Authenticate', presented ? 'Bearer realm="memo", error="invalid_token"' : 'Bearer realm="memo"');
-      return sendJson(res, 401, { error: 'unauthorized', message: 'Send Authorization: Bearer <token> with the token memo serve printed.' });
+      const what = presented ? 'The bearer token is wrong (or from an earlier run)' : 'The bearer token is missing';
+      return sendJson(res, 401, {
+        error: 'unauthorized',
+        message: `${what}. Send Authorization: Bearer <token> with the token \`memo serve\` printed when it started; it changes every time memo serve restarts. ${NO_OAUTH}`,
+      });
     }
     if (this.closing) return rpcError(res, 503, -32000, 'The MCP endpoint is shutting down.');
     if (pathname === ROTATE_PATH) {

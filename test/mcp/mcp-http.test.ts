@@ -208,6 +208,41 @@ describe('MCP over Streamable HTTP (in-process endpoint around a real kernel)', 
       expect(endpoint.sessionCount).toBe(0);
     });
 
+    it('says in the 401 body whether the token is missing or wrong, where the current one is printed, and that it is not OAuth', async () => {
+      const wrongToken = `${endpoint.token.slice(0, -1)}x`;
+      const none = await rawInitialize(endpoint.url);
+      const wrong = await rawInitialize(endpoint.url, { Authorization: `Bearer ${wrongToken}` });
+      expect(JSON.parse(none.body)).toEqual({ error: 'unauthorized', message: expect.stringMatching(/^The bearer token is missing\. .*`memo serve` printed/) });
+      const message = JSON.parse(wrong.body).message as string;
+      expect(message).toMatch(/^The bearer token is wrong \(or from an earlier run\)\. /);
+      expect(message).toMatch(/changes every time memo serve restarts.*static bearer token, not OAuth/);
+      expect(message).not.toContain('\n');
+      for (const body of [none.body, wrong.body]) {
+        expect(body).not.toContain(wrongToken);
+        expect(body).not.toContain(endpoint.token);
+      }
+      for (const r of [none, wrong]) expect(r.headers['www-authenticate']).not.toMatch(/resource_metadata|authorization_uri/);
+    });
+
+    it('advertises no OAuth metadata: the well-known paths answer 404 saying the server uses a static bearer token', async () => {
+      const base = endpoint.url.replace('/mcp', '');
+      const paths = [
+        '/.well-known/oauth-protected-resource',
+        '/.well-known/oauth-protected-resource/mcp',
+        '/.well-known/oauth-authorization-server',
+        '/.well-known/oauth-authorization-server/mcp',
+        '/.well-known/openid-configuration',
+      ];
+      for (const p of paths) {
+        for (const headers of [{}, { Authorization: `Bearer ${endpoint.token}` }]) {
+          const r = await raw(base + p, { headers });
+          expect([p, r.status, r.headers['content-type']]).toEqual([p, 404, 'application/json']);
+          expect(JSON.parse(r.body)).toEqual({ error: 'not found', message: expect.stringMatching(/^This server uses a static bearer token, not OAuth/) });
+        }
+      }
+      expect((await raw(`${base}/register`, { method: 'POST' })).status).toBe(404);
+    });
+
     it('checks the token on every request, not only on initialize', async () => {
       const { transport } = await client();
       const sid = transport.sessionId!;
