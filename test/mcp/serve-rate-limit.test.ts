@@ -1,0 +1,70 @@
+import { spawnSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { requireFreshBuild } from '../helpers/dist.js';
+import { tempDir } from '../helpers/kernel-fixture.js';
+import { WAIT_DEADLINE_MS } from '../helpers/wait.js';
+import { BIN, connect, FIXTURE_PACKS, ServeProcess } from './mcp-helpers.js';
+
+beforeAll(requireFreshBuild);
+
+function workspace() {
+  const base = tempDir('memo-serve-rl-');
+  const root = path.join(base, 'root');
+  fs.mkdirSync(root);
+  return { root, data: path.join(base, 'data') };
+}
+
+function text(r: CallToolResult): string {
+  return (r.content[0] as { text: string }).text;
+}
+
+async function serveWith(limit: string): Promise<{ serve: ServeProcess; info: { url: string; token: string } }> {
+  const w = workspace();
+  const serve = ServeProcess.start(['--packs', FIXTURE_PACKS, '--root', w.root, '--data', w.data, 'serve', '--json', '--rate-limit', limit]);
+  return { serve, info: await serve.json(0) };
+}
+
+describe('memo serve --rate-limit', () => {
+  it('gives each MCP session its own N calls per minute and names the session in the refusal', async () => {
+    const { serve, info } = await serveWith('2');
+    const a = await connect(info.url, info.token);
+    const b = await connect(info.url, info.token);
+    try {
+      for (const n of ['1', '2']) expect(((await a.client.callTool({ name: 'echo', arguments: { text: n } })) as CallToolResult).isError).toBeFalsy();
+      const third = (await a.client.callTool({ name: 'echo', arguments: { text: '3' } })) as CallToolResult;
+      expect(third.isError).toBe(true);
+      expect(text(third)).toMatch(/^RATE_LIMITED: .*this MCP session's 2 calls per minute.*refills in \d+ s/);
+      // The other session reads the same thing a moment later: its own budget, its own cooldown.
+      expect(((await b.client.callTool({ name: 'echo', arguments: { text: '1' } })) as CallToolResult).isError).toBeFalsy();
+    } finally {
+      await a.close();
+      await b.close();
+      expect(await serve.stop()).toBe(0);
+    }
+  });
+
+  it('turns every limit off with off, and says so in one warning line', async () => {
+    const { serve, info } = await serveWith('off');
+    const c = await connect(info.url, info.token);
+    try {
+      for (let i = 0; i < 40; i++) expect(((await c.client.callTool({ name: 'echo', arguments: { text: 'same' } })) as CallToolResult).isError).toBeFalsy();
+      expect(serve.stderr.split('\n').filter((l) => l.includes('rate limits are off'))).toHaveLength(1);
+    } finally {
+      await c.close();
+      expect(await serve.stop()).toBe(0);
+    }
+  });
+
+  it('refuses a value that is neither off nor a whole number of at least 1 (exit 2)', () => {
+    const w = workspace();
+    for (const value of ['0', 'abc', '1.5', 'OFF']) {
+      const r = spawnSync(process.execPath, [BIN, '--root', w.root, '--data', w.data, 'serve', '--rate-limit', value], {
+        encoding: 'utf8',
+        timeout: WAIT_DEADLINE_MS,
+      });
+      expect([r.status, r.stderr]).toEqual([2, expect.stringContaining('--rate-limit must be off or a whole number')]);
+    }
+  });
+});
