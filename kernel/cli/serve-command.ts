@@ -1,4 +1,6 @@
 /** `memo serve`: the long-running host: the kernel with its packs, served over MCP (HTTP or stdio), and to CLI commands on the same data folder through its control socket. */
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import type { Command } from 'commander';
 import type { Kernel } from '../kernel.js';
 import { StderrLogger } from '../logger.js';
@@ -56,16 +58,32 @@ function serveEndpointOptions(opts: ServeOptions): McpHttpEndpointOptions & { ho
 /** Who answers a permission request in memo serve: nobody at its own terminal (it is a daemon), so requests wait. */
 const WAITING = `Permission requests wait for \`memo approvals\` (or a host/console) up to ${DEFAULT_APPROVAL_WAIT_MS / 60_000} minutes: memo approvals list --watch, memo approvals answer <id> <answer>.`;
 
-/** What memo serve prints for a person: the URL, the token, and client configs to paste. */
-function serveBanner(url: string, token: string, remote: boolean): string {
+/** bin/memo of this installation, when the compiled CLI runs from it (dist/kernel/cli/ is three levels down). */
+function memoBin(): string | undefined {
+  const bin = fileURLToPath(new URL('../../../bin/memo', import.meta.url));
+  return existsSync(bin) ? bin : undefined;
+}
+
+/**
+ * What memo serve prints for a person: first the stdio config for desktop clients (it starts its own
+ * memo, so it survives restarts and needs no token), then the URL, the token and the HTTP configs.
+ */
+function serveBanner(url: string, token: string, remote: boolean, place: { root: string; data: string; fixedPort: boolean }): string {
+  const bin = memoBin();
+  const serveArgs = ['serve', '--stdio', '--root', place.root, '--data', place.data];
+  // Absolute node and bin/memo: desktop apps often start servers without the shell's PATH.
+  const stdio = { mcpServers: { memo: bin ? { command: process.execPath, args: [bin, ...serveArgs] } : { command: 'memo', args: serveArgs } } };
   const http = { mcpServers: { memo: { type: 'http', url, headers: { Authorization: `Bearer ${token}` } } } };
   const viaRemote = {
     mcpServers: { memo: { command: 'npx', args: ['-y', 'mcp-remote', url, '--header', 'Authorization:${MEMO_AUTH}'], env: { MEMO_AUTH: `Bearer ${token}` } } },
   };
   return (
-    `MCP endpoint (Streamable HTTP, ${remote ? 'REMOTE ACCESS ALLOWED' : 'loopback only'})\n  url:   ${url}\n  token: ${token}\n` +
-    `\nClient config (Cursor, Claude Code, and VS Code under "servers" instead of "mcpServers"):\n${JSON.stringify(http, null, 2)}\n` +
-    `\nStdio-only clients (Claude Desktop) through mcp-remote:\n${JSON.stringify(viaRemote, null, 2)}\n` +
+    `\nDesktop clients (Claude Desktop, Cursor, ...): run memo over stdio. This config starts its own memo, survives restarts and needs no token:\n${JSON.stringify(stdio, null, 2)}\n` +
+    (bin ? `(With memo on the client's PATH, "command": "memo" and the args after the script path do the same.)\n` : '') +
+    `\nMCP endpoint (Streamable HTTP, ${remote ? 'REMOTE ACCESS ALLOWED' : 'loopback only'})\n  url:   ${url}\n  token: ${token}\n` +
+    `The token changes every time memo serve starts${place.fixedPort ? '' : ', and so does the URL: pass --port N to keep the URL (the token still changes)'}.\n` +
+    `\nHTTP client config (Cursor, Claude Code, and VS Code under "servers" instead of "mcpServers"):\n${JSON.stringify(http, null, 2)}\n` +
+    `\nStdio-only clients through mcp-remote, to this running server:\n${JSON.stringify(viaRemote, null, 2)}\n` +
     `\nExternal clients may run read tools only. ${WAITING}\nRotate the token with kill -HUP ${process.pid} or POST ${url}/rotate-token.\nStop with Ctrl-C.\n`
   );
 }
@@ -162,7 +180,8 @@ export function registerServeCommand(program: Command, cli: Cli): void {
             `Memo kernel running (pid ${process.pid})\n  root:  ${kernel.config.root}\n  data:  ${kernel.config.dataDir}\n  packs: ${names || 'none'} (watching ${cli
               .packFolders()
               .map((f) => f.dir)
-              .join(', ')})\n  tools: ${toolCount}\n` + serveBanner(ep.url, ep.token, remote),
+              .join(', ')})\n  tools: ${toolCount}\n` +
+              serveBanner(ep.url, ep.token, remote, { root: kernel.config.root, data: kernel.config.dataDir, fixedPort: !!endpointOptions.port }),
           );
         }
         await stopped;

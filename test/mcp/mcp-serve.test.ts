@@ -1,6 +1,8 @@
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { requireFreshBuild } from '../helpers/dist.js';
 import { tempDir } from '../helpers/kernel-fixture.js';
@@ -136,6 +138,34 @@ describe('memo serve options', () => {
       const fresh = nth(/New token: ([A-Za-z0-9_-]{43})/.exec(nth(serve.lines, before)) ?? [], 1);
       expect((await rawInitialize(url, { Authorization: `Bearer ${token}` })).status).toBe(401);
       expect((await rawInitialize(url, { Authorization: `Bearer ${fresh}` })).status).toBe(200);
+    } finally {
+      expect(await serve.stop()).toBe(0);
+    }
+  });
+
+  it('leads the banner with a stdio config that starts its own memo on the same root and data, which serves tools without a token', async () => {
+    const w = workspace();
+    const serve = ServeProcess.start(['--packs', w.packs, '--root', w.root, '--data', w.data, 'serve']);
+    try {
+      await eventually(() => serve.lines.some((l) => l.startsWith('Stop with Ctrl-C')), 'banner');
+      const lines = serve.lines;
+      const lead = lines.findIndex((l) => l.startsWith('Desktop clients'));
+      expect(lead).toBeGreaterThan(0);
+      expect(lead).toBeLessThan(lines.findIndex((l) => l.startsWith('MCP endpoint')));
+      expect(lines[lead]).toMatch(/survives restarts and needs no token/);
+      const close = lines.indexOf('}', lead);
+      const config = JSON.parse(lines.slice(lead + 1, close + 1).join('\n'));
+      const entry = config.mcpServers.memo as { command: string; args: string[] };
+      expect(entry).toEqual({ command: process.execPath, args: [BIN, 'serve', '--stdio', '--root', w.root, '--data', w.data] });
+      expect(lines.join('\n')).toMatch(/pass --port N to keep the URL \(the token still changes\)/);
+      // Run the snippet as a desktop client would, beside the running HTTP server.
+      const client = new Client({ name: 'desktop', version: '1' });
+      await client.connect(new StdioClientTransport({ command: entry.command, args: entry.args, stderr: 'ignore' }));
+      try {
+        expect((await client.listTools()).tools.length).toBeGreaterThan(0);
+      } finally {
+        await client.close();
+      }
     } finally {
       expect(await serve.stop()).toBe(0);
     }
