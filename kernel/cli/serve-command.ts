@@ -98,7 +98,11 @@ export function registerServeCommand(program: Command, cli: Cli): void {
     .option('--host <addr>', 'interface to bind (default 127.0.0.1; anything else needs --allow-remote)')
     .option('--allow-remote', 'allow binding to a non-loopback interface (the token then crosses the network in clear text)')
     .option('--idle-timeout <seconds>', 'close an MCP session after this long without requests', String(DEFAULT_IDLE_TIMEOUT_MS / 1000))
-    .option('--max-sessions <n>', 'most MCP sessions at once; past it the longest-idle one is closed (503 only when all are running a call)', String(DEFAULT_MAX_SESSIONS))
+    .option(
+      '--max-sessions <n>',
+      'most MCP sessions at once; past it the longest-idle one is closed (503 only when all are running a call)',
+      String(DEFAULT_MAX_SESSIONS),
+    )
     .option('--rate-limit <off|n>', 'tool calls per minute for each caller (default 30; 300 machine-wide), or off for no limits at all')
     .action(async (opts: ServeOptions) => {
       const { McpHttpEndpoint } = await import('../mcp/mcp-http-server.js');
