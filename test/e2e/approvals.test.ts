@@ -10,24 +10,14 @@ import * as path from 'node:path';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { killWhenDone } from '../helpers/cleanup.js';
 import { requireFreshBuild } from '../helpers/dist.js';
-import { tempDir } from '../helpers/kernel-fixture.js';
 import { waitFor, WAIT_DEADLINE_MS } from '../helpers/wait.js';
-import { BIN, connect, FIXTURE_PACKS, ServeProcess, type Connected } from '../mcp/mcp-helpers.js';
+import { BIN, connect, ServeProcess, serveWorkspace, type Connected, type ServeWorkspace as Workspace } from '../mcp/mcp-helpers.js';
 
 beforeAll(requireFreshBuild);
 
-interface Workspace {
-  root: string;
-  packs: string;
-  data: string;
-}
-
 /** The fixture packs and `asker`: two medium read tools an MCP client may call (so only the gate stands between), one of them editable. */
 function workspace(): Workspace {
-  const base = tempDir('memo-approvals-');
-  const w = { root: path.join(base, 'root'), packs: path.join(base, 'packs'), data: path.join(base, 'data') };
-  fs.mkdirSync(w.root);
-  fs.cpSync(FIXTURE_PACKS, w.packs, { recursive: true });
+  const w = serveWorkspace('memo-approvals-');
   const dir = path.join(w.packs, 'asker');
   fs.mkdirSync(dir);
   const parameters = { type: 'object', properties: { name: { type: 'string' } }, required: ['name'], additionalProperties: false };

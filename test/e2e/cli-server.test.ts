@@ -13,7 +13,7 @@ import { requireFreshBuild } from '../helpers/dist.js';
 import { tempDir } from '../helpers/kernel-fixture.js';
 import { processesWithArg } from '../helpers/processes.js';
 import { waitFor } from '../helpers/wait.js';
-import { BIN, FIXTURE_PACKS, ServeProcess, writePack } from '../mcp/mcp-helpers.js';
+import { BIN, ServeProcess, serveWorkspace, writePack, type ServeWorkspace as Workspace } from '../mcp/mcp-helpers.js';
 
 beforeAll(requireFreshBuild);
 
@@ -24,18 +24,9 @@ interface Run {
   json: any;
 }
 
-interface Workspace {
-  root: string;
-  packs: string;
-  data: string;
-}
-
 /** A workspace with its own packs folder: the fixture packs and `whoami`, a tool that returns the pid of the process it runs in. */
 function workspace(): Workspace {
-  const base = tempDir('memo-cli-server-');
-  const w = { root: path.join(base, 'root'), packs: path.join(base, 'packs'), data: path.join(base, 'data') };
-  fs.mkdirSync(w.root);
-  fs.cpSync(FIXTURE_PACKS, w.packs, { recursive: true });
+  const w = serveWorkspace('memo-cli-server-');
   writePack(w.packs, 'whoami', [{ name: 'whoami' }], 'export const tools = { whoami: () => ({ pid: process.pid }) };\n');
   return w;
 }

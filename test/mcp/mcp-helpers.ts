@@ -6,6 +6,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import { killWhenDone } from '../helpers/cleanup.js';
+import { tempDir } from '../helpers/kernel-fixture.js';
 import { deferred, WAIT_DEADLINE_MS, waitFor } from '../helpers/wait.js';
 
 export const BIN = path.resolve('bin/memo');
@@ -91,6 +92,21 @@ export function rawInitialize(url: string, headers: Record<string, string> = {})
     headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', ...headers },
     body: INITIALIZE,
   });
+}
+
+/** A sandbox root, a data folder and a packs folder holding a copy of the fixture packs, for a spawned memo serve. */
+export interface ServeWorkspace {
+  root: string;
+  packs: string;
+  data: string;
+}
+
+export function serveWorkspace(prefix: string): ServeWorkspace {
+  const base = tempDir(prefix);
+  const w = { root: path.join(base, 'root'), packs: path.join(base, 'packs'), data: path.join(base, 'data') };
+  fs.mkdirSync(w.root);
+  fs.cpSync(FIXTURE_PACKS, w.packs, { recursive: true });
+  return w;
 }
 
 export function writePack(base: string, id: string, tools: Array<{ name: string; effect?: string; danger?: string }>, code: string): void {

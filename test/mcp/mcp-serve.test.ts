@@ -5,22 +5,14 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { requireFreshBuild } from '../helpers/dist.js';
-import { tempDir } from '../helpers/kernel-fixture.js';
 import { WAIT_DEADLINE_MS } from '../helpers/wait.js';
-import { BIN, connect, eventually, FIXTURE_PACKS, raw, rawInitialize, ServeProcess, writePack, type Connected } from './mcp-helpers.js';
+import { BIN, connect, eventually, raw, rawInitialize, ServeProcess, serveWorkspace, writePack, type Connected } from './mcp-helpers.js';
 import { nth } from '../helpers/nth.js';
 
 beforeAll(requireFreshBuild);
 
 /** A workspace with its own copy of the fixture packs, so the test can drop new packs in. */
-function workspace() {
-  const base = tempDir('memo-serve-');
-  const root = path.join(base, 'root');
-  const packs = path.join(base, 'packs');
-  fs.mkdirSync(root);
-  fs.cpSync(FIXTURE_PACKS, packs, { recursive: true });
-  return { root, packs, data: path.join(base, 'data') };
-}
+const workspace = () => serveWorkspace('memo-serve-');
 
 describe('memo serve (child process)', () => {
   let serve: ServeProcess;
