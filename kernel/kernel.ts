@@ -247,6 +247,7 @@ export class Kernel {
       dataDir,
       logger,
       config: () => this.packs.config(packId) ?? resolveConfig(packId, this.packs.manifest(packId)?.config, {}),
+      configure: (changes) => this.packs.setConfig(packId, changes),
       providers: {
         register: (kind, factory) => own(this.providers.register(kind, factory, packId)),
         settings: this.providerSettings,

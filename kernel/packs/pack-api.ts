@@ -21,6 +21,12 @@ export interface PackApi {
   readonly logger: Logger;
   /** The pack's settings in force (validated against its manifest's `config` schema). */
   config(): Readonly<Record<string, unknown>>;
+  /**
+   * Validates, saves (data/packs.json) and applies new values for the pack's own settings, as
+   * `memo plugins config` would: for a setup command such as `memo vault init`. VALIDATION naming
+   * each problem; nothing is saved then.
+   */
+  configure(changes: Record<string, unknown>): Readonly<Record<string, unknown>>;
   providers: {
     /** Contributes a model wire format (`openai-compatible`, `anthropic`, ...). */
     register(kind: string, factory: ProviderFactory): Disposable;

@@ -1,0 +1,99 @@
+/**
+ * The built-in `vault` pack: notes in an Obsidian-style markdown vault (memrynote's vault tools), over
+ * a rebuildable SQLite index. The files are the truth; the index (notes with stable ids, tags, links,
+ * FTS5 text) lives in the pack's data folder and a watcher keeps it live. `activate` contributes the
+ * `memo vault init|reindex` commands; the vault itself opens on the first call that needs it.
+ */
+import { defineTools, type Disposable, type PackApi } from 'memo-kernel/pack';
+import { getCurrentNote, getTags, listFolder, readNote, searchNotes } from './read-tools.js';
+import { register, unregister } from './runtime.js';
+import type { ToolArgs } from './tool-args.js';
+import {
+  addHtmlArtifact,
+  addTag,
+  createFolder,
+  createNote,
+  deleteFolder,
+  deleteNote,
+  moveToFolder,
+  reindex,
+  removeTag,
+  renameFolder,
+  renameNote,
+  updateNote,
+} from './write-tools.js';
+
+export const tools = defineTools<ToolArgs>({
+  vault_search_notes: searchNotes,
+  vault_read_note: readNote,
+  vault_list_folder: listFolder,
+  vault_get_tags: getTags,
+  vault_get_current_note: getCurrentNote,
+  vault_create_note: createNote,
+  vault_update_note: updateNote,
+  vault_rename_note: renameNote,
+  vault_delete_note: deleteNote,
+  vault_create_folder: createFolder,
+  vault_rename_folder: renameFolder,
+  vault_delete_folder: deleteFolder,
+  vault_move_to_folder: moveToFolder,
+  vault_add_tag: addTag,
+  vault_remove_tag: removeTag,
+  vault_add_html_artifact: addHtmlArtifact,
+  vault_reindex: reindex,
+});
+
+/** What a command run gets that `report` uses (the kernel's PackCommandContext). */
+interface CommandOutput {
+  options: Readonly<Record<string, unknown>>;
+  print(value: unknown): void;
+}
+
+type CallResult = { ok: true; value: unknown } | { ok: false; error: { code: string; message: string } };
+
+function report(ctx: CommandOutput, r: CallResult, done: (v: Record<string, unknown>) => string): number {
+  if (!r.ok) {
+    ctx.print(ctx.options.json ? { ok: false, error: { code: r.error.code, message: r.error.message } } : `${r.error.code}: ${r.error.message}`);
+    return 1;
+  }
+  ctx.print(ctx.options.json ? { ok: true, result: r.value } : done(r.value as Record<string, unknown>));
+  return 0;
+}
+
+export function activate(api: PackApi): Disposable {
+  const rt = register(api);
+  api.commands.register({
+    name: 'vault',
+    description: 'the markdown vault: set it up and rebuild its index',
+    subcommands: [
+      {
+        name: 'init',
+        description: 'use DIR (inside the workspace root; default vault) as the vault: creates it if missing, saves it as the vault pack setting, indexes it',
+        arguments: [{ name: 'dir', description: 'the vault folder, relative to the workspace root' }],
+        options: [{ flags: '--json', description: 'print JSON' }],
+        run: async (ctx) => {
+          const dir = typeof ctx.args.dir === 'string' ? ctx.args.dir : undefined;
+          const before = api.config().folder;
+          if (dir !== undefined) api.configure({ folder: dir });
+          const r = await ctx.invoke('vault_reindex', { create: true });
+          if (!r.ok) {
+            if (dir !== undefined && typeof before === 'string') api.configure({ folder: before });
+          } else {
+            // Saved as the sandbox resolved it (relative to the root), whatever spelling was given.
+            const folder = (r.value as { folder?: unknown }).folder;
+            if (typeof folder === 'string' && folder !== api.config().folder) api.configure({ folder });
+          }
+          return report(ctx, r, (v) => `Vault ready at ${String(v.folder)}: ${String(v.notes)} notes and files indexed.`);
+        },
+      },
+      {
+        name: 'reindex',
+        description: 'rebuild the vault index from the files (notes keep their ids, tags their settings)',
+        options: [{ flags: '--json', description: 'print JSON' }],
+        run: async (ctx) =>
+          report(ctx, await ctx.invoke('vault_reindex', {}), (v) => `Reindexed ${String(v.folder)}: ${String(v.notes)} notes and files in ${String(v.ms)} ms.`),
+      },
+    ],
+  });
+  return { dispose: () => void unregister(rt) };
+}

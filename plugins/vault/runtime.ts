@@ -1,0 +1,150 @@
+/**
+ * The vault pack's state in one kernel: its api, its database, and the vault that is open. Several
+ * kernels can share this module in one process (tests, host apps), so state is kept per kernel, by the
+ * pack's data folder (which the kernel hands to both `activate` and every call).
+ */
+import { lstat } from 'node:fs/promises';
+import path from 'node:path';
+import type { DataSource } from 'typeorm';
+import type { Database } from 'better-sqlite3';
+import { MemoError, type PackApi, type ToolContext } from 'memo-kernel/pack';
+import { shown, Vault } from './vault.js';
+import { VaultIndex } from './vault-index.js';
+
+export const NOT_CONFIGURED = 'no vault configured: run memo vault init';
+
+export class VaultRuntime {
+  private db: Promise<DataSource> | null = null;
+  private current: { key: string; vault: Promise<Vault> } | null = null;
+  private disposed = false;
+
+  constructor(readonly api: PackApi) {}
+
+  private database(): Promise<DataSource> {
+    this.db ??= (async () => {
+      const { ENTITIES, MIGRATIONS } = await import('./schema.js');
+      return this.api.database({ name: 'vault', entities: ENTITIES, migrations: MIGRATIONS });
+    })();
+    return this.db;
+  }
+
+  /** The folder setting, as text (the manifest's default is `vault`). */
+  folderSetting(ctx: ToolContext): string {
+    const f = ctx.config.folder;
+    return typeof f === 'string' && f.trim() ? f.trim() : 'vault';
+  }
+
+  /**
+   * The open vault for this call's settings: opened (index brought in line with the files, watcher
+   * started) on first use, and again when the folder setting changes. `create` makes the folder
+   * (memo vault init); otherwise a missing folder is NOT_FOUND saying how to set one up.
+   */
+  async vault(ctx: ToolContext, options: { create?: boolean } = {}): Promise<Vault> {
+    if (this.disposed) throw new MemoError('CANCELLED', 'The vault pack is unloading.');
+    const folder = this.folderSetting(ctx);
+    const resolved = await ctx.sandbox.resolve(folder, options.create ? 'write' : 'read');
+    if (resolved.relative === '') {
+      throw new MemoError(
+        'VALIDATION',
+        `The vault folder ${shown(folder)} is the workspace root itself; a vault is a folder inside it (memo vault init notes), so the whole checkout is never indexed.`,
+      );
+    }
+    if (!resolved.exists) {
+      if (!options.create) {
+        throw new MemoError('NOT_FOUND', `${NOT_CONFIGURED} (the vault folder ${shown(folder)} does not exist under the workspace root).`, {
+          details: { folder },
+        });
+      }
+      await makeFolder(ctx, resolved.real);
+    } else if (!resolved.isDirectory) {
+      throw new MemoError('VALIDATION', `The vault folder ${shown(folder)} is a file, not a folder.`, { details: { folder } });
+    }
+    const key = resolved.real;
+    if (this.current?.key !== key) {
+      const previous = this.current;
+      const opening = (async () => {
+        if (previous) await (await previous.vault.catch(() => null))?.close();
+        return this.open(ctx, key, folder);
+      })();
+      this.current = { key, vault: opening };
+      opening.catch(() => {
+        if (this.current?.vault === opening) this.current = null;
+      });
+    }
+    return this.current.vault;
+  }
+
+  private async open(ctx: ToolContext, real: string, folder: string): Promise<Vault> {
+    const ds = await this.database();
+    // typeorm's better-sqlite3 driver keeps the connection here: the index's batches use it directly.
+    const sqlite = (ds.driver as unknown as { databaseConnection: Database }).databaseConnection;
+    const index = new VaultIndex(sqlite);
+    const vault = new Vault(real, folder, ctx.sandbox, index, this.api.logger);
+    if (index.meta('vault_path') !== real) {
+      // Another folder than the one indexed: its ids and links mean nothing here.
+      index.clearFiles();
+      index.setMeta('vault_path', real);
+    }
+    await vault.sync();
+    if (ctx.config.watch !== false) await vault.watch();
+    if (this.disposed) {
+      await vault.close();
+      throw new MemoError('CANCELLED', 'The vault pack is unloading.');
+    }
+    return vault;
+  }
+
+  /** The vault opened by an earlier call, if any (the bench and tests wait on its watcher). */
+  async opened(): Promise<Vault | null> {
+    return this.current ? this.current.vault.catch(() => null) : null;
+  }
+
+  dispose(): Promise<void> {
+    this.disposed = true;
+    const current = this.current;
+    this.current = null;
+    return current ? current.vault.then((v) => v.close()).catch(() => undefined) : Promise.resolve();
+  }
+}
+
+/** The vault folder itself, made one level at a time inside the root, never through a link. */
+async function makeFolder(ctx: ToolContext, real: string): Promise<void> {
+  const missing: string[] = [];
+  for (let cur = real; ; cur = path.dirname(cur)) {
+    try {
+      if (!(await lstat(cur)).isDirectory()) throw new MemoError('VALIDATION', `Part of the vault folder's path is a file.`);
+      break;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+    }
+    if (!ctx.sandbox.isInside(cur)) throw new MemoError('PATH_OUTSIDE_ROOT', 'The vault folder leads outside the workspace root.');
+    missing.unshift(cur);
+  }
+  const { mkdir } = await import('node:fs/promises');
+  for (const d of missing) {
+    await mkdir(d).catch((err: NodeJS.ErrnoException) => {
+      if (err.code !== 'EEXIST') throw err;
+    });
+    if (!(await lstat(d)).isDirectory()) throw new MemoError('CONFLICT', 'The vault folder changed while it was being created.');
+  }
+}
+
+/** Each kernel's runtime, by the pack's data folder. */
+const runtimes = new Map<string, VaultRuntime>();
+
+export function register(api: PackApi): VaultRuntime {
+  const rt = new VaultRuntime(api);
+  runtimes.set(api.dataDir, rt);
+  return rt;
+}
+
+export function unregister(rt: VaultRuntime): Promise<void> {
+  if (runtimes.get(rt.api.dataDir) === rt) runtimes.delete(rt.api.dataDir);
+  return rt.dispose();
+}
+
+export function runtimeOf(ctx: ToolContext): VaultRuntime {
+  const rt = runtimes.get(ctx.dataDir);
+  if (!rt) throw new MemoError('TOOL_FAILED', 'The vault pack is not active (its activate() has not run).');
+  return rt;
+}

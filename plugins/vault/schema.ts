@@ -1,0 +1,252 @@
+/**
+ * The vault index's tables, as typeorm entities with the migration that makes them. The index is a
+ * cache of the files (rebuildable with `memo vault reindex`), except for what only it holds: each
+ * note's stable id and the tags' colour, icon, order and category.
+ *
+ * Loaded on first use of the vault (typeorm costs half a second to import; most CLI commands never
+ * touch the vault). The full-text table is FTS5, which typeorm has no entity for: the migration makes
+ * it, and the index reads and writes it with SQL.
+ */
+import { Column, Entity, Index, PrimaryColumn, PrimaryGeneratedColumn, type MigrationInterface, type QueryRunner } from 'typeorm';
+
+@Entity('notes')
+export class NoteRow {
+  /** Row number, also the FTS5 rowid of the note's text. */
+  @PrimaryGeneratedColumn({ type: 'integer' })
+  seq!: number;
+
+  /** Stable id: kept across renames and moves done through Memo, and renames found on disk by content hash. */
+  @Index({ unique: true })
+  @Column('varchar', { length: 32 })
+  id!: string;
+
+  /** Vault-relative, `/`-separated. */
+  @Index({ unique: true })
+  @Column('varchar')
+  path!: string;
+
+  /** Lower-case path, `.md` dropped for notes: what a `[[folder/Note]]` link is compared with. */
+  @Column('varchar')
+  path_key!: string;
+
+  /** Lower-case last segment of path_key: what a `[[Note]]` link is compared with first. */
+  @Index()
+  @Column('varchar')
+  name_key!: string;
+
+  @Column('varchar')
+  title!: string;
+
+  @Index()
+  @Column('varchar')
+  title_key!: string;
+
+  /** markdown, pdf, image, audio or video. */
+  @Column('varchar', { length: 16 })
+  file_type!: string;
+
+  @Column('integer')
+  size!: number;
+
+  @Column('real')
+  mtime!: number;
+
+  @Index()
+  @Column('varchar', { length: 80 })
+  hash!: string;
+
+  /** JSON, or null for a note without front matter (and for filed files). */
+  @Column('text', { nullable: true })
+  front_matter!: string | null;
+
+  /** JSON array of the note's headings, in order. */
+  @Column('text', { default: '[]' })
+  headings!: string;
+
+  /** JSON array of the front matter's aliases. */
+  @Column('text', { default: '[]' })
+  aliases!: string;
+}
+
+@Entity('note_aliases')
+export class NoteAliasRow {
+  @PrimaryColumn('integer')
+  note_seq!: number;
+
+  @Index()
+  @PrimaryColumn('varchar')
+  alias_key!: string;
+}
+
+@Entity('tag_categories')
+export class TagCategoryRow {
+  @PrimaryGeneratedColumn({ type: 'integer' })
+  id!: number;
+
+  @Column('varchar', { unique: true })
+  name!: string;
+
+  @Column('integer', { default: 0 })
+  sort_order!: number;
+}
+
+@Entity('tags')
+export class TagRow {
+  /** Lower case, without `#`. */
+  @PrimaryColumn('varchar')
+  name!: string;
+
+  @Column('varchar', { nullable: true })
+  color!: string | null;
+
+  @Column('varchar', { nullable: true })
+  icon!: string | null;
+
+  @Column('integer', { default: 0 })
+  sort_order!: number;
+
+  @Column('integer', { nullable: true })
+  category_id!: number | null;
+}
+
+@Entity('note_tags')
+export class NoteTagRow {
+  @PrimaryColumn('integer')
+  note_seq!: number;
+
+  @Index()
+  @PrimaryColumn('varchar')
+  tag!: string;
+}
+
+@Entity('links')
+export class LinkRow {
+  @PrimaryGeneratedColumn({ type: 'integer' })
+  id!: number;
+
+  @Index()
+  @Column('integer')
+  source_seq!: number;
+
+  /** The text inside the brackets, alias included. */
+  @Column('varchar')
+  raw!: string;
+
+  /** The target without the alias (`Meeting#Decisions`). */
+  @Column('varchar')
+  target!: string;
+
+  @Column('varchar', { nullable: true })
+  alias!: string | null;
+
+  @Column('boolean')
+  embed!: boolean;
+
+  @Column('integer')
+  line!: number;
+
+  /** Lower-case last segment of the whole target, and of the part before its first `#`: re-resolved when a note with that name comes or goes. */
+  @Index()
+  @Column('varchar')
+  key_full!: string;
+
+  @Index()
+  @Column('varchar')
+  key_note!: string;
+
+  /** resolved, ambiguous or broken. */
+  @Column('varchar', { length: 12 })
+  status!: string;
+
+  @Index()
+  @Column('integer', { nullable: true })
+  target_seq!: number | null;
+
+  @Column('varchar', { nullable: true })
+  heading!: string | null;
+}
+
+/** What the index was built for: the vault folder's real path (a different folder starts a fresh index). */
+@Entity('vault_meta')
+export class VaultMetaRow {
+  @PrimaryColumn('varchar')
+  key!: string;
+
+  @Column('text')
+  value!: string;
+}
+
+export const ENTITIES = [NoteRow, NoteAliasRow, TagCategoryRow, TagRow, NoteTagRow, LinkRow, VaultMetaRow];
+
+/** The FTS5 tokenizer: Porter stemming over unicode61 with accents folded (`café` finds `cafe`, `running` finds `run`). */
+export const FTS_TOKENIZER = 'porter unicode61 remove_diacritics 2';
+
+export class CreateVaultIndex1796200000000 implements MigrationInterface {
+  async up(qr: QueryRunner): Promise<void> {
+    await qr.query(`CREATE TABLE "notes" (
+      "seq" integer PRIMARY KEY AUTOINCREMENT NOT NULL,
+      "id" varchar(32) NOT NULL,
+      "path" varchar NOT NULL,
+      "path_key" varchar NOT NULL,
+      "name_key" varchar NOT NULL,
+      "title" varchar NOT NULL,
+      "title_key" varchar NOT NULL,
+      "file_type" varchar(16) NOT NULL,
+      "size" integer NOT NULL,
+      "mtime" real NOT NULL,
+      "hash" varchar(80) NOT NULL,
+      "front_matter" text,
+      "headings" text NOT NULL DEFAULT ('[]'),
+      "aliases" text NOT NULL DEFAULT ('[]'))`);
+    await qr.query(`CREATE UNIQUE INDEX "IDX_notes_id" ON "notes" ("id")`);
+    await qr.query(`CREATE UNIQUE INDEX "IDX_notes_path" ON "notes" ("path")`);
+    await qr.query(`CREATE INDEX "IDX_notes_name_key" ON "notes" ("name_key")`);
+    await qr.query(`CREATE INDEX "IDX_notes_title_key" ON "notes" ("title_key")`);
+    await qr.query(`CREATE INDEX "IDX_notes_hash" ON "notes" ("hash")`);
+    await qr.query(`CREATE TABLE "note_aliases" (
+      "note_seq" integer NOT NULL REFERENCES "notes" ("seq") ON DELETE CASCADE,
+      "alias_key" varchar NOT NULL,
+      PRIMARY KEY ("note_seq", "alias_key"))`);
+    await qr.query(`CREATE INDEX "IDX_note_aliases_key" ON "note_aliases" ("alias_key")`);
+    await qr.query(`CREATE TABLE "tag_categories" (
+      "id" integer PRIMARY KEY AUTOINCREMENT NOT NULL,
+      "name" varchar NOT NULL UNIQUE,
+      "sort_order" integer NOT NULL DEFAULT (0))`);
+    await qr.query(`CREATE TABLE "tags" (
+      "name" varchar PRIMARY KEY NOT NULL,
+      "color" varchar,
+      "icon" varchar,
+      "sort_order" integer NOT NULL DEFAULT (0),
+      "category_id" integer REFERENCES "tag_categories" ("id") ON DELETE SET NULL)`);
+    await qr.query(`CREATE TABLE "note_tags" (
+      "note_seq" integer NOT NULL REFERENCES "notes" ("seq") ON DELETE CASCADE,
+      "tag" varchar NOT NULL,
+      PRIMARY KEY ("note_seq", "tag"))`);
+    await qr.query(`CREATE INDEX "IDX_note_tags_tag" ON "note_tags" ("tag")`);
+    await qr.query(`CREATE TABLE "links" (
+      "id" integer PRIMARY KEY AUTOINCREMENT NOT NULL,
+      "source_seq" integer NOT NULL REFERENCES "notes" ("seq") ON DELETE CASCADE,
+      "raw" varchar NOT NULL,
+      "target" varchar NOT NULL,
+      "alias" varchar,
+      "embed" boolean NOT NULL,
+      "line" integer NOT NULL,
+      "key_full" varchar NOT NULL,
+      "key_note" varchar NOT NULL,
+      "status" varchar(12) NOT NULL,
+      "target_seq" integer,
+      "heading" varchar)`);
+    await qr.query(`CREATE INDEX "IDX_links_source" ON "links" ("source_seq")`);
+    await qr.query(`CREATE INDEX "IDX_links_target" ON "links" ("target_seq")`);
+    await qr.query(`CREATE INDEX "IDX_links_key_full" ON "links" ("key_full")`);
+    await qr.query(`CREATE INDEX "IDX_links_key_note" ON "links" ("key_note")`);
+    await qr.query(`CREATE TABLE "vault_meta" ("key" varchar PRIMARY KEY NOT NULL, "value" text NOT NULL)`);
+    await qr.query(`CREATE VIRTUAL TABLE "notes_fts" USING fts5(title, body, tokenize='${FTS_TOKENIZER}')`);
+  }
+
+  async down(qr: QueryRunner): Promise<void> {
+    for (const t of ['notes_fts', 'vault_meta', 'links', 'note_tags', 'tags', 'tag_categories', 'note_aliases', 'notes']) await qr.query(`DROP TABLE "${t}"`);
+  }
+}
+
+export const MIGRATIONS = [CreateVaultIndex1796200000000];

@@ -1,0 +1,122 @@
+// generated from plugin.json by memo plugins types; do not edit
+
+/** Each tool of this pack, by name: the arguments its handler is given (validated against plugin.json). */
+export interface ToolArgs {
+  /** Full-text search over the vault's notes and filed files (accents folded, word stems matched: "running" finds "run"). Words are ANDed; "quoted phrases" match in order; a word ending in * is a prefix; anything else (C++, foo-bar, quotes) is searched for literally. Each hit has id, path, title, file_type and a snippet with the matches in **bold**. file_types, tags and folder narrow the search inside the query, so limit counts only matching notes. An empty query lists the most recently changed notes that pass the filters. */
+  vault_search_notes: {
+    /** Words to find. Empty: no text condition. */
+    query: string;
+    /** Only these kinds: ["markdown"] for notes, ["pdf", "image"] for filed documents. Default: all. */
+    file_types?: ('markdown' | 'pdf' | 'image' | 'audio' | 'video')[];
+    /** Only notes with every one of these tags (with or without #; a tag also matches its nested tags: project finds project/alpha). */
+    tags?: string[];
+    /** Only notes in this vault folder (and below). */
+    folder?: string;
+    /** Most hits to return (default 20). */
+    limit?: number;
+  };
+  /** Reads a markdown note: its content (without front matter), front matter, tags, headings, outgoing links (each resolved, ambiguous or broken) and backlinks. With a heading ("Meeting#Decisions") the section under it is returned as well. Filed files (pdf, image, audio, video) are refused with a VALIDATION error naming their type. */
+  vault_read_note: {
+    /** The note: its id, its path in the vault (e.g. "Projects/Meeting.md"), or a wiki-link target ("Meeting", "Meeting#Decisions"). A name several notes share is refused with the candidates. */
+    note: string;
+  };
+  /** Lists a vault folder: its subfolders, notes and filed files, each with its path (and id, title and file_type for files). At most 1000 entries; the result says truncated when there are more. */
+  vault_list_folder: {
+    /** Folder in the vault; default the vault's top folder. */
+    path?: string;
+  };
+  /** Every tag in the vault with the number of notes that carry it, and its color, icon, sort_order, category_id and category_name (both category fields null for an uncategorized tag). */
+  vault_get_tags: Record<string, never>;
+  /** The note open in the host app (the editor), as vault_read_note returns it, or null when the host says none is open, or when there is no host window (plain external clients). */
+  vault_get_current_note: Record<string, never>;
+  /** Creates a markdown note. The file is <folder>/<title>.md; missing folders are created. Optional front matter and tags (added to the front matter). Refused if a note with that path exists. Shows the new note as a diff before it is written. */
+  vault_create_note: {
+    /** The note's title, which is also its file name (without .md). Not allowed: / \ : * ? " < > | [ ] and a leading dot. */
+    title: string;
+    /** Folder in the vault; default the top folder. */
+    folder?: string;
+    /** The note's markdown body. */
+    content?: string;
+    /** Front matter keys and values (YAML). */
+    front_matter?: Record<string, unknown>;
+    /** Tags to put in the front matter. */
+    tags?: string[];
+  };
+  /** Changes an existing note: content replaces the whole body, append adds text at the end, front_matter sets keys (null removes one). The person is shown the change as a diff and asked every time. The write is refused if the note changed after that diff was shown. Filed files are refused. */
+  vault_update_note: {
+    /** The note: its id, its path in the vault (e.g. "Projects/Meeting.md"), or a wiki-link target ("Meeting", "Meeting#Decisions"). A name several notes share is refused with the candidates. */
+    note: string;
+    /** The complete new body (the front matter is kept unless front_matter is given). */
+    content?: string;
+    /** Text added at the end of the body (on a new line). */
+    append?: string;
+    /** Keys to set in the front matter; a null value removes that key. */
+    front_matter?: Record<string, unknown>;
+  };
+  /** Renames a note (or filed file) in its folder. Every wiki link in the vault that pointed at it is rewritten to the new name (heading, alias and embed kept); the preview lists them. The note keeps its id. */
+  vault_rename_note: {
+    /** The note: its id, its path in the vault (e.g. "Projects/Meeting.md"), or a wiki-link target ("Meeting", "Meeting#Decisions"). A name several notes share is refused with the candidates. */
+    note: string;
+    /** The new name, without .md. */
+    new_title: string;
+  };
+  /** Deletes a note or filed file. The preview says what is lost: its size, and the links in other notes that will break. */
+  vault_delete_note: {
+    /** The note: its id, its path in the vault (e.g. "Projects/Meeting.md"), or a wiki-link target ("Meeting", "Meeting#Decisions"). A name several notes share is refused with the candidates. */
+    note: string;
+  };
+  /** Creates a folder in the vault (and any missing parents). */
+  vault_create_folder: {
+    /** Folder path in the vault. */
+    path: string;
+  };
+  /** Renames a vault folder in place. Notes keep their ids; links that name a path inside it are rewritten. */
+  vault_rename_folder: {
+    /** Folder path in the vault. */
+    path: string;
+    /** The folder's new name (one segment, no /). */
+    new_name: string;
+  };
+  /** Deletes a vault folder. A folder that is not empty needs recursive: true; the preview lists the notes and files lost and the links elsewhere that will break. */
+  vault_delete_folder: {
+    /** Folder path in the vault. */
+    path: string;
+    /** Required to delete a folder that is not empty. Default false. */
+    recursive?: boolean;
+  };
+  /** Moves a note or filed file to another vault folder (created if missing), keeping its name and id. Links that named its old path are rewritten. */
+  vault_move_to_folder: {
+    /** The note: its id, its path in the vault (e.g. "Projects/Meeting.md"), or a wiki-link target ("Meeting", "Meeting#Decisions"). A name several notes share is refused with the candidates. */
+    note: string;
+    /** Destination folder in the vault; empty for the top folder. */
+    folder: string;
+  };
+  /** Adds a tag to a note's front matter (tags list). Letters, digits, _ - and / (nesting). */
+  vault_add_tag: {
+    /** The note: its id, its path in the vault (e.g. "Projects/Meeting.md"), or a wiki-link target ("Meeting", "Meeting#Decisions"). A name several notes share is refused with the candidates. */
+    note: string;
+    /** The tag, with or without #. */
+    tag: string;
+  };
+  /** Removes a tag from a note: from its front matter and every #tag in its text (a change to the note's body, so it is asked every time). */
+  vault_remove_tag: {
+    /** The note: its id, its path in the vault (e.g. "Projects/Meeting.md"), or a wiki-link target ("Meeting", "Meeting#Decisions"). A name several notes share is refused with the candidates. */
+    note: string;
+    /** The tag, with or without #. */
+    tag: string;
+  };
+  /** Saves HTML (a diagram, chart or small interactive explanation, at most 512 KB) as an attachment beside a note and embeds it at the end of the note (![[file.html]]). Asked every time. */
+  vault_add_html_artifact: {
+    /** The note: its id, its path in the vault (e.g. "Projects/Meeting.md"), or a wiki-link target ("Meeting", "Meeting#Decisions"). A name several notes share is refused with the candidates. */
+    note: string;
+    /** The HTML document. */
+    html: string;
+    /** Short name for the attachment's file (default: artifact). */
+    title?: string;
+  };
+  /** Rebuilds the vault's index from its files (notes keep their ids, tags their settings). With create: true, makes the vault folder first when it does not exist (memo vault init). Returns the counts. */
+  vault_reindex: {
+    /** Create the vault folder if it is missing. Default false. */
+    create?: boolean;
+  };
+}

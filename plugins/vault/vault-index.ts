@@ -1,0 +1,459 @@
+/**
+ * The vault's index in SQLite: notes, aliases, tags, links (resolved, ambiguous or broken) and the
+ * FTS5 text. Synchronous (better-sqlite3 under the pack's typeorm DataSource) so a batch of changes is
+ * one transaction: a search never sees half a batch, and 5,000 changed files cost one commit.
+ */
+import { randomBytes } from 'node:crypto';
+import type { Database, Statement } from 'better-sqlite3';
+import type { FileType, ParsedNote } from './markdown.js';
+import { keyOf, lastSegment, linkKeys, resolveWikiTarget, type LinkCandidate, type NoteLookup, type Resolution } from './links.js';
+import { toFtsQuery } from './fts-query.js';
+
+/** One file as the indexer read it. */
+export interface FileRecord {
+  path: string;
+  fileType: FileType;
+  size: number;
+  mtime: number;
+  hash: string;
+  /** Markdown only. */
+  parsed: ParsedNote | null;
+}
+
+export interface NoteInfo {
+  seq: number;
+  id: string;
+  path: string;
+  title: string;
+  file_type: FileType;
+  size: number;
+  mtime: number;
+  hash: string;
+  front_matter: string | null;
+  headings: string;
+  aliases: string;
+}
+
+export interface LinkInfo {
+  id: number;
+  source_seq: number;
+  raw: string;
+  target: string;
+  alias: string | null;
+  embed: number;
+  line: number;
+  status: 'resolved' | 'ambiguous' | 'broken';
+  target_seq: number | null;
+  heading: string | null;
+}
+
+export interface SearchOptions {
+  query: string;
+  fileTypes?: readonly string[];
+  tags?: readonly string[];
+  folder?: string;
+  limit: number;
+}
+
+export interface SearchHit {
+  seq: number;
+  id: string;
+  path: string;
+  title: string;
+  file_type: string;
+  mtime: number;
+  snippet: string | null;
+  score: number | null;
+}
+
+export interface TagInfo {
+  name: string;
+  count: number;
+  color: string | null;
+  icon: string | null;
+  sort_order: number;
+  category_id: number | null;
+  category_name: string | null;
+}
+
+export interface BatchResult {
+  added: number;
+  updated: number;
+  removed: number;
+  renamed: number;
+  unchanged: number;
+}
+
+export function newNoteId(): string {
+  return randomBytes(8).toString('hex');
+}
+
+/** The title a file gets: its front matter title, else its name without `.md`. */
+export function titleOf(record: Pick<FileRecord, 'path' | 'fileType' | 'parsed'>): string {
+  const name = record.path.slice(record.path.lastIndexOf('/') + 1);
+  return record.parsed?.title ?? (record.fileType === 'markdown' ? name.replace(/\.(md|markdown)$/i, '') : name);
+}
+
+/** Keys of a note for link lookup: its name, title and aliases, lower case. */
+function keysOf(path: string, title: string, aliases: readonly string[]): string[] {
+  return [lastSegment(keyOf(path)), title.toLowerCase(), ...aliases.map((a) => a.toLowerCase())];
+}
+
+const NOTE_COLUMNS = 'seq, id, path, title, file_type, size, mtime, hash, front_matter, headings, aliases';
+
+export class VaultIndex {
+  private readonly s: Record<string, Statement>;
+
+  constructor(readonly db: Database) {
+    const p = (sql: string) => db.prepare(sql);
+    this.s = {
+      byPath: p(`SELECT ${NOTE_COLUMNS} FROM notes WHERE path = ?`),
+      byId: p(`SELECT ${NOTE_COLUMNS} FROM notes WHERE id = ?`),
+      bySeq: p(`SELECT ${NOTE_COLUMNS} FROM notes WHERE seq = ?`),
+      insert: p(`INSERT INTO notes (id, path, path_key, name_key, title, title_key, file_type, size, mtime, hash, front_matter, headings, aliases)
+                 VALUES (@id, @path, @path_key, @name_key, @title, @title_key, @file_type, @size, @mtime, @hash, @front_matter, @headings, @aliases)`),
+      update: p(`UPDATE notes SET path = @path, path_key = @path_key, name_key = @name_key, title = @title, title_key = @title_key, file_type = @file_type,
+                 size = @size, mtime = @mtime, hash = @hash, front_matter = @front_matter, headings = @headings, aliases = @aliases WHERE seq = @seq`),
+      touch: p(`UPDATE notes SET mtime = ?, size = ? WHERE seq = ?`),
+      delete: p(`DELETE FROM notes WHERE seq = ?`),
+      ftsDelete: p(`DELETE FROM notes_fts WHERE rowid = ?`),
+      ftsInsert: p(`INSERT INTO notes_fts (rowid, title, body) VALUES (?, ?, ?)`),
+      aliasesDelete: p(`DELETE FROM note_aliases WHERE note_seq = ?`),
+      aliasInsert: p(`INSERT OR IGNORE INTO note_aliases (note_seq, alias_key) VALUES (?, ?)`),
+      tagsDelete: p(`DELETE FROM note_tags WHERE note_seq = ?`),
+      tagInsert: p(`INSERT OR IGNORE INTO note_tags (note_seq, tag) VALUES (?, ?)`),
+      tagsOf: p(`SELECT tag FROM note_tags WHERE note_seq = ? ORDER BY tag`),
+      linksDelete: p(`DELETE FROM links WHERE source_seq = ?`),
+      linkInsert: p(`INSERT INTO links (source_seq, raw, target, alias, embed, line, key_full, key_note, status, target_seq, heading)
+                     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
+      linkUpdate: p(`UPDATE links SET status = ?, target_seq = ?, heading = ? WHERE id = ?`),
+      linksFrom: p(`SELECT id, source_seq, raw, target, alias, embed, line, status, target_seq, heading FROM links WHERE source_seq = ? ORDER BY line, id`),
+      linksTo: p(
+        `SELECT id, source_seq, raw, target, alias, embed, line, status, target_seq, heading FROM links WHERE target_seq = ? ORDER BY source_seq, line`,
+      ),
+      lookupName: p(`SELECT seq, id, path, title FROM notes WHERE name_key = ?`),
+      lookupTitle: p(`SELECT seq, id, path, title FROM notes WHERE title_key = ?`),
+      lookupAlias: p(`SELECT n.seq, n.id, n.path, n.title FROM note_aliases a JOIN notes n ON n.seq = a.note_seq WHERE a.alias_key = ?`),
+      lookupPath: p(
+        `SELECT seq, id, path, title FROM notes WHERE path_key = ? OR (length(path_key) > length(?) AND substr(path_key, -length(?) - 1) = '/' || ?)`,
+      ),
+      allPaths: p(`SELECT seq, path, size, mtime, hash, id FROM notes`),
+      count: p(`SELECT count(*) AS n FROM notes`),
+    };
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Reading
+
+  note(where: { id?: string; path?: string; seq?: number }): NoteInfo | undefined {
+    if (where.seq !== undefined) return this.s.bySeq!.get(where.seq) as NoteInfo | undefined;
+    if (where.id !== undefined) return this.s.byId!.get(where.id) as NoteInfo | undefined;
+    return this.s.byPath!.get(where.path) as NoteInfo | undefined;
+  }
+
+  tagsOf(seq: number): string[] {
+    return (this.s.tagsOf!.all(seq) as Array<{ tag: string }>).map((r) => r.tag);
+  }
+
+  linksFrom(seq: number): LinkInfo[] {
+    return this.s.linksFrom!.all(seq) as LinkInfo[];
+  }
+
+  linksTo(seq: number): LinkInfo[] {
+    return this.s.linksTo!.all(seq) as LinkInfo[];
+  }
+
+  /** Every indexed file: path -> its size, mtime and hash (what a scan compares with). */
+  files(): Map<string, { seq: number; size: number; mtime: number; hash: string; id: string }> {
+    const out = new Map<string, { seq: number; size: number; mtime: number; hash: string; id: string }>();
+    for (const r of this.s.allPaths!.iterate() as Iterable<{ seq: number; path: string; size: number; mtime: number; hash: string; id: string }>)
+      out.set(r.path, r);
+    return out;
+  }
+
+  count(): number {
+    return (this.s.count!.get() as { n: number }).n;
+  }
+
+  /** SQL lookups for link resolution (one indexed query per tier). */
+  readonly lookup: NoteLookup = {
+    byName: (k) => this.s.lookupName!.all(k) as LinkCandidate[],
+    byTitle: (k) => this.s.lookupTitle!.all(k) as LinkCandidate[],
+    byAlias: (k) => this.s.lookupAlias!.all(k) as LinkCandidate[],
+    byPath: (k) => this.s.lookupPath!.all(k, k, k, k) as LinkCandidate[],
+  };
+
+  resolve(target: string, self?: LinkCandidate): Resolution {
+    return resolveWikiTarget(target, this.lookup, self);
+  }
+
+  search(o: SearchOptions): { hits: SearchHit[]; terms: string[] } {
+    const where: string[] = [];
+    const params: unknown[] = [];
+    if (o.fileTypes?.length) {
+      where.push(`n.file_type IN (${o.fileTypes.map(() => '?').join(', ')})`);
+      params.push(...o.fileTypes);
+    }
+    if (o.folder) {
+      // A range on the unique path index: every path under `folder/` ('0' sorts right after '/').
+      where.push(`n.path >= ? AND n.path < ?`);
+      params.push(`${o.folder}/`, `${o.folder}0`);
+    }
+    for (const tag of o.tags ?? []) {
+      // A tag also finds its nested tags: #project finds #project/alpha.
+      where.push(`EXISTS (SELECT 1 FROM note_tags t WHERE t.note_seq = n.seq AND (t.tag = ? OR (t.tag >= ? AND t.tag < ?)))`);
+      params.push(tag, `${tag}/`, `${tag}0`);
+    }
+    const q = toFtsQuery(o.query);
+    if (o.query.trim() !== '' && q.match === null) return { hits: [], terms: [] };
+    if (q.match === null) {
+      const sql = `SELECT n.seq, n.id, n.path, n.title, n.file_type, n.mtime, NULL AS snippet, NULL AS score FROM notes n
+                   ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY n.mtime DESC, n.path LIMIT ?`;
+      return { hits: this.db.prepare(sql).all(...params, o.limit) as SearchHit[], terms: [] };
+    }
+    const sql = `SELECT n.seq, n.id, n.path, n.title, n.file_type, n.mtime,
+                        snippet(notes_fts, 1, '**', '**', '…', 16) AS snippet, bm25(notes_fts, 8.0, 1.0) AS score
+                 FROM notes_fts JOIN notes n ON n.seq = notes_fts.rowid
+                 WHERE notes_fts MATCH ? ${where.length ? `AND ${where.join(' AND ')}` : ''}
+                 ORDER BY score LIMIT ?`;
+    return { hits: this.db.prepare(sql).all(q.match, ...params, o.limit) as SearchHit[], terms: q.terms };
+  }
+
+  /** Every tag in use or given settings: note count, colour, icon, order and category. */
+  tags(): TagInfo[] {
+    return this.db
+      .prepare(
+        `WITH used AS (SELECT tag, count(*) AS n FROM note_tags GROUP BY tag),
+              names AS (SELECT tag AS name FROM used UNION SELECT name FROM tags)
+         SELECT names.name AS name, COALESCE(used.n, 0) AS count, t.color AS color, t.icon AS icon, COALESCE(t.sort_order, 0) AS sort_order,
+                t.category_id AS category_id, c.name AS category_name
+         FROM names LEFT JOIN used ON used.tag = names.name LEFT JOIN tags t ON t.name = names.name LEFT JOIN tag_categories c ON c.id = t.category_id
+         ORDER BY COALESCE(t.sort_order, 0), names.name`,
+      )
+      .all()
+      .map((r) => ({ ...(r as TagInfo) })); // plain objects of this realm (the driver makes its own)
+  }
+
+  /** Notes under a folder (vault-relative, '' for all), by path. */
+  notesUnder(folder: string): NoteInfo[] {
+    if (folder === '') return this.db.prepare(`SELECT ${NOTE_COLUMNS} FROM notes ORDER BY path`).all() as NoteInfo[];
+    return this.db.prepare(`SELECT ${NOTE_COLUMNS} FROM notes WHERE path >= ? AND path < ? ORDER BY path`).all(`${folder}/`, `${folder}0`) as NoteInfo[];
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Writing
+
+  /**
+   * Applies changed files and removed paths in one transaction. A removed note whose content
+   * reappears under a new path in the same batch is a rename: it keeps its id (and `moves` says so
+   * explicitly for renames done through Memo). Links into and out of every changed note are then
+   * resolved again.
+   */
+  applyBatch(
+    upserts: readonly FileRecord[],
+    removals: readonly string[],
+    moves: ReadonlyMap<string, string> = new Map(),
+    knownIds: ReadonlyMap<string, string> = new Map(),
+  ): BatchResult {
+    const result: BatchResult = { added: 0, updated: 0, removed: 0, renamed: 0, unchanged: 0 };
+    const run = this.db.transaction(() => {
+      const affectedKeys = new Set<string>();
+      const affectedSeqs = new Set<number>();
+      const fresh: Array<{ seq: number; record: FileRecord }> = [];
+      const removedRows = new Map<string, NoteInfo>();
+      for (const p of removals) {
+        const row = this.note({ path: p });
+        if (row) removedRows.set(p, row);
+      }
+      for (const p of moves.values()) {
+        const row = this.note({ path: p });
+        if (row) removedRows.set(p, row);
+      }
+      const byHash = new Map<string, NoteInfo[]>();
+      for (const row of removedRows.values()) byHash.set(row.hash, [...(byHash.get(row.hash) ?? []), row]);
+      const reused = new Set<number>();
+      const upserted = new Set(upserts.map((u) => u.path));
+
+      for (const record of upserts) {
+        const existing = this.note({ path: record.path });
+        const title = titleOf(record);
+        const aliases = record.parsed?.aliases ?? [];
+        if (existing && existing.hash === record.hash && !moves.has(record.path)) {
+          if (existing.mtime !== record.mtime || existing.size !== record.size) this.s.touch!.run(record.mtime, record.size, existing.seq);
+          result.unchanged++;
+          continue;
+        }
+        let row = existing;
+        if (!row) {
+          // Moved through Memo (explicit), or renamed on disk (same content gone from elsewhere in this batch).
+          const from = moves.get(record.path);
+          const candidate = from !== undefined ? removedRows.get(from) : byHash.get(record.hash)?.find((r) => !reused.has(r.seq));
+          if (candidate && !reused.has(candidate.seq)) {
+            row = candidate;
+            reused.add(candidate.seq);
+            result.renamed++;
+            for (const k of keysOf(candidate.path, candidate.title, JSON.parse(candidate.aliases) as string[])) affectedKeys.add(k);
+          }
+        }
+        if (row) {
+          for (const k of keysOf(row.path, row.title, JSON.parse(row.aliases) as string[])) affectedKeys.add(k);
+          affectedSeqs.add(row.seq);
+          if (row.path === record.path) result.updated++;
+        }
+        const values = {
+          path: record.path,
+          path_key: keyOf(record.path),
+          name_key: lastSegment(keyOf(record.path)),
+          title,
+          title_key: title.toLowerCase(),
+          file_type: record.fileType,
+          size: record.size,
+          mtime: record.mtime,
+          hash: record.hash,
+          front_matter: record.parsed?.frontMatter ? JSON.stringify(record.parsed.frontMatter) : null,
+          headings: JSON.stringify(record.parsed?.headings ?? []),
+          aliases: JSON.stringify(aliases),
+        };
+        let seq: number;
+        if (row) {
+          seq = row.seq;
+          this.s.update!.run({ ...values, seq });
+          this.s.ftsDelete!.run(seq);
+          this.s.aliasesDelete!.run(seq);
+          this.s.tagsDelete!.run(seq);
+          this.s.linksDelete!.run(seq);
+        } else {
+          seq = Number(this.s.insert!.run({ ...values, id: knownIds.get(record.path) ?? newNoteId() }).lastInsertRowid);
+          result.added++;
+        }
+        for (const k of keysOf(record.path, title, aliases)) affectedKeys.add(k);
+        this.s.ftsInsert!.run(seq, title, record.parsed ? record.parsed.body : `${title} ${record.fileType}`);
+        for (const a of aliases) this.s.aliasInsert!.run(seq, a.toLowerCase());
+        for (const t of record.parsed?.tags ?? []) this.s.tagInsert!.run(seq, t);
+        fresh.push({ seq, record });
+      }
+
+      for (const row of removedRows.values()) {
+        if (reused.has(row.seq) || upserted.has(row.path)) continue;
+        for (const k of keysOf(row.path, row.title, JSON.parse(row.aliases) as string[])) affectedKeys.add(k);
+        affectedSeqs.add(row.seq);
+        this.s.ftsDelete!.run(row.seq);
+        this.s.delete!.run(row.seq);
+        result.removed++;
+      }
+
+      // Links of the changed notes, resolved against the index as it now stands.
+      const lookup = fresh.length > 2000 ? this.memoryLookup() : this.lookup;
+      for (const { seq, record } of fresh) {
+        if (!record.parsed) continue;
+        const self = { seq, id: '', path: record.path, title: titleOf(record) };
+        for (const link of record.parsed.links) {
+          const r = resolveWikiTarget(link.target, lookup, self);
+          const keys = linkKeys(link.target);
+          this.s.linkInsert!.run(
+            seq,
+            link.raw,
+            link.target,
+            link.alias,
+            link.embed ? 1 : 0,
+            link.line,
+            keys.full,
+            keys.note,
+            r.status,
+            r.status === 'resolved' ? r.note.seq : null,
+            r.heading,
+          );
+        }
+      }
+      this.reresolve(affectedKeys, affectedSeqs, new Set(fresh.map((f) => f.seq)), lookup);
+    });
+    run.immediate();
+    return result;
+  }
+
+  /** Links elsewhere that may now point somewhere else: by the names that came or went, and into changed notes. */
+  private reresolve(keys: Set<string>, seqs: Set<number>, skipSources: Set<number>, lookup: NoteLookup): void {
+    if (keys.size === 0 && seqs.size === 0) return;
+    const rows = new Map<number, LinkInfo & { source_path: string; source_title: string }>();
+    const select = `SELECT l.id, l.source_seq, l.raw, l.target, l.alias, l.embed, l.line, l.status, l.target_seq, l.heading, n.path AS source_path, n.title AS source_title
+                    FROM links l JOIN notes n ON n.seq = l.source_seq WHERE `;
+    const chunk = <T>(xs: T[], f: (part: T[]) => void) => {
+      for (let i = 0; i < xs.length; i += 500) f(xs.slice(i, i + 500));
+    };
+    chunk([...keys], (part) => {
+      const marks = part.map(() => '?').join(', ');
+      for (const r of this.db.prepare(`${select} l.key_full IN (${marks}) OR l.key_note IN (${marks})`).all(...part, ...part) as Array<
+        LinkInfo & { source_path: string; source_title: string }
+      >)
+        rows.set(r.id, r);
+    });
+    chunk([...seqs], (part) => {
+      for (const r of this.db.prepare(`${select} l.target_seq IN (${part.map(() => '?').join(', ')})`).all(...part) as Array<
+        LinkInfo & { source_path: string; source_title: string }
+      >)
+        rows.set(r.id, r);
+    });
+    for (const r of rows.values()) {
+      if (skipSources.has(r.source_seq)) continue;
+      const res = resolveWikiTarget(r.target, lookup, { seq: r.source_seq, id: '', path: r.source_path, title: r.source_title });
+      const target = res.status === 'resolved' ? res.note.seq : null;
+      if (res.status !== r.status || target !== r.target_seq || res.heading !== r.heading) this.s.linkUpdate!.run(res.status, target, res.heading, r.id);
+    }
+  }
+
+  /** The whole notes table in maps: a full build resolves hundreds of thousands of links without a query each. */
+  private memoryLookup(): NoteLookup {
+    const byName = new Map<string, LinkCandidate[]>();
+    const byTitle = new Map<string, LinkCandidate[]>();
+    const byAlias = new Map<string, LinkCandidate[]>();
+    const byPathKey = new Map<string, LinkCandidate[]>();
+    const add = (m: Map<string, LinkCandidate[]>, k: string, c: LinkCandidate) => {
+      const list = m.get(k);
+      if (list) list.push(c);
+      else m.set(k, [c]);
+    };
+    const all = this.db.prepare(`SELECT seq, id, path, title, path_key, name_key, title_key FROM notes`).all() as Array<
+      LinkCandidate & { path_key: string; name_key: string; title_key: string }
+    >;
+    const bySeq = new Map<number, LinkCandidate>();
+    for (const r of all) {
+      const c = { seq: r.seq, id: r.id, path: r.path, title: r.title };
+      bySeq.set(r.seq, c);
+      add(byName, r.name_key, c);
+      add(byTitle, r.title_key, c);
+      add(byPathKey, r.path_key, c);
+    }
+    for (const a of this.db.prepare(`SELECT note_seq, alias_key FROM note_aliases`).all() as Array<{ note_seq: number; alias_key: string }>) {
+      const c = bySeq.get(a.note_seq);
+      if (c) add(byAlias, a.alias_key, c);
+    }
+    return {
+      byName: (k) => byName.get(k) ?? [],
+      byTitle: (k) => byTitle.get(k) ?? [],
+      byAlias: (k) => byAlias.get(k) ?? [],
+      byPath: (k) => {
+        const exact = byPathKey.get(k) ?? [];
+        const suffix = all.filter((r) => r.path_key !== k && r.path_key.endsWith(`/${k}`)).map((r) => bySeq.get(r.seq)!);
+        return [...exact, ...suffix];
+      },
+    };
+  }
+
+  /** Removes every file's rows, keeping the tags' own settings; returns the ids the notes had, by path, for the rebuild to keep. */
+  clearFiles(): Map<string, string> {
+    const ids = new Map<string, string>();
+    for (const [p, r] of this.files()) ids.set(p, r.id);
+    this.db.transaction(() => {
+      this.db.exec(`DELETE FROM links; DELETE FROM note_tags; DELETE FROM note_aliases; DELETE FROM notes; DELETE FROM notes_fts;`);
+    })();
+    return ids;
+  }
+
+  meta(key: string): string | undefined {
+    return (this.db.prepare(`SELECT value FROM vault_meta WHERE key = ?`).get(key) as { value: string } | undefined)?.value;
+  }
+
+  setMeta(key: string, value: string): void {
+    this.db.prepare(`INSERT INTO vault_meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value`).run(key, value);
+  }
+}

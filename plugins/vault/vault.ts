@@ -1,0 +1,418 @@
+/**
+ * One open vault: its folder (found through the kernel's sandbox), its index, and the watcher that
+ * keeps the index true to the files. The files are the truth: every change, the agent's or anyone
+ * else's, is read back from disk into the index.
+ *
+ * The folder is walked without following links, and a folder that is kernel state (the data folder,
+ * pack code) is never entered, even when it lies inside the vault.
+ */
+import { createHash } from 'node:crypto';
+import type { Stats } from 'node:fs';
+import { lstat, mkdir, readdir, readFile, open } from 'node:fs/promises';
+import path from 'node:path';
+import type { FSWatcher } from 'chokidar';
+import { MemoError, type Logger, type ResolvedPath, type Sandbox, type ToolContext, type PathIntent } from 'memo-kernel/pack';
+import { fileTypeOf, parseNote } from './markdown.js';
+import { VaultIndex, type BatchResult, type FileRecord, type NoteInfo } from './vault-index.js';
+
+/** Markdown above this is indexed by name only (its text is not parsed or searchable). */
+const MAX_PARSE_BYTES = 8 * 1024 * 1024;
+/** Filed files above this are fingerprinted by their size and first megabyte, not read whole. */
+const FULL_HASH_BYTES = 8 * 1024 * 1024;
+/** The watcher waits for this much quiet before applying what changed... */
+const QUIET_MS = 150;
+/** ...but never holds changes longer than this, however busy the folder is. */
+const MAX_HOLD_MS = 2000;
+/** Files read at once during a scan. */
+const READ_CONCURRENCY = 16;
+/** Files applied per transaction during a scan (bounds memory: parsed bodies wait for their batch). */
+const SCAN_CHUNK = 2500;
+
+/** Names never part of a vault: hidden folders (.git, .obsidian, .trash) and dependency trees. */
+export function isSkippedName(name: string): boolean {
+  return name.startsWith('.') || name === 'node_modules';
+}
+
+export function shown(p: string): string {
+  const q = JSON.stringify(p);
+  return q.length > 200 ? `${q.slice(0, 160)}…"` : q;
+}
+
+/** Whether `inner` is `outer` or inside it, segment by segment (`/a/bc` is not inside `/a/b`). */
+function within(outer: string, inner: string): boolean {
+  const rel = path.relative(outer, inner);
+  return rel === '' || (!rel.startsWith('..') && !path.isAbsolute(rel) && rel.split(path.sep)[0] !== '..');
+}
+
+/**
+ * A vault-relative path as given by a caller, checked and normalised: `/` separators, no `.` or `..`
+ * segments, no hidden segments, not absolute. VALIDATION otherwise (parsed, never string-matched).
+ */
+export function cleanRelative(requested: string, what = 'path'): string {
+  if (typeof requested !== 'string' || requested.includes('\0')) throw new MemoError('VALIDATION', `The ${what} must be text without NUL bytes.`);
+  const p = requested.trim().replace(/\\/g, '/');
+  if (p.startsWith('/') || /^[a-zA-Z]:\//.test(p))
+    throw new MemoError('VALIDATION', `The ${what} ${shown(requested)} is absolute; give it relative to the vault folder.`);
+  const segments = p.split('/').filter((s, i, all) => !(s === '' && (i === all.length - 1 || i === 0)) && s !== '.');
+  for (const s of segments) {
+    if (s === '') throw new MemoError('VALIDATION', `The ${what} ${shown(requested)} has an empty segment.`);
+    if (s === '..') throw new MemoError('PATH_OUTSIDE_ROOT', `The ${what} ${shown(requested)} uses "..": paths stay inside the vault.`);
+    if (isSkippedName(s)) throw new MemoError('VALIDATION', `The ${what} ${shown(requested)} goes through a hidden folder, which is not part of the vault.`);
+  }
+  return segments.join('/');
+}
+
+export function sha256(data: Buffer | string): string {
+  return createHash('sha256').update(data).digest('hex');
+}
+
+async function runLimited<T>(items: readonly T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) {
+      const item = items[next++]!;
+      await fn(item);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+}
+
+export class Vault {
+  readonly index: VaultIndex;
+  private watcher: FSWatcher | null = null;
+  private chain: Promise<unknown> = Promise.resolve();
+  private closed = false;
+  private pending = new Set<string>();
+  private pendingDirs = new Set<string>();
+  private quietTimer: NodeJS.Timeout | null = null;
+  private holdTimer: NodeJS.Timeout | null = null;
+  /** Batches the watcher applied (tests and the bench wait on it). */
+  batches = 0;
+
+  constructor(
+    /** The vault folder's real path. */
+    readonly real: string,
+    /** The folder as the setting names it, relative to the sandbox root. */
+    readonly folder: string,
+    private readonly sandbox: Sandbox,
+    index: VaultIndex,
+    private readonly logger: Logger,
+  ) {
+    this.index = index;
+  }
+
+  /** Runs `fn` after every earlier write and batch: the index is changed by one thing at a time. */
+  exclusive<T>(fn: () => Promise<T> | T): Promise<T> {
+    const run = this.chain.then(() => {
+      if (this.closed) throw new MemoError('CANCELLED', 'The vault was closed (the pack reloaded or the kernel stopped).');
+      return fn();
+    });
+    this.chain = run.catch(() => undefined);
+    return run;
+  }
+
+  /** Vault-relative path of a real path inside the vault. */
+  relativeOf(real: string): string {
+    return path.relative(this.real, real).split(path.sep).join('/');
+  }
+
+  /**
+   * A vault-relative path through the kernel's sandbox: refused if it leads outside the root, into
+   * kernel state or `.git`, or (after links are followed) outside the vault folder.
+   */
+  async resolve(ctx: ToolContext, rel: string, intent: PathIntent, what = 'path'): Promise<{ resolved: ResolvedPath; rel: string }> {
+    const clean = cleanRelative(rel, what);
+    const resolved = await ctx.sandbox.resolve(clean === '' ? this.folder : path.join(this.folder, clean), intent);
+    if (!within(this.real, resolved.real)) {
+      throw new MemoError('PATH_OUTSIDE_ROOT', `The ${what} ${shown(rel)} leads outside the vault folder (through a link).`, { details: { path: rel } });
+    }
+    return { resolved, rel: this.relativeOf(resolved.real) };
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Reading files into records
+
+  /** Reads one file as the index stores it; null when it is gone, not a regular file, or not a vault file. */
+  async readRecord(rel: string, st?: Stats): Promise<FileRecord | null> {
+    const fileType = fileTypeOf(rel);
+    if (!fileType) return null;
+    const abs = path.join(this.real, rel);
+    let stats = st;
+    try {
+      stats ??= await lstat(abs);
+      if (!stats.isFile()) return null;
+      if (fileType !== 'markdown') {
+        let hash: string;
+        if (stats.size <= FULL_HASH_BYTES) hash = sha256(await readFile(abs));
+        else {
+          const h = await open(abs, 'r');
+          try {
+            const buf = Buffer.alloc(1024 * 1024);
+            const { bytesRead } = await h.read(buf, 0, buf.length, 0);
+            hash = `p:${stats.size}:${sha256(buf.subarray(0, bytesRead))}`;
+          } finally {
+            await h.close();
+          }
+        }
+        return { path: rel, fileType, size: stats.size, mtime: stats.mtimeMs, hash, parsed: null };
+      }
+      const buf = await readFile(abs);
+      const text = buf.length > MAX_PARSE_BYTES ? '' : buf.toString('utf8');
+      return { path: rel, fileType, size: buf.length, mtime: stats.mtimeMs, hash: sha256(buf), parsed: parseNote(text) };
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code === 'ENOENT' || code === 'ENOTDIR') return null;
+      throw err;
+    }
+  }
+
+  /** Every vault file under `under` (vault-relative, '' for all): path -> stats. No links followed; kernel state never entered. */
+  async scan(under = ''): Promise<Map<string, Stats>> {
+    const out = new Map<string, Stats>();
+    const walk = async (dirAbs: string): Promise<void> => {
+      if (this.sandbox.kernelArea(dirAbs) !== null) return;
+      let entries;
+      try {
+        entries = await readdir(dirAbs, { withFileTypes: true });
+      } catch {
+        return; // gone or unreadable: nothing of it is indexed
+      }
+      const subdirs: string[] = [];
+      for (const e of entries) {
+        if (isSkippedName(e.name)) continue;
+        const abs = path.join(dirAbs, e.name);
+        if (e.isDirectory()) subdirs.push(abs);
+        else if (e.isFile() && fileTypeOf(e.name)) {
+          try {
+            out.set(this.relativeOf(abs), await lstat(abs));
+          } catch {
+            // removed meanwhile
+          }
+        }
+      }
+      for (const d of subdirs) await walk(d);
+    };
+    await walk(under ? path.join(this.real, under) : this.real);
+    return out;
+  }
+
+  /**
+   * Brings the index in line with the files under `under`: new and changed files (by size and
+   * mtime, or all with `force`) are read, missing ones removed; a file that reappears elsewhere with
+   * the same content keeps its id. Applied in chunks, each one transaction.
+   */
+  async sync(options: { under?: string; force?: boolean; knownIds?: Map<string, string>; signal?: AbortSignal } = {}): Promise<BatchResult> {
+    const under = options.under ?? '';
+    const files = await this.scan(under);
+    const indexed = this.index.files();
+    const prefix = under ? `${under}/` : '';
+    const changed: string[] = [];
+    for (const [rel, st] of files) {
+      const row = indexed.get(rel);
+      if (options.force || !row || row.size !== st.size || row.mtime !== st.mtimeMs) changed.push(rel);
+    }
+    const removals = [...indexed.keys()].filter((p) => (prefix === '' || p.startsWith(prefix)) && !files.has(p));
+    const removalsByHash = new Map<string, string[]>();
+    for (const p of removals) {
+      const h = indexed.get(p)!.hash;
+      removalsByHash.set(h, [...(removalsByHash.get(h) ?? []), p]);
+    }
+    const claimed = new Set<string>();
+    const total: BatchResult = { added: 0, updated: 0, removed: 0, renamed: 0, unchanged: files.size - changed.length };
+    for (let i = 0; i < changed.length || (i === 0 && removals.length); i += SCAN_CHUNK) {
+      if (options.signal?.aborted) throw new MemoError('CANCELLED', 'The vault scan was stopped before it finished.');
+      const part = changed.slice(i, i + SCAN_CHUNK);
+      const records: FileRecord[] = [];
+      await runLimited(part, READ_CONCURRENCY, async (rel) => {
+        const r = await this.readRecord(rel, files.get(rel));
+        if (r) records.push(r);
+      });
+      // A new path whose content an indexed path that is gone had: a rename, even across chunks.
+      const moves = new Map<string, string>();
+      for (const r of records) {
+        if (indexed.has(r.path)) continue;
+        const from = removalsByHash.get(r.hash)?.find((p) => !claimed.has(p));
+        if (from !== undefined) {
+          claimed.add(from);
+          moves.set(r.path, from);
+        }
+      }
+      const last = i + SCAN_CHUNK >= changed.length;
+      const partRemovals = last ? removals.filter((p) => !claimed.has(p)) : [];
+      const r = await this.exclusive(() => this.index.applyBatch(records, partRemovals, moves, options.knownIds));
+      for (const k of ['added', 'updated', 'removed', 'renamed', 'unchanged'] as const) total[k] += r[k];
+      if (last) break;
+    }
+    return total;
+  }
+
+  /** Rebuilds the index from the files: every file read again; notes keep their ids (by path), tags their settings. */
+  async rebuild(signal?: AbortSignal): Promise<BatchResult> {
+    const ids = await this.exclusive(() => this.index.clearFiles());
+    return this.sync({ force: true, knownIds: ids, ...(signal ? { signal } : {}) });
+  }
+
+  /** Reads the given paths again and applies them (called inside `exclusive` by the write tools). */
+  async refreshPaths(paths: readonly string[], moves: ReadonlyMap<string, string> = new Map()): Promise<BatchResult> {
+    const upserts: FileRecord[] = [];
+    const removals: string[] = [];
+    for (const rel of new Set(paths)) {
+      const r = await this.readRecord(rel);
+      if (r) upserts.push(r);
+      else removals.push(rel);
+    }
+    return this.index.applyBatch(upserts, removals, moves);
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Watching
+
+  async watch(): Promise<void> {
+    const { watch } = await import('chokidar');
+    const watcher = watch(this.real, {
+      ignoreInitial: true,
+      followSymlinks: false,
+      ignorePermissionErrors: true,
+      ignored: (p: string, stats?: Stats) => {
+        if (p === this.real) return false;
+        if (isSkippedName(path.basename(p))) return true;
+        if (stats?.isFile() && !fileTypeOf(p)) return true;
+        return stats?.isDirectory() === true && this.sandbox.kernelArea(p) !== null;
+      },
+    });
+    this.watcher = watcher;
+    watcher.on('all', (event, abs) => {
+      if (this.closed || !within(this.real, abs) || abs === this.real) return;
+      const rel = this.relativeOf(abs);
+      if (event === 'addDir' || event === 'unlinkDir') this.pendingDirs.add(rel);
+      else if (fileTypeOf(rel)) this.pending.add(rel);
+      else return;
+      this.schedule();
+    });
+    watcher.on('error', (err) => this.logger.warn(`vault watcher: ${(err as Error).message}`));
+    await new Promise<void>((resolve) => watcher.once('ready', () => resolve()));
+  }
+
+  private schedule(): void {
+    if (this.quietTimer) clearTimeout(this.quietTimer);
+    this.quietTimer = setTimeout(() => this.flush(), QUIET_MS);
+    this.holdTimer ??= setTimeout(() => this.flush(), MAX_HOLD_MS);
+  }
+
+  /** Applies what the watcher collected: a storm of thousands of events becomes one scan of the folders involved and one transaction per chunk. */
+  private flush(): void {
+    if (this.quietTimer) clearTimeout(this.quietTimer);
+    if (this.holdTimer) clearTimeout(this.holdTimer);
+    this.quietTimer = this.holdTimer = null;
+    const files = [...this.pending];
+    const dirs = [...this.pendingDirs];
+    this.pending.clear();
+    this.pendingDirs.clear();
+    if (this.closed || (files.length === 0 && dirs.length === 0)) return;
+    void (async () => {
+      try {
+        // Folders that came or went: what is under them now, and what the index had under them.
+        const topDirs = dirs.filter((d) => !dirs.some((o) => o !== d && d.startsWith(`${o}/`)));
+        const candidates = new Set(files);
+        for (const d of topDirs) {
+          for (const rel of (await this.scan(d)).keys()) candidates.add(rel);
+          for (const n of this.index.notesUnder(d)) candidates.add(n.path);
+        }
+        if (candidates.size > SCAN_CHUNK) {
+          // A storm (a checkout, a sync): one pass over the vault by size and mtime, renames paired by content.
+          await this.sync();
+        } else if (candidates.size) {
+          // One transaction; renames on disk (unlink + add) are paired by content hash inside applyBatch.
+          const records: FileRecord[] = [];
+          const removals: string[] = [];
+          await runLimited([...candidates], READ_CONCURRENCY, async (rel) => {
+            const r = await this.readRecord(rel);
+            if (r) records.push(r);
+            else removals.push(rel);
+          });
+          await this.exclusive(() => this.index.applyBatch(records, removals));
+        }
+        this.batches++;
+      } catch (err) {
+        if (!this.closed) this.logger.warn(`vault index: applying file changes failed (${(err as Error).message}); run memo vault reindex`);
+      }
+    })();
+  }
+
+  /** Resolves once the watcher has nothing waiting and every earlier change is applied. */
+  async settled(): Promise<void> {
+    while (this.quietTimer || this.pending.size || this.pendingDirs.size) await new Promise((r) => setTimeout(r, QUIET_MS));
+    await this.exclusive(() => undefined);
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    if (this.quietTimer) clearTimeout(this.quietTimer);
+    if (this.holdTimer) clearTimeout(this.holdTimer);
+    const w = this.watcher;
+    this.watcher = null;
+    await w?.close();
+    await this.chain;
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Finding notes
+
+  /**
+   * A note by its id, its vault-relative path (`.md` optional), or a wiki-link target (`Meeting`,
+   * `Meeting#Decisions`, `folder/Meeting`). Ambiguous names are refused with the candidates (a write
+   * never guesses); NOT_FOUND when nothing matches.
+   */
+  find(ref: string): { note: NoteInfo; heading: string | null } {
+    const r = ref.trim();
+    if (!r) throw new MemoError('VALIDATION', 'Name the note: its id, its path in the vault, or its title.');
+    const byId = /^[0-9a-f]{16}$/.test(r) ? this.index.note({ id: r }) : undefined;
+    if (byId) return { note: byId, heading: null };
+    const asPath = r.replace(/\\/g, '/').replace(/^\/+/, '');
+    for (const p of [asPath, `${asPath}.md`]) {
+      const n = this.index.note({ path: p });
+      if (n) return { note: n, heading: null };
+    }
+    const res = this.index.resolve(r.replace(/^!?\[\[|\]\]$/g, '').split(/\\?\|/)[0] ?? r);
+    if (res.status === 'resolved') return { note: this.index.note({ seq: res.note.seq })!, heading: res.heading };
+    if (res.status === 'ambiguous') {
+      const list = res.candidates.map((c) => `${c.path} (id ${c.id})`).join(', ');
+      throw new MemoError('VALIDATION', `${shown(ref)} matches ${res.candidates.length} notes: ${list}. Name one by its path or id.`, {
+        details: { candidates: res.candidates.map((c) => ({ id: c.id, path: c.path, title: c.title })) },
+      });
+    }
+    throw new MemoError('NOT_FOUND', `No note in the vault is ${shown(ref)} (looked for an id, a path and a title).`, { details: { note: ref } });
+  }
+}
+
+/**
+ * Creates the folders of `rel` (vault-relative) that are missing, one level at a time and never
+ * through a link (a link swapped in since the sandbox checked would otherwise be walked into).
+ */
+export async function ensureFolders(vault: Vault, ctx: ToolContext, relFolder: string): Promise<string[]> {
+  if (relFolder === '') return [];
+  const { resolved } = await vault.resolve(ctx, relFolder, 'write', 'folder');
+  const made: string[] = [];
+  const missing: string[] = [];
+  for (let cur = resolved.real; ; cur = path.dirname(cur)) {
+    try {
+      const st = await lstat(cur);
+      if (!st.isDirectory()) throw new MemoError('VALIDATION', `${shown(vault.relativeOf(cur))} is a file, not a folder.`);
+      break;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+    }
+    if (!within(vault.real, cur) || cur === vault.real) throw new MemoError('NOT_FOUND', 'The vault folder is gone. Run memo vault init.');
+    missing.unshift(cur);
+  }
+  for (const d of missing) {
+    try {
+      await mkdir(d);
+      made.push(vault.relativeOf(d));
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    }
+    if (!(await lstat(d)).isDirectory()) throw new MemoError('CONFLICT', `${shown(vault.relativeOf(d))} changed while it was being created.`);
+  }
+  return made;
+}

@@ -1,0 +1,95 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import Database from 'better-sqlite3';
+import { makeKernel, type Fixture } from '../../helpers/kernel-fixture.js';
+import { waitFor } from '../../helpers/wait.js';
+import type { ToolResult } from '../../../kernel/tools/contract.js';
+
+export const PLUGINS = path.resolve('plugins');
+
+export interface VaultFixture extends Fixture {
+  /** The vault folder (root/vault). */
+  vault: string;
+  call(tool: string, args: Record<string, unknown>): Promise<ToolResult>;
+  /** Writes a file into the vault, as a person's editor would. */
+  put(rel: string, content: string | Buffer): string;
+  read(rel: string): string;
+  /** The index database file in the pack's data folder. */
+  dbFile: string;
+}
+
+/**
+ * A real kernel with the built-in packs loaded from `plugins/`, a vault folder `vault/` in a temp
+ * root, and a prompter that allows once unless a test queues other answers. `watch: false` leaves the
+ * watcher off (tests that do not edit files behind the tools' back).
+ */
+export async function vaultKernel(options: { watch?: boolean; files?: Record<string, string | Buffer> } = {}): Promise<VaultFixture> {
+  const fx = makeKernel({ packs: [] });
+  const statuses = await fx.kernel.loadPacks([{ dir: PLUGINS, source: 'builtin', only: ['vault'] }]);
+  const mine = statuses.find((s) => s.id === 'vault');
+  if (mine?.status !== 'loaded') throw new Error(`vault did not load: ${mine?.error ?? 'not found'}`);
+  fx.kernel.packs.setConfig('vault', { watch: options.watch ?? false });
+  fx.prompter.setFallback('allow-once');
+  const vault = path.join(fx.root, 'vault');
+  fs.mkdirSync(vault);
+  const put = (rel: string, content: string | Buffer) => {
+    const p = path.join(vault, rel);
+    fs.mkdirSync(path.dirname(p), { recursive: true });
+    fs.writeFileSync(p, content);
+    return p;
+  };
+  for (const [rel, content] of Object.entries(options.files ?? {})) put(rel, content);
+  return Object.assign(fx, {
+    vault,
+    put,
+    read: (rel: string) => fs.readFileSync(path.join(vault, rel), 'utf8'),
+    call: (tool: string, args: Record<string, unknown>) => fx.kernel.invoke({ tool, args, caller: { kind: 'agent' } }),
+    dbFile: path.join(fx.dataDir, 'packs-data', 'vault', 'vault.sqlite'),
+  });
+}
+
+export function value(r: ToolResult): any {
+  if (!r.ok) throw new Error(`expected success, got ${r.error.code}: ${r.error.message}`);
+  return r.value;
+}
+
+export function error(r: ToolResult): { code: string; message: string; details?: any } {
+  if (r.ok) throw new Error(`expected an error, got ${JSON.stringify(r.value).slice(0, 300)}`);
+  return r.error;
+}
+
+/** Paths of the search hits for a query. */
+export async function hits(fx: VaultFixture, query: string, extra: Record<string, unknown> = {}): Promise<string[]> {
+  return (value(await fx.call('vault_search_notes', { query, ...extra })).results as Array<{ path: string }>).map((r) => r.path).sort();
+}
+
+/** Waits until the search for `query` returns exactly `expected` (the watcher has applied a change). */
+export function waitForHits(fx: VaultFixture, query: string, expected: string[]): Promise<boolean> {
+  let last: string[] = [];
+  return waitFor(
+    async () => {
+      last = await hits(fx, query);
+      return JSON.stringify(last) === JSON.stringify([...expected].sort());
+    },
+    { what: () => `search ${JSON.stringify(query)} to return ${JSON.stringify(expected)} (last: ${JSON.stringify(last)})` },
+  );
+}
+
+/** Reads the index database directly (read-only), for comparing two indexes. */
+export function snapshot(dbFile: string): unknown {
+  const db = new Database(dbFile, { readonly: true, fileMustExist: true });
+  try {
+    const notes = db.prepare(`SELECT id, path, title, file_type, hash, front_matter, headings, aliases FROM notes ORDER BY path`).all();
+    const tags = db.prepare(`SELECT n.path, t.tag FROM note_tags t JOIN notes n ON n.seq = t.note_seq ORDER BY n.path, t.tag`).all();
+    const links = db
+      .prepare(
+        `SELECT s.path AS source, l.raw, l.line, l.status, l.heading, t.path AS target FROM links l JOIN notes s ON s.seq = l.source_seq
+         LEFT JOIN notes t ON t.seq = l.target_seq ORDER BY s.path, l.line, l.raw`,
+      )
+      .all();
+    const fts = db.prepare(`SELECT n.path, f.title, f.body FROM notes_fts f JOIN notes n ON n.seq = f.rowid ORDER BY n.path`).all();
+    return { notes, tags, links, fts };
+  } finally {
+    db.close();
+  }
+}

@@ -1,0 +1,151 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { waitFor } from '../../helpers/wait.js';
+import { hits, snapshot, value, vaultKernel, waitForHits, type VaultFixture } from './helpers.js';
+
+/** The index as a comparable value, with the watcher's and the rebuild's own bookkeeping left out. */
+function comparable(fx: VaultFixture): any {
+  return snapshot(fx.dbFile);
+}
+
+describe('vault index kept live by the watcher', () => {
+  let fx: VaultFixture;
+  beforeEach(async () => {
+    fx = await vaultKernel({ watch: true, files: { 'Alpha.md': 'alpha text [[Beta]]\n', 'Beta.md': 'beta text\n' } });
+    // The first call opens the vault: index brought in line, watcher started.
+    expect(await hits(fx, 'alpha')).toEqual(['Alpha.md']);
+  });
+  afterEach(async () => fx.close());
+
+  it('picks up notes added, edited and deleted outside Memo', async () => {
+    fx.put('Gamma.md', 'gamma appears #fresh\n');
+    await waitForHits(fx, 'gamma', ['Gamma.md']);
+    expect(value(await fx.call('vault_get_tags', {})).tags.map((t: any) => t.name)).toEqual(['fresh']);
+
+    fx.put('Beta.md', 'beta was rewritten with zebra\n');
+    await waitForHits(fx, 'zebra', ['Beta.md']);
+    expect(await hits(fx, '"beta text"')).toEqual([]);
+
+    fs.unlinkSync(path.join(fx.vault, 'Beta.md'));
+    await waitForHits(fx, 'zebra', []);
+    await waitFor(async () => value(await fx.call('vault_read_note', { note: 'Alpha' })).links[0].status === 'broken', { what: 'the link to Beta to break' });
+  });
+
+  it('keeps a note id when the file is renamed on disk (same content, new path)', async () => {
+    const id = value(await fx.call('vault_read_note', { note: 'Beta' })).id;
+    fs.mkdirSync(path.join(fx.vault, 'Moved'));
+    fs.renameSync(path.join(fx.vault, 'Beta.md'), path.join(fx.vault, 'Moved', 'Beta renamed.md'));
+    await waitForHits(fx, '"beta text"', ['Moved/Beta renamed.md']);
+    expect(value(await fx.call('vault_read_note', { note: 'Moved/Beta renamed.md' })).id).toBe(id);
+  });
+
+  it('absorbs a bulk change of many files (a checkout) and ends up equal to a rebuild from the files', async () => {
+    const N = 300;
+    for (let i = 0; i < N; i++) fx.put(`bulk/${i % 10}/note ${i}.md`, `bulk note ${i} about walrus ${i % 7 === 0 ? '#seven' : ''} [[note ${(i + 1) % N}]]\n`);
+    await waitFor(async () => value(await fx.call('vault_search_notes', { query: 'walrus', limit: 200, folder: 'bulk/3' })).count === N / 10, {
+      what: 'the bulk notes to be searchable',
+    });
+    await waitFor(
+      async () => {
+        const r = value(await fx.call('vault_search_notes', { query: '', tags: ['seven'], limit: 200 }));
+        return r.count === Math.ceil(N / 7);
+      },
+      { what: 'every #seven note to be indexed' },
+    );
+    // Then half of them change and a few go, all at once.
+    for (let i = 0; i < N; i += 2) fx.put(`bulk/${i % 10}/note ${i}.md`, `bulk note ${i} now about narwhal\n`);
+    for (let i = 1; i < 40; i += 2) fs.unlinkSync(path.join(fx.vault, `bulk/${i % 10}/note ${i}.md`));
+    await waitFor(async () => value(await fx.call('vault_search_notes', { query: 'narwhal', limit: 200 })).count === N / 2, { what: 'the narwhal edits' });
+    await waitFor(async () => value(await fx.call('vault_search_notes', { query: 'walrus', limit: 200 })).count === N / 2 - 20, {
+      what: 'the walrus notes left',
+    });
+
+    const live = comparable(fx);
+    value(await fx.call('vault_reindex', {}));
+    expect(comparable(fx)).toEqual(live);
+  });
+
+  it('refuses an agent write that races a person saving the same note, and indexes the person’s version', async () => {
+    fx.prompter.answer('allow-once');
+    let saved = false;
+    const original = fx.prompter.ask.bind(fx.prompter);
+    fx.prompter.ask = async (request, signal) => {
+      // The person saves in the editor while the approval question is open.
+      if (!saved) fx.put('Alpha.md', 'the person wrote quokka\n');
+      saved = true;
+      return original(request, signal);
+    };
+    const r = await fx.call('vault_update_note', { note: 'Alpha', content: 'the agent wrote wombat\n' });
+    expect(r.ok ? 'ok' : r.error.code).toBe('CONFLICT');
+    expect(fx.read('Alpha.md')).toBe('the person wrote quokka\n');
+    await waitForHits(fx, 'quokka', ['Alpha.md']);
+    expect(await hits(fx, 'wombat')).toEqual([]);
+  });
+});
+
+describe('vault setup', () => {
+  it('says how to set up a vault instead of indexing the whole checkout', async () => {
+    const fx = await vaultKernel();
+    fs.rmSync(fx.vault, { recursive: true });
+    fs.writeFileSync(path.join(fx.root, 'README.md'), 'not a vault note');
+    const r = await fx.call('vault_search_notes', { query: 'vault' });
+    expect(r.ok ? 'ok' : r.error).toMatchObject({ code: 'NOT_FOUND', message: expect.stringContaining('no vault configured: run memo vault init') });
+    fx.kernel.packs.setConfig('vault', { folder: '.' });
+    const root = await fx.call('vault_search_notes', { query: 'vault' });
+    expect(root.ok ? 'ok' : root.error.code).toBe('VALIDATION');
+    await fx.close();
+  });
+
+  it('memo vault init DIR creates the folder, saves it as the setting and indexes it', async () => {
+    const fx = await vaultKernel();
+    fs.mkdirSync(path.join(fx.root, 'notes'));
+    fs.writeFileSync(path.join(fx.root, 'notes', 'First.md'), 'first note\n');
+    const printed: unknown[] = [];
+    const run = (sub: string, args: Record<string, string | undefined>) =>
+      fx.kernel.commands
+        .get('vault')!
+        .command.subcommands.find((s) => s.name === sub)!
+        .run({
+          args,
+          options: { json: true },
+          signal: new AbortController().signal,
+          invoke: (tool, toolArgs) => fx.kernel.invoke({ tool, args: toolArgs, caller: { kind: 'cli' } }),
+          print: (v) => printed.push(v),
+        });
+    expect(await run('init', { dir: './notes/' })).toBe(0);
+    expect(printed.at(-1)).toMatchObject({ ok: true, result: { folder: 'notes', notes: 1 } });
+    expect(fx.kernel.packs.config('vault')).toMatchObject({ folder: 'notes' });
+    expect(JSON.parse(fs.readFileSync(path.join(fx.dataDir, 'packs.json'), 'utf8')).packs.vault.config.folder).toBe('notes');
+    expect(await hits(fx, 'first')).toEqual(['First.md']);
+
+    expect(await run('init', { dir: 'Journal/2026' })).toBe(0);
+    expect(fs.statSync(path.join(fx.root, 'Journal', '2026')).isDirectory()).toBe(true);
+    expect(await hits(fx, 'first')).toEqual([]);
+
+    // A folder outside the root is refused and the setting stays as it was.
+    expect(await run('init', { dir: '../elsewhere' })).toBe(1);
+    expect(printed.at(-1)).toMatchObject({ ok: false, error: { code: 'PATH_OUTSIDE_ROOT' } });
+    expect(fx.kernel.packs.config('vault')).toMatchObject({ folder: 'Journal/2026' });
+    expect(await run('reindex', {})).toBe(0);
+    await fx.close();
+  });
+
+  it('never indexes kernel state inside the vault folder', async () => {
+    const fx = await vaultKernel();
+    await fx.close();
+    // The same data folder, now inside the vault folder.
+    const dataInVault = path.join(fx.vault, 'kernel-data');
+    const { makeKernel } = await import('../../helpers/kernel-fixture.js');
+    const inner = makeKernel({ packs: [], root: fx.root, dataDir: dataInVault });
+    await inner.kernel.loadPacks([{ dir: path.resolve('plugins'), source: 'builtin', only: ['vault'] }]);
+    inner.kernel.packs.setConfig('vault', { watch: false });
+    fs.writeFileSync(path.join(fx.vault, 'Visible.md'), 'visible secretword\n');
+    fs.mkdirSync(path.join(dataInVault, 'stuff'), { recursive: true });
+    fs.writeFileSync(path.join(dataInVault, 'stuff', 'Hidden.md'), 'hidden secretword\n');
+    const r = await inner.kernel.invoke({ tool: 'vault_search_notes', args: { query: 'secretword' }, caller: { kind: 'agent' } });
+    expect(r.ok && (r.value as any).results.map((h: any) => h.path)).toEqual(['Visible.md']);
+    const listed = await inner.kernel.invoke({ tool: 'vault_list_folder', args: { path: 'kernel-data' }, caller: { kind: 'agent' } });
+    expect(listed.ok ? 'ok' : listed.error.code).toBe('PATH_PROTECTED');
+    await inner.close();
+  });
+});
