@@ -1,12 +1,20 @@
 import { randomUUID } from 'node:crypto';
 import * as http from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import {
+  NodeStreamableHTTPServerTransport,
+  toNodeHandler,
+  toWebRequest,
+  type NodeIncomingMessageLike,
+  type NodeMcpRequestHandler,
+} from '@modelcontextprotocol/node';
+import { createMcpHandler, DEFAULT_MAX_REQUEST_BODY_SIZE, isLegacyRequest, type McpHttpHandler, type ServerContext } from '@modelcontextprotocol/server';
 import { MemoError } from '../errors.js';
 import type { Disposable } from '../disposable.js';
 import type { Kernel } from '../kernel.js';
 import type { Logger } from '../logger.js';
 import { bearerToken, generateToken, hostAllowed, isLoopbackAddress, originAllowed, tokensEqual } from './auth.js';
+import { changeFeeds, MemoMcpServer } from './mcp-server.js';
 import { McpSession } from './mcp-session.js';
 
 export const MCP_PATH = '/mcp';
@@ -43,7 +51,7 @@ type EndReason = 'idle' | 'evicted' | 'token-rotated' | 'closed';
 interface SessionEntry {
   id: string;
   session: McpSession;
-  transport: StreamableHTTPServerTransport;
+  transport: NodeStreamableHTTPServerTransport;
   timer: NodeJS.Timeout;
 }
 
@@ -70,6 +78,23 @@ function duration(ms: number): string {
   if (ms < 1000) return `${Math.round(ms)} ms`;
   if (ms < 120_000) return `${Math.round(ms / 1000)} s`;
   return `${Math.round(ms / 60_000)} min`;
+}
+
+/** The write capability a request presents in its header (both revisions). */
+function capabilityOf(ctx: ServerContext): string | undefined {
+  return ctx.http?.req?.headers.get(CAPABILITY_HEADER) || undefined;
+}
+
+/** The request body, or 'too-large' past `limit` bytes (the rest is not read). */
+async function readBody(req: http.IncomingMessage, limit: number): Promise<Buffer | 'too-large'> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > limit) return 'too-large';
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks);
 }
 
 function rpcError(res: http.ServerResponse, status: number, code: number, message: string, headers: Record<string, string> = {}): void {
@@ -113,6 +138,10 @@ export class McpHttpEndpoint {
   private unhook: Disposable | undefined;
   private readonly idleTimeoutMs: number;
   private readonly maxSessions: number;
+  /** The 2026-07-28 leg: one server instance per request, from the same definition as the sessions. */
+  private readonly modern: McpHttpHandler;
+  private readonly modernNode: NodeMcpRequestHandler;
+  private changes: Disposable[] = [];
 
   constructor(
     private readonly kernel: Kernel,
@@ -138,6 +167,12 @@ export class McpHttpEndpoint {
     if (!(this.idleTimeoutMs > 0)) throw new MemoError('VALIDATION', 'The MCP session idle timeout must be positive.');
     if (!Number.isInteger(this.maxSessions) || this.maxSessions < 1)
       throw new MemoError('VALIDATION', 'The MCP session cap must be a whole number of at least 1.');
+    const onerror = (err: Error) => this.options.logger?.info(`mcp endpoint: ${err.message}`);
+    this.modern = createMcpHandler(
+      () => new MemoMcpServer(kernel, { era: 'modern', capability: capabilityOf, ...(options.logger ? { logger: options.logger } : {}) }).mcp,
+      { legacy: 'reject', onerror },
+    );
+    this.modernNode = toNodeHandler(this.modern, { onerror });
   }
 
   /** The current bearer token. Shown to the person who started the endpoint; never logged. */
@@ -189,6 +224,16 @@ export class McpHttpEndpoint {
     this.address = server.address() as AddressInfo;
     // One lifecycle: the kernel's shutdown closes the endpoint first (sessions end before their kernel).
     this.unhook = this.kernel.onShutdown(() => this.close());
+    // 2025-11-25 sessions hear of changes from their own instance; 2026-07-28 clients on their
+    // subscriptions/listen streams, published here.
+    const feeds = changeFeeds(this.kernel);
+    this.changes = [
+      feeds.tools.subscribe(() => this.modern.notify.toolsChanged()),
+      feeds.skills.subscribe(() => {
+        this.modern.notify.promptsChanged();
+        this.modern.notify.resourcesChanged();
+      }),
+    ];
     return this.url;
   }
 
@@ -207,9 +252,10 @@ export class McpHttpEndpoint {
     if (this.closing) return;
     this.closing = true;
     this.unhook?.dispose();
+    for (const c of this.changes) c.dispose();
     const server = this.server;
     const closed = server ? new Promise<void>((resolve) => server.close(() => resolve())) : Promise.resolve();
-    await Promise.allSettled([...this.sessions.values()].map((e) => e.session.close()));
+    await Promise.allSettled([...[...this.sessions.values()].map((e) => e.session.close()), this.modern.close()]);
     server?.closeAllConnections();
     await closed;
   }
@@ -253,26 +299,35 @@ export class McpHttpEndpoint {
       return entry.transport.handleRequest(req, res);
     }
     if (req.method !== 'POST') return rpcError(res, 400, -32000, 'Bad Request: Mcp-Session-Id header is required');
+    // Which revision: a 2026-07-28 request carries the per-request `_meta` envelope; anything else
+    // (an `initialize`, a 2025 client) is served the 2025-11-25 way, with a session.
+    const raw = await readBody(req, DEFAULT_MAX_REQUEST_BODY_SIZE);
+    if (raw === 'too-large') return rpcError(res, 413, -32600, `The request body is over ${DEFAULT_MAX_REQUEST_BODY_SIZE} bytes.`);
+    let body: unknown;
+    try {
+      body = JSON.parse(raw.toString('utf8'));
+    } catch {
+      return rpcError(res, 400, -32700, 'Parse error: the request body is not JSON.');
+    }
+    const node = req as NodeIncomingMessageLike;
+    if (!(await isLegacyRequest(await toWebRequest(node, body), body))) return this.modernNode(node, res, body);
     if (this.sessions.size + this.pending >= this.maxSessions && !this.evictIdlest()) {
       return rpcError(res, 503, -32000, `Too many MCP sessions (${this.maxSessions}), each running a call; retry when one finishes.`, { 'Retry-After': '5' });
     }
-    return this.open(req, res);
+    return this.open(req, res, body);
   }
 
-  /** A POST without a session: a new session, if it is an `initialize` (the transport checks). */
-  private async open(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+  /** A 2025-11-25 POST without a session: a new session, if it is an `initialize` (the transport checks). */
+  private async open(req: http.IncomingMessage, res: http.ServerResponse, body: unknown): Promise<void> {
     this.pending++;
     let counted = true;
     const uncount = () => {
       if (counted) this.pending--;
       counted = false;
     };
-    const session = new McpSession(this.kernel, {
-      capability: (extra) => header(extra.requestInfo?.headers[CAPABILITY_HEADER]),
-      ...(this.options.logger ? { logger: this.options.logger } : {}),
-    });
+    const session = new McpSession(this.kernel, { capability: capabilityOf, ...(this.options.logger ? { logger: this.options.logger } : {}) });
     let entry: SessionEntry | undefined;
-    const transport = new StreamableHTTPServerTransport({
+    const transport = new NodeStreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
       onsessioninitialized: (id) => {
         uncount();
@@ -291,7 +346,7 @@ export class McpHttpEndpoint {
     };
     await session.connect(transport);
     try {
-      await transport.handleRequest(req, res);
+      await transport.handleRequest(req, res, body);
     } finally {
       uncount();
       // Not an initialize (the transport answered 400): nothing to keep.

@@ -1,9 +1,9 @@
 import { Writable, type Readable } from 'node:stream';
-import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import { serveStdio, StdioServerTransport, type StdioServerHandle } from '@modelcontextprotocol/server/stdio';
 import type { Disposable } from '../disposable.js';
 import type { Kernel } from '../kernel.js';
 import type { Logger } from '../logger.js';
-import { McpSession } from './mcp-session.js';
+import { MemoMcpServer } from './mcp-server.js';
 
 /** The environment variable an agent-turn backend uses to hand `memo serve --stdio` its write capability. */
 export const CAPABILITY_ENV = 'MEMO_WRITE_CAPABILITY';
@@ -45,42 +45,67 @@ export interface McpStdioOptions {
 }
 
 /**
- * The kernel's tools over MCP stdio: one session for the life of the process, the same session
- * code as the HTTP endpoint. Ends when stdin ends (the client went away) or on close().
+ * The kernel's tools over MCP stdio, in both revisions: a client that opens with `initialize` gets
+ * a 2025-11-25 session for the life of the process; a 2026-07-28 client sends self-contained
+ * requests (`server/discover`, `_meta` on each). The same server definition as the HTTP endpoint.
+ * Ends when stdin ends (the client went away) or on close().
  */
 export class McpStdioServer {
-  readonly session: McpSession;
-  /** Resolves when the session has ended. */
+  /** Resolves when the connection has ended. */
   readonly closed: Promise<void>;
   private readonly stdin: Readable;
   private readonly transport: StdioServerTransport;
-
+  private readonly instances = new Set<MemoMcpServer>();
+  private handle: StdioServerHandle | undefined;
   private unhook: Disposable | undefined;
+  private ended!: () => void;
+  private closing = false;
 
   constructor(
     private readonly kernel: Kernel,
-    options: McpStdioOptions = {},
+    private readonly options: McpStdioOptions = {},
   ) {
-    const capability = options.capability;
     this.stdin = options.stdin ?? process.stdin;
     this.transport = new StdioServerTransport(this.stdin, options.stdout ?? process.stdout);
-    this.session = new McpSession(kernel, { capability: () => capability, ...(options.logger ? { logger: options.logger } : {}) });
     this.closed = new Promise<void>((resolve) => {
-      this.session.onclose = resolve;
+      this.ended = resolve;
     });
   }
 
-  async start(): Promise<void> {
-    // The SDK's stdio transport does not notice the client hanging up; end the session when it does.
+  start(): Promise<void> {
+    // End the connection when the client hangs up.
     this.stdin.once('end', () => void this.close());
     this.stdin.once('close', () => void this.close());
-    // One lifecycle: the kernel's shutdown ends the session first.
+    // One lifecycle: the kernel's shutdown ends the connection first.
     this.unhook = this.kernel.onShutdown(() => this.close());
-    await this.session.connect(this.transport);
+    const { capability, logger } = this.options;
+    this.transport.onclose = () => void this.close();
+    this.handle = serveStdio(
+      (ctx) => {
+        // One instance per connection (and one for a server/discover probe that a 2025 client drops).
+        const server = new MemoMcpServer(this.kernel, { era: ctx.era, capability: () => capability, ...(logger ? { logger } : {}) });
+        this.instances.add(server);
+        server.mcp.server.onclose = () => {
+          server.release();
+          this.instances.delete(server);
+        };
+        return server.mcp;
+      },
+      { transport: this.transport, onerror: (err) => logger?.info(`mcp stdio: ${err.message}`) },
+    );
+    return Promise.resolve();
   }
 
-  close(): Promise<void> {
+  async close(): Promise<void> {
+    if (this.closing) return this.closed;
+    this.closing = true;
     this.unhook?.dispose();
-    return this.session.close();
+    try {
+      await this.handle?.close();
+    } finally {
+      for (const s of this.instances) s.release();
+      this.instances.clear();
+      this.ended();
+    }
   }
 }

@@ -1,4 +1,4 @@
-import type { CallToolResult, Tool, ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult, Tool, ToolAnnotations } from '@modelcontextprotocol/server';
 import type { ToolResult } from '../tools/contract.js';
 import type { RegisteredTool } from '../tools/tool-registry.js';
 

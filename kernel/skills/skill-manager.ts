@@ -1,6 +1,7 @@
+import { EventEmitter } from 'node:events';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import type { Disposable } from '../disposable.js';
+import { toDisposable, type Disposable } from '../disposable.js';
 import { MemoError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { inject, injectable } from '../di.js';
@@ -48,6 +49,7 @@ export class SkillManager {
   private readonly registrations = new Map<string, Disposable>();
   private folders: SkillFolder[] = [];
   private watcher: FolderWatcher | null = null;
+  private readonly events = new EventEmitter();
 
   constructor(
     @inject(ToolRegistry) private readonly registry: ToolRegistry,
@@ -107,6 +109,12 @@ export class SkillManager {
       .sort((a, b) => a.name.localeCompare(b.name));
   }
 
+  /** Called after a skill was loaded, reloaded or removed (the MCP server tells its clients). */
+  onChange(listener: () => void): Disposable {
+    this.events.on('change', listener);
+    return toDisposable(() => this.events.off('change', listener));
+  }
+
   list(): SkillState[] {
     return [...this.states.values()].sort((a, b) => a.name.localeCompare(b.name));
   }
@@ -163,6 +171,7 @@ export class SkillManager {
       state = { name, dir, source, status: 'failed', error };
     }
     this.states.set(name, state);
+    this.events.emit('change');
     return state;
   }
 
@@ -170,6 +179,7 @@ export class SkillManager {
     this.registrations.get(name)?.dispose();
     this.registrations.delete(name);
     this.states.delete(name);
+    this.events.emit('change');
   }
 
   /** A registry pack for a skill's command tools, or null when it has none. */

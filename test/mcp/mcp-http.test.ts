@@ -3,6 +3,7 @@ import * as net from 'node:net';
 import * as path from 'node:path';
 import { CallToolResultSchema, ErrorCode, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { McpHttpEndpoint } from '../../kernel/mcp/mcp-http-server.js';
+import { changeFeeds } from '../../kernel/mcp/mcp-server.js';
 import { MemoryLogger } from '../../kernel/logger.js';
 import type { ToolContext } from '../../kernel/tools/contract.js';
 import { makeKernel, type Fixture } from '../helpers/kernel-fixture.js';
@@ -160,7 +161,7 @@ describe('MCP over Streamable HTTP (in-process endpoint around a real kernel)', 
     await expect(c.request({ method: 'tools/call', params: { arguments: {} } }, CallToolResultSchema)).rejects.toMatchObject({
       code: ErrorCode.InvalidParams,
     });
-    await expect(c.request({ method: 'prompts/list', params: {} }, CallToolResultSchema)).rejects.toMatchObject({ code: ErrorCode.MethodNotFound });
+    await expect(c.request({ method: 'memo/no-such-method', params: {} }, CallToolResultSchema)).rejects.toMatchObject({ code: ErrorCode.MethodNotFound });
     expect(fx.kernel.audit.tail()).toEqual([]);
   });
 
@@ -521,17 +522,17 @@ describe('MCP over Streamable HTTP (in-process endpoint around a real kernel)', 
     expect(JSON.parse(r.body).error.message).toMatch(/^Session ended \(token-rotated\)/);
   });
 
-  it('closes an idle session and frees what it held (transport, server, registry listener)', async () => {
+  it('closes an idle session and frees what it held (transport, server, change listener)', async () => {
     await endpoint.close();
     endpoint = new McpHttpEndpoint(fx.kernel, { idleTimeoutMs: 150, logger });
     await endpoint.start();
-    const listeners = () => (fx.kernel.registry as unknown as { events: { listenerCount(e: string): number } }).events.listenerCount('change');
+    const listeners = () => changeFeeds(fx.kernel).tools.size;
     const before = listeners();
     const c = await client();
     expect(endpoint.sessionCount).toBe(1);
     expect(listeners()).toBe(before + 1);
     await eventually(() => endpoint.sessionCount === 0, 'idle session closed');
-    await eventually(() => listeners() === before, 'registry listener released');
+    await eventually(() => listeners() === before, 'change listener released');
     const gone = await inSession(c.transport.sessionId!);
     expect(gone.status).toBe(404);
     expect(JSON.parse(gone.body).error.message).toMatch(/^Session ended \(idle\): it was idle for 150 ms\. Initialize a new session\.$/);

@@ -1,0 +1,377 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { PassThrough } from 'node:stream';
+import { Client as ClientV2, StreamableHTTPClientTransport as HttpV2 } from '@modelcontextprotocol/client';
+import { McpHttpEndpoint } from '../../kernel/mcp/mcp-http-server.js';
+import { McpStdioServer } from '../../kernel/mcp/mcp-stdio.js';
+import { MemoryLogger } from '../../kernel/logger.js';
+import { echoPack, makeKernel, tempDir, type Fixture } from '../helpers/kernel-fixture.js';
+import { connect, deferred, eventually, raw } from './mcp-helpers.js';
+import type { ToolContext } from '../../kernel/tools/contract.js';
+
+/** One JSON-RPC POST to the endpoint, with the token and the headers a client of the revision sends. */
+function rpc(
+  url: string,
+  token: string,
+  message: { jsonrpc: string; id?: number; method: string; params?: Record<string, unknown> },
+  headers: Record<string, string> = {},
+) {
+  // The stateless revision routes on headers that repeat the body: the method, and a tool call's name.
+  const name = message.method === 'tools/call' && typeof message.params?.name === 'string' ? { 'Mcp-Name': message.params.name } : {};
+  return raw(url, {
+    method: 'POST',
+    headers: {
+      'Content-Type': 'application/json',
+      Accept: 'application/json, text/event-stream',
+      Authorization: `Bearer ${token}`,
+      'Mcp-Method': message.method,
+      ...name,
+      ...headers,
+    },
+    body: JSON.stringify(message),
+  });
+}
+
+const MODERN = '2026-07-28';
+
+function writeSkill(dir: string, name: string, description: string, body: string, files: Record<string, string> = {}): void {
+  const at = path.join(dir, name);
+  fs.mkdirSync(at, { recursive: true });
+  fs.writeFileSync(path.join(at, 'SKILL.md'), `---\nname: ${name}\ndescription: ${description}\n---\n${body}\n`);
+  for (const [file, text] of Object.entries(files)) {
+    fs.mkdirSync(path.dirname(path.join(at, file)), { recursive: true });
+    fs.writeFileSync(path.join(at, file), text);
+  }
+}
+
+/** The SDK v2 client pinned to the stateless revision: no initialize, no session, `_meta` on every request. */
+async function modernClient(url: string, token: string, name = 'modern-client') {
+  const client = new ClientV2({ name, version: '2.4.0' }, { versionNegotiation: { mode: { pin: MODERN } } });
+  const transport = new HttpV2(new URL(url), { requestInit: { headers: { Authorization: `Bearer ${token}` } } });
+  await client.connect(transport);
+  return { client, transport, close: () => client.close().catch(() => {}) };
+}
+
+/** One JSON-RPC request of the stateless revision, sent by hand. */
+function envelope(clientName = 'raw-client', version = '0.0.1'): Record<string, unknown> {
+  return {
+    'io.modelcontextprotocol/protocolVersion': MODERN,
+    'io.modelcontextprotocol/clientInfo': { name: clientName, version },
+    'io.modelcontextprotocol/clientCapabilities': {},
+  };
+}
+
+describe('MCP: both protocol revisions on one endpoint, skills over MCP', () => {
+  let fx: Fixture;
+  let endpoint: McpHttpEndpoint;
+  let skillsDir: string;
+  const logger = new MemoryLogger();
+
+  beforeEach(async () => {
+    skillsDir = tempDir('memo-skills-');
+    writeSkill(skillsDir, 'release-notes', 'Writes release notes from the git log.', '# Release notes\nRead references/STYLE.md first.', {
+      'references/STYLE.md': 'Short lines. Past tense.\n',
+    });
+    fx = makeKernel({ packs: [echoPack()] });
+    await fx.kernel.loadSkills([{ dir: skillsDir, source: 'extra' }]);
+    endpoint = new McpHttpEndpoint(fx.kernel, { logger });
+    await endpoint.start();
+  });
+
+  afterEach(async () => {
+    await endpoint.close();
+    await fx.close();
+  });
+
+  it('answers server/discover for the stateless revision (no initialize first), naming tools, prompts and the skills extension', async () => {
+    const r = await rpc(
+      endpoint.url,
+      endpoint.token,
+      {
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'server/discover',
+        params: { _meta: envelope() },
+      },
+      { 'MCP-Protocol-Version': MODERN },
+    );
+    expect(r.status).toBe(200);
+    const result = JSON.parse(r.body).result;
+    expect(result.supportedVersions).toContain(MODERN);
+    expect(result.capabilities.tools).toBeDefined();
+    expect(result.capabilities.prompts).toBeDefined();
+    expect(Object.keys(result.capabilities.extensions ?? {})).toContain('io.modelcontextprotocol/skills');
+    expect(result.serverInfo?.name ?? result._meta?.['io.modelcontextprotocol/serverInfo']?.name).toBe('memo');
+    expect(endpoint.sessionCount).toBe(0);
+  });
+
+  it('lets an SDK v2 client on the stateless revision list and call tools through the pipeline, audited under its declared name@version', async () => {
+    const m = await modernClient(endpoint.url, endpoint.token);
+    try {
+      const { tools } = await m.client.listTools();
+      expect(tools.map((t) => t.name)).toContain('echo_safe');
+      const r = await m.client.callTool({ name: 'echo_safe', arguments: { text: 'stateless' } });
+      expect(r.isError).toBeFalsy();
+      expect(JSON.stringify(r.content)).toContain('stateless');
+      expect(endpoint.sessionCount).toBe(0);
+      const last = fx.kernel.audit.tail().at(-1)!;
+      expect(last.tool).toBe('echo_safe');
+      expect(last.caller).toMatchObject({ kind: 'mcp', id: 'modern-client@2.4.0' });
+    } finally {
+      await m.close();
+    }
+  });
+
+  it('serves a 2025-11-25 client (SDK v1, initialize + session) beside it on the same URL', async () => {
+    const old = await connect(endpoint.url, endpoint.token, { name: 'old-client' });
+    const m = await modernClient(endpoint.url, endpoint.token);
+    try {
+      expect(old.transport.sessionId).toBeDefined();
+      const [a, b] = await Promise.all([
+        old.client.callTool({ name: 'echo_safe', arguments: { text: 'old' } }),
+        m.client.callTool({ name: 'echo_safe', arguments: { text: 'new' } }),
+      ]);
+      expect(JSON.stringify(a.content)).toContain('old');
+      expect(JSON.stringify(b.content)).toContain('new');
+      expect(endpoint.sessionCount).toBe(1);
+    } finally {
+      await m.close();
+      await old.close();
+    }
+  });
+
+  it("forwards progress to a stateless client and passes its cancellation on as the call's abort signal", async () => {
+    const aborted = deferred<string>();
+    const started = deferred();
+    fx.kernel.registerPack({
+      id: 'long',
+      tools: [
+        {
+          spec: { name: 'count_up', description: 'counts', parameters: { type: 'object' }, danger: 'safe', effect: 'read' },
+          impl: async (_a: Record<string, unknown>, ctx: ToolContext) => {
+            for (let i = 1; i <= 3; i++) {
+              ctx.progress({ progress: i, total: 3, message: `step ${i}` });
+              await new Promise((r) => setImmediate(r));
+            }
+            return { counted: 3 };
+          },
+        },
+        {
+          spec: { name: 'wait_abort', description: 'waits', parameters: { type: 'object' }, danger: 'safe', effect: 'read' },
+          impl: (_a: Record<string, unknown>, ctx: ToolContext) =>
+            new Promise((resolve) => {
+              started.resolve();
+              ctx.signal.addEventListener('abort', () => {
+                aborted.resolve('aborted');
+                resolve('stopped');
+              });
+            }),
+        },
+      ],
+    });
+    const m = await modernClient(endpoint.url, endpoint.token);
+    try {
+      const seen: Array<{ progress: number; total?: number | undefined; message?: string | undefined }> = [];
+      const r = await m.client.callTool({ name: 'count_up', arguments: {} }, { onprogress: (p) => void seen.push(p) });
+      expect(r.isError).toBeFalsy();
+      expect(seen).toEqual([1, 2, 3].map((i) => ({ progress: i, total: 3, message: `step ${i}` })));
+      const stop = new AbortController();
+      const pending = m.client.callTool({ name: 'wait_abort', arguments: {} }, { signal: stop.signal });
+      await started.promise;
+      stop.abort();
+      await expect(pending).rejects.toThrow();
+      expect(await aborted.promise).toBe('aborted');
+    } finally {
+      await m.close();
+    }
+  });
+
+  it('tells a stateless client listening on subscriptions/listen that the tool list changed', async () => {
+    const lists: string[][] = [];
+    const client = new ClientV2(
+      { name: 'listener', version: '1' },
+      {
+        versionNegotiation: { mode: { pin: MODERN } },
+        listChanged: { tools: { debounceMs: 0, onChanged: (err, tools) => void (!err && tools && lists.push(tools.map((t) => t.name))) } },
+      },
+    );
+    await client.connect(new HttpV2(new URL(endpoint.url), { requestInit: { headers: { Authorization: `Bearer ${endpoint.token}` } } }));
+    try {
+      // The listen stream is open once a change published now reaches the client; keep publishing until one does.
+      let n = 0;
+      await eventually(() => {
+        const pack = fx.kernel.registerPack({
+          id: `late-${++n}`,
+          tools: [{ spec: { name: `late_${n}`, description: 'late', parameters: { type: 'object' }, danger: 'safe', effect: 'read' }, impl: () => 'late' }],
+        });
+        void pack;
+        return lists.some((l) => l.some((t) => t.startsWith('late_')));
+      }, 'a tools/list_changed on the listen stream');
+    } finally {
+      await client.close().catch(() => {});
+    }
+  });
+
+  it('answers a malformed stateless tools/call with -32602 and one line, and never reaches the kernel', async () => {
+    const r = await rpc(
+      endpoint.url,
+      endpoint.token,
+      {
+        jsonrpc: '2.0',
+        id: 7,
+        method: 'tools/call',
+        params: { arguments: {}, _meta: envelope() },
+      },
+      { 'MCP-Protocol-Version': MODERN },
+    );
+    const body = JSON.parse(r.body);
+    expect(body.error.code).toBe(-32602);
+    expect(body.error.message).toMatch(/name/);
+    expect(body.error.message.length).toBeLessThan(200);
+    expect(fx.kernel.audit.tail()).toEqual([]);
+  });
+
+  it('gives each stateless client its own rate budget by declared name@version, and names whose ran out', async () => {
+    await endpoint.close();
+    await fx.close();
+    fx = makeKernel({ packs: [echoPack()], rateLimits: { maxCalls: 2, duplicateCooldownMs: 0, globalMaxCalls: 0 } });
+    endpoint = new McpHttpEndpoint(fx.kernel, { logger });
+    await endpoint.start();
+    const call = (who: string, n: number) =>
+      rpc(
+        endpoint.url,
+        endpoint.token,
+        {
+          jsonrpc: '2.0',
+          id: n,
+          method: 'tools/call',
+          params: { name: 'echo_safe', arguments: { text: `${who}-${n}` }, _meta: envelope(who, '1.0') },
+        },
+        { 'MCP-Protocol-Version': MODERN },
+      ).then((r) => {
+        const body = JSON.parse(r.body);
+        if (!body.result) throw new Error(r.body);
+        return body.result;
+      });
+    const a = [await call('alpha', 1), await call('alpha', 2), await call('alpha', 3)];
+    const b = await call('beta', 1);
+    expect(a.map((x) => x.isError ?? false)).toEqual([false, false, true]);
+    expect(a[2].structuredContent.code).toBe('RATE_LIMITED');
+    expect(a[2].structuredContent.message).toContain('alpha@1.0');
+    expect(b.isError ?? false).toBe(false);
+  });
+
+  it('shows skills as prompts: prompts/list names them and prompts/get returns the instructions through read_skill (audited)', async () => {
+    const old = await connect(endpoint.url, endpoint.token);
+    try {
+      const { prompts } = await old.client.listPrompts();
+      expect(prompts).toEqual([{ name: 'release-notes', description: 'Writes release notes from the git log.' }]);
+      const got = await old.client.getPrompt({ name: 'release-notes' });
+      const text = (got.messages[0]!.content as { text: string }).text;
+      expect(text).toContain('Read references/STYLE.md first.');
+      expect(text).toContain('skill://release-notes/references/STYLE.md');
+      expect(fx.kernel.audit.tail().at(-1)).toMatchObject({ tool: 'read_skill', caller: { kind: 'mcp' } });
+      await expect(old.client.getPrompt({ name: 'no-such-skill' })).rejects.toMatchObject({ code: -32602 });
+    } finally {
+      await old.close();
+    }
+  });
+
+  it('shows skill files as resources: resources/list names each SKILL.md, resources/read returns any file of the skill', async () => {
+    const old = await connect(endpoint.url, endpoint.token);
+    try {
+      const { resources } = await old.client.listResources();
+      expect(resources.map((r) => r.uri)).toEqual(['skill://release-notes/SKILL.md']);
+      const skillMd = await old.client.readResource({ uri: 'skill://release-notes/SKILL.md' });
+      expect((skillMd.contents[0] as { text: string }).text).toContain('name: release-notes');
+      const style = await old.client.readResource({ uri: 'skill://release-notes/references/STYLE.md' });
+      expect((style.contents[0] as { text: string }).text).toBe('Short lines. Past tense.\n');
+      // A path that leaves the skill folder is refused by the skill's own sandbox, not served.
+      await expect(old.client.readResource({ uri: 'skill://release-notes/../../etc/passwd' })).rejects.toThrow();
+    } finally {
+      await old.close();
+    }
+  });
+
+  it('serves the skills extension to a client that negotiates it (skills/list over the stateless revision)', async () => {
+    const r = await rpc(
+      endpoint.url,
+      endpoint.token,
+      {
+        jsonrpc: '2.0',
+        id: 3,
+        method: 'skills/list',
+        params: { _meta: envelope() },
+      },
+      { 'MCP-Protocol-Version': MODERN },
+    );
+    const body = JSON.parse(r.body);
+    expect(body.error).toBeUndefined();
+    expect(body.result.skills).toEqual([
+      expect.objectContaining({
+        uri: 'skill://release-notes/SKILL.md',
+        frontmatter: { name: 'release-notes', description: 'Writes release notes from the git log.' },
+      }),
+    ]);
+  });
+
+  it('tells a 2025-11-25 session when a skill is added (prompts and resources list_changed)', async () => {
+    const seen: string[] = [];
+    const old = await connect(endpoint.url, endpoint.token);
+    try {
+      old.client.setNotificationHandler(
+        (await import('@modelcontextprotocol/sdk/types.js')).PromptListChangedNotificationSchema,
+        () => void seen.push('prompts'),
+      );
+      await old.notificationsReady;
+      await fx.kernel.watch();
+      writeSkill(skillsDir, 'second-skill', 'Another one.', 'Body.');
+      await eventually(() => seen.includes('prompts'), 'prompts/list_changed');
+      await eventually(async () => (await old.client.listPrompts()).prompts.length === 2, 'the new prompt listed');
+    } finally {
+      await old.close();
+    }
+  });
+});
+
+describe('MCP stdio: both revisions', () => {
+  let fx: Fixture;
+  afterEach(async () => fx?.close());
+
+  async function stdioPair() {
+    fx = makeKernel({ packs: [echoPack()] });
+    const toServer = new PassThrough();
+    const toClient = new PassThrough();
+    const server = new McpStdioServer(fx.kernel, { stdin: toServer, stdout: toClient });
+    await server.start();
+    return { server, toServer, toClient };
+  }
+
+  it('answers a stateless request over stdio without an initialize handshake', async () => {
+    const { server, toServer, toClient } = await stdioPair();
+    const lines: string[] = [];
+    let buf = '';
+    toClient.on('data', (c: Buffer) => {
+      buf += c.toString();
+      let i;
+      while ((i = buf.indexOf('\n')) >= 0) {
+        lines.push(buf.slice(0, i));
+        buf = buf.slice(i + 1);
+      }
+    });
+    toServer.write(
+      JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'tools/call',
+        params: { name: 'echo_safe', arguments: { text: 'piped' }, _meta: envelope('pipe', '1') },
+      }) + '\n',
+    );
+    await eventually(() => lines.length > 0, 'the answer');
+    const answer = JSON.parse(lines[0]!);
+    expect(answer.id).toBe(1);
+    expect(JSON.stringify(answer.result.content)).toContain('piped');
+    expect(fx.kernel.audit.tail().at(-1)!.caller).toMatchObject({ kind: 'mcp', id: 'pipe@1' });
+    await server.close();
+  });
+});
