@@ -6,40 +6,53 @@ import type { AddressInfo } from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport, getDefaultEnvironment } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { CallToolRequestSchema, ListToolsRequestSchema, isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
+import { Client as ClientV2, StreamableHTTPClientTransport as HttpClientV2 } from '@modelcontextprotocol/client';
+import { StdioClientTransport as StdioClientV2, getDefaultEnvironment } from '@modelcontextprotocol/client/stdio';
+import { NodeStreamableHTTPServerTransport, toNodeHandler, type NodeIncomingMessageLike } from '@modelcontextprotocol/node';
+import { Server as ServerV2, createMcpHandler, isInitializeRequest as isInitializeV2 } from '@modelcontextprotocol/server';
+import { serveStdio } from '@modelcontextprotocol/server/stdio';
+import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport as HttpClientV1 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { Server as ServerV1 } from '@modelcontextprotocol/sdk/server/index.js';
+import { StreamableHTTPServerTransport as HttpServerV1 } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { CallToolRequestSchema, ListToolsRequestSchema, isInitializeRequest as isInitializeV1 } from '@modelcontextprotocol/sdk/types.js';
 import { createKernel, type Kernel, type Logger, type PackDefinition } from '../kernel/index.js';
 import { McpHttpEndpoint, McpStdioServer } from '../kernel/mcp/index.js';
 import { reserveStdoutForProtocol } from '../kernel/mcp/mcp-stdio.js';
 import { printTable, summarise, type Row } from './stats.js';
 
 /**
- * MCP exposure against the bare SDK, same run, same SDK Client:
- * 1. `tools/call` of a read echo tool through the Memo endpoint (the kernel pipeline with its audit
- *    line per call, rate limits off) vs a bare low-level SDK `Server` with one echo tool, over
- *    Streamable HTTP on loopback (in-process, each side with its own transport per session) and over
- *    stdio (child processes), at concurrency 1 and 16: calls/s, p50/p99, and the ratio Memo/bare.
- *    HTTP concurrency 16 = 16 client sessions calling in a loop; stdio concurrency 16 = 16 calls in
- *    flight on the one pipe.
- *    Each pair runs twice in alternating order; each side keeps its better run.
+ * MCP exposure against the bare SDK server of the same line, same run:
+ * 1. `tools/call` of a read echo tool through Memo (the kernel pipeline with its audit line per call,
+ *    rate limits off) vs a bare SDK server with one echo tool, in both protocol revisions:
+ *    - 2025-11-25 sessions over Streamable HTTP: the Memo endpoint vs a low-level v2 `Server` on a
+ *      sessionful `NodeStreamableHTTPServerTransport` (one per session, as the SDK examples do),
+ *      both driven by the v2 client (legacy mode). The v1 line (v1 `Server` + v1 transport vs the
+ *      Memo endpoint, both driven by the v1 client) runs beside it: what an old client sees.
+ *    - 2026-07-28 stateless over Streamable HTTP: the Memo endpoint vs a bare `createMcpHandler`
+ *      server, both driven by the v2 client pinned to 2026-07-28 (no session, `_meta` on every request).
+ *    - stdio, each revision: `McpStdioServer` vs the v2 `serveStdio` (child processes).
+ *    At concurrency 1 and 16: calls/s, p50/p99, and the ratio Memo/bare. HTTP concurrency 16 = 16
+ *    clients (sessions, or stateless clients with distinct names) calling in a loop; stdio
+ *    concurrency 16 = 16 calls in flight on the one pipe. Each group runs twice in mirrored order
+ *    (a b c c b a); each side keeps its better run.
  * 2. Launch to the first `tools/list` answer: `memo serve` (child process, built-in packs, file
- *    watching) vs the bare server script, over HTTP and stdio; median of 5.
+ *    watching) vs a bare server script, each revision, over HTTP and stdio; median of 5.
  *
- * The Memo stdio side of (1) runs `McpStdioServer` in a child booted by this file (rate limits
- * cannot be turned off from the CLI, and 30 calls/min would be the whole measurement).
+ * The Memo stdio side of (1) runs `McpStdioServer` in a child booted by this file (the CLI keeps its
+ * default limits, and 30 calls/min would be the whole measurement).
  */
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 /** dist/bench/mcp.js → the repository's bin/memo. */
 const BIN = path.resolve(HERE, '../../bin/memo');
 const SELF = fileURLToPath(import.meta.url);
+const MODERN = '2026-07-28';
 const ECHO_SCHEMA = { type: 'object', properties: { text: { type: 'string' } }, required: ['text'], additionalProperties: false } as const;
+const ECHO_TOOL = { name: 'echo', description: 'Returns its text.', inputSchema: { ...ECHO_SCHEMA, required: ['text'] } };
 const quiet: Logger = { info() {}, warn() {}, error() {} };
+
+type Era = 'sessions' | 'stateless';
 
 function echoPack(): PackDefinition {
   return {
@@ -56,54 +69,118 @@ function memoKernel(dir: string): Kernel {
   return createKernel({ root, dataDir: path.join(dir, 'data'), rateLimits: { maxCalls: 0, duplicateCooldownMs: 0 }, logger: quiet, packs: [echoPack()] });
 }
 
-/** The baseline: the SDK's low-level Server with one echo tool, nothing else. */
-function bareServer(): Server {
-  const server = new Server({ name: 'bare', version: '1.0.0' }, { capabilities: { tools: {} } });
-  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: [{ name: 'echo', description: 'Returns its text.', inputSchema: { ...ECHO_SCHEMA } }] }));
-  server.setRequestHandler(CallToolRequestSchema, (req) => {
-    const text = req.params.arguments?.text ?? '';
-    return { content: [{ type: 'text', text: typeof text === 'string' ? text : JSON.stringify(text) }] };
-  });
+function echoResult(text: unknown) {
+  return { content: [{ type: 'text' as const, text: typeof text === 'string' ? text : JSON.stringify(text) }] };
+}
+
+/** The v2 baseline: the low-level `Server` with one echo tool, nothing else. Serves either revision. */
+function bareServerV2(): ServerV2 {
+  const server = new ServerV2({ name: 'bare', version: '2.0.0' }, { capabilities: { tools: {} } });
+  server.setRequestHandler('tools/list', () => ({ tools: [ECHO_TOOL] }));
+  server.setRequestHandler('tools/call', (req) => echoResult(req.params.arguments?.text ?? ''));
   return server;
 }
 
-/** The baseline over HTTP: one bare Server + StreamableHTTPServerTransport per session, as the SDK examples do. */
-async function bareHttp(): Promise<{ url: string; close(): Promise<void> }> {
-  const sessions = new Map<string, StreamableHTTPServerTransport>();
-  const handle = async (req: http.IncomingMessage, res: http.ServerResponse): Promise<void> => {
-    const sid = req.headers['mcp-session-id'];
-    if (typeof sid === 'string') {
-      const t = sessions.get(sid);
-      if (!t) return void res.writeHead(404).end();
-      return t.handleRequest(req, res);
-    }
-    let body = '';
-    for await (const chunk of req) body += chunk;
-    const parsed = JSON.parse(body) as unknown;
-    if (!isInitializeRequest(parsed)) return void res.writeHead(400).end();
-    const transport = new StreamableHTTPServerTransport({
-      sessionIdGenerator: () => randomUUID(),
-      onsessioninitialized: (id) => void sessions.set(id, transport),
+/** The v1 baseline: the v1 low-level `Server` with the same tool. */
+function bareServerV1(): ServerV1 {
+  const server = new ServerV1({ name: 'bare', version: '1.0.0' }, { capabilities: { tools: {} } });
+  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: [ECHO_TOOL] }));
+  server.setRequestHandler(CallToolRequestSchema, (req) => echoResult(req.params.arguments?.text ?? ''));
+  return server;
+}
+
+interface Listening {
+  url: string;
+  close(): Promise<void>;
+}
+
+async function listen(handle: (req: http.IncomingMessage, res: http.ServerResponse) => Promise<void>, onClose: () => Promise<unknown>): Promise<Listening> {
+  const httpServer = http.createServer((req, res) => {
+    handle(req, res).catch(() => {
+      if (!res.headersSent) res.writeHead(500);
+      res.end();
     });
-    transport.onclose = () => transport.sessionId && sessions.delete(transport.sessionId);
-    await bareServer().connect(transport);
-    await transport.handleRequest(req, res, parsed);
-  };
-  const httpServer = http.createServer((req, res) => void handle(req, res));
+  });
   await new Promise<void>((r) => httpServer.listen(0, '127.0.0.1', r));
   const { port } = httpServer.address() as AddressInfo;
   return {
     url: `http://127.0.0.1:${port}/mcp`,
     async close() {
-      await Promise.allSettled([...sessions.values()].map((t) => t.close()));
+      await onClose();
       httpServer.closeAllConnections();
       await new Promise<void>((r) => httpServer.close(() => r()));
     },
   };
 }
 
+async function readJson(req: http.IncomingMessage): Promise<unknown> {
+  let body = '';
+  for await (const chunk of req) body += chunk;
+  return JSON.parse(body) as unknown;
+}
+
+/** The 2025-11-25 baseline, v2 line: one bare `Server` + sessionful `NodeStreamableHTTPServerTransport` per session. */
+function bareSessionsV2(): Promise<Listening> {
+  const sessions = new Map<string, NodeStreamableHTTPServerTransport>();
+  return listen(
+    async (req, res) => {
+      const sid = req.headers['mcp-session-id'];
+      if (typeof sid === 'string') {
+        const t = sessions.get(sid);
+        if (!t) return void res.writeHead(404).end();
+        return t.handleRequest(req, res);
+      }
+      const parsed = await readJson(req);
+      if (!isInitializeV2(parsed)) return void res.writeHead(400).end();
+      const transport = new NodeStreamableHTTPServerTransport({
+        sessionIdGenerator: () => randomUUID(),
+        onsessioninitialized: (id) => void sessions.set(id, transport),
+      });
+      transport.onclose = () => transport.sessionId && sessions.delete(transport.sessionId);
+      await bareServerV2().connect(transport);
+      await transport.handleRequest(req, res, parsed);
+    },
+    () => Promise.allSettled([...sessions.values()].map((t) => t.close())),
+  );
+}
+
+/** The 2025-11-25 baseline, v1 line: the same, with the v1 classes. */
+function bareSessionsV1(): Promise<Listening> {
+  const sessions = new Map<string, HttpServerV1>();
+  return listen(
+    async (req, res) => {
+      const sid = req.headers['mcp-session-id'];
+      if (typeof sid === 'string') {
+        const t = sessions.get(sid);
+        if (!t) return void res.writeHead(404).end();
+        return t.handleRequest(req, res);
+      }
+      const parsed = await readJson(req);
+      if (!isInitializeV1(parsed)) return void res.writeHead(400).end();
+      const transport = new HttpServerV1({
+        sessionIdGenerator: () => randomUUID(),
+        onsessioninitialized: (id) => void sessions.set(id, transport),
+      });
+      transport.onclose = () => transport.sessionId && sessions.delete(transport.sessionId);
+      await bareServerV1().connect(transport);
+      await transport.handleRequest(req, res, parsed);
+    },
+    () => Promise.allSettled([...sessions.values()].map((t) => t.close())),
+  );
+}
+
+/** The 2026-07-28 baseline: `createMcpHandler` with one fresh bare `Server` per request, on node:http. */
+function bareStateless(): Promise<Listening> {
+  const handler = createMcpHandler(() => bareServerV2());
+  const node = toNodeHandler(handler);
+  return listen(
+    (req, res) => node(req as NodeIncomingMessageLike, res),
+    () => handler.close(),
+  );
+}
+
 /**
- * The SDK client hands every fetch the transport's one long-lived AbortSignal, and Node's fetch
+ * The SDK clients hand every fetch the transport's one long-lived AbortSignal, and Node's fetch
  * drops its abort listener only when the request is garbage-collected: thousands of calls on one
  * client trip MaxListenersExceededWarning. A per-request signal, linked to the transport's until
  * the response arrives, keeps the benchmark output clean (same client code for both sides).
@@ -121,37 +198,80 @@ const linkedFetch: typeof fetch = async (input, init) => {
   }
 };
 
-async function httpClient(url: string, token?: string): Promise<Client> {
-  const client = new Client({ name: 'bench', version: '1.0.0' });
-  await client.connect(
-    new StreamableHTTPClientTransport(new URL(url), {
-      fetch: linkedFetch,
-      ...(token ? { requestInit: { headers: { Authorization: `Bearer ${token}` } } } : {}),
-    }),
-  );
-  return client;
+/** One connected client of either SDK line, reduced to what the benchmark does with it. */
+interface BenchClient {
+  listTools(): Promise<number>;
+  echo(text: string): Promise<void>;
+  close(): Promise<void>;
 }
 
-/** Runs the pair twice in alternating order (bare, memo, memo, bare) and keeps each side's better run: less order bias and noise. */
-async function pair(bare: () => Promise<Row>, memo: () => Promise<Row>): Promise<{ bare: Row; memo: Row }> {
-  const b1 = await bare();
-  const m1 = await memo();
-  const m2 = await memo();
-  const b2 = await bare();
-  const best = (x: Row, y: Row) => (x.callsPerSec >= y.callsPerSec ? x : y);
-  return { bare: best(b1, b2), memo: best(m1, m2) };
+function checked(r: { isError?: boolean | undefined; content?: unknown }): void {
+  if (r.isError) throw new Error(`bench call failed: ${JSON.stringify(r.content)}`);
 }
 
-async function closeHttpClient(client: Client): Promise<void> {
-  await (client.transport as StreamableHTTPClientTransport | undefined)?.terminateSession().catch(() => {});
-  await client.close();
+function headersFor(token?: string): RequestInit | undefined {
+  return token ? { headers: { Authorization: `Bearer ${token}` } } : undefined;
 }
 
-/** `calls` echo calls spread over `workers` loops (each on clients[i % clients.length]); per-call latency in us. */
-async function drive(name: string, clients: Client[], workers: number, calls: number): Promise<Row> {
+function v2Options(era: Era) {
+  return era === 'stateless' ? { versionNegotiation: { mode: { pin: MODERN } } } : {};
+}
+
+function wrapV2(client: ClientV2, close: () => Promise<void>): BenchClient {
+  return {
+    listTools: async () => (await client.listTools()).tools.length,
+    echo: async (text) => checked(await client.callTool({ name: 'echo', arguments: { text } })),
+    close,
+  };
+}
+
+/** The v2 client over HTTP: a 2025-11-25 session (legacy mode) or a stateless 2026-07-28 client under `name`. */
+async function httpClientV2(url: string, era: Era, token?: string, name = 'bench'): Promise<BenchClient> {
+  const client = new ClientV2({ name, version: '2.4.0' }, v2Options(era));
+  const requestInit = headersFor(token);
+  const transport = new HttpClientV2(new URL(url), { fetch: linkedFetch, ...(requestInit ? { requestInit } : {}) });
+  await client.connect(transport);
+  return wrapV2(client, async () => {
+    if (era === 'sessions') await transport.terminateSession().catch(() => {});
+    await client.close();
+  });
+}
+
+/** The v1 client over HTTP: always a 2025-11-25 session. */
+async function httpClientV1(url: string, token?: string): Promise<BenchClient> {
+  const client = new ClientV1({ name: 'bench', version: '1.32.2' });
+  const requestInit = headersFor(token);
+  const transport = new HttpClientV1(new URL(url), { fetch: linkedFetch, ...(requestInit ? { requestInit } : {}) });
+  await client.connect(transport);
+  return {
+    listTools: async () => (await client.listTools()).tools.length,
+    echo: async (text) => checked((await client.callTool({ name: 'echo', arguments: { text } })) as { isError?: boolean; content: unknown }),
+    async close() {
+      await transport.terminateSession().catch(() => {});
+      await client.close();
+    },
+  };
+}
+
+/** The v2 client over stdio, spawning `node <args>`. Pinned to 2026-07-28, the SDK first probes on a sibling process. */
+async function stdioClientV2(args: string[], era: Era): Promise<BenchClient> {
+  const client = new ClientV2({ name: 'bench', version: '2.4.0' }, v2Options(era));
+  await client.connect(new StdioClientV2({ command: process.execPath, args, env: getDefaultEnvironment(), stderr: 'ignore' }));
+  return wrapV2(client, () => client.close());
+}
+
+interface Side {
+  name: string;
+  clients: BenchClient[];
+  workers: number;
+}
+
+/** `calls` echo calls spread over `workers` loops (each on clients[w % clients.length]); per-call latency in us. */
+async function drive(side: Side, calls: number): Promise<Row> {
+  const { clients, workers } = side;
   const warm = Math.min(200, calls);
-  // clients is never empty: every caller passes at least one.
-  for (let i = 0; i < warm; i++) await clients[i % clients.length]!.callTool({ name: 'echo', arguments: { text: `w${i}` } });
+  // clients is never empty: every side has at least one.
+  for (let i = 0; i < warm; i++) await clients[i % clients.length]!.echo(`w${i}`);
   const samples = new Float64Array(calls);
   let next = 0;
   const start = process.hrtime.bigint();
@@ -160,62 +280,120 @@ async function drive(name: string, clients: Client[], workers: number, calls: nu
       const client = clients[w % clients.length]!;
       for (let i = next++; i < calls; i = next++) {
         const t0 = process.hrtime.bigint();
-        const r = await client.callTool({ name: 'echo', arguments: { text: `c${i}` } });
-        if (r.isError) throw new Error(`bench call failed: ${JSON.stringify(r.content)}`);
+        await client.echo(`c${i}`);
         samples[i] = Number(process.hrtime.bigint() - t0) / 1000;
       }
     }),
   );
-  return summarise(name, samples, Number(process.hrtime.bigint() - start) / 1e6);
+  return summarise(side.name, samples, Number(process.hrtime.bigint() - start) / 1e6);
 }
 
-async function benchHttp(calls: number, dir: string): Promise<Array<{ concurrency: number; bare: Row; memo: Row }>> {
+/** Runs every side, then again in reverse order (a b c c b a); each keeps its better run: less order bias and noise. */
+async function rounds(sides: Side[], calls: number): Promise<Row[]> {
+  const first: Row[] = [];
+  for (const s of sides) first.push(await drive(s, calls));
+  const second: Row[] = [];
+  for (const s of [...sides].reverse()) second.unshift(await drive(s, calls));
+  return first.map((a, i) => (a.callsPerSec >= second[i]!.callsPerSec ? a : second[i]!));
+}
+
+/** A bare side and the Memo side it is compared with (indexes into the group's rows). */
+interface Comparison {
+  label: string;
+  bare: number;
+  memo: number;
+}
+
+interface GroupResult {
+  title: string;
+  concurrency: number;
+  rows: Row[];
+  comparisons: Comparison[];
+}
+
+interface RatioLine {
+  group: string;
+  concurrency: number;
+  label: string;
+  ratio: number;
+  bare: Row;
+  memo: Row;
+}
+
+async function group(title: string, concurrency: number, sides: Side[], comparisons: Comparison[], calls: number): Promise<GroupResult> {
+  return { title, concurrency, rows: await rounds(sides, calls), comparisons };
+}
+
+async function closeAll(clients: BenchClient[]): Promise<void> {
+  await Promise.allSettled(clients.map((c) => c.close()));
+}
+
+const many = <T>(n: number, make: (i: number) => Promise<T>): Promise<T[]> => Promise.all(Array.from({ length: n }, (_, i) => make(i)));
+
+async function benchHttp(calls: number, dir: string): Promise<GroupResult[]> {
   const kernel = memoKernel(dir);
   const endpoint = new McpHttpEndpoint(kernel, { logger: quiet });
   await endpoint.start();
-  const bare = await bareHttp();
-  const out: Array<{ concurrency: number; bare: Row; memo: Row }> = [];
+  const servers = { v2: await bareSessionsV2(), v1: await bareSessionsV1(), stateless: await bareStateless() };
+  const out: GroupResult[] = [];
   try {
-    for (const concurrency of [1, 16]) {
-      const bareClients = await Promise.all(Array.from({ length: concurrency }, () => httpClient(bare.url)));
-      const memoClients = await Promise.all(Array.from({ length: concurrency }, () => httpClient(endpoint.url, endpoint.token)));
-      const r = await pair(
-        () => drive(`HTTP c=${concurrency}: bare SDK Server`, bareClients, concurrency, calls),
-        () => drive(`HTTP c=${concurrency}: Memo endpoint (pipeline+audit)`, memoClients, concurrency, calls),
+    for (const c of [1, 16]) {
+      const sessions: Side[] = [
+        { name: `c=${c}: bare v2 Server, v2 client`, clients: await many(c, () => httpClientV2(servers.v2.url, 'sessions')), workers: c },
+        { name: `c=${c}: Memo endpoint, v2 client`, clients: await many(c, () => httpClientV2(endpoint.url, 'sessions', endpoint.token)), workers: c },
+        { name: `c=${c}: bare v1 Server, v1 client`, clients: await many(c, () => httpClientV1(servers.v1.url)), workers: c },
+        { name: `c=${c}: Memo endpoint, v1 client`, clients: await many(c, () => httpClientV1(endpoint.url, endpoint.token)), workers: c },
+      ];
+      out.push(
+        await group(
+          '2025-11-25 sessions over Streamable HTTP (loopback)',
+          c,
+          sessions,
+          [
+            { label: 'v2 line', bare: 0, memo: 1 },
+            { label: 'v1 line', bare: 2, memo: 3 },
+          ],
+          calls,
+        ),
       );
-      out.push({ concurrency, ...r });
-      await Promise.all([...bareClients, ...memoClients].map(closeHttpClient));
+      await closeAll(sessions.flatMap((s) => s.clients));
+      // Distinct declared names: each stateless client is its own caller, as 16 different apps would be.
+      const stateless: Side[] = [
+        {
+          name: `c=${c}: bare createMcpHandler`,
+          clients: await many(c, (i) => httpClientV2(servers.stateless.url, 'stateless', undefined, `bench-${i}`)),
+          workers: c,
+        },
+        { name: `c=${c}: Memo endpoint`, clients: await many(c, (i) => httpClientV2(endpoint.url, 'stateless', endpoint.token, `bench-${i}`)), workers: c },
+      ];
+      out.push(await group('2026-07-28 stateless over Streamable HTTP (loopback)', c, stateless, [{ label: 'v2 line', bare: 0, memo: 1 }], calls));
+      await closeAll(stateless.flatMap((s) => s.clients));
     }
   } finally {
-    await bare.close();
+    await Promise.allSettled(Object.values(servers).map((s) => s.close()));
     await endpoint.close();
     await kernel.shutdown();
   }
   return out;
 }
 
-function stdioClientFor(args: string[]): { client: Client; transport: StdioClientTransport } {
-  const transport = new StdioClientTransport({ command: process.execPath, args, env: getDefaultEnvironment(), stderr: 'ignore' });
-  return { client: new Client({ name: 'bench', version: '1.0.0' }), transport };
-}
-
-async function benchStdio(calls: number, dir: string): Promise<Array<{ concurrency: number; bare: Row; memo: Row }>> {
-  const bare = stdioClientFor([SELF, '--serve', 'bare-stdio']);
-  const memo = stdioClientFor([SELF, '--serve', 'memo-stdio', path.join(dir, 'stdio')]);
-  await bare.client.connect(bare.transport);
-  await memo.client.connect(memo.transport);
-  const out: Array<{ concurrency: number; bare: Row; memo: Row }> = [];
-  try {
-    for (const concurrency of [1, 16]) {
-      const r = await pair(
-        () => drive(`stdio c=${concurrency}: bare SDK Server`, [bare.client], concurrency, calls),
-        () => drive(`stdio c=${concurrency}: Memo stdio (pipeline+audit)`, [memo.client], concurrency, calls),
-      );
-      out.push({ concurrency, ...r });
+async function benchStdio(calls: number, dir: string): Promise<GroupResult[]> {
+  const out: GroupResult[] = [];
+  for (const era of ['sessions', 'stateless'] as const) {
+    const bare = await stdioClientV2([SELF, '--serve', 'bare-stdio'], era);
+    const memo = await stdioClientV2([SELF, '--serve', 'memo-stdio', path.join(dir, `stdio-${era}`)], era);
+    try {
+      for (const c of [1, 16]) {
+        const title = era === 'sessions' ? '2025-11-25 (initialize) over stdio' : '2026-07-28 stateless over stdio';
+        const sides: Side[] = [
+          { name: `c=${c}: bare v2 serveStdio`, clients: [bare], workers: c },
+          { name: `c=${c}: Memo McpStdioServer`, clients: [memo], workers: c },
+        ];
+        out.push(await group(`${title} (child processes, v2 client)`, c, sides, [{ label: 'v2 line', bare: 0, memo: 1 }], calls));
+      }
+    } finally {
+      await closeAll([bare, memo]);
     }
-  } finally {
-    await bare.client.close();
-    await memo.client.close();
   }
   return out;
 }
@@ -228,7 +406,7 @@ function median(xs: number[]): number {
 }
 
 /** Spawns a server that prints a JSON line with `url` (and `token`), then times connect + tools/list. */
-async function launchHttp(args: string[]): Promise<number> {
+async function launchHttp(args: string[], era: Era): Promise<number> {
   const t0 = process.hrtime.bigint();
   const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'ignore'] });
   try {
@@ -242,11 +420,11 @@ async function launchHttp(args: string[]): Promise<number> {
       child.once('exit', (code) => reject(new Error(`server exited (${code}) before printing its URL`)));
     });
     const { url, token } = JSON.parse(line) as { url: string; token?: string };
-    const client = await httpClient(url, token);
-    const { tools } = await client.listTools();
+    const client = await httpClientV2(url, era, token);
+    const tools = await client.listTools();
     const ms = Number(process.hrtime.bigint() - t0) / 1e6;
-    if (tools.length === 0) throw new Error('no tools listed');
-    await closeHttpClient(client);
+    if (tools === 0) throw new Error('no tools listed');
+    await client.close();
     return ms;
   } finally {
     const exited = new Promise((r) => child.once('exit', r));
@@ -255,10 +433,9 @@ async function launchHttp(args: string[]): Promise<number> {
   }
 }
 
-async function launchStdio(args: string[]): Promise<number> {
+async function launchStdio(args: string[], era: Era): Promise<number> {
   const t0 = process.hrtime.bigint();
-  const { client, transport } = stdioClientFor(args);
-  await client.connect(transport);
+  const client = await stdioClientV2(args, era);
   await client.listTools();
   const ms = Number(process.hrtime.bigint() - t0) / 1e6;
   await client.close();
@@ -270,42 +447,55 @@ async function benchLaunch(dir: string, runs = 5): Promise<Record<string, number
   fs.mkdirSync(root, { recursive: true });
   const memoArgs = [BIN, '--root', root, '--data', path.join(dir, 'launch-data'), 'serve'];
   const cases: Array<[string, () => Promise<number>]> = [
-    ['HTTP: bare SDK server script', () => launchHttp([SELF, '--serve', 'bare-http'])],
-    ['HTTP: memo serve --json', () => launchHttp([...memoArgs, '--json'])],
-    ['stdio: bare SDK server script', () => launchStdio([SELF, '--serve', 'bare-stdio'])],
-    ['stdio: memo serve --stdio', () => launchStdio([...memoArgs, '--stdio'])],
+    ['HTTP 2025: bare v2 session server script', () => launchHttp([SELF, '--serve', 'bare-http-sessions'], 'sessions')],
+    ['HTTP 2025: memo serve --json', () => launchHttp([...memoArgs, '--json'], 'sessions')],
+    ['HTTP 2026: bare createMcpHandler script', () => launchHttp([SELF, '--serve', 'bare-http-stateless'], 'stateless')],
+    ['HTTP 2026: memo serve --json', () => launchHttp([...memoArgs, '--json'], 'stateless')],
+    ['stdio 2025: bare serveStdio script', () => launchStdio([SELF, '--serve', 'bare-stdio'], 'sessions')],
+    ['stdio 2025: memo serve --stdio', () => launchStdio([...memoArgs, '--stdio'], 'sessions')],
+    ['stdio 2026: bare serveStdio script', () => launchStdio([SELF, '--serve', 'bare-stdio'], 'stateless')],
+    ['stdio 2026: memo serve --stdio', () => launchStdio([...memoArgs, '--stdio'], 'stateless')],
   ];
   const times = cases.map(([name, run]) => ({ name, run, ms: [] as number[] }));
-  await times[0]!.run(); // warm the file cache once (the list above is not empty)
+  await times[1]!.run(); // warm the file cache once (the list above is not empty)
   for (let i = 0; i < runs; i++) for (const t of times) t.ms.push(await t.run());
   return Object.fromEntries(times.map((t) => [t.name, median(t.ms)]));
 }
 
-function printRatios(title: string, results: Array<{ concurrency: number; bare: Row; memo: Row }>): number[] {
-  printTable(
-    title,
-    results.flatMap((r) => [r.bare, r.memo]),
-  );
-  return results.map((r) => {
-    const ratio = r.memo.callsPerSec / r.bare.callsPerSec;
-    console.log(`  c=${r.concurrency}: Memo/bare throughput ${ratio.toFixed(2)}x (target >= 0.8x); p50 +${(r.memo.p50us - r.bare.p50us).toFixed(0)} us`);
-    return ratio;
-  });
+/** One table per revision and transport (c=1 and c=16 together), each followed by its ratios. */
+function printGroups(results: GroupResult[], calls: number): RatioLine[] {
+  const lines: RatioLine[] = [];
+  for (const title of new Set(results.map((r) => r.title))) {
+    const mine = results.filter((r) => r.title === title);
+    printTable(
+      `${title}, ${calls} calls per case`,
+      mine.flatMap((r) => r.rows),
+    );
+    for (const r of mine) {
+      for (const c of r.comparisons) {
+        const bare = r.rows[c.bare]!;
+        const memo = r.rows[c.memo]!;
+        const ratio = memo.callsPerSec / bare.callsPerSec;
+        const dp50 = memo.p50us - bare.p50us;
+        console.log(
+          `  c=${r.concurrency} ${c.label}: Memo/bare throughput ${ratio.toFixed(2)}x (target >= 0.8x); p50 ${dp50 >= 0 ? '+' : ''}${dp50.toFixed(0)} us`,
+        );
+        lines.push({ group: title, concurrency: r.concurrency, label: c.label, ratio, bare, memo });
+      }
+    }
+  }
+  return lines;
 }
 
-export async function benchMcp(
-  calls = Number(process.env.BENCH_MCP_CALLS ?? 3000),
-): Promise<{ httpRatios: number[]; stdioRatios: number[]; launchMs: Record<string, number> }> {
+export async function benchMcp(calls = Number(process.env.BENCH_MCP_CALLS ?? 3000)): Promise<{ ratios: RatioLine[]; launchMs: Record<string, number> }> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'memo-bench-mcp-'));
   try {
-    const httpResults = await benchHttp(calls, dir);
-    const httpRatios = printRatios(`MCP tools/call over Streamable HTTP (loopback), ${calls} calls per case`, httpResults);
-    const stdioResults = await benchStdio(calls, dir);
-    const stdioRatios = printRatios(`MCP tools/call over stdio (child processes), ${calls} calls per case`, stdioResults);
+    const ratios = printGroups(await benchHttp(calls, dir), calls);
+    ratios.push(...printGroups(await benchStdio(calls, dir), calls));
     const launchMs = await benchLaunch(dir);
-    console.log('\nLaunch to first tools/list answer (median of 5)');
+    console.log('\nLaunch to first tools/list answer, v2 client (median of 5)');
     for (const [name, ms] of Object.entries(launchMs)) console.log(`${name.padEnd(44)} ${ms.toFixed(0).padStart(8)} ms`);
-    return { httpRatios, stdioRatios, launchMs };
+    return { ratios, launchMs };
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }
@@ -314,11 +504,11 @@ export async function benchMcp(
 /** The child-process servers the benchmark launches: `node dist/bench/mcp.js --serve <kind> [dir]`. */
 async function serveChild(kind: string | undefined, dir: string | undefined): Promise<void> {
   if (kind === 'bare-stdio') {
-    await bareServer().connect(new StdioServerTransport());
+    serveStdio(() => bareServerV2());
     return;
   }
-  if (kind === 'bare-http') {
-    const server = await bareHttp();
+  if (kind === 'bare-http-sessions' || kind === 'bare-http-stateless') {
+    const server = kind === 'bare-http-sessions' ? await bareSessionsV2() : await bareStateless();
     process.stdout.write(JSON.stringify({ url: server.url, pid: process.pid }) + '\n');
     process.once('SIGTERM', () => void server.close().then(() => process.exit(0)));
     return;
