@@ -75,6 +75,12 @@ export interface KernelOptions {
   rateLimits?: Partial<RateLimitOptions>;
   /** How long a request waits in the broker when no face is attached (default 30 minutes; then APPROVAL_EXPIRED). */
   approvalWaitMs?: number;
+  /**
+   * A permission request when no face is attached and nobody watches `kernel.approvals.onChange`:
+   * `wait` (default) keeps it in the broker for `approvalWaitMs`; `refuse` denies it at once with a
+   * message saying how to be asked (memo serve: an outside caller learns now, not in 30 minutes).
+   */
+  unattendedApprovals?: 'wait' | 'refuse';
   promptTimeoutMs?: number;
   defaultToolTimeoutMs?: number;
 }
@@ -464,6 +470,7 @@ export function createKernel(options: KernelOptions = {}): Kernel {
   c.register(T.RateLimits, { useValue: options.rateLimits ?? {} });
   c.register(T.PromptTimeoutMs, { useValue: config.promptTimeoutMs });
   c.register(T.ApprovalWaitMs, { useValue: options.approvalWaitMs ?? DEFAULT_APPROVAL_WAIT_MS });
+  c.register(T.UnattendedApprovals, { useValue: options.unattendedApprovals ?? 'wait' });
   c.register(T.PipelineOptions, {
     useFactory: instanceCachingFactory((d): PipelineOptions => ({
       root,

@@ -63,6 +63,8 @@ export const RateLimits = Symbol('RateLimits');
 export const PromptTimeoutMs = Symbol('PromptTimeoutMs');
 /** How long a request waits in the approval broker when no face is attached (ms; 30 minutes, seed 003). */
 export const ApprovalWaitMs = Symbol('ApprovalWaitMs');
+/** What a permission request does when no face is attached and nobody watches the broker: `wait` or `refuse`. */
+export const UnattendedApprovals = Symbol('UnattendedApprovals');
 /** The pipeline's per-kernel settings (root, sandbox, judge, data folders, default timeout). */
 export const PipelineOptions = Symbol('PipelineOptions');
 

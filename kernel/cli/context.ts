@@ -79,6 +79,8 @@ export function cliContext(g: () => GlobalOptions, setExit: (code: number) => vo
           root: g().root ?? process.cwd(),
           dataDir: dataDir(),
           prompter,
+          // No face (memo serve): a request nobody watches is refused at once, saying how to be asked.
+          ...(prompter === null ? { unattendedApprovals: 'refuse' as const } : {}),
           logger: new StderrLogger(quiet),
           ...(rateLimits ? { rateLimits } : {}),
         });

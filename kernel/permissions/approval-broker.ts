@@ -33,7 +33,12 @@ export type BrokerOutcome =
   /** `timeout`: a face's wait (60 s for a terminal) ran out; `expired`: it waited in the broker (30 minutes). */
   | { kind: 'timeout' | 'expired' | 'cancelled'; waitedMs: number }
   /** Every face it was put to refused to answer (e.g. no terminal); `reason` is the last one's. */
-  | { kind: 'unanswered'; reason: string };
+  | { kind: 'unanswered'; reason: string }
+  /** No face attached and nobody watching, with `unattendedApprovals: 'refuse'`: refused without waiting. */
+  | { kind: 'unattended' };
+
+/** How a request that waited in the broker ended. */
+type Settled = Exclude<BrokerOutcome, { kind: 'unattended' }>;
 
 interface Entry {
   pending: PendingApproval;
@@ -44,7 +49,7 @@ interface Entry {
   /** Faces that could not answer it. */
   refused: Set<ApprovalFace>;
   hadFaces: boolean;
-  settle: (outcome: BrokerOutcome) => void;
+  settle: (outcome: Settled) => void;
   lastRefusal: string;
 }
 
@@ -66,7 +71,16 @@ export class ApprovalBroker {
     @inject(T.Clock) private readonly clock: Clock,
     @inject(T.PromptTimeoutMs) private readonly faceWaitMs: number,
     @inject(T.ApprovalWaitMs) private readonly brokerWaitMs: number = DEFAULT_APPROVAL_WAIT_MS,
+    @inject(T.UnattendedApprovals) private readonly unattended: 'wait' | 'refuse' = 'wait',
   ) {}
+
+  /**
+   * Whether anyone could answer a request now: a face is attached, or someone watches the requests
+   * (`onChange`: `memo approvals list --watch`, the console, a host app's own dialog).
+   */
+  get attended(): boolean {
+    return this.faces.size > 0 || this.events.listenerCount('change') > 0;
+  }
 
   /** Attaches a face: it is asked every pending request now, and every new one until disposed. */
   attach(face: ApprovalFace): Disposable {
@@ -109,6 +123,7 @@ export class ApprovalBroker {
   request(question: Omit<PermissionRequest, 'deadline'>, signal: AbortSignal, only?: ApprovalFace): Promise<BrokerOutcome> {
     const faces = only ? [only] : [...this.faces];
     const hadFaces = faces.length > 0;
+    if (!only && this.unattended === 'refuse' && !this.attended) return Promise.resolve({ kind: 'unattended' });
     const waitMs = hadFaces ? Math.max(...faces.map((f) => f.waitMs ?? this.faceWaitMs)) : this.brokerWaitMs;
     const since = this.clock.now();
     const request: PermissionRequest = { ...question, deadline: since + waitMs };

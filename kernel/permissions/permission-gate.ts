@@ -266,6 +266,12 @@ export class PermissionGate {
           `The approval request for ${call.tool} expired after ${Math.round(outcome.waitedMs / 60_000)} minutes without an answer; it did not run. Ask again if it is still wanted.`,
           { tool: call.tool, plugin: call.plugin, details: { decision: 'expired' } },
         );
+      case 'unattended':
+        throw this.denied(
+          call,
+          'deny:unattended',
+          `${call.tool} needs a person's approval, and nobody is watching this server's approvals, so it was refused at once. To be asked, keep \`memo approvals list --watch\` running in another terminal (answer with \`memo approvals answer <id> allow-once\`, or allow-forever to stop being asked for ${call.tool}), then call it again.`,
+        );
       case 'unanswered':
       default:
         throw this.denied(call, 'deny:unanswered', `${call.tool} was denied: ${outcome.kind === 'unanswered' ? outcome.reason : 'nobody answered'}.`);

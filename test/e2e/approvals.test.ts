@@ -1,8 +1,9 @@
 /**
- * Approvals as whole processes: `memo serve` boots with no face, so an MCP client's call to a medium
- * tool waits in its approval broker; `memo approvals list|answer` (bin/memo, through the control
- * socket) list it and answer it; the MCP call then returns. Also `memo permissions` (scopes and
- * expiry, revoke, always-allow) on the same data folder.
+ * Approvals as whole processes: `memo serve` boots with no face. While nobody watches its approvals,
+ * an MCP client's call to a medium tool is refused at once with how to be asked; while
+ * `memo approvals list --watch` runs, the call waits in the approval broker, and `memo approvals
+ * list|answer` (bin/memo, through the control socket) list it and answer it; the MCP call then
+ * returns. Also `memo permissions` (scopes and expiry, revoke, always-allow) on the same data folder.
  */
 import { spawn, spawnSync, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import * as fs from 'node:fs';
@@ -109,112 +110,136 @@ describe('memo approvals with memo serve and an MCP client', () => {
   const call = (name: string, args: Record<string, unknown>) =>
     mcp.client.callTool({ name, arguments: args }, undefined, { timeout: WAIT_DEADLINE_MS }) as Promise<CallToolResult>;
 
-  it('shows an MCP call to a medium tool in memo approvals list; answered allow-once, the call returns ok and the audit says allow:once', async () => {
-    const result = call('peek', { name: 'first' });
-    const request = await listed(w, 'peek');
-    expect(request).toMatchObject({
-      plugin: 'asker',
-      danger: 'medium',
-      effect: 'read',
-      caller: { kind: 'mcp', id: 'approvals-e2e' },
-      args: { name: 'first' },
-      answers: ['allow-once', 'allow-session', 'allow-minutes:N', 'allow-forever', 'deny-once', 'deny-forever'],
-      editable: false,
-      answerable: true,
-    });
-    expect(Date.parse(request.expiresAt) - Date.parse(request.askedAt)).toBe(30 * 60_000);
-
-    const text = await memo(w, ['approvals', 'list']);
-    expect(text.stdout).toContain(`${request.id}  peek (asker)  medium, read\n  caller:    mcp "approvals-e2e"\n`);
-    expect(text.stdout).toContain(`  answer:    memo approvals answer ${request.id} allow-once\n`);
-
-    const answered = await memo(w, ['approvals', 'answer', request.id, 'allow-once']);
-    expect([answered.code, answered.stdout, answered.stderr]).toEqual([0, `Answered peek (${request.id}): allow-once.\n`, '']);
-    const r = await result;
-    expect(r.isError).toBeFalsy();
-    expect(r.structuredContent).toEqual({ peeked: 'first' });
-    expect(audit(w).filter((e) => e.tool === 'peek')).toEqual([
-      expect.objectContaining({ caller: { kind: 'mcp', id: 'approvals-e2e' }, decision: 'allow:once', outcome: 'ok' }),
-    ]);
-    expect((await memo(w, ['approvals', 'list', '--json'])).json).toEqual([]);
-  });
-
-  it('denies the MCP call when answered deny-once', async () => {
-    const result = call('peek', { name: 'second' });
-    const request = await listed(w, 'peek');
-    expect((await memo(w, ['approvals', 'answer', request.id, 'deny-once'])).code).toBe(0);
-    const r = await result;
+  it('refuses a call that needs approval at once while nobody watches, saying how to be asked, and lists nothing', async () => {
+    const r = await call('peek', { name: 'unwatched' });
     expect(r.isError).toBe(true);
     expect(r.structuredContent).toMatchObject({ code: 'PERMISSION_DENIED' });
-    expect(
-      audit(w)
-        .filter((e) => e.tool === 'peek')
-        .at(-1),
-    ).toMatchObject({ decision: 'deny:once' });
-  });
-
-  it('runs the edited arguments after --edit and allow-once, and the audit records that cli edited them', async () => {
-    const result = call('peek_edit', { name: 'draft' });
-    const request = await listed(w, 'peek_edit');
-    expect(request.editable).toBe(true);
-    const edited = await memo(w, ['approvals', 'answer', request.id, '--edit', '{"name":"final"}']);
-    expect(edited.code).toBe(0);
-    const again = await waitFor(
-      async () => ((await memo(w, ['approvals', 'list', '--json'])).json as any[]).find((a) => a.id === request.id && a.revision === 2),
-      { what: 'revision 2 of the request' },
+    expect((r.structuredContent as { message: string }).message).toMatch(
+      /^peek needs a person's approval, and nobody is watching this server's approvals, so it was refused at once\. To be asked, keep `memo approvals list --watch` running/,
     );
-    expect(again).toMatchObject({ args: { name: 'final' }, editedBy: 'cli' });
-    expect((await memo(w, ['approvals', 'answer', request.id, 'allow-once'])).code).toBe(0);
-    expect((await result).structuredContent).toEqual({ peeked: 'final' });
-    expect(
-      audit(w)
-        .filter((e) => e.tool === 'peek_edit')
-        .at(-1),
-    ).toMatchObject({ decision: 'allow:once', args: { name: 'final' }, editedBy: 'cli' });
+    expect((await memo(w, ['approvals', 'list', '--json'])).json).toEqual([]);
+    expect(audit(w).filter((e) => e.tool === 'peek')).toEqual([expect.objectContaining({ args: { name: 'unwatched' }, decision: 'deny:unattended' })]);
   });
 
-  it('stores allow-minutes as a timed decision that memo permissions lists with its expiry, and revoke removes it', async () => {
-    const result = call('peek', { name: 'timed' });
-    const request = await listed(w, 'peek');
-    expect((await memo(w, ['approvals', 'answer', request.id.slice(0, 8), 'allow-minutes:15'])).code).toBe(0);
-    expect((await result).structuredContent).toEqual({ peeked: 'timed' });
-    const stored = (await memo(w, ['permissions', 'list', '--json'])).json as any[];
-    expect(stored).toEqual([expect.objectContaining({ tool: 'peek', decision: 'allow', scope: 'until', plugin: 'asker' })]);
-    expect(Date.parse(stored[0].expiresAt) - Date.parse(stored[0].at)).toBe(15 * 60_000);
-    const text = await memo(w, ['permissions', 'list']);
-    expect(text.stdout).toMatch(/^peek +allow +until \d{4}-\d\d-\d\dT\d\d:\d\dZ \(in 1?\d min\) +asker /m);
-    // The stored decision answers the next call: nothing waits.
-    expect((await call('peek', { name: 'covered' })).structuredContent).toEqual({ peeked: 'covered' });
-    const revoked = await memo(w, ['permissions', 'revoke', 'peek']);
-    expect(revoked.stdout).toMatch(/^Revoked the stored decision for peek \(allow until .*\)\.\n$/);
-    expect((await memo(w, ['permissions', 'list', '--json'])).json).toEqual([]);
-  });
-
-  it('prints the pending requests and then each change with list --watch --json, and stops on Ctrl-C with exit 0', async () => {
-    const watcher: ChildProcessWithoutNullStreams = killWhenDone(
-      spawn(process.execPath, [BIN, ...globals(w), 'approvals', 'list', '--watch', '--json'], { stdio: ['pipe', 'pipe', 'pipe'] }),
-    );
-    const lines: any[] = [];
-    let buf = '';
-    watcher.stdout.setEncoding('utf8').on('data', (d: string) => {
-      buf += d;
-      for (let nl = buf.indexOf('\n'); nl >= 0; nl = buf.indexOf('\n')) {
-        lines.push(JSON.parse(buf.slice(0, nl)));
-        buf = buf.slice(nl + 1);
-      }
+  describe('while memo approvals list --watch runs', () => {
+    let watcher: ChildProcessWithoutNullStreams;
+    beforeAll(async () => {
+      watcher = killWhenDone(spawn(process.execPath, [BIN, ...globals(w), 'approvals', 'list', '--watch', '--json'], { stdio: ['pipe', 'pipe', 'pipe'] }));
+      let out = '';
+      watcher.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
+      await waitFor(() => out.includes('\n'), { what: 'the watcher to start' });
     });
-    const exited = new Promise<number | null>((resolve) => watcher.on('close', (code) => resolve(code)));
-    await waitFor(() => lines.length >= 1, { what: 'the first watch line' });
-    expect(lines[0]).toEqual({ event: 'pending', approvals: [] });
-    const result = call('peek', { name: 'watched' });
-    const asked = await waitFor(() => lines.find((l) => l.event === 'asked'), { what: 'the asked line' });
-    expect(asked.approval).toMatchObject({ tool: 'peek', args: { name: 'watched' } });
-    expect((await memo(w, ['approvals', 'answer', asked.approval.id, 'deny-once'])).code).toBe(0);
-    const settled = await waitFor(() => lines.find((l) => l.event === 'settled'), { what: 'the settled line' });
-    expect(settled).toEqual({ event: 'settled', id: asked.approval.id, outcome: 'answered', by: 'cli', reply: 'deny-once' });
-    await result;
-    watcher.kill('SIGINT');
-    expect(await exited).toBe(0);
+    afterAll(() => {
+      watcher.kill('SIGINT');
+    });
+
+    it('shows an MCP call to a medium tool in memo approvals list; answered allow-once, the call returns ok and the audit says allow:once', async () => {
+      const result = call('peek', { name: 'first' });
+      const request = await listed(w, 'peek');
+      expect(request).toMatchObject({
+        plugin: 'asker',
+        danger: 'medium',
+        effect: 'read',
+        caller: { kind: 'mcp', id: 'approvals-e2e' },
+        args: { name: 'first' },
+        answers: ['allow-once', 'allow-session', 'allow-minutes:N', 'allow-forever', 'deny-once', 'deny-forever'],
+        editable: false,
+        answerable: true,
+      });
+      expect(Date.parse(request.expiresAt) - Date.parse(request.askedAt)).toBe(30 * 60_000);
+
+      const text = await memo(w, ['approvals', 'list']);
+      expect(text.stdout).toContain(`${request.id}  peek (asker)  medium, read\n  caller:    mcp "approvals-e2e"\n`);
+      expect(text.stdout).toContain(`  answer:    memo approvals answer ${request.id} allow-once\n`);
+
+      const answered = await memo(w, ['approvals', 'answer', request.id, 'allow-once']);
+      expect([answered.code, answered.stdout, answered.stderr]).toEqual([0, `Answered peek (${request.id}): allow-once.\n`, '']);
+      const r = await result;
+      expect(r.isError).toBeFalsy();
+      expect(r.structuredContent).toEqual({ peeked: 'first' });
+      expect(audit(w).filter((e) => e.tool === 'peek' && e.args?.name === 'first')).toEqual([
+        expect.objectContaining({ caller: { kind: 'mcp', id: 'approvals-e2e' }, decision: 'allow:once', outcome: 'ok' }),
+      ]);
+      expect((await memo(w, ['approvals', 'list', '--json'])).json).toEqual([]);
+    });
+
+    it('denies the MCP call when answered deny-once', async () => {
+      const result = call('peek', { name: 'second' });
+      const request = await listed(w, 'peek');
+      expect((await memo(w, ['approvals', 'answer', request.id, 'deny-once'])).code).toBe(0);
+      const r = await result;
+      expect(r.isError).toBe(true);
+      expect(r.structuredContent).toMatchObject({ code: 'PERMISSION_DENIED' });
+      expect(
+        audit(w)
+          .filter((e) => e.tool === 'peek')
+          .at(-1),
+      ).toMatchObject({ decision: 'deny:once' });
+    });
+
+    it('runs the edited arguments after --edit and allow-once, and the audit records that cli edited them', async () => {
+      const result = call('peek_edit', { name: 'draft' });
+      const request = await listed(w, 'peek_edit');
+      expect(request.editable).toBe(true);
+      const edited = await memo(w, ['approvals', 'answer', request.id, '--edit', '{"name":"final"}']);
+      expect(edited.code).toBe(0);
+      const again = await waitFor(
+        async () => ((await memo(w, ['approvals', 'list', '--json'])).json as any[]).find((a) => a.id === request.id && a.revision === 2),
+        { what: 'revision 2 of the request' },
+      );
+      expect(again).toMatchObject({ args: { name: 'final' }, editedBy: 'cli' });
+      expect((await memo(w, ['approvals', 'answer', request.id, 'allow-once'])).code).toBe(0);
+      expect((await result).structuredContent).toEqual({ peeked: 'final' });
+      expect(
+        audit(w)
+          .filter((e) => e.tool === 'peek_edit')
+          .at(-1),
+      ).toMatchObject({ decision: 'allow:once', args: { name: 'final' }, editedBy: 'cli' });
+    });
+
+    it('stores allow-minutes as a timed decision that memo permissions lists with its expiry, and revoke removes it', async () => {
+      const result = call('peek', { name: 'timed' });
+      const request = await listed(w, 'peek');
+      expect((await memo(w, ['approvals', 'answer', request.id.slice(0, 8), 'allow-minutes:15'])).code).toBe(0);
+      expect((await result).structuredContent).toEqual({ peeked: 'timed' });
+      const stored = (await memo(w, ['permissions', 'list', '--json'])).json as any[];
+      expect(stored).toEqual([expect.objectContaining({ tool: 'peek', decision: 'allow', scope: 'until', plugin: 'asker' })]);
+      expect(Date.parse(stored[0].expiresAt) - Date.parse(stored[0].at)).toBe(15 * 60_000);
+      const text = await memo(w, ['permissions', 'list']);
+      expect(text.stdout).toMatch(/^peek +allow +until \d{4}-\d\d-\d\dT\d\d:\d\dZ \(in 1?\d min\) +asker /m);
+      // The stored decision answers the next call: nothing waits.
+      expect((await call('peek', { name: 'covered' })).structuredContent).toEqual({ peeked: 'covered' });
+      const revoked = await memo(w, ['permissions', 'revoke', 'peek']);
+      expect(revoked.stdout).toMatch(/^Revoked the stored decision for peek \(allow until .*\)\.\n$/);
+      expect((await memo(w, ['permissions', 'list', '--json'])).json).toEqual([]);
+    });
+
+    it('prints the pending requests and then each change with list --watch --json, and stops on Ctrl-C with exit 0', async () => {
+      const watcher: ChildProcessWithoutNullStreams = killWhenDone(
+        spawn(process.execPath, [BIN, ...globals(w), 'approvals', 'list', '--watch', '--json'], { stdio: ['pipe', 'pipe', 'pipe'] }),
+      );
+      const lines: any[] = [];
+      let buf = '';
+      watcher.stdout.setEncoding('utf8').on('data', (d: string) => {
+        buf += d;
+        for (let nl = buf.indexOf('\n'); nl >= 0; nl = buf.indexOf('\n')) {
+          lines.push(JSON.parse(buf.slice(0, nl)));
+          buf = buf.slice(nl + 1);
+        }
+      });
+      const exited = new Promise<number | null>((resolve) => watcher.on('close', (code) => resolve(code)));
+      await waitFor(() => lines.length >= 1, { what: 'the first watch line' });
+      expect(lines[0]).toEqual({ event: 'pending', approvals: [] });
+      const result = call('peek', { name: 'watched' });
+      const asked = await waitFor(() => lines.find((l) => l.event === 'asked'), { what: 'the asked line' });
+      expect(asked.approval).toMatchObject({ tool: 'peek', args: { name: 'watched' } });
+      expect((await memo(w, ['approvals', 'answer', asked.approval.id, 'deny-once'])).code).toBe(0);
+      const settled = await waitFor(() => lines.find((l) => l.event === 'settled'), { what: 'the settled line' });
+      expect(settled).toEqual({ event: 'settled', id: asked.approval.id, outcome: 'answered', by: 'cli', reply: 'deny-once' });
+      await result;
+      watcher.kill('SIGINT');
+      expect(await exited).toBe(0);
+    });
   });
 
   it('exits 1 saying so for an unknown id, and 2 for an answer that is not one', async () => {

@@ -57,6 +57,37 @@ describe('the approval broker', () => {
     ]);
   });
 
+  it('with unattendedApprovals refuse, denies at once when no face is attached and nobody watches, saying how to be asked', async () => {
+    fx = makeKernel({ prompter: null, unattendedApprovals: 'refuse' });
+    const r = await fx.kernel.invoke({ tool: 'echo_medium', args: { text: 'x' }, caller: { kind: 'agent' } });
+    expect(r.ok).toBe(false);
+    if (r.ok) return;
+    expect(r.error.code).toBe('PERMISSION_DENIED');
+    expect(r.error.message).toContain("echo_medium needs a person's approval, and nobody is watching");
+    expect(r.error.message).toContain('memo approvals list --watch');
+    expect(fx.kernel.approvals.pending()).toEqual([]);
+    expect(fx.kernel.audit.tail({ tool: 'echo_medium' }).at(-1)).toMatchObject({ decision: 'deny:unattended' });
+  });
+
+  it('with unattendedApprovals refuse, waits for an answer while someone watches the requests (onChange) or a face is attached', async () => {
+    fx = makeKernel({ prompter: null, unattendedApprovals: 'refuse' });
+    const watching = fx.kernel.approvals.onChange(() => {});
+    expect(fx.kernel.approvals.attended).toBe(true);
+    const watched = fx.kernel.invoke({ tool: 'echo_medium', args: { text: 'w' }, caller: { kind: 'agent' } });
+    await waitFor(() => fx.kernel.approvals.pending().length === 1, { what: 'the watched request to wait' });
+    fx.kernel.approvals.answer(fx.kernel.approvals.pending()[0]!.id, 'allow-once');
+    expect(code(await watched)).toBe('ok');
+    watching.dispose();
+    expect(fx.kernel.approvals.attended).toBe(false);
+    const face = new HeldFace('console');
+    fx.kernel.approvals.attach(face);
+    const faced = fx.kernel.invoke({ tool: 'echo_medium', args: { text: 'f' }, caller: { kind: 'agent' } });
+    await waitFor(() => face.asked.length === 1, { what: 'the face to be asked' });
+    face.reply('deny-once');
+    expect(code(await faced)).toBe('PERMISSION_DENIED');
+    expect(fx.kernel.audit.tail({ tool: 'echo_medium' }).at(-1)).toMatchObject({ decision: 'deny:once' });
+  });
+
   it('asks a face that attaches while a request waits, and lets a host answer a listed request by id', async () => {
     fx = makeKernel({ prompter: null });
     const first = fx.kernel.invoke({ tool: 'echo_medium', args: { text: 'a' }, caller: { kind: 'agent' } });
