@@ -4,6 +4,7 @@ import { benchAgent } from './agent.js';
 import { benchHotReload, benchStartup } from './packs.js';
 import { benchFsTools } from './fs-tools.js';
 import { benchMcp } from './mcp.js';
+import { benchVault } from './vault.js';
 
 const only = process.argv[2];
 const calls = Number(process.env.BENCH_CALLS ?? 100_000);
@@ -17,3 +18,4 @@ if (!only || only === 'packs') {
 }
 if (!only || only === 'mcp') await benchMcp();
 if (!only || only === 'agent') await benchAgent();
+if (!only || only === 'vault') await benchVault();

@@ -110,7 +110,7 @@ function proseLines(body: string): string[] {
       fence = f[1]!;
       return '';
     }
-    return line.replace(/(`+)[\s\S]*?\1/g, (m) => ' '.repeat(m.length));
+    return line.includes('`') ? line.replace(/(`+)[\s\S]*?\1/g, (m) => ' '.repeat(m.length)) : line;
   });
 }
 
@@ -122,6 +122,7 @@ const TAG = /(?:^|[\s(,;])#([\p{L}\p{N}_\-/]+)/gu;
 export function parseLinks(body: string, lineOffset = 0): ParsedLink[] {
   const out: ParsedLink[] = [];
   proseLines(body).forEach((line, i) => {
+    if (!line.includes('[[')) return;
     for (const m of line.matchAll(WIKI)) {
       const raw = m[2]!.trim();
       if (!raw) continue;
@@ -166,6 +167,7 @@ export function parseNote(text: string): ParsedNote {
   for (const t of stringList(frontMatter?.tags ?? frontMatter?.tag)) addTag(t);
   const headings: string[] = [];
   for (const line of proseLines(body)) {
+    if (!line.includes('#')) continue;
     const h = /^#{1,6}[ \t]+(.+?)[ \t#]*$/.exec(line);
     if (h) {
       headings.push(h[1]!.trim());

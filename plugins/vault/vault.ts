@@ -196,22 +196,44 @@ export class Vault {
     return out;
   }
 
+  /** The given vault-relative paths that are vault files now, with their stats. */
+  private async statPaths(paths: readonly string[]): Promise<Map<string, Stats>> {
+    const out = new Map<string, Stats>();
+    await runLimited(paths, READ_CONCURRENCY, async (rel) => {
+      if (!fileTypeOf(rel)) return;
+      try {
+        const st = await lstat(path.join(this.real, rel));
+        if (st.isFile()) out.set(rel, st);
+      } catch {
+        // gone: a removal
+      }
+    });
+    return out;
+  }
+
   /**
    * Brings the index in line with the files under `under`: new and changed files (by size and
    * mtime, or all with `force`) are read, missing ones removed; a file that reappears elsewhere with
    * the same content keeps its id. Applied in chunks, each one transaction.
    */
-  async sync(options: { under?: string; force?: boolean; knownIds?: Map<string, string>; signal?: AbortSignal } = {}): Promise<BatchResult> {
+  async sync(
+    options: { under?: string; paths?: Iterable<string>; force?: boolean; knownIds?: Map<string, string>; signal?: AbortSignal } = {},
+  ): Promise<BatchResult> {
     const under = options.under ?? '';
-    const files = await this.scan(under);
-    const indexed = this.index.files();
+    // Given paths (what the watcher saw): only they are looked at; otherwise the folder is walked.
+    const given = options.paths ? [...new Set(options.paths)] : null;
+    const files = given ? await this.statPaths(given) : await this.scan(under);
+    // Only the rows of the given paths (a flush must not read 50,000 rows to apply one change).
+    const indexed = given ? this.index.filesAt(given) : this.index.files();
     const prefix = under ? `${under}/` : '';
     const changed: string[] = [];
     for (const [rel, st] of files) {
       const row = indexed.get(rel);
       if (options.force || !row || row.size !== st.size || row.mtime !== st.mtimeMs) changed.push(rel);
     }
-    const removals = [...indexed.keys()].filter((p) => (prefix === '' || p.startsWith(prefix)) && !files.has(p));
+    const removals = given
+      ? given.filter((p) => indexed.has(p) && !files.has(p))
+      : [...indexed.keys()].filter((p) => (prefix === '' || p.startsWith(prefix)) && !files.has(p));
     const removalsByHash = new Map<string, string[]>();
     for (const p of removals) {
       const h = indexed.get(p)!.hash;
@@ -318,20 +340,9 @@ export class Vault {
           for (const rel of (await this.scan(d)).keys()) candidates.add(rel);
           for (const n of this.index.notesUnder(d)) candidates.add(n.path);
         }
-        if (candidates.size > SCAN_CHUNK) {
-          // A storm (a checkout, a sync): one pass over the vault by size and mtime, renames paired by content.
-          await this.sync();
-        } else if (candidates.size) {
-          // One transaction; renames on disk (unlink + add) are paired by content hash inside applyBatch.
-          const records: FileRecord[] = [];
-          const removals: string[] = [];
-          await runLimited([...candidates], READ_CONCURRENCY, async (rel) => {
-            const r = await this.readRecord(rel);
-            if (r) records.push(r);
-            else removals.push(rel);
-          });
-          await this.exclusive(() => this.index.applyBatch(records, removals));
-        }
+        // Read, compared by size and mtime, applied in chunks of one transaction each; a file that
+        // reappears elsewhere with the same content (a rename on disk) keeps its id.
+        if (candidates.size) await this.sync({ paths: candidates });
         this.batches++;
       } catch (err) {
         if (!this.closed) this.logger.warn(`vault index: applying file changes failed (${(err as Error).message}); run memo vault reindex`);
