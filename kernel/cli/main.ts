@@ -1,6 +1,6 @@
 /**
  * The CLI `bin/memo` runs: global options and one file per command group (tools, permissions,
- * approvals, audit, chat and provider, plugins, shell, skills, serve), each registered on one commander program.
+ * settings, approvals, audit, chat and provider, plugins, shell, skills, serve), each registered on one commander program.
  */
 import { Command, CommanderError } from 'commander';
 import type { Kernel } from '../kernel.js';
@@ -12,6 +12,7 @@ import { addPackCommands } from './pack-command-line.js';
 import { registerPermissionsCommands } from './permissions-command.js';
 import { registerPluginsCommands } from './plugins-command.js';
 import { registerServeCommand } from './serve-command.js';
+import { registerSettingsCommands } from './settings-command.js';
 import { registerShellCommands } from './shell-command.js';
 import { registerSkillsCommands } from './skills-command.js';
 import { registerToolsCommands } from './tools-command.js';
@@ -29,6 +30,7 @@ export function buildProgram(setExit: (code: number) => void): { program: Comman
   const cli = cliContext(() => program.opts<GlobalOptions>(), setExit);
   registerToolsCommands(program, cli);
   registerPermissionsCommands(program, cli);
+  registerSettingsCommands(program, cli);
   registerApprovalsCommands(program, cli);
   registerAuditCommands(program, cli);
   registerChatCommands(program, {

@@ -9,7 +9,7 @@ import { isLoopbackAddress } from '../mcp/auth.js';
 import type { McpHttpEndpoint, McpHttpEndpointOptions } from '../mcp/mcp-http-server.js';
 import { DEFAULT_IDLE_TIMEOUT_MS, DEFAULT_MAX_SESSIONS } from '../mcp/defaults.js';
 import { DEFAULT_APPROVAL_WAIT_MS } from '../permissions/approval-broker.js';
-import { DEFAULT_RATE_LIMITS, NO_RATE_LIMITS, type RateLimitOptions } from '../rate-limit/rate-limiter.js';
+import { parseRateLimit, rateLimitOptions, settingsStore, type RateLimitSetting } from './settings-command.js';
 import { ControlServer } from '../control/control-server.js';
 import { NotFound, print, UsageError, type Cli } from './context.js';
 
@@ -24,13 +24,13 @@ interface ServeOptions {
   rateLimit?: string;
 }
 
-/** `--rate-limit off|N`: every limit off, or N calls per minute for each caller (the machine-wide ceiling at least 300). */
-function serveRateLimits(value: string | undefined): Partial<RateLimitOptions> | undefined {
-  if (value === undefined) return undefined;
-  if (value === 'off') return NO_RATE_LIMITS;
-  const n = Number(value);
-  if (!/^\d+$/.test(value) || n < 1) throw new UsageError('--rate-limit must be off or a whole number of calls per minute (at least 1)');
-  return { maxCalls: n, globalMaxCalls: Math.max(DEFAULT_RATE_LIMITS.globalMaxCalls, n) };
+/**
+ * The rate limit of this run: `--rate-limit off|N` when given, else `memo settings rate-limit`
+ * (data/settings.json), else the defaults. `source` names where it came from, for the warning.
+ */
+function serveRateLimit(value: string | undefined, dataDir: string): { setting: RateLimitSetting | undefined; source: string } {
+  if (value !== undefined) return { setting: parseRateLimit(value, '--rate-limit'), source: '--rate-limit off' };
+  return { setting: settingsStore(dataDir).read().rateLimit, source: 'memo settings rate-limit off' };
 }
 
 /** Checks serve's options before anything boots: a bad one is a usage error (exit 2). */
@@ -103,14 +103,18 @@ export function registerServeCommand(program: Command, cli: Cli): void {
       'most MCP sessions at once; past it the longest-idle one is closed (503 only when all are running a call)',
       String(DEFAULT_MAX_SESSIONS),
     )
-    .option('--rate-limit <off|n>', 'tool calls per minute for each caller (default 30; 300 machine-wide), or off for no limits at all')
+    .option(
+      '--rate-limit <off|n>',
+      'tool calls per minute for each caller, or off for no limits at all (default: memo settings rate-limit, else 30 per caller and 300 machine-wide)',
+    )
     .action(async (opts: ServeOptions) => {
       const { McpHttpEndpoint } = await import('../mcp/mcp-http-server.js');
       const { McpStdioServer, reserveStdoutForProtocol, takeWriteCapabilityFromEnv } = await import('../mcp/mcp-stdio.js');
       // Read once, then gone from the environment: nothing the kernel spawns inherits it.
       const capability = takeWriteCapabilityFromEnv();
       const endpointOptions = serveEndpointOptions(opts);
-      const rateLimits = serveRateLimits(opts.rateLimit);
+      const rate = serveRateLimit(opts.rateLimit, cli.dataDir());
+      const rateLimits = rate.setting === undefined ? undefined : rateLimitOptions(rate.setting);
       // Handlers first: a supervisor may send SIGTERM (or SIGHUP) the moment it reads the ready line.
       const stopped = new Promise<void>((resolve) => {
         process.once('SIGINT', resolve);
@@ -131,7 +135,7 @@ export function registerServeCommand(program: Command, cli: Cli): void {
         // No face of its own: a request (from an MCP client, a routine, a pack service) waits in the
         // broker for memo approvals, the console or a host, up to 30 minutes (then APPROVAL_EXPIRED).
         kernel = await cli.boot(null, false, rateLimits);
-        if (opts.rateLimit === 'off') logger.warn('rate limits are off (--rate-limit off): no caller and no machine-wide ceiling limits tool calls');
+        if (rate.setting === 'off') logger.warn(`rate limits are off (${rate.source}): no caller and no machine-wide ceiling limits tool calls`);
         await kernel.watch();
         // Pack services (schedulers, sockets, sync loops) run for as long as serve does.
         await kernel.start();

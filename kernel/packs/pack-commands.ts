@@ -51,6 +51,7 @@ export const BUILTIN_COMMANDS: ReadonlySet<string> = new Set([
   'plugins',
   'provider',
   'serve',
+  'settings',
   'shell',
   'skills',
   'tools',

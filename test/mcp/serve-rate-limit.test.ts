@@ -68,3 +68,68 @@ describe('memo serve --rate-limit', () => {
     }
   });
 });
+
+describe('memo settings rate-limit', () => {
+  function memo(w: { root: string; data: string }, args: string[]) {
+    return spawnSync(process.execPath, [BIN, '--root', w.root, '--data', w.data, ...args], { encoding: 'utf8', timeout: WAIT_DEADLINE_MS });
+  }
+
+  it('stores the limit memo serve uses when --rate-limit is not given, and --rate-limit overrides it for one run', async () => {
+    const w = workspace();
+    expect(memo(w, ['settings']).stdout).toBe('rate limit: default (30 calls per minute for each caller, 300 machine-wide)\n');
+    const set = memo(w, ['settings', 'rate-limit', '1']);
+    expect([set.status, set.stdout]).toEqual([
+      0,
+      'rate limit: 1 calls per minute for each caller, 300 machine-wide; memo serve applies it at its next start.\n',
+    ]);
+    expect(JSON.parse(memo(w, ['settings', '--json']).stdout)).toEqual({ rateLimit: 1 });
+    expect(fs.statSync(path.join(w.data, 'settings.json')).mode & 0o777).toBe(0o600);
+
+    let serve = ServeProcess.start(['--packs', FIXTURE_PACKS, '--root', w.root, '--data', w.data, 'serve', '--json']);
+    let c = await connect((await serve.json(0)).url, (await serve.json(0)).token);
+    try {
+      expect(((await c.client.callTool({ name: 'echo', arguments: { text: '1' } })) as CallToolResult).isError).toBeFalsy();
+      expect(text((await c.client.callTool({ name: 'echo', arguments: { text: '2' } })) as CallToolResult)).toMatch(/^RATE_LIMITED: .*1 calls per minute/);
+    } finally {
+      await c.close();
+      expect(await serve.stop()).toBe(0);
+    }
+
+    serve = ServeProcess.start(['--packs', FIXTURE_PACKS, '--root', w.root, '--data', w.data, 'serve', '--json', '--rate-limit', '5']);
+    c = await connect((await serve.json(0)).url, (await serve.json(0)).token);
+    try {
+      for (const n of ['1', '2', '3']) expect(((await c.client.callTool({ name: 'echo', arguments: { text: n } })) as CallToolResult).isError).toBeFalsy();
+    } finally {
+      await c.close();
+      expect(await serve.stop()).toBe(0);
+    }
+  });
+
+  it('turns every limit off with off (memo serve warns, naming the setting) and back to the default with default', async () => {
+    const w = workspace();
+    const off = memo(w, ['settings', 'rate-limit', 'off']);
+    expect([off.status, off.stderr]).toEqual([0, expect.stringContaining('warning: with the rate limit off')]);
+    const serve = ServeProcess.start(['--packs', FIXTURE_PACKS, '--root', w.root, '--data', w.data, 'serve', '--json']);
+    const info = await serve.json(0);
+    const c = await connect(info.url, info.token);
+    try {
+      for (let i = 0; i < 35; i++) expect(((await c.client.callTool({ name: 'echo', arguments: { text: `${i}` } })) as CallToolResult).isError).toBeFalsy();
+      expect(serve.stderr).toContain('rate limits are off (memo settings rate-limit off)');
+    } finally {
+      await c.close();
+      expect(await serve.stop()).toBe(0);
+    }
+    expect(memo(w, ['settings', 'rate-limit', 'default']).status).toBe(0);
+    expect(JSON.parse(memo(w, ['settings', '--json']).stdout)).toEqual({});
+  });
+
+  it('refuses a bad value with exit 2 and leaves the stored setting as it was', () => {
+    const w = workspace();
+    expect(memo(w, ['settings', 'rate-limit', '7']).status).toBe(0);
+    for (const value of ['0', 'abc', '-3']) {
+      const r = memo(w, ['settings', 'rate-limit', value]);
+      expect([r.status, r.stderr]).toEqual([2, expect.stringContaining('the rate limit must be off or a whole number')]);
+    }
+    expect(JSON.parse(memo(w, ['settings', '--json']).stdout)).toEqual({ rateLimit: 7 });
+  });
+});
