@@ -4,7 +4,8 @@
  * what a preview was computed from is remembered per call, and the run refuses (CONFLICT) when the
  * file changed after the preview, or while the write was under way.
  */
-import { lstat, readFile } from 'node:fs/promises';
+import { lstat, readFile, realpath } from 'node:fs/promises';
+import path from 'node:path';
 import { createTwoFilesPatch } from 'diff';
 import { MemoError, writeFileAtomicAsync, type ResolvedPath, type ToolContext } from 'memo-kernel/pack';
 import { sha256, shown, type Vault } from './vault.js';
@@ -95,6 +96,9 @@ export async function writeText(file: { rel: string; resolved: ResolvedPath; mod
       mode: file.mode,
       steps: {
         beforeRename: async () => {
+          // The folder must still be the one the sandbox checked (no link swapped in on the way).
+          if ((await realpath(path.dirname(real))) !== path.dirname(real))
+            throw new MemoError('CONFLICT', `The folder of ${shown(file.rel)} changed while it was being written. Nothing was written.`);
           let now: string;
           try {
             const st = await lstat(real);

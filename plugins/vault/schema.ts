@@ -8,6 +8,7 @@
  * it, and the index reads and writes it with SQL.
  */
 import { Column, Entity, Index, PrimaryColumn, PrimaryGeneratedColumn, type MigrationInterface, type QueryRunner } from 'typeorm';
+import { FTS_TOKENIZER } from './vault-index.js';
 
 @Entity('notes')
 export class NoteRow {
@@ -177,9 +178,6 @@ export class VaultMetaRow {
 }
 
 export const ENTITIES = [NoteRow, NoteAliasRow, TagCategoryRow, TagRow, NoteTagRow, LinkRow, VaultMetaRow];
-
-/** The FTS5 tokenizer: Porter stemming over unicode61 with accents folded (`café` finds `cafe`, `running` finds `run`). */
-export const FTS_TOKENIZER = 'porter unicode61 remove_diacritics 2';
 
 export class CreateVaultIndex1796200000000 implements MigrationInterface {
   async up(qr: QueryRunner): Promise<void> {

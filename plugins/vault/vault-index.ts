@@ -84,6 +84,9 @@ export interface BatchResult {
   unchanged: number;
 }
 
+/** The FTS5 tokenizer: Porter stemming over unicode61 with accents folded (`café` finds `cafe`, `running` finds `run`). */
+export const FTS_TOKENIZER = 'porter unicode61 remove_diacritics 2';
+
 export function newNoteId(): string {
   return randomBytes(8).toString('hex');
 }
@@ -466,7 +469,9 @@ export class VaultIndex {
     const ids = new Map<string, string>();
     for (const [p, r] of this.files()) ids.set(p, r.id);
     this.db.transaction(() => {
-      this.db.exec(`DELETE FROM links; DELETE FROM note_tags; DELETE FROM note_aliases; DELETE FROM notes; DELETE FROM notes_fts;`);
+      // Dropping the FTS5 table is instant; deleting its rows would re-tokenize every note to unindex it.
+      this.db.exec(`DELETE FROM links; DELETE FROM note_tags; DELETE FROM note_aliases; DELETE FROM notes;
+                    DROP TABLE notes_fts; CREATE VIRTUAL TABLE notes_fts USING fts5(title, body, tokenize='${FTS_TOKENIZER}');`);
     })();
     return ids;
   }

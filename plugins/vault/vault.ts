@@ -8,7 +8,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { Stats } from 'node:fs';
-import { lstat, mkdir, readdir, readFile, open } from 'node:fs/promises';
+import { lstat, mkdir, readdir, readFile, open, realpath } from 'node:fs/promises';
 import path from 'node:path';
 import type { FSWatcher } from 'chokidar';
 import { MemoError, type Logger, type ResolvedPath, type Sandbox, type ToolContext, type PathIntent } from 'memo-kernel/pack';
@@ -137,8 +137,11 @@ export class Vault {
     const fileType = fileTypeOf(rel);
     if (!fileType) return null;
     const abs = path.join(this.real, rel);
+    // Kernel state is never indexed, nor a file reached through a link (the vault's real path has none).
+    if (this.sandbox.kernelArea(abs) !== null) return null;
     let stats = st;
     try {
+      if ((await realpath(path.dirname(abs))) !== path.dirname(abs)) return null;
       stats ??= await lstat(abs);
       if (!stats.isFile()) return null;
       if (fileType !== 'markdown') {
@@ -297,9 +300,8 @@ export class Vault {
       ignorePermissionErrors: true,
       ignored: (p: string, stats?: Stats) => {
         if (p === this.real) return false;
-        if (isSkippedName(path.basename(p))) return true;
-        if (stats?.isFile() && !fileTypeOf(p)) return true;
-        return stats?.isDirectory() === true && this.sandbox.kernelArea(p) !== null;
+        if (isSkippedName(path.basename(p)) || this.sandbox.kernelArea(p) !== null) return true;
+        return stats?.isFile() === true && !fileTypeOf(p);
       },
     });
     this.watcher = watcher;

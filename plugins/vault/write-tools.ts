@@ -634,6 +634,6 @@ export async function reindex(args: ToolArgs['vault_reindex'], ctx: ToolContext)
     notes,
     renamed: r.renamed,
     ms: Math.round(performance.now() - started),
-    summary: `indexed ${notes} note${notes === 1 ? '' : 's'} and files in ${path.relative(ctx.sandbox.root, vault.real) || '.'}`,
+    summary: `indexed ${notes} file${notes === 1 ? '' : 's'} (notes and filed files) in ${path.relative(ctx.sandbox.root, vault.real) || '.'}`,
   };
 }

@@ -186,10 +186,15 @@ describe('vault write tools', () => {
 
   it('keeps every path inside the vault: no escapes, no hidden folders, no kernel state', async () => {
     fs.mkdirSync(path.join(fx.root, 'outside'));
+    fs.writeFileSync(path.join(fx.root, 'outside', 'secret.md'), 'topsecret\n');
     fs.symlinkSync(path.join(fx.root, 'outside'), path.join(fx.vault, 'link'));
+    fs.symlinkSync(path.join(fx.root, 'outside', 'secret.md'), path.join(fx.vault, 'secret-link.md'));
+    value(await fx.call('vault_reindex', {}));
+    expect(value(await fx.call('vault_search_notes', { query: 'topsecret' })).results).toEqual([]);
+    expect(error(await fx.call('vault_read_note', { note: 'link/secret.md' })).code).toBe('NOT_FOUND');
     expect(error(await fx.call('vault_create_note', { title: 'x', folder: 'link' })).code).toBe('PATH_OUTSIDE_ROOT');
     expect(error(await fx.call('vault_list_folder', { path: '.obsidian' })).code).toBe('VALIDATION');
     expect(error(await fx.call('vault_list_folder', { path: '/etc' })).code).toBe('VALIDATION');
-    expect(fs.readdirSync(path.join(fx.root, 'outside'))).toEqual([]);
+    expect(fs.readdirSync(path.join(fx.root, 'outside'))).toEqual(['secret.md']);
   });
 });
