@@ -292,6 +292,11 @@ export class Vault {
   // -------------------------------------------------------------------------------------------
   // Watching
 
+  /**
+   * Watches the vault's folders with chokidar. Notes and filed files are watched through their
+   * folder (chokidar's raw events name the file that changed) rather than one handle per file:
+   * 50,000 notes would otherwise be 50,000 watch handles, and their upkeep slows every call.
+   */
   async watch(): Promise<void> {
     const { watch } = await import('chokidar');
     const watcher = watch(this.real, {
@@ -300,18 +305,31 @@ export class Vault {
       ignorePermissionErrors: true,
       ignored: (p: string, stats?: Stats) => {
         if (p === this.real) return false;
-        if (isSkippedName(path.basename(p)) || this.sandbox.kernelArea(p) !== null) return true;
-        return stats?.isFile() === true && !fileTypeOf(p);
+        const name = path.basename(p);
+        if (isSkippedName(name) || this.sandbox.kernelArea(p) !== null) return true;
+        if (stats?.isDirectory()) return false;
+        // Files (vault files known by their name before chokidar stats them) are seen through their folder.
+        return fileTypeOf(name) !== null || stats?.isFile() === true;
       },
     });
     this.watcher = watcher;
-    watcher.on('all', (event, abs) => {
+    const note = (abs: string) => {
       if (this.closed || !within(this.real, abs) || abs === this.real) return;
       const rel = this.relativeOf(abs);
-      if (event === 'addDir' || event === 'unlinkDir') this.pendingDirs.add(rel);
-      else if (fileTypeOf(rel)) this.pending.add(rel);
-      else return;
+      if (!fileTypeOf(rel) || rel.split('/').some(isSkippedName)) return;
+      this.pending.add(rel);
       this.schedule();
+    };
+    watcher.on('raw', (_event: string, name: unknown, details: unknown) => {
+      const dir = (details as { watchedPath?: unknown } | null)?.watchedPath;
+      if (typeof name === 'string' && name !== '' && typeof dir === 'string') note(path.join(dir, name));
+    });
+    watcher.on('all', (event, abs) => {
+      if (event === 'addDir' || event === 'unlinkDir') {
+        if (this.closed || !within(this.real, abs) || abs === this.real) return;
+        this.pendingDirs.add(this.relativeOf(abs));
+        this.schedule();
+      } else note(abs);
     });
     watcher.on('error', (err) => this.logger.warn(`vault watcher: ${(err as Error).message}`));
     await new Promise<void>((resolve) => watcher.once('ready', () => resolve()));

@@ -11,6 +11,8 @@ describe('vault_search_notes', () => {
         'Projects/plan.md': 'The project plan for alpha.\n#project/beta is nested\n',
         'Projects/deep/more.md': 'More plan notes.\n',
         'report.pdf': Buffer.from('%PDF-1.4 fake'),
+        'Zeppelin.md': 'airship notes\n',
+        'trip.md': 'We took a zeppelin over the lake, the zeppelin was slow, zeppelin rides are long.\n',
         'photo of plan.jpg': Buffer.from([0xff, 0xd8, 0xff]),
         ...Object.fromEntries(Array.from({ length: 12 }, (_, i) => [`many/plan ${i}.md`, `plan number ${i}\n`])),
       },
@@ -48,6 +50,11 @@ describe('vault_search_notes', () => {
     expect(await hits(fx, '"world hello"')).toEqual([]);
     expect(await hits(fx, 'NOT')).toEqual(['quotes.md']);
     expect(await hits(fx, '"unbalanced')).toEqual([]);
+  });
+
+  it('ranks a match in the title above matches in the text', async () => {
+    const r = value(await fx.call('vault_search_notes', { query: 'zeppelin' }));
+    expect(r.results.map((h: any) => h.path)).toEqual(['Zeppelin.md', 'trip.md']);
   });
 
   it('says when a query has nothing to search for instead of failing', async () => {
