@@ -1,0 +1,237 @@
+/**
+ * Writing iCalendar with ical.js: a new event from the fields a tool is given, the same event with
+ * some fields changed (everything else it carries, attendees, alarms and overrides, is kept), the
+ * fields a preview shows, and the local calendar exported as one file.
+ */
+import { randomUUID } from 'node:crypto';
+import ICAL from 'ical.js';
+import { MemoError } from 'memo-kernel/pack';
+import { parseCalendars } from './recurrence.js';
+import { addDays, dateText, instantIn, parseTime, wallAt, type Wall } from './zoned-time.js';
+
+type Component = InstanceType<typeof ICAL.Component>;
+type Time = InstanceType<typeof ICAL.Time>;
+
+const PRODID = '-//Memo//calendar pack//EN';
+
+/** What a write tool may set. `null` clears an optional field; undefined leaves it as it is. */
+export interface EventFields {
+  title?: string;
+  start?: string;
+  end?: string;
+  timeZone?: string;
+  location?: string | null;
+  description?: string | null;
+  recurrence?: string | null;
+}
+
+/** The fields a preview shows, as text. */
+export interface EventView {
+  title: string;
+  start: string;
+  end: string;
+  timeZone: string;
+  location: string | null;
+  description: string | null;
+  repeats: string | null;
+  attendees: number;
+}
+
+function timeOf(w: Wall, isDate: boolean, zone: string | null): Time {
+  const data = isDate ? { year: w.year, month: w.month, day: w.day, isDate: true } : { ...w, isDate: false };
+  return zone === 'UTC' ? ICAL.Time.fromData(data, ICAL.Timezone.utcTimezone) : ICAL.Time.fromData(data);
+}
+
+function setTime(ev: Component, name: 'dtstart' | 'dtend', t: Time, zone: string | null): void {
+  ev.removeAllProperties(name);
+  const p = new ICAL.Property(name, ev);
+  if (t.isDate) p.resetType('date');
+  p.setValue(t);
+  if (!t.isDate && zone && zone !== 'UTC') p.setParameter('tzid', zone);
+  ev.addProperty(p);
+}
+
+function setText(ev: Component, name: string, value: string | null | undefined): void {
+  if (value === undefined) return;
+  ev.removeAllProperties(name);
+  if (value !== null && value !== '') ev.addPropertyWithValue(name, value);
+}
+
+function checkRule(rule: string): string {
+  const text = rule.replace(/^RRULE:/i, '').trim();
+  try {
+    const r = ICAL.Recur.fromString(text);
+    if (!r.freq) throw new Error('no FREQ');
+    return r.toString();
+  } catch (err) {
+    throw new MemoError('VALIDATION', `"${rule}" is not a recurrence rule (RFC 5545 RRULE, e.g. FREQ=WEEKLY;BYDAY=MO,WE;COUNT=10): ${(err as Error).message}.`);
+  }
+}
+
+interface Times {
+  start: Time;
+  end: Time;
+  zone: string | null;
+}
+
+/** Start and end from the fields, in `zone`; an end missing is an hour later (a day for a date). */
+function timesFrom(start: string, end: string | undefined, zone: string, keep?: { durationSeconds: number }): Times {
+  const s = parseTime(start, 'start');
+  if (s.kind === 'date') {
+    let last = addDays(s.wall, 1);
+    if (end !== undefined) {
+      const e = parseTime(end, 'end');
+      if (e.kind !== 'date') throw new MemoError('VALIDATION', 'An all-day event (start is a date) ends on a date too.');
+      // The end a person gives is the last day; iCalendar's DTEND is the day after.
+      last = addDays(e.wall, 1);
+    } else if (keep && keep.durationSeconds >= 86_400) last = addDays(s.wall, Math.round(keep.durationSeconds / 86_400));
+    if (Date.UTC(last.year, last.month - 1, last.day) <= Date.UTC(s.wall.year, s.wall.month - 1, s.wall.day))
+      throw new MemoError('VALIDATION', 'The event ends before it starts.');
+    return { start: timeOf(s.wall, true, null), end: timeOf(last, true, null), zone: null };
+  }
+  const startMs = instantIn(s, zone);
+  let endMs = startMs + (keep ? keep.durationSeconds * 1000 : 3_600_000);
+  if (end !== undefined) {
+    const e = parseTime(end, 'end');
+    if (e.kind === 'date') throw new MemoError('VALIDATION', 'A timed event ends at a date-time, not a date.');
+    endMs = instantIn(e, zone);
+  }
+  if (endMs < startMs) throw new MemoError('VALIDATION', 'The event ends before it starts.');
+  return { start: timeOf(wallAt(startMs, zone), false, zone), end: timeOf(wallAt(endMs, zone), false, zone), zone };
+}
+
+function stamp(ev: Component, name: string): void {
+  ev.removeAllProperties(name);
+  ev.addPropertyWithValue(name, ICAL.Time.fromJSDate(new Date(), true));
+}
+
+/** A VCALENDAR with one new VEVENT. */
+export function buildEvent(fields: EventFields & { title: string; start: string }, zone: string): { uid: string; ics: string } {
+  const uid = `${randomUUID()}@memo`;
+  const cal = new ICAL.Component(['vcalendar', [], []]);
+  cal.addPropertyWithValue('prodid', PRODID);
+  cal.addPropertyWithValue('version', '2.0');
+  const ev = new ICAL.Component('vevent', cal);
+  ev.addPropertyWithValue('uid', uid);
+  stamp(ev, 'dtstamp');
+  stamp(ev, 'created');
+  const t = timesFrom(fields.start, fields.end, zone);
+  setTime(ev, 'dtstart', t.start, t.zone);
+  setTime(ev, 'dtend', t.end, t.zone);
+  setText(ev, 'summary', fields.title);
+  setText(ev, 'location', fields.location);
+  setText(ev, 'description', fields.description);
+  if (fields.recurrence) ev.addPropertyWithValue('rrule', ICAL.Recur.fromString(checkRule(fields.recurrence)));
+  cal.addSubcomponent(ev);
+  return { uid, ics: cal.toString() + '\r\n' };
+}
+
+/** The VCALENDAR and its series' master VEVENT (the one without RECURRENCE-ID) for `uid`. */
+function masterOf(ics: string, uid: string): { cal: Component; ev: Component } {
+  for (const cal of parseCalendars(ics)) {
+    const ev = cal.getAllSubcomponents('vevent').find((e) => String(e.getFirstPropertyValue('uid')) === uid && !e.hasProperty('recurrence-id'));
+    if (ev) return { cal, ev };
+  }
+  throw new MemoError('NOT_FOUND', `The event ${uid} is not in its calendar any more.`);
+}
+
+function zoneParam(ev: Component, name: string): string | null {
+  const z = ev.getFirstProperty(name)?.getParameter('tzid');
+  return typeof z === 'string' && z ? z : null;
+}
+
+function shownTime(t: Time | null, zone: string | null, endOfAllDay = false): string {
+  if (!t) return '(not set)';
+  if (t.isDate) {
+    const d = endOfAllDay ? addDays({ year: t.year, month: t.month, day: t.day }, -1) : t;
+    return `${dateText(d)} (all day)`;
+  }
+  const hm = `${String(t.hour).padStart(2, '0')}:${String(t.minute).padStart(2, '0')}`;
+  return `${dateText(t)} ${hm}${t.zone?.tzid === 'UTC' ? ' UTC' : ''}${zone ? ` ${zone}` : ''}`;
+}
+
+export function viewOf(ics: string, uid: string): EventView {
+  const { ev } = masterOf(ics, uid);
+  const e = new ICAL.Event(ev);
+  const zone = zoneParam(ev, 'dtstart');
+  const rrule = ev.getFirstPropertyValue('rrule');
+  const text = (n: string) => {
+    const v = ev.getFirstPropertyValue(n);
+    return typeof v === 'string' && v ? v : null;
+  };
+  return {
+    title: text('summary') ?? '(no title)',
+    start: shownTime(ev.hasProperty('dtstart') ? e.startDate : null, zone),
+    end: shownTime(ev.hasProperty('dtend') || ev.hasProperty('duration') ? e.endDate : null, zoneParam(ev, 'dtend') ?? zone, true),
+    timeZone: e.startDate?.isDate ? 'all-day' : (zone ?? (e.startDate?.zone?.tzid === 'UTC' ? 'UTC' : 'floating')),
+    location: text('location'),
+    description: text('description'),
+    repeats: rrule ? String(rrule) : null,
+    attendees: ev.getAllProperties('attendee').length,
+  };
+}
+
+/** The event's text with `fields` applied to its series (SEQUENCE bumped), and how its fields read before and after. */
+export function changeEvent(ics: string, uid: string, fields: EventFields, defaultZone: string): { ics: string; before: EventView; after: EventView } {
+  const before = viewOf(ics, uid);
+  const { cal, ev } = masterOf(ics, uid);
+  const e = new ICAL.Event(ev);
+  if (fields.start !== undefined || fields.end !== undefined || fields.timeZone !== undefined) {
+    const zone = fields.timeZone ?? zoneParam(ev, 'dtstart') ?? defaultZone;
+    const durationSeconds = e.endDate && e.startDate ? e.endDate.subtractDate(e.startDate).toSeconds() : 3600;
+    const startText =
+      fields.start ??
+      (e.startDate.isDate
+        ? dateText(e.startDate)
+        : `${dateText(e.startDate)}T${[e.startDate.hour, e.startDate.minute, e.startDate.second].map((n) => String(n).padStart(2, '0')).join(':')}`);
+    // A new zone alone moves the event to the same wall time there; with a start, the start is read in it.
+    const endText = fields.end ?? undefined;
+    const t = timesFrom(startText, endText, zone, endText === undefined ? { durationSeconds } : undefined);
+    ev.removeAllProperties('duration');
+    setTime(ev, 'dtstart', t.start, t.zone);
+    setTime(ev, 'dtend', t.end, t.zone);
+  }
+  setText(ev, 'summary', fields.title);
+  setText(ev, 'location', fields.location);
+  setText(ev, 'description', fields.description);
+  if (fields.recurrence !== undefined) {
+    ev.removeAllProperties('rrule');
+    if (fields.recurrence) ev.addPropertyWithValue('rrule', ICAL.Recur.fromString(checkRule(fields.recurrence)));
+  }
+  const seq = Number(ev.getFirstPropertyValue('sequence') ?? 0);
+  ev.updatePropertyWithValue('sequence', (Number.isFinite(seq) ? seq : 0) + 1);
+  stamp(ev, 'dtstamp');
+  stamp(ev, 'last-modified');
+  const text = cal.toString() + '\r\n';
+  return { ics: text, before, after: viewOf(text, uid) };
+}
+
+/** One line per field that differs: `title: Standup -> Daily standup`. */
+export function fieldChanges(before: Partial<EventView> | null, after: EventView): string {
+  const keys: Array<keyof EventView> = ['title', 'start', 'end', 'timeZone', 'location', 'description', 'repeats'];
+  const show = (v: unknown) => (v === null || v === undefined ? '(not set)' : typeof v === 'string' ? v : JSON.stringify(v));
+  return keys
+    .filter((k) => !before || show(before[k]) !== show(after[k]))
+    .map((k) => (before ? `${k}: ${show(before[k])} -> ${show(after[k])}` : `${k}: ${show(after[k])}`))
+    .join('\n');
+}
+
+/** The local calendar as one VCALENDAR: every event's components, time zone definitions once each. */
+export function exportCalendar(texts: string[]): string {
+  const out = new ICAL.Component(['vcalendar', [], []]);
+  out.addPropertyWithValue('prodid', PRODID);
+  out.addPropertyWithValue('version', '2.0');
+  out.addPropertyWithValue('x-wr-calname', 'Memo local calendar');
+  const zones = new Set<string>();
+  for (const t of texts)
+    for (const cal of parseCalendars(t)) {
+      for (const z of cal.getAllSubcomponents('vtimezone')) {
+        const id = String(z.getFirstPropertyValue('tzid'));
+        if (zones.has(id)) continue;
+        zones.add(id);
+        out.addSubcomponent(z);
+      }
+      for (const ev of cal.getAllSubcomponents('vevent')) out.addSubcomponent(ev);
+    }
+  return out.toString() + '\r\n';
+}

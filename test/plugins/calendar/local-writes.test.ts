@@ -1,0 +1,113 @@
+import Database from 'better-sqlite3';
+import * as path from 'node:path';
+import { calendarKernel, error, value, type CalendarFixture } from './helpers.js';
+
+describe('the local calendar: create, update and delete behind previews', () => {
+  let fx: CalendarFixture;
+  beforeAll(async () => {
+    fx = await calendarKernel({ config: { timeZone: 'Europe/Istanbul' } });
+  });
+  afterAll(async () => fx.close());
+
+  const events = async (start: string, end?: string) =>
+    value(await fx.call('get_calendar_events', { start, ...(end ? { end } : {}), sources: ['local'] })).events;
+
+  it('creates a weekly event after showing its fields, and reads it back across weeks in its own zone', async () => {
+    fx.prompter.asked.length = 0;
+    const made = value(
+      await fx.call('create_calendar_event', { title: 'Yoga', start: '2026-03-02T19:00', recurrence: 'FREQ=WEEKLY;COUNT=3', location: 'Moda' }),
+    );
+    expect(made).toMatchObject({ id: expect.stringMatching(/^local:.+@memo$/), created: true, calendar: 'local' });
+    expect(fx.prompter.asked[0]?.preview?.text).toBe(
+      [
+        'calendar: local',
+        'title: Yoga',
+        'start: 2026-03-02 19:00 Europe/Istanbul',
+        'end: 2026-03-02 20:00 Europe/Istanbul',
+        'timeZone: Europe/Istanbul',
+        'location: Moda',
+        'description: (not set)',
+        'repeats: FREQ=WEEKLY;COUNT=3',
+      ].join('\n'),
+    );
+    const got = await events('2026-03-01', '2026-03-31');
+    expect(got.map((e: any) => `${e.start} ${e.title}`)).toEqual([
+      '2026-03-02T19:00:00+03:00 Yoga',
+      '2026-03-09T19:00:00+03:00 Yoga',
+      '2026-03-16T19:00:00+03:00 Yoga',
+    ]);
+    expect(got[0]).toMatchObject({ id: made.id, source: 'local', recurring: true, location: 'Moda' });
+  });
+
+  it('creates an all-day span given its last day', async () => {
+    value(await fx.call('create_calendar_event', { title: 'Trip', start: '2026-04-10', end: '2026-04-12' }));
+    const got = await events('2026-04-11');
+    expect(got).toEqual([expect.objectContaining({ title: 'Trip', start: '2026-04-10', end: '2026-04-13', allDay: true })]);
+  });
+
+  it('shows old and new values before an update, and keeps the duration when only the start moves', async () => {
+    const id = value(await fx.call('create_calendar_event', { title: 'Dentist', start: '2026-05-04T10:00', end: '2026-05-04T10:45' })).id;
+    fx.prompter.asked.length = 0;
+    const r = value(await fx.call('update_calendar_event', { id, start: '2026-05-05T15:00', title: 'Dentist (moved)' }));
+    expect(fx.prompter.asked[0]?.preview).toEqual({
+      kind: 'fields',
+      text: [
+        'title: Dentist -> Dentist (moved)',
+        'start: 2026-05-04 10:00 Europe/Istanbul -> 2026-05-05 15:00 Europe/Istanbul',
+        'end: 2026-05-04 10:45 Europe/Istanbul -> 2026-05-05 15:45 Europe/Istanbul',
+      ].join('\n'),
+    });
+    expect(r).toMatchObject({ id, updated: true });
+    expect((await events('2026-05-05')).map((e: any) => `${e.start}..${e.end} ${e.title}`)).toEqual([
+      '2026-05-05T15:00:00+03:00..2026-05-05T15:45:00+03:00 Dentist (moved)',
+    ]);
+  });
+
+  it('refuses an update when the event changed after the preview, and writes nothing', async () => {
+    const id: string = value(await fx.call('create_calendar_event', { title: 'Review', start: '2026-06-01T09:00' })).id;
+    const db = new Database(path.join(fx.packData, 'calendar.sqlite'));
+    // Someone else's change lands between the preview and the run: bump the revision as a write would.
+    const original = fx.prompter.ask.bind(fx.prompter);
+    fx.prompter.ask = (req, signal) => {
+      db.prepare('UPDATE local_events SET revision = revision + 1 WHERE uid = ?').run(id.slice('local:'.length));
+      return original(req, signal);
+    };
+    try {
+      const e = error(await fx.call('update_calendar_event', { id, title: 'Review (renamed)' }));
+      expect(e).toMatchObject({ code: 'CONFLICT', message: expect.stringMatching(/changed after the preview/) });
+    } finally {
+      fx.prompter.ask = original;
+      db.close();
+    }
+    expect((await events('2026-06-01')).map((e: any) => e.title)).toEqual(['Review']);
+  });
+
+  it('says what a delete loses, asks every time, and deletes every occurrence', async () => {
+    const id = value(await fx.call('create_calendar_event', { title: 'Standup', start: '2026-07-01T09:30', recurrence: 'FREQ=DAILY;COUNT=5' })).id;
+    fx.prompter.asked.length = 0;
+    value(await fx.call('delete_calendar_event', { id }));
+    expect(fx.prompter.asked[0]?.preview).toEqual({
+      kind: 'delete',
+      text: 'Deletes "Standup" from local:\nwhen: 2026-07-01 09:30 Europe/Istanbul to 2026-07-01 10:30 Europe/Istanbul (Europe/Istanbul)\nrepeats: FREQ=DAILY;COUNT=5 (every occurrence is deleted)',
+    });
+    expect(await events('2026-07-01', '2026-07-10')).toEqual([]);
+    expect(error(await fx.call('delete_calendar_event', { id })).code).toBe('NOT_FOUND');
+  });
+
+  it('refuses writes to calendars Memo only reads, and names unknown ones', async () => {
+    await fx.addFixture('days', 'all-day.ics');
+    expect(error(await fx.call('create_calendar_event', { title: 'x', start: '2026-01-01', calendar: 'days' })).code).toBe('PERMISSION_DENIED');
+    expect(error(await fx.call('create_calendar_event', { title: 'x', start: '2026-01-01', calendar: 'nope' })).code).toBe('NOT_FOUND');
+    expect(error(await fx.call('create_calendar_event', { title: 'x', start: '2026-01-01', recurrence: 'EVERY TUESDAY' })).code).toBe('VALIDATION');
+  });
+
+  it('exports the local calendar as one .ics that reads back the same events', async () => {
+    const r = await fx.command('export');
+    expect(r.code).toBe(0);
+    const ics = String(r.out[0]);
+    expect(ics).toMatch(/^BEGIN:VCALENDAR\r\n/);
+    expect(ics.match(/BEGIN:VEVENT/g)).toHaveLength(4);
+    expect(ics).toContain('SUMMARY:Yoga');
+    expect(ics).toContain('RRULE:FREQ=WEEKLY;COUNT=3');
+  });
+});
