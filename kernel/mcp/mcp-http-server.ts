@@ -1,14 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import * as http from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
+import { NodeStreamableHTTPServerTransport, toNodeHandler, type NodeIncomingMessageLike, type NodeMcpRequestHandler } from '@modelcontextprotocol/node';
 import {
-  NodeStreamableHTTPServerTransport,
-  toNodeHandler,
-  toWebRequest,
-  type NodeIncomingMessageLike,
-  type NodeMcpRequestHandler,
-} from '@modelcontextprotocol/node';
-import { createMcpHandler, DEFAULT_MAX_REQUEST_BODY_SIZE, isLegacyRequest, type McpHttpHandler, type ServerContext } from '@modelcontextprotocol/server';
+  classifyInboundRequest,
+  createMcpHandler,
+  DEFAULT_MAX_REQUEST_BODY_SIZE,
+  type InboundHttpRequest,
+  type McpHttpHandler,
+  type ServerContext,
+} from '@modelcontextprotocol/server';
 import { MemoError } from '../errors.js';
 import type { Disposable } from '../disposable.js';
 import type { Kernel } from '../kernel.js';
@@ -95,6 +96,27 @@ async function readBody(req: http.IncomingMessage, limit: number): Promise<Buffe
     chunks.push(chunk);
   }
   return Buffer.concat(chunks);
+}
+
+/**
+ * Which revision a session-less POST speaks: the SDK's classifier, the one `isLegacyRequest` runs on
+ * a parsed body, fed straight from Node's headers. `isLegacyRequest` wants a web `Request`, and
+ * building one cost about 45 us per stateless call (toNodeHandler builds its own for the modern
+ * leg anyway).
+ */
+function isLegacy(req: http.IncomingMessage, body: unknown): boolean {
+  const value = (name: string) => {
+    const v = req.headers[name];
+    return typeof v === 'string' ? v : undefined;
+  };
+  const request: InboundHttpRequest = { httpMethod: (req.method ?? 'POST').toUpperCase(), body };
+  const version = value('mcp-protocol-version');
+  const method = value('mcp-method');
+  const name = value('mcp-name');
+  if (version !== undefined) request.protocolVersionHeader = version;
+  if (method !== undefined) request.mcpMethodHeader = method;
+  if (name !== undefined) request.mcpNameHeader = name;
+  return classifyInboundRequest(request).kind === 'legacy';
 }
 
 function rpcError(res: http.ServerResponse, status: number, code: number, message: string, headers: Record<string, string> = {}): void {
@@ -309,8 +331,7 @@ export class McpHttpEndpoint {
     } catch {
       return rpcError(res, 400, -32700, 'Parse error: the request body is not JSON.');
     }
-    const node = req as NodeIncomingMessageLike;
-    if (!(await isLegacyRequest(await toWebRequest(node, body), body))) return this.modernNode(node, res, body);
+    if (!isLegacy(req, body)) return this.modernNode(req as NodeIncomingMessageLike, res, body);
     if (this.sessions.size + this.pending >= this.maxSessions && !this.evictIdlest()) {
       return rpcError(res, 503, -32000, `Too many MCP sessions (${this.maxSessions}), each running a call; retry when one finishes.`, { 'Retry-After': '5' });
     }
