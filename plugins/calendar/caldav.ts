@@ -120,11 +120,15 @@ export async function writableCalendar(db: DataSource, source: CaldavSource, cal
   const calendars = await db.getRepository(CaldavCalendarRow).findBy({ source_id: source.id });
   if (!calendars.length)
     throw new MemoError('NOT_FOUND', `CalDAV account "${source.id}" has no known calendars yet: the person can run memo calendar sync ${source.id}.`);
+  const writable = calendars.filter((c) => isWritable(source, c));
+  // Named: that one. Not named: the account's only calendar Memo may write to.
   const pick = calendar
     ? calendars.find((c) => c.name === calendar || c.url === calendar || c.url.replace(/\/$/, '').endsWith(`/${calendar}`))
-    : calendars.length === 1
-      ? calendars[0]
-      : undefined;
+    : writable.length === 1
+      ? writable[0]
+      : calendars.length === 1
+        ? calendars[0]
+        : undefined;
   if (!pick)
     throw new MemoError(
       'VALIDATION',

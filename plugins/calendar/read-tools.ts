@@ -210,7 +210,7 @@ export async function listCalendars(_args: ToolArgs['list_calendars'], ctx: Tool
     if (s.kind === 'caldav') {
       entry.user = s.username;
       entry.password = rt.settings.passwordShown(s);
-      const cals = await db.getRepository(CaldavCalendarRow).findBy({ source_id: s.id });
+      const cals = await db.getRepository(CaldavCalendarRow).find({ where: { source_id: s.id }, order: { name: 'ASC' } });
       entry.calendars = cals.map((c) => ({ name: c.name, id: `${s.id}/${c.name}`, writable: isWritable(s, c) }));
       entry.writable = cals.some((c) => isWritable(s, c));
     }

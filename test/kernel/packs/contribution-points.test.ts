@@ -169,7 +169,7 @@ describe('loading packs by id', () => {
   it('refuses an unknown id before loading anything, naming the built-in ones', async () => {
     const fx = makeKernel({ packs: [] });
     await expect(fx.kernel.loadPacks(['shell', 'fs-tool'])).rejects.toThrow(
-      /No built-in pack is called "fs-tool" \(built-in packs: fs-tools, providers, shell, vault, web-search\)/,
+      /No built-in pack is called "fs-tool" \(built-in packs: calendar, fs-tools, providers, shell, vault, web-search\)/,
     );
     expect(fx.kernel.registry.has('run_command')).toBe(false);
     await fx.close();
