@@ -10,7 +10,7 @@ import { createDAVClient, type DAVCalendar } from 'tsdav';
 import type { DataSource } from 'typeorm';
 import type { RefreshOutcome } from './feeds.js';
 import { CaldavCalendarRow, CaldavObjectRow } from './schema.js';
-import { shownUrl, type CalendarSettings, type CaldavSource } from './sources.js';
+import { isWritable, shownUrl, type CalendarSettings, type CaldavSource } from './sources.js';
 
 type Client = Awaited<ReturnType<typeof createDAVClient>>;
 
@@ -140,10 +140,6 @@ export async function writableCalendar(db: DataSource, source: CaldavSource, cal
       `The calendar "${pick.name}" of "${source.id}" is read-only for Memo: the person can mark it writable with memo calendar add caldav ... --writable "${pick.name}".`,
     );
   return pick;
-}
-
-export function isWritable(source: CaldavSource, cal: Pick<CaldavCalendarRow, 'name' | 'url'>): boolean {
-  return source.writable.some((w) => w === '*' || w === cal.name || w === cal.url);
 }
 
 /** The object as the server has it now (its ETag and text), or null when it is gone. */

@@ -5,10 +5,8 @@
  * or point the pack at a URL of its choosing. Listing goes through list_calendars.
  */
 import { MemoError, type PackApi } from 'memo-kernel/pack';
-import { feedUrl } from './feeds.js';
 import type { CalendarRuntime } from './runtime.js';
-import { LocalEventRow } from './schema.js';
-import { LOCAL_ID, serviceOf, shownUrl, type Source } from './sources.js';
+import { feedUrl, LOCAL_ID, serviceOf, shownUrl, type Source } from './sources.js';
 
 type PackCommand = Parameters<PackApi['commands']['register']>[0];
 type Ctx = Parameters<PackCommand['subcommands'][number]['run']>[0];
@@ -164,6 +162,7 @@ export function calendarCommand(rt: CalendarRuntime): PackCommand {
             if (id === LOCAL_ID) throw new MemoError('VALIDATION', 'The local calendar is the pack’s own and cannot be removed.');
             const source = rt.settings.source(id);
             if (!source || !rt.settings.removeSource(id)) throw new MemoError('NOT_FOUND', `No added calendar is called "${id}".`);
+            if (source.kind === 'caldav') rt.settings.forgetConsent(`caldav:${id}`);
             const db = await rt.database();
             const { CaldavCalendarRow, CaldavObjectRow, FeedCacheRow } = await import('./schema.js');
             await db.getRepository(FeedCacheRow).delete({ source_id: id });
@@ -233,6 +232,7 @@ export function calendarCommand(rt: CalendarRuntime): PackCommand {
           guarded(ctx, async () => {
             const db = await rt.database();
             const { exportCalendar } = await import('./ics-build.js');
+            const { LocalEventRow } = await import('./schema.js');
             ctx.print(exportCalendar((await db.getRepository(LocalEventRow).find({ order: { created_at: 'ASC' } })).map((r) => r.ics)).trimEnd());
             return 0;
           }),

@@ -8,20 +8,12 @@ import { fetchWithRetry, MemoError, withDeadline, type AttemptOutcome } from 'me
 import type { DataSource } from 'typeorm';
 import { parseCalendars } from './recurrence.js';
 import { FeedCacheRow } from './schema.js';
-import { shownUrl, type SubscriptionSource } from './sources.js';
+import { feedUrl, shownUrl, type SubscriptionSource } from './sources.js';
 
 /** A feed larger than this is refused (a calendar of many years is a few MB). */
 const MAX_FEED_BYTES = 20 * 1024 * 1024;
 
 export type RefreshOutcome = { status: 'updated' | 'not-modified'; checkedAt: number } | { status: 'failed'; reason: string };
-
-/** webcal:// is https:// by convention; only http(s) is fetched. */
-export function feedUrl(url: string): string {
-  const u = new URL(url.replace(/^webcals?:\/\//i, 'https://'));
-  if (u.protocol !== 'https:' && u.protocol !== 'http:') throw new MemoError('VALIDATION', `A subscription is an http(s) or webcal URL, not ${u.protocol}.`);
-  if (u.username || u.password) throw new MemoError('VALIDATION', 'A subscription URL may not carry a user name or password.');
-  return u.href;
-}
 
 async function readBody(res: Response, signal: AbortSignal): Promise<string> {
   const reader = (res.body as ReadableStream<Uint8Array> | null)?.getReader();

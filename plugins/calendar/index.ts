@@ -1,26 +1,39 @@
 /**
  * The built-in `calendar` pack: real events from the pack's own local calendar (SQLite), ICS files,
  * subscribed ICS URLs and CalDAV accounts, expanded by ical.js. External calendars reach the model
- * only for the services the person allowed (seed 003). `activate` contributes `memo calendar ...`;
- * the database opens on the first call that needs it.
+ * only for the services the person allowed (seed 003). `activate` contributes `memo calendar ...` and
+ * the background refresh `memo serve` runs; the database opens on the first call that needs it.
  */
-import { defineTools, type Disposable, type PackApi } from 'memo-kernel/pack';
+import { defineTools, type Disposable, type PackApi, type Preview, type ToolContext } from 'memo-kernel/pack';
 import { calendarCommand } from './commands.js';
-import { getCalendarEvents, listCalendars } from './read-tools.js';
 import { register, unregister } from './runtime.js';
+import { syncService } from './sync-service.js';
 import type { ToolArgs } from './tool-args.js';
-import { createEvent, deleteEvent, updateEvent } from './write-tools.js';
+
+// The tools' code (typeorm, ical.js, tsdav: about a second of imports) loads on the first call, so
+// CLI commands that never touch a calendar do not pay for it.
+const reads = () => import('./read-tools.js');
+const writes = () => import('./write-tools.js');
+
+type WriteTool = 'createEvent' | 'updateEvent' | 'deleteEvent';
+function write<A>(name: WriteTool) {
+  return {
+    preview: async (args: A, ctx: ToolContext): Promise<Preview> => ((await writes())[name].preview as (a: A, c: ToolContext) => Promise<Preview>)(args, ctx),
+    run: async (args: A, ctx: ToolContext): Promise<unknown> => ((await writes())[name].run as (a: A, c: ToolContext) => Promise<unknown>)(args, ctx),
+  };
+}
 
 export const tools = defineTools<ToolArgs>({
-  get_calendar_events: getCalendarEvents,
-  list_calendars: listCalendars,
-  create_calendar_event: createEvent,
-  update_calendar_event: updateEvent,
-  delete_calendar_event: deleteEvent,
+  get_calendar_events: async (args, ctx) => (await reads()).getCalendarEvents(args, ctx),
+  list_calendars: async (args, ctx) => (await reads()).listCalendars(args, ctx),
+  create_calendar_event: write<ToolArgs['create_calendar_event']>('createEvent'),
+  update_calendar_event: write<ToolArgs['update_calendar_event']>('updateEvent'),
+  delete_calendar_event: write<ToolArgs['delete_calendar_event']>('deleteEvent'),
 });
 
 export function activate(api: PackApi): Disposable {
   const rt = register(api);
   api.commands.register(calendarCommand(rt));
+  api.services.register(syncService(rt));
   return { dispose: () => void unregister(rt) };
 }

@@ -11,10 +11,9 @@ import type { DataSource } from 'typeorm';
 import { expandCalendar, type Occurrence, type Range } from './recurrence.js';
 import { runtimeOf, type CalendarRuntime } from './runtime.js';
 import { CaldavCalendarRow, CaldavObjectRow, FeedCacheRow, LocalEventRow } from './schema.js';
-import { LOCAL_ID, serviceOf, shownUrl, type ConsentState, type Source } from './sources.js';
+import { isWritable, LOCAL_ID, serviceOf, shownUrl, type ConsentState, type Source } from './sources.js';
 import type { ToolArgs } from './tool-args.js';
 import { addDays, checkZone, hostZone, instantIn, isoInZone, parseTime } from './zoned-time.js';
-import { isWritable } from './caldav.js';
 
 const DEFAULT_LIMIT = 500;
 const MAX_RANGE_DAYS = 3660;

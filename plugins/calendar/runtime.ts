@@ -5,7 +5,7 @@
  */
 import { MemoError, type PackApi, type ToolContext } from 'memo-kernel/pack';
 import type { DataSource } from 'typeorm';
-import { refreshFeed, type RefreshOutcome } from './feeds.js';
+import type { RefreshOutcome } from './feeds.js';
 import { CalendarSettings, type Source } from './sources.js';
 
 export class CalendarRuntime {
@@ -49,7 +49,10 @@ export class CalendarRuntime {
     const work = (async (): Promise<RefreshOutcome> => {
       const db = await this.database();
       const outer = signal ? AbortSignal.any([signal, this.stopping.signal]) : this.stopping.signal;
-      if (source.kind === 'subscription') return refreshFeed(db, source, timeoutMs, outer);
+      if (source.kind === 'subscription') {
+        const { refreshFeed } = await import('./feeds.js');
+        return refreshFeed(db, source, timeoutMs, outer);
+      }
       if (source.kind === 'caldav') {
         const { syncAccount } = await import('./caldav.js');
         return syncAccount(db, source, this.settings, timeoutMs, outer);

@@ -41,11 +41,24 @@ export const LOCAL_ID = 'local';
 
 const ID = /^[a-z0-9]+(?:-[a-z0-9]+)*$/;
 
+/** True when the person marked this CalDAV calendar writable (by name or URL, or `*`). */
+export function isWritable(source: CaldavSource, cal: { name: string; url: string }): boolean {
+  return source.writable.some((w) => w === '*' || w === cal.name || w === cal.url);
+}
+
 /** The consent service a source's events are gated by; null for the person's own calendars (local, files). */
 export function serviceOf(source: Source): string | null {
   if (source.kind === 'subscription') return 'subscriptions';
   if (source.kind === 'caldav') return `caldav:${source.id}`;
   return null;
+}
+
+/** webcal:// is https:// by convention; only http(s) is fetched. */
+export function feedUrl(url: string): string {
+  const u = new URL(url.replace(/^webcals?:\/\//i, 'https://'));
+  if (u.protocol !== 'https:' && u.protocol !== 'http:') throw new MemoError('VALIDATION', `A subscription is an http(s) or webcal URL, not ${u.protocol}.`);
+  if (u.username || u.password) throw new MemoError('VALIDATION', 'A subscription URL may not carry a user name or password.');
+  return u.href;
 }
 
 /** What a person sees of a URL: scheme, host and path, never credentials or a query (private feed tokens live there). */
@@ -186,6 +199,12 @@ export class CalendarSettings {
     if (this.consentFile.problem) return 'unreadable';
     const a = answers.services[service];
     return a === 'allow' ? 'allowed' : a === 'deny' ? 'declined' : 'not asked';
+  }
+
+  /** Drops the answer about a service that is gone (a removed CalDAV account: one added later under its name is asked anew). */
+  forgetConsent(service: string): void {
+    if (this.consentFile.problem || !(service in this.answered())) return;
+    this.consentFile.update((v) => ({ services: Object.fromEntries(Object.entries(v.services).filter(([k]) => k !== service)) }));
   }
 
   setConsent(service: string, answer: ConsentAnswer): void {

@@ -3,6 +3,7 @@ import * as http from 'node:http';
 import * as path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { atTeardown } from '../../helpers/cleanup.js';
+import { waitFor } from '../../helpers/wait.js';
 import { calendarKernel, error, value, type CalendarFixture } from './helpers.js';
 
 const FEED = [
@@ -149,6 +150,16 @@ describe('subscribed calendars: conditional refresh, offline copy, and servers t
     await fx.close();
   });
 
+  it('refreshes added subscriptions in the background once the kernel runs its services', async () => {
+    const { fx, feed } = await withSubscription();
+    expect(feed.seen).toEqual([{ status: 200 }]);
+    await fx.kernel.start();
+    await waitFor(() => feed.seen.length >= 2, { what: () => `a background refresh (seen: ${JSON.stringify(feed.seen)})` });
+    expect(feed.seen[1]).toEqual({ ifNoneMatch: '"v1"', status: 304 });
+    expect(fx.kernel.services.list()).toContainEqual({ pack: 'calendar', name: 'sync', state: 'running' });
+    await fx.close();
+  });
+
   it('does not hold up the own calendars when a subscription never answers', async () => {
     const fx = await calendarKernel({ config: { refreshMinutes: 0, fetchTimeoutMs: 300 } });
     const feed = await feedServer();
@@ -157,8 +168,9 @@ describe('subscribed calendars: conditional refresh, offline copy, and servers t
     const added = await fx.command('add', { kind: 'subscription', name: 'slow', location: feed.url }, { json: true });
     expect(added.out[0]).toMatchObject({ ok: true, result: { sync: { status: 'failed', reason: expect.stringMatching(/did not answer within 0.3 s/) } } });
     await fx.command('consent', { service: 'subscriptions', answer: 'allow' });
+    value(await fx.call('create_calendar_event', { title: 'Local call', start: '2026-05-05T08:00' }));
     const v = value(await fx.call('get_calendar_events', { start: '2026-05-05' }));
-    expect(titles(v)).toEqual(['Conference', 'Lunch wherever I am']);
+    expect(titles(v)).toEqual(['Conference', 'Local call', 'Lunch wherever I am']);
     expect(v.warnings).toEqual([expect.stringMatching(/^slow: .*did not answer within 0.3 s; no copy was fetched before/)]);
     await fx.close();
   });
