@@ -15,7 +15,7 @@ import { percentile } from './stats.js';
  * 3. query latency p50/p99 through the pipeline for word, phrase and tag queries, against `rg -l`
  *    over the same folder for the same strings (ripgrep installed from Debian when missing);
  * 4. an edit to searchable: through vault_update_note (index updated in the same step), and a file
- *    saved outside Memo (through the watcher, 150 ms debounce included);
+ *    saved outside Memo (through the watcher, its 50 ms quiet period included);
  * 5. 5,000 files changed at once (a checkout) until all are searchable;
  * 6. the index's size on disk.
  */
@@ -297,7 +297,7 @@ export async function benchVault(): Promise<void> {
       `  edit -> searchable, watcher on: vault_update_note + search p50 ${a.p50.toFixed(1)} ms, p99 ${a.p99.toFixed(1)} ms (index updated in the same step)`,
     );
     console.log(
-      `  edit -> searchable: file saved outside Memo p50 ${b.p50.toFixed(0)} ms, max ${Math.max(...outside).toFixed(0)} ms (watcher: 150 ms quiet period)`,
+      `  edit -> searchable: file saved outside Memo p50 ${b.p50.toFixed(0)} ms, max ${Math.max(...outside).toFixed(0)} ms (watcher: 50 ms quiet period)`,
     );
 
     // 5. A checkout: 5,000 files changed at once; counted in the index file itself (a tool's limit is 200).

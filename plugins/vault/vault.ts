@@ -19,8 +19,8 @@ import { VaultIndex, type BatchResult, type FileRecord, type NoteInfo } from './
 const MAX_PARSE_BYTES = 8 * 1024 * 1024;
 /** Filed files above this are fingerprinted by their size and first megabyte, not read whole. */
 const FULL_HASH_BYTES = 8 * 1024 * 1024;
-/** The watcher waits for this much quiet before applying what changed... */
-const QUIET_MS = 150;
+/** The watcher waits for this much quiet before applying what changed (an editor's save is several writes)... */
+const QUIET_MS = 50;
 /** ...but never holds changes longer than this, however busy the folder is. */
 const MAX_HOLD_MS = 2000;
 /** Files read at once during a scan. */
