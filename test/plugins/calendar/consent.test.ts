@@ -21,9 +21,11 @@ const FEED = [
   '',
 ].join('\r\n');
 
+const LAST_MODIFIED = 'Tue, 05 May 2026 08:00:00 GMT';
+
 /** A loopback ICS server whose behaviour a test switches: serve (with an ETag), fail with 500, or hang. */
 async function feedServer() {
-  const seen: Array<{ ifNoneMatch?: string; status: number }> = [];
+  const seen: Array<{ ifNoneMatch?: string; ifModifiedSince?: string | undefined; status: number }> = [];
   let mode: 'serve' | 'fail' | 'hang' = 'serve';
   const server = http.createServer((req, res) => {
     const inm = req.headers['if-none-match'];
@@ -34,12 +36,12 @@ async function feedServer() {
       return;
     }
     if (inm === '"v1"') {
-      seen.push({ ifNoneMatch: inm, status: 304 });
+      seen.push({ ifNoneMatch: inm, ifModifiedSince: req.headers['if-modified-since'], status: 304 });
       res.writeHead(304, { etag: '"v1"' }).end();
       return;
     }
     seen.push({ status: 200 });
-    res.writeHead(200, { 'content-type': 'text/calendar', etag: '"v1"' }).end(FEED);
+    res.writeHead(200, { 'content-type': 'text/calendar', etag: '"v1"', 'last-modified': LAST_MODIFIED }).end(FEED);
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   atTeardown(() => {
@@ -131,12 +133,12 @@ describe('consent per calendar service (seed 003)', () => {
 });
 
 describe('subscribed calendars: conditional refresh, offline copy, and servers that fail', () => {
-  it('refreshes with If-None-Match and keeps reading the copy when the server answers 304', async () => {
+  it('refreshes with If-None-Match and If-Modified-Since and keeps reading the copy when the server answers 304', async () => {
     const { fx, feed } = await withSubscription({ refreshMinutes: 0 });
     await fx.command('consent', { service: 'subscriptions', answer: 'allow' });
     const v = value(await fx.call('get_calendar_events', { start: '2026-05-05', sources: ['team'] }));
     expect(titles(v)).toEqual(['From the subscription']);
-    expect(feed.seen).toEqual([{ status: 200 }, { ifNoneMatch: '"v1"', status: 304 }]);
+    expect(feed.seen).toEqual([{ status: 200 }, { ifNoneMatch: '"v1"', ifModifiedSince: LAST_MODIFIED, status: 304 }]);
     await fx.close();
   });
 
@@ -155,7 +157,7 @@ describe('subscribed calendars: conditional refresh, offline copy, and servers t
     expect(feed.seen).toEqual([{ status: 200 }]);
     await fx.kernel.start();
     await waitFor(() => feed.seen.length >= 2, { what: () => `a background refresh (seen: ${JSON.stringify(feed.seen)})` });
-    expect(feed.seen[1]).toEqual({ ifNoneMatch: '"v1"', status: 304 });
+    expect(feed.seen[1]).toEqual({ ifNoneMatch: '"v1"', ifModifiedSince: LAST_MODIFIED, status: 304 });
     expect(fx.kernel.services.list()).toContainEqual({ pack: 'calendar', name: 'sync', state: 'running' });
     await fx.close();
   });

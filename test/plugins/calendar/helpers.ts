@@ -18,8 +18,15 @@ export interface CalendarFixture extends Fixture {
 }
 
 /** A real kernel with the calendar pack loaded from `plugins/`, a prompter that allows once unless a test says otherwise. */
-export async function calendarKernel(options: { config?: Record<string, unknown>; prompter?: Prompter } = {}): Promise<CalendarFixture> {
-  const fx = makeKernel({ packs: [], ...(options.prompter ? { prompter: options.prompter } : {}) });
+export async function calendarKernel(
+  options: { config?: Record<string, unknown>; prompter?: Prompter; root?: string; dataDir?: string } = {},
+): Promise<CalendarFixture> {
+  const fx = makeKernel({
+    packs: [],
+    ...(options.prompter ? { prompter: options.prompter } : {}),
+    ...(options.root ? { root: options.root } : {}),
+    ...(options.dataDir ? { dataDir: options.dataDir } : {}),
+  });
   const statuses = await fx.kernel.loadPacks([{ dir: PLUGINS, source: 'builtin', only: ['calendar'] }]);
   const mine = statuses.find((s) => s.id === 'calendar');
   if (mine?.status !== 'loaded') throw new Error(`calendar did not load: ${mine?.error ?? 'not found'}`);
