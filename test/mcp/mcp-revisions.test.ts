@@ -61,6 +61,19 @@ function envelope(clientName = 'raw-client', version = '0.0.1'): Record<string, 
   };
 }
 
+let nextId = 1;
+
+/** A request of the stateless revision sent by hand: the envelope in `_meta`, the revision's headers. */
+async function stateless(ep: McpHttpEndpoint, method: string, params: Record<string, unknown> = {}, who = 'raw-client', version = '0.0.1') {
+  const r = await rpc(
+    ep.url,
+    ep.token,
+    { jsonrpc: '2.0', id: nextId++, method, params: { ...params, _meta: envelope(who, version) } },
+    { 'MCP-Protocol-Version': MODERN },
+  );
+  return { status: r.status, body: JSON.parse(r.body) as { result?: any; error?: { code: number; message: string; data?: unknown } } };
+}
+
 describe('MCP: both protocol revisions on one endpoint, skills over MCP', () => {
   let fx: Fixture;
   let endpoint: McpHttpEndpoint;
@@ -84,19 +97,9 @@ describe('MCP: both protocol revisions on one endpoint, skills over MCP', () => 
   });
 
   it('answers server/discover for the stateless revision (no initialize first), naming tools, prompts and the skills extension', async () => {
-    const r = await rpc(
-      endpoint.url,
-      endpoint.token,
-      {
-        jsonrpc: '2.0',
-        id: 1,
-        method: 'server/discover',
-        params: { _meta: envelope() },
-      },
-      { 'MCP-Protocol-Version': MODERN },
-    );
+    const r = await stateless(endpoint, 'server/discover');
     expect(r.status).toBe(200);
-    const result = JSON.parse(r.body).result;
+    const result = r.body.result;
     expect(result.supportedVersions).toContain(MODERN);
     expect(result.capabilities.tools).toBeDefined();
     expect(result.capabilities.prompts).toBeDefined();
@@ -213,21 +216,10 @@ describe('MCP: both protocol revisions on one endpoint, skills over MCP', () => 
   });
 
   it('answers a malformed stateless tools/call with -32602 and one line, and never reaches the kernel', async () => {
-    const r = await rpc(
-      endpoint.url,
-      endpoint.token,
-      {
-        jsonrpc: '2.0',
-        id: 7,
-        method: 'tools/call',
-        params: { arguments: {}, _meta: envelope() },
-      },
-      { 'MCP-Protocol-Version': MODERN },
-    );
-    const body = JSON.parse(r.body);
-    expect(body.error.code).toBe(-32602);
-    expect(body.error.message).toMatch(/name/);
-    expect(body.error.message.length).toBeLessThan(200);
+    const { body } = await stateless(endpoint, 'tools/call', { arguments: {} });
+    expect(body.error!.code).toBe(-32602);
+    expect(body.error!.message).toMatch(/name/);
+    expect(body.error!.message.length).toBeLessThan(200);
     expect(fx.kernel.audit.tail()).toEqual([]);
   });
 
@@ -237,22 +229,11 @@ describe('MCP: both protocol revisions on one endpoint, skills over MCP', () => 
     fx = makeKernel({ packs: [echoPack()], rateLimits: { maxCalls: 2, duplicateCooldownMs: 0, globalMaxCalls: 0 } });
     endpoint = new McpHttpEndpoint(fx.kernel, { logger });
     await endpoint.start();
-    const call = (who: string, n: number) =>
-      rpc(
-        endpoint.url,
-        endpoint.token,
-        {
-          jsonrpc: '2.0',
-          id: n,
-          method: 'tools/call',
-          params: { name: 'echo_safe', arguments: { text: `${who}-${n}` }, _meta: envelope(who, '1.0') },
-        },
-        { 'MCP-Protocol-Version': MODERN },
-      ).then((r) => {
-        const body = JSON.parse(r.body);
-        if (!body.result) throw new Error(r.body);
-        return body.result;
-      });
+    const call = async (who: string, n: number) => {
+      const { body } = await stateless(endpoint, 'tools/call', { name: 'echo_safe', arguments: { text: `${who}-${n}` } }, who, '1.0');
+      if (!body.result) throw new Error(JSON.stringify(body));
+      return body.result;
+    };
     const a = [await call('alpha', 1), await call('alpha', 2), await call('alpha', 3)];
     const b = await call('beta', 1);
     expect(a.map((x) => x.isError ?? false)).toEqual([false, false, true]);
@@ -294,18 +275,7 @@ describe('MCP: both protocol revisions on one endpoint, skills over MCP', () => 
   });
 
   it('serves the skills extension to a client that negotiates it (skills/list over the stateless revision)', async () => {
-    const r = await rpc(
-      endpoint.url,
-      endpoint.token,
-      {
-        jsonrpc: '2.0',
-        id: 3,
-        method: 'skills/list',
-        params: { _meta: envelope() },
-      },
-      { 'MCP-Protocol-Version': MODERN },
-    );
-    const body = JSON.parse(r.body);
+    const { body } = await stateless(endpoint, 'skills/list');
     expect(body.error).toBeUndefined();
     expect(body.result.skills).toEqual([
       expect.objectContaining({
