@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import ICAL from 'ical.js';
 import { MemoError } from 'memo-kernel/pack';
 import { parseCalendars } from './recurrence.js';
-import { addDays, dateText, instantIn, parseTime, wallAt, type Wall } from './zoned-time.js';
+import { addDays, dateText, instantIn, isKnownZone, parseTime, wallAt, type Wall } from './zoned-time.js';
 
 type Component = InstanceType<typeof ICAL.Component>;
 type Time = InstanceType<typeof ICAL.Time>;
@@ -151,7 +151,10 @@ function shownTime(t: Time | null, zone: string | null, endOfAllDay = false): st
 }
 
 export function viewOf(ics: string, uid: string): EventView {
-  const { ev } = masterOf(ics, uid);
+  return viewOfComponent(masterOf(ics, uid).ev);
+}
+
+function viewOfComponent(ev: Component): EventView {
   const e = new ICAL.Event(ev);
   const zone = zoneParam(ev, 'dtstart');
   const rrule = ev.getFirstPropertyValue('rrule');
@@ -175,6 +178,13 @@ export function viewOf(ics: string, uid: string): EventView {
 export function changeEvent(ics: string, uid: string, fields: EventFields, defaultZone: string): { ics: string; before: EventView; after: EventView } {
   const before = viewOf(ics, uid);
   const { cal, ev } = masterOf(ics, uid);
+  applyFields(ev, fields, defaultZone);
+  const text = cal.toString() + '\r\n';
+  return { ics: text, before, after: viewOf(text, uid) };
+}
+
+/** Sets the fields on one VEVENT (a series' master or one occurrence's override), bumping its SEQUENCE. */
+function applyFields(ev: Component, fields: EventFields, defaultZone: string): void {
   const e = new ICAL.Event(ev);
   if (fields.start !== undefined || fields.end !== undefined || fields.timeZone !== undefined) {
     const zone = fields.timeZone ?? zoneParam(ev, 'dtstart') ?? defaultZone;
@@ -202,8 +212,107 @@ export function changeEvent(ics: string, uid: string, fields: EventFields, defau
   ev.updatePropertyWithValue('sequence', (Number.isFinite(seq) ? seq : 0) + 1);
   stamp(ev, 'dtstamp');
   stamp(ev, 'last-modified');
-  const text = cal.toString() + '\r\n';
-  return { ics: text, before, after: viewOf(text, uid) };
+}
+
+// ---------------------------------------------------------------------------------------------
+// One occurrence of a series
+
+function sameTime(a: Time, b: Time): boolean {
+  return (
+    a.isDate === b.isDate &&
+    a.year === b.year &&
+    a.month === b.month &&
+    a.day === b.day &&
+    (a.isDate || (a.hour === b.hour && a.minute === b.minute && a.second === b.second))
+  );
+}
+
+/**
+ * The occurrence `occurrence` names (a recurrenceId as get_calendar_events gives it), in the series'
+ * own terms (its zone's wall time), after checking the series really has it.
+ */
+function occurrenceOf(master: Component, occurrence: string): { time: Time; zone: string | null } {
+  const e = new ICAL.Event(master);
+  if (!e.isRecurring()) throw new MemoError('VALIDATION', 'This event does not repeat: change or delete it as a whole (leave out occurrence).');
+  const start = e.startDate;
+  const utc = start.zone?.tzid === 'UTC';
+  const zone = utc ? 'UTC' : zoneParam(master, 'dtstart');
+  const p = parseTime(occurrence, 'occurrence');
+  let time: Time;
+  if (start.isDate) {
+    if (p.kind !== 'date') throw new MemoError('VALIDATION', 'This series is all-day: name the occurrence by its date (2026-05-07).');
+    time = timeOf(p.wall, true, null);
+  } else if (p.kind === 'date') {
+    throw new MemoError('VALIDATION', 'Name the occurrence by its recurrenceId from get_calendar_events (a date-time), not a date.');
+  } else if (p.kind === 'instant') {
+    if (!utc && !(zone && isKnownZone(zone)))
+      throw new MemoError('VALIDATION', 'This series has no time zone: name the occurrence by its wall time, without an offset (2026-05-07T09:30:00).');
+    time = timeOf(wallAt(p.ms, zone!), false, utc ? 'UTC' : zone); // zone is set: checked on the line above
+  } else time = timeOf(p.wall, false, utc ? 'UTC' : zone);
+  const it = e.iterator();
+  for (let next = it.next(), steps = 0; next && steps < 100_000; next = it.next(), steps++) {
+    if (sameTime(next, time)) return { time, zone: utc ? null : zone };
+    if (next.compare(time) > 0 && next.year > time.year + 1) break;
+  }
+  throw new MemoError('NOT_FOUND', `The series has no occurrence at ${occurrence} (get_calendar_events gives each occurrence's recurrenceId).`);
+}
+
+function overridesOf(cal: Component, uid: string, time: Time): Component[] {
+  return cal.getAllSubcomponents('vevent').filter((v) => {
+    if (String(v.getFirstPropertyValue('uid')) !== uid) return false;
+    const rid = v.getFirstPropertyValue('recurrence-id') as Time | null;
+    return !!rid && sameTime(rid, time);
+  });
+}
+
+function dateProperty(name: string, parent: Component, t: Time, zone: string | null): InstanceType<typeof ICAL.Property> {
+  const p = new ICAL.Property(name, parent);
+  if (t.isDate) p.resetType('date');
+  p.setValue(t);
+  if (!t.isDate && zone && zone !== 'UTC') p.setParameter('tzid', zone);
+  return p;
+}
+
+/** The series without one occurrence: an EXDATE, and any override of it removed. */
+export function deleteOccurrence(ics: string, uid: string, occurrence: string): { ics: string; when: string } {
+  const { cal, ev } = masterOf(ics, uid);
+  const { time, zone } = occurrenceOf(ev, occurrence);
+  for (const o of overridesOf(cal, uid, time)) cal.removeSubcomponent(o);
+  ev.addProperty(dateProperty('exdate', ev, time, zone));
+  const seq = Number(ev.getFirstPropertyValue('sequence') ?? 0);
+  ev.updatePropertyWithValue('sequence', (Number.isFinite(seq) ? seq : 0) + 1);
+  stamp(ev, 'dtstamp');
+  return { ics: cal.toString() + '\r\n', when: shownTime(time, zone) };
+}
+
+/** One occurrence changed on its own: its override (made from the series when there is none yet) gets the fields. */
+export function changeOccurrence(
+  ics: string,
+  uid: string,
+  occurrence: string,
+  fields: EventFields,
+  defaultZone: string,
+): { ics: string; before: EventView; after: EventView; when: string } {
+  if (fields.recurrence !== undefined)
+    throw new MemoError('VALIDATION', 'One occurrence cannot get its own recurrence: change the series (leave out occurrence).');
+  const { cal, ev } = masterOf(ics, uid);
+  const { time, zone } = occurrenceOf(ev, occurrence);
+  let ov = overridesOf(cal, uid, time)[0];
+  if (!ov) {
+    const e = new ICAL.Event(ev);
+    // A deep copy: a Component wraps its jCal array, so a shallow one would change the series too.
+    ov = new ICAL.Component(JSON.parse(JSON.stringify(ev.toJSON())) as never);
+    for (const p of ['rrule', 'rdate', 'exdate', 'recurrence-id', 'duration']) ov.removeAllProperties(p);
+    const end = time.clone();
+    end.addDuration(e.endDate.subtractDate(e.startDate));
+    setTime(ov, 'dtstart', time.clone(), zone);
+    setTime(ov, 'dtend', end, zone);
+    ov.addProperty(dateProperty('recurrence-id', ov, time, zone));
+    cal.addSubcomponent(ov);
+  }
+  const before = viewOfComponent(ov);
+  applyFields(ov, fields, defaultZone);
+  return { ics: cal.toString() + '\r\n', before, after: viewOfComponent(ov), when: shownTime(time, zone) };
 }
 
 /** One line per field that differs: `title: Standup -> Daily standup`. */

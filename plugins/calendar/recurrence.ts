@@ -172,11 +172,17 @@ function cancelled(comp: Component): boolean {
   return text(comp, 'status')?.toUpperCase() === 'CANCELLED';
 }
 
-/** How an occurrence's original start is named: the date, or the date-time as the series' zone reads it. */
-function recurrenceIdText(t: Time, tzid: string | null, range: Range): string {
+/**
+ * How an occurrence's original start is named, the same whatever zone the range was read in: a
+ * date; a date-time with the offset of the series' zone; UTC with Z; and the wall time alone for a
+ * floating series or one in a zone only the file defines (what its RECURRENCE-ID holds).
+ */
+export function recurrenceIdText(t: Time, tzid: string | null, range: Range): string {
   if (t.isDate) return dateText(t);
-  const ms = instantOfTime(t, tzid, range);
-  return tzid && isKnownZone(tzid) ? isoInZone(ms, tzid) : new Date(ms).toISOString().replace('.000Z', 'Z');
+  if (t.zone?.tzid === 'UTC') return new Date(t.toUnixTime() * 1000).toISOString().replace('.000Z', 'Z');
+  if (tzid && isKnownZone(tzid)) return isoInZone(instantOfTime(t, tzid, range), tzid);
+  const pad = (n: number) => String(n).padStart(2, '0');
+  return `${dateText(t)}T${pad(t.hour)}:${pad(t.minute)}:${pad(t.second)}`;
 }
 
 /** Expands one series (a master with its overrides) into the occurrences that overlap the range. */

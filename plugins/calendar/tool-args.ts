@@ -38,10 +38,12 @@ export interface ToolArgs {
     /** An RFC 5545 RRULE such as FREQ=WEEKLY;BYDAY=MO,WE;COUNT=10 (an empty text on update makes the event single). */
     recurrence?: string;
   };
-  /** Changes fields of an event in the local calendar or a writable CalDAV calendar (a recurring event changes as a series; moved instances keep their own times). The person sees each field's old and new value; the write is refused if the event changed after that preview (ETag). */
+  /** Changes fields of an event in the local calendar or a writable CalDAV calendar: the whole series, or with occurrence one instance only (moved or renamed on its own). The person sees each field's old and new value; the write is refused if the event changed after that preview (ETag). */
   update_calendar_event: {
-    /** The event's id as get_calendar_events gives it (calendar:uid). A recurring event changes as a whole series. */
+    /** The event's id as get_calendar_events gives it (calendar:uid). */
     id: string;
+    /** Only this occurrence of a recurring event: its recurrenceId from get_calendar_events. Default: the whole event (every occurrence). */
+    occurrence?: string;
     /** The event's title. */
     title?: string;
     /** A date (2026-03-10) for an all-day event, or a date-time (2026-03-10T09:00, read in timeZone; or with Z or an offset). */
@@ -57,9 +59,11 @@ export interface ToolArgs {
     /** An RFC 5545 RRULE such as FREQ=WEEKLY;BYDAY=MO,WE;COUNT=10 (an empty text on update makes the event single). */
     recurrence?: string;
   };
-  /** Deletes an event (every occurrence of a recurring one) from the local calendar or a writable CalDAV calendar. The preview says what is lost; asked every time; refused if the event changed after the preview (ETag). */
+  /** Deletes an event (every occurrence of a recurring one) or, with occurrence, one instance of a series, from the local calendar or a writable CalDAV calendar. The preview says what is lost; asked every time; refused if the event changed after the preview (ETag). */
   delete_calendar_event: {
-    /** The event's id as get_calendar_events gives it (calendar:uid). A recurring event changes as a whole series. */
+    /** The event's id as get_calendar_events gives it (calendar:uid). */
     id: string;
+    /** Only this occurrence of a recurring event: its recurrenceId from get_calendar_events. Default: the whole event (every occurrence). */
+    occurrence?: string;
   };
 }

@@ -10,7 +10,7 @@ import { randomUUID } from 'node:crypto';
 import { MemoError, type Preview, type ToolContext } from 'memo-kernel/pack';
 import type { DataSource } from 'typeorm';
 import { fetchObject, uidOf, writableCalendar, writeObject } from './caldav.js';
-import { buildEvent, changeEvent, fieldChanges, viewOf, type EventFields, type EventView } from './ics-build.js';
+import { buildEvent, changeEvent, changeOccurrence, deleteOccurrence, fieldChanges, viewOf, type EventFields, type EventView } from './ics-build.js';
 import { zoneFor } from './read-tools.js';
 import { runtimeOf, type CalendarRuntime } from './runtime.js';
 import { CaldavCalendarRow, CaldavObjectRow, LocalEventRow } from './schema.js';
@@ -176,49 +176,61 @@ export const createEvent: Impl<ToolArgs['create_calendar_event']> = {
   },
 };
 
+/** Writes an event's new text where it lives, with its ETag (the local revision, or If-Match on the server). */
+async function replace(db: DataSource, rt: CalendarRuntime, ctx: ToolContext, current: Current, ics: string): Promise<void> {
+  if (!current.caldav) {
+    const revision = Number(current.etag.slice(1));
+    const title = viewOf(ics, current.uid).title;
+    const r = await db
+      .getRepository(LocalEventRow)
+      .update({ uid: current.uid, revision }, { ics, title, revision: revision + 1, updated_at: new Date().toISOString() });
+    if (!r.affected) throw new MemoError('CONFLICT', 'The event changed while it was being written, so nothing was written. Look at it again and retry.');
+    return;
+  }
+  const w = await writeObject(
+    current.caldav.source,
+    rt.settings,
+    { kind: 'update', url: current.caldav.url, etag: current.etag, ics },
+    WRITE_TIMEOUT_MS,
+    ctx.signal,
+  );
+  if (!w.ok) throw conflict(current, w.status);
+  await cacheObject(db, rt, current.caldav.source, current.caldav.calendar.url, current.caldav.url, ctx);
+}
+
 // ---------------------------------------------------------------------------------------------
 // update_calendar_event
+
+function planUpdate(args: ToolArgs['update_calendar_event'], ctx: ToolContext, current: Current) {
+  const fields = fieldsOf(args);
+  if (!Object.keys(fields).length) throw new MemoError('VALIDATION', 'Say what to change: title, start, end, timeZone, location, description or recurrence.');
+  const zone = zoneFor(ctx, undefined);
+  if (args.occurrence === undefined) return { ...changeEvent(current.ics, current.uid, fields, zone), when: null };
+  return changeOccurrence(current.ics, current.uid, args.occurrence, fields, zone);
+}
 
 export const updateEvent: Impl<ToolArgs['update_calendar_event']> = {
   preview: async (args, ctx) => {
     const rt = runtimeOf(ctx);
     const current = await currentOf(rt, await rt.database(), args.id, ctx);
-    const fields = fieldsOf(args);
-    if (!Object.keys(fields).length) throw new MemoError('VALIDATION', 'Say what to change: title, start, end, timeZone, location, description or recurrence.');
-    const { before, after } = changeEvent(current.ics, current.uid, fields, zoneFor(ctx, undefined));
+    const { before, after, when } = planUpdate(args, ctx, current);
     previewed.set(ctx, current.etag);
-    return { kind: 'fields', text: fieldChanges(before, after) || '(no field changes)' };
+    const changes = fieldChanges(before, after) || '(no field changes)';
+    return { kind: 'fields', text: when ? `only the occurrence of ${when}\n${changes}` : changes };
   },
   run: async (args, ctx) => {
     const rt = runtimeOf(ctx);
     const db = await rt.database();
     const current = await currentOf(rt, db, args.id, ctx);
     checkSincePreview(ctx, current);
-    const fields = fieldsOf(args);
-    if (!Object.keys(fields).length) throw new MemoError('VALIDATION', 'Say what to change: title, start, end, timeZone, location, description or recurrence.');
-    const { ics, before, after } = changeEvent(current.ics, current.uid, fields, zoneFor(ctx, undefined));
-    if (!current.caldav) {
-      const revision = Number(current.etag.slice(1));
-      const r = await db
-        .getRepository(LocalEventRow)
-        .update({ uid: current.uid, revision }, { ics, title: after.title, revision: revision + 1, updated_at: new Date().toISOString() });
-      if (!r.affected) throw new MemoError('CONFLICT', 'The event changed while it was being written, so nothing was written. Look at it again and retry.');
-    } else {
-      const w = await writeObject(
-        current.caldav.source,
-        rt.settings,
-        { kind: 'update', url: current.caldav.url, etag: current.etag, ics },
-        WRITE_TIMEOUT_MS,
-        ctx.signal,
-      );
-      if (!w.ok) throw conflict(current, w.status);
-      await cacheObject(db, rt, current.caldav.source, current.caldav.calendar.url, current.caldav.url, ctx);
-    }
+    const { ics, before, after, when } = planUpdate(args, ctx, current);
+    await replace(db, rt, ctx, current, ics);
     return {
       ...eventRef(current.sourceId, current.uid, after),
+      ...(args.occurrence !== undefined ? { occurrence: args.occurrence } : {}),
       updated: true,
       changes: fieldChanges(before, after),
-      summary: `updated "${after.title}" in ${current.sourceId}`,
+      summary: `updated "${after.title}"${when ? ` (the occurrence of ${when})` : ''} in ${current.sourceId}`,
     };
   },
 };
@@ -226,9 +238,13 @@ export const updateEvent: Impl<ToolArgs['update_calendar_event']> = {
 // ---------------------------------------------------------------------------------------------
 // delete_calendar_event
 
+function placeOf(current: Current): string {
+  return current.caldav ? `${current.sourceId}/${current.caldav.calendar.name} (on the server)` : current.sourceId;
+}
+
 function whatIsLost(current: Current, v: EventView): string {
   return [
-    `Deletes "${v.title}" from ${current.caldav ? `${current.sourceId}/${current.caldav.calendar.name}` : current.sourceId}${current.caldav ? ' (on the server)' : ''}:`,
+    `Deletes "${v.title}" from ${placeOf(current)}:`,
     `when: ${v.start} to ${v.end}${v.timeZone !== 'all-day' ? ` (${v.timeZone})` : ''}`,
     ...(v.repeats ? [`repeats: ${v.repeats} (every occurrence is deleted)`] : []),
     ...(v.location ? [`location: ${v.location}`] : []),
@@ -241,8 +257,13 @@ export const deleteEvent: Impl<ToolArgs['delete_calendar_event']> = {
   preview: async (args, ctx) => {
     const rt = runtimeOf(ctx);
     const current = await currentOf(rt, await rt.database(), args.id, ctx);
+    const view = viewOf(current.ics, current.uid);
     previewed.set(ctx, current.etag);
-    return { kind: 'delete', text: whatIsLost(current, viewOf(current.ics, current.uid)) };
+    if (args.occurrence !== undefined) {
+      const { when } = deleteOccurrence(current.ics, current.uid, args.occurrence);
+      return { kind: 'delete', text: `Deletes one occurrence of "${view.title}" (${when}) from ${placeOf(current)}; the rest of the series stays.` };
+    }
+    return { kind: 'delete', text: whatIsLost(current, view) };
   },
   run: async (args, ctx) => {
     const rt = runtimeOf(ctx);
@@ -250,6 +271,16 @@ export const deleteEvent: Impl<ToolArgs['delete_calendar_event']> = {
     const current = await currentOf(rt, db, args.id, ctx);
     checkSincePreview(ctx, current);
     const view = viewOf(current.ics, current.uid);
+    if (args.occurrence !== undefined) {
+      const { ics, when } = deleteOccurrence(current.ics, current.uid, args.occurrence);
+      await replace(db, rt, ctx, current, ics);
+      return {
+        ...eventRef(current.sourceId, current.uid, view),
+        occurrence: args.occurrence,
+        deleted: true,
+        summary: `deleted the occurrence of ${when} of "${view.title}" from ${current.sourceId}`,
+      };
+    }
     if (!current.caldav) {
       const r = await db.getRepository(LocalEventRow).delete({ uid: current.uid, revision: Number(current.etag.slice(1)) });
       if (!r.affected) throw new MemoError('CONFLICT', 'The event changed while it was being deleted, so nothing was deleted. Look at it again and retry.');

@@ -157,6 +157,16 @@ describeWithRadicale('CalDAV accounts against a real Radicale server', () => {
     expect(listing.match(/\.ics</g)).toHaveLength(1);
   });
 
+  it('deletes one occurrence of a series on the server, the moved one included, and keeps the others', async () => {
+    const moved = (await events('2026-03-10')).events[0];
+    expect(moved).toMatchObject({ title: 'Team sync (Tuesday this week)', recurrenceId: '2026-03-09T11:00:00-04:00', overridden: true });
+    value(await fx.call('delete_calendar_event', { id: moved.id, occurrence: moved.recurrenceId }));
+    expect((await events('2026-03-01', '2026-03-21')).events.map((e: any) => e.start)).toEqual(['2026-03-02T11:00:00-05:00', '2026-03-16T11:00:00-04:00']);
+    const text = await (await server.request('GET', `/${server.user}/personal/team-sync.ics`)).text();
+    expect(text).toMatch(/EXDATE;TZID=America\/New_York:20260309T110000/);
+    expect(text).not.toContain('RECURRENCE-ID');
+  });
+
   it('refuses to write to a calendar the person did not mark writable', async () => {
     expect(error(await fx.call('create_calendar_event', { calendar: 'work/Shared', title: 'x', start: '2026-03-12T10:00' }))).toMatchObject({
       code: 'PERMISSION_DENIED',

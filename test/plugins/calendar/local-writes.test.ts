@@ -94,6 +94,44 @@ describe('the local calendar: create, update and delete behind previews', () => 
     expect(error(await fx.call('delete_calendar_event', { id })).code).toBe('NOT_FOUND');
   });
 
+  it('moves and deletes single occurrences of a series, leaving the rest as they were', async () => {
+    const id = value(
+      await fx.call('create_calendar_event', { title: 'Standup', start: '2026-07-06T09:30', end: '2026-07-06T09:45', recurrence: 'FREQ=DAILY;COUNT=5' }),
+    ).id;
+    const week = async () => (await events('2026-07-06', '2026-07-12')).map((e: any) => `${e.start} ${e.title}${e.overridden ? ' *' : ''}`);
+    const first = await events('2026-07-07');
+    expect(first[0]).toMatchObject({ recurrenceId: '2026-07-07T09:30:00+03:00', recurring: true });
+
+    fx.prompter.asked.length = 0;
+    value(await fx.call('update_calendar_event', { id, occurrence: '2026-07-07T09:30:00+03:00', start: '2026-07-07T14:00', title: 'Standup (afternoon)' }));
+    expect(fx.prompter.asked[0]?.preview?.text).toBe(
+      [
+        'only the occurrence of 2026-07-07 09:30 Europe/Istanbul',
+        'title: Standup -> Standup (afternoon)',
+        'start: 2026-07-07 09:30 Europe/Istanbul -> 2026-07-07 14:00 Europe/Istanbul',
+        'end: 2026-07-07 09:45 Europe/Istanbul -> 2026-07-07 14:15 Europe/Istanbul',
+      ].join('\n'),
+    );
+    fx.prompter.asked.length = 0;
+    value(await fx.call('delete_calendar_event', { id, occurrence: '2026-07-08T09:30:00+03:00' }));
+    expect(fx.prompter.asked[0]?.preview).toEqual({
+      kind: 'delete',
+      text: 'Deletes one occurrence of "Standup" (2026-07-08 09:30 Europe/Istanbul) from local; the rest of the series stays.',
+    });
+    expect(await week()).toEqual([
+      '2026-07-06T09:30:00+03:00 Standup',
+      '2026-07-07T14:00:00+03:00 Standup (afternoon) *',
+      '2026-07-09T09:30:00+03:00 Standup',
+      '2026-07-10T09:30:00+03:00 Standup',
+    ]);
+    // The moved one is still named by its original start; deleting it drops its override too.
+    value(await fx.call('delete_calendar_event', { id, occurrence: '2026-07-07T09:30:00+03:00' }));
+    expect(await week()).toEqual(['2026-07-06T09:30:00+03:00 Standup', '2026-07-09T09:30:00+03:00 Standup', '2026-07-10T09:30:00+03:00 Standup']);
+    expect(error(await fx.call('delete_calendar_event', { id, occurrence: '2026-07-06T10:00:00+03:00' })).code).toBe('NOT_FOUND');
+    const single = value(await fx.call('create_calendar_event', { title: 'Once', start: '2026-07-20T10:00' })).id;
+    expect(error(await fx.call('delete_calendar_event', { id: single, occurrence: '2026-07-20T10:00:00+03:00' })).code).toBe('VALIDATION');
+  });
+
   it('refuses writes to calendars Memo only reads, and names unknown ones', async () => {
     await fx.addFixture('days', 'all-day.ics');
     expect(error(await fx.call('create_calendar_event', { title: 'x', start: '2026-01-01', calendar: 'days' })).code).toBe('PERMISSION_DENIED');
@@ -106,7 +144,7 @@ describe('the local calendar: create, update and delete behind previews', () => 
     expect(r.code).toBe(0);
     const ics = String(r.out[0]);
     expect(ics).toMatch(/^BEGIN:VCALENDAR\r\n/);
-    expect(ics.match(/BEGIN:VEVENT/g)).toHaveLength(4);
+    expect(ics.match(/BEGIN:VEVENT/g)).toHaveLength(6);
     expect(ics).toContain('SUMMARY:Yoga');
     expect(ics).toContain('RRULE:FREQ=WEEKLY;COUNT=3');
   });
