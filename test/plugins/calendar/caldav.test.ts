@@ -1,5 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { runTurn } from '../../../kernel/agent/agent-loop.js';
+import { reply, ScriptedProvider, toolCall } from '../../helpers/scripted-provider.js';
 import { calendarKernel, error, value, type CalendarFixture } from './helpers.js';
 import { makeCalendar, RADICALE, startRadicale, type Radicale } from './radicale.js';
 import type { ApprovalReply, PermissionRequest } from '../../../kernel/permissions/prompter.js';
@@ -165,6 +167,34 @@ describeWithRadicale('CalDAV accounts against a real Radicale server', () => {
     const text = await (await server.request('GET', `/${server.user}/personal/team-sync.ics`)).text();
     expect(text).toMatch(/EXDATE;TZID=America\/New_York:20260309T110000/);
     expect(text).not.toContain('RECURRENCE-ID');
+  });
+
+  it('lets an agent turn read the calendar and create an event on the server once the person approves the preview', async () => {
+    prompter.asked.length = 0;
+    const provider = new ScriptedProvider((_req, n) =>
+      n === 1
+        ? reply('', toolCall('get_calendar_events', { start: '2026-03-23', end: '2026-03-27', timeZone: 'America/New_York' }))
+        : n === 2
+          ? reply('', toolCall('create_calendar_event', { calendar: 'work', title: 'Planning', start: '2026-03-24T10:00', timeZone: 'America/New_York' }))
+          : reply('Booked Planning on Tuesday at 10:00.'),
+    );
+    const r = await runTurn(fx.kernel, {
+      provider,
+      model: 'test-model',
+      conversationId: 'cal-1',
+      history: [],
+      userMessage: 'Find a slot on Tuesday and book Planning.',
+    });
+    expect(r).toMatchObject({ stopReason: 'final', answer: 'Booked Planning on Tuesday at 10:00.' });
+    expect(r.steps.map((s) => [s.tool, s.outcome])).toEqual([
+      ['get_calendar_events', 'ok'],
+      ['create_calendar_event', 'ok'],
+    ]);
+    expect(provider.requests[0]!.tools.map((t) => t.name)).toEqual(expect.arrayContaining(['get_calendar_events', 'create_calendar_event']));
+    expect(prompter.asked.map((a) => [a.tool, a.preview?.kind])).toEqual([['create_calendar_event', 'fields']]);
+    expect((await events('2026-03-24')).events.map((e: any) => `${e.start} ${e.title} (${e.calendar})`)).toEqual([
+      '2026-03-24T10:00:00-04:00 Planning (Personal)',
+    ]);
   });
 
   it('refuses to write to a calendar the person did not mark writable', async () => {
