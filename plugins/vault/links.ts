@@ -53,6 +53,8 @@ export function linkKeys(target: string): { full: string; note: string } {
 function lookupNote(part: string, lookup: NoteLookup): LinkCandidate[] {
   const key = keyOf(part);
   if (!key) return [];
+  // `/Readme` is the Readme at the top of the vault, whatever other folders hold.
+  if (part.trim().startsWith('/')) return lookup.byPath(key).filter((c) => keyOf(c.path) === key);
   if (key.includes('/')) return lookup.byPath(key);
   const byName = lookup.byName(key);
   if (byName.length) return byName;
@@ -98,8 +100,10 @@ export function rewriteLinkText(raw: string, oldTarget: string, heading: string 
   const bar = raw.search(/\\?\|/);
   const aliasPart = bar === -1 ? '' : raw.slice(bar);
   const stem = newPath.replace(/\.md$/i, '');
-  const usedPath = keyOf(oldTarget.split('#')[0] ?? '').includes('/') || pathNeeded;
-  const name = usedPath ? stem : lastSegment(stem);
+  const oldPart = oldTarget.split('#')[0] ?? '';
+  const usedPath = keyOf(oldPart).includes('/') || oldPart.trim().startsWith('/') || pathNeeded;
+  // A path at the top of the vault is written `/Name`, so it cannot be read as a bare name.
+  const name = usedPath ? (stem.includes('/') ? stem : `/${stem}`) : lastSegment(stem);
   const headingPart = heading === null ? '' : `#${heading}`;
   // A link that wrote `.md` keeps writing it.
   const ext = /\.md(#|$)/i.test(oldTarget) ? '.md' : '';

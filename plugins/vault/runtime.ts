@@ -94,11 +94,6 @@ export class VaultRuntime {
     return vault;
   }
 
-  /** The vault opened by an earlier call, if any (the bench and tests wait on its watcher). */
-  async opened(): Promise<Vault | null> {
-    return this.current ? this.current.vault.catch(() => null) : null;
-  }
-
   dispose(): Promise<void> {
     this.disposed = true;
     const current = this.current;

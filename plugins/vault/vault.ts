@@ -86,8 +86,6 @@ export class Vault {
   private pendingDirs = new Set<string>();
   private quietTimer: NodeJS.Timeout | null = null;
   private holdTimer: NodeJS.Timeout | null = null;
-  /** Batches the watcher applied (tests and the bench wait on it). */
-  batches = 0;
 
   constructor(
     /** The vault folder's real path. */
@@ -363,17 +361,10 @@ export class Vault {
         // Read, compared by size and mtime, applied in chunks of one transaction each; a file that
         // reappears elsewhere with the same content (a rename on disk) keeps its id.
         if (candidates.size) await this.sync({ paths: candidates });
-        this.batches++;
       } catch (err) {
         if (!this.closed) this.logger.warn(`vault index: applying file changes failed (${(err as Error).message}); run memo vault reindex`);
       }
     })();
-  }
-
-  /** Resolves once the watcher has nothing waiting and every earlier change is applied. */
-  async settled(): Promise<void> {
-    while (this.quietTimer || this.pending.size || this.pendingDirs.size) await new Promise((r) => setTimeout(r, QUIET_MS));
-    await this.exclusive(() => undefined);
   }
 
   async close(): Promise<void> {

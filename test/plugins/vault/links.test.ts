@@ -85,6 +85,23 @@ describe('vault wiki-link resolution', () => {
     expect(value(await fx.call('vault_read_note', { note: 'Sprint #4' }))).toMatchObject({ path: 'Sprint #4.md', content: 'the sprint note\n' });
   });
 
+  it('writes the path into rewritten links when the new name is one other notes already have', async () => {
+    const r = value(await fx.call('vault_rename_note', { note: 'Meeting', new_title: 'Readme' }));
+    expect(r).toMatchObject({ path: 'Readme.md', links_rewritten: 5 });
+    const lines = fx.read('Source.md').split('\n');
+    expect([lines[0], lines[1], lines[2], lines[13], lines[18]]).toEqual([
+      '[[/Readme]]',
+      '[[/Readme#Decisions]]',
+      '[[/Readme#Decisions|the decisions]]',
+      '[[/Readme]]',
+      '| cell [[/Readme\\|aliased in a table]] |',
+    ]);
+    const links = await linksOf(fx, 'Source');
+    expect(links.filter((l) => l.includes('Readme.md #Decisions') || l.endsWith('-> resolved Readme.md'))).toHaveLength(5);
+    // The bare name is still ambiguous, and says so.
+    expect(links).toContain('Readme -> ambiguous');
+  });
+
   it('lists backlinks, and a link re-resolves when its target appears, is renamed or goes', async () => {
     const backlinks = value(await fx.call('vault_read_note', { note: 'Meeting' })).backlinks;
     expect(backlinks.map((b: any) => `${b.path}:${b.line}`)).toEqual(['Source.md:1', 'Source.md:2', 'Source.md:3', 'Source.md:14', 'Source.md:19']);
