@@ -234,7 +234,7 @@ describe('memo plugins', () => {
     expect(memo(['plugins', 'disable', 'echo-tools'], w).code).toBe(0);
     expect(memo(['tools', 'list', '--json'], w).json.filter((t: any) => t.pack === 'echo-tools')).toEqual([]);
     expect(memo(['tools', 'call', 'echo', '--args', '{"text":"a"}', '--json'], w).json.error.code).toBe('TOOL_DISABLED');
-    expect(memo(['plugins', 'list', '--json'], w).json[0].enabled).toBe(false);
+    expect(memo(['plugins', 'list', '--json'], w).json.find((p: any) => p.id === 'echo-tools').enabled).toBe(false);
     expect(memo(['plugins', 'enable', 'echo-tools'], w).code).toBe(0);
     expect(memo(['tools', 'call', 'echo', '--args', '{"text":"a"}', '--json'], w).json.ok).toBe(true);
   });
