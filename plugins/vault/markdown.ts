@@ -210,3 +210,60 @@ export function sectionOf(body: string, heading: string): string | null {
   }
   return start === -1 ? null : lines.slice(start).join('\n').trimEnd();
 }
+
+/** Lower case without accents: how the index compares words (`Zürich` is `zurich`). */
+function fold(word: string): string {
+  return word.normalize('NFD').replace(/\p{M}/gu, '').toLowerCase();
+}
+
+/** A rough stem (the index stems with Porter): `running` -> `runn`, matched as a prefix. */
+function stemOf(word: string): string {
+  const w = fold(word);
+  const m = /^(.{3,}?)(?:ing|ed|es|s|ly)$/.exec(w);
+  return m ? m[1]! : w;
+}
+
+/**
+ * A short passage of `body` around the first word that matches the search terms, matches in
+ * **bold**: the index keeps no copy of the text, so snippets are cut from the file. Words are
+ * compared as the index does, roughly (accents folded, case ignored, a stem matching a prefix).
+ */
+export function makeSnippet(body: string, terms: readonly string[], width = 16): string {
+  const needles = [
+    ...new Set(
+      terms
+        .flatMap((t) => t.replace(/\*$/, '').split(/[^\p{L}\p{N}_]+/u))
+        .filter(Boolean)
+        .map(stemOf),
+    ),
+  ];
+  const hit = (w: string) => {
+    const f = fold(w);
+    return needles.some((n) => f === n || (n.length >= 3 && f.startsWith(n)));
+  };
+  // Words are read only as far as needed: up to the first match and `width` beyond it.
+  const words: RegExpExecArray[] = [];
+  let first = -1;
+  let more = false;
+  for (const m of body.matchAll(/[\p{L}\p{N}_]+/gu)) {
+    if ((first !== -1 && words.length >= first + width) || (first === -1 && words.length >= 5000)) {
+      more = true;
+      break;
+    }
+    words.push(m);
+    if (first === -1 && hit(m[0])) first = words.length - 1;
+  }
+  if (words.length === 0) return '';
+  const from = Math.max(0, (first === -1 ? 0 : first) - Math.floor(width / 3));
+  const to = Math.min(words.length, from + width);
+  let out = from > 0 ? '…' : '';
+  let at = words[from]!.index;
+  for (let i = from; i < to; i++) {
+    const m = words[i]!;
+    out += body.slice(at, m.index);
+    out += hit(m[0]) ? `**${m[0]}**` : m[0];
+    at = m.index + m[0].length;
+  }
+  const truncated = more || to < words.length;
+  return (out + (truncated ? '…' : body.slice(at))).replace(/\s+/g, ' ').trim();
+}

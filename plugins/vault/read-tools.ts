@@ -31,13 +31,14 @@ export async function searchNotes(args: ToolArgs['vault_search_notes'], ctx: Too
     ...(folder ? { folder } : {}),
     ...(tags.length ? { tags } : {}),
   });
-  const results = hits.map((h) => ({
+  const snippets = await Promise.all(hits.map((h) => (terms.length && h.file_type === 'markdown' ? vault.snippet(h.path, terms) : Promise.resolve(null))));
+  const results = hits.map((h, i) => ({
     id: h.id,
     path: h.path,
     title: h.title,
     file_type: h.file_type,
     tags: vault.index.tagsOf(h.seq),
-    snippet: h.snippet,
+    snippet: snippets[i] ?? null,
     modified: iso(h.mtime),
   }));
   const nothing = args.query.trim() !== '' && terms.length === 0;

@@ -8,7 +8,7 @@
  * it, and the index reads and writes it with SQL.
  */
 import { Column, Entity, Index, PrimaryColumn, PrimaryGeneratedColumn, type MigrationInterface, type QueryRunner } from 'typeorm';
-import { FTS_TOKENIZER } from './vault-index.js';
+import { CREATE_FTS, FTS_TOKENIZER } from './vault-index.js';
 
 @Entity('notes')
 export class NoteRow {
@@ -247,4 +247,23 @@ export class CreateVaultIndex1796200000000 implements MigrationInterface {
   }
 }
 
-export const MIGRATIONS = [CreateVaultIndex1796200000000];
+/**
+ * The text is no longer copied into the FTS table (snippets are cut from the files): the table is
+ * made contentless, and every note is marked as changed (no size, no hash) so the next open reads the files
+ * again and fills it. Ids and tag settings stay.
+ */
+export class ContentlessVaultText1796300000000 implements MigrationInterface {
+  async up(qr: QueryRunner): Promise<void> {
+    await qr.query(`DROP TABLE "notes_fts"`);
+    await qr.query(CREATE_FTS);
+    await qr.query(`UPDATE "notes" SET "size" = -1, "hash" = ''`);
+  }
+
+  async down(qr: QueryRunner): Promise<void> {
+    await qr.query(`DROP TABLE "notes_fts"`);
+    await qr.query(`CREATE VIRTUAL TABLE "notes_fts" USING fts5(title, body, tokenize='${FTS_TOKENIZER}')`);
+    await qr.query(`UPDATE "notes" SET "size" = -1, "hash" = ''`);
+  }
+}
+
+export const MIGRATIONS = [CreateVaultIndex1796200000000, ContentlessVaultText1796300000000];

@@ -87,6 +87,12 @@ export interface BatchResult {
 /** The FTS5 tokenizer: Porter stemming over unicode61 with accents folded (`café` finds `cafe`, `running` finds `run`). */
 export const FTS_TOKENIZER = 'porter unicode61 remove_diacritics 2';
 
+/**
+ * The full-text table: contentless (the notes' text is in the files; a copy would more than double
+ * the index), with deletes allowed so a changed note's old words can be removed.
+ */
+export const CREATE_FTS = `CREATE VIRTUAL TABLE notes_fts USING fts5(title, body, content='', contentless_delete=1, tokenize='${FTS_TOKENIZER}')`;
+
 export function newNoteId(): string {
   return randomBytes(8).toString('hex');
 }
@@ -147,7 +153,6 @@ export class VaultIndex {
       ),
       allPaths: p(`SELECT seq, path, size, mtime, hash, id FROM notes`),
       count: p(`SELECT count(*) AS n FROM notes`),
-      snippet: p(`SELECT snippet(notes_fts, 1, '**', '**', '…', 16) AS s FROM notes_fts WHERE notes_fts MATCH ? AND rowid = ?`),
     };
   }
 
@@ -231,17 +236,13 @@ export class VaultIndex {
                    ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY n.mtime DESC, n.path LIMIT ?`;
       return { hits: this.db.prepare(sql).all(...params, o.limit) as SearchHit[], terms: [] };
     }
-    // Ranked first, snippets after: SQLite would otherwise build a snippet for every match before the LIMIT.
+    // Snippets are cut from the files afterwards (the FTS table keeps no copy of the text).
     // FTS5's own rank column (bm25, title weighted 8:1) sorts about twice as fast as calling bm25() per row.
     const sql = `SELECT n.seq, n.id, n.path, n.title, n.file_type, n.mtime, NULL AS snippet, notes_fts.rank AS score
                  FROM notes_fts JOIN notes n ON n.seq = notes_fts.rowid
                  WHERE notes_fts MATCH ? AND notes_fts.rank MATCH 'bm25(8.0, 1.0)' ${where.length ? `AND ${where.join(' AND ')}` : ''}
                  ORDER BY notes_fts.rank LIMIT ?`;
     const hits = (this.db.prepare(sql).all(q.match, ...params, o.limit) as SearchHit[]).map((h) => ({ ...h }));
-    if (hits.length) {
-      const snippets = this.s.snippet!;
-      for (const h of hits) h.snippet = (snippets.get(q.match, h.seq) as { s: string } | undefined)?.s ?? null;
-    }
     return { hits, terms: q.terms };
   }
 
@@ -470,9 +471,9 @@ export class VaultIndex {
     const ids = new Map<string, string>();
     for (const [p, r] of this.files()) ids.set(p, r.id);
     this.db.transaction(() => {
-      // Dropping the FTS5 table is instant; deleting its rows would re-tokenize every note to unindex it.
+      // Dropping the FTS5 table is instant; deleting its rows one by one is not.
       this.db.exec(`DELETE FROM links; DELETE FROM note_tags; DELETE FROM note_aliases; DELETE FROM notes;
-                    DROP TABLE notes_fts; CREATE VIRTUAL TABLE notes_fts USING fts5(title, body, tokenize='${FTS_TOKENIZER}');`);
+                    DROP TABLE notes_fts; ${CREATE_FTS};`);
     })();
     return ids;
   }

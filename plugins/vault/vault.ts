@@ -7,12 +7,12 @@
  * pack code) is never entered, even when it lies inside the vault.
  */
 import { createHash } from 'node:crypto';
-import type { Stats } from 'node:fs';
+import { constants as fsConstants, type Stats } from 'node:fs';
 import { lstat, mkdir, readdir, readFile, open, realpath } from 'node:fs/promises';
 import path from 'node:path';
 import type { FSWatcher } from 'chokidar';
 import { MemoError, type Logger, type ResolvedPath, type Sandbox, type ToolContext, type PathIntent } from 'memo-kernel/pack';
-import { fileTypeOf, parseNote } from './markdown.js';
+import { fileTypeOf, makeSnippet, parseNote, splitFrontMatter } from './markdown.js';
 import { VaultIndex, type BatchResult, type FileRecord, type NoteInfo } from './vault-index.js';
 
 /** Markdown above this is indexed by name only (its text is not parsed or searchable). */
@@ -23,6 +23,8 @@ const FULL_HASH_BYTES = 8 * 1024 * 1024;
 const QUIET_MS = 50;
 /** ...but never holds changes longer than this, however busy the folder is. */
 const MAX_HOLD_MS = 2000;
+/** How much of a note a search snippet is looked for in. */
+const SNIPPET_READ_BYTES = 256 * 1024;
 /** Files read at once during a scan. */
 const READ_CONCURRENCY = 16;
 /** Files applied per transaction during a scan (bounds memory: parsed bodies wait for their batch). */
@@ -164,6 +166,25 @@ export class Vault {
       const code = (err as NodeJS.ErrnoException).code;
       if (code === 'ENOENT' || code === 'ENOTDIR') return null;
       throw err;
+    }
+  }
+
+  /** A snippet of a markdown note around the search terms, cut from the file (null when it cannot be read). */
+  async snippet(rel: string, terms: readonly string[]): Promise<string | null> {
+    const abs = path.join(this.real, rel);
+    if (this.sandbox.kernelArea(abs) !== null) return null;
+    try {
+      if ((await realpath(path.dirname(abs))) !== path.dirname(abs)) return null;
+      const h = await open(abs, fsConstants.O_RDONLY | fsConstants.O_NOFOLLOW);
+      try {
+        const buf = Buffer.allocUnsafe(Math.min((await h.stat()).size, SNIPPET_READ_BYTES));
+        const { bytesRead } = await h.read(buf, 0, buf.length, 0);
+        return makeSnippet(splitFrontMatter(buf.subarray(0, bytesRead).toString('utf8')).body, terms);
+      } finally {
+        await h.close();
+      }
+    } catch {
+      return null;
     }
   }
 

@@ -87,7 +87,11 @@ export function snapshot(dbFile: string): unknown {
          LEFT JOIN notes t ON t.seq = l.target_seq ORDER BY s.path, l.line, l.raw`,
       )
       .all();
-    const fts = db.prepare(`SELECT n.path, f.title, f.body FROM notes_fts f JOIN notes n ON n.seq = f.rowid ORDER BY n.path`).all();
+    // The FTS table keeps no text: its index is compared, term by term and position by position.
+    db.exec(`CREATE VIRTUAL TABLE temp.vocab USING fts5vocab(main, notes_fts, 'instance')`);
+    const fts = db
+      .prepare(`SELECT n.path, v.term, v.col, v.offset FROM temp.vocab v JOIN notes n ON n.seq = v.doc ORDER BY n.path, v.col, v.offset, v.term`)
+      .all();
     return { notes, tags, links, fts };
   } finally {
     db.close();

@@ -61,6 +61,7 @@ describe('vault index kept live by the watcher', () => {
     });
 
     const live = comparable(fx);
+    expect(live.fts.filter((t: any) => t.term === 'narwhal')).toHaveLength(N / 2);
     value(await fx.call('vault_reindex', {}));
     expect(comparable(fx)).toEqual(live);
   });
@@ -128,6 +129,28 @@ describe('vault setup', () => {
     expect(fx.kernel.packs.config('vault')).toMatchObject({ folder: 'Journal/2026' });
     expect(await run('reindex', {})).toBe(0);
     await fx.close();
+  });
+
+  it('upgrades an index made by the first version (text copied into FTS) in place: ids kept, text searchable again', async () => {
+    const fx = await vaultKernel({ files: { 'Kept.md': 'kept ocelot note\n' } });
+    const id = value(await fx.call('vault_read_note', { note: 'Kept' })).id;
+    await fx.close();
+    // Put the file back in the shape the first migration left: a content-storing FTS table, the second migration not run.
+    const Database = (await import('better-sqlite3')).default;
+    const db = new Database(fx.dbFile);
+    db.exec(`DROP TABLE notes_fts; CREATE VIRTUAL TABLE notes_fts USING fts5(title, body, tokenize='porter unicode61 remove_diacritics 2');`);
+    db.prepare(`INSERT INTO notes_fts (rowid, title, body) SELECT seq, title, 'kept ocelot note' FROM notes`).run();
+    db.prepare(`DELETE FROM migrations WHERE name = 'ContentlessVaultText1796300000000'`).run();
+    db.close();
+    const again = await fx.restart();
+    await again.kernel.loadPacks([{ dir: path.resolve('plugins'), source: 'builtin', only: ['vault'] }]);
+    again.kernel.packs.setConfig('vault', { watch: false });
+    const r = await again.kernel.invoke({ tool: 'vault_search_notes', args: { query: 'ocelot' }, caller: { kind: 'agent' } });
+    expect(r.ok && (r.value as any).results.map((h: any) => [h.path, h.id, h.snippet])).toEqual([['Kept.md', id, 'kept **ocelot** note']]);
+    const check = new Database(fx.dbFile, { readonly: true });
+    expect((check.prepare(`SELECT sql FROM sqlite_master WHERE name = 'notes_fts'`).get() as any).sql).toContain("content=''");
+    check.close();
+    await again.close();
   });
 
   it('never indexes kernel state inside the vault folder', async () => {
