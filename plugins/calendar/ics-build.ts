@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import ICAL from 'ical.js';
 import { MemoError } from 'memo-kernel/pack';
 import { parseCalendars } from './recurrence.js';
-import { addDays, dateText, instantIn, isKnownZone, parseTime, wallAt, type Wall } from './zoned-time.js';
+import { addDays, dateText, instantIn, isKnownZone, offsetAt, parseTime, wallAt, type Wall } from './zoned-time.js';
 
 type Component = InstanceType<typeof ICAL.Component>;
 type Time = InstanceType<typeof ICAL.Time>;
@@ -105,6 +105,92 @@ function stamp(ev: Component, name: string): void {
   ev.addPropertyWithValue(name, ICAL.Time.fromJSDate(new Date(), true));
 }
 
+// ---------------------------------------------------------------------------------------------
+// VTIMEZONE: RFC 5545 wants a definition of every TZID a calendar uses. Memo reads IANA zones with
+// the tz database whatever the file says, but other clients and servers read the definition, so what
+// Memo writes carries one, made from the same tz data: each transition in the years the event spans
+// (a series without UNTIL: 15 years on) as its own observance.
+
+const WEEK = 7 * 86_400_000;
+/** Marks the definitions Memo made, which it remakes on every write (another client's are kept as they are). */
+const MADE_BY_MEMO = 'x-memo-tz';
+
+function offsetValue(ms: number): InstanceType<typeof ICAL.UtcOffset> {
+  return ICAL.UtcOffset.fromSeconds(Math.round(ms / 1000));
+}
+
+function observance(kind: 'standard' | 'daylight', startMs: number, from: number, to: number): Component {
+  const c = new ICAL.Component(kind);
+  // DTSTART is the local time in force before the change (the old offset).
+  const local = new Date(startMs + from);
+  c.addPropertyWithValue(
+    'dtstart',
+    ICAL.Time.fromData({
+      year: local.getUTCFullYear(),
+      month: local.getUTCMonth() + 1,
+      day: local.getUTCDate(),
+      hour: local.getUTCHours(),
+      minute: local.getUTCMinutes(),
+      second: local.getUTCSeconds(),
+      isDate: false,
+    }),
+  );
+  c.addPropertyWithValue('tzoffsetfrom', offsetValue(from));
+  c.addPropertyWithValue('tzoffsetto', offsetValue(to));
+  return c;
+}
+
+/** A VTIMEZONE for an IANA zone, covering fromYear..toYear with explicit transitions. */
+function vtimezone(zone: string, fromYear: number, toYear: number): Component {
+  const tz = new ICAL.Component('vtimezone');
+  tz.addPropertyWithValue('tzid', zone);
+  tz.addPropertyWithValue(MADE_BY_MEMO, 'tzdata');
+  let t = Date.UTC(fromYear, 0, 1);
+  const end = Date.UTC(toYear + 1, 0, 1);
+  let off = offsetAt(t, zone);
+  tz.addSubcomponent(observance('standard', t, off, off));
+  // Zones do not change twice within a week: step by weeks, then narrow each change to the minute.
+  while (t < end) {
+    const next = Math.min(t + WEEK, end);
+    const o = offsetAt(next, zone);
+    if (o !== off) {
+      let lo = t;
+      let hi = next;
+      while (hi - lo > 60_000) {
+        const mid = Math.floor((lo + hi) / 120_000) * 60_000;
+        if (offsetAt(mid, zone) === off) lo = mid;
+        else hi = mid;
+      }
+      tz.addSubcomponent(observance(o > off ? 'daylight' : 'standard', hi, off, o));
+      off = o;
+    }
+    t = next;
+  }
+  return tz;
+}
+
+/** The calendar's text, with a VTIMEZONE added for each IANA zone its events use and it does not define. */
+function textOf(cal: Component): string {
+  for (const z of cal.getAllSubcomponents('vtimezone')) if (z.hasProperty(MADE_BY_MEMO)) cal.removeSubcomponent(z);
+  const defined = new Set(cal.getAllSubcomponents('vtimezone').map((z) => String(z.getFirstPropertyValue('tzid'))));
+  const years = new Map<string, { from: number; to: number }>();
+  for (const ev of cal.getAllSubcomponents('vevent')) {
+    const start = ev.getFirstPropertyValue('dtstart') as Time | null;
+    if (!start) continue;
+    const rule = ev.getFirstPropertyValue('rrule') as InstanceType<typeof ICAL.Recur> | null;
+    const last = rule ? (rule.until ? rule.until.year : start.year + 15) : ((ev.getFirstPropertyValue('dtend') as Time | null)?.year ?? start.year);
+    for (const name of ['dtstart', 'dtend', 'exdate', 'rdate', 'recurrence-id'])
+      for (const p of ev.getAllProperties(name)) {
+        const tzid = p.getParameter('tzid');
+        if (typeof tzid !== 'string' || defined.has(tzid) || !isKnownZone(tzid)) continue;
+        const y = years.get(tzid) ?? { from: start.year, to: last };
+        years.set(tzid, { from: Math.min(y.from, start.year), to: Math.max(y.to, last) });
+      }
+  }
+  for (const [zone, y] of years) cal.addSubcomponent(vtimezone(zone, y.from, y.to));
+  return cal.toString() + '\r\n';
+}
+
 /** A VCALENDAR with one new VEVENT. */
 export function buildEvent(fields: EventFields & { title: string; start: string }, zone: string): { uid: string; ics: string } {
   const uid = `${randomUUID()}@memo`;
@@ -123,7 +209,7 @@ export function buildEvent(fields: EventFields & { title: string; start: string 
   setText(ev, 'description', fields.description);
   if (fields.recurrence) ev.addPropertyWithValue('rrule', ICAL.Recur.fromString(checkRule(fields.recurrence)));
   cal.addSubcomponent(ev);
-  return { uid, ics: cal.toString() + '\r\n' };
+  return { uid, ics: textOf(cal) };
 }
 
 /** The VCALENDAR and its series' master VEVENT (the one without RECURRENCE-ID) for `uid`. */
@@ -179,7 +265,7 @@ export function changeEvent(ics: string, uid: string, fields: EventFields, defau
   const before = viewOf(ics, uid);
   const { cal, ev } = masterOf(ics, uid);
   applyFields(ev, fields, defaultZone);
-  const text = cal.toString() + '\r\n';
+  const text = textOf(cal);
   return { ics: text, before, after: viewOf(text, uid) };
 }
 
@@ -282,7 +368,7 @@ export function deleteOccurrence(ics: string, uid: string, occurrence: string): 
   const seq = Number(ev.getFirstPropertyValue('sequence') ?? 0);
   ev.updatePropertyWithValue('sequence', (Number.isFinite(seq) ? seq : 0) + 1);
   stamp(ev, 'dtstamp');
-  return { ics: cal.toString() + '\r\n', when: shownTime(time, zone) };
+  return { ics: textOf(cal), when: shownTime(time, zone) };
 }
 
 /** One occurrence changed on its own: its override (made from the series when there is none yet) gets the fields. */
@@ -312,7 +398,7 @@ export function changeOccurrence(
   }
   const before = viewOfComponent(ov);
   applyFields(ov, fields, defaultZone);
-  return { ics: cal.toString() + '\r\n', before, after: viewOfComponent(ov), when: shownTime(time, zone) };
+  return { ics: textOf(cal), before, after: viewOfComponent(ov), when: shownTime(time, zone) };
 }
 
 /** One line per field that differs: `title: Standup -> Daily standup`. */
@@ -335,6 +421,7 @@ export function exportCalendar(texts: string[]): string {
   for (const t of texts)
     for (const cal of parseCalendars(t)) {
       for (const z of cal.getAllSubcomponents('vtimezone')) {
+        if (z.hasProperty(MADE_BY_MEMO)) continue;
         const id = String(z.getFirstPropertyValue('tzid'));
         if (zones.has(id)) continue;
         zones.add(id);
@@ -342,5 +429,6 @@ export function exportCalendar(texts: string[]): string {
       }
       for (const ev of cal.getAllSubcomponents('vevent')) out.addSubcomponent(ev);
     }
-  return out.toString() + '\r\n';
+  // Memo's own zone definitions are made once for the whole file, spanning every event.
+  return textOf(out);
 }

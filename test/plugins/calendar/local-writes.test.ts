@@ -1,4 +1,5 @@
 import Database from 'better-sqlite3';
+import ICAL from 'ical.js';
 import * as path from 'node:path';
 import { calendarKernel, error, value, type CalendarFixture } from './helpers.js';
 
@@ -147,5 +148,25 @@ describe('the local calendar: create, update and delete behind previews', () => 
     expect(ics.match(/BEGIN:VEVENT/g)).toHaveLength(6);
     expect(ics).toContain('SUMMARY:Yoga');
     expect(ics).toContain('RRULE:FREQ=WEEKLY;COUNT=3');
+  });
+
+  it('writes a VTIMEZONE for the zone an event is kept in, made from the tz database, that other readers agree with', async () => {
+    value(
+      await fx.call('create_calendar_event', {
+        title: 'Call New York',
+        start: '2026-03-06T09:00',
+        timeZone: 'America/New_York',
+        recurrence: 'FREQ=WEEKLY;UNTIL=20261231T000000Z',
+      }),
+    );
+    const ics = String((await fx.command('export')).out[0]);
+    const cal = new ICAL.Component(ICAL.parse(ics) as never);
+    const zones = cal.getAllSubcomponents('vtimezone').map((z) => String(z.getFirstPropertyValue('tzid')));
+    expect(zones.sort()).toEqual(['America/New_York', 'Europe/Istanbul']);
+    const ny = new ICAL.Timezone(cal.getAllSubcomponents('vtimezone').find((z) => z.getFirstPropertyValue('tzid') === 'America/New_York')!);
+    const offsetHours = (y: number, m: number, d: number, h: number) =>
+      ny.utcOffset(ICAL.Time.fromData({ year: y, month: m, day: d, hour: h, minute: 0, second: 0 })) / 3600;
+    expect([offsetHours(2026, 3, 8, 1), offsetHours(2026, 3, 8, 3), offsetHours(2026, 7, 1, 12), offsetHours(2026, 11, 1, 3)]).toEqual([-5, -4, -4, -5]);
+    expect(ics).toMatch(/BEGIN:DAYLIGHT\r\nDTSTART:20260308T020000\r\nTZOFFSETFROM:-0500\r\nTZOFFSETTO:-0400\r\nEND:DAYLIGHT/);
   });
 });
