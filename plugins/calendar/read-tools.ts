@@ -139,6 +139,10 @@ export async function getCalendarEvents(args: ToolArgs['get_calendar_events'], c
   }
 
   const warnings: string[] = [];
+  if (rt.settings.sourcesProblem)
+    warnings.push(
+      'The list of added calendars cannot be read, so only the local calendar is shown; the person can fix it by adding them again (memo calendar add).',
+    );
   const db = await rt.database();
   await freshen(
     rt,

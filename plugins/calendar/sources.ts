@@ -216,6 +216,10 @@ export class CalendarSettings {
     return { ...this.consentFile.read().services };
   }
 
+  get sourcesProblem(): string | null {
+    return this.sourcesFile.problem;
+  }
+
   get consentProblem(): string | null {
     return this.consentFile.problem;
   }

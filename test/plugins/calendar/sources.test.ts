@@ -32,6 +32,19 @@ describe('calendars the person adds', () => {
     await fx.close();
   });
 
+  it('shows the local calendar with a warning when the list of added calendars is unreadable, and refuses to add over it', async () => {
+    const fx = await calendarKernel();
+    value(await fx.call('create_calendar_event', { title: 'Still here', start: '2026-05-05T10:00' }));
+    fs.mkdirSync(fx.packData, { recursive: true });
+    fs.writeFileSync(path.join(fx.packData, 'sources.json'), '{"sources": [');
+    const v = value(await fx.call('get_calendar_events', { start: '2026-05-05' }));
+    expect(v.events.map((e: any) => e.title)).toEqual(['Still here']);
+    expect(v.warnings).toEqual([expect.stringMatching(/list of added calendars cannot be read/)]);
+    const add = await fx.command('add', { kind: 'file', name: 'x', location: 'x.ics' }, { json: true });
+    expect(add.out[0]).toMatchObject({ ok: false, error: { code: 'CONFLICT' } });
+    await fx.close();
+  });
+
   it('refuses a subscription URL that is not http(s) or webcal, or that carries credentials, and stores webcal as https', async () => {
     const fx = await calendarKernel({ config: { fetchTimeoutMs: 200 } });
     expect((await fx.command('add', { kind: 'subscription', name: 'a', location: 'file:///etc/passwd' })).code).toBe(2);
