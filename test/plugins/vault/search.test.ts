@@ -84,6 +84,23 @@ describe('vault_search_notes', () => {
     expect(value(await fx.call('vault_search_notes', { query: 'plan', limit: 5 })).count).toBe(5);
   });
 
+  it('lists a folder: subfolders first, then notes and filed files with their ids, and other attachments', async () => {
+    fx.put('Projects/chart.html', '<p>chart</p>');
+    const r = value(await fx.call('vault_list_folder', { path: 'Projects' }));
+    expect(r.entries.map((e: any) => [e.type, e.name, e.path, e.file_type ?? null])).toEqual([
+      ['folder', 'deep', 'Projects/deep', null],
+      ['attachment', 'chart.html', 'Projects/chart.html', null],
+      ['note', 'plan.md', 'Projects/plan.md', 'markdown'],
+    ]);
+    expect(r.entries[2].id).toMatch(/^[0-9a-f]{16}$/);
+    const top = value(await fx.call('vault_list_folder', {}));
+    expect(top.entries.filter((e: any) => e.type === 'file').map((e: any) => [e.name, e.file_type])).toEqual([
+      ['photo of plan.jpg', 'image'],
+      ['report.pdf', 'pdf'],
+    ]);
+    expect(error(await fx.call('vault_list_folder', { path: 'nowhere' })).code).toBe('NOT_FOUND');
+  });
+
   it('filters by tag (nested tags included) and by folder', async () => {
     expect(await hits(fx, '', { tags: ['#travel'] })).toEqual(['cafe.md']);
     expect(await hits(fx, '', { tags: ['project'] })).toEqual(['Projects/plan.md', 'cafe.md']);
