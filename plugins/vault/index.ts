@@ -6,7 +6,9 @@
  */
 import { defineTools, type Disposable, type PackApi } from 'memo-kernel/pack';
 import { getCurrentNote, getTags, listFolder, readNote, searchNotes } from './read-tools.js';
+import { archiveProject, createProject, deleteProject, getProject, listProjects, reorderProjects, updateProject } from './project-tools.js';
 import { register, unregister } from './runtime.js';
+import { createStatus, deleteStatus, listStatuses, reorderStatuses, updateStatus } from './status-tools.js';
 import type { ToolArgs } from './tool-args.js';
 import {
   addHtmlArtifact,
@@ -41,6 +43,18 @@ export const tools = defineTools<ToolArgs>({
   vault_remove_tag: removeTag,
   vault_add_html_artifact: addHtmlArtifact,
   vault_reindex: reindex,
+  vault_list_statuses: listStatuses,
+  vault_create_status: createStatus,
+  vault_update_status: updateStatus,
+  vault_delete_status: deleteStatus,
+  vault_reorder_statuses: reorderStatuses,
+  vault_list_projects: listProjects,
+  vault_get_project: getProject,
+  vault_create_project: createProject,
+  vault_update_project: updateProject,
+  vault_delete_project: deleteProject,
+  vault_archive_project: archiveProject,
+  vault_reorder_projects: reorderProjects,
 });
 
 /** What a command run gets that `report` uses (the kernel's PackCommandContext). */

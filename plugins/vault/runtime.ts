@@ -20,7 +20,8 @@ export class VaultRuntime {
 
   constructor(readonly api: PackApi) {}
 
-  private database(): Promise<DataSource> {
+  /** The pack's one DataSource (vault.sqlite): the index's tables and the planning tables. */
+  database(): Promise<DataSource> {
     this.db ??= (async () => {
       const { ENTITIES, MIGRATIONS } = await import('./schema.js');
       return this.api.database({ name: 'vault', entities: ENTITIES, migrations: MIGRATIONS });

@@ -177,8 +177,6 @@ export class VaultMetaRow {
   value!: string;
 }
 
-export const ENTITIES = [NoteRow, NoteAliasRow, TagCategoryRow, TagRow, NoteTagRow, LinkRow, VaultMetaRow];
-
 export class CreateVaultIndex1796200000000 implements MigrationInterface {
   async up(qr: QueryRunner): Promise<void> {
     await qr.query(`CREATE TABLE "notes" (
@@ -266,4 +264,206 @@ export class ContentlessVaultText1796300000000 implements MigrationInterface {
   }
 }
 
-export const MIGRATIONS = [CreateVaultIndex1796200000000, ContentlessVaultText1796300000000];
+// ---------------------------------------------------------------------------------------------
+// Planning: statuses, projects, tasks (and the project link layer the desktop bridge fills). Unlike
+// the index these rows are the truth, not a cache: reindex never touches them. Ids are the same kind
+// of stable 16-hex id as notes'. Times are ISO 8601 text and booleans real booleans, so the same
+// migration runs on PostgreSQL; `sort_order` is gapless per list (0..n-1), rewritten in one
+// transaction by each reorder.
+
+@Entity('planning_statuses')
+export class StatusRow {
+  @PrimaryColumn('varchar', { length: 32 })
+  id!: string;
+
+  @Column('varchar', { length: 200 })
+  name!: string;
+
+  @Column('varchar', { length: 32, nullable: true })
+  color!: string | null;
+
+  /** A task moved here counts as done (the board's last column). */
+  @Column('boolean', { default: false })
+  is_done!: boolean;
+
+  @Column('integer')
+  sort_order!: number;
+
+  @Column('varchar', { length: 40 })
+  created_at!: string;
+}
+
+@Entity('planning_projects')
+export class ProjectRow {
+  @PrimaryColumn('varchar', { length: 32 })
+  id!: string;
+
+  @Column('varchar', { length: 200 })
+  name!: string;
+
+  @Column('text', { nullable: true })
+  description!: string | null;
+
+  @Column('varchar', { length: 32, nullable: true })
+  color!: string | null;
+
+  @Column('varchar', { length: 64, nullable: true })
+  icon!: string | null;
+
+  /** A note id (the project's hub page), or null. */
+  @Column('varchar', { length: 32, nullable: true })
+  home_note_id!: string | null;
+
+  @Column('varchar', { length: 40, nullable: true })
+  archived_at!: string | null;
+
+  @Column('integer')
+  sort_order!: number;
+
+  @Column('varchar', { length: 40 })
+  created_at!: string;
+}
+
+@Entity('planning_tasks')
+export class TaskRow {
+  @PrimaryColumn('varchar', { length: 32 })
+  id!: string;
+
+  @Index()
+  @Column('varchar', { length: 32, nullable: true })
+  project_id!: string | null;
+
+  @Index()
+  @Column('varchar', { length: 32, nullable: true })
+  status_id!: string | null;
+
+  /** The task this one is a subtask of (one level: a subtask has no subtasks). */
+  @Index()
+  @Column('varchar', { length: 32, nullable: true })
+  parent_id!: string | null;
+
+  @Column('varchar', { length: 500 })
+  title!: string;
+
+  @Column('text', { nullable: true })
+  description!: string | null;
+
+  /** 0 none, 1 low, 2 medium, 3 high, 4 urgent. */
+  @Column('integer', { default: 0 })
+  priority!: number;
+
+  /** YYYY-MM-DD, the day in `time_zone` (or floating when that is null). */
+  @Column('varchar', { length: 10, nullable: true })
+  due_date!: string | null;
+
+  /** HH:MM, or null for an all-day due date. */
+  @Column('varchar', { length: 5, nullable: true })
+  due_time!: string | null;
+
+  /** An IANA zone name. */
+  @Column('varchar', { length: 64, nullable: true })
+  time_zone!: string | null;
+
+  /** An RFC 5545 RRULE body (FREQ=WEEKLY;BYDAY=MO), kept as given. */
+  @Column('varchar', { length: 500, nullable: true })
+  repeat_rule!: string | null;
+
+  /** JSON array of lower-case tags. */
+  @Column('text', { default: '[]' })
+  tags!: string;
+
+  @Column('varchar', { length: 40, nullable: true })
+  completed_at!: string | null;
+
+  @Column('varchar', { length: 40, nullable: true })
+  archived_at!: string | null;
+
+  /** Order among the tasks with the same project and parent. */
+  @Column('integer')
+  sort_order!: number;
+
+  @Column('varchar', { length: 40 })
+  created_at!: string;
+
+  @Column('varchar', { length: 40 })
+  updated_at!: string;
+}
+
+/** A note, filed file or calendar event a project holds (the hub's link layer). */
+@Entity('planning_project_links')
+export class ProjectLinkRow {
+  @PrimaryColumn('varchar', { length: 32 })
+  project_id!: string;
+
+  /** note, file or calendar_event. */
+  @PrimaryColumn('varchar', { length: 16 })
+  item_type!: string;
+
+  @PrimaryColumn('varchar', { length: 200 })
+  item_id!: string;
+
+  @Column('boolean', { default: false })
+  pinned!: boolean;
+
+  @Column('varchar', { length: 40 })
+  created_at!: string;
+}
+
+/** Planning tables. Plain SQL that SQLite and PostgreSQL both accept (no AUTOINCREMENT, no SQLite-only types). */
+export class CreatePlanning1796400000000 implements MigrationInterface {
+  async up(qr: QueryRunner): Promise<void> {
+    await qr.query(`CREATE TABLE "planning_statuses" (
+      "id" varchar(32) PRIMARY KEY NOT NULL,
+      "name" varchar(200) NOT NULL,
+      "color" varchar(32),
+      "is_done" boolean NOT NULL DEFAULT false,
+      "sort_order" integer NOT NULL,
+      "created_at" varchar(40) NOT NULL)`);
+    await qr.query(`CREATE TABLE "planning_projects" (
+      "id" varchar(32) PRIMARY KEY NOT NULL,
+      "name" varchar(200) NOT NULL,
+      "description" text,
+      "color" varchar(32),
+      "icon" varchar(64),
+      "home_note_id" varchar(32),
+      "archived_at" varchar(40),
+      "sort_order" integer NOT NULL,
+      "created_at" varchar(40) NOT NULL)`);
+    await qr.query(`CREATE TABLE "planning_tasks" (
+      "id" varchar(32) PRIMARY KEY NOT NULL,
+      "project_id" varchar(32) REFERENCES "planning_projects" ("id") ON DELETE CASCADE,
+      "status_id" varchar(32) REFERENCES "planning_statuses" ("id") ON DELETE SET NULL,
+      "parent_id" varchar(32) REFERENCES "planning_tasks" ("id") ON DELETE CASCADE,
+      "title" varchar(500) NOT NULL,
+      "description" text,
+      "priority" integer NOT NULL DEFAULT 0,
+      "due_date" varchar(10),
+      "due_time" varchar(5),
+      "time_zone" varchar(64),
+      "repeat_rule" varchar(500),
+      "tags" text NOT NULL DEFAULT '[]',
+      "completed_at" varchar(40),
+      "archived_at" varchar(40),
+      "sort_order" integer NOT NULL,
+      "created_at" varchar(40) NOT NULL,
+      "updated_at" varchar(40) NOT NULL)`);
+    await qr.query(`CREATE INDEX "IDX_planning_tasks_project" ON "planning_tasks" ("project_id")`);
+    await qr.query(`CREATE INDEX "IDX_planning_tasks_status" ON "planning_tasks" ("status_id")`);
+    await qr.query(`CREATE INDEX "IDX_planning_tasks_parent" ON "planning_tasks" ("parent_id")`);
+    await qr.query(`CREATE TABLE "planning_project_links" (
+      "project_id" varchar(32) NOT NULL REFERENCES "planning_projects" ("id") ON DELETE CASCADE,
+      "item_type" varchar(16) NOT NULL,
+      "item_id" varchar(200) NOT NULL,
+      "pinned" boolean NOT NULL DEFAULT false,
+      "created_at" varchar(40) NOT NULL,
+      PRIMARY KEY ("project_id", "item_type", "item_id"))`);
+  }
+
+  async down(qr: QueryRunner): Promise<void> {
+    for (const t of ['planning_project_links', 'planning_tasks', 'planning_projects', 'planning_statuses']) await qr.query(`DROP TABLE "${t}"`);
+  }
+}
+
+export const ENTITIES = [NoteRow, NoteAliasRow, TagCategoryRow, TagRow, NoteTagRow, LinkRow, VaultMetaRow, StatusRow, ProjectRow, TaskRow, ProjectLinkRow];
+
+export const MIGRATIONS = [CreateVaultIndex1796200000000, ContentlessVaultText1796300000000, CreatePlanning1796400000000];

@@ -119,4 +119,91 @@ export interface ToolArgs {
     /** Create the vault folder if it is missing. Default false. */
     create?: boolean;
   };
+  /** The task statuses (the board's columns), in order, each with id, name, color, is_done and the number of tasks in it. */
+  vault_list_statuses: Record<string, never>;
+  /** Creates a task status at the end of the list (or at position). Returns its id. */
+  vault_create_status: {
+    /** The status's name (unique, any case). */
+    name: string;
+    /** A colour (#rrggbb or a name); null clears it. */
+    color?: string | null;
+    /** Marks the column finished tasks go to. Default false. */
+    is_done?: boolean;
+    /** 0-based place in the list; default last. */
+    position?: number;
+  };
+  /** Changes a status's name, color or is_done. The preview shows only the fields that change. */
+  vault_update_status: {
+    /** The status: its id, or its name (any case). */
+    status: string;
+    /** New name. */
+    name?: string;
+    /** A colour (#rrggbb or a name); null clears it. */
+    color?: string | null;
+    /** Marks the column finished tasks go to. */
+    is_done?: boolean;
+  };
+  /** Deletes a status. Its tasks stay: they move to move_tasks_to, or are left with no status; the preview says which, and lists them. */
+  vault_delete_status: {
+    /** The status: its id, or its name (any case). */
+    status: string;
+    /** A status to move its tasks to (id or name). Default: the tasks are left with no status. */
+    move_tasks_to?: string;
+  };
+  /** Puts statuses in a new order (kept gapless, and consistent when reorders run at the same time). */
+  vault_reorder_statuses: {
+    /** Ids (or names) in the wanted order. They come first, in this order; the others keep their order after them. */
+    ids: string[];
+  };
+  /** Projects in order, each with id, name, description, color, icon, home_note_id, archived, task_count, open_task_count and linked_counts (notes, files, events). Archived projects only with include_archived. */
+  vault_list_projects: {
+    /** List archived projects too. Default false. */
+    include_archived?: boolean;
+  };
+  /** One project as vault_list_projects gives it, with its task counts by status. */
+  vault_get_project: {
+    /** The project: its id, or its name (any case). A name several projects share is refused with the candidates. */
+    project: string;
+  };
+  /** Creates a project at the end of the list. Returns its id. */
+  vault_create_project: {
+    /** The project's name. */
+    name: string;
+    /** The project's description; null clears it. */
+    description?: string | null;
+    /** A colour (#rrggbb or a name); null clears it. */
+    color?: string | null;
+    /** An icon name or emoji; null clears it. */
+    icon?: string | null;
+  };
+  /** Changes a project's name, description, color or icon. The preview shows only the fields that change. */
+  vault_update_project: {
+    /** The project: its id, or its name (any case). A name several projects share is refused with the candidates. */
+    project: string;
+    /** New name. */
+    name?: string;
+    /** The project's description; null clears it. */
+    description?: string | null;
+    /** A colour (#rrggbb or a name); null clears it. */
+    color?: string | null;
+    /** An icon name or emoji; null clears it. */
+    icon?: string | null;
+  };
+  /** Deletes a project with its tasks (and their subtasks) and its links to notes, files and events (the notes and files themselves stay). The preview lists what is lost. */
+  vault_delete_project: {
+    /** The project: its id, or its name (any case). A name several projects share is refused with the candidates. */
+    project: string;
+  };
+  /** Archives a project (hidden from vault_list_projects unless include_archived; its tasks are kept), or with archived: false brings it back. */
+  vault_archive_project: {
+    /** The project: its id, or its name (any case). A name several projects share is refused with the candidates. */
+    project: string;
+    /** false unarchives. Default true. */
+    archived?: boolean;
+  };
+  /** Puts projects in a new order (kept gapless, and consistent when reorders run at the same time). */
+  vault_reorder_projects: {
+    /** Ids (or names) in the wanted order. They come first, in this order; the others keep their order after them. */
+    ids: string[];
+  };
 }
