@@ -9,6 +9,19 @@ import { getCurrentNote, getTags, listFolder, readNote, searchNotes } from './re
 import { archiveProject, createProject, deleteProject, getProject, listProjects, reorderProjects, updateProject } from './project-tools.js';
 import { register, unregister } from './runtime.js';
 import { createStatus, deleteStatus, listStatuses, reorderStatuses, updateStatus } from './status-tools.js';
+import {
+  archiveTask,
+  completeTask,
+  createTask,
+  deleteTask,
+  getTask,
+  listTasks,
+  moveTask,
+  reorderTasks,
+  unarchiveTask,
+  uncompleteTask,
+  updateTask,
+} from './task-tools.js';
 import type { ToolArgs } from './tool-args.js';
 import {
   addHtmlArtifact,
@@ -55,6 +68,17 @@ export const tools = defineTools<ToolArgs>({
   vault_delete_project: deleteProject,
   vault_archive_project: archiveProject,
   vault_reorder_projects: reorderProjects,
+  vault_list_tasks: listTasks,
+  vault_get_task: getTask,
+  vault_create_task: createTask,
+  vault_update_task: updateTask,
+  vault_delete_task: deleteTask,
+  vault_complete_task: completeTask,
+  vault_uncomplete_task: uncompleteTask,
+  vault_archive_task: archiveTask,
+  vault_unarchive_task: unarchiveTask,
+  vault_move_task: moveTask,
+  vault_reorder_tasks: reorderTasks,
 });
 
 /** What a command run gets that `report` uses (the kernel's PackCommandContext). */

@@ -43,10 +43,15 @@ export function inPlanning<A, T>(fn: (em: EntityManager, args: A, ctx: ToolConte
   };
 }
 
-/** Refuses a call before anyone is asked when there is no vault (the planning data is the vault's). */
-export async function assessPlanning(_args: unknown, ctx: ToolContext): Promise<null> {
-  await planningDb(ctx);
-  return null;
+/**
+ * Runs `check` (the call's references and values) before anyone is asked: a call naming no such item,
+ * or with a value that cannot be stored, is refused outright rather than put to a person.
+ */
+export function assessWith<A>(check: (em: EntityManager, args: A) => Promise<unknown>) {
+  return async (args: A, ctx: ToolContext): Promise<null> => {
+    await check((await planningDb(ctx)).manager, args);
+    return null;
+  };
 }
 
 /** A preview's field rows: only the fields that change; null reads "(not set)", an empty text "" (empty). */

@@ -5,7 +5,7 @@
 import type { EntityManager } from 'typeorm';
 import { MemoError, type ToolContext } from 'memo-kernel/pack';
 import {
-  assessPlanning,
+  assessWith,
   changesOf,
   checkFields,
   cleanName,
@@ -126,7 +126,7 @@ function proposedProject(args: { name?: string; description?: string | null; col
 const shownProject = (p: ProjectRow): Fields => ({ name: p.name, description: p.description, color: p.color, icon: p.icon });
 
 export const createProject: Impl<ToolArgs['vault_create_project']> = {
-  assess: assessPlanning,
+  assess: assessWith((_em, args) => Promise.resolve(proposedProject(args))),
   preview: (args) => {
     const f = proposedProject(args);
     return Promise.resolve(
@@ -154,7 +154,10 @@ export const createProject: Impl<ToolArgs['vault_create_project']> = {
 };
 
 export const updateProject: Impl<ToolArgs['vault_update_project']> = {
-  assess: assessPlanning,
+  assess: assessWith(async (em, args) => {
+    await findProject(em, args.project);
+    proposedProject(args);
+  }),
   preview: async (args, ctx) => {
     const p = await findProject((await planningDb(ctx)).manager, args.project);
     const before = shownProject(p);
@@ -182,7 +185,7 @@ async function deletePlan(em: EntityManager, refText: string) {
 }
 
 export const deleteProject: Impl<ToolArgs['vault_delete_project']> = {
-  assess: assessPlanning,
+  assess: assessWith((em, args) => findProject(em, args.project)),
   preview: async (args, ctx) => {
     const { p, tasks, links } = await deletePlan((await planningDb(ctx)).manager, args.project);
     const subtasks = tasks.filter((t) => t.parent_id !== null).length;
@@ -209,7 +212,7 @@ export const deleteProject: Impl<ToolArgs['vault_delete_project']> = {
 };
 
 export const archiveProject: Impl<ToolArgs['vault_archive_project']> = {
-  assess: assessPlanning,
+  assess: assessWith((em, args) => findProject(em, args.project)),
   preview: async (args, ctx) => {
     const p = await findProject((await planningDb(ctx)).manager, args.project);
     const archived = args.archived ?? true;
@@ -230,7 +233,10 @@ export const archiveProject: Impl<ToolArgs['vault_archive_project']> = {
 };
 
 export const reorderProjects: Impl<ToolArgs['vault_reorder_projects']> = {
-  assess: assessPlanning,
+  assess: assessWith(async (em, args) => {
+    const rows = await allProjects(em);
+    reordered(rows, args.ids, (r) => pick(rows, r, 'project', 'name'));
+  }),
   preview: async (args, ctx) => {
     const rows = await allProjects((await planningDb(ctx)).manager);
     const next = reordered(rows, args.ids, (r) => pick(rows, r, 'project', 'name'));

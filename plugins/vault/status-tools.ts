@@ -5,7 +5,7 @@
 import type { EntityManager } from 'typeorm';
 import { MemoError, type ToolContext } from 'memo-kernel/pack';
 import {
-  assessPlanning,
+  assessWith,
   changesOf,
   checkFields,
   cleanName,
@@ -72,7 +72,7 @@ export async function listStatuses(_args: ToolArgs['vault_list_statuses'], ctx: 
 }
 
 export const createStatus: Impl<ToolArgs['vault_create_status']> = {
-  assess: assessPlanning,
+  assess: assessWith(async (em, args) => checkUniqueName(await allStatuses(em), cleanName(args.name, 'status name'))),
   preview: async (args, ctx) => {
     const name = cleanName(args.name, 'status name');
     checkUniqueName(await allStatuses((await planningDb(ctx)).manager), name);
@@ -108,7 +108,11 @@ function proposedStatus(args: ToolArgs['vault_update_status']): Partial<StatusRo
 const shownStatus = (s: StatusRow) => ({ name: s.name, color: s.color, is_done: Boolean(s.is_done) });
 
 export const updateStatus: Impl<ToolArgs['vault_update_status']> = {
-  assess: assessPlanning,
+  assess: assessWith(async (em, args) => {
+    const s = await findStatus(em, args.status);
+    const next = proposedStatus(args);
+    if (next.name !== undefined) checkUniqueName(await allStatuses(em), next.name, s.id);
+  }),
   preview: async (args, ctx) => {
     const em = (await planningDb(ctx)).manager;
     const s = await findStatus(em, args.status);
@@ -143,7 +147,7 @@ async function deletePlan(em: EntityManager, args: ToolArgs['vault_delete_status
 }
 
 export const deleteStatus: Impl<ToolArgs['vault_delete_status']> = {
-  assess: assessPlanning,
+  assess: assessWith(deletePlan),
   preview: async (args, ctx) => {
     const { s, target, tasks } = await deletePlan((await planningDb(ctx)).manager, args);
     const fate = target ? `move to the status ${target.name} (id ${target.id})` : 'are left with no status (not set)';
@@ -171,7 +175,10 @@ export const deleteStatus: Impl<ToolArgs['vault_delete_status']> = {
 };
 
 export const reorderStatuses: Impl<ToolArgs['vault_reorder_statuses']> = {
-  assess: assessPlanning,
+  assess: assessWith(async (em, args) => {
+    const rows = await allStatuses(em);
+    reordered(rows, args.ids, (r) => pick(rows, r, 'status', 'name'));
+  }),
   preview: async (args, ctx) => {
     const rows = await allStatuses((await planningDb(ctx)).manager);
     const next = reordered(rows, args.ids, (r) => pick(rows, r, 'status', 'name'));

@@ -206,4 +206,119 @@ export interface ToolArgs {
     /** Ids (or names) in the wanted order. They come first, in this order; the others keep their order after them. */
     ids: string[];
   };
+  /** Tasks in board order (projects in their order, tasks without a project first, each task followed by its subtasks), each with id, title, description, project, status, parent_id, priority, due date/time/zone, repeat_rule, tags, completed and archived. Open, unarchived tasks unless include_completed / include_archived. */
+  vault_list_tasks: {
+    /** A project: its id or its name (any case). */
+    project?: string;
+    /** A status: its id or its name (any case). */
+    status?: string;
+    /** Only tasks due on or after this day (YYYY-MM-DD). */
+    due_from?: string;
+    /** Only tasks due on or before this day (YYYY-MM-DD). */
+    due_to?: string;
+    /** Only tasks with this tag (or a tag nested under it). */
+    tag?: string;
+    /** Completed tasks too. Default false. */
+    include_completed?: boolean;
+    /** Archived tasks too. Default false. */
+    include_archived?: boolean;
+    /** Most tasks to return (default 200); the result says truncated when there are more. */
+    limit?: number;
+  };
+  /** One task as vault_list_tasks gives it, with its subtasks. */
+  vault_get_task: {
+    /** The task: its id, or its exact title (any case) when no other task has it. */
+    task: string;
+  };
+  /** Creates a task (or, with parent, a subtask in its parent's project) at the end of its list or at position. Returns its id. */
+  vault_create_task: {
+    /** The task's title. */
+    title: string;
+    /** A project: its id or its name (any case). */
+    project?: string;
+    /** Make it a subtask of this task (id or unique title). */
+    parent?: string;
+    /** The task's status (id or name); null: none. */
+    status?: string | null;
+    /** The task's description; null clears it. */
+    description?: string | null;
+    /** 0 none, 1 low, 2 medium, 3 high, 4 urgent. */
+    priority?: number;
+    /** Due day, YYYY-MM-DD; null clears the due date (and time). */
+    due_date?: string | null;
+    /** Due time of day, HH:MM (24 h); null makes the due date all-day. Needs a due date. */
+    due_time?: string | null;
+    /** IANA time zone of the due date and time (Europe/Paris); null: floating (the zone of whoever reads it). */
+    time_zone?: string | null;
+    /** An RFC 5545 repeat rule (FREQ=WEEKLY;BYDAY=MO), kept with the task; null clears it. */
+    repeat_rule?: string | null;
+    /** The task's tags (with or without #): the whole list. */
+    tags?: string[];
+    /** 0-based place in its list; default last. */
+    position?: number;
+  };
+  /** Changes a task's fields (null clears one). The preview shows only the fields that change. To change its project or place, use vault_move_task. */
+  vault_update_task: {
+    /** The task: its id, or its exact title (any case) when no other task has it. */
+    task: string;
+    /** New title. */
+    title?: string;
+    /** The task's status (id or name); null: none. */
+    status?: string | null;
+    /** The task's description; null clears it. */
+    description?: string | null;
+    /** 0 none, 1 low, 2 medium, 3 high, 4 urgent. */
+    priority?: number;
+    /** Due day, YYYY-MM-DD; null clears the due date (and time). */
+    due_date?: string | null;
+    /** Due time of day, HH:MM (24 h); null makes the due date all-day. Needs a due date. */
+    due_time?: string | null;
+    /** IANA time zone of the due date and time (Europe/Paris); null: floating (the zone of whoever reads it). */
+    time_zone?: string | null;
+    /** An RFC 5545 repeat rule (FREQ=WEEKLY;BYDAY=MO), kept with the task; null clears it. */
+    repeat_rule?: string | null;
+    /** The task's tags (with or without #): the whole list. */
+    tags?: string[];
+  };
+  /** Deletes a task with its subtasks. The preview lists the subtasks lost. */
+  vault_delete_task: {
+    /** The task: its id, or its exact title (any case) when no other task has it. */
+    task: string;
+  };
+  /** Marks a task completed (its subtasks are left as they are; the preview says how many stay open). */
+  vault_complete_task: {
+    /** The task: its id, or its exact title (any case) when no other task has it. */
+    task: string;
+  };
+  /** Marks a completed task open again. */
+  vault_uncomplete_task: {
+    /** The task: its id, or its exact title (any case) when no other task has it. */
+    task: string;
+  };
+  /** Archives a task (hidden from vault_list_tasks unless include_archived; nothing is lost). */
+  vault_archive_task: {
+    /** The task: its id, or its exact title (any case) when no other task has it. */
+    task: string;
+  };
+  /** Brings an archived task back. */
+  vault_unarchive_task: {
+    /** The task: its id, or its exact title (any case) when no other task has it. */
+    task: string;
+  };
+  /** Moves a task to another project (null: no project; its subtasks follow), another status (null: none) and/or another place in its list. A subtask stays in its parent's project. */
+  vault_move_task: {
+    /** The task: its id, or its exact title (any case) when no other task has it. */
+    task: string;
+    /** The project to move it to (id or name); null: no project. */
+    project?: string | null;
+    /** The task's status (id or name); null: none. */
+    status?: string | null;
+    /** 0-based place in its list; default last. */
+    position?: number;
+  };
+  /** Puts the tasks of one list in a new order (kept gapless, and consistent when reorders run at the same time). */
+  vault_reorder_tasks: {
+    /** Task ids (or unique titles) of one list: the top-level tasks of one project (or of no project), or one task's subtasks. They come first, in this order; the others keep their order after them. */
+    ids: string[];
+  };
 }

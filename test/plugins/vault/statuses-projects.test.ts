@@ -33,9 +33,12 @@ describe('vault statuses and projects', () => {
     expect(fx.prompter.asked.at(-1)!.preview!.text).toBe('Status order\norder: ["To do","Doing","Done"] -> ["Done","To do","Doing"]');
     expect(await names('vault_list_statuses', 'statuses')).toEqual(['0:Done', '1:To do', '2:Doing']);
 
+    const asked = fx.prompter.asked.length;
     expect(error(await fx.call('vault_create_status', { name: 'DONE' })).code).toBe('CONFLICT');
     expect(error(await fx.call('vault_update_status', { status: 'Nope', name: 'x' })).code).toBe('NOT_FOUND');
     expect(error(await fx.call('vault_reorder_statuses', { ids: [done.id, 'Done'] })).code).toBe('VALIDATION');
+    // Refused before anyone is asked; reads never ask.
+    expect(fx.prompter.asked).toHaveLength(asked);
     expect(fx.prompter.asked.map((a) => a.tool)).not.toContain('vault_list_statuses');
   });
 

@@ -1,0 +1,480 @@
+/**
+ * Tasks: list (filters), get (with subtasks), create, update, delete, complete/uncomplete,
+ * archive/unarchive, move (project, status, place), reorder. A task belongs to at most one project
+ * and has at most one status; a subtask is one level deep and follows its parent's project. Each list
+ * (the top-level tasks of a project, or the subtasks of a task) has its own gapless order.
+ */
+import type { EntityManager } from 'typeorm';
+import { MemoError, type Preview, type ToolContext } from 'memo-kernel/pack';
+import { isValidTag, normalizeTag } from './markdown.js';
+import {
+  assessWith,
+  checkFields,
+  cleanName,
+  fieldRows,
+  fieldsPreview,
+  inPlanning,
+  listed,
+  newId,
+  now,
+  placeAt,
+  planningDb,
+  rememberFields,
+  renumber,
+  reordered,
+  schema,
+  type Impl,
+} from './planning-store.js';
+import { allProjects, findProject } from './project-tools.js';
+import type { TaskRow } from './schema.js';
+import { allStatuses, findStatus } from './status-tools.js';
+import type { ToolArgs } from './tool-args.js';
+import { shown } from './vault.js';
+
+// ---------------------------------------------------------------------------------------------
+// Reading
+
+export async function findTask(em: EntityManager, refText: string): Promise<TaskRow> {
+  const { TaskRow } = await schema();
+  const byId = await em.findOneBy(TaskRow, { id: refText });
+  if (byId) return byId;
+  const named = await em.createQueryBuilder(TaskRow, 't').where('LOWER(t.title) = :k', { k: refText.trim().toLowerCase() }).limit(11).getMany();
+  if (named.length === 1) return named[0]!;
+  if (named.length > 1)
+    throw new MemoError('VALIDATION', `Several tasks are called ${shown(refText)}; name one by id: ${named.map((t) => t.id).join(', ')}.`, {
+      details: { candidates: named.map((t) => t.id) },
+    });
+  throw new MemoError('NOT_FOUND', `No task ${shown(refText)} (give its id, or its exact title).`);
+}
+
+/** The tasks of one list, in order: the top-level tasks of a project (or of no project), or one task's subtasks. */
+async function siblings(em: EntityManager, projectId: string | null, parentId: string | null): Promise<TaskRow[]> {
+  const { TaskRow } = await schema();
+  const qb = em.createQueryBuilder(TaskRow, 't');
+  if (parentId !== null) qb.where('t.parent_id = :parent', { parent: parentId });
+  else {
+    qb.where('t.parent_id IS NULL');
+    if (projectId === null) qb.andWhere('t.project_id IS NULL');
+    else qb.andWhere('t.project_id = :project', { project: projectId });
+  }
+  return qb.orderBy('t.sort_order', 'ASC').addOrderBy('t.created_at', 'ASC').getMany();
+}
+
+interface Names {
+  projects: Map<string, string>;
+  statuses: Map<string, string>;
+}
+
+async function names(em: EntityManager): Promise<Names> {
+  return {
+    projects: new Map((await allProjects(em)).map((p) => [p.id, p.name])),
+    statuses: new Map((await allStatuses(em)).map((s) => [s.id, s.name])),
+  };
+}
+
+function taskOut(t: TaskRow, n: Names) {
+  return {
+    id: t.id,
+    title: t.title,
+    description: t.description,
+    project_id: t.project_id,
+    project_name: t.project_id === null ? null : (n.projects.get(t.project_id) ?? null),
+    status_id: t.status_id,
+    status_name: t.status_id === null ? null : (n.statuses.get(t.status_id) ?? null),
+    parent_id: t.parent_id,
+    priority: t.priority,
+    due_date: t.due_date,
+    due_time: t.due_time,
+    time_zone: t.time_zone,
+    repeat_rule: t.repeat_rule,
+    tags: JSON.parse(t.tags) as string[],
+    completed: t.completed_at !== null,
+    completed_at: t.completed_at,
+    archived: t.archived_at !== null,
+    archived_at: t.archived_at,
+    sort_order: t.sort_order,
+    created_at: t.created_at,
+    updated_at: t.updated_at,
+  };
+}
+
+export async function listTasks(args: ToolArgs['vault_list_tasks'], ctx: ToolContext) {
+  const { TaskRow } = await schema();
+  const em = (await planningDb(ctx)).manager;
+  const qb = em.createQueryBuilder(TaskRow, 't');
+  qb.where('1 = 1');
+  if (args.project !== undefined) qb.andWhere('t.project_id = :project', { project: (await findProject(em, args.project)).id });
+  if (args.status !== undefined) qb.andWhere('t.status_id = :status', { status: (await findStatus(em, args.status)).id });
+  if (args.due_from !== undefined) qb.andWhere('t.due_date >= :from', { from: checkDate(args.due_from) });
+  if (args.due_to !== undefined) qb.andWhere('t.due_date <= :to', { to: checkDate(args.due_to) });
+  if (args.include_completed !== true) qb.andWhere('t.completed_at IS NULL');
+  if (args.include_archived !== true) qb.andWhere('t.archived_at IS NULL');
+  let rows = await qb.getMany();
+  if (args.tag !== undefined) {
+    const tag = checkTag(args.tag);
+    rows = rows.filter((t) => (JSON.parse(t.tags) as string[]).some((x) => x === tag || x.startsWith(`${tag}/`)));
+  }
+  // Board order: projects in their order (no project first), each task followed by its subtasks.
+  const n = await names(em);
+  const projectPlace = new Map((await allProjects(em)).map((p) => [p.id, p.sort_order]));
+  const byId = new Map(rows.map((t) => [t.id, t]));
+  const missing = [...new Set(rows.filter((t) => t.parent_id !== null && !byId.has(t.parent_id)).map((t) => t.parent_id!))];
+  const parents = new Map(
+    (missing.length ? await em.createQueryBuilder(TaskRow, 't').where('t.id IN (:...ids)', { ids: missing }).getMany() : []).map((t) => [t.id, t]),
+  );
+  const key = (t: TaskRow): number[] => {
+    const top = t.parent_id === null ? t : (byId.get(t.parent_id) ?? parents.get(t.parent_id) ?? t);
+    return [t.project_id === null ? -1 : (projectPlace.get(t.project_id) ?? 0), top.sort_order, top === t ? -1 : t.sort_order];
+  };
+  const ordered = rows
+    .map((t) => ({ t, k: key(t) }))
+    .sort((a, b) => a.k[0]! - b.k[0]! || a.k[1]! - b.k[1]! || a.k[2]! - b.k[2]! || a.t.created_at.localeCompare(b.t.created_at))
+    .map((x) => x.t);
+  const limit = args.limit ?? 200;
+  return { tasks: ordered.slice(0, limit).map((t) => taskOut(t, n)), count: ordered.length, ...(ordered.length > limit ? { truncated: true } : {}) };
+}
+
+export async function getTask(args: ToolArgs['vault_get_task'], ctx: ToolContext) {
+  const em = (await planningDb(ctx)).manager;
+  const t = await findTask(em, args.task);
+  const n = await names(em);
+  return { ...taskOut(t, n), subtasks: (await siblings(em, t.project_id, t.id)).map((s) => taskOut(s, n)) };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Checks
+
+function checkDate(d: string): string {
+  const m = /^(\d{4})-(\d{2})-(\d{2})$/.exec(d);
+  const date = m ? new Date(Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3]))) : null;
+  if (!m || !date || date.getUTCDate() !== Number(m[3]) || date.getUTCMonth() !== Number(m[2]) - 1)
+    throw new MemoError('VALIDATION', `${shown(d)} is not a date: write YYYY-MM-DD (2026-12-01).`);
+  return d;
+}
+
+function checkTime(t: string): string {
+  if (!/^([01]\d|2[0-3]):[0-5]\d$/.test(t)) throw new MemoError('VALIDATION', `${shown(t)} is not a time of day: write HH:MM, 24 h (09:30).`);
+  return t;
+}
+
+function checkZone(z: string): string {
+  try {
+    new Intl.DateTimeFormat('en', { timeZone: z });
+  } catch {
+    throw new MemoError('VALIDATION', `${shown(z)} is not an IANA time zone (Europe/Paris, America/New_York, UTC).`);
+  }
+  return z;
+}
+
+function checkTag(tag: string): string {
+  const t = normalizeTag(tag);
+  if (!isValidTag(t)) throw new MemoError('VALIDATION', `${shown(tag)} is not a tag: letters, digits, _ - and / (for nesting), not only digits, no spaces.`);
+  return t;
+}
+
+function checkRule(rule: string): string {
+  const r = rule
+    .trim()
+    .replace(/^RRULE:/i, '')
+    .toUpperCase();
+  if (!/^[A-Z]+=[A-Z0-9,+:-]+(;[A-Z]+=[A-Z0-9,+:-]+)*$/.test(r) || !/(^|;)FREQ=(SECONDLY|MINUTELY|HOURLY|DAILY|WEEKLY|MONTHLY|YEARLY)(;|$)/.test(r))
+    throw new MemoError('VALIDATION', `${shown(rule)} is not a repeat rule: an RFC 5545 RRULE with a FREQ, such as FREQ=WEEKLY;BYDAY=MO.`);
+  return r;
+}
+
+type TaskFields = Pick<TaskRow, 'title' | 'description' | 'priority' | 'due_date' | 'due_time' | 'time_zone' | 'repeat_rule' | 'status_id'> & {
+  tags: string[];
+};
+
+interface FieldArgs {
+  title?: string;
+  description?: string | null;
+  priority?: number;
+  due_date?: string | null;
+  due_time?: string | null;
+  time_zone?: string | null;
+  repeat_rule?: string | null;
+  tags?: string[];
+  status?: string | null;
+}
+
+/** The fields a call sets (null clears), checked; a due time needs a due date, and clearing the date clears the time. */
+async function proposedFields(em: EntityManager, args: FieldArgs, current: TaskFields | null): Promise<Partial<TaskFields>> {
+  const out: Partial<TaskFields> = {};
+  if (args.title !== undefined) out.title = cleanName(args.title, 'task title');
+  if (args.description !== undefined) out.description = args.description;
+  if (args.priority !== undefined) out.priority = args.priority;
+  if (args.due_date !== undefined) out.due_date = args.due_date === null ? null : checkDate(args.due_date);
+  if (args.due_time !== undefined) out.due_time = args.due_time === null ? null : checkTime(args.due_time);
+  if (args.due_date === null && args.due_time === undefined && current?.due_time) out.due_time = null;
+  if (args.time_zone !== undefined) out.time_zone = args.time_zone === null ? null : checkZone(args.time_zone);
+  if (args.repeat_rule !== undefined) out.repeat_rule = args.repeat_rule === null ? null : checkRule(args.repeat_rule);
+  if (args.tags !== undefined) out.tags = [...new Set(args.tags.map(checkTag))];
+  if (args.status !== undefined) out.status_id = args.status === null ? null : (await findStatus(em, args.status)).id;
+  const dueDate = out.due_date !== undefined ? out.due_date : (current?.due_date ?? null);
+  const dueTime = out.due_time !== undefined ? out.due_time : (current?.due_time ?? null);
+  if (dueTime !== null && dueDate === null) throw new MemoError('VALIDATION', 'A due time needs a due date (due_date).');
+  return out;
+}
+
+const fieldsOf = (t: TaskRow): TaskFields => ({
+  title: t.title,
+  description: t.description,
+  priority: t.priority,
+  due_date: t.due_date,
+  due_time: t.due_time,
+  time_zone: t.time_zone,
+  repeat_rule: t.repeat_rule,
+  status_id: t.status_id,
+  tags: JSON.parse(t.tags) as string[],
+});
+
+/** Field rows as a person reads them: a status by its name, not its id. */
+function shownFields(f: Partial<TaskFields>, n: Names): Record<string, unknown> {
+  const { status_id, ...rest } = f;
+  return { ...rest, ...(status_id !== undefined ? { status: status_id === null ? null : (n.statuses.get(status_id) ?? status_id) } : {}) };
+}
+
+function onlyChanged(before: TaskFields, proposed: Partial<TaskFields>): Partial<TaskFields> {
+  return Object.fromEntries(Object.entries(proposed).filter(([k, v]) => JSON.stringify(before[k as keyof TaskFields] ?? null) !== JSON.stringify(v ?? null)));
+}
+
+const head = (t: TaskRow) => `Task ${t.title} (id ${t.id})`;
+
+// ---------------------------------------------------------------------------------------------
+// Create, update
+
+async function planCreate(em: EntityManager, args: ToolArgs['vault_create_task']) {
+  const fields = await proposedFields(em, args, null);
+  const parent = args.parent !== undefined ? await findTask(em, args.parent) : null;
+  if (parent?.parent_id) throw new MemoError('VALIDATION', `${shown(parent.title)} is itself a subtask; subtasks are one level deep.`);
+  let projectId = args.project !== undefined ? (await findProject(em, args.project)).id : null;
+  if (parent) {
+    if (args.project !== undefined && projectId !== parent.project_id)
+      throw new MemoError('VALIDATION', `A subtask is in its parent's project; ${shown(parent.title)} is not in that project.`);
+    projectId = parent.project_id;
+  }
+  return { fields, parent, projectId };
+}
+
+export const createTask: Impl<ToolArgs['vault_create_task']> = {
+  assess: assessWith(planCreate),
+  preview: async (args, ctx) => {
+    const em = (await planningDb(ctx)).manager;
+    const { fields, parent, projectId } = await planCreate(em, args);
+    const { title, ...rest } = fields;
+    const n = await names(em);
+    return fieldsPreview(
+      'New task',
+      {},
+      {
+        title,
+        project: projectId === null ? null : n.projects.get(projectId),
+        parent: parent ? `${parent.title} (id ${parent.id})` : null,
+        ...shownFields(rest, n),
+      },
+    );
+  },
+  run: inPlanning(async (em, args) => {
+    const { TaskRow } = await schema();
+    const { fields, parent, projectId } = await planCreate(em, args);
+    const list = await siblings(em, projectId, parent?.id ?? null);
+    const at = now();
+    const row = em.create(TaskRow, {
+      id: newId(),
+      project_id: projectId,
+      parent_id: parent?.id ?? null,
+      status_id: fields.status_id ?? null,
+      title: fields.title!,
+      description: fields.description ?? null,
+      priority: fields.priority ?? 0,
+      due_date: fields.due_date ?? null,
+      due_time: fields.due_time ?? null,
+      time_zone: fields.time_zone ?? null,
+      repeat_rule: fields.repeat_rule ?? null,
+      tags: JSON.stringify(fields.tags ?? []),
+      completed_at: null,
+      archived_at: null,
+      sort_order: list.length,
+      created_at: at,
+      updated_at: at,
+    });
+    await em.insert(TaskRow, row);
+    await renumber(em, TaskRow, placeAt(list, row, args.position));
+    return { ...taskOut(row, await names(em)), created: true, summary: `created task ${row.title}` };
+  }),
+};
+
+export const updateTask: Impl<ToolArgs['vault_update_task']> = {
+  assess: assessWith(async (em, args) => {
+    const t = await findTask(em, args.task);
+    return proposedFields(em, args, fieldsOf(t));
+  }),
+  preview: async (args, ctx) => {
+    const em = (await planningDb(ctx)).manager;
+    const t = await findTask(em, args.task);
+    const before = fieldsOf(t);
+    const changes = onlyChanged(before, await proposedFields(em, args, before));
+    rememberFields(ctx, Object.fromEntries(Object.keys(changes).map((k) => [k, before[k as keyof TaskFields]])));
+    const n = await names(em);
+    return fieldsPreview(head(t), shownFields(before, n), shownFields(changes, n));
+  },
+  run: inPlanning(async (em, args, ctx) => {
+    const { TaskRow } = await schema();
+    const t = await findTask(em, args.task);
+    const before = fieldsOf(t);
+    checkFields(ctx, `The task ${shown(t.title)}`, { ...before });
+    const changes = onlyChanged(before, await proposedFields(em, args, before));
+    const { tags, ...rest } = changes;
+    if (Object.keys(changes).length)
+      await em.update(TaskRow, { id: t.id }, { ...rest, ...(tags !== undefined ? { tags: JSON.stringify(tags) } : {}), updated_at: now() });
+    const after = (await em.findOneBy(TaskRow, { id: t.id }))!;
+    return { ...taskOut(after, await names(em)), changed: Object.keys(changes), summary: `updated task ${after.title}` };
+  }),
+};
+
+// ---------------------------------------------------------------------------------------------
+// Delete
+
+export const deleteTask: Impl<ToolArgs['vault_delete_task']> = {
+  assess: assessWith((em, args) => findTask(em, args.task)),
+  preview: async (args, ctx) => {
+    const em = (await planningDb(ctx)).manager;
+    const t = await findTask(em, args.task);
+    const subs = await siblings(em, t.project_id, t.id);
+    const lines = [`Deletes the ${t.parent_id ? 'subtask' : 'task'} ${t.title} (id ${t.id})${t.completed_at ? ', completed' : ''}.`];
+    lines.push(...(subs.length ? [`Subtasks lost: ${subs.length}:`, ...listed(subs.map((s) => `${s.title} (id ${s.id})`))] : []));
+    if (t.description) lines.push(`Its description (${t.description.length} characters) is lost.`);
+    rememberFields(ctx, { subtasks: subs.map((s) => s.id).sort() });
+    return { kind: 'delete', text: lines.join('\n') };
+  },
+  run: inPlanning(async (em, args, ctx) => {
+    const { TaskRow } = await schema();
+    const t = await findTask(em, args.task);
+    const subs = await siblings(em, t.project_id, t.id);
+    checkFields(ctx, `The task ${shown(t.title)}'s subtasks`, { subtasks: subs.map((s) => s.id).sort() });
+    await em.delete(TaskRow, { parent_id: t.id });
+    await em.delete(TaskRow, { id: t.id });
+    await renumber(em, TaskRow, await siblings(em, t.project_id, t.parent_id));
+    return { id: t.id, title: t.title, deleted: true, subtasks_deleted: subs.length, summary: `deleted task ${t.title}` };
+  }),
+};
+
+// ---------------------------------------------------------------------------------------------
+// Complete, uncomplete, archive, unarchive: one timestamp set or cleared
+
+function toggle(column: 'completed_at' | 'archived_at', field: 'completed' | 'archived', on: boolean, verb: string): Impl<{ task: string }> {
+  return {
+    assess: assessWith((em, args) => findTask(em, args.task)),
+    preview: async (args, ctx) => {
+      const em = (await planningDb(ctx)).manager;
+      const t = await findTask(em, args.task);
+      const was = t[column] !== null;
+      rememberFields(ctx, { [field]: was });
+      const p = fieldsPreview(head(t), { [field]: was }, { [field]: on });
+      if (column === 'completed_at' && on && !was) {
+        const open = (await siblings(em, t.project_id, t.id)).filter((s) => s.completed_at === null).length;
+        if (open) return { kind: 'fields', text: `${p.text}\n(${open} open subtask(s) stay open)` } satisfies Preview;
+      }
+      return p;
+    },
+    run: inPlanning(async (em, args, ctx) => {
+      const { TaskRow } = await schema();
+      const t = await findTask(em, args.task);
+      const was = t[column] !== null;
+      checkFields(ctx, `The task ${shown(t.title)}`, { [field]: was });
+      if (was !== on) {
+        const at = now();
+        t[column] = on ? at : null;
+        t.updated_at = at;
+        await em.update(TaskRow, { id: t.id }, { [column]: t[column], updated_at: at });
+      }
+      return { ...taskOut(t, await names(em)), changed: was !== on ? [field] : [], summary: `${verb} task ${t.title}` };
+    }),
+  };
+}
+
+export const completeTask = toggle('completed_at', 'completed', true, 'completed');
+export const uncompleteTask = toggle('completed_at', 'completed', false, 'reopened');
+export const archiveTask = toggle('archived_at', 'archived', true, 'archived');
+export const unarchiveTask = toggle('archived_at', 'archived', false, 'unarchived');
+
+// ---------------------------------------------------------------------------------------------
+// Move, reorder
+
+async function planMove(em: EntityManager, args: ToolArgs['vault_move_task']) {
+  if (args.project === undefined && args.status === undefined && args.position === undefined)
+    throw new MemoError('VALIDATION', 'Say where to: project (null for none), status (null for none) and/or position.');
+  const t = await findTask(em, args.task);
+  const projectId = args.project === undefined ? t.project_id : args.project === null ? null : (await findProject(em, args.project)).id;
+  if (t.parent_id !== null && projectId !== t.project_id)
+    throw new MemoError('VALIDATION', `${shown(t.title)} is a subtask: it stays in its parent's project. Move the parent task instead.`);
+  const statusId = args.status === undefined ? t.status_id : args.status === null ? null : (await findStatus(em, args.status)).id;
+  const list = (await siblings(em, projectId, t.parent_id)).filter((s) => s.id !== t.id);
+  const position = args.position ?? (projectId === t.project_id ? Math.max(0, t.sort_order) : list.length);
+  return { t, projectId, statusId, list, position: Math.min(position, list.length) };
+}
+
+export const moveTask: Impl<ToolArgs['vault_move_task']> = {
+  assess: assessWith(planMove),
+  preview: async (args, ctx) => {
+    const em = (await planningDb(ctx)).manager;
+    const { t, projectId, statusId, position } = await planMove(em, args);
+    const n = await names(em);
+    const name = (map: Map<string, string>, id: string | null) => (id === null ? null : (map.get(id) ?? id));
+    const before = { project: name(n.projects, t.project_id), status: name(n.statuses, t.status_id), position: t.sort_order };
+    const after = { project: name(n.projects, projectId), status: name(n.statuses, statusId), position };
+    rememberFields(ctx, { project_id: t.project_id, status_id: t.status_id });
+    const subs = (await siblings(em, t.project_id, t.id)).length;
+    const rows = fieldRows(before, after);
+    const extra = projectId !== t.project_id && subs ? [`(its ${subs} subtask(s) move with it)`] : [];
+    return { kind: 'fields', text: [head(t), ...(rows.length ? rows : ['(no field changes)']), ...extra].join('\n') };
+  },
+  run: inPlanning(async (em, args, ctx) => {
+    const { TaskRow } = await schema();
+    const { t, projectId, statusId, list, position } = await planMove(em, args);
+    checkFields(ctx, `The task ${shown(t.title)}`, { project_id: t.project_id, status_id: t.status_id });
+    const from = t.project_id;
+    const at = now();
+    await em.update(TaskRow, { id: t.id }, { project_id: projectId, status_id: statusId, updated_at: at });
+    if (projectId !== from) {
+      await em.update(TaskRow, { parent_id: t.id }, { project_id: projectId });
+      await renumber(em, TaskRow, await siblings(em, from, null));
+    }
+    Object.assign(t, { project_id: projectId, status_id: statusId, updated_at: at });
+    await renumber(em, TaskRow, placeAt(list, t, position));
+    return { ...taskOut(t, await names(em)), summary: `moved task ${t.title}` };
+  }),
+};
+
+async function planReorder(em: EntityManager, ids: string[]) {
+  const first = await findTask(em, ids[0]!);
+  const list = await siblings(em, first.project_id, first.parent_id);
+  const next = reordered(list, ids, (r) => {
+    const hit = list.find((t) => t.id === r) ?? list.filter((t) => t.title.toLowerCase() === r.trim().toLowerCase());
+    if (Array.isArray(hit)) {
+      if (hit.length === 1) return hit[0]!;
+      throw new MemoError(
+        'VALIDATION',
+        `${shown(r)} is not one task of the same list as ${shown(first.title)} (the top-level tasks of one project, or one task's subtasks); give ids from one list.`,
+      );
+    }
+    return hit;
+  });
+  return { first, list, next };
+}
+
+export const reorderTasks: Impl<ToolArgs['vault_reorder_tasks']> = {
+  assess: assessWith((em, args) => planReorder(em, args.ids)),
+  preview: async (args, ctx) => {
+    const { list, next } = await planReorder((await planningDb(ctx)).manager, args.ids);
+    return fieldsPreview('Task order', { order: list.map((t) => t.title) }, { order: next.map((t) => t.title) });
+  },
+  run: inPlanning(async (em, args) => {
+    const { TaskRow } = await schema();
+    const { next } = await planReorder(em, args.ids);
+    await renumber(em, TaskRow, next);
+    const n = await names(em);
+    return { tasks: next.map((t) => taskOut(t, n)), summary: 'reordered tasks' };
+  }),
+};
