@@ -6,7 +6,7 @@ import type { Kernel } from '../kernel.js';
 import type { Logger } from '../logger.js';
 import type { Skill } from '../skills/skill.js';
 import type { Caller, ProgressUpdate, ToolResult } from '../tools/contract.js';
-import { toCallToolResult, toMcpTool } from './mcp-tool-mapping.js';
+import { isPlainObject, toCallToolResult, toMcpTool } from './mcp-tool-mapping.js';
 
 export const MCP_SERVER_NAME = 'memo';
 export const MCP_SERVER_VERSION = '0.1.0';
@@ -79,20 +79,16 @@ interface CallParams {
   progressToken?: string | number;
 }
 
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
 /** The params of a `tools/call`, or an Invalid params error naming the one thing wrong. */
 function callParams(request: JSONRPCRequest): CallParams {
   const bad = (message: string) => new ProtocolError(ProtocolErrorCode.InvalidParams, `Invalid tools/call: ${message}`);
   const params: unknown = request.params;
-  if (!isRecord(params)) throw bad('params must be an object with the tool name.');
+  if (!isPlainObject(params)) throw bad('params must be an object with the tool name.');
   const { name, arguments: args, _meta: meta } = params;
   if (typeof name !== 'string' || name === '') throw bad('params.name (the tool name, a string) is missing.');
-  if (args !== undefined && !isRecord(args)) throw bad('params.arguments must be an object.');
+  if (args !== undefined && !isPlainObject(args)) throw bad('params.arguments must be an object.');
   const out: CallParams = { name, arguments: args ?? {} };
-  const token = isRecord(meta) ? meta.progressToken : undefined;
+  const token = isPlainObject(meta) ? meta.progressToken : undefined;
   if (typeof token === 'string' || typeof token === 'number') out.progressToken = token;
   return out;
 }
@@ -233,8 +229,8 @@ export class MemoMcpServer {
     let caller: Caller;
     if (this.options.era === 'modern') {
       const info = ctx.mcpReq.envelope?.[CLIENT_INFO_KEY as keyof typeof ctx.mcpReq.envelope] as unknown;
-      const name = isRecord(info) ? short(info.name) : undefined;
-      const version = isRecord(info) ? short(info.version) : undefined;
+      const name = isPlainObject(info) ? short(info.name) : undefined;
+      const version = isPlainObject(info) ? short(info.version) : undefined;
       caller = { kind: 'mcp', id: name ? (version ? `${name}@${version}` : name) : 'unknown-client' };
     } else {
       caller = { kind: 'mcp', id: this.clientName, sessionId: this.options.sessionId?.() ?? ctx.sessionId ?? this.fallbackSessionId };
