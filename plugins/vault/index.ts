@@ -12,8 +12,11 @@ import { createStatus, deleteStatus, listStatuses, reorderStatuses, updateStatus
 import {
   archiveTask,
   completeTask,
+  convertSubtaskToTask,
+  convertTaskToSubtask,
   createTask,
   deleteTask,
+  duplicateTask,
   getTask,
   listTasks,
   moveTask,
@@ -79,6 +82,9 @@ export const tools = defineTools<ToolArgs>({
   vault_unarchive_task: unarchiveTask,
   vault_move_task: moveTask,
   vault_reorder_tasks: reorderTasks,
+  vault_duplicate_task: duplicateTask,
+  vault_convert_task_to_subtask: convertTaskToSubtask,
+  vault_convert_subtask_to_task: convertSubtaskToTask,
 });
 
 /** What a command run gets that `report` uses (the kernel's PackCommandContext). */

@@ -478,3 +478,113 @@ export const reorderTasks: Impl<ToolArgs['vault_reorder_tasks']> = {
     return { tasks: next.map((t) => taskOut(t, n)), summary: 'reordered tasks' };
   }),
 };
+
+// ---------------------------------------------------------------------------------------------
+// Duplicate, convert between task and subtask
+
+async function planDuplicate(em: EntityManager, args: ToolArgs['vault_duplicate_task']) {
+  const t = await findTask(em, args.task);
+  const title = args.title !== undefined ? cleanName(args.title, 'task title') : t.title;
+  return { t, title, subs: await siblings(em, t.project_id, t.id) };
+}
+
+export const duplicateTask: Impl<ToolArgs['vault_duplicate_task']> = {
+  assess: assessWith(planDuplicate),
+  preview: async (args, ctx) => {
+    const em = (await planningDb(ctx)).manager;
+    const { t, title, subs } = await planDuplicate(em, args);
+    const n = await names(em);
+    const { title: _title, ...rest } = fieldsOf(t);
+    const p = fieldsPreview(
+      `New task, a copy of ${head(t)}`,
+      {},
+      { title, project: t.project_id === null ? null : n.projects.get(t.project_id), ...shownFields(rest, n) },
+    );
+    return subs.length ? { kind: 'fields', text: `${p.text}\n(with copies of its ${subs.length} subtask(s), open)` } : p;
+  },
+  run: inPlanning(async (em, args) => {
+    const { TaskRow } = await schema();
+    const { t, title, subs } = await planDuplicate(em, args);
+    const at = now();
+    // The copy is open and unarchived, right after the original; its subtasks are copied in their order.
+    const copy = em.create(TaskRow, { ...t, id: newId(), title, completed_at: null, archived_at: null, created_at: at, updated_at: at });
+    await em.insert(TaskRow, copy);
+    const list = (await siblings(em, t.project_id, t.parent_id)).filter((s) => s.id !== copy.id);
+    await renumber(em, TaskRow, placeAt(list, copy, list.findIndex((s) => s.id === t.id) + 1));
+    const subIds: string[] = [];
+    for (const s of subs) {
+      const c = em.create(TaskRow, { ...s, id: newId(), parent_id: copy.id, completed_at: null, archived_at: null, created_at: at, updated_at: at });
+      await em.insert(TaskRow, c);
+      subIds.push(c.id);
+    }
+    return { ...taskOut(copy, await names(em)), duplicated_from: t.id, subtask_ids: subIds, summary: `duplicated task ${t.title}` };
+  }),
+};
+
+async function planToSubtask(em: EntityManager, args: ToolArgs['vault_convert_task_to_subtask']) {
+  const t = await findTask(em, args.task);
+  const parent = await findTask(em, args.parent);
+  if (t.parent_id !== null) throw new MemoError('VALIDATION', `${shown(t.title)} is already a subtask; use vault_move_task to move it within its list.`);
+  if (parent.id === t.id) throw new MemoError('VALIDATION', 'A task cannot be its own subtask.');
+  if (parent.parent_id !== null) throw new MemoError('VALIDATION', `${shown(parent.title)} is itself a subtask; subtasks are one level deep.`);
+  const subs = await siblings(em, t.project_id, t.id);
+  if (subs.length)
+    throw new MemoError('VALIDATION', `${shown(t.title)} has ${subs.length} subtask(s); subtasks are one level deep. Make them tasks or move them first.`);
+  return { t, parent };
+}
+
+export const convertTaskToSubtask: Impl<ToolArgs['vault_convert_task_to_subtask']> = {
+  assess: assessWith(planToSubtask),
+  preview: async (args, ctx) => {
+    const em = (await planningDb(ctx)).manager;
+    const { t, parent } = await planToSubtask(em, args);
+    const n = await names(em);
+    const project = (id: string | null) => (id === null ? null : (n.projects.get(id) ?? id));
+    rememberFields(ctx, { parent_id: t.parent_id, project_id: t.project_id });
+    return fieldsPreview(
+      head(t),
+      { parent: null, project: project(t.project_id) },
+      { parent: `${parent.title} (id ${parent.id})`, project: project(parent.project_id) },
+    );
+  },
+  run: inPlanning(async (em, args, ctx) => {
+    const { TaskRow } = await schema();
+    const { t, parent } = await planToSubtask(em, args);
+    checkFields(ctx, `The task ${shown(t.title)}`, { parent_id: t.parent_id, project_id: t.project_id });
+    const from = t.project_id;
+    const list = await siblings(em, parent.project_id, parent.id);
+    Object.assign(t, { parent_id: parent.id, project_id: parent.project_id, updated_at: now() });
+    await em.update(TaskRow, { id: t.id }, { parent_id: t.parent_id, project_id: t.project_id, updated_at: t.updated_at });
+    await renumber(em, TaskRow, await siblings(em, from, null));
+    await renumber(em, TaskRow, [...list, t]);
+    return { ...taskOut(t, await names(em)), summary: `made ${t.title} a subtask of ${parent.title}` };
+  }),
+};
+
+async function planToTask(em: EntityManager, args: ToolArgs['vault_convert_subtask_to_task']) {
+  const t = await findTask(em, args.task);
+  if (t.parent_id === null) throw new MemoError('VALIDATION', `${shown(t.title)} is not a subtask.`);
+  const parent = await findTask(em, t.parent_id);
+  return { t, parent };
+}
+
+export const convertSubtaskToTask: Impl<ToolArgs['vault_convert_subtask_to_task']> = {
+  assess: assessWith(planToTask),
+  preview: async (args, ctx) => {
+    const { t, parent } = await planToTask((await planningDb(ctx)).manager, args);
+    rememberFields(ctx, { parent_id: t.parent_id });
+    return fieldsPreview(head(t), { parent: `${parent.title} (id ${parent.id})` }, { parent: null });
+  },
+  run: inPlanning(async (em, args, ctx) => {
+    const { TaskRow } = await schema();
+    const { t, parent } = await planToTask(em, args);
+    checkFields(ctx, `The task ${shown(t.title)}`, { parent_id: t.parent_id });
+    const list = await siblings(em, t.project_id, null);
+    Object.assign(t, { parent_id: null, updated_at: now() });
+    await em.update(TaskRow, { id: t.id }, { parent_id: null, updated_at: t.updated_at });
+    await renumber(em, TaskRow, await siblings(em, t.project_id, parent.id));
+    // It lands right after its former parent unless a position is given.
+    await renumber(em, TaskRow, placeAt(list, t, args.position ?? list.findIndex((s) => s.id === parent.id) + 1));
+    return { ...taskOut(t, await names(em)), summary: `made ${t.title} a task` };
+  }),
+};

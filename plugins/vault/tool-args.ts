@@ -321,4 +321,25 @@ export interface ToolArgs {
     /** Task ids (or unique titles) of one list: the top-level tasks of one project (or of no project), or one task's subtasks. They come first, in this order; the others keep their order after them. */
     ids: string[];
   };
+  /** Copies a task (open and unarchived, right after the original) with copies of its subtasks. Returns the copy's id and its subtasks' ids. */
+  vault_duplicate_task: {
+    /** The task: its id, or its exact title (any case) when no other task has it. */
+    task: string;
+    /** The copy's title; default the original's. */
+    title?: string;
+  };
+  /** Makes a task (one without subtasks) a subtask of another top-level task, at the end of its subtasks; it moves to that task's project. */
+  vault_convert_task_to_subtask: {
+    /** The task: its id, or its exact title (any case) when no other task has it. */
+    task: string;
+    /** The task it becomes a subtask of (id or unique title). */
+    parent: string;
+  };
+  /** Makes a subtask a task of its own in the same project, right after its former parent (or at position). */
+  vault_convert_subtask_to_task: {
+    /** The task: its id, or its exact title (any case) when no other task has it. */
+    task: string;
+    /** 0-based place among the project's tasks; default right after the former parent. */
+    position?: number;
+  };
 }

@@ -215,4 +215,47 @@ describe('vault tasks', () => {
     expect(error(await call)).toMatchObject({ code: 'CONFLICT', message: expect.stringMatching(/changed after the preview was shown \(priority\)/) });
     expect(value(await fx.call('vault_get_task', { task: t })).priority).toBe(2);
   });
+  it('duplicates a task with its subtasks right after it, open, with new ids', async () => {
+    const a = value(await fx.call('vault_create_task', { title: 'Report', project: 'Launch', priority: 2, tags: ['work'] })).id;
+    value(await fx.call('vault_create_task', { title: 'Figures', parent: a }));
+    value(await fx.call('vault_create_task', { title: 'After', project: 'Launch' }));
+    value(await fx.call('vault_complete_task', { task: a }));
+    const copy = value(await fx.call('vault_duplicate_task', { task: a, title: 'Report (Q4)' }));
+    expect(copy).toMatchObject({
+      id: expect.not.stringMatching(a),
+      duplicated_from: a,
+      title: 'Report (Q4)',
+      priority: 2,
+      tags: ['work'],
+      completed: false,
+      sort_order: 1,
+    });
+    expect(copy.subtask_ids).toHaveLength(1);
+    expect(fx.prompter.asked.at(-1)!.preview!.text).toBe(
+      `New task, a copy of Task Report (id ${a})\ntitle: (not set) -> Report (Q4)\nproject: (not set) -> Launch\npriority: (not set) -> 2\ntags: (not set) -> ["work"]\n(with copies of its 1 subtask(s), open)`,
+    );
+    const listed = value(await fx.call('vault_list_tasks', { project: 'Launch', include_completed: true })).tasks;
+    expect(listed.map((t: any) => `${t.sort_order}:${t.title}`)).toEqual(['0:Report', '0:Figures', '1:Report (Q4)', '0:Figures', '2:After']);
+    expect(value(await fx.call('vault_get_task', { task: copy.id })).subtasks.map((s: any) => s.id)).toEqual(copy.subtask_ids);
+  });
+
+  it('converts a task to a subtask of another (taking its project) and back, keeping the lists gapless', async () => {
+    const parent = value(await fx.call('vault_create_task', { title: 'Parent', project: 'Launch' })).id;
+    value(await fx.call('vault_create_task', { title: 'Next', project: 'Launch' }));
+    const loose = value(await fx.call('vault_create_task', { title: 'Loose' })).id;
+    value(await fx.call('vault_create_task', { title: 'Other loose' }));
+
+    const r = value(await fx.call('vault_convert_task_to_subtask', { task: loose, parent: 'Parent' }));
+    expect(r).toMatchObject({ id: loose, parent_id: parent, project_id: launch, sort_order: 0 });
+    expect(fx.prompter.asked.at(-1)!.preview!.text).toBe(`Task Loose (id ${loose})\nparent: (not set) -> Parent (id ${parent})\nproject: (not set) -> Launch`);
+    expect(value(await fx.call('vault_get_task', { task: 'Other loose' })).sort_order).toBe(0);
+    expect(error(await fx.call('vault_convert_task_to_subtask', { task: 'Parent', parent: 'Next' })).message).toMatch(/has 1 subtask/);
+    expect(error(await fx.call('vault_convert_task_to_subtask', { task: 'Next', parent: 'Loose' })).message).toMatch(/itself a subtask/);
+
+    const back = value(await fx.call('vault_convert_subtask_to_task', { task: loose }));
+    expect(back).toMatchObject({ id: loose, parent_id: null, project_id: launch, sort_order: 1 });
+    expect(fx.prompter.asked.at(-1)!.preview!.text).toBe(`Task Loose (id ${loose})\nparent: Parent (id ${parent}) -> (not set)`);
+    expect(await titles({ project: 'Launch' })).toEqual(['Parent', 'Loose', 'Next']);
+    expect(error(await fx.call('vault_convert_subtask_to_task', { task: loose })).message).toMatch(/is not a subtask/);
+  });
 });
