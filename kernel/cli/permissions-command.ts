@@ -1,5 +1,5 @@
 /**
- * `memo permissions list|revoke|always-allow`: the stored decisions (forever, until a moment, for one
+ * `memo permissions list|allow|deny|revoke|always-allow`: the stored decisions (forever, until a moment, for one
  * conversation) and the person's global always-allow setting, all in `data/permissions.json`. The
  * file is the data folder's, out of every tool's reach: only this command and host apps change it
  * (a running kernel re-reads it at its next call).
@@ -8,7 +8,7 @@ import * as path from 'node:path';
 import type { Command } from 'commander';
 import { StderrLogger } from '../logger.js';
 import { PermissionStore, type StoredDecision } from '../permissions/permission-store.js';
-import { print, table, UsageError, type Cli } from './context.js';
+import { NotFound, print, table, UsageError, type Cli } from './context.js';
 import { moment } from './moments.js';
 
 /** How long a decision lasts, as the list shows it: `forever`, `until 2026-11-30T20:15Z (in 12 min)`, `conversation <id>`. */
@@ -38,6 +38,19 @@ const ALWAYS_ALLOW_COVERS = [
   '    and memo tools call are asked as before;',
   '  - a stored deny, which still refuses.',
 ].join('\n');
+
+/** The tool as this data folder's packs and skills declare it (a kernel of its own, loaded quietly); NotFound when none is named so. */
+async function toolSpec(cli: Cli, name: string): Promise<{ danger: string; effect: string; confirm?: string; plugin: string }> {
+  const kernel = await cli.boot(null, true);
+  try {
+    const tool = kernel.registry.get(name);
+    if (!tool) throw new NotFound(`there is no tool named ${name} in the packs and skills of this data folder (memo tools list shows them)`);
+    const { danger, effect, confirm } = tool.spec;
+    return { danger, effect, plugin: tool.pack.id, ...(confirm ? { confirm } : {}) };
+  } finally {
+    await kernel.shutdown();
+  }
+}
 
 function storeOf(cli: Cli): PermissionStore {
   return new PermissionStore(path.join(cli.dataDir(), 'permissions.json'), new StderrLogger());
@@ -73,6 +86,43 @@ export function registerPermissionsCommands(program: Command, cli: Cli): void {
         process.stderr.write(`memo: there is no stored decision for ${toolName}.\n`);
         cli.setExit(1);
       }
+    });
+  permissions
+    .command('allow <tool>')
+    .option('--minutes <n>', 'for this many minutes only (default: until revoked)')
+    .description('allow a tool ahead of time for every caller, so nobody needs to be watching when an MCP client or a routine calls it')
+    .action(async (toolName: string, opts: { minutes?: string }) => {
+      const minutes = opts.minutes === undefined ? undefined : Number(opts.minutes);
+      if (minutes !== undefined && (!Number.isInteger(minutes) || minutes < 1)) throw new UsageError('--minutes must be a whole number of at least 1');
+      const spec = await toolSpec(cli, toolName);
+      if (spec.danger === 'safe' && spec.effect !== 'delete' && spec.confirm !== 'always') {
+        process.stdout.write(`${toolName} is safe: it runs without asking already. Nothing was stored.\n`);
+        return;
+      }
+      if (spec.effect === 'delete' || spec.confirm === 'always') {
+        const why = spec.effect === 'delete' ? 'it deletes' : 'it is declared confirm: always';
+        throw new UsageError(
+          `${toolName} cannot be allowed ahead of time: ${why}, so it is asked every time (the approval rules take no standing answer for it)`,
+        );
+      }
+      const at = new Date();
+      const expiresAt = minutes === undefined ? undefined : new Date(at.getTime() + minutes * 60_000).toISOString();
+      storeOf(cli).set(
+        { tool: toolName, decision: 'allow', plugin: spec.plugin, scope: expiresAt ? 'until' : 'forever', ...(expiresAt ? { expiresAt } : {}) },
+        at,
+      );
+      const until = expiresAt ? `until ${moment(Date.parse(expiresAt), at.getTime())}` : 'until revoked';
+      process.stdout.write(
+        `Allowed ${toolName} (${spec.plugin}, ${spec.danger}) for every caller, ${until}. Still asked: a command the judge cannot vouch for. MCP clients still may not write without a live write capability.\nUndo: memo permissions revoke ${toolName}\n`,
+      );
+    });
+  permissions
+    .command('deny <tool>')
+    .description('deny a tool for every caller until revoked (a stored deny wins over everything, always-allow included)')
+    .action(async (toolName: string) => {
+      const spec = await toolSpec(cli, toolName);
+      storeOf(cli).set({ tool: toolName, decision: 'deny', plugin: spec.plugin, scope: 'forever' }, new Date());
+      process.stdout.write(`Denied ${toolName} (${spec.plugin}) for every caller until revoked.\nUndo: memo permissions revoke ${toolName}\n`);
     });
   permissions
     .command('always-allow <state>')

@@ -270,7 +270,7 @@ export class PermissionGate {
         throw this.denied(
           call,
           'deny:unattended',
-          `${call.tool} needs a person's approval, and nobody is watching this server's approvals, so it was refused at once. To be asked, keep \`memo approvals list --watch\` running in another terminal (answer with \`memo approvals answer <id> allow-once\`, or allow-forever to stop being asked for ${call.tool}), then call it again.`,
+          `${call.tool} needs a person's approval, and nobody is watching this server's approvals, so it was refused at once. To be asked, keep \`memo approvals list --watch\` running in another terminal (answer with \`memo approvals answer <id> allow-once\`), then call it again.${askEveryTime ? '' : ` Or allow it ahead of time: \`memo permissions allow ${call.tool}\`.`}`,
         );
       case 'unanswered':
       default:

@@ -121,6 +121,25 @@ describe('memo approvals with memo serve and an MCP client', () => {
     expect(audit(w).filter((e) => e.tool === 'peek')).toEqual([expect.objectContaining({ args: { name: 'unwatched' }, decision: 'deny:unattended' })]);
   });
 
+  it('runs a tool allowed ahead of time with memo permissions allow for an MCP caller while nobody watches, and asks again once revoked', async () => {
+    const allowed = await memo(w, ['permissions', 'allow', 'peek']);
+    expect([allowed.code, allowed.stdout.split('\n')[0]]).toEqual([
+      0,
+      expect.stringMatching(/^Allowed peek \(asker, medium\) for every caller, until revoked\./),
+    ]);
+    const r = await call('peek', { name: 'ahead' });
+    expect(r.isError).toBeFalsy();
+    expect(
+      audit(w)
+        .filter((e) => e.tool === 'peek')
+        .at(-1),
+    ).toMatchObject({ args: { name: 'ahead' }, decision: 'allow:stored-forever' });
+    expect((await memo(w, ['permissions', 'revoke', 'peek'])).code).toBe(0);
+    const again = await call('peek', { name: 'revoked' });
+    expect(again.isError).toBe(true);
+    expect((again.structuredContent as { message: string }).message).toContain('Or allow it ahead of time: `memo permissions allow peek`.');
+  });
+
   describe('while memo approvals list --watch runs', () => {
     let watcher: ChildProcessWithoutNullStreams;
     beforeAll(async () => {
@@ -267,6 +286,26 @@ describe('memo approvals and memo permissions without a server', () => {
         `memo: no memo serve runs on the data folder ${w.data}; permission requests wait only in a running server (start one with memo serve, or pass its --data)\n`,
       );
     }
+  });
+
+  it('allows and denies a tool ahead of time, for minutes or until revoked; refuses a delete, says a safe tool needs nothing, and names an unknown one', async () => {
+    const w = workspace();
+    const timed = await memo(w, ['permissions', 'allow', 'peek', '--minutes', '15']);
+    expect(timed.code).toBe(0);
+    expect(timed.stdout).toMatch(/^Allowed peek \(asker, medium\) for every caller, until \d{4}-\d\d-\d\dT\d\d:\d\dZ \(in 15 min\)\./);
+    expect((await memo(w, ['permissions', 'list', '--json'])).json).toEqual([expect.objectContaining({ tool: 'peek', decision: 'allow', scope: 'until' })]);
+    const denied = await memo(w, ['permissions', 'deny', 'peek_edit']);
+    expect([denied.code, denied.stdout]).toEqual([0, 'Denied peek_edit (asker) for every caller until revoked.\nUndo: memo permissions revoke peek_edit\n']);
+    const del = await memo(w, ['permissions', 'allow', 'delete_file']);
+    expect([del.code, del.stderr]).toEqual([2, expect.stringContaining('delete_file cannot be allowed ahead of time: it deletes, so it is asked every time')]);
+    const safe = await memo(w, ['permissions', 'allow', 'read_file']);
+    expect([safe.code, safe.stdout]).toEqual([0, 'read_file is safe: it runs without asking already. Nothing was stored.\n']);
+    const unknown = await memo(w, ['permissions', 'allow', 'no_such_tool']);
+    expect([unknown.code, unknown.stderr]).toEqual([1, expect.stringContaining('there is no tool named no_such_tool')]);
+    expect(((await memo(w, ['permissions', 'list', '--json'])).json as any[]).map((d) => [d.tool, d.decision])).toEqual([
+      ['peek', 'allow'],
+      ['peek_edit', 'deny'],
+    ]);
   });
 
   it('turns always-allow on (saying what it covers and never covers), reports its status, and turns it off', () => {
