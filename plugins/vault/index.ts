@@ -5,6 +5,7 @@
  * `memo vault init|reindex` commands; the vault itself opens on the first call that needs it.
  */
 import { defineTools, type Disposable, type PackApi } from 'memo-kernel/pack';
+import { createJournalEntry, deleteJournalEntry, getJournalEntry, listJournalEntries, updateJournalEntry } from './journal-tools.js';
 import { getCurrentNote, getTags, listFolder, readNote, searchNotes } from './read-tools.js';
 import { archiveProject, createProject, deleteProject, getProject, listProjects, reorderProjects, updateProject } from './project-tools.js';
 import { register, unregister } from './runtime.js';
@@ -85,6 +86,11 @@ export const tools = defineTools<ToolArgs>({
   vault_duplicate_task: duplicateTask,
   vault_convert_task_to_subtask: convertTaskToSubtask,
   vault_convert_subtask_to_task: convertSubtaskToTask,
+  vault_get_journal_entry: getJournalEntry,
+  vault_list_journal_entries: listJournalEntries,
+  vault_create_journal_entry: createJournalEntry,
+  vault_update_journal_entry: updateJournalEntry,
+  vault_delete_journal_entry: deleteJournalEntry,
 });
 
 /** What a command run gets that `report` uses (the kernel's PackCommandContext). */

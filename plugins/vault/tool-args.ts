@@ -342,4 +342,41 @@ export interface ToolArgs {
     /** 0-based place among the project's tasks; default right after the former parent. */
     position?: number;
   };
+  /** Reads the journal entry of one day (the markdown file <journal folder>/YYYY-MM-DD.md): id, path, content (without front matter), front matter and tags. A day without an entry is NOT_FOUND. */
+  vault_get_journal_entry: {
+    /** The day, YYYY-MM-DD (2026-11-30). */
+    date: string;
+  };
+  /** Journal entries, newest day first: date, id, path, size and when each was last modified. Files in the journal folder whose names are not a day (YYYY-MM-DD.md) are not entries. */
+  vault_list_journal_entries: {
+    /** Only days on or after this one (YYYY-MM-DD). */
+    from?: string;
+    /** Only days on or before this one (YYYY-MM-DD). */
+    to?: string;
+    /** Most entries to return (default 100); the result says truncated when there are more. */
+    limit?: number;
+  };
+  /** Writes the journal entry of a day that has none: a markdown file <journal folder>/YYYY-MM-DD.md (the folder is created if missing), indexed like any note. Shown as a diff before it is written; refused if that day already has an entry (use vault_update_journal_entry). */
+  vault_create_journal_entry: {
+    /** The day, YYYY-MM-DD (2026-11-30). */
+    date: string;
+    /** The entry's markdown body. */
+    content?: string;
+    /** Tags to put in the entry's front matter. */
+    tags?: string[];
+  };
+  /** Changes a day's journal entry: content replaces the whole body, append adds text at the end (front matter is kept). The person is shown the change as a diff and asked every time. Refused if the entry changed after that diff was shown. */
+  vault_update_journal_entry: {
+    /** The day, YYYY-MM-DD (2026-11-30). */
+    date: string;
+    /** The complete new body. */
+    content?: string;
+    /** Text added at the end of the body (on a new line). */
+    append?: string;
+  };
+  /** Deletes a day's journal entry (its file). The preview says what is lost: the entry's size and lines, its id, and the links in other notes that will break. */
+  vault_delete_journal_entry: {
+    /** The day, YYYY-MM-DD (2026-11-30). */
+    date: string;
+  };
 }
