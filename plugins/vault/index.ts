@@ -6,6 +6,18 @@
  */
 import { defineTools, type Disposable, type PackApi } from 'memo-kernel/pack';
 import { createJournalEntry, deleteJournalEntry, getJournalEntry, listJournalEntries, updateJournalEntry } from './journal-tools.js';
+import {
+  addInboxTag,
+  addToInbox,
+  archiveInboxItem,
+  deleteInboxItem,
+  getInboxItem,
+  listInboxItems,
+  removeInboxTag,
+  snoozeInboxItem,
+  unarchiveInboxItem,
+  updateInboxItem,
+} from './inbox-tools.js';
 import { getCurrentNote, getTags, listFolder, readNote, searchNotes } from './read-tools.js';
 import { archiveProject, createProject, deleteProject, getProject, listProjects, reorderProjects, updateProject } from './project-tools.js';
 import { register, unregister } from './runtime.js';
@@ -91,6 +103,16 @@ export const tools = defineTools<ToolArgs>({
   vault_create_journal_entry: createJournalEntry,
   vault_update_journal_entry: updateJournalEntry,
   vault_delete_journal_entry: deleteJournalEntry,
+  vault_list_inbox_items: listInboxItems,
+  vault_get_inbox_item: getInboxItem,
+  vault_add_to_inbox: addToInbox,
+  vault_update_inbox_item: updateInboxItem,
+  vault_snooze_inbox_item: snoozeInboxItem,
+  vault_archive_inbox_item: archiveInboxItem,
+  vault_unarchive_inbox_item: unarchiveInboxItem,
+  vault_delete_inbox_item: deleteInboxItem,
+  vault_add_inbox_tag: addInboxTag,
+  vault_remove_inbox_tag: removeInboxTag,
 });
 
 /** What a command run gets that `report` uses (the kernel's PackCommandContext). */

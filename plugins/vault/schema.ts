@@ -464,6 +464,76 @@ export class CreatePlanning1796400000000 implements MigrationInterface {
   }
 }
 
-export const ENTITIES = [NoteRow, NoteAliasRow, TagCategoryRow, TagRow, NoteTagRow, LinkRow, VaultMetaRow, StatusRow, ProjectRow, TaskRow, ProjectLinkRow];
+// ---------------------------------------------------------------------------------------------
+// The inbox: things captured to sort later. Same conventions as the planning tables (16-hex ids, ISO
+// text times, portable SQL), in a migration of its own so vaults made before it gain the table.
 
-export const MIGRATIONS = [CreateVaultIndex1796200000000, ContentlessVaultText1796300000000, CreatePlanning1796400000000];
+@Entity('inbox_items')
+export class InboxItemRow {
+  @PrimaryColumn('varchar', { length: 32 })
+  id!: string;
+
+  @Column('varchar', { length: 500 })
+  title!: string;
+
+  @Column('text', { nullable: true })
+  content!: string | null;
+
+  @Column('varchar', { length: 2000, nullable: true })
+  url!: string | null;
+
+  /** JSON array of lower-case tags. */
+  @Column('text', { default: '[]' })
+  tags!: string;
+
+  /** Hidden from the list until this time (ISO 8601, UTC). */
+  @Column('varchar', { length: 40, nullable: true })
+  snoozed_until!: string | null;
+
+  @Column('varchar', { length: 40, nullable: true })
+  archived_at!: string | null;
+
+  @Index()
+  @Column('varchar', { length: 40 })
+  created_at!: string;
+
+  @Column('varchar', { length: 40 })
+  updated_at!: string;
+}
+
+export class CreateInbox1796500000000 implements MigrationInterface {
+  async up(qr: QueryRunner): Promise<void> {
+    await qr.query(`CREATE TABLE "inbox_items" (
+      "id" varchar(32) PRIMARY KEY NOT NULL,
+      "title" varchar(500) NOT NULL,
+      "content" text,
+      "url" varchar(2000),
+      "tags" text NOT NULL DEFAULT '[]',
+      "snoozed_until" varchar(40),
+      "archived_at" varchar(40),
+      "created_at" varchar(40) NOT NULL,
+      "updated_at" varchar(40) NOT NULL)`);
+    await qr.query(`CREATE INDEX "IDX_inbox_items_created" ON "inbox_items" ("created_at")`);
+  }
+
+  async down(qr: QueryRunner): Promise<void> {
+    await qr.query(`DROP TABLE "inbox_items"`);
+  }
+}
+
+export const ENTITIES = [
+  NoteRow,
+  NoteAliasRow,
+  TagCategoryRow,
+  TagRow,
+  NoteTagRow,
+  LinkRow,
+  VaultMetaRow,
+  StatusRow,
+  ProjectRow,
+  TaskRow,
+  ProjectLinkRow,
+  InboxItemRow,
+];
+
+export const MIGRATIONS = [CreateVaultIndex1796200000000, ContentlessVaultText1796300000000, CreatePlanning1796400000000, CreateInbox1796500000000];

@@ -379,4 +379,78 @@ export interface ToolArgs {
     /** The day, YYYY-MM-DD (2026-11-30). */
     date: string;
   };
+  /** Inbox items, newest first: id, title, content, url, tags, snoozed_until, archived, created_at. Items that are archived or snoozed (until a time still to come) are left out unless include_archived / include_snoozed. */
+  vault_list_inbox_items: {
+    /** Archived items too. Default false. */
+    include_archived?: boolean;
+    /** Items snoozed until a time still to come too. Default false. */
+    include_snoozed?: boolean;
+    /** Only items with this tag (or a tag nested under it). */
+    tag?: string;
+    /** Most items to return (default 200); the result says truncated when there are more. */
+    limit?: number;
+  };
+  /** One inbox item by id, with its content, url, tags, snooze and archive state. */
+  vault_get_inbox_item: {
+    /** The inbox item's id. */
+    item: string;
+  };
+  /** Adds an item to the inbox: a title, optional text, link and tags. The new text is shown as a diff before it is saved. Returns the item's id. */
+  vault_add_to_inbox: {
+    /** What the item is about. */
+    title: string;
+    /** The item's text (markdown). */
+    content?: string;
+    /** A link the item is about (http or https). */
+    url?: string;
+    /** Tags for the item. */
+    tags?: string[];
+  };
+  /** Changes an inbox item's title, content or url (null clears content or url). The preview lists each field that changes, before and after. */
+  vault_update_inbox_item: {
+    /** The inbox item's id. */
+    item: string;
+    /** The new title. */
+    title?: string;
+    /** The new text; null clears it. */
+    content?: string | null;
+    /** The new link (http or https); null clears it. */
+    url?: string | null;
+  };
+  /** Hides an inbox item from the list until a time (ISO 8601 with a zone: 2026-12-01T09:00:00+01:00); null wakes it now. */
+  vault_snooze_inbox_item: {
+    /** The inbox item's id. */
+    item: string;
+    /** When the item comes back, ISO 8601 with Z or an offset; null ends the snooze. */
+    until: string | null;
+  };
+  /** Archives an inbox item (hidden from the list unless include_archived). */
+  vault_archive_inbox_item: {
+    /** The inbox item's id. */
+    item: string;
+  };
+  /** Brings an archived inbox item back into the inbox. */
+  vault_unarchive_inbox_item: {
+    /** The inbox item's id. */
+    item: string;
+  };
+  /** Deletes an inbox item. The preview says what is lost: its title, text, link and tags. */
+  vault_delete_inbox_item: {
+    /** The inbox item's id. */
+    item: string;
+  };
+  /** Adds a tag to an inbox item. */
+  vault_add_inbox_tag: {
+    /** The inbox item's id. */
+    item: string;
+    /** The tag (without #). */
+    tag: string;
+  };
+  /** Removes a tag from an inbox item; an item without that tag is refused before anyone is asked. */
+  vault_remove_inbox_tag: {
+    /** The inbox item's id. */
+    item: string;
+    /** The tag (without #). */
+    tag: string;
+  };
 }
