@@ -6,12 +6,12 @@
  */
 import type { EntityManager } from 'typeorm';
 import { MemoError, type ToolContext } from 'memo-kernel/pack';
-import { isValidTag, normalizeTag } from './markdown.js';
 import { diffOf } from './note-files.js';
-import { assessWith, checkFields, fieldsPreview, inPlanning, newId, now, planningDb, rememberFields, schema, type Impl } from './planning-store.js';
+import { assessWith, changesOf, checkFields, fieldsPreview, inPlanning, newId, now, planningDb, rememberFields, schema, type Impl } from './planning-store.js';
 import type { InboxItemRow } from './schema.js';
 import type { ToolArgs } from './tool-args.js';
 import { shown } from './vault.js';
+import { checkTag } from './write-tools.js';
 
 async function findItem(em: EntityManager, id: string): Promise<InboxItemRow> {
   const { InboxItemRow } = await schema();
@@ -37,12 +37,6 @@ function itemOut(r: InboxItemRow) {
 }
 
 const head = (r: InboxItemRow) => `Inbox item ${r.title} (id ${r.id})`;
-
-function checkTag(tag: string): string {
-  const t = normalizeTag(tag);
-  if (!isValidTag(t)) throw new MemoError('VALIDATION', `${shown(tag)} is not a tag: letters, digits, _ - and / (for nesting), not only digits, no spaces.`);
-  return t;
-}
 
 function checkTitle(title: string): string {
   const t = title.trim();
@@ -154,19 +148,13 @@ function fieldsOf(r: InboxItemRow): Fields {
 /** What a call would set, from the row as it is now; only fields that move are kept. */
 type Change<A> = (r: InboxItemRow, args: A) => Partial<Fields>;
 
-function onlyChanged(before: Fields, after: Partial<Fields>): Partial<Fields> {
-  return Object.fromEntries(
-    Object.entries(after).filter(([k, v]) => v !== undefined && JSON.stringify(before[k as keyof Fields] ?? null) !== JSON.stringify(v ?? null)),
-  );
-}
-
 function fieldTool<A extends { item: string }>(change: Change<A>, verb: string): Impl<A> {
   return {
     assess: assessWith(async (em, args: A) => change(await findItem(em, args.item), args)),
     preview: async (args, ctx) => {
       const r = await findItem((await planningDb(ctx)).manager, args.item);
       const before = fieldsOf(r);
-      const changes = onlyChanged(before, change(r, args));
+      const changes = changesOf(before, change(r, args));
       rememberFields(ctx, Object.fromEntries(Object.keys(changes).map((k) => [k, before[k as keyof Fields]])));
       return fieldsPreview(head(r), before, changes);
     },
@@ -175,7 +163,7 @@ function fieldTool<A extends { item: string }>(change: Change<A>, verb: string):
       const r = await findItem(em, args.item);
       const before = fieldsOf(r);
       checkFields(ctx, `The inbox item ${shown(r.title)}`, { ...before });
-      const changes = onlyChanged(before, change(r, args));
+      const changes = changesOf(before, change(r, args));
       if (Object.keys(changes).length) {
         const { tags, archived, ...rest } = changes;
         const at = now();

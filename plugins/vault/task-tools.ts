@@ -6,7 +6,6 @@
  */
 import type { EntityManager } from 'typeorm';
 import { MemoError, type Preview, type ToolContext } from 'memo-kernel/pack';
-import { isValidTag, normalizeTag } from './markdown.js';
 import {
   assessWith,
   checkFields,
@@ -30,6 +29,7 @@ import type { TaskRow } from './schema.js';
 import { allStatuses, findStatus } from './status-tools.js';
 import type { ToolArgs } from './tool-args.js';
 import { shown } from './vault.js';
+import { checkTag } from './write-tools.js';
 
 // ---------------------------------------------------------------------------------------------
 // Reading
@@ -164,12 +164,6 @@ function checkZone(z: string): string {
     throw new MemoError('VALIDATION', `${shown(z)} is not an IANA time zone (Europe/Paris, America/New_York, UTC).`);
   }
   return z;
-}
-
-function checkTag(tag: string): string {
-  const t = normalizeTag(tag);
-  if (!isValidTag(t)) throw new MemoError('VALIDATION', `${shown(tag)} is not a tag: letters, digits, _ - and / (for nesting), not only digits, no spaces.`);
-  return t;
 }
 
 function checkRule(rule: string): string {

@@ -60,7 +60,8 @@ function checkName(name: string, what: string): string {
   return n;
 }
 
-function checkTag(tag: string): string {
+/** A tag as stored (without `#`), or VALIDATION saying what a tag may contain. */
+export function checkTag(tag: string): string {
   const t = normalizeTag(tag);
   if (!isValidTag(t)) throw new MemoError('VALIDATION', `${shown(tag)} is not a tag: letters, digits, _ - and / (for nesting), not only digits, no spaces.`);
   return t;
