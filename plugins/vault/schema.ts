@@ -499,6 +499,14 @@ export class InboxItemRow {
 
   @Column('varchar', { length: 40 })
   updated_at!: string;
+
+  /** A reminder (inbox.convertToReminder): when the routines scheduler surfaces it (ISO 8601, UTC). */
+  @Column('varchar', { length: 40, nullable: true })
+  remind_at!: string | null;
+
+  /** What the item became (`note:<id>`, `task:<id>`, `event:<id>`), once converted; the item is archived then. */
+  @Column('varchar', { length: 300, nullable: true })
+  converted_to!: string | null;
 }
 
 export class CreateInbox1796500000000 implements MigrationInterface {
@@ -521,6 +529,54 @@ export class CreateInbox1796500000000 implements MigrationInterface {
   }
 }
 
+// ---------------------------------------------------------------------------------------------
+// The desktop bridge's state: per-vault settings (feature switches, the inbox review), tasks' links
+// to notes, and reminders and conversions on inbox items.
+
+/** One per-vault setting: a JSON value under a key (`features`, `inbox`). */
+@Entity('vault_settings')
+export class VaultSettingRow {
+  @PrimaryColumn('varchar', { length: 100 })
+  key!: string;
+
+  @Column('text')
+  value!: string;
+}
+
+/** A note a task links to (the task's "links to notes"), by the note's stable id. */
+@Entity('planning_task_notes')
+export class TaskNoteRow {
+  @PrimaryColumn('varchar', { length: 32 })
+  task_id!: string;
+
+  @PrimaryColumn('varchar', { length: 32 })
+  note_id!: string;
+
+  @Column('varchar', { length: 40 })
+  created_at!: string;
+}
+
+export class CreateBridgeState1796600000000 implements MigrationInterface {
+  async up(qr: QueryRunner): Promise<void> {
+    await qr.query(`CREATE TABLE "vault_settings" ("key" varchar(100) PRIMARY KEY NOT NULL, "value" text NOT NULL)`);
+    await qr.query(`CREATE TABLE "planning_task_notes" (
+      "task_id" varchar(32) NOT NULL REFERENCES "planning_tasks" ("id") ON DELETE CASCADE,
+      "note_id" varchar(32) NOT NULL,
+      "created_at" varchar(40) NOT NULL,
+      PRIMARY KEY ("task_id", "note_id"))`);
+    await qr.query(`CREATE INDEX "IDX_planning_task_notes_note" ON "planning_task_notes" ("note_id")`);
+    await qr.query(`ALTER TABLE "inbox_items" ADD COLUMN "remind_at" varchar(40)`);
+    await qr.query(`ALTER TABLE "inbox_items" ADD COLUMN "converted_to" varchar(300)`);
+  }
+
+  async down(qr: QueryRunner): Promise<void> {
+    await qr.query(`ALTER TABLE "inbox_items" DROP COLUMN "converted_to"`);
+    await qr.query(`ALTER TABLE "inbox_items" DROP COLUMN "remind_at"`);
+    await qr.query(`DROP TABLE "planning_task_notes"`);
+    await qr.query(`DROP TABLE "vault_settings"`);
+  }
+}
+
 export const ENTITIES = [
   NoteRow,
   NoteAliasRow,
@@ -534,6 +590,14 @@ export const ENTITIES = [
   TaskRow,
   ProjectLinkRow,
   InboxItemRow,
+  VaultSettingRow,
+  TaskNoteRow,
 ];
 
-export const MIGRATIONS = [CreateVaultIndex1796200000000, ContentlessVaultText1796300000000, CreatePlanning1796400000000, CreateInbox1796500000000];
+export const MIGRATIONS = [
+  CreateVaultIndex1796200000000,
+  ContentlessVaultText1796300000000,
+  CreatePlanning1796400000000,
+  CreateInbox1796500000000,
+  CreateBridgeState1796600000000,
+];

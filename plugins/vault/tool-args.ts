@@ -453,4 +453,18 @@ export interface ToolArgs {
     /** The tag (without #). */
     tag: string;
   };
+  /** Reads through the desktop bridge: an allowlisted operation name and its args array. Operations: notes.resolveWikiTarget [target] (follows a [[link]] as the editor does: Meeting#Decisions is the note Meeting at heading Decisions), notes.resolveByTitle [title], templates.get [name?] (none: the list), tasks.listProjectContents [projectId], tasks.listProjectLinks [projectId], tasks.listForItem [itemType, itemId] (itemType note, file or calendar_event), tags.listCategories [], settings.getFeaturesSettings [], settings.getInboxSettings [], calendar.listEvents [{startAt?, endAt?}], calendar.getRange [start, end] or [{startAt, endAt}]. Answers {"success": true, ...} or the operation's own failure as {"success": false, "error": "..."}: check success before reading the payload. Any other name is refused with an error (write operations go through vault_desktop_write; account, auth, provider, updater, telemetry and whole-scene canvas operations are deliberately not available). */
+  vault_desktop_read: {
+    /** The operation's name, such as tasks.listProjectContents. */
+    operation: string;
+    /** The operation's arguments, in order (often one object). */
+    args?: unknown[];
+  };
+  /** Changes the vault through the desktop bridge: an allowlisted operation name and its args array, behind the same approval as the named write tools (a delete is asked every time). Operations: notes.applyTemplate [{noteId, template}], notes.importFiles [{sourcePaths, folder?}] (copies files from the workspace into the vault), inbox.captureLink [{url}] (fetches the page title), inbox.convertToNote [{itemId, folder?}], inbox.convertToTask [{itemId, projectId?}], inbox.convertToEvent [{itemId, startAt, endAt?, calendar?}] (needs the calendar pack), inbox.convertToReminder [{itemId, remindAt}], tasks.linkProjectItem [{projectId, itemType, itemId}], tasks.unlinkProjectItem [{projectId, itemType, itemId}], tasks.setProjectLinkPinned [{projectId, itemId, pinned}], tasks.setProjectHomeNote [{projectId, noteId}] (noteId null clears it), tasks.captureUrlToProject [{projectId, url}] (fetches the page title), tasks.importFilesToProject [{projectId, sourcePaths}], tags.createCategory [{name}], tags.renameCategory [{id, name}], tags.deleteCategory [{id}] (its tags become uncategorized), tags.reorder [{assignments?, categoryOrder?}], settings.setFeaturesSettings [{home?, inbox?, journal?, tasks?, calendar?, graph?, canvas?}], settings.setInboxSettings [{reviewReminder?, reviewTime?}]. Answers {"success": true, ...} or {"success": false, "error": "..."}; any other name is refused with an error. */
+  vault_desktop_write: {
+    /** The operation's name, such as tasks.linkProjectItem. */
+    operation: string;
+    /** The operation's arguments, in order (often one object). */
+    args?: unknown[];
+  };
 }

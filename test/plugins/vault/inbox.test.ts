@@ -135,8 +135,9 @@ describe('vault inbox', () => {
     const task = value(await fx.call('vault_create_task', { title: 'Before the inbox' })).id;
     await fx.close();
     const db = new Database(fx.dbFile);
-    db.exec(`DROP TABLE inbox_items;`);
-    db.prepare(`DELETE FROM migrations WHERE name = 'CreateInbox1796500000000'`).run();
+    // The bridge's tables and columns came after the inbox: that version had none of them either.
+    db.exec(`DROP TABLE inbox_items; DROP TABLE planning_task_notes; DROP TABLE vault_settings;`);
+    db.prepare(`DELETE FROM migrations WHERE name IN ('CreateInbox1796500000000', 'CreateBridgeState1796600000000')`).run();
     db.close();
     const again = await fx.restart();
     await again.kernel.loadPacks([{ dir: path.resolve('plugins'), source: 'builtin', only: ['vault'] }]);

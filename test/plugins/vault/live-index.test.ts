@@ -141,9 +141,11 @@ describe('vault setup', () => {
     db.exec(`DROP TABLE notes_fts; CREATE VIRTUAL TABLE notes_fts USING fts5(title, body, tokenize='porter unicode61 remove_diacritics 2');`);
     db.prepare(`INSERT INTO notes_fts (rowid, title, body) SELECT seq, title, 'kept ocelot note' FROM notes`).run();
     // The planning and inbox tables came later still: that version had none.
+    db.exec(`DROP TABLE planning_task_notes; DROP TABLE vault_settings; DROP TABLE inbox_items;`);
     db.exec(`DROP TABLE planning_project_links; DROP TABLE planning_tasks; DROP TABLE planning_projects; DROP TABLE planning_statuses;`);
-    db.exec(`DROP TABLE inbox_items;`);
-    db.prepare(`DELETE FROM migrations WHERE name IN ('ContentlessVaultText1796300000000', 'CreatePlanning1796400000000', 'CreateInbox1796500000000')`).run();
+    db.prepare(
+      `DELETE FROM migrations WHERE name IN ('ContentlessVaultText1796300000000', 'CreatePlanning1796400000000', 'CreateInbox1796500000000', 'CreateBridgeState1796600000000')`,
+    ).run();
     db.close();
     const again = await fx.restart();
     await again.kernel.loadPacks([{ dir: path.resolve('plugins'), source: 'builtin', only: ['vault'] }]);

@@ -1,0 +1,235 @@
+/**
+ * The desktop bridge (`vault_desktop_read` / `vault_desktop_write`): an operation name and an args
+ * array, dispatched only to the allowlisted operations below. A name outside the allowlist is a
+ * structured error, never a fallback: the seed's deliberately excluded operations (whole-scene canvas
+ * access, account, auth, provider, updater, telemetry...) say why and what to use instead; any other
+ * name says it is unknown and lists what exists.
+ *
+ * Each operation declares its own effect: a read runs only through `vault_desktop_read`, a write or
+ * delete only through `vault_desktop_write`, and a delete is asked every time (the bridge's assess
+ * raises a concern no standing approval covers). An operation's own failures answer in the seed's
+ * shape, `{"success": false, "error": "..."}`; a call the bridge itself cannot take (unknown name,
+ * wrong arguments, the feature switched off) is refused before anyone is asked.
+ */
+import { isMemoError, MemoError, type Concern, type Effect, type JsonValue, type Preview, type ToolContext } from 'memo-kernel/pack';
+import { BRIDGE_CALENDAR_OPS } from './bridge-calendar.js';
+import { BRIDGE_INBOX_OPS } from './bridge-inbox.js';
+import { BRIDGE_NOTE_OPS } from './bridge-notes.js';
+import { BRIDGE_PROJECT_OPS } from './bridge-projects.js';
+import { BRIDGE_SETTINGS_OPS } from './bridge-settings.js';
+import { BRIDGE_TAG_OPS } from './bridge-tags.js';
+import { requireFeature, type Feature } from './features.js';
+import type { ToolArgs } from './tool-args.js';
+import { shown } from './vault.js';
+
+/** One allowlisted operation. `P` is what `parse` makes of the args array. */
+export interface BridgeOp<P = unknown> {
+  name: string;
+  /** read: only through vault_desktop_read. write/delete: only through vault_desktop_write; a delete asks every time. */
+  effect: Effect;
+  /** The surface it belongs to: switched off, the call is refused saying so. */
+  feature?: Feature;
+  /** It fetches from the network (captureLink, captureUrlToProject): the preview says so. */
+  network?: boolean;
+  /** The args it takes and what it answers, one line, for the error that lists operations. */
+  usage: string;
+  /** The args array as the operation's parameters; throws MemoError VALIDATION naming what is wrong. */
+  parse(args: JsonValue[]): P;
+  /** Writes: references and values checked before anyone is asked (throw to refuse). */
+  check?(p: P, ctx: ToolContext): Promise<void>;
+  /** Writes: what a person is shown (field changes, a body diff, what a delete loses). */
+  preview?(p: P, ctx: ToolContext): Promise<Preview>;
+  /** The work; its answer is merged after `success: true`. A MemoError becomes `{success: false, error}`. */
+  run(p: P, ctx: ToolContext): Promise<Record<string, unknown>>;
+}
+
+/** Declares an operation with its parameter type checked against its own parse. */
+export const op = <P>(o: BridgeOp<P>): BridgeOp => o;
+
+/** The operations this project implements of the seed's allowlist, by name. */
+export const ALLOWLIST: readonly string[] = [
+  'notes.resolveWikiTarget',
+  'notes.resolveByTitle',
+  'notes.applyTemplate',
+  'notes.importFiles',
+  'templates.get',
+  'inbox.captureLink',
+  'inbox.convertToNote',
+  'inbox.convertToTask',
+  'inbox.convertToEvent',
+  'inbox.convertToReminder',
+  'tasks.listProjectLinks',
+  'tasks.listProjectContents',
+  'tasks.listForItem',
+  'tasks.linkProjectItem',
+  'tasks.unlinkProjectItem',
+  'tasks.setProjectLinkPinned',
+  'tasks.setProjectHomeNote',
+  'tasks.captureUrlToProject',
+  'tasks.importFilesToProject',
+  'tags.listCategories',
+  'tags.createCategory',
+  'tags.renameCategory',
+  'tags.deleteCategory',
+  'tags.reorder',
+  'settings.getFeaturesSettings',
+  'settings.setFeaturesSettings',
+  'settings.getInboxSettings',
+  'settings.setInboxSettings',
+  'calendar.listEvents',
+  'calendar.getRange',
+];
+
+/** The seed's deliberately excluded operations, each with why and what to use instead. */
+export const EXCLUDED: Readonly<Record<string, string>> = {
+  'canvas.get': 'it returns the whole scene; use vault_read_canvas or vault_read_canvas_elements',
+  'canvas.update': 'it replaces the entire scene with no version check, which would overwrite whatever is open; use the canvas item and drawing tools',
+  'canvas.librarySave': 'it saves the shape library as one whole list, so a partial one deletes shapes',
+  'canvas.uploadAsset': 'binary image upload has no agent path',
+};
+
+/**
+ * Whole domains that stay outside the allowlist (the seed: account and auth flows, provider connect,
+ * disconnect and refresh, the updater, external open/reveal, import dialogs, OS settings panes,
+ * telemetry, feedback and diagnostics, raw secret writes, Google integration).
+ */
+const EXCLUDED_DOMAINS: ReadonlyArray<[RegExp, string]> = [
+  [/^(account|accounts|auth|login|logout|session|sessions)\./i, 'account and sign-in operations stay outside the agent allowlist'],
+  [/^(provider|providers|oauth|sync)\./i, 'provider connect, disconnect and refresh operations stay outside the agent allowlist'],
+  [/^(updater|update|updates|app)\./i, 'app and updater operations stay outside the agent allowlist'],
+  [/^(shell|os|system|window|dialog|dialogs)\./i, 'operations that open native UI or hand an item to the OS stay outside the agent allowlist'],
+  [/^(telemetry|analytics|feedback|diagnostics|crash|logs)\./i, 'telemetry, feedback and diagnostics reporting stay outside the agent allowlist'],
+  [/^(secrets|secret|keychain|credentials|vault\.secrets)\./i, 'raw secret reads and writes stay outside the agent allowlist'],
+  [/^(google|gcal)\./i, 'Google-integration operations are excluded from the agent allowlist outright'],
+  [
+    /^calendar\.(listSources|getSources|addSource|removeSource|connect|disconnect|promote|googleSettings|getGoogleSettings|setGoogleSettings|providerStatus)/i,
+    'calendar sources, provider status and Google calendar settings are excluded from the agent allowlist outright',
+  ],
+  [
+    /\.(open|reveal|openExternal|showItemInFolder|showInFolder|openPath)$/i,
+    'operations that open native UI or hand an item to the OS stay outside the agent allowlist',
+  ],
+  [
+    /\.(import|importDialog|showImportDialog|pickFiles|chooseFolder)$/i,
+    'import dialogs stay outside the agent allowlist (notes.importFiles takes paths instead)',
+  ],
+];
+
+const REGISTRY: ReadonlyMap<string, BridgeOp> = new Map(
+  [...BRIDGE_NOTE_OPS, ...BRIDGE_INBOX_OPS, ...BRIDGE_PROJECT_OPS, ...BRIDGE_TAG_OPS, ...BRIDGE_SETTINGS_OPS, ...BRIDGE_CALENDAR_OPS].map((o) => [o.name, o]),
+);
+
+/** Why a name is not an operation the bridge runs (null: it is one). */
+export function refusal(name: string): { rule: 'bridge-excluded' | 'bridge-unknown' | 'bridge-unavailable'; reason: string } | null {
+  if (REGISTRY.has(name)) return null;
+  const excluded = EXCLUDED[name] ?? EXCLUDED_DOMAINS.find(([re]) => re.test(name))?.[1];
+  if (excluded) return { rule: 'bridge-excluded', reason: excluded };
+  if (ALLOWLIST.includes(name)) return { rule: 'bridge-unavailable', reason: 'it is on the allowlist but this build does not offer it yet' };
+  return { rule: 'bridge-unknown', reason: 'it is not an operation of the desktop bridge' };
+}
+
+function listOf(kind: 'read' | 'write'): string {
+  return [...REGISTRY.values()]
+    .filter((o) => (o.effect === 'read') === (kind === 'read'))
+    .map((o) => o.name)
+    .join(', ');
+}
+
+/** The operation for a call through the given tool, or a structured error: excluded, unknown, or the other tool's. */
+function resolveOp(name: string, through: 'read' | 'write'): BridgeOp {
+  const why = refusal(name);
+  if (why) {
+    const code = why.rule === 'bridge-excluded' ? 'PERMISSION_DENIED' : 'VALIDATION';
+    throw new MemoError(code, `${shown(name)} is not available through the desktop bridge: ${why.reason}. Operations: ${listOf(through)}.`, {
+      details: { operation: name, rule: why.rule },
+    });
+  }
+  const o = REGISTRY.get(name)!;
+  if (through === 'read' && o.effect !== 'read')
+    throw new MemoError('VALIDATION', `${name} changes the vault: call it through vault_desktop_write.`, { details: { operation: name, effect: o.effect } });
+  if (through === 'write' && o.effect === 'read')
+    throw new MemoError('VALIDATION', `${name} only reads: call it through vault_desktop_read.`, { details: { operation: name, effect: o.effect } });
+  return o;
+}
+
+async function prepared(args: { operation: string; args?: unknown[] }, ctx: ToolContext, through: 'read' | 'write') {
+  const o = resolveOp(args.operation.trim(), through);
+  if (o.feature) await requireFeature(ctx, o.feature);
+  let p: unknown;
+  try {
+    // The kernel validated the call against the manifest: what arrived is JSON.
+    p = o.parse((args.args ?? []) as JsonValue[]);
+  } catch (err) {
+    if (isMemoError(err)) throw new MemoError(err.code, `${o.name}: ${err.message} (${o.usage})`, { details: { operation: o.name } });
+    throw err;
+  }
+  return { o, p };
+}
+
+/** An operation's answer in the seed's shape: its own failures are `{success: false, error}`, not MCP errors. */
+async function answer(o: BridgeOp, p: unknown, ctx: ToolContext): Promise<Record<string, unknown>> {
+  try {
+    const out = await o.run(p, ctx);
+    return { success: true, ...out, operation: o.name };
+  } catch (err) {
+    if (!isMemoError(err) || err.code === 'CANCELLED' || err.code === 'TIMEOUT') throw err;
+    return { success: false, error: err.message, code: err.code, operation: o.name, summary: `${o.name} failed: ${err.message}` };
+  }
+}
+
+export async function desktopRead(args: ToolArgs['vault_desktop_read'], ctx: ToolContext) {
+  const { o, p } = await prepared(args, ctx, 'read');
+  return answer(o, p, ctx);
+}
+
+export const desktopWrite = {
+  /** Refuses what can never run before anyone is asked; a delete is asked every time. */
+  assess: async (args: ToolArgs['vault_desktop_write'], ctx: ToolContext): Promise<Concern | null> => {
+    const { o, p } = await prepared(args, ctx, 'write');
+    await o.check?.(p, ctx);
+    if (o.effect === 'delete')
+      return { verdict: 'ask', rule: 'bridge-delete', reason: `${o.name} deletes: a delete is asked every time, whatever was allowed before.` };
+    return null;
+  },
+  preview: async (args: ToolArgs['vault_desktop_write'], ctx: ToolContext): Promise<Preview> => {
+    const { o, p } = await prepared(args, ctx, 'write');
+    const own = o.preview ? await o.preview(p, ctx) : { kind: 'text' as const, text: JSON.stringify(args.args ?? []) };
+    const notes = [`${o.name} (${o.effect === 'delete' ? 'delete: asked every time' : o.effect})`];
+    if (o.network) notes.push('This fetches from the network (the address given).');
+    return { kind: own.kind, text: `${notes.join('\n')}\n${own.text}` };
+  },
+  run: async (args: ToolArgs['vault_desktop_write'], ctx: ToolContext) => {
+    const { o, p } = await prepared(args, ctx, 'write');
+    return answer(o, p, ctx);
+  },
+};
+
+// ---------------------------------------------------------------------------------------------
+// Argument helpers the operations share
+
+/** The args array's `i`th item as an object (the seed's single-object shape), or VALIDATION. */
+export function objectArg(args: JsonValue[], i = 0): Record<string, JsonValue> {
+  const v = args[i];
+  if (v === null || typeof v !== 'object' || Array.isArray(v)) throw new MemoError('VALIDATION', `args[${i}] must be an object.`);
+  return v;
+}
+
+export function stringArg(v: JsonValue | undefined, what: string, options: { optional?: false; max?: number }): string;
+export function stringArg(v: JsonValue | undefined, what: string, options: { optional: true; max?: number }): string | undefined;
+export function stringArg(v: JsonValue | undefined, what: string, options: { optional?: boolean; max?: number } = {}): string | undefined {
+  if (v === undefined && options.optional) return undefined;
+  if (typeof v !== 'string' || v.trim() === '') throw new MemoError('VALIDATION', `${what} must be a non-empty text.`);
+  if (v.length > (options.max ?? 2000)) throw new MemoError('VALIDATION', `${what} is longer than ${options.max ?? 2000} characters.`);
+  return v.trim();
+}
+
+export function booleanArg(v: JsonValue | undefined, what: string): boolean {
+  if (typeof v !== 'boolean') throw new MemoError('VALIDATION', `${what} must be true or false.`);
+  return v;
+}
+
+/** Refuses keys the operation does not take (a misspelt key is not silently ignored). */
+export function onlyKeys(o: Record<string, JsonValue>, allowed: readonly string[]): void {
+  const extra = Object.keys(o).filter((k) => !allowed.includes(k));
+  if (extra.length) throw new MemoError('VALIDATION', `unknown ${extra.length === 1 ? 'key' : 'keys'} ${extra.join(', ')}; it takes ${allowed.join(', ')}.`);
+}
