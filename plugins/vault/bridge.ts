@@ -11,40 +11,19 @@
  * shape, `{"success": false, "error": "..."}`; a call the bridge itself cannot take (unknown name,
  * wrong arguments, the feature switched off) is refused before anyone is asked.
  */
-import { isMemoError, MemoError, type Concern, type Effect, type JsonValue, type Preview, type ToolContext } from 'memo-kernel/pack';
+// First, so it is evaluated before the operation files that import it through here (they form a cycle with this file).
+export { op, objectArg, stringArg, booleanArg, onlyKeys, type BridgeOp } from './bridge-op.js';
+import type { BridgeOp } from './bridge-op.js';
+import { isMemoError, MemoError, type Concern, type JsonValue, type Preview, type ToolContext } from 'memo-kernel/pack';
 import { BRIDGE_CALENDAR_OPS } from './bridge-calendar.js';
 import { BRIDGE_INBOX_OPS } from './bridge-inbox.js';
 import { BRIDGE_NOTE_OPS } from './bridge-notes.js';
 import { BRIDGE_PROJECT_OPS } from './bridge-projects.js';
 import { BRIDGE_SETTINGS_OPS } from './bridge-settings.js';
 import { BRIDGE_TAG_OPS } from './bridge-tags.js';
-import { requireFeature, type Feature } from './features.js';
+import { requireFeature } from './features.js';
 import type { ToolArgs } from './tool-args.js';
 import { shown } from './vault.js';
-
-/** One allowlisted operation. `P` is what `parse` makes of the args array. */
-export interface BridgeOp<P = unknown> {
-  name: string;
-  /** read: only through vault_desktop_read. write/delete: only through vault_desktop_write; a delete asks every time. */
-  effect: Effect;
-  /** The surface it belongs to: switched off, the call is refused saying so. */
-  feature?: Feature;
-  /** It fetches from the network (captureLink, captureUrlToProject): the preview says so. */
-  network?: boolean;
-  /** The args it takes and what it answers, one line, for the error that lists operations. */
-  usage: string;
-  /** The args array as the operation's parameters; throws MemoError VALIDATION naming what is wrong. */
-  parse(args: JsonValue[]): P;
-  /** Writes: references and values checked before anyone is asked (throw to refuse). */
-  check?(p: P, ctx: ToolContext): Promise<void>;
-  /** Writes: what a person is shown (field changes, a body diff, what a delete loses). */
-  preview?(p: P, ctx: ToolContext): Promise<Preview>;
-  /** The work; its answer is merged after `success: true`. A MemoError becomes `{success: false, error}`. */
-  run(p: P, ctx: ToolContext): Promise<Record<string, unknown>>;
-}
-
-/** Declares an operation with its parameter type checked against its own parse. */
-export const op = <P>(o: BridgeOp<P>): BridgeOp => o;
 
 /** The operations this project implements of the seed's allowlist, by name. */
 export const ALLOWLIST: readonly string[] = [
@@ -203,33 +182,3 @@ export const desktopWrite = {
     return answer(o, p, ctx);
   },
 };
-
-// ---------------------------------------------------------------------------------------------
-// Argument helpers the operations share
-
-/** The args array's `i`th item as an object (the seed's single-object shape), or VALIDATION. */
-export function objectArg(args: JsonValue[], i = 0): Record<string, JsonValue> {
-  const v = args[i];
-  if (v === null || typeof v !== 'object' || Array.isArray(v)) throw new MemoError('VALIDATION', `args[${i}] must be an object.`);
-  return v;
-}
-
-export function stringArg(v: JsonValue | undefined, what: string, options: { optional?: false; max?: number }): string;
-export function stringArg(v: JsonValue | undefined, what: string, options: { optional: true; max?: number }): string | undefined;
-export function stringArg(v: JsonValue | undefined, what: string, options: { optional?: boolean; max?: number } = {}): string | undefined {
-  if (v === undefined && options.optional) return undefined;
-  if (typeof v !== 'string' || v.trim() === '') throw new MemoError('VALIDATION', `${what} must be a non-empty text.`);
-  if (v.length > (options.max ?? 2000)) throw new MemoError('VALIDATION', `${what} is longer than ${options.max ?? 2000} characters.`);
-  return v.trim();
-}
-
-export function booleanArg(v: JsonValue | undefined, what: string): boolean {
-  if (typeof v !== 'boolean') throw new MemoError('VALIDATION', `${what} must be true or false.`);
-  return v;
-}
-
-/** Refuses keys the operation does not take (a misspelt key is not silently ignored). */
-export function onlyKeys(o: Record<string, JsonValue>, allowed: readonly string[]): void {
-  const extra = Object.keys(o).filter((k) => !allowed.includes(k));
-  if (extra.length) throw new MemoError('VALIDATION', `unknown ${extra.length === 1 ? 'key' : 'keys'} ${extra.join(', ')}; it takes ${allowed.join(', ')}.`);
-}

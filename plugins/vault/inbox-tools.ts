@@ -30,7 +30,9 @@ function itemOut(r: InboxItemRow) {
     url: r.url,
     tags: tagsOf(r),
     snoozed_until: r.snoozed_until,
+    remind_at: r.remind_at ?? null,
     archived: r.archived_at !== null,
+    converted_to: r.converted_to ?? null,
     created_at: r.created_at,
     updated_at: r.updated_at,
   };

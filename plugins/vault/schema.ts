@@ -552,6 +552,10 @@ export class TaskNoteRow {
   @PrimaryColumn('varchar', { length: 32 })
   note_id!: string;
 
+  /** The link's place among the task's links (the order they were given in). */
+  @Column('integer', { default: 0 })
+  sort_order!: number;
+
   @Column('varchar', { length: 40 })
   created_at!: string;
 }
@@ -562,6 +566,7 @@ export class CreateBridgeState1796600000000 implements MigrationInterface {
     await qr.query(`CREATE TABLE "planning_task_notes" (
       "task_id" varchar(32) NOT NULL REFERENCES "planning_tasks" ("id") ON DELETE CASCADE,
       "note_id" varchar(32) NOT NULL,
+      "sort_order" integer NOT NULL DEFAULT 0,
       "created_at" varchar(40) NOT NULL,
       PRIMARY KEY ("task_id", "note_id"))`);
     await qr.query(`CREATE INDEX "IDX_planning_task_notes_note" ON "planning_task_notes" ("note_id")`);

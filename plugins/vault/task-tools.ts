@@ -25,8 +25,10 @@ import {
   type Impl,
 } from './planning-store.js';
 import { allProjects, findProject } from './project-tools.js';
+import { runtimeOf } from './runtime.js';
 import type { TaskRow } from './schema.js';
 import { allStatuses, findStatus } from './status-tools.js';
+import { nextOccurrence } from './task-repeat.js';
 import type { ToolArgs } from './tool-args.js';
 import { shown } from './vault.js';
 import { checkTag } from './write-tools.js';
@@ -63,13 +65,61 @@ async function siblings(em: EntityManager, projectId: string | null, parentId: s
 interface Names {
   projects: Map<string, string>;
   statuses: Map<string, string>;
+  /** Each task's linked note ids, in the order they were linked. */
+  notes: Map<string, string[]>;
 }
 
 async function names(em: EntityManager): Promise<Names> {
+  const { TaskNoteRow } = await schema();
+  const notes = new Map<string, string[]>();
+  for (const l of await em.find(TaskNoteRow, { order: { sort_order: 'ASC', note_id: 'ASC' } }))
+    notes.set(l.task_id, [...(notes.get(l.task_id) ?? []), l.note_id]);
   return {
     projects: new Map((await allProjects(em)).map((p) => [p.id, p.name])),
     statuses: new Map((await allStatuses(em)).map((s) => [s.id, s.name])),
+    notes,
   };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Links to notes: by the notes' stable ids, so a rename or move keeps them
+
+interface NoteRef {
+  id: string;
+  path: string | null;
+  title: string | null;
+  missing?: true;
+}
+
+/** The notes a call names (id, path or title), each once; a filed file (not markdown) is refused. */
+async function resolveNotes(ctx: ToolContext, refs: readonly string[]): Promise<NoteRef[]> {
+  const vault = await runtimeOf(ctx).vault(ctx);
+  const out = new Map<string, NoteRef>();
+  for (const r of refs) {
+    const { note } = vault.find(r);
+    if (note.file_type !== 'markdown') throw new MemoError('VALIDATION', `${shown(note.path)} is a ${note.file_type} file, not a note: a task links to notes.`);
+    out.set(note.id, { id: note.id, path: note.path, title: note.title });
+  }
+  return [...out.values()];
+}
+
+/** A task's linked notes as they stand in the index; a note deleted since reads as missing, not dropped. */
+async function linkedNotes(ctx: ToolContext, ids: readonly string[]): Promise<NoteRef[]> {
+  if (!ids.length) return [];
+  const vault = await runtimeOf(ctx).vault(ctx);
+  return ids.map((id) => {
+    const n = vault.index.note({ id });
+    return n ? { id, path: n.path, title: n.title } : { id, path: null, title: null, missing: true };
+  });
+}
+
+const noteLabels = (notes: readonly NoteRef[]) => notes.map((n) => (n.missing ? `(missing note ${n.id})` : `${n.title} (id ${n.id})`));
+
+async function setNotes(em: EntityManager, taskId: string, ids: readonly string[]): Promise<void> {
+  const { TaskNoteRow } = await schema();
+  await em.delete(TaskNoteRow, { task_id: taskId });
+  const at = now();
+  for (const [i, id] of ids.entries()) await em.insert(TaskNoteRow, { task_id: taskId, note_id: id, sort_order: i, created_at: at });
 }
 
 function taskOut(t: TaskRow, n: Names) {
@@ -88,6 +138,7 @@ function taskOut(t: TaskRow, n: Names) {
     time_zone: t.time_zone,
     repeat_rule: t.repeat_rule,
     tags: JSON.parse(t.tags) as string[],
+    note_ids: n.notes.get(t.id) ?? [],
     completed: t.completed_at !== null,
     completed_at: t.completed_at,
     archived: t.archived_at !== null,
@@ -138,7 +189,11 @@ export async function getTask(args: ToolArgs['vault_get_task'], ctx: ToolContext
   const em = (await planningDb(ctx)).manager;
   const t = await findTask(em, args.task);
   const n = await names(em);
-  return { ...taskOut(t, n), subtasks: (await siblings(em, t.project_id, t.id)).map((s) => taskOut(s, n)) };
+  return {
+    ...taskOut(t, n),
+    notes: await linkedNotes(ctx, n.notes.get(t.id) ?? []),
+    subtasks: (await siblings(em, t.project_id, t.id)).map((s) => taskOut(s, n)),
+  };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -252,12 +307,17 @@ async function planCreate(em: EntityManager, args: ToolArgs['vault_create_task']
 }
 
 export const createTask: Impl<ToolArgs['vault_create_task']> = {
-  assess: assessWith(planCreate),
+  assess: async (args, ctx) => {
+    await assessWith(planCreate)(args, ctx);
+    if (args.notes) await resolveNotes(ctx, args.notes);
+    return null;
+  },
   preview: async (args, ctx) => {
     const em = (await planningDb(ctx)).manager;
     const { fields, parent, projectId } = await planCreate(em, args);
     const { title, ...rest } = fields;
     const n = await names(em);
+    const notes = args.notes?.length ? noteLabels(await resolveNotes(ctx, args.notes)) : undefined;
     return fieldsPreview(
       'New task',
       {},
@@ -266,10 +326,11 @@ export const createTask: Impl<ToolArgs['vault_create_task']> = {
         project: projectId === null ? null : n.projects.get(projectId),
         parent: parent ? `${parent.title} (id ${parent.id})` : null,
         ...shownFields(rest, n),
+        notes,
       },
     );
   },
-  run: inPlanning(async (em, args) => {
+  run: inPlanning(async (em, args, ctx) => {
     const { TaskRow } = await schema();
     const { fields, parent, projectId } = await planCreate(em, args);
     const list = await siblings(em, projectId, parent?.id ?? null);
@@ -295,35 +356,68 @@ export const createTask: Impl<ToolArgs['vault_create_task']> = {
     });
     await em.insert(TaskRow, row);
     await renumber(em, TaskRow, placeAt(list, row, args.position));
-    return { ...taskOut(row, await names(em)), created: true, summary: `created task ${row.title}` };
+    const notes = args.notes ? await resolveNotes(ctx, args.notes) : [];
+    await setNotes(
+      em,
+      row.id,
+      notes.map((x) => x.id),
+    );
+    return { ...taskOut(row, await names(em)), notes, created: true, summary: `created task ${row.title}` };
   }),
 };
 
+/** The note links an update asks for, when they differ from the task's: ids before and after. */
+async function noteChange(ctx: ToolContext, n: Names, taskId: string, refs: readonly string[] | null | undefined) {
+  if (refs === undefined) return null;
+  const before = n.notes.get(taskId) ?? [];
+  const after = refs === null ? [] : (await resolveNotes(ctx, refs)).map((x) => x.id);
+  return JSON.stringify(before) === JSON.stringify(after) ? null : { before, after };
+}
+
 export const updateTask: Impl<ToolArgs['vault_update_task']> = {
-  assess: assessWith(async (em, args) => {
+  assess: async (args, ctx) => {
+    const em = (await planningDb(ctx)).manager;
     const t = await findTask(em, args.task);
-    return proposedFields(em, args, fieldsOf(t));
-  }),
+    await proposedFields(em, args, fieldsOf(t));
+    await noteChange(ctx, await names(em), t.id, args.notes);
+    return null;
+  },
   preview: async (args, ctx) => {
     const em = (await planningDb(ctx)).manager;
     const t = await findTask(em, args.task);
     const before = fieldsOf(t);
     const changes = onlyChanged(before, await proposedFields(em, args, before));
-    rememberFields(ctx, Object.fromEntries(Object.keys(changes).map((k) => [k, before[k as keyof TaskFields]])));
     const n = await names(em);
-    return fieldsPreview(head(t), shownFields(before, n), shownFields(changes, n));
+    const notes = await noteChange(ctx, n, t.id, args.notes);
+    rememberFields(ctx, {
+      ...Object.fromEntries(Object.keys(changes).map((k) => [k, before[k as keyof TaskFields]])),
+      ...(notes ? { note_ids: notes.before } : {}),
+    });
+    const shownNotes = async (ids: string[]) => (ids.length ? noteLabels(await linkedNotes(ctx, ids)) : null);
+    return fieldsPreview(
+      head(t),
+      { ...shownFields(before, n), ...(notes ? { notes: await shownNotes(notes.before) } : {}) },
+      { ...shownFields(changes, n), ...(notes ? { notes: await shownNotes(notes.after) } : {}) },
+    );
   },
   run: inPlanning(async (em, args, ctx) => {
     const { TaskRow } = await schema();
     const t = await findTask(em, args.task);
     const before = fieldsOf(t);
-    checkFields(ctx, `The task ${shown(t.title)}`, { ...before });
+    const n = await names(em);
+    checkFields(ctx, `The task ${shown(t.title)}`, { ...before, note_ids: n.notes.get(t.id) ?? [] });
     const changes = onlyChanged(before, await proposedFields(em, args, before));
+    const notes = await noteChange(ctx, n, t.id, args.notes);
     const { tags, ...rest } = changes;
-    if (Object.keys(changes).length)
+    if (Object.keys(changes).length || notes)
       await em.update(TaskRow, { id: t.id }, { ...rest, ...(tags !== undefined ? { tags: JSON.stringify(tags) } : {}), updated_at: now() });
+    if (notes) await setNotes(em, t.id, notes.after);
     const after = (await em.findOneBy(TaskRow, { id: t.id }))!;
-    return { ...taskOut(after, await names(em)), changed: Object.keys(changes), summary: `updated task ${after.title}` };
+    return {
+      ...taskOut(after, await names(em)),
+      changed: [...Object.keys(changes), ...(notes ? ['notes'] : [])],
+      summary: `updated task ${after.title}`,
+    };
   }),
 };
 
@@ -339,6 +433,10 @@ export const deleteTask: Impl<ToolArgs['vault_delete_task']> = {
     const lines = [`Deletes the ${t.parent_id ? 'subtask' : 'task'} ${t.title} (id ${t.id})${t.completed_at ? ', completed' : ''}.`];
     lines.push(...(subs.length ? [`Subtasks lost: ${subs.length}:`, ...listed(subs.map((s) => `${s.title} (id ${s.id})`))] : []));
     if (t.description) lines.push(`Its description (${t.description.length} characters) is lost.`);
+    const n = await names(em);
+    const linked = [t, ...subs].flatMap((x) => n.notes.get(x.id) ?? []);
+    if (linked.length)
+      lines.push(`Links to notes lost: ${linked.length} (the notes stay):`, ...listed(noteLabels(await linkedNotes(ctx, [...new Set(linked)]))));
     rememberFields(ctx, { subtasks: subs.map((s) => s.id).sort() });
     return { kind: 'delete', text: lines.join('\n') };
   },
@@ -347,6 +445,8 @@ export const deleteTask: Impl<ToolArgs['vault_delete_task']> = {
     const t = await findTask(em, args.task);
     const subs = await siblings(em, t.project_id, t.id);
     checkFields(ctx, `The task ${shown(t.title)}'s subtasks`, { subtasks: subs.map((s) => s.id).sort() });
+    const { TaskNoteRow } = await schema();
+    for (const x of [t, ...subs]) await em.delete(TaskNoteRow, { task_id: x.id });
     await em.delete(TaskRow, { parent_id: t.id });
     await em.delete(TaskRow, { id: t.id });
     await renumber(em, TaskRow, await siblings(em, t.project_id, t.parent_id));
@@ -367,8 +467,13 @@ function toggle(column: 'completed_at' | 'archived_at', field: 'completed' | 'ar
       rememberFields(ctx, { [field]: was });
       const p = fieldsPreview(head(t), { [field]: was }, { [field]: on });
       if (column === 'completed_at' && on && !was) {
+        const extra: string[] = [];
         const open = (await siblings(em, t.project_id, t.id)).filter((s) => s.completed_at === null).length;
-        if (open) return { kind: 'fields', text: `${p.text}\n(${open} open subtask(s) stay open)` } satisfies Preview;
+        if (open) extra.push(`(${open} open subtask(s) stay open)`);
+        const repeat = repeatOf(t);
+        if (repeat) extra.push(`Repeats (${t.repeat_rule}): the next occurrence, due ${dueText(repeat)}, is created open and takes the repeat rule.`);
+        else if (t.repeat_rule && t.due_date) extra.push(`Repeats (${t.repeat_rule}), but this is the last occurrence: none is created.`);
+        if (extra.length) return { kind: 'fields', text: [p.text, ...extra].join('\n') } satisfies Preview;
       }
       return p;
     },
@@ -377,15 +482,78 @@ function toggle(column: 'completed_at' | 'archived_at', field: 'completed' | 'ar
       const t = await findTask(em, args.task);
       const was = t[column] !== null;
       checkFields(ctx, `The task ${shown(t.title)}`, { [field]: was });
+      let next: TaskRow | null = null;
       if (was !== on) {
         const at = now();
+        const repeat = column === 'completed_at' && on ? repeatOf(t) : null;
         t[column] = on ? at : null;
         t.updated_at = at;
         await em.update(TaskRow, { id: t.id }, { [column]: t[column], updated_at: at });
+        if (repeat) next = await createNextOccurrence(em, t, repeat);
       }
-      return { ...taskOut(t, await names(em)), changed: was !== on ? [field] : [], summary: `${verb} task ${t.title}` };
+      const n = await names(em);
+      return {
+        ...taskOut(t, n),
+        changed: was !== on ? [field] : [],
+        ...(next ? { next_occurrence: taskOut(next, n) } : {}),
+        summary: `${verb} task ${t.title}${next ? `; the next occurrence is due ${next.due_date!}` : ''}`,
+      };
     }),
   };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Repeating tasks: completing one creates the next occurrence
+
+function repeatOf(t: TaskRow) {
+  return t.repeat_rule && t.due_date ? nextOccurrence(t.repeat_rule, t.due_date, t.due_time) : null;
+}
+
+const dueText = (d: { due_date: string; due_time: string | null }) => (d.due_time ? `${d.due_date} ${d.due_time}` : d.due_date);
+
+/**
+ * The next occurrence: an open copy right after the completed task, due on the rule's next day, with
+ * its open subtasks and note links copied. The rule moves to it, so completing the finished one again
+ * (after reopening it) makes no second copy.
+ */
+async function createNextOccurrence(em: EntityManager, t: TaskRow, repeat: NonNullable<ReturnType<typeof repeatOf>>): Promise<TaskRow> {
+  const { TaskRow } = await schema();
+  const at = now();
+  const next = em.create(TaskRow, {
+    ...t,
+    id: newId(),
+    due_date: repeat.due_date,
+    due_time: repeat.due_time,
+    repeat_rule: repeat.repeat_rule,
+    completed_at: null,
+    archived_at: null,
+    created_at: at,
+    updated_at: at,
+  });
+  await em.insert(TaskRow, next);
+  await em.update(TaskRow, { id: t.id }, { repeat_rule: null });
+  t.repeat_rule = null;
+  const list = (await siblings(em, t.project_id, t.parent_id)).filter((s) => s.id !== next.id);
+  await renumber(em, TaskRow, placeAt(list, next, list.findIndex((s) => s.id === t.id) + 1));
+  await copyChildren(em, t, next, at);
+  return next;
+}
+
+/** Copies a task's subtasks (open) and note links onto `copy`. Returns the new subtasks' ids. */
+async function copyChildren(em: EntityManager, from: TaskRow, copy: TaskRow, at: string): Promise<string[]> {
+  const { TaskRow, TaskNoteRow } = await schema();
+  const links = async (a: string, b: string) => {
+    for (const l of await em.find(TaskNoteRow, { where: { task_id: a } })) await em.insert(TaskNoteRow, { ...l, task_id: b });
+  };
+  await links(from.id, copy.id);
+  const ids: string[] = [];
+  for (const s of await siblings(em, from.project_id, from.id)) {
+    const c = em.create(TaskRow, { ...s, id: newId(), parent_id: copy.id, completed_at: null, archived_at: null, created_at: at, updated_at: at });
+    await em.insert(TaskRow, c);
+    await links(s.id, c.id);
+    ids.push(c.id);
+  }
+  return ids;
 }
 
 export const completeTask = toggle('completed_at', 'completed', true, 'completed');
@@ -498,19 +666,14 @@ export const duplicateTask: Impl<ToolArgs['vault_duplicate_task']> = {
   },
   run: inPlanning(async (em, args) => {
     const { TaskRow } = await schema();
-    const { t, title, subs } = await planDuplicate(em, args);
+    const { t, title } = await planDuplicate(em, args);
     const at = now();
     // The copy is open and unarchived, right after the original; its subtasks are copied in their order.
     const copy = em.create(TaskRow, { ...t, id: newId(), title, completed_at: null, archived_at: null, created_at: at, updated_at: at });
     await em.insert(TaskRow, copy);
     const list = (await siblings(em, t.project_id, t.parent_id)).filter((s) => s.id !== copy.id);
     await renumber(em, TaskRow, placeAt(list, copy, list.findIndex((s) => s.id === t.id) + 1));
-    const subIds: string[] = [];
-    for (const s of subs) {
-      const c = em.create(TaskRow, { ...s, id: newId(), parent_id: copy.id, completed_at: null, archived_at: null, created_at: at, updated_at: at });
-      await em.insert(TaskRow, c);
-      subIds.push(c.id);
-    }
+    const subIds = await copyChildren(em, t, copy, at);
     return { ...taskOut(copy, await names(em)), duplicated_from: t.id, subtask_ids: subIds, summary: `duplicated task ${t.title}` };
   }),
 };

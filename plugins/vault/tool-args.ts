@@ -232,6 +232,8 @@ export interface ToolArgs {
   };
   /** Creates a task (or, with parent, a subtask in its parent's project) at the end of its list or at position. Returns its id. */
   vault_create_task: {
+    /** Notes the task links to (id, path or title), each by its stable id, so a rename or move keeps the link. */
+    notes?: string[];
     /** The task's title. */
     title: string;
     /** A project: its id or its name (any case). */
@@ -259,6 +261,8 @@ export interface ToolArgs {
   };
   /** Changes a task's fields (null clears one). The preview shows only the fields that change. To change its project or place, use vault_move_task. */
   vault_update_task: {
+    /** The notes the task links to (id, path or title): the whole list; [] or null removes every link. */
+    notes?: string[] | null;
     /** The task: its id, or its exact title (any case) when no other task has it. */
     task: string;
     /** New title. */
