@@ -7,6 +7,7 @@
 import { defineTools, type Disposable, type PackApi, type Preview, type ToolContext } from 'memo-kernel/pack';
 import { calendarCommand } from './commands.js';
 import { register, unregister } from './runtime.js';
+import { calendarEvents } from './service.js';
 import { syncService } from './sync-service.js';
 import type { ToolArgs } from './tool-args.js';
 
@@ -35,5 +36,7 @@ export function activate(api: PackApi): Disposable {
   const rt = register(api);
   api.commands.register(calendarCommand(rt));
   api.services.register(syncService(rt));
+  // Other packs (the vault's desktop bridge, the canvas) read and create events through this, never by import.
+  api.provide('calendar.events', calendarEvents(api));
   return { dispose: () => void unregister(rt) };
 }
