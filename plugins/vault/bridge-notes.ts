@@ -3,19 +3,19 @@
  * keeps). Wiki targets are resolved by the vault index exactly as links are (links.ts); templates are
  * plain markdown files in the vault's templates folder; applying one edits the note through the same
  * preview-checked atomic write as vault_update_note; imports copy workspace files into the vault
- * without ever replacing a file that is there.
+ * through import-files.ts, never replacing a file that is there.
  */
-import { lstat, open, realpath, unlink } from 'node:fs/promises';
 import path from 'node:path';
-import { isGitSegment, MemoError, type JsonValue, type ResolvedPath, type ToolContext } from 'memo-kernel/pack';
-import { objectArg, onlyKeys, op, stringArg, type BridgeOp } from './bridge.js';
+import { isGitSegment, MemoError, type JsonValue, type ToolContext } from 'memo-kernel/pack';
+import { objectArg, onlyKeys, op, stringArg, type BridgeOp } from './bridge-op.js';
 import { readSetting } from './features.js';
-import { composeNote, fileTypeOf, parseNote } from './markdown.js';
+import { IMPORT_MAX_BYTES, IMPORT_MAX_FILES, importIntoVault, planImport, type PlannedImport } from './import-files.js';
+import { composeNote, parseNote } from './markdown.js';
 import { checkSincePreview, diffOf, humanBytes, loadText, rememberPreview, requireMarkdown, writeText } from './note-files.js';
 import { planningDb } from './planning-store.js';
 import { ref } from './read-tools.js';
 import { runtimeOf } from './runtime.js';
-import { cleanRelative, ensureFolders, shown, type Vault } from './vault.js';
+import { cleanRelative, shown, type Vault } from './vault.js';
 import type { NoteInfo } from './vault-index.js';
 import type { LinkCandidate } from './links.js';
 
@@ -134,137 +134,41 @@ async function planApply(vault: Vault, ctx: ToolContext, p: ApplyArgs) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Importing files
-
-/** notes.importFiles' caps per call. */
-const IMPORT_MAX_FILES = 20;
-const IMPORT_MAX_BYTES = 50 * 1024 * 1024;
-const COPY_CHUNK = 1024 * 1024;
+// Importing files (the copying is import-files.ts, shared with tasks.importFilesToProject)
 
 interface ImportArgs {
   sourcePaths: string[];
   folder: string;
 }
 
-interface ImportItem {
-  requested: string;
-  resolved: ResolvedPath;
-  size: number;
-  /** What "the same source" means between preview and run. */
-  stamp: string;
-  /** Its vault path when the source is already in the vault. */
-  inVault: string | null;
-  dest: string;
-}
-
 function parseImport(args: JsonValue[]): ImportArgs {
   const o = objectArg(args);
   onlyKeys(o, ['sourcePaths', 'folder']);
-  if (!Array.isArray(o.sourcePaths) || o.sourcePaths.length === 0) throw new MemoError('VALIDATION', 'sourcePaths must be a list of file paths.');
-  if (o.sourcePaths.length > IMPORT_MAX_FILES)
-    throw new MemoError('VALIDATION', `${o.sourcePaths.length} files given: at most ${IMPORT_MAX_FILES} files are imported per call; import them in batches.`, {
-      details: { files: o.sourcePaths.length, limit: IMPORT_MAX_FILES },
-    });
+  if (!Array.isArray(o.sourcePaths)) throw new MemoError('VALIDATION', 'sourcePaths must be a list of file paths, relative to the workspace root.');
   const sourcePaths = o.sourcePaths.map((s, i) => stringArg(s, `sourcePaths[${i}]`, { max: 4096 }));
-  const dup = sourcePaths.find((s, i) => sourcePaths.indexOf(s) !== i);
-  if (dup !== undefined) throw new MemoError('VALIDATION', `${shown(dup)} is listed twice.`);
   const folder = o.folder === undefined ? '' : cleanRelative(stringArg(o.folder, 'folder', { max: 1000 }), 'folder');
   return { sourcePaths, folder };
 }
 
-function join(folder: string, name: string): string {
-  return folder ? `${folder}/${name}` : name;
-}
-
-/** `name.ext`, `name 2.ext`, `name 3.ext`...: the first that is neither on disk nor taken by an earlier file of the call. */
-async function freeName(vault: Vault, ctx: ToolContext, folder: string, name: string, taken: Set<string>): Promise<string> {
-  const ext = path.posix.extname(name);
-  const stem = name.slice(0, name.length - ext.length);
-  for (let i = 1; ; i++) {
-    const rel = join(folder, i === 1 ? name : `${stem} ${i}${ext}`);
-    if (taken.has(rel.toLowerCase())) continue;
-    if (!(await vault.resolve(ctx, rel, 'write')).resolved.exists) return rel;
+/**
+ * The import as planned now, refused as a whole when any source cannot be copied. The sandbox lets
+ * tools read a repository's `.git`; nothing of it is imported into the vault.
+ */
+async function planFor(ctx: ToolContext, p: ImportArgs): Promise<PlannedImport[]> {
+  for (const source of p.sourcePaths.slice(0, IMPORT_MAX_FILES)) {
+    const { relative } = await ctx.sandbox.resolve(source, 'read');
+    if (relative.split(path.sep).some(isGitSegment))
+      throw new MemoError('PATH_PROTECTED', `${shown(source)} is inside a .git folder; files are not imported from there.`, { details: { path: source } });
   }
+  return planImport(ctx, p.sourcePaths, p.folder);
 }
 
-/** Every source through the sandbox (outside the root, kernel state and .git are refused there), checked and named in the vault. */
-async function planImport(vault: Vault, ctx: ToolContext, p: ImportArgs): Promise<ImportItem[]> {
-  const items: ImportItem[] = [];
-  const taken = new Set<string>();
-  let total = 0;
-  for (const requested of p.sourcePaths) {
-    const resolved = await ctx.sandbox.resolve(requested, 'read');
-    if (!resolved.exists) throw new MemoError('NOT_FOUND', `There is no file ${shown(requested)} in the workspace.`, { details: { path: requested } });
-    // The sandbox lets tools read a repository's .git; nothing of it is imported into notes.
-    if (resolved.relative.split(path.sep).some(isGitSegment))
-      throw new MemoError('PATH_PROTECTED', `${shown(requested)} is inside a .git folder; files are not imported from there.`, {
-        details: { path: requested },
-      });
-    if (resolved.isDirectory) throw new MemoError('VALIDATION', `${shown(requested)} is a folder: give the files in it.`, { details: { path: requested } });
-    const st = await lstat(resolved.real);
-    if (!st.isFile()) throw new MemoError('VALIDATION', `${shown(requested)} is not a regular file.`, { details: { path: requested } });
-    const name = path.basename(resolved.absolute);
-    if (!fileTypeOf(name))
-      throw new MemoError('VALIDATION', `${shown(requested)} is not a kind of file the vault holds (markdown notes, PDFs, images, audio and video).`, {
-        details: { path: requested },
-      });
-    total += st.size;
-    if (total > IMPORT_MAX_BYTES)
-      throw new MemoError('VALIDATION', `The files come to more than ${humanBytes(IMPORT_MAX_BYTES)}, the most imported per call; import them in batches.`, {
-        details: { limit: IMPORT_MAX_BYTES },
-      });
-    const rel = path.relative(vault.real, resolved.real);
-    const inVault = rel && !rel.startsWith('..') && !path.isAbsolute(rel) ? rel.split(path.sep).join('/') : null;
-    const dest = await freeName(vault, ctx, p.folder, name, taken);
-    taken.add(dest.toLowerCase());
-    items.push({ requested, resolved, size: st.size, stamp: `${st.ino}:${st.size}:${st.mtimeMs}`, inVault, dest });
-  }
-  return items;
-}
-
-/** What the preview showed and the run must find the same: each source as it was, and each target name still free. */
-function importFingerprints(items: ImportItem[]) {
-  return [...items.map((i) => ({ rel: `source:${i.requested}`, fingerprint: i.stamp })), ...items.map((i) => ({ rel: i.dest, fingerprint: 'absent' }))];
-}
-
-/** Copies one file into a name that must be free (O_EXCL: a file that appeared there is never replaced); a partial copy is removed. */
-async function copyInto(vault: Vault, ctx: ToolContext, item: ImportItem, budget: number): Promise<number> {
-  const { resolved: dst } = await vault.resolve(ctx, item.dest, 'write');
-  if ((await realpath(path.dirname(dst.real))) !== path.dirname(dst.real))
-    throw new MemoError('CONFLICT', `The folder of ${shown(item.dest)} changed while the files were being copied.`);
-  const { handle: src } = await ctx.sandbox.openResolvedForRead(item.resolved);
-  try {
-    let out;
-    try {
-      out = await open(dst.real, 'wx', 0o666);
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'EEXIST')
-        throw new MemoError('CONFLICT', `${shown(item.dest)} appeared in the vault meanwhile; it was not replaced.`);
-      throw err;
-    }
-    let copied = 0;
-    try {
-      const buf = Buffer.allocUnsafe(COPY_CHUNK);
-      for (;;) {
-        if (ctx.signal.aborted) throw new MemoError('CANCELLED', 'The import was stopped.');
-        const { bytesRead } = await src.read(buf, 0, buf.length, null);
-        if (bytesRead === 0) break;
-        copied += bytesRead;
-        // A source that grew since it was measured still keeps to the call's cap.
-        if (copied > budget) throw new MemoError('VALIDATION', `${shown(item.requested)} grew while it was being copied, past the import cap.`);
-        await out.write(buf, 0, bytesRead);
-      }
-      await out.sync();
-    } catch (err) {
-      await out.close().catch(() => undefined);
-      await unlink(dst.real).catch(() => undefined);
-      throw err;
-    }
-    await out.close();
-    return copied;
-  } finally {
-    await src.close();
-  }
+/** What the preview showed and the run must find the same: each source as it was measured, each target name still free. */
+function importFingerprints(planned: PlannedImport[]) {
+  return [
+    ...planned.map((i) => ({ rel: `source:${i.source}`, fingerprint: `${i.sourceReal}:${i.bytes}` })),
+    ...planned.map((i) => ({ rel: i.target, fingerprint: 'absent' })),
+  ];
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -357,53 +261,35 @@ export const BRIDGE_NOTE_OPS: BridgeOp[] = [
     effect: 'write',
     usage: `args [{sourcePaths: [path, ...], folder?}] (workspace paths; at most ${IMPORT_MAX_FILES} files and ${humanBytes(IMPORT_MAX_BYTES)}) -> {files: [{id, path, title, file_type}]}`,
     parse: parseImport,
-    check: async (p, ctx) => void (await planImport(await vaultOf(ctx), ctx, p)),
+    check: async (p, ctx) => void (await planFor(ctx, p)),
     preview: async (p, ctx) => {
       const vault = await vaultOf(ctx);
-      const items = await planImport(vault, ctx, p);
-      rememberPreview(ctx, importFingerprints(items));
-      const total = items.reduce((s, i) => s + i.size, 0);
+      const planned = await planFor(ctx, p);
+      rememberPreview(ctx, importFingerprints(planned));
+      const total = planned.reduce((s, i) => s + i.bytes, 0);
       const folderExists = p.folder === '' || (await vault.resolve(ctx, p.folder, 'write', 'folder')).resolved.exists;
+      const inVault = (i: PlannedImport) => {
+        const rel = path.relative(vault.real, path.join(ctx.sandbox.root, i.sourceReal));
+        return rel && !rel.startsWith('..') && !path.isAbsolute(rel) ? rel.split(path.sep).join('/') : null;
+      };
       const lines = [
-        `Copies ${items.length} file${items.length === 1 ? '' : 's'} (${humanBytes(total)}) into the vault${p.folder ? ` folder ${p.folder}` : ''}; nothing there is replaced.`,
+        `Copies ${planned.length} file${planned.length === 1 ? '' : 's'} (${humanBytes(total)}) into the vault${p.folder ? ` folder ${p.folder}` : ''}; nothing there is replaced.`,
         ...(folderExists ? [] : [`Creates the folder ${p.folder}.`]),
-        ...items.map(
-          (i) =>
-            `copy ${i.requested} -> ${i.dest} (${humanBytes(i.size)})${i.inVault ? ` (already in the vault as ${i.inVault}: this makes a second copy)` : ''}`,
-        ),
+        ...planned.map((i) => {
+          const already = inVault(i);
+          return `copy ${i.source} -> ${i.target} (${humanBytes(i.bytes)})${already ? ` (already in the vault as ${already}: this makes a second copy)` : ''}`;
+        }),
       ];
       return { kind: 'text', text: lines.join('\n') };
     },
     run: async (p, ctx) => {
-      const vault = await vaultOf(ctx);
-      return vault.exclusive(async () => {
-        const items = await planImport(vault, ctx, p);
-        checkSincePreview(ctx, importFingerprints(items));
-        const made = await ensureFolders(vault, ctx, p.folder);
-        const done: string[] = [];
-        let budget = IMPORT_MAX_BYTES;
-        try {
-          for (const [i, item] of items.entries()) {
-            budget -= await copyInto(vault, ctx, item, budget);
-            done.push(item.dest);
-            ctx.progress({ progress: i + 1, total: items.length, message: `copied ${item.requested} to ${item.dest}` });
-          }
-        } catch (err) {
-          // All or nothing: the files this call already copied are removed again.
-          for (const rel of done) await unlink(path.join(vault.real, rel)).catch(() => undefined);
-          throw err;
-        }
-        await vault.refreshPaths(done);
-        const files = done.map((rel) => {
-          const n = vault.index.note({ path: rel });
-          return n ? ref(n) : { id: null, path: rel, title: path.posix.basename(rel), file_type: fileTypeOf(rel) };
-        });
-        return {
-          files,
-          ...(made.length ? { created_folders: made } : {}),
-          summary: `imported ${files.length} file${files.length === 1 ? '' : 's'} into ${p.folder || 'the vault'}`,
-        };
-      });
+      checkSincePreview(ctx, importFingerprints(await planFor(ctx, p)));
+      const { files, created_folders } = await importIntoVault(ctx, p.sourcePaths, p.folder);
+      return {
+        files,
+        ...(created_folders.length ? { created_folders } : {}),
+        summary: `imported ${files.length} file${files.length === 1 ? '' : 's'} into ${p.folder || 'the vault'}`,
+      };
     },
   }),
 ];

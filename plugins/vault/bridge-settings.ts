@@ -6,7 +6,7 @@
  */
 import type { EntityManager } from 'typeorm';
 import { MemoError, type JsonValue, type ToolContext } from 'memo-kernel/pack';
-import { booleanArg, objectArg, onlyKeys, op, type BridgeOp } from './bridge.js';
+import { booleanArg, objectArg, onlyKeys, op, type BridgeOp } from './bridge-op.js';
 import { FEATURES, featuresOf, readSetting, writeSetting, type FeatureSettings } from './features.js';
 import { checkFields, fieldsPreview, inPlanning, planningDb, rememberFields } from './planning-store.js';
 

@@ -7,7 +7,7 @@
 import type { EntityManager } from 'typeorm';
 import { MemoError, type JsonValue, type ToolContext } from 'memo-kernel/pack';
 import { normalizeTag } from './markdown.js';
-import { objectArg, onlyKeys, op, stringArg, type BridgeOp } from './bridge.js';
+import { objectArg, onlyKeys, op, stringArg, type BridgeOp } from './bridge-op.js';
 import { checkFields, cleanName, fieldRows, fieldsPreview, inPlanning, listed, planningDb, rememberFields, schema } from './planning-store.js';
 import type { TagCategoryRow } from './schema.js';
 import { shown } from './vault.js';

@@ -242,7 +242,7 @@ describe('vault desktop bridge: notes and templates', () => {
       expect((await refusedWith(['.git/config'])).code).toBe('PATH_PROTECTED');
       expect((await refusedWith(['.git/logo.png'])).code).toBe('PATH_PROTECTED');
       expect((await refusedWith([path.join(fx.dataDir, 'kernel.sqlite')])).code).toMatch(/PATH_OUTSIDE_ROOT|PATH_PROTECTED/);
-      expect((await refusedWith(['dir'])).message).toMatch(/is a folder/);
+      expect(await refusedWith(['dir'])).toMatchObject({ code: 'VALIDATION', message: expect.stringContaining('is a directory, not a file') });
       expect((await refusedWith(['missing.png'])).code).toBe('NOT_FOUND');
       expect((await refusedWith(['notes.txt'])).message).toMatch(/not a kind of file the vault holds/);
       expect((await refusedWith(['dir/a.png', 'dir/a.png'])).message).toMatch(/listed twice/);
@@ -254,7 +254,7 @@ describe('vault desktop bridge: notes and templates', () => {
       const many = Array.from({ length: 21 }, (_, i) => outside(`many/${i}.png`, 'x'));
       expect(await refused('notes.importFiles', [{ sourcePaths: many }])).toMatchObject({
         code: 'VALIDATION',
-        message: expect.stringContaining('at most 20 files are imported per call'),
+        message: expect.stringContaining('21 files is more than 20 in one call'),
       });
       const big = path.join(fx.root, 'big');
       fs.mkdirSync(big);
@@ -266,7 +266,7 @@ describe('vault desktop bridge: notes and templates', () => {
       }
       expect(await refused('notes.importFiles', [{ sourcePaths: ['big/a.mp4', 'big/b.mp4'] }])).toMatchObject({
         code: 'VALIDATION',
-        message: expect.stringContaining('more than 50.0 MB, the most imported per call'),
+        message: expect.stringContaining('more than 50.0 MB; import them in smaller batches'),
       });
       expect(fx.prompter.asked).toHaveLength(0);
     });
