@@ -121,6 +121,9 @@ interface ApplyArgs {
   template: string;
 }
 
+/** The moment a preview filled {{date}} and {{time}} with: the run writes what was shown, even a minute later. */
+const previewedAt = new WeakMap<object, Date>();
+
 /** The note and template as they are on disk now, and the note's text with the template applied. */
 async function planApply(vault: Vault, ctx: ToolContext, p: ApplyArgs) {
   const { note } = vault.find(p.noteId);
@@ -130,7 +133,9 @@ async function planApply(vault: Vault, ctx: ToolContext, p: ApplyArgs) {
   if (template.path === note.path) throw new MemoError('VALIDATION', `${shown(note.path)} is the template itself.`);
   const file = await loadText(vault, ctx, note.path);
   const source = await loadText(vault, ctx, template.path, 'read');
-  return { note, template, file, source, text: withTemplate(file.text, source.text, note.title, new Date()) };
+  const at = previewedAt.get(ctx) ?? new Date();
+  previewedAt.set(ctx, at);
+  return { note, template, file, source, text: withTemplate(file.text, source.text, note.title, at) };
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -117,6 +117,8 @@ describe('vault desktop bridge: notes and templates', () => {
       expect(q.preview!.text).toMatch(/^notes\.applyTemplate \(write\)\nTemplate Meeting Notes \(Templates\/Meeting Notes\.md\) applied to Tagged\.md:\n/);
       expect(q.preview!.text).toContain(' status: draft\n+type: meeting\n');
       expect(q.preview!.text).toContain('+# Tagged\n');
+      // The note gets the date and time the preview showed.
+      expect(text).toContain(/\n\+(Date: [^\n]+)\n/.exec(q.preview!.text)![1]);
       // The index has the new text: the note is found by a word of the template.
       expect(value(await fx.call('vault_search_notes', { query: 'agenda' })).results.map((h: { path: string }) => h.path)).toContain('Tagged.md');
     });
