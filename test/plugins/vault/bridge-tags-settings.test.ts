@@ -28,7 +28,10 @@ describe('vault desktop bridge: tag categories and settings', () => {
       const work = await write('tags.createCategory', [{ name: ' Work ' }]);
       expect(work).toMatchObject({ success: true, category: { name: 'Work', sort_order: 0, tag_count: 0 } });
       expect(typeof work.category.id).toBe('number');
-      expect(lastPreview()).toEqual({ kind: 'fields', text: 'tags.createCategory (write)\nNew tag category\nname: (not set) -> Work\nsort_order: (not set) -> 0' });
+      expect(lastPreview()).toEqual({
+        kind: 'fields',
+        text: 'tags.createCategory (write)\nNew tag category\nname: (not set) -> Work\nsort_order: (not set) -> 0',
+      });
       const life = await write('tags.createCategory', [{ name: 'Life' }]);
       expect(life.category).toMatchObject({ name: 'Life', sort_order: 1, tag_count: 0 });
       expect(await categories()).toEqual([
@@ -173,7 +176,11 @@ describe('vault desktop bridge: tag categories and settings', () => {
       db.close();
       release.resolve('allow-once');
       // The op's own failure: success false, not a pipeline error.
-      expect(value(await call)).toMatchObject({ success: false, code: 'CONFLICT', error: expect.stringMatching(/changed after the preview was shown \(name\)/) });
+      expect(value(await call)).toMatchObject({
+        success: false,
+        code: 'CONFLICT',
+        error: expect.stringMatching(/changed after the preview was shown \(name\)/),
+      });
       expect((await categories()).map((c) => c.name)).toEqual(['Person']);
     });
   });
@@ -187,7 +194,10 @@ describe('vault desktop bridge: tag categories and settings', () => {
       });
       const r = await write('settings.setFeaturesSettings', [{ canvas: false, graph: true, journal: false }]);
       expect(r).toMatchObject({ success: true, changed: ['journal', 'canvas'], features: { canvas: false, graph: true, journal: false, home: true } });
-      expect(lastPreview()).toEqual({ kind: 'fields', text: 'settings.setFeaturesSettings (write)\nFeature switches\njournal: true -> false\ncanvas: true -> false' });
+      expect(lastPreview()).toEqual({
+        kind: 'fields',
+        text: 'settings.setFeaturesSettings (write)\nFeature switches\njournal: true -> false\ncanvas: true -> false',
+      });
       expect((await read('settings.getFeaturesSettings')).features).toEqual({
         home: true,
         inbox: true,
