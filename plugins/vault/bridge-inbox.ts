@@ -287,25 +287,34 @@ function noteName(title: string): string {
   return n || 'Inbox item';
 }
 
-/** The create-note call an item makes: a free file name in the folder, the title kept in front matter when the name had to change. */
-async function noteArgs(ctx: ToolContext, r: InboxItemRow, folder: string | undefined) {
+/**
+ * The vault_create_note call for a new note titled `title`: a free file name in the folder (" 2", " 3"
+ * when taken: nothing is overwritten), the title kept in front matter when the name had to change,
+ * the link as `source:` and the tags in front matter.
+ */
+export async function newNoteArgs(
+  ctx: ToolContext,
+  n: { title: string; folder?: string | undefined; content: string; url?: string | null; tags?: readonly string[] },
+) {
   const vault = await runtimeOf(ctx).vault(ctx);
-  const base = noteName(r.title);
-  const dir = folder ? cleanRelative(folder, 'folder') : '';
+  const base = noteName(n.title);
+  const dir = n.folder ? cleanRelative(n.folder, 'folder') : '';
   let name = base;
   for (let i = 2; (await vault.resolve(ctx, dir ? `${dir}/${name}.md` : `${name}.md`, 'write')).resolved.exists; i++) name = `${base} ${i}`;
   const fm: Record<string, string> = {};
-  if (name !== r.title) fm.title = r.title;
-  if (r.url) fm.source = r.url;
-  const tags = tagsOf(r);
+  if (name !== n.title) fm.title = n.title;
+  if (n.url) fm.source = n.url;
   return {
     title: name,
     ...(dir ? { folder: dir } : {}),
-    content: r.content ?? '',
-    ...(tags.length ? { tags } : {}),
+    content: n.content,
+    ...(n.tags?.length ? { tags: [...n.tags] } : {}),
     ...(Object.keys(fm).length ? { front_matter: fm } : {}),
   };
 }
+
+const noteArgs = (ctx: ToolContext, r: InboxItemRow, folder: string | undefined) =>
+  newNoteArgs(ctx, { title: r.title, folder, content: r.content ?? '', url: r.url, tags: tagsOf(r) });
 
 const convertToNote = op<ToNote>({
   name: 'inbox.convertToNote',

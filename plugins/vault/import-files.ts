@@ -2,8 +2,9 @@
  * Copying files from the workspace into the vault: the one routine behind the bridge's
  * notes.importFiles and tasks.importFilesToProject (the seed: both copy "from paths you supply into
  * the vault", on caller-supplied input). Every source is opened through the kernel's sandbox, so a
- * path outside the workspace root, into `.git` or into the kernel's own state is refused there, and
- * every target goes through the vault (never through a link out of it).
+ * path outside the workspace root is refused there; a file in a `.git` folder or in the kernel's own
+ * state is refused here (the sandbox lets tools read those); every target goes through the vault
+ * (never through a link out of it).
  *
  * Rules: at most 20 files and 50 MiB in one call; only files the vault indexes (markdown, pdf,
  * images, audio, video); an existing file is never overwritten: the copy takes the first free name
@@ -82,6 +83,11 @@ async function plan(vault: Vault, ctx: ToolContext, sources: string[], folder: s
     // The sandbox refuses paths outside the root, into .git or kernel state, and directories.
     const { handle, resolved, size } = await ctx.sandbox.openForRead(source);
     await handle.close();
+    // The sandbox lets tools read a repository's .git and (read-only) some kernel areas; nothing of either is imported.
+    if (resolved.relative.split(path.sep).some((seg) => seg.toLowerCase() === '.git'))
+      throw new MemoError('PATH_PROTECTED', `${shown(source)} is inside a .git folder; files are not imported from there.`, { details: { path: source } });
+    if (ctx.sandbox.kernelArea(resolved.real, 'change'))
+      throw new MemoError('PATH_PROTECTED', `${shown(source)} is part of Memo's own state; it is not imported.`, { details: { path: source } });
     const name = path.basename(resolved.real);
     const fileType = fileTypeOf(name);
     if (!fileType)
