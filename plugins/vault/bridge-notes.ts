@@ -228,6 +228,7 @@ export const BRIDGE_NOTE_OPS: BridgeOp[] = [
   op<ApplyArgs>({
     name: 'notes.applyTemplate',
     effect: 'write',
+    askEveryTime: true,
     usage: 'args [{noteId, template}] (template: its name, path or id) -> {note: {id, path, title}}',
     parse: (args) => {
       const o = objectArg(args);

@@ -10,6 +10,8 @@ export interface BridgeOp<P = unknown> {
   name: string;
   /** read: only through vault_desktop_read. write/delete: only through vault_desktop_write; a delete asks every time. */
   effect: Effect;
+  /** Asked every time, like a delete (an edit to a note's body: the seed's note edits take no standing approval). */
+  askEveryTime?: true;
   /** The surface it belongs to: switched off, the call is refused saying so. */
   feature?: Feature;
   /** It fetches from the network (captureLink, captureUrlToProject): the preview says so. */
@@ -28,7 +30,6 @@ export interface BridgeOp<P = unknown> {
 
 /** Declares an operation with its parameter type checked against its own parse. */
 export const op = <P>(o: BridgeOp<P>): BridgeOp => o;
-
 
 /** The args array's `i`th item as an object (the seed's single-object shape), or VALIDATION. */
 export function objectArg(args: JsonValue[], i = 0): Record<string, JsonValue> {

@@ -168,12 +168,18 @@ export const desktopWrite = {
     await o.check?.(p, ctx);
     if (o.effect === 'delete')
       return { verdict: 'ask', rule: 'bridge-delete', reason: `${o.name} deletes: a delete is asked every time, whatever was allowed before.` };
+    if (o.askEveryTime)
+      return {
+        verdict: 'ask',
+        rule: 'bridge-note-edit',
+        reason: `${o.name} edits a note's text: note edits are asked every time, whatever was allowed before.`,
+      };
     return null;
   },
   preview: async (args: ToolArgs['vault_desktop_write'], ctx: ToolContext): Promise<Preview> => {
     const { o, p } = await prepared(args, ctx, 'write');
     const own = o.preview ? await o.preview(p, ctx) : { kind: 'text' as const, text: JSON.stringify(args.args ?? []) };
-    const notes = [`${o.name} (${o.effect === 'delete' ? 'delete: asked every time' : o.effect})`];
+    const notes = [`${o.name} (${o.effect === 'delete' ? 'delete: asked every time' : o.askEveryTime ? 'note edit: asked every time' : o.effect})`];
     if (o.network) notes.push('This fetches from the network (the address given).');
     return { kind: own.kind, text: `${notes.join('\n')}\n${own.text}` };
   },

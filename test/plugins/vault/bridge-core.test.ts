@@ -92,6 +92,20 @@ describe('vault desktop bridge core', () => {
     expect(value(await bridge('read', 'tags.listCategories')).categories).toEqual([]);
   });
 
+  it('asks every time for a template applied to a note, as for any edit of a note body, even after a standing approval', async () => {
+    fx.put('Templates/Standup.md', '## Done\n\n## Next\n');
+    fx.put('Today.md', '# Today\n');
+    value(await fx.call('vault_reindex', {}));
+    fx.prompter.answer('allow-forever');
+    value(await bridge('write', 'tags.createCategory', [{ name: 'One' }]));
+    fx.prompter.asked.length = 0;
+    for (let i = 0; i < 2; i++) value(await bridge('write', 'notes.applyTemplate', [{ noteId: 'Today', template: 'Standup' }]));
+    expect(fx.prompter.asked).toHaveLength(2);
+    for (const q of fx.prompter.asked)
+      expect(q).toMatchObject({ standingApprovalAllowed: false, concern: { verdict: 'ask', rule: 'bridge-note-edit' }, preview: { kind: 'diff' } });
+    expect(fx.read('Today.md').match(/## Next/g)).toHaveLength(2);
+  });
+
   it('answers TOOL_DISABLED naming the feature for the tools of a switched-off surface, and restores them when it is switched on', async () => {
     const calls: Array<[string, Record<string, unknown>, string]> = [
       ['vault_list_tasks', {}, 'tasks'],
