@@ -38,6 +38,7 @@ import { SharedServices } from './packs/shared-services.js';
 import { ConsolePanels } from './packs/console-panels.js';
 import { HostContext } from './packs/host-context.js';
 import type { PackApi } from './packs/pack-api.js';
+import { packAgent } from './agent/routine-turn.js';
 import type { DataSource } from 'typeorm';
 
 /** The services a host may replace, each with one entry in `KernelOptions.services`. */
@@ -248,10 +249,15 @@ export class Kernel {
     };
     const dataDir = path.join(this.config.dataDir, 'packs-data', packId);
     const openNames = new Set<string>();
+    // Aborted when the pack unloads or reloads: its routine turns stop with it.
+    const unloading = new AbortController();
+    own({ dispose: () => unloading.abort(new Error(`the pack ${packId} is unloading`)) });
     return {
       packId,
       dataDir,
       logger,
+      clock: this.container.resolve<T.Clock>(T.Clock),
+      agent: packAgent(this, unloading.signal),
       config: () => this.packs.config(packId) ?? resolveConfig(packId, this.packs.manifest(packId)?.config, {}),
       configure: (changes) => this.packs.setConfig(packId, changes),
       providers: {

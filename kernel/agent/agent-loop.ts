@@ -1,7 +1,7 @@
 import { maskArgs } from '../audit/masking.js';
 import { isMemoError } from '../errors.js';
 import type { Kernel } from '../kernel.js';
-import type { ToolResult } from '../tools/contract.js';
+import type { Caller, ToolResult } from '../tools/contract.js';
 import { planBudget, TokenCounter } from './context-budget.js';
 import { isProviderError, type ChatMessage, type ModelProvider, type ToolCallRequestPart, type ToolDefinition } from './provider.js';
 
@@ -47,6 +47,12 @@ export interface TurnOptions {
   sessionId?: string;
   maxIterations?: number;
   onEvent?: (event: AgentEvent) => void;
+  /**
+   * Runs the turn as a routine (caller kind `routine`, `id` the routine's, `sessionId` the run's)
+   * instead of as the agent of a conversation: no write capability is minted (a routine never lends
+   * outside MCP callers a write), and its calls use the routine's own rate-limit budget.
+   */
+  routine?: { id: string; sessionId: string };
 }
 
 export interface TurnResult {
@@ -104,11 +110,17 @@ export async function runTurn(kernel: Kernel, opts: TurnOptions): Promise<TurnRe
 
   // A write capability for this turn only: what the turn spawns (a CLI backend on the MCP
   // endpoint) may write; it dies with the turn.
-  // A turn of a conversation that is not stored (a host keeping its own history) gets none.
-  const capability = await kernel.capabilities.mint(opts.conversationId).catch((err: unknown) => {
-    if (isMemoError(err) && err.code === 'NOT_FOUND') return null;
-    throw err;
-  });
+  // A turn of a conversation that is not stored (a host keeping its own history) gets none, and
+  // neither does a routine's run.
+  const capability = opts.routine
+    ? null
+    : await kernel.capabilities.mint(opts.conversationId).catch((err: unknown) => {
+        if (isMemoError(err) && err.code === 'NOT_FOUND') return null;
+        throw err;
+      });
+  const caller: Caller = opts.routine
+    ? { kind: 'routine', id: opts.routine.id, sessionId: opts.routine.sessionId }
+    : { kind: 'agent', conversationId: opts.conversationId, ...(opts.sessionId ? { sessionId: opts.sessionId } : {}) };
   const emit = (e: AgentEvent) => opts.onEvent?.(e);
   const finish = (stopReason: StopReason, error?: string): TurnResult => {
     emit({ type: 'turn_end', stopReason });
@@ -164,7 +176,8 @@ export async function runTurn(kernel: Kernel, opts: TurnOptions): Promise<TurnRe
           {
             tool: call.name,
             args: call.parseError ? `unparseable arguments: ${call.parseError}` : call.arguments,
-            caller: { kind: 'agent', conversationId: opts.conversationId, ...(opts.sessionId ? { sessionId: opts.sessionId } : {}) },
+            // A copy per call: the pipeline may annotate its caller.
+            caller: { ...caller },
             signal,
           },
           scope ? { scope } : {},

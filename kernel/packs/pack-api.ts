@@ -1,4 +1,6 @@
 import type { DataSource } from 'typeorm';
+import type { Clock } from '../clock.js';
+import type { PackAgent } from '../agent/routine-turn.js';
 import type { Disposable } from '../disposable.js';
 import type { Logger } from '../logger.js';
 import type { ProviderFactory } from '../agent/provider.js';
@@ -19,6 +21,14 @@ export interface PackApi {
   /** The pack's own data folder (`<data>/packs-data/<id>`), out of every tool's reach. */
   readonly dataDir: string;
   readonly logger: Logger;
+  /** The kernel's clock: timers a pack schedules on it run on a test's fake clock too. */
+  readonly clock: Clock;
+  /**
+   * Agent turns for packs that run them unattended (routines): the active provider and model to pin,
+   * the tools a turn could call, and `run`, one turn with caller kind `routine`, through the same
+   * pipeline, with pre-approvals scoped to the run and no write capability.
+   */
+  readonly agent: PackAgent;
   /** The pack's settings in force (validated against its manifest's `config` schema). */
   config(): Readonly<Record<string, unknown>>;
   /**

@@ -2,6 +2,7 @@ import type { Clock } from '../clock.js';
 import { inject, injectable } from '../di.js';
 import * as T from '../tokens.js';
 import { isMemoError, MemoError } from '../errors.js';
+import { toDisposable, type Disposable } from '../disposable.js';
 import type { Caller, Concern, Danger, Effect, Preview } from '../tools/contract.js';
 import { ApprovalBroker } from './approval-broker.js';
 import { PermissionStore } from './permission-store.js';
@@ -50,7 +51,8 @@ export type GateDecision =
   | 'allow:stored-conversation'
   | 'allow:stored-until'
   | 'allow:stored-forever'
-  | 'allow:always-allow';
+  | 'allow:always-allow'
+  | 'allow:pre-approved';
 
 /** The gate's verdict: how the call was allowed, and the arguments it runs with when a person edited them. */
 export interface GateOutcome {
@@ -75,10 +77,14 @@ const MAX_EDITS = 20;
  * concern about (the judge's `ask` verdict) ask every time, whatever the danger: no standing
  * approval applies to them, though a stored deny still does, and where nobody can be asked they are
  * denied. Global "always allow" skips `confirm: always` but never a delete or a concern.
+ * Pre-approvals (`preApprove`, a routine's tools for one run) are standing approvals like any other.
+ * A routine's question is refused at once when nobody watches approvals (nobody to wait for).
  */
 @injectable()
 export class PermissionGate {
   private readonly sessions = new Map<string, Set<string>>();
+  /** Tools approved ahead of time for one session (a routine's run), by session id. */
+  private readonly preApproved = new Map<string, ReadonlySet<string>>();
 
   constructor(
     @inject(PermissionStore) private readonly store: PermissionStore,
@@ -101,6 +107,7 @@ export class PermissionGate {
 
     const sessionKey = call.caller.sessionId ?? SESSION_DEFAULT;
     if (!everyTime(call.concern)) {
+      if (call.caller.sessionId !== undefined && this.preApproved.get(call.caller.sessionId)?.has(call.tool)) return { decision: 'allow:pre-approved' };
       if (this.sessions.get(sessionKey)?.has(call.tool)) return { decision: 'allow:stored-session' };
       const allow = stored.allow;
       if (allow?.scope === 'conversation') return { decision: 'allow:stored-conversation' };
@@ -184,6 +191,24 @@ export class PermissionGate {
     }
   }
 
+  /**
+   * Approves `tools` ahead of time for the calls of one session (a routine's run, whose tools the
+   * person approved with the routine), until disposed. It is a standing approval like any other:
+   * a stored deny still wins, and deletes, `confirm: always` tools and calls with a concern are
+   * still asked every time. One grant per session; a second is refused.
+   */
+  preApprove(sessionId: string, tools: Iterable<string>): Disposable {
+    if (!sessionId || sessionId === SESSION_DEFAULT) throw new MemoError('VALIDATION', 'Pre-approvals need a session of their own.');
+    if (this.preApproved.has(sessionId)) throw new MemoError('CONFLICT', `The session ${sessionId} already has pre-approved tools.`);
+    const set: ReadonlySet<string> = new Set(tools);
+    this.preApproved.set(sessionId, set);
+    return toDisposable(() => {
+      if (this.preApproved.get(sessionId) === set) this.preApproved.delete(sessionId);
+      // What a person allowed "for the session" during the run ends with it too.
+      this.sessions.delete(sessionId);
+    });
+  }
+
   /** Forgets session approvals (all sessions, or one). */
   clearSession(sessionId?: string): void {
     if (sessionId === undefined) this.sessions.clear();
@@ -247,6 +272,9 @@ export class PermissionGate {
       },
       call.signal,
       only,
+      // A routine runs with nobody at the keyboard: its question is refused at once when nobody
+      // watches, rather than holding the run for 30 minutes.
+      { refuseUnattended: call.caller.kind === 'routine' },
     );
     switch (outcome.kind) {
       case 'reply':
@@ -267,6 +295,12 @@ export class PermissionGate {
           { tool: call.tool, plugin: call.plugin, details: { decision: 'expired' } },
         );
       case 'unattended':
+        if (call.caller.kind === 'routine')
+          throw this.denied(
+            call,
+            'deny:unattended',
+            `${call.tool} needs a person's approval, which the routine's approval did not cover, and nobody was watching approvals when it ran, so it was refused.`,
+          );
         throw this.denied(
           call,
           'deny:unattended',

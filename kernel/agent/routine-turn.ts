@@ -1,0 +1,117 @@
+/**
+ * An agent turn run as a routine: the same loop and the same pipeline as a chat turn, with the
+ * caller a routine (`{ kind: 'routine', id: routineId, sessionId: per run }`), the provider and
+ * model the routine pinned when it was approved, and the tools the person approved with the
+ * routine pre-approved for this run alone. Packs reach it as `api.agent.run(...)`.
+ */
+import { MemoError } from '../errors.js';
+import type { Kernel } from '../kernel.js';
+import type { Danger, Effect } from '../tools/contract.js';
+import { isLocalProvider } from './capability-probe.js';
+import { runTurn, type AgentEvent, type TurnResult } from './agent-loop.js';
+
+export interface RoutineTurnOptions {
+  /** The routine's id: the caller's id in audit lines and its rate-limit budget. */
+  routineId: string;
+  /** This run's id: its approvals (pre-approved or answered "for the session") end with it. */
+  runId: string;
+  /** A configured provider's name (data/providers.json), pinned when the routine was created. */
+  provider: string;
+  model: string;
+  /** What the routine asks, as the user message of the turn. */
+  prompt: string;
+  systemPrompt?: string;
+  /** The only tools this run may call (scoped mode). Absent: every enabled tool. */
+  tools?: readonly string[];
+  /**
+   * Tools allowed without asking for this run: a standing approval, so a stored deny still wins, and
+   * deletes, `confirm: always` tools and calls with a concern (a command the judge cannot vouch for)
+   * are still put to a person, who must be watching approvals: a routine's question never waits.
+   */
+  preApproved?: readonly string[];
+  signal?: AbortSignal;
+  onEvent?: (event: AgentEvent) => void;
+  maxIterations?: number;
+}
+
+/** A tool an agent turn may call, as a routine's approval preview shows it. */
+export interface AgentToolInfo {
+  name: string;
+  plugin: string;
+  danger: Danger;
+  effect: Effect;
+  confirm?: 'always';
+  /** True when no standing approval ever covers it (a delete or a `confirm: always` tool). */
+  asksEveryTime: boolean;
+}
+
+/** What a pack gets as `api.agent`: the active model, the tools, and routine turns. */
+export interface PackAgent {
+  /** The active provider's name and model now (to pin when a routine is created), or null when none is configured. */
+  active(): { provider: string; model: string } | null;
+  /** The enabled tools an agent turn could call now, by name. */
+  tools(): AgentToolInfo[];
+  /** Runs one agent turn as a routine; resolves with how it ended (never a write capability). */
+  run(options: RoutineTurnOptions): Promise<TurnResult>;
+}
+
+/** A routine's session id: one per run, so nothing approved during a run outlives it. */
+function runSession(routineId: string, runId: string): string {
+  return `routine:${routineId}:${runId}`;
+}
+
+export function packAgent(kernel: Kernel, stopping: AbortSignal): PackAgent {
+  return {
+    active() {
+      const config = kernel.providerSettings.active();
+      return config?.model ? { provider: config.name, model: config.model } : null;
+    },
+    tools() {
+      return kernel.registry
+        .list()
+        .filter((t) => kernel.registry.isEnabled(t.pack.id))
+        .map((t) => ({
+          name: t.spec.name,
+          plugin: t.pack.id,
+          danger: t.spec.danger,
+          effect: t.spec.effect,
+          ...(t.spec.confirm ? { confirm: t.spec.confirm } : {}),
+          asksEveryTime: t.spec.effect === 'delete' || t.spec.confirm === 'always',
+        }));
+    },
+    async run(opts) {
+      if (!opts.routineId || !opts.runId) throw new MemoError('VALIDATION', 'A routine turn needs a routine id and a run id.');
+      const config = kernel.providerSettings.get(opts.provider);
+      if (!config)
+        throw new MemoError(
+          'NOT_FOUND',
+          `The routine's provider "${opts.provider}" is no longer configured (memo provider list); add it again or recreate the routine.`,
+        );
+      const provider = kernel.providers.create(config);
+      let toolsEnabled = true;
+      if (provider.local === true || isLocalProvider(config)) toolsEnabled = (await kernel.probe.probe(provider, config, opts.model)).toolCalling;
+      const sessionId = runSession(opts.routineId, opts.runId);
+      const grant = kernel.gate.preApprove(sessionId, opts.preApproved ?? []);
+      // The pack's unloading (or the kernel's shutdown) stops its runs as the caller's signal would.
+      const signal = opts.signal ? AbortSignal.any([opts.signal, stopping]) : stopping;
+      try {
+        return await runTurn(kernel, {
+          provider,
+          model: opts.model,
+          conversationId: sessionId,
+          history: [],
+          userMessage: opts.prompt,
+          ...(opts.systemPrompt ? { systemPrompt: opts.systemPrompt } : {}),
+          ...(opts.tools ? { scope: opts.tools } : {}),
+          toolsEnabled,
+          signal,
+          ...(opts.maxIterations ? { maxIterations: opts.maxIterations } : {}),
+          ...(opts.onEvent ? { onEvent: opts.onEvent } : {}),
+          routine: { id: opts.routineId, sessionId },
+        });
+      } finally {
+        grant.dispose();
+      }
+    },
+  };
+}
