@@ -1,12 +1,12 @@
 /**
- * Desktop bridge operations: calendar reads (see bridge.ts for the contract every operation keeps).
+ * Desktop bridge operations: calendar reads (see bridge-op.ts for the contract every operation keeps).
  * The events come from the calendar pack, reached through the kernel (`calendar.events`), never by
  * import; without it loaded the operations answer `{success: false}` saying so. Which external
  * calendars are shown is the calendar pack's decision from the person's stored consent answers: a
  * caller's `includeExternal` is accepted, as the renderer bridge accepts it, and ignored.
  */
 import { MemoError, type JsonValue, type ToolContext } from 'memo-kernel/pack';
-import { objectArg, onlyKeys, op, stringArg, type BridgeOp } from './bridge.js';
+import { objectArg, onlyKeys, op, stringArg, type BridgeOp } from './bridge-op.js';
 import { runtimeOf } from './runtime.js';
 import { shown } from './vault.js';
 

@@ -1,5 +1,5 @@
 /**
- * Desktop bridge operations: the inbox (see bridge.ts for the contract every operation keeps).
+ * Desktop bridge operations: the inbox (see bridge-op.ts for the contract every operation keeps).
  * inbox.captureLink fetches a page's title into a new item; the four conversions the app offers turn
  * an item into a note, a task, a calendar event (through the calendar pack) or a reminder. A
  * conversion goes through the same code as the named tools (vault_create_note, vault_create_task,
@@ -11,7 +11,7 @@ import { TextDecoder } from 'node:util';
 import type { ReadableStream } from 'node:stream/web';
 import type { EntityManager } from 'typeorm';
 import { MemoError, withDeadline, type JsonValue, type Preview, type ToolContext } from 'memo-kernel/pack';
-import { objectArg, onlyKeys, op, stringArg, type BridgeOp } from './bridge.js';
+import { objectArg, onlyKeys, op, stringArg, type BridgeOp } from './bridge-op.js';
 import { requireCalendar } from './bridge-calendar.js';
 import { requireFeature } from './features.js';
 import { addToInbox, getInboxItem } from './inbox-tools.js';

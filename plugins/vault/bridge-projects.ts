@@ -8,7 +8,7 @@
  */
 import type { EntityManager } from 'typeorm';
 import { MemoError, type JsonValue, type ToolContext } from 'memo-kernel/pack';
-import { booleanArg, objectArg, onlyKeys, op, stringArg, type BridgeOp } from './bridge.js';
+import { booleanArg, objectArg, onlyKeys, op, stringArg, type BridgeOp } from './bridge-op.js';
 import { calendarService, requireCalendar } from './bridge-calendar.js';
 import { checkHttpUrl, fetchPageTitle, hostAndPath, newNoteArgs } from './bridge-inbox.js';
 import { importIntoVault, planImport } from './import-files.js';
