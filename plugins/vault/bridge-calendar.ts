@@ -26,7 +26,7 @@ export interface CalendarEventsService {
   ): Promise<{ id: string; title: string; start: string; end: string; calendar: string }>;
 }
 
-export const CALENDAR_NOT_LOADED = 'the calendar pack is not loaded';
+const CALENDAR_NOT_LOADED = 'the calendar pack is not loaded';
 
 /** The calendar pack's service as it is now (looked up per call: the pack may be unloaded), or null. */
 export function calendarService(ctx: ToolContext): CalendarEventsService | null {

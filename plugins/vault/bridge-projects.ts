@@ -500,6 +500,7 @@ const importFilesToProject = op<ImportArgs>({
     const project = await findProject(await em(ctx), a.projectId);
     const plan = await planImport(ctx, a.sourcePaths, projectFolder(project));
     const total = plan.reduce((n, p) => n + p.bytes, 0);
+    rememberFields(ctx, { copies: plan.map((p) => `${p.sourceReal}:${p.bytes} -> ${p.target}`) });
     return {
       kind: 'text',
       text: [
@@ -511,6 +512,9 @@ const importFilesToProject = op<ImportArgs>({
   },
   run: async (a, ctx) => {
     const project = await findProject(await em(ctx), a.projectId);
+    // The copies the person saw: each source as measured, each to the name shown.
+    const plan = await planImport(ctx, a.sourcePaths, projectFolder(project));
+    checkFields(ctx, 'The import', { copies: plan.map((p) => `${p.sourceReal}:${p.bytes} -> ${p.target}`) });
     const { files, created_folders } = await importIntoVault(ctx, a.sourcePaths, projectFolder(project));
     const links = await inPlanning(async (m) => {
       const out: ProjectLinkRow[] = [];

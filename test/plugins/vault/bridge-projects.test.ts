@@ -5,6 +5,7 @@ import * as path from 'node:path';
 import Database from 'better-sqlite3';
 import { atTeardown } from '../../helpers/cleanup.js';
 import { nth } from '../../helpers/nth.js';
+import { deferred } from '../../helpers/wait.js';
 import { error, PLUGINS, value, vaultKernel, type VaultFixture } from './helpers.js';
 
 /** The vault kernel with the calendar pack loaded beside it (local calendar in UTC). */
@@ -272,6 +273,29 @@ describe('capturing a page and importing files into a project', () => {
     expect(q.preview!.text).toContain('no file in the vault is replaced');
     const listed = value(await fx.call('vault_list_projects', {})).projects.find((p: any) => p.id === project.id);
     expect(listed.linked_counts).toMatchObject({ files: 1 });
+  });
+
+  it('copies nothing when a name the preview showed was taken before the person answered', async () => {
+    fs.mkdirSync(path.join(fx.root, 'later'), { recursive: true });
+    fs.writeFileSync(path.join(fx.root, 'later', 'plan.pdf'), '%PDF plan');
+    const asked = deferred();
+    const release = deferred<'allow-once'>();
+    const ask = fx.prompter.ask.bind(fx.prompter);
+    (fx.prompter as any).ask = async () => {
+      asked.resolve();
+      return release.promise;
+    };
+    try {
+      const call = write(fx, 'tasks.importFilesToProject', [{ projectId: project.id, sourcePaths: ['later/plan.pdf'] }]);
+      await asked.promise;
+      fx.put('Projects/Launch/plan.pdf', '%PDF someone else');
+      release.resolve('allow-once');
+      expect(value(await call)).toMatchObject({ success: false, code: 'CONFLICT', error: expect.stringMatching(/changed after the preview/) });
+    } finally {
+      (fx.prompter as any).ask = ask;
+    }
+    expect(fx.read('Projects/Launch/plan.pdf')).toBe('%PDF someone else');
+    expect(fs.existsSync(path.join(fx.vault, 'Projects/Launch/plan 2.pdf'))).toBe(false);
   });
 
   it('refuses kernel state, .git, paths outside the root, unknown kinds and too many files before anyone is asked', async () => {
