@@ -1,0 +1,149 @@
+/**
+ * Who a person means by "Alice", "+49 170 1234567" or a chat_id, among the chats and contacts the
+ * history knows. A name that fits several is never guessed: the call is refused with the candidates.
+ * A number is taken exactly as named (no partial match, no country code guessed), so a message can
+ * only go to the number the call spelled out, or to a chat the call named.
+ */
+import { MemoError } from 'memo-kernel/pack';
+import { isGroupJid, isLidJid, isPnJid, phoneDigits, phoneOf, PN_SERVER } from './jid.js';
+import type { WhatsAppStore } from './store.js';
+
+export interface Recipient {
+  chat_id: string;
+  /** The contact's or group's name as shown to the person, or null when WhatsApp gave none. */
+  name: string | null;
+  /** +digits, or null for groups and people known only by a hidden-number id (LID). */
+  number: string | null;
+  is_group: boolean;
+  /** False: a number the history has never seen (no chat, no contact). */
+  known: boolean;
+  /** How the words matched: `id`, `number`, `name` (the whole name) or `partial` (part of one name only). */
+  matched: 'id' | 'number' | 'name' | 'partial';
+}
+
+interface Entry {
+  jid: string;
+  is_group: boolean;
+  name: string | null;
+  names: string[];
+}
+
+/** Lower case, accents folded, spaces collapsed: `Zoë  Ünal` and `zoe unal` are the same name. */
+export function foldName(s: string): string {
+  return s.normalize('NFKD').replace(/\p{M}/gu, '').toLowerCase().replace(/\s+/g, ' ').trim();
+}
+
+/** The name shown for a chat or person: a saved contact name first, then their own, then the chat's, then a message's push name. */
+export function displayName(store: WhatsAppStore, jid: string): string | null {
+  const chat = store.chatOf(jid);
+  if (isGroupJid(jid)) return chat?.name ?? null;
+  const c = store.contactOf(jid);
+  return c?.name ?? c?.notify ?? c?.verified_name ?? chat?.name ?? store.pushNameOf(jid);
+}
+
+function directory(store: WhatsAppStore): Map<string, Entry> {
+  const out = new Map<string, Entry>();
+  const entry = (jid: string): Entry => {
+    let e = out.get(jid);
+    if (!e) out.set(jid, (e = { jid, is_group: isGroupJid(jid), name: null, names: [] }));
+    return e;
+  };
+  for (const c of store.allChats()) {
+    const e = entry(c.jid);
+    if (c.name) e.names.push(c.name);
+  }
+  for (const c of store.allContacts()) {
+    const e = entry(c.jid);
+    for (const n of [c.name, c.notify, c.verified_name]) if (n) e.names.push(n);
+  }
+  for (const e of out.values()) e.name = displayName(store, e.jid);
+  return out;
+}
+
+function recipientOf(store: WhatsAppStore, e: Entry, matched: Recipient['matched']): Recipient {
+  return { chat_id: e.jid, name: e.name, number: phoneOf(e.jid), is_group: e.is_group, known: true, matched };
+}
+
+function candidates(store: WhatsAppStore, entries: Entry[]): Array<Omit<Recipient, 'known' | 'matched'>> {
+  return entries
+    .slice(0, 10)
+    .map((e) => ({ chat_id: e.jid, name: e.name, number: phoneOf(e.jid), is_group: e.is_group }))
+    .sort((a, b) => (a.name ?? '').localeCompare(b.name ?? '') || a.chat_id.localeCompare(b.chat_id));
+}
+
+/**
+ * Resolves a chat or person. `purpose: send` also accepts a number the history has never seen
+ * (the person named it exactly); reads need a chat that exists. Throws NOT_FOUND (nothing fits) or
+ * CONFLICT (several fit; details.candidates lists them), each saying what to do.
+ */
+export function resolveRecipient(store: WhatsAppStore, input: string, purpose: 'read' | 'send'): Recipient {
+  const text = input.trim();
+  const dir = directory(store);
+  if (text.includes('@')) {
+    const jid = store.canonical(text);
+    const e = jid ? dir.get(jid) : undefined;
+    if (e) return recipientOf(store, e, 'id');
+    if (jid && isPnJid(jid) && purpose === 'send') return { chat_id: jid, name: null, number: phoneOf(jid), is_group: false, known: false, matched: 'id' };
+    throw new MemoError('NOT_FOUND', `No WhatsApp chat has the id "${text}". whatsapp_latest lists the chats with their chat_id.`);
+  }
+  const digits = phoneDigits(text);
+  if (digits) {
+    const jid = `${digits}@${PN_SERVER}`;
+    const e = dir.get(jid);
+    if (e) return recipientOf(store, e, 'number');
+    if (purpose === 'send') return { chat_id: jid, name: null, number: `+${digits}`, is_group: false, known: false, matched: 'number' };
+    throw new MemoError(
+      'NOT_FOUND',
+      `There is no WhatsApp chat with +${digits} in the history. Give the number with its country code, or a name from whatsapp_latest.`,
+    );
+  }
+  const wanted = foldName(text);
+  const all = [...dir.values()];
+  const exact = all.filter((e) => e.names.some((n) => foldName(n) === wanted));
+  const pick = (found: Entry[], how: 'name' | 'partial'): Recipient | null => {
+    if (found.length === 1) return recipientOf(store, found[0]!, how);
+    if (found.length > 1)
+      throw new MemoError(
+        'CONFLICT',
+        `"${text}" fits ${found.length} WhatsApp chats (${candidates(store, found)
+          .map((c) => `${c.name ?? c.chat_id}${c.number ? ` ${c.number}` : c.is_group ? ' (group)' : ''}`)
+          .join('; ')}). Nothing was ${purpose === 'send' ? 'sent' : 'read'}: name one exactly, by its number or chat_id.`,
+        { details: { candidates: candidates(store, found) } },
+      );
+    return null;
+  };
+  const byName = pick(exact, 'name');
+  if (byName) return byName;
+  // Every word the person gave starts a word of one name: "ali" finds "Ali Yılmaz", never "Natalie".
+  const words = wanted.split(' ');
+  const partial = all.filter((e) =>
+    e.names.some((n) => {
+      const nameWords = foldName(n).split(/[\s\-_.,()]+/);
+      return words.every((w) => nameWords.some((nw) => nw.startsWith(w)));
+    }),
+  );
+  const byPart = pick(partial, 'partial');
+  if (byPart) return byPart;
+  throw new MemoError(
+    'NOT_FOUND',
+    `No WhatsApp chat or contact is named "${text}". whatsapp_latest lists the chats; a phone number with its country code works too${purpose === 'send' ? '' : ' once that chat has messages'}.`,
+  );
+}
+
+/** The people (never groups) a name or number can mean, for a search's sender filter: all that fit, since a filter may be broad. */
+export function sendersMatching(store: WhatsAppStore, input: string): string[] {
+  const text = input.trim();
+  if (text.includes('@')) return [store.canonical(text)].filter((j): j is string => !!j && !isGroupJid(j));
+  const digits = phoneDigits(text);
+  if (digits) return [`${digits}@${PN_SERVER}`];
+  const wanted = foldName(text).split(' ');
+  return [...directory(store).values()]
+    .filter((e) => !e.is_group && (isPnJid(e.jid) || isLidJid(e.jid)))
+    .filter((e) =>
+      e.names.some((n) => {
+        const nameWords = foldName(n).split(/[\s\-_.,()]+/);
+        return wanted.every((w) => nameWords.some((nw) => nw.startsWith(w)));
+      }),
+    )
+    .map((e) => e.jid);
+}

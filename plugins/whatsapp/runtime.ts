@@ -1,0 +1,157 @@
+/**
+ * The WhatsApp pack's state in one kernel: its database and store, the linked device's credentials,
+ * the connection (when `memo serve` or `memo whatsapp link` runs it) and the send limit. Several
+ * kernels can share this module in one process (tests, host apps), so state is kept per kernel, by
+ * the pack's data folder (which the kernel hands to both `activate` and every call).
+ */
+import { MemoError, type PackApi, type ToolContext } from 'memo-kernel/pack';
+import type { Database } from 'better-sqlite3';
+import type { DataSource } from 'typeorm';
+import { isLinked, openAuthStore, removeAuth, type AuthStore } from './auth-store.js';
+import { WhatsAppConnection, type ConnectionEvents, type SocketMaker } from './connection.js';
+import { WhatsAppStore } from './store.js';
+
+/** The seed's limit for this pack's own sends, on top of the kernel's 30 calls a minute. */
+export const SENDS_PER_MINUTE = 10;
+
+/** Sends in the last minute: a sliding window, counted when a message is actually handed to WhatsApp. */
+export class SendLimiter {
+  private sent: number[] = [];
+  constructor(
+    private readonly limit = SENDS_PER_MINUTE,
+    private readonly windowMs = 60_000,
+  ) {}
+
+  /** Seconds until one more send is allowed (0: now). */
+  waitSeconds(now = Date.now()): number {
+    this.sent = this.sent.filter((t) => t > now - this.windowMs);
+    return this.sent.length < this.limit ? 0 : Math.max(1, Math.ceil((this.sent[0]! + this.windowMs - now) / 1000));
+  }
+
+  record(now = Date.now()): void {
+    this.sent.push(now);
+  }
+}
+
+export class WhatsAppRuntime {
+  private db: Promise<DataSource> | null = null;
+  private store: Promise<WhatsAppStore> | null = null;
+  private auth: Promise<AuthStore> | null = null;
+  private _connection: WhatsAppConnection | null = null;
+  readonly limiter = new SendLimiter();
+  private disposed = false;
+
+  constructor(readonly api: PackApi) {}
+
+  get dataDir(): string {
+    return this.api.dataDir;
+  }
+
+  linked(): boolean {
+    return isLinked(this.api.dataDir);
+  }
+
+  get connection(): WhatsAppConnection | null {
+    return this._connection;
+  }
+
+  history(): Promise<WhatsAppStore> {
+    if (this.disposed) return Promise.reject(new MemoError('CANCELLED', 'The WhatsApp pack is unloading.'));
+    this.store ??= (async () => {
+      this.db ??= (async () => {
+        const { ENTITIES, MIGRATIONS } = await import('./schema.js');
+        return this.api.database({ name: 'whatsapp', entities: ENTITIES, migrations: MIGRATIONS });
+      })();
+      const ds = await this.db;
+      // typeorm's better-sqlite3 driver keeps the connection here: the store's batches use it directly.
+      return new WhatsAppStore((ds.driver as unknown as { databaseConnection: Database }).databaseConnection);
+    })();
+    this.store.catch(() => {
+      this.store = null;
+      this.db = null;
+    });
+    return this.store;
+  }
+
+  private authStore(): Promise<AuthStore> {
+    this.auth ??= (async () => openAuthStore(this.api.dataDir, await import('baileys')))();
+    this.auth.catch(() => (this.auth = null));
+    return this.auth;
+  }
+
+  /** Baileys' makeWASocket, or the socket maker a host app offers under `whatsapp.socket`. */
+  private async socketMaker(): Promise<SocketMaker> {
+    const offered = this.api.lookup<SocketMaker>('whatsapp.socket');
+    if (offered) return offered;
+    const baileys = await import('baileys');
+    return (options) =>
+      baileys.makeWASocket({
+        auth: { creds: options.auth.creds, keys: baileys.makeCacheableSignalKeyStore(options.auth.keys, options.logger) },
+        logger: options.logger,
+        browser: baileys.Browsers.ubuntu('Memo'),
+        markOnlineOnConnect: false,
+        syncFullHistory: false,
+        getMessage: (key) => options.getMessage(key),
+      });
+  }
+
+  /**
+   * Starts the connection (once); the linked device's credentials are created on first pairing.
+   * `events` listen from before the socket exists, so its first QR or its opening is never missed.
+   */
+  async connect(events?: ConnectionEvents): Promise<WhatsAppConnection> {
+    if (this.disposed) throw new MemoError('CANCELLED', 'The WhatsApp pack is unloading.');
+    if (this._connection) {
+      if (events) this._connection.on(events);
+      return this._connection;
+    }
+    const maker = await this.socketMaker();
+    const conn = new WhatsAppConnection(
+      maker,
+      () => this.authStore(),
+      () => this.history(),
+      this.api.logger,
+      () => this.forgetCredentials(),
+    );
+    this._connection = conn;
+    if (events) conn.on(events);
+    await conn.start();
+    return conn;
+  }
+
+  async disconnect(): Promise<void> {
+    const conn = this._connection;
+    this._connection = null;
+    await conn?.stop();
+  }
+
+  /** Drops the credentials (after a logout, from here or from the phone); the history stays. */
+  forgetCredentials(): void {
+    this.auth = null;
+    removeAuth(this.api.dataDir);
+  }
+
+  async dispose(): Promise<void> {
+    await this.disconnect();
+    this.disposed = true;
+  }
+}
+
+const runtimes = new Map<string, WhatsAppRuntime>();
+
+export function register(api: PackApi): WhatsAppRuntime {
+  const rt = new WhatsAppRuntime(api);
+  runtimes.set(api.dataDir, rt);
+  return rt;
+}
+
+export function unregister(rt: WhatsAppRuntime): Promise<void> {
+  if (runtimes.get(rt.dataDir) === rt) runtimes.delete(rt.dataDir);
+  return rt.dispose();
+}
+
+export function runtimeOf(ctx: ToolContext): WhatsAppRuntime {
+  const rt = runtimes.get(ctx.dataDir);
+  if (!rt) throw new MemoError('TOOL_FAILED', 'The WhatsApp pack is not active (its activate() has not run).');
+  return rt;
+}

@@ -1,0 +1,181 @@
+/**
+ * WhatsApp's edge of the world, faked: a socket whose events go through Baileys' real event buffer
+ * (makeEventBuffer) and Baileys' real message processing (processMessage: edits, deletes, history
+ * sync notifications decoded from an inline HistorySync payload by processHistoryMessage), exactly
+ * as Baileys' own socket feeds them after decrypting. Only the network is missing: `sendMessage`
+ * records what would be transmitted and echoes it back the way Baileys does (an `append` upsert).
+ */
+import { deflateSync } from 'node:zlib';
+import { initAuthCreds, makeEventBuffer, proto, type BaileysEventMap, type WAMessage } from 'baileys';
+import processMessage from 'baileys/lib/Utils/process-message.js';
+import type { SocketMaker, SocketOptions, WhatsAppSocket } from '../../../plugins/whatsapp/connection.js';
+
+const silent = {
+  level: 'silent',
+  child() {
+    return silent;
+  },
+  trace() {},
+  debug() {},
+  info() {},
+  warn() {},
+  error() {},
+};
+
+export const ME = '491700000001@s.whatsapp.net';
+export const ME_LID = '90000000001@lid';
+
+let counter = 0;
+export const msgId = () => `3EB0${(++counter).toString(16).padStart(12, '0').toUpperCase()}`;
+
+export class FakeSocket implements WhatsAppSocket {
+  readonly ev = makeEventBuffer(silent);
+  readonly sent: Array<{ jid: string; content: { text: string } }> = [];
+  readonly pairingCodes: string[] = [];
+  ended = false;
+  loggedOut = false;
+  user: { id: string; lid?: string; name?: string } | undefined;
+  private pending = new Set<Promise<void>>();
+  private readonly process_ = this.ev.process.bind(this.ev);
+
+  constructor(readonly options: SocketOptions) {
+    // The connection's handler is wrapped so a test can wait until every batch is applied.
+    (this.ev as { process: WhatsAppSocket['ev']['process'] }).process = (handler) =>
+      this.process_(async (events) => {
+        const p = Promise.resolve(handler(events));
+        this.pending.add(p);
+        try {
+          await p;
+        } finally {
+          this.pending.delete(p);
+        }
+      });
+  }
+
+  /** Releases buffered events and waits until the pack has applied them. */
+  async settle(): Promise<void> {
+    this.ev.flush();
+    for (let i = 0; i < 5; i++) {
+      await Promise.all([...this.pending]);
+      await new Promise((r) => setImmediate(r));
+    }
+  }
+
+  emit<E extends keyof BaileysEventMap>(event: E, data: BaileysEventMap[E]): void {
+    this.ev.emit(event, data);
+  }
+
+  /** What Baileys' socket does on a QR ref from the server. */
+  showQr(qr: string): void {
+    this.emit('connection.update', { qr });
+  }
+
+  /** The phone accepted the pairing: Baileys saves the new identity, then reports the connection open. */
+  open(me = { id: `${ME.replace('@', ':7@')}`, lid: ME_LID, name: 'Deniz' }): void {
+    this.user = me;
+    this.options.auth.creds.me = me;
+    this.options.auth.creds.registered = true;
+    this.emit('creds.update', { me, registered: true });
+    this.emit('connection.update', { connection: 'open' });
+  }
+
+  close(statusCode: number): void {
+    this.emit('connection.update', {
+      connection: 'close',
+      lastDisconnect: { error: Object.assign(new Error('closed'), { output: { statusCode } }), date: new Date() },
+    });
+  }
+
+  /** A message arrives, as Baileys' upsertMessage hands it on after decryption (buffered, with processMessage). */
+  async receive(msg: WAMessage, type: 'notify' | 'append' = 'notify'): Promise<void> {
+    const upsert = this.ev.createBufferedFunction(async (m: WAMessage) => {
+      this.ev.emit('messages.upsert', { messages: [m], type });
+      if (m.pushName && !m.key.fromMe) this.ev.emit('contacts.update', [{ id: m.key.participant || m.key.remoteJid!, notify: m.pushName }]);
+      await processMessage(m, {
+        shouldProcessHistoryMsg: true,
+        placeholderResendCache: undefined,
+        ev: this.ev,
+        creds: { ...initAuthCreds(), me: { id: ME, name: 'Deniz' } },
+        signalRepository: {
+          lidMapping: { storeLIDPNMappings: () => Promise.resolve(), getLIDForPN: () => Promise.resolve(null), getPNForLID: () => Promise.resolve(null) },
+        } as never,
+        keyStore: { get: () => Promise.resolve({}), set: () => Promise.resolve() } as never,
+        logger: silent,
+        options: {},
+        getMessage: () => Promise.resolve(undefined),
+      } as never);
+    });
+    await upsert(msg);
+    await this.settle();
+  }
+
+  /** A history sync chunk from the phone: a HistorySync proto, deflated inline into a HISTORY_SYNC_NOTIFICATION, as the phone sends the first one. */
+  async historySync(sync: proto.IHistorySync, chunkOrder = 1): Promise<void> {
+    const payload = deflateSync(proto.HistorySync.encode(proto.HistorySync.fromObject(sync)).finish());
+    await this.receive({
+      key: { remoteJid: ME, fromMe: true, id: msgId() },
+      messageTimestamp: 1767225600,
+      message: {
+        protocolMessage: {
+          type: proto.Message.ProtocolMessage.Type.HISTORY_SYNC_NOTIFICATION,
+          historySyncNotification: {
+            syncType: sync.syncType ?? proto.HistorySync.HistorySyncType.RECENT,
+            chunkOrder,
+            progress: sync.progress ?? 100,
+            initialHistBootstrapInlinePayload: payload,
+          },
+        },
+      },
+    });
+  }
+
+  sendMessage(jid: string, content: { text: string }): Promise<WAMessage> {
+    this.sent.push({ jid, content });
+    const msg = {
+      key: { remoteJid: jid, fromMe: true, id: msgId() },
+      message: { extendedTextMessage: { text: content.text } },
+      messageTimestamp: Math.floor(Date.now() / 1000),
+    } as WAMessage;
+    // Baileys emits what it sent as an `append` upsert (emitOwnEvents).
+    this.ev.emit('messages.upsert', { messages: [msg], type: 'append' });
+    return Promise.resolve(msg);
+  }
+
+  requestPairingCode(phone: string): Promise<string> {
+    // Baileys records the number it pairs as and the code in the credentials before sending them.
+    const code = 'K7Q2M9XD';
+    this.options.auth.creds.pairingCode = code;
+    this.options.auth.creds.me = { id: `${phone}@s.whatsapp.net`, name: '~' };
+    this.emit('creds.update', this.options.auth.creds);
+    this.pairingCodes.push(phone);
+    return Promise.resolve(code);
+  }
+
+  logout(): Promise<void> {
+    this.loggedOut = true;
+    this.close(401);
+    return Promise.resolve();
+  }
+
+  end(): void {
+    this.ended = true;
+  }
+}
+
+/** A socket maker that hands out FakeSockets and keeps them, newest last. */
+export function fakeMaker(): { make: SocketMaker; sockets: FakeSocket[]; last(): FakeSocket } {
+  const sockets: FakeSocket[] = [];
+  return {
+    sockets,
+    make: (options) => {
+      const s = new FakeSocket(options);
+      sockets.push(s);
+      return s;
+    },
+    last() {
+      const s = sockets[sockets.length - 1];
+      if (!s) throw new Error('no socket was made');
+      return s;
+    },
+  };
+}
