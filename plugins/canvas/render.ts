@@ -1,0 +1,124 @@
+/**
+ * Renders a scene with Excalidraw's own export (`exportToSvg` from `@excalidraw/utils`), run under
+ * jsdom, and rasterises the SVG with resvg for PNG using the fonts Excalidraw ships in node_modules.
+ * The browser globals the export needs exist only while one render runs (renders are queued one at a
+ * time), so no other code in the process sees them. Nothing is downloaded: fonts are not inlined into
+ * the SVG (the editor's export would fetch them) and resvg gets the local font files.
+ */
+import { MemoError } from 'memo-kernel/pack';
+import { excalidraw, fontFiles } from './excalidraw-node.js';
+import { live, type SceneFile } from './scene.js';
+
+export interface RenderOptions {
+  format: 'svg' | 'png';
+  scale?: number;
+  padding?: number;
+  background?: boolean;
+}
+
+export interface Rendered {
+  format: 'svg' | 'png';
+  width: number;
+  height: number;
+  data: Buffer;
+}
+
+type ExportToSvg = (opts: {
+  data: { elements: unknown[]; appState: Record<string, unknown>; files: Record<string, unknown> | null };
+  config?: Record<string, unknown>;
+}) => Promise<{ outerHTML: string }>;
+
+/** A FontFace that loads nothing: the export asks for one per font; the SVG names the family instead. */
+class NoFontFace {
+  status = 'loaded';
+  constructor(
+    readonly family: string,
+    readonly source: unknown,
+    descriptors: Record<string, unknown> = {},
+  ) {
+    Object.assign(this, descriptors);
+  }
+  load(): Promise<this> {
+    return Promise.resolve(this);
+  }
+}
+
+const GLOBALS = [
+  'window',
+  'document',
+  'DOMParser',
+  'XMLSerializer',
+  'Node',
+  'Element',
+  'HTMLElement',
+  'SVGElement',
+  'devicePixelRatio',
+  'FontFace',
+  'Image',
+] as const;
+
+let queue: Promise<unknown> = Promise.resolve();
+
+async function withDom<T>(work: (exportToSvg: ExportToSvg) => Promise<T>): Promise<T> {
+  await excalidraw(); // navigator shim and the element code, loaded once
+  const { JSDOM } = await import('jsdom');
+  const dom = new JSDOM('<!doctype html><html><head></head><body></body></html>', { pretendToBeVisual: true });
+  const g = globalThis as Record<string, unknown>;
+  const saved = new Map<string, PropertyDescriptor | undefined>();
+  const win = dom.window as unknown as Record<string, unknown>;
+  for (const k of GLOBALS) {
+    saved.set(k, Object.getOwnPropertyDescriptor(g, k));
+    const value = k === 'window' ? dom.window : k === 'FontFace' ? NoFontFace : k === 'devicePixelRatio' ? 1 : win[k];
+    Object.defineProperty(g, k, { value, configurable: true, writable: true });
+  }
+  try {
+    const utils = (await import('@excalidraw/utils')) as unknown as { exportToSvg: ExportToSvg };
+    return await work(utils.exportToSvg);
+  } finally {
+    for (const [k, d] of saved) {
+      if (d) Object.defineProperty(g, k, d);
+      else delete g[k];
+    }
+    dom.window.close();
+  }
+}
+
+/** The SVG Excalidraw's export makes of a scene. */
+async function exportSvg(scene: SceneFile, options: RenderOptions): Promise<string> {
+  const run = queue.then(() =>
+    withDom(async (exportToSvg) => {
+      const svg = await exportToSvg({
+        data: {
+          elements: live(scene.elements),
+          appState: {
+            ...scene.appState,
+            exportBackground: options.background ?? true,
+            viewBackgroundColor: typeof scene.appState.viewBackgroundColor === 'string' ? scene.appState.viewBackgroundColor : '#ffffff',
+            exportWithDarkMode: false,
+            exportEmbedScene: false,
+          },
+          files: scene.files,
+        },
+        config: { padding: options.padding ?? 10, skipInliningFonts: true },
+      });
+      return svg.outerHTML;
+    }),
+  );
+  queue = run.catch(() => undefined);
+  return run;
+}
+
+export async function render(scene: SceneFile, options: RenderOptions): Promise<Rendered> {
+  if (!live(scene.elements).length) throw new MemoError('VALIDATION', 'The canvas is empty: there is nothing to render.');
+  const svg = await exportSvg(scene, options);
+  const size = /<svg[^>]*\swidth="([\d.]+)"[^>]*\sheight="([\d.]+)"/.exec(svg);
+  const [w, h] = size ? [Number(size[1]), Number(size[2])] : [0, 0];
+  if (options.format === 'svg') return { format: 'svg', width: w, height: h, data: Buffer.from('<?xml version="1.0" encoding="UTF-8"?>\n' + svg + '\n') };
+  const { Resvg } = await import('@resvg/resvg-js');
+  const resvg = new Resvg(svg, {
+    fitTo: { mode: 'zoom', value: options.scale ?? 1 },
+    font: { fontFiles: fontFiles(), loadSystemFonts: false, defaultFontFamily: 'Excalifont' },
+  });
+  const png = resvg.render();
+  return { format: 'png', width: png.width, height: png.height, data: png.asPng() };
+}

@@ -1,0 +1,58 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { makeKernel, type Fixture } from '../../helpers/kernel-fixture.js';
+import type { ToolResult } from '../../../kernel/tools/contract.js';
+
+export const PLUGINS = path.resolve('plugins');
+
+export interface CanvasFixture extends Fixture {
+  /** The vault folder (root/vault). */
+  vault: string;
+  call(tool: string, args: Record<string, unknown>): Promise<ToolResult>;
+  put(rel: string, content: string): string;
+  read(rel: string): string;
+  /** A canvas file parsed. */
+  scene(rel: string): { type: string; version: number; elements: any[]; appState: any; files: any };
+}
+
+/**
+ * A real kernel with the vault and canvas packs loaded from `plugins/`, a vault folder `vault/` in a
+ * temp root, and a prompter that allows once unless a test queues other answers.
+ */
+export async function canvasKernel(options: { files?: Record<string, string> } = {}): Promise<CanvasFixture> {
+  const fx = makeKernel({ packs: [] });
+  const statuses = await fx.kernel.loadPacks([{ dir: PLUGINS, source: 'builtin', only: ['vault', 'canvas'] }]);
+  for (const id of ['vault', 'canvas']) {
+    const s = statuses.find((x) => x.id === id);
+    if (s?.status !== 'loaded') throw new Error(`${id} did not load: ${s?.error ?? 'not found'}`);
+  }
+  fx.kernel.packs.setConfig('vault', { watch: false });
+  fx.prompter.setFallback('allow-once');
+  const vault = path.join(fx.root, 'vault');
+  fs.mkdirSync(vault);
+  const put = (rel: string, content: string) => {
+    const p = path.join(vault, rel);
+    fs.mkdirSync(path.dirname(p), { recursive: true });
+    fs.writeFileSync(p, content);
+    return p;
+  };
+  for (const [rel, content] of Object.entries(options.files ?? {})) put(rel, content);
+  const read = (rel: string) => fs.readFileSync(path.join(vault, rel), 'utf8');
+  return Object.assign(fx, {
+    vault,
+    put,
+    read,
+    scene: (rel: string) => JSON.parse(read(rel)),
+    call: (tool: string, args: Record<string, unknown>) => fx.kernel.invoke({ tool, args, caller: { kind: 'agent' } }),
+  });
+}
+
+export function value(r: ToolResult): any {
+  if (!r.ok) throw new Error(`expected success, got ${r.error.code}: ${r.error.message}`);
+  return r.value;
+}
+
+export function error(r: ToolResult): { code: string; message: string; details?: any } {
+  if (r.ok) throw new Error(`expected an error, got ${JSON.stringify(r.value).slice(0, 300)}`);
+  return r.error;
+}
