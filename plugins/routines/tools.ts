@@ -1,0 +1,281 @@
+/**
+ * create_routine, list_routines and cancel_routine. create_routine's preview is what the person
+ * approves once: the schedule read back with the next 3 run times, the pinned provider and model,
+ * and each tool with its danger and whether its runs may use it without asking. Everything the
+ * preview shows is computed by the same `plan` the run stores, so what runs is what was shown.
+ */
+import { randomUUID } from 'node:crypto';
+import { MemoError, type AgentToolInfo, type Concern, type Preview, type ToolContext } from 'memo-kernel/pack';
+import { runtimeOf, type RoutinesRuntime } from './runtime.js';
+import { checkSchedule, formatInstant, nextRuns, type CheckedSchedule, type Schedule } from './schedule.js';
+import type { MisfirePolicy, RoutineStatus } from './schema.js';
+import type { Routine, Run } from './store.js';
+import type { ToolArgs } from './tool-args.js';
+
+/** This pack's own tools that change routines: a routine's runs may never use them. */
+const OWN_WRITES = new Set(['create_routine', 'cancel_routine']);
+
+interface Plan {
+  name: string;
+  prompt: string;
+  request: string | null;
+  checked: CheckedSchedule;
+  firstRun: number;
+  upcoming: number[];
+  provider: string;
+  model: string;
+  tools: AgentToolInfo[];
+  misfire: MisfirePolicy;
+  graceMinutes: number;
+}
+
+function clarify(message: string): MemoError {
+  return new MemoError('VALIDATION', message);
+}
+
+function scheduleOf(s: ToolArgs['create_routine']['schedule']): Schedule {
+  const missing = (field: string, example: string) => clarify(`A ${s.kind} schedule needs ${field} (${example}).`);
+  switch (s.kind) {
+    case 'cron':
+      if (!s.cron) throw missing('cron', "'30 8 * * 1-5'");
+      if (!s.time_zone) throw missing('time_zone: which time zone is meant? It is never guessed', 'Europe/Istanbul');
+      return { kind: 'cron', cron: s.cron, time_zone: s.time_zone };
+    case 'once':
+      if (!s.at) throw missing('at, the local date and time', '2026-03-08T09:00');
+      if (!s.time_zone) throw missing('time_zone: which time zone is meant? It is never guessed', 'Europe/Istanbul');
+      return { kind: 'once', at: s.at, time_zone: s.time_zone };
+    case 'every':
+      if (s.every === undefined || !s.unit) throw missing('every and unit', 'every: 2, unit: hours');
+      return {
+        kind: 'every',
+        every: s.every,
+        unit: s.unit,
+        ...(s.start_at ? { start_at: s.start_at } : {}),
+        ...(s.time_zone ? { time_zone: s.time_zone } : {}),
+      };
+  }
+}
+
+function plan(args: ToolArgs['create_routine'], rt: RoutinesRuntime): Plan {
+  if (args.unclear?.length)
+    throw clarify(
+      `The routine was not created: the request leaves open ${args.unclear.map((q) => `"${q}"`).join('; ')}. Ask the user, then create it with the answers.`,
+    );
+  const now = rt.now();
+  const checked = checkSchedule(scheduleOf(args.schedule), now);
+  const upcoming = nextRuns(checked.schedule, checked.anchor ?? null, now, 3);
+  if (!upcoming.length) throw clarify('The schedule has no run time still to come.');
+  const active = rt.api.agent.active();
+  if (!active)
+    throw new MemoError(
+      'VALIDATION',
+      'No model provider is configured, so a routine would have nothing to run with: add one (memo provider add) and make it active first.',
+    );
+  const available = new Map(rt.api.agent.tools().map((t) => [t.name, t]));
+  const wanted = args.tools ?? [];
+  const unknown = wanted.filter((t) => !available.has(t));
+  if (unknown.length)
+    throw clarify(
+      `No tool is called ${unknown.map((t) => `"${t}"`).join(', ')}; a routine may use only tools that exist now (exact names, as the tool list gives them).`,
+    );
+  const own = wanted.filter((t) => OWN_WRITES.has(t));
+  if (own.length) throw clarify(`A routine may not use ${own.join(' or ')}: routines do not create or cancel routines.`);
+  return {
+    name: args.name.trim(),
+    prompt: args.prompt.trim(),
+    request: args.request?.trim() || null,
+    checked,
+    firstRun: upcoming[0]!,
+    upcoming,
+    provider: active.provider,
+    model: active.model,
+    tools: wanted.map((t) => available.get(t)!),
+    misfire: args.misfire ?? 'run_once_if_recent',
+    graceMinutes: args.misfire_grace_minutes ?? 60,
+  };
+}
+
+function toolLine(t: AgentToolInfo): string {
+  const label = `${t.name} (${t.danger}, ${t.effect}${t.confirm ? ', confirm always' : ''})`;
+  if (t.asksEveryTime) return `  ${label}: asked every time it runs; never pre-approved`;
+  if (t.danger === 'safe') return `  ${label}: runs without asking`;
+  return `  ${label}: PRE-APPROVED for its runs${t.danger === 'dangerous' ? ' (a dangerous tool)' : ''}, except calls the tool flags for a person (a command the judge cannot vouch for)`;
+}
+
+function misfireText(p: { misfire: MisfirePolicy; graceMinutes: number }): string {
+  switch (p.misfire) {
+    case 'skip':
+      return 'a run time missed while Memo was not running is skipped';
+    case 'run_once':
+      return 'a run time missed while Memo was not running is run once when it is back, however late';
+    default:
+      return `a run time missed while Memo was not running is run once when it is back if it is less than ${p.graceMinutes} minutes old, otherwise skipped`;
+  }
+}
+
+function previewText(p: Plan): string {
+  const zone = p.checked.timeZone;
+  return [
+    `Create routine "${p.name}"`,
+    ...(p.request ? [`You asked: "${p.request}"`] : []),
+    `When: ${p.checked.readBack}`,
+    `Next runs: ${p.upcoming.map((t) => formatInstant(t, zone)).join('; ')}`,
+    `Each run asks ${p.provider} / ${p.model} (pinned now): "${p.prompt}"`,
+    p.tools.length ? 'Tools its runs may use:' : 'Tools its runs may use: none (the model can only answer).',
+    ...p.tools.map(toolLine),
+    'Any other tool is not available to it. Whatever needs a person is asked when it runs, and refused if nobody is watching approvals then.',
+    `Missed runs: ${misfireText(p)}.`,
+  ].join('\n');
+}
+
+export const createRoutine = {
+  preview(args: ToolArgs['create_routine'], ctx: ToolContext): Preview {
+    return { kind: 'text', text: previewText(plan(args, runtimeOf(ctx))) };
+  },
+  /**
+   * A routine that pre-approves a medium or dangerous tool is asked about every time: no standing
+   * approval of create_routine may hand out standing approvals of other tools unseen.
+   */
+  assess(args: ToolArgs['create_routine'], ctx: ToolContext): Concern | null {
+    const rt = runtimeOf(ctx);
+    const available = new Map(rt.api.agent.tools().map((t) => [t.name, t]));
+    const granted = (args.tools ?? []).filter((t) => {
+      const info = available.get(t);
+      return info && info.danger !== 'safe' && !info.asksEveryTime;
+    });
+    return granted.length
+      ? {
+          verdict: 'ask',
+          rule: 'routine-pre-approval',
+          reason: `The routine pre-approves ${granted.join(', ')} for its runs; a person must see that each time.`,
+        }
+      : null;
+  },
+  async run(args: ToolArgs['create_routine'], ctx: ToolContext): Promise<unknown> {
+    const rt = runtimeOf(ctx);
+    const p = plan(args, rt);
+    const store = await rt.store();
+    const now = rt.now();
+    const routine = await store.create({
+      id: `rt_${randomUUID().replace(/-/g, '').slice(0, 12)}`,
+      name: p.name,
+      prompt: p.prompt,
+      schedule: p.checked.schedule,
+      readBack: p.checked.readBack,
+      timeZone: p.checked.timeZone,
+      anchor: p.checked.anchor ?? null,
+      provider: p.provider,
+      model: p.model,
+      tools: p.tools.map((t) => t.name),
+      misfire: p.misfire,
+      misfireGraceMinutes: p.graceMinutes,
+      status: 'active',
+      nextRunAt: p.firstRun,
+      createdBy: ctx.caller.id ? `${ctx.caller.kind}:${ctx.caller.id}` : ctx.caller.kind,
+      createdAt: now,
+    });
+    void rt.scheduler.kick();
+    return {
+      id: routine.id,
+      name: routine.name,
+      schedule: routine.readBack,
+      next_runs: p.upcoming.map((t) => formatInstant(t, p.checked.timeZone)),
+      provider: routine.provider,
+      model: routine.model,
+      tools: p.tools.map((t) => ({ name: t.name, danger: t.danger, pre_approved: !t.asksEveryTime })),
+      misfire: routine.misfire,
+      ...(rt.scheduler.isRunning
+        ? {}
+        : { note: 'No scheduler runs in this process: the routine runs while `memo serve` (or a host app) runs on this data folder.' }),
+    };
+  },
+};
+
+function shorten(text: string | null, max = 300): string | null {
+  if (!text) return null;
+  return text.length > max ? `${text.slice(0, max - 1)}…` : text;
+}
+
+function lastResult(run: Run | null, zone: string): Record<string, unknown> | null {
+  if (!run) return null;
+  return {
+    status: run.status,
+    at: formatInstant(run.scheduledFor, zone),
+    attempt: run.attempt,
+    ...(run.answer ? { answer: shorten(run.answer) } : {}),
+    ...(run.error ? { error: shorten(run.error) } : {}),
+    ...(run.retryAt ? { retry_at: formatInstant(run.retryAt, zone) } : {}),
+  };
+}
+
+/** A routine as list_routines and the CLI show it. */
+export function describeRoutine(r: Routine, last: Run | null): Record<string, unknown> {
+  return {
+    id: r.id,
+    name: r.name,
+    schedule: r.readBack,
+    status: r.status,
+    next_run: r.status === 'active' && r.nextRunAt !== null ? formatInstant(r.nextRunAt, r.timeZone) : null,
+    provider: r.provider,
+    model: r.model,
+    tools: r.tools,
+    misfire: r.misfire,
+    last_result: lastResult(last, r.timeZone),
+  };
+}
+
+export async function listRoutines(args: ToolArgs['list_routines'], ctx: ToolContext): Promise<unknown> {
+  const rt = runtimeOf(ctx);
+  const store = await rt.store();
+  const statuses: RoutineStatus[] | undefined =
+    args.status === 'all' ? undefined : args.status ? [args.status] : (['active', 'paused', 'done'] satisfies RoutineStatus[]);
+  const routines = (await store.list(statuses)).slice(0, args.limit ?? 50);
+  const out = [];
+  for (const r of routines) out.push(describeRoutine(r, await store.lastRun(r.id)));
+  return { routines: out, count: out.length };
+}
+
+async function routineOrFail(rt: RoutinesRuntime, id: string): Promise<Routine> {
+  const routine = await (await rt.store()).get(id);
+  if (!routine) throw new MemoError('NOT_FOUND', `There is no routine "${id}" (list_routines gives the ids).`);
+  return routine;
+}
+
+export const cancelRoutine = {
+  async preview(args: ToolArgs['cancel_routine'], ctx: ToolContext): Promise<Preview> {
+    const rt = runtimeOf(ctx);
+    const r = await routineOrFail(rt, args.id);
+    const store = await rt.store();
+    const running = rt.scheduler.runningHere(r.id) || (await store.running(r.id, rt.now() - 3 * 60_000)).length > 0;
+    const upcoming = r.status === 'active' ? nextRuns(r.schedule, r.anchor, rt.now(), 3) : [];
+    return {
+      kind: 'text',
+      text: [
+        `Cancel routine "${r.name}" (${r.id}), ${r.status}: ${r.readBack}`,
+        upcoming.length
+          ? `Runs that will not happen: ${upcoming.map((t) => formatInstant(t, r.timeZone)).join('; ')}${r.schedule.kind === 'once' ? '' : ', and every later one'}`
+          : 'No run is scheduled.',
+        ...(running ? ['A run in progress is stopped.'] : []),
+        'Pending retries are dropped. Its history is kept.',
+      ].join('\n'),
+    };
+  },
+  async run(args: ToolArgs['cancel_routine'], ctx: ToolContext): Promise<unknown> {
+    const rt = runtimeOf(ctx);
+    const r = await routineOrFail(rt, args.id);
+    if (r.status === 'cancelled') return { id: r.id, name: r.name, status: 'cancelled', already: true };
+    const store = await rt.store();
+    await store.setStatus(r.id, 'cancelled', rt.now(), null);
+    // A run on another host stops at its next heartbeat, which reads the status.
+    const stopped = rt.scheduler.stopRun(r.id, 'the routine was cancelled');
+    void rt.scheduler.kick();
+    return {
+      id: r.id,
+      name: r.name,
+      status: 'cancelled',
+      stopped_run: stopped,
+      was: r.status,
+      next_run_dropped: r.nextRunAt !== null && r.status === 'active',
+    };
+  },
+};
