@@ -7,14 +7,12 @@
  * `converted_to` naming what it became; a reminder keeps the item in the inbox with a remind-at time
  * the routines scheduler surfaces.
  */
-import { TextDecoder } from 'node:util';
-import type { ReadableStream } from 'node:stream/web';
 import type { EntityManager } from 'typeorm';
-import { MemoError, withDeadline, type JsonValue, type Preview, type ToolContext } from 'memo-kernel/pack';
+import { MemoError, type JsonValue, type Preview, type ToolContext } from 'memo-kernel/pack';
 import { objectArg, onlyKeys, op, stringArg, type BridgeOp } from './bridge-op.js';
 import { requireCalendar } from './bridge-calendar.js';
 import { requireFeature } from './features.js';
-import { addToInbox, getInboxItem } from './inbox-tools.js';
+import { addToInbox, checkMoment, getInboxItem } from './inbox-tools.js';
 import { checkFields, fieldRows, inPlanning, now, planningDb, rememberFields, schema } from './planning-store.js';
 import { findProject } from './project-tools.js';
 import { runtimeOf } from './runtime.js';
@@ -22,14 +20,10 @@ import type { InboxItemRow } from './schema.js';
 import { createTask } from './task-tools.js';
 import { cleanRelative, shown } from './vault.js';
 import { createNote } from './write-tools.js';
+import { fetchPageTitle, TITLE_MAX } from './page-title.js';
 
 // ---------------------------------------------------------------------------------------------
 // Fetching a page's title (inbox.captureLink, tasks.captureUrlToProject)
-
-const FETCH_DEADLINE_MS = 5000;
-const FETCH_MAX_BYTES = 2 * 1024 * 1024;
-const MAX_REDIRECTS = 5;
-const TITLE_MAX = 300;
 
 /** An http(s) address as text, or VALIDATION: the bridge fetches nothing else (no file:, no data:). */
 export function checkHttpUrl(v: JsonValue | undefined, what = 'url'): string {
@@ -44,109 +38,11 @@ export function checkHttpUrl(v: JsonValue | undefined, what = 'url'): string {
   return u.href;
 }
 
-const ENTITIES: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'", nbsp: ' ', ndash: '–', mdash: '—', hellip: '…' };
-
-function decodeEntities(s: string): string {
-  return s.replace(/&(#x[0-9a-f]+|#\d+|[a-z]+);/gi, (whole, e: string) => {
-    if (e[0] === '#') {
-      const n = e[1] === 'x' || e[1] === 'X' ? parseInt(e.slice(2), 16) : parseInt(e.slice(1), 10);
-      return Number.isFinite(n) && n > 0 && n <= 0x10ffff ? String.fromCodePoint(n) : whole;
-    }
-    return ENTITIES[e.toLowerCase()] ?? whole;
-  });
-}
-
-/** The page's title: its <title>, else its og:title; entities decoded, white space folded. */
-function titleIn(html: string): string | null {
-  const clean = (t: string | undefined) => {
-    const s = t === undefined ? '' : decodeEntities(t).replace(/\s+/g, ' ').trim();
-    return s ? s.slice(0, TITLE_MAX) : null;
-  };
-  const title = clean(/<title\b[^>]*>([\s\S]*?)<\/title\s*>/i.exec(html)?.[1]);
-  if (title) return title;
-  for (const m of html.matchAll(/<meta\b[^>]*>/gi)) {
-    const tag = m[0];
-    if (!/\b(?:property|name)\s*=\s*["']?og:title["'\s/>]/i.test(tag)) continue;
-    const content = /\bcontent\s*=\s*(?:"([^"]*)"|'([^']*)')/i.exec(tag);
-    const t = clean(content?.[1] ?? content?.[2]);
-    if (t) return t;
-  }
-  return null;
-}
-
 /** A URL's host and path, as the title of a page whose own title could not be read. */
 export function hostAndPath(url: string): string {
   const u = new URL(url);
   const p = u.pathname === '/' ? '' : u.pathname.replace(/\/$/, '');
   return `${u.host}${p}`.slice(0, TITLE_MAX);
-}
-
-async function readCapped(res: Response): Promise<string> {
-  if (!res.body) return '';
-  const reader = (res.body as ReadableStream<Uint8Array>).getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  try {
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      chunks.push(value);
-      size += value.byteLength;
-      // A title sits at the top: past the cap the rest is not needed (and not read).
-      if (size >= FETCH_MAX_BYTES) break;
-    }
-  } finally {
-    await reader.cancel().catch(() => undefined);
-  }
-  const charset = /charset=([\w-]+)/i.exec(res.headers.get('content-type') ?? '')?.[1] ?? 'utf-8';
-  let decoder: TextDecoder;
-  try {
-    decoder = new TextDecoder(charset);
-  } catch {
-    decoder = new TextDecoder('utf-8');
-  }
-  return decoder.decode(Buffer.concat(chunks).subarray(0, FETCH_MAX_BYTES));
-}
-
-/**
- * Fetches an http(s) page and reads its title: 5 s for the whole fetch, at most 2 MiB read, at most 5
- * redirects, each one http or https again. Never throws for the page's fault: `title` is null and
- * `problem` says why. A cancelled call is CANCELLED.
- */
-export async function fetchPageTitle(url: string, signal: AbortSignal): Promise<{ title: string | null; final_url: string; problem?: string }> {
-  const deadline = withDeadline(signal, FETCH_DEADLINE_MS);
-  let current = url;
-  try {
-    for (let hop = 0; ; hop++) {
-      const res = await fetch(current, { redirect: 'manual', signal: deadline.signal, headers: { accept: 'text/html,application/xhtml+xml' } });
-      if (res.status >= 300 && res.status < 400 && res.headers.has('location')) {
-        await res.body?.cancel().catch(() => undefined);
-        if (hop >= MAX_REDIRECTS) return { title: null, final_url: current, problem: `more than ${MAX_REDIRECTS} redirects` };
-        const next = new URL(res.headers.get('location')!, current);
-        if (next.protocol !== 'http:' && next.protocol !== 'https:')
-          return { title: null, final_url: current, problem: `it redirects to a ${next.protocol} address` };
-        current = next.href;
-        continue;
-      }
-      if (!res.ok) {
-        await res.body?.cancel().catch(() => undefined);
-        return { title: null, final_url: current, problem: `the server answered HTTP ${res.status}` };
-      }
-      const type = (res.headers.get('content-type') ?? '').toLowerCase();
-      if (!type.includes('text/html') && !type.includes('application/xhtml')) {
-        await res.body?.cancel().catch(() => undefined);
-        return { title: null, final_url: current, problem: `it is not a web page (${type || 'no content type'})` };
-      }
-      const title = titleIn(await readCapped(res));
-      return title ? { title, final_url: current } : { title: null, final_url: current, problem: 'the page has no title' };
-    }
-  } catch (err) {
-    if (deadline.cause === 'cancelled') throw new MemoError('CANCELLED', 'The call was cancelled while the page was being fetched.');
-    if (deadline.cause === 'timeout') return { title: null, final_url: current, problem: `no answer within ${FETCH_DEADLINE_MS / 1000} s` };
-    return { title: null, final_url: current, problem: `it could not be reached (${(err as Error).message})` };
-  } finally {
-    deadline.dispose();
-  }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -252,7 +148,7 @@ const captureLink = op<{ url: string }>({
     }),
   run: async (p, ctx) => {
     // Fetched before the write starts: the vault's queue never waits on the network.
-    const page = await fetchPageTitle(p.url, ctx.signal);
+    const page = await fetchPageTitle(p.url, ctx.signal, { allowPrivate: ctx.config.fetch_private_addresses === true });
     const title = page.title ?? hostAndPath(p.url);
     const item = (await addToInbox.run({ title, url: p.url }, ctx)) as Record<string, unknown>;
     delete item.summary;
@@ -486,14 +382,9 @@ interface ToReminder {
   remindAt: string;
 }
 
-/** A moment with its zone (Z or an offset), as UTC; a day that does not exist is refused, not rolled over. */
+/** A moment with its zone (Z or an offset), as UTC (the inbox's own check, as vault_snooze_inbox_item uses). */
 function zonedMoment(v: JsonValue | undefined, what: string): string {
-  const text = stringArg(v, what, { max: 40 });
-  const m = /^(\d{4})-(\d{2})-(\d{2})T([01]\d|2[0-3]):[0-5]\d(:[0-5]\d(\.\d{1,3})?)?(Z|[+-]([01]\d|2[0-3]):[0-5]\d)$/.exec(text);
-  const day = m ? new Date(Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3]))) : null;
-  if (!m || !day || day.getUTCMonth() !== Number(m[2]) - 1 || day.getUTCDate() !== Number(m[3]))
-    throw new MemoError('VALIDATION', `${what} ${shown(text)} is not a time: write ISO 8601 with Z or an offset (2026-12-01T09:00:00+01:00).`);
-  return new Date(text).toISOString();
+  return checkMoment(stringArg(v, what, { max: 40 }));
 }
 
 function requireFuture(at: string): void {

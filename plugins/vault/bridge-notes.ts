@@ -6,7 +6,7 @@
  * through import-files.ts, never replacing a file that is there.
  */
 import path from 'node:path';
-import { isGitSegment, MemoError, type JsonValue, type ToolContext } from 'memo-kernel/pack';
+import { MemoError, type JsonValue, type ToolContext } from 'memo-kernel/pack';
 import { objectArg, onlyKeys, op, stringArg, type BridgeOp } from './bridge-op.js';
 import { readSetting } from './features.js';
 import { IMPORT_MAX_BYTES, IMPORT_MAX_FILES, importIntoVault, planImport, type PlannedImport } from './import-files.js';
@@ -155,16 +155,8 @@ function parseImport(args: JsonValue[]): ImportArgs {
   return { sourcePaths, folder };
 }
 
-/**
- * The import as planned now, refused as a whole when any source cannot be copied. The sandbox lets
- * tools read a repository's `.git`; nothing of it is imported into the vault.
- */
-async function planFor(ctx: ToolContext, p: ImportArgs): Promise<PlannedImport[]> {
-  for (const source of p.sourcePaths.slice(0, IMPORT_MAX_FILES)) {
-    const { relative } = await ctx.sandbox.resolve(source, 'read');
-    if (relative.split(path.sep).some(isGitSegment))
-      throw new MemoError('PATH_PROTECTED', `${shown(source)} is inside a .git folder; files are not imported from there.`, { details: { path: source } });
-  }
+/** The import as planned now, refused as a whole when any source cannot be copied (import-files.ts: no .git, no kernel state). */
+function planFor(ctx: ToolContext, p: ImportArgs): Promise<PlannedImport[]> {
   return planImport(ctx, p.sourcePaths, p.folder);
 }
 

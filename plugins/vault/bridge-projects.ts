@@ -10,7 +10,8 @@ import type { EntityManager } from 'typeorm';
 import { MemoError, type JsonValue, type ToolContext } from 'memo-kernel/pack';
 import { booleanArg, objectArg, onlyKeys, op, stringArg, type BridgeOp } from './bridge-op.js';
 import { calendarService, requireCalendar } from './bridge-calendar.js';
-import { checkHttpUrl, fetchPageTitle, hostAndPath, newNoteArgs } from './bridge-inbox.js';
+import { checkHttpUrl, hostAndPath, newNoteArgs } from './bridge-inbox.js';
+import { fetchPageTitle } from './page-title.js';
 import { importIntoVault, planImport } from './import-files.js';
 import { humanBytes } from './note-files.js';
 import { checkFields, fieldRows, fieldsPreview, inPlanning, listed, now, planningDb, rememberFields, schema } from './planning-store.js';
@@ -455,7 +456,7 @@ const captureUrlToProject = op<CaptureArgs>({
   run: async (a, ctx) => {
     const project = await findProject(await em(ctx), a.projectId);
     // Fetched before any write: the vault's queue never waits on the network.
-    const page = await fetchPageTitle(a.url, ctx.signal);
+    const page = await fetchPageTitle(a.url, ctx.signal, { allowPrivate: ctx.config.fetch_private_addresses === true });
     const title = page.title ?? hostAndPath(a.url);
     const content = `${a.url}\n\nFetched ${now()}.\n`;
     const made = (await createNote.run(await newNoteArgs(ctx, { title, folder: projectFolder(project), content, url: a.url }), ctx)) as {

@@ -13,7 +13,7 @@
  */
 import { unlink } from 'node:fs/promises';
 import path from 'node:path';
-import { MemoError, type ToolContext } from 'memo-kernel/pack';
+import { isGitSegment, MemoError, type ToolContext } from 'memo-kernel/pack';
 import { fileTypeOf } from './markdown.js';
 import { humanBytes } from './note-files.js';
 import { runtimeOf } from './runtime.js';
@@ -84,7 +84,7 @@ async function plan(vault: Vault, ctx: ToolContext, sources: string[], folder: s
     const { handle, resolved, size } = await ctx.sandbox.openForRead(source);
     await handle.close();
     // The sandbox lets tools read a repository's .git and (read-only) some kernel areas; nothing of either is imported.
-    if (resolved.relative.split(path.sep).some((seg) => seg.toLowerCase() === '.git'))
+    if (resolved.relative.split(path.sep).some(isGitSegment))
       throw new MemoError('PATH_PROTECTED', `${shown(source)} is inside a .git folder; files are not imported from there.`, { details: { path: source } });
     if (ctx.sandbox.kernelArea(resolved.real, 'change'))
       throw new MemoError('PATH_PROTECTED', `${shown(source)} is part of Memo's own state; it is not imported.`, { details: { path: source } });

@@ -4,6 +4,7 @@ import Database from 'better-sqlite3';
 import { atTeardown } from '../../helpers/cleanup.js';
 import { nth } from '../../helpers/nth.js';
 import { deferred } from '../../helpers/wait.js';
+import { isNotPublic } from '../../../plugins/vault/page-title.js';
 import { error, PLUGINS, value, vaultKernel, type VaultFixture } from './helpers.js';
 
 /** The vault kernel with the calendar pack loaded beside it (local calendar in UTC). */
@@ -75,7 +76,8 @@ describe('inbox.captureLink', () => {
   let site: string;
   beforeAll(async () => {
     site = await pageServer();
-    fx = await vaultKernel();
+    // The test pages are served on loopback, which the bridge fetches only when the setting allows it.
+    fx = await vaultKernel({ config: { fetch_private_addresses: true } });
   });
   afterAll(() => fx.close());
   beforeEach(() => void (fx.prompter.asked.length = 0));
@@ -93,6 +95,42 @@ describe('inbox.captureLink', () => {
     expect(lines).toContain(`url: (not set) -> ${site}/article`);
     expect(lines).toContain(`title: (not set) -> the page's title (127.0.0.1:${new URL(site).port}/article if it cannot be fetched)`);
     expect(q.preview!.text).toContain(`Fetches ${site}/article`);
+  });
+
+  it('fetches nothing on this machine or a private network unless the setting allows it, whether named by address or by name', async () => {
+    const strict = await vaultKernel();
+    try {
+      for (const url of [`${site}/article`, `http://localhost:${new URL(site).port}/article`, `http://[::ffff:127.0.0.1]:${new URL(site).port}/article`]) {
+        const r = value(await write(strict, 'inbox.captureLink', [{ url }]));
+        expect(r).toMatchObject({ success: true, title_fetched: false });
+        expect(r.warning).toMatch(
+          /is not a public address: pages on this machine or a private network are not fetched \(the vault setting fetch_private_addresses allows them\)/,
+        );
+        expect(r.item.title).not.toContain('Fish');
+      }
+    } finally {
+      await strict.close();
+    }
+  });
+
+  it.each([
+    ['127.0.0.1', true],
+    ['10.1.2.3', true],
+    ['172.20.0.1', true],
+    ['192.168.1.10', true],
+    ['169.254.169.254', true],
+    ['100.64.0.1', true],
+    ['0.0.0.0', true],
+    ['::1', true],
+    ['fe80::1', true],
+    ['fd12:3456::1', true],
+    ['::ffff:10.0.0.1', true],
+    ['::ffff:8.8.8.8', false],
+    ['8.8.8.8', false],
+    ['1.1.1.1', false],
+    ['2606:4700:4700::1111', false],
+  ])('judges %s as %s for "not public"', (address, expected) => {
+    expect(isNotPublic(address)).toBe(expected);
   });
 
   it("falls back to og:title, and follows a redirect to the page's title", async () => {

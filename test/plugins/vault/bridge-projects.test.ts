@@ -214,7 +214,8 @@ describe('capturing a page and importing files into a project', () => {
       return new Promise((r) => server.close(r));
     });
     site = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-    fx = await vaultKernel({ files: { 'Projects/Launch/a.pdf': '%PDF old' } });
+    // The test page is served on loopback, which the bridge fetches only when the setting allows it.
+    fx = await vaultKernel({ files: { 'Projects/Launch/a.pdf': '%PDF old' }, config: { fetch_private_addresses: true } });
     project = value(await fx.call('vault_create_project', { name: 'Launch' }));
   });
   afterAll(() => fx.close());

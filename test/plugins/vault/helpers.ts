@@ -23,12 +23,14 @@ export interface VaultFixture extends Fixture {
  * root, and a prompter that allows once unless a test queues other answers. `watch: false` leaves the
  * watcher off (tests that do not edit files behind the tools' back).
  */
-export async function vaultKernel(options: { watch?: boolean; files?: Record<string, string | Buffer> } = {}): Promise<VaultFixture> {
+export async function vaultKernel(
+  options: { watch?: boolean; files?: Record<string, string | Buffer>; config?: Record<string, unknown> } = {},
+): Promise<VaultFixture> {
   const fx = makeKernel({ packs: [] });
   const statuses = await fx.kernel.loadPacks([{ dir: PLUGINS, source: 'builtin', only: ['vault'] }]);
   const mine = statuses.find((s) => s.id === 'vault');
   if (mine?.status !== 'loaded') throw new Error(`vault did not load: ${mine?.error ?? 'not found'}`);
-  fx.kernel.packs.setConfig('vault', { watch: options.watch ?? false });
+  fx.kernel.packs.setConfig('vault', { watch: options.watch ?? false, ...options.config });
   fx.prompter.setFallback('allow-once');
   const vault = path.join(fx.root, 'vault');
   fs.mkdirSync(vault);
