@@ -11,8 +11,6 @@
  * shape, `{"success": false, "error": "..."}`; a call the bridge itself cannot take (unknown name,
  * wrong arguments, the feature switched off) is refused before anyone is asked.
  */
-// First, so it is evaluated before the operation files that import it through here (they form a cycle with this file).
-export { op, objectArg, stringArg, booleanArg, onlyKeys, type BridgeOp } from './bridge-op.js';
 import type { BridgeOp } from './bridge-op.js';
 import { isMemoError, MemoError, type Concern, type JsonValue, type Preview, type ToolContext } from 'memo-kernel/pack';
 import { BRIDGE_CALENDAR_OPS } from './bridge-calendar.js';
