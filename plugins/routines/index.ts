@@ -4,6 +4,7 @@
  * runs, and `memo routines ...`.
  */
 import { defineTools, type Disposable, type PackApi } from 'memo-kernel/pack';
+import { routinesCommand } from './commands.js';
 import { register, unregister } from './runtime.js';
 import { cancelRoutine, createRoutine, listRoutines } from './tools.js';
 import type { ToolArgs } from './tool-args.js';
@@ -16,6 +17,7 @@ export const tools = defineTools<ToolArgs>({
 
 export function activate(api: PackApi): Disposable {
   const rt = register(api);
+  api.commands.register(routinesCommand(rt));
   api.services.register({
     name: 'scheduler',
     start: () => rt.scheduler.start(),

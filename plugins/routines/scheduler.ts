@@ -145,14 +145,14 @@ export class Scheduler {
   }
 
   /** Runs a routine now, outside its schedule (memo routines run-now); its schedule is unchanged. */
-  async runNow(routine: Routine): Promise<{ started: boolean; runId?: string; reason?: string }> {
+  async runNow(routine: Routine, signal?: AbortSignal): Promise<{ started: boolean; runId?: string; reason?: string }> {
     const store = await this.rt.store();
     const now = this.rt.now();
     if (await this.busy(store, routine.id, now)) return { started: false, reason: 'its previous run is still going' };
     const runId = randomUUID();
     if (!(await store.claim({ id: runId, routineId: routine.id, scheduledFor: now, attempt: 1, trigger: 'manual', owner: this.owner, now })))
       return { started: false, reason: 'another run was started at the same moment' };
-    this.execute(store, routine, runId, 1);
+    this.execute(store, routine, runId, 1, signal);
     return { started: true, runId };
   }
 
@@ -281,8 +281,9 @@ export class Scheduler {
   }
 
   /** Runs one claimed occurrence in the background, beating its heartbeat, and records how it ended. */
-  private execute(store: RoutineStore, routine: Routine, runId: string, attempt: number): void {
+  private execute(store: RoutineStore, routine: Routine, runId: string, attempt: number, signal?: AbortSignal): void {
     const controller = new AbortController();
+    signal?.addEventListener('abort', () => controller.abort(new Error('the person stopped it')), { once: true });
     const clock = this.rt.api.clock;
     let beat: ClockTimer | null = null;
     const heartbeat = () => {
@@ -290,10 +291,9 @@ export class Scheduler {
         beat = null;
         void (async () => {
           const still = await store.heartbeat(runId, this.owner, this.rt.now());
-          // Cancelled or paused meanwhile (here or by another host's tool): stop the run.
+          // Cancelled meanwhile (by another host's cancel_routine): stop the run. A pause lets it finish.
           const current = await store.get(routine.id);
-          if (!current || current.status === 'cancelled' || current.status === 'paused')
-            controller.abort(new Error(`the routine was ${current?.status ?? 'removed'}`));
+          if (!current || current.status === 'cancelled') controller.abort(new Error(`the routine was ${current ? 'cancelled' : 'removed'}`));
           if (still && !controller.signal.aborted) heartbeat();
         })().catch(() => {
           if (!controller.signal.aborted) heartbeat();
