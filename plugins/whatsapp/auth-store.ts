@@ -26,11 +26,14 @@ export function authDir(dataDir: string): string {
   return path.join(dataDir, 'auth');
 }
 
-/** True when a device has been linked here (its credentials name an account). */
+/**
+ * True when a phone has paired with this device: Baileys records the account's signed device
+ * identity (`account`) only on pair-success. A pairing-code request alone sets `me` but not `account`.
+ */
 export function isLinked(dataDir: string): boolean {
   try {
-    const creds = JSON.parse(fs.readFileSync(path.join(authDir(dataDir), CREDS), 'utf8')) as { me?: { id?: string }; registered?: boolean };
-    return !!creds.me?.id && creds.registered !== false;
+    const creds = JSON.parse(fs.readFileSync(path.join(authDir(dataDir), CREDS), 'utf8')) as { me?: { id?: string }; account?: unknown };
+    return !!creds.me?.id && !!creds.account;
   } catch {
     return false;
   }

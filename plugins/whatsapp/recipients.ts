@@ -30,7 +30,8 @@ interface Entry {
 
 /** Lower case, accents folded, spaces collapsed: `Zoë  Ünal` and `zoe unal` are the same name. */
 export function foldName(s: string): string {
-  return s.normalize('NFKD').replace(/\p{M}/gu, '').toLowerCase().replace(/\s+/g, ' ').trim();
+  // Turkish dotless ı has no decomposition: folded by hand, as people type it without the accent.
+  return s.normalize('NFKD').replace(/\p{M}/gu, '').toLowerCase().replace(/ı/g, 'i').replace(/\s+/g, ' ').trim();
 }
 
 /** The name shown for a chat or person: a saved contact name first, then their own, then the chat's, then a message's push name. */
@@ -66,9 +67,9 @@ function recipientOf(store: WhatsAppStore, e: Entry, matched: Recipient['matched
 
 function candidates(store: WhatsAppStore, entries: Entry[]): Array<Omit<Recipient, 'known' | 'matched'>> {
   return entries
-    .slice(0, 10)
     .map((e) => ({ chat_id: e.jid, name: e.name, number: phoneOf(e.jid), is_group: e.is_group }))
-    .sort((a, b) => (a.name ?? '').localeCompare(b.name ?? '') || a.chat_id.localeCompare(b.chat_id));
+    .sort((a, b) => (a.name ?? '').localeCompare(b.name ?? '') || a.chat_id.localeCompare(b.chat_id))
+    .slice(0, 10);
 }
 
 /**
@@ -114,14 +115,12 @@ export function resolveRecipient(store: WhatsAppStore, input: string, purpose: '
   };
   const byName = pick(exact, 'name');
   if (byName) return byName;
-  // Every word the person gave starts a word of one name: "ali" finds "Ali Yılmaz", never "Natalie".
+  // Every word the person gave is a whole word of one name ("ali" finds "Ali Yılmaz" before "Alice"),
+  // else starts one ("ali" then finds "Alice", never "Natalie").
   const words = wanted.split(' ');
-  const partial = all.filter((e) =>
-    e.names.some((n) => {
-      const nameWords = foldName(n).split(/[\s\-_.,()]+/);
-      return words.every((w) => nameWords.some((nw) => nw.startsWith(w)));
-    }),
-  );
+  const wordsOf = (n: string) => foldName(n).split(/[\s\-_.,()]+/);
+  const whole = all.filter((e) => e.names.some((n) => words.every((w) => wordsOf(n).includes(w))));
+  const partial = whole.length ? whole : all.filter((e) => e.names.some((n) => words.every((w) => wordsOf(n).some((nw) => nw.startsWith(w)))));
   const byPart = pick(partial, 'partial');
   if (byPart) return byPart;
   throw new MemoError(

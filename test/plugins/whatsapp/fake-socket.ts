@@ -70,12 +70,13 @@ export class FakeSocket implements WhatsAppSocket {
     this.emit('connection.update', { qr });
   }
 
-  /** The phone accepted the pairing: Baileys saves the new identity, then reports the connection open. */
+  /** The phone accepted the pairing (or an existing link reconnected): Baileys saves the identity, then reports the connection open. */
   open(me = { id: `${ME.replace('@', ':7@')}`, lid: ME_LID, name: 'Deniz' }): void {
     this.user = me;
-    this.options.auth.creds.me = me;
-    this.options.auth.creds.registered = true;
-    this.emit('creds.update', { me, registered: true });
+    // What Baileys' configureSuccessfulPairing records: the account's signed identity and who we are.
+    const account = { details: new Uint8Array([1, 2, 3]), accountSignatureKey: new Uint8Array(32), accountSignature: new Uint8Array(64) };
+    Object.assign(this.options.auth.creds, { me, account });
+    this.emit('creds.update', { me, account });
     this.emit('connection.update', { connection: 'open' });
   }
 

@@ -1,0 +1,168 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { proto } from 'baileys';
+import QRCode from 'qrcode';
+import { waitFor } from '../../helpers/wait.js';
+import { error, linkedKernel, textMessage, value, whatsappKernel, type WhatsAppFixture } from './helpers.js';
+
+const QR = '2@Yx9ref,bm9pc2U=,aWRlbnRpdHk=,YWR2';
+
+const mode = (p: string) => fs.statSync(p).mode & 0o777;
+
+/** Runs `memo whatsapp link` until its socket exists; the command's outcome is `linking`. */
+async function startLink(fx: WhatsAppFixture, options: Record<string, unknown> = {}) {
+  const before = fx.sockets.length;
+  const linking = fx.command('link', { historyWait: '0', ...options });
+  await waitFor(() => fx.sockets.length > before, { what: 'memo whatsapp link to open a socket' });
+  return { linking };
+}
+
+describe('memo whatsapp link|status|unlink', () => {
+  test('link draws the QR Baileys reports in the terminal, then saves the credentials 0600', async () => {
+    const fx = await whatsappKernel();
+    const { linking } = await startLink(fx);
+    const sock = fx.socket();
+    sock.showQr(QR);
+    await sock.settle();
+    sock.open();
+    await sock.settle();
+    const { code, out } = await linking;
+    expect(code).toBe(0);
+    const art = await QRCode.toString(QR, { type: 'terminal', small: true });
+    expect(out[0]).toBe(`${art}\nScan with the phone: WhatsApp > Settings > Linked devices > Link a device. (A new code appears every ~20 s.)`);
+    expect(out[1]).toMatch(/^Linked to WhatsApp as Deniz \+491700000001\./);
+    expect(sock.ended).toBe(true);
+
+    const auth = path.join(fx.packData, 'auth');
+    expect(mode(auth)).toBe(0o700);
+    const files = fs.readdirSync(auth);
+    expect(files).toContain('creds.json');
+    for (const f of files) expect(mode(path.join(auth, f))).toBe(0o600);
+    const status = await fx.command('status', { json: true });
+    expect(status.out[0]).toEqual({
+      ok: true,
+      result: { linked: true, account: { number: '+491700000001', name: 'Deniz' }, connection: null, history: { chats: 0, messages: 0, contacts: 0 } },
+    });
+  });
+
+  test('link --phone asks Baileys for a pairing code and shows it instead of a QR', async () => {
+    const fx = await whatsappKernel();
+    const { linking } = await startLink(fx, { phone: '+49 170 0000001', json: true });
+    const sock = fx.socket();
+    sock.showQr(QR);
+    await sock.settle();
+    await waitFor(() => sock.pairingCodes.length > 0, { what: 'a pairing code request' });
+    sock.open();
+    await sock.settle();
+    const { code, out } = await linking;
+    expect(code).toBe(0);
+    expect(sock.pairingCodes).toEqual(['491700000001']);
+    expect(out[0]).toEqual({ event: 'pairing-code', code: 'K7Q2-M9XD' });
+    expect(out).not.toContainEqual(expect.objectContaining({ event: 'qr' }));
+  });
+
+  test('after pairing, the restart WhatsApp asks for (515) opens a new socket at once', async () => {
+    const fx = await whatsappKernel();
+    const { linking } = await startLink(fx, { json: true });
+    fx.socket().showQr(QR);
+    fx.socket().close(515);
+    await fx.socket().settle();
+    await waitFor(() => fx.sockets.length === 2, { what: 'a second socket' });
+    fx.socket().open();
+    await fx.socket().settle();
+    const { code, out } = await linking;
+    expect(code).toBe(0);
+    expect(out).toEqual([
+      { event: 'qr', qr: QR },
+      expect.objectContaining({ event: 'linked', number: '+491700000001' }),
+      expect.objectContaining({ ok: true }),
+    ]);
+  });
+
+  test('link waits for the first history sync and keeps it', async () => {
+    const fx = await whatsappKernel();
+    const linking = fx.command('link', { json: true });
+    await waitFor(() => fx.sockets.length > 0, { what: 'a socket' });
+    const sock = fx.socket();
+    sock.open();
+    await sock.settle();
+    await sock.historySync({
+      syncType: proto.HistorySync.HistorySyncType.INITIAL_BOOTSTRAP,
+      conversations: [{ id: '491701111111@s.whatsapp.net', name: 'Alice', messages: [{ message: textMessage('491701111111@s.whatsapp.net', 'welcome') }] }],
+    });
+    sock.emit('messaging-history.status', { syncType: proto.HistorySync.HistorySyncType.INITIAL_BOOTSTRAP, status: 'complete', explicit: true });
+    await sock.settle();
+    const { code, out } = await linking;
+    expect(code).toBe(0);
+    expect(out.at(-1)).toEqual({ ok: true, result: expect.objectContaining({ linked: true, history: { chats: 1, messages: 1, contacts: 1 } }) });
+  });
+
+  test('link refuses while a phone is linked; it gives up, linking nothing, when no phone pairs in time', async () => {
+    const { fx } = await linkedKernel();
+    const again = await fx.command('link', { json: true });
+    expect(again.code).toBe(1);
+    expect(again.out[0]).toEqual({ ok: false, error: { code: 'CONFLICT', message: expect.stringMatching(/already linked.*memo whatsapp unlink/) } });
+
+    const fresh = await whatsappKernel();
+    const { linking } = await startLink(fresh, { timeout: '0.05', json: true });
+    const { code, out } = await linking;
+    expect(code).toBe(1);
+    expect(out.at(-1)).toEqual({ ok: false, error: { code: 'TOOL_FAILED', message: expect.stringMatching(/No phone paired.*Nothing was linked/) } });
+    expect(
+      fs.existsSync(path.join(fresh.packData, 'auth', 'creds.json')) && JSON.parse(fs.readFileSync(path.join(fresh.packData, 'auth', 'creds.json'), 'utf8')).me,
+    ).toBeFalsy();
+  });
+
+  test('memo serve starts the connection only when a phone is linked, and stops it on shutdown', async () => {
+    const fx = await whatsappKernel();
+    await fx.kernel.start();
+    expect(fx.sockets).toHaveLength(0);
+    expect(fx.logger.lines.some((l) => /no phone linked/.test(l.message))).toBe(true);
+    const { fx: linked, sock } = await linkedKernel();
+    expect(sock.ended).toBe(false);
+    await linked.close();
+    expect(sock.ended).toBe(true);
+  });
+
+  test('a dropped connection reconnects with a new socket, and sending works again', async () => {
+    const { fx, sock } = await linkedKernel();
+    await sock.receive(textMessage('491701111111@s.whatsapp.net', 'hi', { pushName: 'Alice' }));
+    const count = fx.sockets.length;
+    sock.close(428);
+    await sock.settle();
+    await waitFor(() => fx.sockets.length > count, { what: 'a reconnect' });
+    const next = fx.socket();
+    next.open();
+    await next.settle();
+    value(await fx.call('whatsapp_send', { to: 'Alice', text: 'back online' }));
+    expect(next.sent).toEqual([{ jid: '491701111111@s.whatsapp.net', content: { text: 'back online' } }]);
+  });
+
+  test('when the phone unlinks the device, the credentials go and the tools say to link again', async () => {
+    const { fx, sock } = await linkedKernel();
+    await sock.receive(textMessage('491701111111@s.whatsapp.net', 'hi', { pushName: 'Alice' }));
+    sock.close(401);
+    await sock.settle();
+    expect(fs.existsSync(path.join(fx.packData, 'auth'))).toBe(false);
+    expect(error(await fx.call('whatsapp_send', { to: 'Alice', text: 'hi' })).message).toMatch(/memo whatsapp link/);
+    const status = await fx.command('status', { json: true });
+    expect(status.out[0]).toEqual({
+      ok: true,
+      result: expect.objectContaining({ linked: false, connection: expect.objectContaining({ state: 'logged-out' }) }),
+    });
+    // The history stays readable.
+    expect(value(await fx.call('whatsapp_latest', {})).chats).toHaveLength(1);
+  });
+
+  test('unlink logs the device out of WhatsApp and deletes the credentials; the history stays', async () => {
+    const { fx, sock } = await linkedKernel();
+    await sock.receive(textMessage('491701111111@s.whatsapp.net', 'hi', { pushName: 'Alice' }));
+    const { code, out } = await fx.command('unlink', { json: true });
+    expect(code).toBe(0);
+    expect(out[0]).toEqual({ ok: true, result: { unlinked: true, loggedOut: true } });
+    expect(sock.loggedOut).toBe(true);
+    expect(fs.existsSync(path.join(fx.packData, 'auth'))).toBe(false);
+    expect(value(await fx.call('whatsapp_latest', {})).chats).toHaveLength(1);
+    expect((await fx.command('unlink', { json: true })).code).toBe(1);
+  });
+});

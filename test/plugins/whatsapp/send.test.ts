@@ -1,0 +1,177 @@
+import { proto } from 'baileys';
+import { ScriptedPrompter } from '../../helpers/kernel-fixture.js';
+import { error, linkedKernel, textMessage, value, whatsappKernel } from './helpers.js';
+import type { FakeSocket } from './fake-socket.js';
+import type { WhatsAppFixture } from './helpers.js';
+
+const ALICE = '491701111111@s.whatsapp.net';
+const ALI_1 = '905321111111@s.whatsapp.net';
+const ALI_2 = '905322222222@s.whatsapp.net';
+const FAMILY = '120363000000000001@g.us';
+const HIDDEN = '180000000000009@lid';
+const T0 = 1767268800;
+
+/** Alice, two people called Ali, a group, and someone WhatsApp shows only by a LID. */
+async function seeded(options: Parameters<typeof linkedKernel>[0] = {}): Promise<{ fx: WhatsAppFixture; sock: FakeSocket }> {
+  const { fx, sock } = await linkedKernel(options);
+  await sock.historySync({
+    syncType: proto.HistorySync.HistorySyncType.INITIAL_BOOTSTRAP,
+    conversations: [
+      { id: ALICE, name: 'Alice Weber', conversationTimestamp: T0 },
+      { id: ALI_1, name: 'Ali Yılmaz', conversationTimestamp: T0 - 1 },
+      { id: ALI_2, name: 'Ali Yilmaz', conversationTimestamp: T0 - 2 },
+      { id: FAMILY, name: 'Family', conversationTimestamp: T0 - 3 },
+    ],
+  });
+  await sock.receive(textMessage(HIDDEN, 'hello from a hidden number', { pushName: 'Zeynep', ts: T0 - 4 }));
+  return { fx, sock };
+}
+
+const preview = (p: ScriptedPrompter, i = -1) => p.asked.at(i)?.preview?.text ?? '';
+
+describe('whatsapp_send', () => {
+  test('shows the resolved person with name and number and the exact text, then sends exactly that', async () => {
+    const { fx, sock } = await seeded();
+    const text = 'Running 10 min late — order for me?\nThanks!';
+    const r = value(await fx.call('whatsapp_send', { to: 'alice weber', text }));
+    expect(sock.sent).toEqual([{ jid: ALICE, content: { text } }]);
+    expect(r).toEqual({
+      sent: true,
+      to: { chat_id: ALICE, name: 'Alice Weber', number: '+491701111111', is_group: false },
+      message_id: expect.any(String),
+      characters: 43,
+    });
+    const shown = preview(fx.prompter);
+    expect(shown).toContain('To: Alice Weber, +491701111111');
+    expect(shown).toContain('one person (not a group)');
+    expect(shown.endsWith(`Message (43 characters):\n${text}`)).toBe(true);
+    // What was sent is in the history, as Baileys echoes it.
+    await sock.settle();
+    expect(value(await fx.call('whatsapp_messages', { chat: ALICE })).messages[0]).toEqual(expect.objectContaining({ from: 'me', text }));
+  });
+
+  test('says a group is a group before sending to it', async () => {
+    const { fx, sock } = await seeded();
+    value(await fx.call('whatsapp_send', { to: 'Family', text: 'on my way' }));
+    expect(sock.sent).toEqual([{ jid: FAMILY, content: { text: 'on my way' } }]);
+    expect(preview(fx.prompter)).toMatch(/To: Family \(a group: everyone in it receives this\)\nChat: group/);
+  });
+
+  test.each([
+    ['an exact name', 'Alice Weber', ALICE, /Alice Weber, \+491701111111/],
+    ['a name with other accents', 'ali yilmaz', null, null],
+    ['a unique first name', 'alice', ALICE, /matched only part of this name/],
+    ['a number with spaces and +', '+49 170 111 1111', ALICE, /Alice Weber/],
+    ['a number with 00', '0049 1701111111', ALICE, /Alice Weber/],
+    ['a chat id', FAMILY, FAMILY, /group/],
+    ['a person known only by a LID, by push name', 'Zeynep', HIDDEN, /Zeynep, number hidden by WhatsApp/],
+    ['a number nobody in the history has', '+44 20 7946 0000', '442079460000@s.whatsapp.net', /not in the WhatsApp history/],
+  ])('recipient given as %s', async (_what, to, jid, shown) => {
+    const { fx, sock } = await seeded();
+    const r = await fx.call('whatsapp_send', { to, text: 'hi' });
+    if (jid === null) {
+      // "Ali Yılmaz" and "Ali Yilmaz" fold to the same name: ambiguous.
+      const e = error(r);
+      expect(e.code).toBe('CONFLICT');
+      expect(sock.sent).toEqual([]);
+      return;
+    }
+    value(r);
+    expect(sock.sent).toEqual([{ jid, content: { text: 'hi' } }]);
+    expect(preview(fx.prompter)).toMatch(shown);
+  });
+
+  test('an ambiguous name is refused with the candidates, before anyone is asked', async () => {
+    const { fx, sock } = await seeded();
+    const e = error(await fx.call('whatsapp_send', { to: 'Ali', text: 'hi' }));
+    expect(e.code).toBe('CONFLICT');
+    expect(e.message).toMatch(/fits 2 WhatsApp chats.*Nothing was sent/);
+    expect(e.details.candidates).toEqual([
+      { chat_id: ALI_2, name: 'Ali Yilmaz', number: '+905322222222', is_group: false },
+      { chat_id: ALI_1, name: 'Ali Yılmaz', number: '+905321111111', is_group: false },
+    ]);
+    expect(fx.prompter.asked).toHaveLength(0);
+    expect(sock.sent).toEqual([]);
+  });
+
+  test('an unknown name is refused; a partial number is never widened to a contact', async () => {
+    const { fx, sock } = await seeded();
+    const e = error(await fx.call('whatsapp_send', { to: 'Natalie', text: 'hi' }));
+    expect(e.code).toBe('NOT_FOUND');
+    expect(fx.prompter.asked).toHaveLength(0);
+    // The last digits of Alice's number are a different number, used as written.
+    value(await fx.call('whatsapp_send', { to: '1701111111', text: 'hi' }));
+    expect(sock.sent).toEqual([{ jid: '1701111111@s.whatsapp.net', content: { text: 'hi' } }]);
+  });
+
+  test('is asked every time by default: a session approval does not cover the next message', async () => {
+    const prompter = new ScriptedPrompter('allow-session');
+    const { fx, sock } = await seeded({ prompter });
+    value(await fx.call('whatsapp_send', { to: 'Alice Weber', text: 'one' }));
+    value(await fx.call('whatsapp_send', { to: 'Alice Weber', text: 'two' }));
+    expect(prompter.asked).toHaveLength(2);
+    expect(prompter.asked[0]!.concern?.rule).toBe('whatsapp-send-confirm');
+    expect(sock.sent).toHaveLength(2);
+  });
+
+  test('an administrator can turn asking every time off: then a session approval covers later messages', async () => {
+    const prompter = new ScriptedPrompter('allow-session');
+    const { fx, sock } = await seeded({ prompter, config: { confirmEverySend: false } });
+    value(await fx.call('whatsapp_send', { to: 'Alice Weber', text: 'one' }));
+    value(await fx.call('whatsapp_send', { to: 'Alice Weber', text: 'two' }));
+    expect(prompter.asked).toHaveLength(1);
+    expect(sock.sent).toHaveLength(2);
+  });
+
+  test('a denial sends nothing', async () => {
+    const prompter = new ScriptedPrompter('deny-once');
+    const { fx, sock } = await seeded({ prompter });
+    expect(error(await fx.call('whatsapp_send', { to: 'Alice Weber', text: 'hi' })).code).toBe('PERMISSION_DENIED');
+    expect(sock.sent).toEqual([]);
+  });
+
+  test('sends at most 10 messages a minute', async () => {
+    const { fx, sock } = await seeded();
+    for (let i = 1; i <= 10; i++) value(await fx.call('whatsapp_send', { to: 'Alice Weber', text: `message ${i}` }));
+    const asked = fx.prompter.asked.length;
+    const e = error(await fx.call('whatsapp_send', { to: 'Alice Weber', text: 'message 11' }));
+    expect(e.code).toBe('RATE_LIMITED');
+    expect(e.message).toMatch(/At most 10 WhatsApp messages a minute.*try again in \d+ s/);
+    expect(fx.prompter.asked).toHaveLength(asked);
+    expect(sock.sent).toHaveLength(10);
+  });
+
+  test('refuses a text over 4,096 characters (counted as characters, not bytes)', async () => {
+    const { fx, sock } = await seeded();
+    expect(error(await fx.call('whatsapp_send', { to: 'Alice Weber', text: 'x'.repeat(4097) })).code).toBe('INVALID_ARGS');
+    value(await fx.call('whatsapp_send', { to: 'Alice Weber', text: 'ü'.repeat(4096) }));
+    expect(sock.sent).toHaveLength(1);
+  });
+
+  test('with the socket down, says so and sends nothing', async () => {
+    const { fx, sock } = await seeded();
+    sock.close(428);
+    await sock.settle();
+    const e = error(await fx.call('whatsapp_send', { to: 'Alice Weber', text: 'hi' }));
+    expect(e.code).toBe('TOOL_FAILED');
+    expect(e.message).toMatch(/not connected right now.*Nothing was sent/);
+    expect(sock.sent).toEqual([]);
+  });
+
+  test('outside memo serve, points to it; with nothing linked, points to memo whatsapp link', async () => {
+    const { fx } = await seeded();
+    const again = await fx.restartWhatsApp();
+    expect(error(await again.call('whatsapp_send', { to: 'Alice Weber', text: 'hi' })).message).toMatch(/memo serve/);
+    const fresh = await whatsappKernel();
+    expect(error(await fresh.call('whatsapp_send', { to: '+4917011111111', text: 'hi' })).message).toMatch(/memo whatsapp link.*Nothing was sent/);
+  });
+
+  test('the audit line keeps the recipient and the text, and no credentials', async () => {
+    const { fx } = await seeded();
+    value(await fx.call('whatsapp_send', { to: 'Alice Weber', text: 'audit me' }));
+    const line = fx.kernel.audit.tail({ tool: 'whatsapp_send' }).at(-1)!;
+    expect(line.tool).toBe('whatsapp_send');
+    expect(JSON.stringify(line)).toContain('audit me');
+    expect(JSON.stringify(line)).not.toMatch(/noiseKey|signedIdentityKey|advSecretKey/);
+  });
+});
