@@ -89,7 +89,16 @@ export function packAgent(kernel: Kernel, stopping: AbortSignal): PackAgent {
         );
       const provider = kernel.providers.create(config);
       let toolsEnabled = true;
-      if (provider.local === true || isLocalProvider(config)) toolsEnabled = (await kernel.probe.probe(provider, config, opts.model)).toolCalling;
+      if (provider.local === true || isLocalProvider(config)) {
+        const verdict = await kernel.probe.probe(provider, config, opts.model);
+        toolsEnabled = verdict.toolCalling;
+        // Nobody is there to read a warning: a routine that needs tools fails, saying why, rather than answering without them.
+        if (!toolsEnabled && (opts.tools === undefined || opts.tools.length > 0))
+          throw new MemoError(
+            'VALIDATION',
+            `The routine's model ${opts.model} (${opts.provider}) cannot call tools (${verdict.reason}), and the routine needs them.`,
+          );
+      }
       const sessionId = runSession(opts.routineId, opts.runId);
       const grant = kernel.gate.preApprove(sessionId, opts.preApproved ?? []);
       // The pack's unloading (or the kernel's shutdown) stops its runs as the caller's signal would.

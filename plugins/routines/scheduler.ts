@@ -35,6 +35,8 @@ export const HEARTBEAT_MS = 60_000;
 export const STALE_MS = 3 * HEARTBEAT_MS;
 /** The scheduler looks at the database at least this often: routines another host created or changed. */
 export const POLL_MS = 60_000;
+/** How soon the scheduler looks again at something due that had to wait (a retry behind a run in progress). */
+const BUSY_RECHECK_MS = 5_000;
 /** When a failed attempt is retried: after 1 minute, then after 5. */
 export const RETRY_DELAYS_MS = [60_000, 5 * 60_000];
 
@@ -165,13 +167,12 @@ export class Scheduler {
     const now = this.rt.now();
     const at = Math.min(...[await store.earliestNext(), await store.earliestRetry(), now + POLL_MS].filter((t): t is number => t !== null));
     if (!this.started) return;
-    this.timer = this.rt.api.clock.setTimeout(
-      () => {
-        this.timer = null;
-        void this.kick();
-      },
-      Math.max(0, at - now),
-    );
+    // Still due after a look: a retry waiting for the routine's run in progress. Look again soon, not in a tight loop.
+    const delay = at <= now ? BUSY_RECHECK_MS : at - now;
+    this.timer = this.rt.api.clock.setTimeout(() => {
+      this.timer = null;
+      void this.kick();
+    }, delay);
   }
 
   private async tick(): Promise<void> {

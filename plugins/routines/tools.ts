@@ -133,11 +133,14 @@ export const createRoutine = {
     return { kind: 'text', text: previewText(plan(args, runtimeOf(ctx))) };
   },
   /**
-   * A routine that pre-approves a medium or dangerous tool is asked about every time: no standing
-   * approval of create_routine may hand out standing approvals of other tools unseen.
+   * Runs before anyone is asked: a routine that cannot be created (an unclear or invalid schedule,
+   * an unknown tool) is refused here, so nobody approves something that would fail. A routine that
+   * pre-approves a medium or dangerous tool is asked about every time: no standing approval of
+   * create_routine may hand out standing approvals of other tools unseen.
    */
   assess(args: ToolArgs['create_routine'], ctx: ToolContext): Concern | null {
     const rt = runtimeOf(ctx);
+    plan(args, rt);
     const available = new Map(rt.api.agent.tools().map((t) => [t.name, t]));
     const granted = (args.tools ?? []).filter((t) => {
       const info = available.get(t);
@@ -242,6 +245,11 @@ async function routineOrFail(rt: RoutinesRuntime, id: string): Promise<Routine> 
 }
 
 export const cancelRoutine = {
+  /** An unknown id is refused before anyone is asked. */
+  async assess(args: ToolArgs['cancel_routine'], ctx: ToolContext): Promise<null> {
+    await routineOrFail(runtimeOf(ctx), args.id);
+    return null;
+  },
   async preview(args: ToolArgs['cancel_routine'], ctx: ToolContext): Promise<Preview> {
     const rt = runtimeOf(ctx);
     const r = await routineOrFail(rt, args.id);

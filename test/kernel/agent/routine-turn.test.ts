@@ -197,6 +197,20 @@ describe('api.agent: agent turns run as routines', () => {
     await expect(k.api.agent.run({ ...base, provider: 'gone' })).rejects.toMatchObject({ code: 'NOT_FOUND', message: expect.stringContaining('"gone"') });
   });
 
+  it('fails, saying why, when its pinned local model cannot call tools and the routine needs them', async () => {
+    const k = await routineKernel();
+    fx = k.fx;
+    fx.kernel.providerSettings.put({ name: 'local-one', kind: 'scripted', model: 'tiny', local: true });
+    // The model never calls the probe's tool: it cannot call tools.
+    k.use(() => reply('I do not know any magic number.'));
+    await expect(k.api.agent.run({ ...base, provider: 'local-one', model: 'tiny', tools: ['echo_safe'] })).rejects.toMatchObject({
+      code: 'VALIDATION',
+      message: expect.stringMatching(/^The routine's model tiny \(local-one\) cannot call tools/),
+    });
+    // Without tools it just answers.
+    expect(await k.api.agent.run({ ...base, provider: 'local-one', model: 'tiny', tools: [] })).toMatchObject({ stopReason: 'final' });
+  });
+
   it('uses the routine’s own rate-limit budget', async () => {
     const k = await routineKernel({ rateLimits: { maxCalls: 2, duplicateCooldownMs: 0, globalMaxCalls: 0 } });
     fx = k.fx;

@@ -68,11 +68,13 @@ describe('create_routine', () => {
     ['every 2 minutes', { schedule: { kind: 'every', every: 2, unit: 'minutes' } }, /at most every 5 minutes/],
     ['a tool that does not exist', { schedule: weekdays, tools: ['read_inbox'] }, /No tool is called "read_inbox"/],
     ['its own tools', { schedule: weekdays, tools: ['cancel_routine'] }, /routines do not create or cancel routines/],
-  ])('refuses %s, saying what to clarify, and creates nothing', async (_what, args, message) => {
-    fx = await routinesKernel();
+  ])('refuses %s, saying what to clarify, before anyone is asked, and creates nothing', async (_what, args, message) => {
+    const prompter = new ScriptedPrompter('allow-once');
+    fx = await routinesKernel({ prompter });
     const e = error(await fx.call('create_routine', { name: 'x', prompt: 'p', ...args }));
     expect(e.code).toBe('VALIDATION');
     expect(e.message).toMatch(message);
+    expect(prompter.asked).toHaveLength(0);
     expect(value(await fx.call('list_routines', { status: 'all' })).count).toBe(0);
   });
 
@@ -130,8 +132,10 @@ describe('list_routines and cancel_routine', () => {
     expect(preview).toContain('Its history is kept.');
   });
 
-  it('says which routine does not exist', async () => {
-    fx = await routinesKernel();
+  it('says which routine does not exist, without asking anyone', async () => {
+    const prompter = new ScriptedPrompter('allow-once');
+    fx = await routinesKernel({ prompter });
     expect(error(await fx.call('cancel_routine', { id: 'rt_nope' }))).toMatchObject({ code: 'NOT_FOUND', message: expect.stringContaining('"rt_nope"') });
+    expect(prompter.asked).toHaveLength(0);
   });
 });
