@@ -87,7 +87,7 @@ function measurer(family: string): Measurer {
 }
 
 /** Width of one line of text in a CSS font string such as `20px Excalifont, Xiaolai, sans-serif`. */
-function lineWidth(text: string, font: string): number {
+export function lineWidth(text: string, font: string): number {
   const match = /([\d.]+)px\s+([^,]+)/.exec(font);
   const size = match ? Number(match[1]) : 20;
   const family = match ? match[2]!.trim().replace(/^["']|["']$/g, '') : 'Excalifont';

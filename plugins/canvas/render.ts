@@ -6,7 +6,7 @@
  * the SVG (the editor's export would fetch them) and resvg gets the local font files.
  */
 import { MemoError } from 'memo-kernel/pack';
-import { excalidraw, fontFiles } from './excalidraw-node.js';
+import { excalidraw, fontFiles, lineWidth } from './excalidraw-node.js';
 import { live, type SceneFile } from './scene.js';
 
 export interface RenderOptions {
@@ -66,6 +66,17 @@ async function withDom<T>(work: (exportToSvg: ExportToSvg) => Promise<T>): Promi
   const g = globalThis as Record<string, unknown>;
   const saved = new Map<string, PropertyDescriptor | undefined>();
   const win = dom.window as unknown as Record<string, unknown>;
+  // The export's own copy of the element code measures text (frame names, labels) with a canvas,
+  // which jsdom lacks: a 2D context that only measures, with the same fonts as everything else.
+  const canvasProto = (win.HTMLCanvasElement as { prototype: Record<string, unknown> }).prototype;
+  canvasProto.getContext = function () {
+    return {
+      font: '20px Excalifont',
+      measureText(this: { font: string }, text: string) {
+        return { width: lineWidth(text, this.font) };
+      },
+    };
+  };
   for (const k of GLOBALS) {
     saved.set(k, Object.getOwnPropertyDescriptor(g, k));
     const value = k === 'window' ? dom.window : k === 'FontFace' ? NoFontFace : k === 'devicePixelRatio' ? 1 : win[k];

@@ -16,17 +16,19 @@ export interface CanvasFixture extends Fixture {
 }
 
 /**
- * A real kernel with the vault and canvas packs loaded from `plugins/`, a vault folder `vault/` in a
+ * A real kernel with the vault and canvas packs (and the calendar, when asked) loaded from `plugins/`, a vault folder `vault/` in a
  * temp root, and a prompter that allows once unless a test queues other answers.
  */
-export async function canvasKernel(options: { files?: Record<string, string> } = {}): Promise<CanvasFixture> {
+export async function canvasKernel(options: { files?: Record<string, string>; calendar?: boolean } = {}): Promise<CanvasFixture> {
   const fx = makeKernel({ packs: [] });
-  const statuses = await fx.kernel.loadPacks([{ dir: PLUGINS, source: 'builtin', only: ['vault', 'canvas'] }]);
-  for (const id of ['vault', 'canvas']) {
+  const only = ['vault', 'canvas', ...(options.calendar ? ['calendar'] : [])];
+  const statuses = await fx.kernel.loadPacks([{ dir: PLUGINS, source: 'builtin', only }]);
+  for (const id of only) {
     const s = statuses.find((x) => x.id === id);
     if (s?.status !== 'loaded') throw new Error(`${id} did not load: ${s?.error ?? 'not found'}`);
   }
   fx.kernel.packs.setConfig('vault', { watch: false });
+  if (options.calendar) fx.kernel.packs.setConfig('calendar', { timeZone: 'UTC' });
   fx.prompter.setFallback('allow-once');
   const vault = path.join(fx.root, 'vault');
   fs.mkdirSync(vault);
