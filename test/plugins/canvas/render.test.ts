@@ -58,7 +58,7 @@ describe("rendering a canvas with Excalidraw's own export", () => {
     expect(png.pixel(4, 4)).toEqual([255, 255, 255, 255]);
     // The label is drawn: dark pixels where the text sits in the middle of the rectangle.
     let dark = 0;
-    for (let x = 150; x < 290; x++) for (let y = 100; y < 140; y++) if (png.pixel(x, y)[0] < 100) dark++;
+    for (let x = 150; x < 290; x++) for (let y = 100; y < 140; y++) if (png.pixel(x, y)[0]! < 100) dark++;
     expect(dark).toBeGreaterThan(50);
   });
 
