@@ -5,6 +5,7 @@ import { benchHotReload, benchStartup } from './packs.js';
 import { benchFsTools } from './fs-tools.js';
 import { benchMcp } from './mcp.js';
 import { benchVault } from './vault.js';
+import { benchWhatsapp } from './whatsapp.js';
 
 const only = process.argv[2];
 const calls = Number(process.env.BENCH_CALLS ?? 100_000);
@@ -19,3 +20,4 @@ if (!only || only === 'packs') {
 if (!only || only === 'mcp') await benchMcp();
 if (!only || only === 'agent') await benchAgent();
 if (!only || only === 'vault') await benchVault();
+if (!only || only === 'whatsapp') await benchWhatsapp();

@@ -125,7 +125,7 @@ export async function search(args: ToolArgs['whatsapp_search'], ctx: ToolContext
   const chats = args.chat ? [resolveRecipient(store, args.chat, 'read').chat_id] : undefined;
   const me = args.sender !== undefined && /^(me|myself|i)$/i.test(args.sender.trim());
   const senders = args.sender !== undefined && !me ? sendersMatching(store, args.sender) : undefined;
-  const rows = store.search({
+  const { order, rows } = store.search({
     match,
     ...(chats ? { chats } : {}),
     ...(senders ? { senders } : {}),
@@ -137,6 +137,7 @@ export async function search(args: ToolArgs['whatsapp_search'], ctx: ToolContext
   const from = senderNames(store);
   return {
     terms,
+    order: order === 'relevance' ? 'best match first' : 'newest first (too many matches to rank: add words or filters to narrow)',
     results: rows.map((m) => ({
       chat_id: m.chat_jid,
       chat: chatLabel(store, m.chat_jid),

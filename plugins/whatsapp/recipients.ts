@@ -24,7 +24,7 @@ export interface Recipient {
 interface Entry {
   jid: string;
   is_group: boolean;
-  name: string | null;
+  /** Every name the history has for it (chat name, saved name, own name, verified business name). */
   names: string[];
 }
 
@@ -46,7 +46,7 @@ function directory(store: WhatsAppStore): Map<string, Entry> {
   const out = new Map<string, Entry>();
   const entry = (jid: string): Entry => {
     let e = out.get(jid);
-    if (!e) out.set(jid, (e = { jid, is_group: isGroupJid(jid), name: null, names: [] }));
+    if (!e) out.set(jid, (e = { jid, is_group: isGroupJid(jid), names: [] }));
     return e;
   };
   for (const c of store.allChats()) {
@@ -57,17 +57,18 @@ function directory(store: WhatsAppStore): Map<string, Entry> {
     const e = entry(c.jid);
     for (const n of [c.name, c.notify, c.verified_name]) if (n) e.names.push(n);
   }
-  for (const e of out.values()) e.name = displayName(store, e.jid);
   return out;
 }
 
-function recipientOf(store: WhatsAppStore, e: Entry, matched: Recipient['matched']): Recipient {
-  return { chat_id: e.jid, name: e.name, number: phoneOf(e.jid), is_group: e.is_group, known: true, matched };
+function recipientOf(store: WhatsAppStore, jid: string, matched: Recipient['matched']): Recipient {
+  return { chat_id: jid, name: displayName(store, jid), number: phoneOf(jid), is_group: isGroupJid(jid), known: true, matched };
 }
+
+const knownJid = (store: WhatsAppStore, jid: string): boolean => !!store.chatOf(jid) || !!store.contactOf(jid);
 
 function candidates(store: WhatsAppStore, entries: Entry[]): Array<Omit<Recipient, 'known' | 'matched'>> {
   return entries
-    .map((e) => ({ chat_id: e.jid, name: e.name, number: phoneOf(e.jid), is_group: e.is_group }))
+    .map((e) => ({ chat_id: e.jid, name: displayName(store, e.jid), number: phoneOf(e.jid), is_group: e.is_group }))
     .sort((a, b) => (a.name ?? '').localeCompare(b.name ?? '') || a.chat_id.localeCompare(b.chat_id))
     .slice(0, 10);
 }
@@ -79,19 +80,16 @@ function candidates(store: WhatsAppStore, entries: Entry[]): Array<Omit<Recipien
  */
 export function resolveRecipient(store: WhatsAppStore, input: string, purpose: 'read' | 'send'): Recipient {
   const text = input.trim();
-  const dir = directory(store);
   if (text.includes('@')) {
     const jid = store.canonical(text);
-    const e = jid ? dir.get(jid) : undefined;
-    if (e) return recipientOf(store, e, 'id');
+    if (jid && knownJid(store, jid)) return recipientOf(store, jid, 'id');
     if (jid && isPnJid(jid) && purpose === 'send') return { chat_id: jid, name: null, number: phoneOf(jid), is_group: false, known: false, matched: 'id' };
     throw new MemoError('NOT_FOUND', `No WhatsApp chat has the id "${text}". whatsapp_latest lists the chats with their chat_id.`);
   }
   const digits = phoneDigits(text);
   if (digits) {
     const jid = `${digits}@${PN_SERVER}`;
-    const e = dir.get(jid);
-    if (e) return recipientOf(store, e, 'number');
+    if (knownJid(store, jid)) return recipientOf(store, jid, 'number');
     if (purpose === 'send') return { chat_id: jid, name: null, number: `+${digits}`, is_group: false, known: false, matched: 'number' };
     throw new MemoError(
       'NOT_FOUND',
@@ -99,10 +97,10 @@ export function resolveRecipient(store: WhatsAppStore, input: string, purpose: '
     );
   }
   const wanted = foldName(text);
-  const all = [...dir.values()];
+  const all = [...directory(store).values()];
   const exact = all.filter((e) => e.names.some((n) => foldName(n) === wanted));
   const pick = (found: Entry[], how: 'name' | 'partial'): Recipient | null => {
-    if (found.length === 1) return recipientOf(store, found[0]!, how);
+    if (found.length === 1) return recipientOf(store, found[0]!.jid, how);
     if (found.length > 1)
       throw new MemoError(
         'CONFLICT',
