@@ -23,8 +23,9 @@ export function activate(api: PackApi): Disposable {
     start: () => rt.scheduler.start(),
     stop: () => rt.scheduler.stop(),
   });
-  // For a host app or console: wait for runs in progress, see whether one runs here.
+  // For a host app or console: wait for the scheduler's look or its runs in progress, see whether one runs here.
   api.provide('routines.scheduler', {
+    idle: () => rt.scheduler.idle(),
     settled: () => rt.scheduler.settled(),
     runningHere: (routineId: string) => rt.scheduler.runningHere(routineId),
   });

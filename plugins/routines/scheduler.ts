@@ -141,6 +141,11 @@ export class Scheduler {
     return this.active.has(routineId);
   }
 
+  /** Waits until the scheduler is not looking at the routines (its runs may go on). */
+  async idle(): Promise<void> {
+    while (this.ticking) await this.ticking.catch(() => undefined);
+  }
+
   /** Waits for this host's runs in progress to end (tests, run-now). */
   async settled(): Promise<void> {
     while (this.ticking || this.active.size) await Promise.allSettled([this.ticking, ...[...this.active.values()].map((a) => a.done)]);

@@ -11,6 +11,7 @@ export const PLUGINS = path.resolve('plugins');
 export const FRIDAY_NOON = Date.UTC(2026, 2, 27, 12, 0);
 
 interface SchedulerOffer {
+  idle(): Promise<void>;
   settled(): Promise<void>;
   runningHere(routineId: string): boolean;
 }
@@ -26,6 +27,7 @@ export interface RunRecord {
   error: string | null;
   steps: string;
   retry_at: number | null;
+  heartbeat_at: number | null;
   stop_reason: string | null;
 }
 
@@ -37,6 +39,8 @@ export interface RoutinesFixture extends Fixture {
   call(tool: string, args: Record<string, unknown>): Promise<ToolResult>;
   /** Waits until the scheduler has nothing in flight (its look, its runs, its timer set). */
   settle(): Promise<void>;
+  /** Waits until the scheduler is done looking (runs may go on: for runs that hang). */
+  idle(): Promise<void>;
   /** Moves the kernel's clock to `at` (firing the timers due on the way), then settles. */
   advanceTo(at: number): Promise<void>;
   runs(routineId?: string): RunRecord[];
@@ -85,6 +89,7 @@ export async function routinesKernel(
     providers,
     call: (tool: string, args: Record<string, unknown>) => fx.kernel.invoke({ tool, args, caller: { kind: 'agent', conversationId: 'c-1' } }),
     settle: () => scheduler().settled(),
+    idle: () => scheduler().idle(),
     async advanceTo(at: number) {
       await scheduler().settled();
       if (at > clock.now()) clock.advance(at - clock.now());
@@ -96,7 +101,12 @@ export async function routinesKernel(
         const rows = db
           .prepare(`SELECT * FROM routine_runs ${routineId ? 'WHERE routine_id = ?' : ''} ORDER BY scheduled_for, attempt`)
           .all(...(routineId ? [routineId] : [])) as RunRecord[];
-        return rows.map((r) => ({ ...r, scheduled_for: Number(r.scheduled_for), retry_at: r.retry_at === null ? null : Number(r.retry_at) }));
+        return rows.map((r) => ({
+          ...r,
+          scheduled_for: Number(r.scheduled_for),
+          retry_at: r.retry_at === null ? null : Number(r.retry_at),
+          heartbeat_at: r.heartbeat_at === null ? null : Number(r.heartbeat_at),
+        }));
       } finally {
         db.close();
       }
