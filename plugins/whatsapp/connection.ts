@@ -231,14 +231,24 @@ export class WhatsAppConnection {
       }
       if (this.stopped) return;
       // 515 after pairing: WhatsApp wants a fresh socket with the new credentials, at once.
-      const delay = code === RESTART_REQUIRED ? 0 : Math.min(60_000, 1000 * 2 ** Math.min(this.attempts, 6));
-      this.attempts++;
-      this.setState('closed', `The connection dropped (${code ?? 'no reason given'}); reconnecting in ${Math.round(delay / 1000)} s.`);
-      this.timer = setTimeout(() => {
-        this.timer = null;
-        if (!this.stopped) void this.open().catch((err: unknown) => this.logger.warn(`whatsapp: reconnect failed: ${(err as Error)?.message ?? String(err)}`));
-      }, delay);
-      this.timer.unref();
+      this.reconnect(code === RESTART_REQUIRED ? 0 : undefined, `The connection dropped (${code ?? 'no reason given'})`);
     }
+  }
+
+  /** Opens a new socket after `delay` (default: backing off from 1 s to 60 s), and again if that fails. */
+  private reconnect(delay: number | undefined, why: string): void {
+    const wait = delay ?? Math.min(60_000, 1000 * 2 ** Math.min(this.attempts, 6));
+    this.attempts++;
+    this.setState('closed', `${why}; reconnecting in ${Math.round(wait / 1000)} s.`);
+    this.timer = setTimeout(() => {
+      this.timer = null;
+      if (this.stopped) return;
+      this.open().catch((err: unknown) => {
+        const message = (err as Error)?.message ?? String(err);
+        this.logger.warn(`whatsapp: reconnecting failed: ${message}`);
+        if (!this.stopped) this.reconnect(undefined, `Reconnecting failed (${message})`);
+      });
+    }, wait);
+    this.timer.unref();
   }
 }

@@ -26,7 +26,7 @@ export interface WhatsAppFixture extends Fixture {
  * socket maker under `whatsapp.socket` (the contribution point a host app uses for its own socket).
  */
 export async function whatsappKernel(
-  options: { prompter?: Prompter; root?: string; dataDir?: string; config?: Record<string, unknown> } = {},
+  options: { prompter?: Prompter; root?: string; dataDir?: string; config?: Record<string, unknown>; alsoLoad?: string[] } = {},
 ): Promise<WhatsAppFixture> {
   const maker = fakeMaker();
   const host: PackDefinition = {
@@ -41,7 +41,7 @@ export async function whatsappKernel(
     ...(options.root ? { root: options.root } : {}),
     ...(options.dataDir ? { dataDir: options.dataDir } : {}),
   });
-  const statuses = await fx.kernel.loadPacks([{ dir: PLUGINS, source: 'builtin', only: ['whatsapp'] }]);
+  const statuses = await fx.kernel.loadPacks([{ dir: PLUGINS, source: 'builtin', only: ['whatsapp', ...(options.alsoLoad ?? [])] }]);
   const mine = statuses.find((s) => s.id === 'whatsapp');
   if (mine?.status !== 'loaded') throw new Error(`whatsapp did not load: ${mine?.error ?? 'not found'}`);
   if (options.config) fx.kernel.packs.setConfig('whatsapp', options.config);

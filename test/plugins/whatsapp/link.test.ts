@@ -2,6 +2,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { proto } from 'baileys';
 import QRCode from 'qrcode';
+import { tempDir } from '../../helpers/kernel-fixture.js';
 import { waitFor } from '../../helpers/wait.js';
 import { error, linkedKernel, textMessage, value, whatsappKernel, type WhatsAppFixture } from './helpers.js';
 
@@ -164,5 +165,24 @@ describe('memo whatsapp link|status|unlink', () => {
     expect(fs.existsSync(path.join(fx.packData, 'auth'))).toBe(false);
     expect(value(await fx.call('whatsapp_latest', {})).chats).toHaveLength(1);
     expect((await fx.command('unlink', { json: true })).code).toBe(1);
+  });
+
+  test('no tool can read the credentials, even with the data folder inside the workspace', async () => {
+    const root = tempDir('memo-wa-root-');
+    const { fx } = await linkedKernel({ root, dataDir: path.join(root, 'data'), alsoLoad: ['fs-tools', 'shell'] });
+    const creds = 'data/packs-data/whatsapp/auth/creds.json';
+    expect(fs.existsSync(path.join(root, creds))).toBe(true);
+    for (const [tool, args] of [
+      ['read_file', { path: creds }],
+      ['list_directory', { path: 'data/packs-data/whatsapp/auth' }],
+      ['search_files', { pattern: 'data/**/creds.json' }],
+      ['run_command', { command: `cat ${creds}` }],
+    ] as const) {
+      const r = await fx.call(tool, args);
+      const text = JSON.stringify(r);
+      if (r.ok) expect(text).not.toMatch(/auth\/creds|noiseKey|signedIdentityKey/);
+      else expect(text).not.toMatch(/noiseKey|signedIdentityKey|private/);
+    }
+    expect(error(await fx.call('read_file', { path: creds })).code).toBe('PATH_PROTECTED');
   });
 });
