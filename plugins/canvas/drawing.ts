@@ -54,7 +54,8 @@ function endId(end: End, refs: ReadonlyMap<string, string>, existing: ReadonlyMa
 function toExcalidraw(ex: Excalidraw & Record<string, unknown>, s: Skeleton, id: string, files: Record<string, unknown>, at: string): Record<string, unknown> {
   const { ref: _ref, start: _start, end: _end, children: _children, ...rest } = s;
   const type = s.type === 'embed' ? 'embeddable' : s.type;
-  const base: Record<string, unknown> = { ...rest, type, id };
+  // Excalidraw's constructors take a position as given: without one an element would sit at NaN.
+  const base: Record<string, unknown> = { x: 0, y: 0, ...rest, type, id };
   if (base.customData !== undefined)
     throw invalid(`${at}: customData is not accepted; cards (notes, tasks, events) go on a canvas through vault_add_canvas_item.`);
   if (type === 'text' && typeof base.text !== 'string') throw invalid(`${at}: a text element needs text.`);
@@ -87,6 +88,15 @@ function toExcalidraw(ex: Excalidraw & Record<string, unknown>, s: Skeleton, id:
     return make({ width: 400, height: 300, ...base });
   }
   return base;
+}
+
+/** Never writes a scene the editor could not place: every coordinate must be a number. */
+function assertFinite(elements: readonly El[]): void {
+  for (const e of elements) {
+    const numbers = [e.x, e.y, e.width, e.height, ...(e.points ?? []).flat()];
+    if (numbers.some((n) => typeof n !== 'number' || !Number.isFinite(n)))
+      throw new MemoError('TOOL_FAILED', `Excalidraw produced a ${e.type} (${e.id}) without a finite position or size, so nothing was written.`);
+  }
 }
 
 /** The centre of an element's bounds, where an arrow without coordinates starts or ends before it is routed. */
@@ -191,8 +201,16 @@ export async function draw(scene: SceneFile, skeletons: readonly Skeleton[]): Pr
       for (const id of [p.start, p.end]) if (id) touched.add(id);
     });
     for (const id of touched) ex.updateBoundElements(get(id), sc);
+    // An arrow's label was placed on the arrow as converted; put it back on the routed arrow.
+    skeletons.forEach((s, i) => {
+      const p = plans[i]!;
+      const arrow = get(ids[i]!);
+      const label = (p.start || p.end) && labelOf(arrow, map);
+      if (label) ex.redrawTextBoundingBox(label, arrow, sc);
+    });
 
     const elements = ex.syncInvalidIndices(sc.getElementsIncludingDeleted());
+    assertFinite(elements);
     const byId = new Map(elements.map((e) => [e.id, e]));
     const added = skeletons.map((s, i) => {
       const el = byId.get(ids[i]!)!;
@@ -386,6 +404,7 @@ export async function edit(scene: SceneFile, changes: readonly Change[]): Promis
       ex.fixBindingsAfterDeletion(live(sc.getElementsIncludingDeleted()), [...doomed.values()]);
     }
     result.elements = ex.syncInvalidIndices(live(sc.getElementsIncludingDeleted()));
+    assertFinite(result.elements);
     return result;
   });
 }

@@ -8,6 +8,9 @@
  * - `navigator` (Node 21+ has one; Node 20 does not): read once when the module loads (platform sniffing).
  * - `window`: touched by a debug check inside Scene; it is defined only while Excalidraw code runs
  *   synchronously (`withWindow`) so no other code in the process ever sees a browser global.
+ * - long timers: every Scene starts a throttled (60 s) fractional-index check, whose timer would keep
+ *   a finished CLI command or test run alive for a minute; timers that long started while Excalidraw
+ *   code runs are unref'd (they still fire if the process is alive anyway).
  * - text metrics: the editor measures text with a canvas; here glyph advances come from the same
  *   fonts Excalidraw ships (the .ttf files in `@excalidraw/utils`' assets, read with fontkit), so a
  *   label's box has the size the editor would give it. Nothing is downloaded.
@@ -113,14 +116,32 @@ export function excalidraw(): Promise<Excalidraw> {
   return loading;
 }
 
-/** Runs synchronous Excalidraw code with a bare `window` defined, and removes it again. */
+const LONG_TIMER_MS = 10_000;
+
+/** Until the returned function is called, timers of 10 s or more do not keep the process alive. */
+export function unrefLongTimers(): () => void {
+  const original = globalThis.setTimeout;
+  const patched = (...args: Parameters<typeof setTimeout>) => {
+    const timer = original(...args);
+    if ((args[1] ?? 0) >= LONG_TIMER_MS) timer.unref();
+    return timer;
+  };
+  globalThis.setTimeout = Object.assign(patched, original) as typeof setTimeout;
+  return () => {
+    globalThis.setTimeout = original;
+  };
+}
+
+/** Runs synchronous Excalidraw code with a bare `window` defined (removed again) and its long timers unref'd. */
 export function withWindow<T>(fn: () => T): T {
   const g = globalThis as { window?: unknown };
-  if (g.window !== undefined) return fn();
-  g.window = {};
+  const restore = unrefLongTimers();
+  const defined = g.window === undefined;
+  if (defined) g.window = {};
   try {
     return fn();
   } finally {
-    delete g.window;
+    if (defined) delete g.window;
+    restore();
   }
 }

@@ -6,7 +6,7 @@
  * the SVG (the editor's export would fetch them) and resvg gets the local font files.
  */
 import { MemoError } from 'memo-kernel/pack';
-import { excalidraw, fontFiles, lineWidth } from './excalidraw-node.js';
+import { excalidraw, fontFiles, lineWidth, unrefLongTimers } from './excalidraw-node.js';
 import { live, type SceneFile } from './scene.js';
 
 export interface RenderOptions {
@@ -82,10 +82,12 @@ async function withDom<T>(work: (exportToSvg: ExportToSvg) => Promise<T>): Promi
     const value = k === 'window' ? dom.window : k === 'FontFace' ? NoFontFace : k === 'devicePixelRatio' ? 1 : win[k];
     Object.defineProperty(g, k, { value, configurable: true, writable: true });
   }
+  const restoreTimers = unrefLongTimers();
   try {
     const utils = (await import('@excalidraw/utils')) as unknown as { exportToSvg: ExportToSvg };
     return await work(utils.exportToSvg);
   } finally {
+    restoreTimers();
     for (const [k, d] of saved) {
       if (d) Object.defineProperty(g, k, d);
       else delete g[k];

@@ -68,7 +68,13 @@ describe('drawing a flowchart with refs, bound arrows and a frame', () => {
     expect(ids.get(refs.a!).boundElements).toContainEqual({ type: 'text', id: label.id });
     expect(label.x).toBeGreaterThan(0);
     expect(label.x + label.width).toBeLessThan(200);
-    expect(elements.find((e: any) => e.type === 'text' && e.containerId === refs.bc)).toMatchObject({ text: 'yes' });
+    // The arrow's label sits on the routed arrow, between the diamond (ends at 520) and the ellipse (starts at 640).
+    const yes = elements.find((e: any) => e.type === 'text' && e.containerId === refs.bc);
+    expect(yes).toMatchObject({ text: 'yes' });
+    expect(yes.x).toBeGreaterThan(520);
+    expect(yes.x + yes.width).toBeLessThan(640);
+    expect(yes.y + yes.height / 2).toBeCloseTo(40, 0);
+    for (const e of elements) for (const n of [e.x, e.y, e.width, e.height]) expect(Number.isFinite(n)).toBe(true);
   });
 
   it('makes the shapes and their labels members of the frame, sized around them', () => {
@@ -146,6 +152,15 @@ describe('drawing a flowchart with refs, bound arrows and a frame', () => {
     expect(arrowIds(ids.get(r.refs.note))).toContain(arrow.id);
     expect(ids.get(r.refs.note)).toMatchObject({ text: 'Reviewed\nby Ada', fontSize: 28, frameId: r.added[2].id });
     expect(ids.get(r.refs.note).height).toBeGreaterThan(60); // two lines of 28 px
+  });
+
+  it('places an element given without coordinates at the origin, never at NaN', async () => {
+    const r = value(await fx.call('vault_draw_on_canvas', { canvas: 'Flow', elements: [{ type: 'rectangle' }, { type: 'arrow' }] }));
+    const ids = byId(fx.scene('Flow.excalidraw').elements);
+    expect(ids.get(r.added[0].id)).toMatchObject({ x: 0, y: 0 });
+    // The converter nudges a free arrow by half a unit, as the editor does.
+    expect(Math.abs(ids.get(r.added[1].id).x)).toBeLessThanOrEqual(0.5);
+    expect(Math.abs(ids.get(r.added[1].id).y)).toBeLessThanOrEqual(0.5);
   });
 
   it('refuses a ref nobody has, an unknown elementId and an image without an attached file, before anyone is asked', async () => {
