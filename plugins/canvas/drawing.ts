@@ -59,7 +59,7 @@ function toExcalidraw(ex: Excalidraw & Record<string, unknown>, s: Skeleton, id:
   if (base.customData !== undefined)
     throw invalid(`${at}: customData is not accepted; cards (notes, tasks, events) go on a canvas through vault_add_canvas_item.`);
   if (type === 'text' && typeof base.text !== 'string') throw invalid(`${at}: a text element needs text.`);
-  if ((type === 'line' || type === 'freedraw') && !Array.isArray(base.points) && type === 'freedraw') throw invalid(`${at}: freedraw needs points.`);
+  if (type === 'freedraw' && !Array.isArray(base.points)) throw invalid(`${at}: freedraw needs points.`);
   if (base.label !== undefined && !SHAPES_WITH_LABEL.has(type))
     throw invalid(`${at}: only rectangles, ellipses, diamonds and arrows take a label; use a text element.`);
   if (type === 'image') {
@@ -70,17 +70,16 @@ function toExcalidraw(ex: Excalidraw & Record<string, unknown>, s: Skeleton, id:
       });
     return { status: 'saved', ...base };
   }
-  if (type === 'freedraw') {
+  if (Array.isArray(base.points) && (type === 'line' || type === 'arrow' || type === 'freedraw')) {
+    // A linear element's box is its points' span (the converter sizes arrows so, but not lines).
     const points = base.points as Array<[number, number]>;
     const xs = points.map((p) => p[0]);
     const ys = points.map((p) => p[1]);
+    Object.assign(base, { width: Math.max(...xs) - Math.min(...xs), height: Math.max(...ys) - Math.min(...ys) });
+  }
+  if (type === 'freedraw') {
     const make = ex.newFreeDrawElement as (o: Record<string, unknown>) => Record<string, unknown>;
-    return make({
-      simulatePressure: true,
-      ...base,
-      width: Math.max(...xs) - Math.min(...xs),
-      height: Math.max(...ys) - Math.min(...ys),
-    });
+    return make({ simulatePressure: true, ...base });
   }
   if (type === 'embeddable') {
     if (typeof base.link !== 'string') throw invalid(`${at}: an embed needs a link (the URL it shows).`);

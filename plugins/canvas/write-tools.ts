@@ -130,7 +130,7 @@ export const addCanvasItem = {
 // vault_remove_canvas_item
 
 async function planRemove(args: Args<'vault_remove_canvas_item'>, ctx: ToolContext) {
-  const { c } = await target(ctx, args.canvas, args.version);
+  const { vault, c } = await target(ctx, args.canvas, args.version);
   let cards: El[];
   if (args.elementId !== undefined) {
     const el = live(c.scene.elements).find((e) => e.id === args.elementId);
@@ -138,17 +138,14 @@ async function planRemove(args: Args<'vault_remove_canvas_item'>, ctx: ToolConte
     if (!cardOf(el)) throw new MemoError('VALIDATION', `"${args.elementId}" is not a card; delete drawn elements with vault_edit_canvas_elements.`);
     cards = [el];
   } else if (args.type !== undefined && args.id !== undefined) {
-    cards = cardElements(c.scene, { type: args.type, id: args.id });
-    if (!cards.length) {
-      // The id may be a note's path or title: the card stores the note's id.
-      const all = live(c.scene.elements).filter((e) => cardOf(e)?.type === args.type);
-      const byTitle = all.filter((e) => {
-        const label = labelOf(e, new Map(c.scene.elements.map((x) => [x.id, x])));
-        return label && textOf(label) === args.id;
-      });
-      cards = byTitle;
+    const type = args.type;
+    cards = cardElements(c.scene, { type, id: args.id });
+    if (!cards.length && type !== 'event') {
+      // A note may be named by path or title, a task by title: the card stores the id.
+      const found = await vault.find(ctx, type, args.id);
+      if (found) cards = cardElements(c.scene, { type, id: found.id });
     }
-    if (!cards.length) throw new MemoError('NOT_FOUND', `There is no card for ${args.type} "${args.id}" on ${c.name}.`);
+    if (!cards.length) throw new MemoError('NOT_FOUND', `There is no card for ${type} "${args.id}" on ${c.name}.`);
   } else throw new MemoError('VALIDATION', 'Say which card: type and id, or elementId.');
   const byId = new Map(live(c.scene.elements).map((e) => [e.id, e]));
   const arrows = cards.flatMap((e) => (e.boundElements ?? []).filter((b) => b.type === 'arrow').map((b) => b.id));

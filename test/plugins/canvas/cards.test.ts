@@ -90,6 +90,11 @@ describe('cards: notes, tasks and events on a canvas through vault_add_canvas_it
     expect(fx.prompter.asked).toHaveLength(0);
   });
 
+  it('takes a note card off by the note title', async () => {
+    value(await fx.call('vault_remove_canvas_item', { canvas: 'Board', type: 'note', id: 'Ideas' }));
+    expect(value(await fx.call('vault_read_canvas', { canvas: 'Board' })).items.map((i: any) => i.type)).toEqual(['task', 'event']);
+  });
+
   it('takes a card off (the task itself stays), unbinding its arrows, after asking', async () => {
     fx.prompter.asked.length = 0;
     const r = value(await fx.call('vault_remove_canvas_item', { canvas: 'Board', type: 'task', id: taskId }));
@@ -98,8 +103,9 @@ describe('cards: notes, tasks and events on a canvas through vault_add_canvas_it
     const els = fx.scene('Board.excalidraw').elements;
     expect(els.some((e: any) => e.customData?.memo?.id === taskId)).toBe(false);
     const arrow = els.find((e: any) => e.type === 'arrow');
+    expect(arrow.startBinding).toBeNull();
     expect(arrow.endBinding).toBeNull();
-    expect(value(await fx.call('vault_list_canvases', {})).canvases[0].items).toBe(2);
+    expect(value(await fx.call('vault_list_canvases', {})).canvases[0].items).toBe(1);
     value(await fx.call('vault_get_task', { task: taskId }));
   });
 });
