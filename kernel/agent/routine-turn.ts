@@ -26,7 +26,8 @@ export interface RoutineTurnOptions {
   /**
    * Tools allowed without asking for this run: a standing approval, so a stored deny still wins, and
    * deletes, `confirm: always` tools and calls with a concern (a command the judge cannot vouch for)
-   * are still put to a person, who must be watching approvals: a routine's question never waits.
+   * are still put to a person through the approval broker (under `memo serve`, refused at once when
+   * nobody watches approvals; with `unattendedApprovals: 'wait'`, held until answered or expired).
    */
   preApproved?: readonly string[];
   signal?: AbortSignal;

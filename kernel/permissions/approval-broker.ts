@@ -118,18 +118,12 @@ export class ApprovalBroker {
 
   /**
    * Puts a request to the faces (or to `only`) and resolves with how it ended. `signal` is the
-   * call's: its abort is a cancellation. `refuseUnattended` refuses it at once when nobody could
-   * answer now, whatever the kernel's `unattendedApprovals` (a routine's run has nobody to wait for). Never rejects.
+   * call's: its abort is a cancellation. Never rejects.
    */
-  request(
-    question: Omit<PermissionRequest, 'deadline'>,
-    signal: AbortSignal,
-    only?: ApprovalFace,
-    options: { refuseUnattended?: boolean } = {},
-  ): Promise<BrokerOutcome> {
+  request(question: Omit<PermissionRequest, 'deadline'>, signal: AbortSignal, only?: ApprovalFace): Promise<BrokerOutcome> {
     const faces = only ? [only] : [...this.faces];
     const hadFaces = faces.length > 0;
-    if (!only && (this.unattended === 'refuse' || options.refuseUnattended) && !this.attended) return Promise.resolve({ kind: 'unattended' });
+    if (!only && this.unattended === 'refuse' && !this.attended) return Promise.resolve({ kind: 'unattended' });
     const waitMs = hadFaces ? Math.max(...faces.map((f) => f.waitMs ?? this.faceWaitMs)) : this.brokerWaitMs;
     const since = this.clock.now();
     const request: PermissionRequest = { ...question, deadline: since + waitMs };

@@ -78,7 +78,6 @@ const MAX_EDITS = 20;
  * approval applies to them, though a stored deny still does, and where nobody can be asked they are
  * denied. Global "always allow" skips `confirm: always` but never a delete or a concern.
  * Pre-approvals (`preApprove`, a routine's tools for one run) are standing approvals like any other.
- * A routine's question is refused at once when nobody watches approvals (nobody to wait for).
  */
 @injectable()
 export class PermissionGate {
@@ -272,9 +271,6 @@ export class PermissionGate {
       },
       call.signal,
       only,
-      // A routine runs with nobody at the keyboard: its question is refused at once when nobody
-      // watches, rather than holding the run for 30 minutes.
-      { refuseUnattended: call.caller.kind === 'routine' },
     );
     switch (outcome.kind) {
       case 'reply':

@@ -152,8 +152,8 @@ describe('api.agent: agent turns run as routines', () => {
     expect(fx.prompter.asked.map((q) => q.tool)).toEqual(['echo_medium']);
   });
 
-  it('refuses at once what needs a person when nobody is watching approvals, and tells the model', async () => {
-    const k = await routineKernel({ prompter: null });
+  it('refuses at once what needs a person when nobody is watching approvals (as memo serve does), and tells the model', async () => {
+    const k = await routineKernel({ prompter: null, unattendedApprovals: 'refuse' });
     fx = k.fx;
     const provider = k.use((_r, n) => (n === 1 ? reply('', toolCall('echo_medium', { text: 'x' })) : reply('could not')));
     const r = await k.api.agent.run({ ...base });
@@ -165,7 +165,7 @@ describe('api.agent: agent turns run as routines', () => {
   });
 
   it('waits for a face when someone watches approvals, and runs the call once answered', async () => {
-    const k = await routineKernel({ prompter: null });
+    const k = await routineKernel({ prompter: null, unattendedApprovals: 'refuse' });
     fx = k.fx;
     const watching = fx.kernel.approvals.onChange(() => {});
     k.use((_r, n) => (n === 1 ? reply('', toolCall('echo_medium', { text: 'x' })) : reply('done')));

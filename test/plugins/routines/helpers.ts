@@ -53,7 +53,15 @@ export interface RoutinesFixture extends Fixture {
  * that allows once. The scheduler is started unless `start: false`.
  */
 export async function routinesKernel(
-  options: { dataDir?: string; clock?: ManualClock; prompter?: ScriptedPrompter | null; start?: boolean; script?: Script } = {},
+  options: {
+    dataDir?: string;
+    clock?: ManualClock;
+    prompter?: ScriptedPrompter | null;
+    start?: boolean;
+    script?: Script;
+    /** `refuse`: as under memo serve, a question nobody watches is refused at once. */
+    unattendedApprovals?: 'wait' | 'refuse';
+  } = {},
 ): Promise<RoutinesFixture> {
   const clock = options.clock ?? new ManualClock(FRIDAY_NOON);
   const fx = makeKernel({
@@ -61,6 +69,7 @@ export async function routinesKernel(
     clock,
     ...(options.dataDir ? { dataDir: options.dataDir } : {}),
     ...(options.prompter !== undefined ? { prompter: options.prompter } : {}),
+    ...(options.unattendedApprovals ? { unattendedApprovals: options.unattendedApprovals } : {}),
   });
   const statuses = await fx.kernel.loadPacks([{ dir: PLUGINS, source: 'builtin', only: ['routines'] }]);
   const mine = statuses.find((s) => s.id === 'routines');

@@ -1,6 +1,7 @@
 import { ManualClock } from '../../../kernel/clock.js';
 import { ProviderError } from '../../../kernel/agent/provider.js';
 import { ScriptedPrompter } from '../../helpers/kernel-fixture.js';
+import { waitFor } from '../../helpers/wait.js';
 import { reply, toolCall } from '../../helpers/scripted-provider.js';
 import { FRIDAY_NOON, hangsUntilAborted, iso, routinesKernel, value, type RoutinesFixture } from './helpers.js';
 
@@ -184,8 +185,8 @@ describe('the routines scheduler', () => {
     ]);
   });
 
-  it('pre-approves the tools approved with the routine and refuses, when nobody watches, what must still be asked', async () => {
-    fx = await routinesKernel({ prompter: null });
+  it('pre-approves the tools approved with the routine and refuses, when nobody watches (memo serve), what must still be asked', async () => {
+    fx = await routinesKernel({ prompter: null, unattendedApprovals: 'refuse' });
     fx.kernel.permissions.set({ tool: 'create_routine', decision: 'allow', plugin: 'routines', scope: 'forever' }, new Date(fx.clock.now()));
     fx.script = (_r, n) =>
       n === 1
@@ -205,6 +206,21 @@ describe('the routines scheduler', () => {
       ['echo_dangerous', 'error', 'UNKNOWN_TOOL'],
     ]);
     expect(fx.kernel.audit.tail({ tool: 'echo_medium' }).at(-1)!.decision).toBe('allow:pre-approved');
+  });
+
+  it('holds a run, with no face and approvals kept waiting (a host app), until its question is answered', async () => {
+    fx = await routinesKernel({ prompter: null });
+    fx.script = (_r, n) => (n === 1 ? reply('', toolCall('echo_delete', { text: 'old' })) : reply('Deleted.'));
+    const face = fx.kernel.approvals.attach({ name: 'test-face', ask: () => Promise.resolve('allow-once' as const) });
+    const id = await create(fx, { kind: 'once', at: '2026-03-27T13:00', time_zone: 'UTC' }, { tools: ['echo_delete'] });
+    face.dispose();
+    fx.clock.advance(HOUR);
+    await fx.idle();
+    const pending = await waitFor(() => fx.kernel.approvals.pending()[0], { what: 'the run’s question in the broker' });
+    expect(pending.request).toMatchObject({ tool: 'echo_delete', caller: { kind: 'routine', id } });
+    fx.kernel.approvals.answer(pending.id, 'allow-once', 'console');
+    await fx.settle();
+    expect(fx.runs(id)).toEqual([expect.objectContaining({ status: 'ok', answer: 'Deleted.' })]);
   });
 
   it('asks a watching face for what the routine’s approval does not cover', async () => {
