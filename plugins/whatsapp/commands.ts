@@ -66,10 +66,15 @@ async function link(rt: WhatsAppRuntime, ctx: Ctx): Promise<number> {
   const historyMs = seconds(ctx.options.historyWait, 60, '--history-wait') * 1000;
   const json = !!ctx.options.json;
   let codeAsked = false;
+  let lastProblem: string | undefined;
   let conn: WhatsAppConnection | null = null;
   let finish: (r: { state: ConnectionState; detail?: string }) => void = () => {};
   const paired = new Promise<{ state: ConnectionState; detail?: string }>((resolve) => {
-    const timer = setTimeout(() => finish({ state: 'closed', detail: `No phone paired within ${timeoutMs / 1000} s.` }), timeoutMs);
+    const timer = setTimeout(
+      () =>
+        finish({ state: 'closed', detail: `No phone paired within ${timeoutMs / 1000} s${lastProblem ? ` (last: ${lastProblem.replace(/\.$/, '')})` : ''}.` }),
+      timeoutMs,
+    );
     finish = (r) => {
       clearTimeout(timer);
       resolve(r);
@@ -95,11 +100,11 @@ async function link(rt: WhatsAppRuntime, ctx: Ctx): Promise<number> {
       );
       return;
     }
-    void qrForTerminal(qr).then((art) =>
-      ctx.print(
-        json ? { event: 'qr', qr } : `${art}\nScan with the phone: WhatsApp > Settings > Linked devices > Link a device. (A new code appears every ~20 s.)`,
-      ),
-    );
+    if (json) ctx.print({ event: 'qr', qr });
+    else
+      void qrForTerminal(qr).then((art) =>
+        ctx.print(`${art}\nScan with the phone: WhatsApp > Settings > Linked devices > Link a device. (A new code appears every ~20 s.)`),
+      );
   };
   try {
     conn = await rt.connect({
@@ -107,6 +112,11 @@ async function link(rt: WhatsAppRuntime, ctx: Ctx): Promise<number> {
       state: (state, detail) => {
         if (state === 'open' || state === 'logged-out' || (state === 'closed' && detail?.includes('took over')))
           finish({ state, ...(detail ? { detail } : {}) });
+        else if (state === 'closed' && detail) {
+          // Unreachable servers and dropped sockets are retried; say so rather than wait in silence.
+          lastProblem = detail;
+          ctx.print(json ? { event: 'connection', state, detail } : detail);
+        }
       },
     });
     const outcome = await paired;

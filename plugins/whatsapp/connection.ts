@@ -72,6 +72,15 @@ export function quietLogger(logger: Logger): BaileysLogger {
 const LOGGED_OUT = 401;
 const RESTART_REQUIRED = 515;
 const CONNECTION_REPLACED = 440;
+/** Baileys' other DisconnectReason codes, in words for the person (a code alone says little). */
+const REASONS: Record<number, string> = {
+  408: 'WhatsApp could not be reached, or stopped answering',
+  411: 'the multi-device protocol versions disagree',
+  428: 'WhatsApp closed it',
+  500: 'the session is broken',
+  503: 'WhatsApp is unavailable',
+  515: 'WhatsApp asked for a restart',
+};
 
 export interface ConnectionEvents {
   /** A pairing QR's text (a new one every ~20 s while unpaired). */
@@ -231,7 +240,10 @@ export class WhatsAppConnection {
       }
       if (this.stopped) return;
       // 515 after pairing: WhatsApp wants a fresh socket with the new credentials, at once.
-      this.reconnect(code === RESTART_REQUIRED ? 0 : undefined, `The connection dropped (${code ?? 'no reason given'})`);
+      this.reconnect(
+        code === RESTART_REQUIRED ? 0 : undefined,
+        `The connection dropped (${REASONS[code ?? 0] ?? 'no reason given'}${code ? `, ${code}` : ''})`,
+      );
     }
   }
 

@@ -75,6 +75,7 @@ describe('memo whatsapp link|status|unlink', () => {
     expect(code).toBe(0);
     expect(out).toEqual([
       { event: 'qr', qr: QR },
+      { event: 'connection', state: 'closed', detail: 'The connection dropped (WhatsApp asked for a restart, 515); reconnecting in 0 s.' },
       expect.objectContaining({ event: 'linked', number: '+491700000001' }),
       expect.objectContaining({ ok: true }),
     ]);
