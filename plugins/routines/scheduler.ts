@@ -96,8 +96,12 @@ export class Scheduler {
     this.started = false;
     if (this.timer) this.rt.api.clock.clearTimeout(this.timer);
     this.timer = null;
-    for (const a of this.active.values()) a.controller.abort(new Error('Memo stopped while the routine ran'));
-    await Promise.allSettled([this.ticking, ...[...this.active.values()].map((a) => a.done)]);
+    // A look in flight may still start a run: wait for it, then stop every run, until none is left.
+    while (this.ticking || this.active.size) {
+      await this.ticking?.catch(() => undefined);
+      for (const a of this.active.values()) a.controller.abort(new Error('Memo stopped while the routine ran'));
+      await Promise.allSettled([...this.active.values()].map((a) => a.done));
+    }
   }
 
   /** Looks at the routines now (after a change), and resolves when that look (and the timer it sets) is done. */
@@ -128,7 +132,7 @@ export class Scheduler {
     return this.ticking;
   }
 
-  /** The run in progress on this host for a routine, stopped (cancel_routine, pause). */
+  /** Stops the run in progress on this host for a routine (cancel_routine). */
   stopRun(routineId: string, why: string): boolean {
     const a = this.active.get(routineId);
     if (!a) return false;
@@ -257,6 +261,7 @@ export class Scheduler {
       await moveOn();
       return;
     }
+    if (!this.started) return;
     const runId = randomUUID();
     const claimed = await store.claim({ id: runId, routineId: routine.id, scheduledFor: latest, attempt: 1, trigger, owner: this.owner, now });
     // Moved on whether or not this host won the occurrence: the winner may have died before moving it.
@@ -271,7 +276,7 @@ export class Scheduler {
       return;
     }
     // One run at a time: the retry waits for the run in progress (the next look picks it up).
-    if (await this.busy(store, routine.id, now)) return;
+    if (!this.started || (await this.busy(store, routine.id, now))) return;
     const runId = randomUUID();
     const claimed = await store.claim({
       id: runId,
