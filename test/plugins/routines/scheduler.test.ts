@@ -57,6 +57,15 @@ describe('the routines scheduler', () => {
     expect(fx.runs(id).map((r) => iso(r.scheduled_for))).toEqual([iso(Date.UTC(2026, 10, 1, 5, 30)), iso(Date.UTC(2026, 10, 2, 6, 30))]);
   });
 
+  it('runs a routine whose time falls in the hour Berlin skips in spring once, when the clocks have moved on', async () => {
+    fx = await routinesKernel({ clock: new ManualClock(Date.UTC(2026, 2, 27, 12)) });
+    const id = await create(fx, { kind: 'cron', cron: '30 2 * * *', time_zone: 'Europe/Berlin' });
+    // 29 March: 02:00 becomes 03:00, so 02:30 does not exist; it runs at 03:00 CEST (01:00 UTC).
+    const times = [Date.UTC(2026, 2, 28, 1, 30), Date.UTC(2026, 2, 29, 1, 0), Date.UTC(2026, 2, 30, 0, 30)];
+    for (const t of times) await fx.advanceTo(t);
+    expect(fx.runs(id).map((r) => [iso(r.scheduled_for), r.trigger])).toEqual(times.map((t) => [iso(t), 'schedule']));
+  });
+
   describe('after 3 hours of downtime', () => {
     it('applies each routine’s misfire policy: skip, run once, run once only if recent', async () => {
       fx = await routinesKernel();
