@@ -60,6 +60,7 @@ async function link(rt: WhatsAppRuntime, ctx: Ctx): Promise<number> {
     );
   }
   const phone = typeof ctx.options.phone === 'string' ? phoneDigits(ctx.options.phone) : null;
+  if (rt.linkingElsewhere()) throw new MemoError('CONFLICT', 'Another `memo whatsapp link` is running on this data folder; finish or stop it first.');
   if (ctx.options.phone !== undefined && !phone)
     throw new MemoError('VALIDATION', '--phone needs the phone number with its country code, e.g. --phone "+49 170 1234567".');
   const timeoutMs = seconds(ctx.options.timeout, 180, '--timeout') * 1000;
@@ -106,6 +107,7 @@ async function link(rt: WhatsAppRuntime, ctx: Ctx): Promise<number> {
         ctx.print(`${art}\nScan with the phone: WhatsApp > Settings > Linked devices > Link a device. (A new code appears every ~20 s.)`),
       );
   };
+  const unmark = rt.markLinking();
   try {
     conn = await rt.connect({
       qr: onQr,
@@ -149,6 +151,7 @@ async function link(rt: WhatsAppRuntime, ctx: Ctx): Promise<number> {
   } finally {
     finish({ state: 'stopped' });
     await rt.disconnect();
+    unmark();
   }
 }
 

@@ -26,18 +26,37 @@ export const tools = defineTools<ToolArgs>({
 
 type PackService = Parameters<PackApi['services']['register']>[0];
 
-/** The connection `memo serve` keeps: started when a phone is linked, reconnecting until stopped. */
+/** How often `memo serve` looks for a phone linked meanwhile by `memo whatsapp link` (a file check). */
+const LINK_POLL_MS = 3000;
+
+/**
+ * The connection `memo serve` keeps: started when a phone is linked, reconnecting until stopped. With
+ * nothing linked yet it waits for a link made meanwhile (by `memo whatsapp link` in another terminal,
+ * which it lets finish first), so the server need not be restarted after linking.
+ */
 function connectionService(rt: WhatsAppRuntime): PackService {
+  let timer: NodeJS.Timeout | null = null;
   return {
     name: 'connection',
     async start(ctx) {
-      if (!rt.linked()) {
-        ctx.logger.info('whatsapp: no phone linked (memo whatsapp link); the connection is not started');
+      if (rt.linked() && !rt.linkingElsewhere()) {
+        await rt.connect();
         return;
       }
-      await rt.connect();
+      ctx.logger.info('whatsapp: no phone linked yet (memo whatsapp link); the connection starts once one is');
+      timer = setInterval(() => {
+        if (ctx.signal.aborted || rt.connection || !rt.linked() || rt.linkingElsewhere()) return;
+        if (timer) clearInterval(timer);
+        timer = null;
+        rt.connect().catch((err: unknown) => ctx.logger.warn(`whatsapp: could not start the connection: ${(err as Error)?.message ?? String(err)}`));
+      }, LINK_POLL_MS);
+      timer.unref();
     },
-    stop: () => rt.disconnect(),
+    stop: () => {
+      if (timer) clearInterval(timer);
+      timer = null;
+      return rt.disconnect();
+    },
   };
 }
 

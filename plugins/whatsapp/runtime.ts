@@ -4,12 +4,17 @@
  * kernels can share this module in one process (tests, host apps), so state is kept per kernel, by
  * the pack's data folder (which the kernel hands to both `activate` and every call).
  */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
 import { MemoError, type PackApi, type ToolContext } from 'memo-kernel/pack';
 import type { Database } from 'better-sqlite3';
 import type { DataSource } from 'typeorm';
 import { isLinked, openAuthStore, removeAuth, type AuthStore } from './auth-store.js';
 import { WhatsAppConnection, type ConnectionEvents, type SocketMaker } from './connection.js';
 import { WhatsAppStore } from './store.js';
+
+/** The marker file of a `memo whatsapp link` in progress (its pid). */
+const LINKING = 'linking.pid';
 
 /** The seed's limit for this pack's own sends, on top of the kernel's 30 calls a minute. */
 export const SENDS_PER_MINUTE = 10;
@@ -123,6 +128,34 @@ export class WhatsAppRuntime {
     const conn = this._connection;
     this._connection = null;
     await conn?.stop();
+  }
+
+  /**
+   * Marks a `memo whatsapp link` in progress (by its pid) until the returned function runs, so a
+   * `memo serve` on the same data folder waits before it opens a second socket on the new credentials.
+   */
+  markLinking(): () => void {
+    const file = path.join(this.api.dataDir, LINKING);
+    fs.mkdirSync(this.api.dataDir, { recursive: true });
+    fs.writeFileSync(file, String(process.pid), { mode: 0o600 });
+    return () => fs.rmSync(file, { force: true });
+  }
+
+  /** True while a link runs in another live process. */
+  linkingElsewhere(): boolean {
+    let pid: number;
+    try {
+      pid = Number(fs.readFileSync(path.join(this.api.dataDir, LINKING), 'utf8'));
+    } catch {
+      return false;
+    }
+    if (!Number.isInteger(pid) || pid <= 0 || pid === process.pid) return false;
+    try {
+      process.kill(pid, 0);
+      return true;
+    } catch (err) {
+      return (err as NodeJS.ErrnoException).code === 'EPERM';
+    }
   }
 
   /** Drops the credentials (after a logout, from here or from the phone); the history stays. */

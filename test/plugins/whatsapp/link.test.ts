@@ -186,4 +186,30 @@ describe('memo whatsapp link|status|unlink', () => {
     }
     expect(error(await fx.call('read_file', { path: creds })).code).toBe('PATH_PROTECTED');
   });
+
+  test('memo serve picks up a phone linked while it runs, once the link has finished', async () => {
+    const fx = await whatsappKernel();
+    await fx.kernel.start();
+    expect(fx.sockets).toHaveLength(0);
+    const { linking } = await startLink(fx, { json: true });
+    fx.socket().open();
+    await fx.socket().settle();
+    expect((await linking).code).toBe(0);
+    await waitFor(() => fx.sockets.length === 2, { what: 'memo serve to open its own socket after the link' });
+    fx.socket().open();
+    await fx.socket().settle();
+    expect((await fx.command('status', { json: true })).out[0]).toEqual({ ok: true, result: expect.objectContaining({ connection: { state: 'open' } }) });
+  });
+
+  test('a link running in another process holds memo serve and a second link back', async () => {
+    const { fx } = await linkedKernel();
+    const again = await fx.restartWhatsApp();
+    // The parent of this test process stands in for a `memo whatsapp link` still running elsewhere.
+    fs.writeFileSync(path.join(again.packData, 'linking.pid'), String(process.ppid));
+    await again.kernel.start();
+    expect(again.sockets).toHaveLength(0);
+    fs.rmSync(path.join(again.packData, 'auth'), { recursive: true });
+    const second = await again.command('link', { json: true });
+    expect(second.out[0]).toEqual({ ok: false, error: { code: 'CONFLICT', message: expect.stringMatching(/Another `memo whatsapp link` is running/) } });
+  });
 });
