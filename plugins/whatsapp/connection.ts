@@ -21,6 +21,8 @@ export interface WhatsAppSocket {
   user?: { id: string; lid?: string; name?: string } | undefined;
   sendMessage(jid: string, content: { text: string }): Promise<WAMessage | undefined>;
   requestPairingCode(phoneNumber: string): Promise<string>;
+  /** Which of these numbers have WhatsApp, as the JIDs WhatsApp knows them by (Baileys' usync query). */
+  onWhatsApp?(...phoneNumbers: string[]): Promise<Array<{ jid: string; exists: unknown }> | undefined>;
   logout(reason?: string): Promise<void>;
   end(error: Error | undefined): void;
 }
@@ -137,6 +139,17 @@ export class WhatsAppConnection {
   async send(jid: string, text: string): Promise<WAMessage | undefined> {
     if (this._state !== 'open' || !this.socket) throw new Error('not connected');
     return this.socket.sendMessage(jid, { text });
+  }
+
+  /**
+   * Whether WhatsApp knows a phone number's JID, and as which JID (it can differ from the number as
+   * written, e.g. a mobile prefix WhatsApp drops); null when this socket cannot ask.
+   */
+  async lookup(jid: string): Promise<{ exists: boolean; jid: string | null } | null> {
+    if (this._state !== 'open' || !this.socket?.onWhatsApp) return null;
+    const found = (await this.socket.onWhatsApp(jid)) ?? [];
+    const hit = found.find((r) => !!r.exists);
+    return hit ? { exists: true, jid: hit.jid } : { exists: false, jid: null };
   }
 
   async requestPairingCode(digits: string): Promise<string> {

@@ -8,6 +8,7 @@
  * changed between the preview and the send so the words now mean another chat, nothing is sent.
  */
 import { MemoError, type Concern, type Preview, type ToolContext } from 'memo-kernel/pack';
+import { normalizeJid, phoneOf } from './jid.js';
 import { displayName, resolveRecipient, type Recipient } from './recipients.js';
 import { runtimeOf, SENDS_PER_MINUTE, type WhatsAppRuntime } from './runtime.js';
 import { NOT_LINKED } from './read-tools.js';
@@ -89,6 +90,18 @@ export const sendTool = {
     previewed.delete(ctx.callId);
     if (approved && approved.chat_id !== r.chat_id)
       throw new MemoError('CONFLICT', `"${args.to}" now means another chat than the one previewed (${approved.chat_id}). Nothing was sent; ask again.`);
+    if (!r.known && !r.is_group) {
+      // A number the history has never seen: ask WhatsApp first, and use it only as written.
+      const found = await conn.lookup(r.chat_id);
+      if (found && !found.exists) throw new MemoError('NOT_FOUND', `${r.number ?? r.chat_id} does not have WhatsApp (WhatsApp says so). Nothing was sent.`);
+      const known = found?.jid ? normalizeJid(found.jid) : null;
+      if (known && known !== r.chat_id)
+        throw new MemoError(
+          'CONFLICT',
+          `WhatsApp knows ${r.number ?? r.chat_id} as ${phoneOf(known) ?? known}, not as written. Nothing was sent: send again to ${phoneOf(known) ?? known} if that is the person.`,
+          { details: { named: r.chat_id, whatsapp: known } },
+        );
+    }
     const sent = await conn.send(r.chat_id, args.text);
     rt.limiter.record();
     const store = await rt.history();

@@ -32,6 +32,9 @@ export class FakeSocket implements WhatsAppSocket {
   readonly ev = makeEventBuffer(silent);
   readonly sent: Array<{ jid: string; content: { text: string } }> = [];
   readonly pairingCodes: string[] = [];
+  /** Numbers (digits) WhatsApp does not know, and numbers it knows under another JID. */
+  readonly notOnWhatsApp = new Set<string>();
+  readonly knownAs = new Map<string, string>();
   ended = false;
   loggedOut = false;
   user: { id: string; lid?: string; name?: string } | undefined;
@@ -140,6 +143,12 @@ export class FakeSocket implements WhatsAppSocket {
     // Baileys emits what it sent as an `append` upsert (emitOwnEvents).
     this.ev.emit('messages.upsert', { messages: [msg], type: 'append' });
     return Promise.resolve(msg);
+  }
+
+  onWhatsApp(...jids: string[]): Promise<Array<{ jid: string; exists: boolean }>> {
+    // Like Baileys: only the numbers WhatsApp has come back, each as the JID WhatsApp uses.
+    const digits = jids.map((j) => j.split('@')[0]!.replace('+', ''));
+    return Promise.resolve(digits.filter((d) => !this.notOnWhatsApp.has(d)).map((d) => ({ jid: this.knownAs.get(d) ?? `${d}@s.whatsapp.net`, exists: true })));
   }
 
   requestPairingCode(phone: string): Promise<string> {

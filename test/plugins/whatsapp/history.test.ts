@@ -242,6 +242,25 @@ describe('whatsapp history from Baileys events', () => {
     ).toEqual(['A0', 'A2']);
   });
 
+  test('a batch that fails halfway leaves nothing behind, and applies whole when the phone sends it again', async () => {
+    const { fx, sock } = await linkedKernel();
+    const good = [0, 1, 2, 3].map((i) => textMessage(ALICE, `batch message ${i}`, { id: `B${i}`, ts: T0 + i }));
+    // The third message breaks while it is being stored (as a crash would, mid-transaction).
+    const broken = {
+      ...good[2]!,
+      get message(): never {
+        throw new Error('simulated crash');
+      },
+    };
+    sock.emit('messaging-history.set', { chats: [], contacts: [], messages: [good[0]!, good[1]!, broken, good[3]!], syncType: 1, isLatest: true });
+    await sock.settle();
+    expect(fx.logger.lines.some((l) => l.level === 'warn' && /could not apply events: simulated crash/.test(l.message))).toBe(true);
+    expect(error(await fx.call('whatsapp_messages', { chat: ALICE })).code).toBe('NOT_FOUND');
+    sock.emit('messaging-history.set', { chats: [], contacts: [], messages: good, syncType: 1, isLatest: true });
+    await sock.settle();
+    expect(value(await fx.call('whatsapp_messages', { chat: ALICE })).messages.map((m: { id: string }) => m.id)).toEqual(['B3', 'B2', 'B1', 'B0']);
+  });
+
   test('with nothing linked and no history, the read tools say how to link', async () => {
     const fx = await whatsappKernel();
     for (const [tool, args] of [

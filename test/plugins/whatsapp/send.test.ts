@@ -104,6 +104,20 @@ describe('whatsapp_send', () => {
     expect(sock.sent).toEqual([{ jid: '1701111111@s.whatsapp.net', content: { text: 'hi' } }]);
   });
 
+  test('a number nobody in the history has is checked with WhatsApp and used only as written', async () => {
+    const { fx, sock } = await seeded();
+    sock.notOnWhatsApp.add('442079460001');
+    const e = error(await fx.call('whatsapp_send', { to: '+44 20 7946 0001', text: 'hi' }));
+    expect(e.code).toBe('NOT_FOUND');
+    expect(e.message).toMatch(/\+442079460001 does not have WhatsApp.*Nothing was sent/);
+    // WhatsApp knows some numbers without a mobile prefix: never sent to the other number unasked.
+    sock.knownAs.set('5215512345678', '5215512345678@s.whatsapp.net'.replace('521', '52'));
+    const c = error(await fx.call('whatsapp_send', { to: '+52 1 55 1234 5678', text: 'hola' }));
+    expect(c.code).toBe('CONFLICT');
+    expect(c.message).toMatch(/WhatsApp knows \+5215512345678 as \+525512345678, not as written/);
+    expect(sock.sent).toEqual([]);
+  });
+
   test('is asked every time by default: a session approval does not cover the next message', async () => {
     const prompter = new ScriptedPrompter('allow-session');
     const { fx, sock } = await seeded({ prompter });
