@@ -8,10 +8,11 @@ import * as fs from 'node:fs';
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import * as path from 'node:path';
+import Database from 'better-sqlite3';
 import { killWhenDone } from '../../helpers/cleanup.js';
 import { requireFreshBuild } from '../../helpers/dist.js';
 import { tempDir } from '../../helpers/kernel-fixture.js';
-import { SPAWN_TIMEOUT_MS } from '../../helpers/wait.js';
+import { SPAWN_TIMEOUT_MS, waitFor } from '../../helpers/wait.js';
 
 const BIN = path.resolve('bin/memo');
 
@@ -54,6 +55,66 @@ function modelServer() {
 
 describe('memo routines through the compiled CLI', () => {
   beforeAll(requireFreshBuild);
+
+  it(
+    'runs a routine on time in memo serve, as an agent turn through the real adapter',
+    async () => {
+      const { server } = modelServer();
+      await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+      const base = tempDir('memo-routines-serve-');
+      const root = path.join(base, 'root');
+      const data = path.join(base, 'data');
+      fs.mkdirSync(root);
+      const memo = (...args: string[]) =>
+        new Promise<{ code: number | null; stdout: string }>((resolve) => {
+          const c = killWhenDone(spawn(process.execPath, [BIN, '--root', root, '--data', data, ...args], { stdio: ['ignore', 'pipe', 'pipe'] }));
+          let stdout = '';
+          c.stdout.on('data', (d) => (stdout += d));
+          c.on('close', (code) => resolve({ code, stdout }));
+        });
+      try {
+        const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
+        expect(
+          (await memo('provider', 'add', 'local', '--kind', 'openai-compatible', '--preset', 'custom', '--base-url', url, '--model', 'local-model')).code,
+        ).toBe(0);
+        // A one-off a few seconds ahead (seconds are allowed in `at`), in UTC.
+        // Room for two process starts (the create, then memo serve) on a busy machine before it is due.
+        const at = new Date(Math.ceil((Date.now() + 20_000) / 1000) * 1000);
+        const local = at.toISOString().slice(0, 19);
+        const created = await memo(
+          'tools',
+          'call',
+          'create_routine',
+          '--args',
+          JSON.stringify({ name: 'Soon', prompt: 'Report.', schedule: { kind: 'once', at: local, time_zone: 'UTC' }, tools: ['list_routines'] }),
+          '--approve',
+          'allow-once',
+          '--json',
+        );
+        const id = JSON.parse(created.stdout).result.id as string;
+        const serve = killWhenDone(spawn(process.execPath, [BIN, '--root', root, '--data', data, 'serve', '--json'], { stdio: ['ignore', 'pipe', 'pipe'] }));
+        const db = path.join(data, 'packs-data', 'routines', 'routines.sqlite');
+        const run = await waitFor(
+          () => {
+            const conn = new Database(db, { readonly: true, fileMustExist: true });
+            try {
+              return conn.prepare(`SELECT * FROM routine_runs WHERE routine_id = ? AND status != 'running'`).get(id) as Record<string, unknown> | undefined;
+            } finally {
+              conn.close();
+            }
+          },
+          { what: 'the routine to run in memo serve', timeoutMs: 90_000, intervalMs: 250 },
+        );
+        expect(run).toMatchObject({ trigger: 'schedule', status: 'ok', answer: 'Report: 1 routine(s) scheduled.' });
+        expect(Number(run.scheduled_for)).toBe(at.getTime());
+        serve.kill('SIGTERM');
+        await new Promise((r) => serve.once('close', r));
+      } finally {
+        server.close();
+      }
+    },
+    SPAWN_TIMEOUT_MS,
+  );
 
   it(
     'creates a routine, lists it, runs it now through the real adapter as the routine, and shows its history',
