@@ -77,8 +77,7 @@ describe('memo routines through the compiled CLI', () => {
         expect(
           (await memo('provider', 'add', 'local', '--kind', 'openai-compatible', '--preset', 'custom', '--base-url', url, '--model', 'local-model')).code,
         ).toBe(0);
-        // A one-off a few seconds ahead (seconds are allowed in `at`), in UTC.
-        // Room for two process starts (the create, then memo serve) on a busy machine before it is due.
+        // A one-off 20 s ahead (seconds are allowed in `at`), in UTC: room for two process starts (the create, then memo serve).
         const at = new Date(Math.ceil((Date.now() + 20_000) / 1000) * 1000);
         const local = at.toISOString().slice(0, 19);
         const created = await memo(
