@@ -51,6 +51,8 @@ function seconds(value: unknown, fallback: number, name: string): number {
   return n;
 }
 
+const SCAN = 'Scan with the phone: WhatsApp > Settings > Linked devices > Link a device. (A new code appears every ~20 s.)';
+
 async function link(rt: WhatsAppRuntime, ctx: Ctx): Promise<number> {
   if (rt.linked()) {
     const me = accountText(rt.dataDir);
@@ -66,6 +68,12 @@ async function link(rt: WhatsAppRuntime, ctx: Ctx): Promise<number> {
   const timeoutMs = seconds(ctx.options.timeout, 180, '--timeout') * 1000;
   const historyMs = seconds(ctx.options.historyWait, 60, '--history-wait') * 1000;
   const json = !!ctx.options.json;
+  // Lines go out in the order things happened, though drawing a QR takes a moment.
+  let printing = Promise.resolve();
+  const say = (line: unknown) => {
+    const next = printing.then(async () => ctx.print(await line));
+    printing = next.catch(() => undefined);
+  };
   let codeAsked = false;
   let lastProblem: string | undefined;
   let conn: WhatsAppConnection | null = null;
@@ -91,7 +99,7 @@ async function link(rt: WhatsAppRuntime, ctx: Ctx): Promise<number> {
       void c.requestPairingCode(phone).then(
         (code) => {
           const shown = code.length === 8 ? `${code.slice(0, 4)}-${code.slice(4)}` : code;
-          ctx.print(
+          say(
             json
               ? { event: 'pairing-code', code: shown }
               : `Pairing code for +${phone}: ${shown}\nOn the phone: WhatsApp > Settings > Linked devices > Link a device > Link with phone number instead, then enter the code.`,
@@ -101,11 +109,7 @@ async function link(rt: WhatsAppRuntime, ctx: Ctx): Promise<number> {
       );
       return;
     }
-    if (json) ctx.print({ event: 'qr', qr });
-    else
-      void qrForTerminal(qr).then((art) =>
-        ctx.print(`${art}\nScan with the phone: WhatsApp > Settings > Linked devices > Link a device. (A new code appears every ~20 s.)`),
-      );
+    say(json ? { event: 'qr', qr } : qrForTerminal(qr).then((art) => `${art}\n${SCAN}`));
   };
   const unmark = rt.markLinking();
   try {
@@ -117,7 +121,7 @@ async function link(rt: WhatsAppRuntime, ctx: Ctx): Promise<number> {
         else if (state === 'closed' && detail) {
           // Unreachable servers and dropped sockets are retried; say so rather than wait in silence.
           lastProblem = detail;
-          ctx.print(json ? { event: 'connection', state, detail } : detail);
+          say(json ? { event: 'connection', state, detail } : detail);
         }
       },
     });
@@ -125,7 +129,7 @@ async function link(rt: WhatsAppRuntime, ctx: Ctx): Promise<number> {
     if (outcome.state !== 'open')
       throw new MemoError('TOOL_FAILED', `${outcome.detail ?? 'The phone did not pair.'} Nothing was linked; run \`memo whatsapp link\` again.`);
     const me = accountText(rt.dataDir);
-    ctx.print(
+    say(
       json ? { event: 'linked', ...me } : `Linked to WhatsApp as ${me?.name ?? ''} ${me?.number ?? ''}. Receiving the recent history…`.replace(/ {2,}/g, ' '),
     );
     // The phone sends the recent history right after pairing: wait for it (or a quiet spell) before stopping.
@@ -142,6 +146,7 @@ async function link(rt: WhatsAppRuntime, ctx: Ctx): Promise<number> {
         }
       });
     await conn.settled();
+    await printing;
     const counts = (await rt.history()).counts();
     return done(
       ctx,

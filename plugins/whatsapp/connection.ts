@@ -29,6 +29,8 @@ export interface WhatsAppSocket {
 
 export interface SocketOptions {
   auth: AuthenticationState;
+  /** How the device presents itself to the phone (Baileys' browser description), also part of the pairing QR. */
+  browser: [string, string, string];
   /** Baileys' pino-shaped logger (warnings only, as plain sentences). */
   logger: BaileysLogger;
   /** The text of a message this device sent, for Baileys' resend-on-retry. */
@@ -74,6 +76,8 @@ export function quietLogger(logger: Logger): BaileysLogger {
 const LOGGED_OUT = 401;
 const RESTART_REQUIRED = 515;
 const CONNECTION_REPLACED = 440;
+/** What the phone lists under Linked devices (Baileys' Browsers.ubuntu('Memo'), written out to avoid loading Baileys here). */
+const BROWSER: [string, string, string] = ['Ubuntu', 'Memo', '22.04.4'];
 /** Baileys' other DisconnectReason codes, in words for the person (a code alone says little). */
 const REASONS: Record<number, string> = {
   408: 'WhatsApp could not be reached, or stopped answering',
@@ -204,6 +208,7 @@ export class WhatsAppConnection {
     const store = await this.store();
     const socket = await this.make({
       auth: auth.state,
+      browser: BROWSER,
       logger: quietLogger(this.logger),
       getMessage: (key) => {
         const row = key.remoteJid && key.id && key.fromMe ? store.messageByKey(key.remoteJid, key.id, true) : null;

@@ -93,7 +93,7 @@ export class WhatsAppRuntime {
       baileys.makeWASocket({
         auth: { creds: options.auth.creds, keys: baileys.makeCacheableSignalKeyStore(options.auth.keys, options.logger) },
         logger: options.logger,
-        browser: baileys.Browsers.ubuntu('Memo'),
+        browser: options.browser,
         markOnlineOnConnect: false,
         syncFullHistory: false,
         getMessage: (key) => options.getMessage(key),

@@ -6,7 +6,19 @@
  * records what would be transmitted and echoes it back the way Baileys does (an `append` upsert).
  */
 import { deflateSync } from 'node:zlib';
-import { initAuthCreds, makeEventBuffer, proto, type BaileysEventMap, type WAMessage } from 'baileys';
+import {
+  buildPairingQRData,
+  configureSuccessfulPairing,
+  Curve,
+  hmacSign,
+  initAuthCreds,
+  makeEventBuffer,
+  proto,
+  WA_ADV_ACCOUNT_SIG_PREFIX,
+  type BaileysEventMap,
+  type BinaryNode,
+  type WAMessage,
+} from 'baileys';
 import processMessage from 'baileys/lib/Utils/process-message.js';
 import type { SocketMaker, SocketOptions, WhatsAppSocket } from '../../../plugins/whatsapp/connection.js';
 
@@ -68,18 +80,69 @@ export class FakeSocket implements WhatsAppSocket {
     this.ev.emit(event, data);
   }
 
-  /** What Baileys' socket does on a QR ref from the server. */
-  showQr(qr: string): void {
+  /** What Baileys' socket does with a QR ref from the server: its own buildPairingQRData over this device's keys. */
+  showQr(ref = '2@Yx9ref'): string {
+    const { creds } = this.options.auth;
+    const qr = buildPairingQRData(
+      ref,
+      Buffer.from(creds.noiseKey.public).toString('base64'),
+      Buffer.from(creds.signedIdentityKey.public).toString('base64'),
+      creds.advSecretKey,
+      this.options.browser,
+    );
     this.emit('connection.update', { qr });
+    return qr;
   }
 
-  /** The phone accepted the pairing (or an existing link reconnected): Baileys saves the identity, then reports the connection open. */
-  open(me = { id: `${ME.replace('@', ':7@')}`, lid: ME_LID, name: 'Deniz' }): void {
+  /**
+   * The phone scans the QR: WhatsApp's pair-success stanza, signed as a phone signs it (an account key
+   * over the device identity, an HMAC with this device's ADV secret), goes through Baileys' own
+   * configureSuccessfulPairing; the credentials it returns are emitted as Baileys emits them, and the
+   * server then asks for a restart (515), as it does after every pairing.
+   */
+  pair(options: { advSecret?: string } = {}): void {
+    const number = ME.split('@')[0]!;
+    const lid = ME_LID.split('@')[0]!;
+    const { creds } = this.options.auth;
+    const account = Curve.generateKeyPair();
+    const deviceDetails = proto.ADVDeviceIdentity.encode({ rawId: 7, timestamp: 1767225600, keyIndex: 1 }).finish();
+    const accountSignature = Curve.sign(account.private, Buffer.concat([WA_ADV_ACCOUNT_SIG_PREFIX, deviceDetails, creds.signedIdentityKey.public]));
+    const details = proto.ADVSignedDeviceIdentity.encode({ details: deviceDetails, accountSignatureKey: account.public, accountSignature }).finish();
+    const hmac = hmacSign(details, Buffer.from(options.advSecret ?? creds.advSecretKey, 'base64'));
+    const stanza: BinaryNode = {
+      tag: 'iq',
+      attrs: { id: 'pair-1', from: 's.whatsapp.net', type: 'set' },
+      content: [
+        {
+          tag: 'pair-success',
+          attrs: {},
+          content: [
+            { tag: 'device-identity', attrs: { 'key-index': '1' }, content: proto.ADVSignedDeviceIdentityHMAC.encode({ details, hmac }).finish() },
+            { tag: 'platform', attrs: { name: 'android' } },
+            { tag: 'device', attrs: { jid: `${number}:7@s.whatsapp.net`, lid: `${lid}:7@lid` } },
+          ],
+        },
+      ],
+    };
+    let update: Partial<typeof creds>;
+    try {
+      update = configureSuccessfulPairing(stanza, creds).creds;
+    } catch (err) {
+      // What Baileys' socket does when the check fails: it ends the connection with that error.
+      this.emit('connection.update', { connection: 'close', lastDisconnect: { error: err as Error, date: new Date() } });
+      return;
+    }
+    Object.assign(creds, update);
+    this.emit('creds.update', update);
+    this.emit('connection.update', { isNewLogin: true });
+    this.close(515);
+  }
+
+  /** A socket on linked credentials comes up (after the restart that follows pairing, or on a reconnect). */
+  open(): void {
+    const me = this.options.auth.creds.me;
+    if (!me) throw new Error('open() needs linked credentials: pair() first');
     this.user = me;
-    // What Baileys' configureSuccessfulPairing records: the account's signed identity and who we are.
-    const account = { details: new Uint8Array([1, 2, 3]), accountSignatureKey: new Uint8Array(32), accountSignature: new Uint8Array(64) };
-    Object.assign(this.options.auth.creds, { me, account });
-    this.emit('creds.update', { me, account });
     this.emit('connection.update', { connection: 'open' });
   }
 

@@ -79,14 +79,29 @@ export async function whatsappKernel(
   return wfx;
 }
 
+/**
+ * Pairs the socket `memo whatsapp link` (or a test) is waiting on: Baileys' QR, the phone's
+ * pair-success through Baileys' own pairing code, the 515 restart, and the new socket coming up.
+ */
+export async function pairPhone(fx: WhatsAppFixture): Promise<{ sock: FakeSocket; qr: string }> {
+  const first = fx.socket();
+  const count = fx.sockets.length;
+  const qr = first.showQr();
+  first.pair();
+  await first.settle();
+  await waitFor(() => fx.sockets.length > count, { what: 'the socket that follows the 515 restart' });
+  const next = fx.socket();
+  next.open();
+  await next.settle();
+  return { sock: next, qr };
+}
+
 /** Links through the real `memo whatsapp link` flow against the fake socket; leaves the kernel serving with a fresh socket. */
 export async function linkedKernel(options: Parameters<typeof whatsappKernel>[0] = {}): Promise<{ fx: WhatsAppFixture; sock: FakeSocket }> {
   const fx = await whatsappKernel(options);
   const linking = fx.command('link', { json: true, historyWait: '0' });
   await waitFor(() => fx.sockets.length > 0, { what: 'the link command to open a socket' });
-  fx.socket().showQr('2@ref,noise,identity,adv');
-  fx.socket().open();
-  await fx.socket().settle();
+  await pairPhone(fx);
   const r = await linking;
   if (r.code !== 0) throw new Error(`link failed: ${JSON.stringify(r.out)}`);
   const sock = await fx.serve();

@@ -4,9 +4,7 @@ import { proto } from 'baileys';
 import QRCode from 'qrcode';
 import { tempDir } from '../../helpers/kernel-fixture.js';
 import { waitFor } from '../../helpers/wait.js';
-import { error, linkedKernel, textMessage, value, whatsappKernel, type WhatsAppFixture } from './helpers.js';
-
-const QR = '2@Yx9ref,bm9pc2U=,aWRlbnRpdHk=,YWR2';
+import { error, linkedKernel, pairPhone, textMessage, value, whatsappKernel, type WhatsAppFixture } from './helpers.js';
 
 const mode = (p: string) => fs.statSync(p).mode & 0o777;
 
@@ -18,23 +16,37 @@ async function startLink(fx: WhatsAppFixture, options: Record<string, unknown> =
   return { linking };
 }
 
+const SCAN = 'Scan with the phone: WhatsApp > Settings > Linked devices > Link a device. (A new code appears every ~20 s.)';
+const RESTART = 'The connection dropped (WhatsApp asked for a restart, 515); reconnecting in 0 s.';
+
 describe('memo whatsapp link|status|unlink', () => {
-  test('link draws the QR Baileys reports in the terminal, then saves the credentials 0600', async () => {
+  test("link draws the QR Baileys builds from this device's keys, pairs through Baileys' own pairing code, and saves the credentials 0600", async () => {
     const fx = await whatsappKernel();
     const { linking } = await startLink(fx);
     const sock = fx.socket();
-    sock.showQr(QR);
-    await sock.settle();
-    sock.open();
-    await sock.settle();
+    const { qr } = await pairPhone(fx);
     const { code, out } = await linking;
     expect(code).toBe(0);
-    const art = await QRCode.toString(QR, { type: 'terminal', small: true });
-    expect(out[0]).toBe(`${art}\nScan with the phone: WhatsApp > Settings > Linked devices > Link a device. (A new code appears every ~20 s.)`);
-    expect(out[1]).toMatch(/^Linked to WhatsApp as Deniz \+491700000001\./);
+    const art = await QRCode.toString(qr, { type: 'terminal', small: true });
+    expect(out).toEqual([
+      `${art}\n${SCAN}`,
+      RESTART,
+      expect.stringMatching(/^Linked to WhatsApp as \+491700000001\. Receiving the recent history/),
+      expect.stringMatching(/^History so far: 0 chats/),
+    ]);
     expect(sock.ended).toBe(true);
 
+    // The QR carries this device's public keys, the ones now saved: a phone that scans it pairs with them.
     const auth = path.join(fx.packData, 'auth');
+    const creds = JSON.parse(fs.readFileSync(path.join(auth, 'creds.json'), 'utf8')) as {
+      noiseKey: { public: { data: string } };
+      advSecretKey: string;
+      me: { id: string; lid: string };
+      account: unknown;
+    };
+    expect(qr.split('#')[1]!.split(',')).toEqual([expect.any(String), creds.noiseKey.public.data, expect.any(String), creds.advSecretKey, expect.any(String)]);
+    expect(creds.me).toEqual(expect.objectContaining({ id: '491700000001:7@s.whatsapp.net', lid: '90000000001:7@lid' }));
+    expect(creds.account).toBeTruthy();
     expect(mode(auth)).toBe(0o700);
     const files = fs.readdirSync(auth);
     expect(files).toContain('creds.json');
@@ -42,7 +54,7 @@ describe('memo whatsapp link|status|unlink', () => {
     const status = await fx.command('status', { json: true });
     expect(status.out[0]).toEqual({
       ok: true,
-      result: { linked: true, account: { number: '+491700000001', name: 'Deniz' }, connection: null, history: { chats: 0, messages: 0, contacts: 0 } },
+      result: { linked: true, account: { number: '+491700000001', name: null }, connection: null, history: { chats: 0, messages: 0, contacts: 0 } },
     });
   });
 
@@ -50,44 +62,53 @@ describe('memo whatsapp link|status|unlink', () => {
     const fx = await whatsappKernel();
     const { linking } = await startLink(fx, { phone: '+49 170 0000001', json: true });
     const sock = fx.socket();
-    sock.showQr(QR);
+    // The code is asked for once the socket is ready to pair (when it offers its first QR).
+    sock.showQr();
     await sock.settle();
     await waitFor(() => sock.pairingCodes.length > 0, { what: 'a pairing code request' });
-    sock.open();
+    sock.pair();
     await sock.settle();
+    await waitFor(() => fx.sockets.length === 2, { what: 'the socket after the restart' });
+    fx.socket().open();
+    await fx.socket().settle();
     const { code, out } = await linking;
     expect(code).toBe(0);
     expect(sock.pairingCodes).toEqual(['491700000001']);
     expect(out[0]).toEqual({ event: 'pairing-code', code: 'K7Q2-M9XD' });
     expect(out).not.toContainEqual(expect.objectContaining({ event: 'qr' }));
+    expect(out).toContainEqual(expect.objectContaining({ event: 'linked', number: '+491700000001' }));
   });
 
-  test('after pairing, the restart WhatsApp asks for (515) opens a new socket at once', async () => {
+  test('a pair-success not signed for this device is refused by Baileys, and nothing is linked', async () => {
     const fx = await whatsappKernel();
-    const { linking } = await startLink(fx, { json: true });
-    fx.socket().showQr(QR);
-    fx.socket().close(515);
-    await fx.socket().settle();
-    await waitFor(() => fx.sockets.length === 2, { what: 'a second socket' });
-    fx.socket().open();
-    await fx.socket().settle();
+    const { linking } = await startLink(fx, { json: true, timeout: '0.5' });
+    const sock = fx.socket();
+    sock.showQr();
+    // Signed with another device's ADV secret: the HMAC check in Baileys' configureSuccessfulPairing fails.
+    sock.pair({ advSecret: Buffer.alloc(32, 7).toString('base64') });
+    await sock.settle();
     const { code, out } = await linking;
-    expect(code).toBe(0);
-    expect(out).toEqual([
-      { event: 'qr', qr: QR },
-      { event: 'connection', state: 'closed', detail: 'The connection dropped (WhatsApp asked for a restart, 515); reconnecting in 0 s.' },
-      expect.objectContaining({ event: 'linked', number: '+491700000001' }),
-      expect.objectContaining({ ok: true }),
-    ]);
+    expect(code).toBe(1);
+    expect(out).toContainEqual({
+      event: 'connection',
+      state: 'closed',
+      detail: expect.stringMatching(/^The connection dropped \(the session is broken, 500\)/),
+    });
+    expect(out.at(-1)).toEqual({
+      ok: false,
+      error: {
+        code: 'TOOL_FAILED',
+        message: expect.stringMatching(/No phone paired within 0.5 s \(last: The connection dropped \(the session is broken, 500\)/),
+      },
+    });
+    expect((await fx.command('status', { json: true })).out[0]).toEqual({ ok: true, result: expect.objectContaining({ linked: false }) });
   });
 
   test('link waits for the first history sync and keeps it', async () => {
     const fx = await whatsappKernel();
     const linking = fx.command('link', { json: true });
     await waitFor(() => fx.sockets.length > 0, { what: 'a socket' });
-    const sock = fx.socket();
-    sock.open();
-    await sock.settle();
+    const { sock } = await pairPhone(fx);
     await sock.historySync({
       syncType: proto.HistorySync.HistorySyncType.INITIAL_BOOTSTRAP,
       conversations: [{ id: '491701111111@s.whatsapp.net', name: 'Alice', messages: [{ message: textMessage('491701111111@s.whatsapp.net', 'welcome') }] }],
@@ -192,10 +213,9 @@ describe('memo whatsapp link|status|unlink', () => {
     await fx.kernel.start();
     expect(fx.sockets).toHaveLength(0);
     const { linking } = await startLink(fx, { json: true });
-    fx.socket().open();
-    await fx.socket().settle();
+    await pairPhone(fx);
     expect((await linking).code).toBe(0);
-    await waitFor(() => fx.sockets.length === 2, { what: 'memo serve to open its own socket after the link' });
+    await waitFor(() => fx.sockets.length === 3, { what: 'memo serve to open its own socket after the link' });
     fx.socket().open();
     await fx.socket().settle();
     expect((await fx.command('status', { json: true })).out[0]).toEqual({ ok: true, result: expect.objectContaining({ connection: { state: 'open' } }) });
