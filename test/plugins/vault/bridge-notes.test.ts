@@ -114,7 +114,9 @@ describe('vault desktop bridge: notes and templates', () => {
       expect(text).toMatch(/^---\nstatus: draft\ntype: meeting\n---\nExisting text\.\n\n# Tagged\nDate: \d{4}-\d{2}-\d{2} at \d{2}:\d{2}\n## Agenda\n$/);
       const q = fx.prompter.asked.at(-1)!;
       expect(q.preview!.kind).toBe('diff');
-      expect(q.preview!.text).toMatch(/^notes\.applyTemplate \(note edit: asked every time\)\nTemplate Meeting Notes \(Templates\/Meeting Notes\.md\) applied to Tagged\.md:\n/);
+      expect(q.preview!.text).toMatch(
+        /^notes\.applyTemplate \(note edit: asked every time\)\nTemplate Meeting Notes \(Templates\/Meeting Notes\.md\) applied to Tagged\.md:\n/,
+      );
       expect(q.preview!.text).toContain(' status: draft\n+type: meeting\n');
       expect(q.preview!.text).toContain('+# Tagged\n');
       // The note gets the date and time the preview showed.
