@@ -2,8 +2,9 @@
  * Renders a scene with Excalidraw's own export (`exportToSvg` from `@excalidraw/utils`), run under
  * jsdom, and rasterises the SVG with resvg for PNG using the fonts Excalidraw ships in node_modules.
  * The browser globals the export needs exist only while one render runs (renders are queued one at a
- * time), so no other code in the process sees them. Nothing is downloaded: fonts are not inlined into
- * the SVG (the editor's export would fetch them) and resvg gets the local font files.
+ * time), so no other code in the process sees them. Nothing is downloaded: the export subsets and
+ * inlines Excalidraw's fonts from the data: URLs its own bundle carries (fetch is held to data: URLs
+ * while it runs), and resvg gets the .ttf files Excalidraw ships.
  */
 import { MemoError } from 'memo-kernel/pack';
 import { excalidraw, fontFiles, lineWidth, unrefLongTimers } from './excalidraw-node.js';
@@ -28,7 +29,7 @@ type ExportToSvg = (opts: {
   config?: Record<string, unknown>;
 }) => Promise<{ outerHTML: string }>;
 
-/** A FontFace that loads nothing: the export asks for one per font; the SVG names the family instead. */
+/** A FontFace that loads nothing: the export registers one per font but reads the font data itself. */
 class NoFontFace {
   status = 'loaded';
   constructor(
@@ -83,10 +84,18 @@ async function withDom<T>(work: (exportToSvg: ExportToSvg) => Promise<T>): Promi
     Object.defineProperty(g, k, { value, configurable: true, writable: true });
   }
   const restoreTimers = unrefLongTimers();
+  // The export reads its bundled fonts through fetch of data: URLs; anything else would be the network.
+  const realFetch = globalThis.fetch;
+  globalThis.fetch = (input: Parameters<typeof fetch>[0], init?: RequestInit) => {
+    const url = input instanceof Request ? input.url : String(input);
+    if (!url.startsWith('data:')) return Promise.reject(new MemoError('TOOL_FAILED', `Rendering does not download anything (asked for ${url.slice(0, 80)}).`));
+    return realFetch(input, init);
+  };
   try {
     const utils = (await import('@excalidraw/utils')) as unknown as { exportToSvg: ExportToSvg };
     return await work(utils.exportToSvg);
   } finally {
+    globalThis.fetch = realFetch;
     restoreTimers();
     for (const [k, d] of saved) {
       if (d) Object.defineProperty(g, k, d);
@@ -112,7 +121,8 @@ async function exportSvg(scene: SceneFile, options: RenderOptions): Promise<stri
           },
           files: scene.files,
         },
-        config: { padding: options.padding ?? 10, skipInliningFonts: true },
+        // PNG: resvg draws text with the .ttf files, so the SVG need not carry the fonts.
+        config: { padding: options.padding ?? 10, ...(options.format === 'png' ? { skipInliningFonts: true } : {}) },
       });
       return svg.outerHTML;
     }),
