@@ -137,6 +137,27 @@ describe('whatsapp_send', () => {
     expect(sock.sent).toHaveLength(2);
   });
 
+  test('a person who edits the message in the approval sees the edit previewed again, and the edited text is sent', async () => {
+    const prompter = new ScriptedPrompter('allow-once');
+    prompter.answer({ edit: { to: 'Alice Weber', text: 'See you at 6, not 5' } }, 'allow-once');
+    const { fx, sock } = await seeded({ prompter });
+    value(await fx.call('whatsapp_send', { to: 'Alice Weber', text: 'See you at 5' }));
+    expect(prompter.asked).toHaveLength(2);
+    expect(prompter.asked[1]!.preview?.text).toMatch(/Message \(19 characters\):\nSee you at 6, not 5$/);
+    expect(sock.sent).toEqual([{ jid: ALICE, content: { text: 'See you at 6, not 5' } }]);
+  });
+
+  test('an edit that turns the recipient into an ambiguous name is refused, and nothing is sent', async () => {
+    const prompter = new ScriptedPrompter('deny-once');
+    prompter.answer({ edit: { to: 'Ali', text: 'hi' } });
+    const { fx, sock } = await seeded({ prompter });
+    expect(error(await fx.call('whatsapp_send', { to: 'Alice Weber', text: 'hi' })).code).toBe('PERMISSION_DENIED');
+    // Asked again with the call as it was, and why the edit was not taken.
+    expect(prompter.asked[1]!.editProblem).toMatch(/"Ali" fits 2 WhatsApp chats/);
+    expect(prompter.asked[1]!.preview?.text).toMatch(/^To: Alice Weber/);
+    expect(sock.sent).toEqual([]);
+  });
+
   test('a denial sends nothing', async () => {
     const prompter = new ScriptedPrompter('deny-once');
     const { fx, sock } = await seeded({ prompter });
