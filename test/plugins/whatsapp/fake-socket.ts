@@ -5,9 +5,11 @@
  * as Baileys' own socket feeds them after decrypting. Only the network is missing: `sendMessage`
  * records what would be transmitted and echoes it back the way Baileys does (an `append` upsert).
  */
+import { randomBytes } from 'node:crypto';
 import { deflateSync } from 'node:zlib';
 import {
   buildPairingQRData,
+  bytesToCrockford,
   configureSuccessfulPairing,
   Curve,
   hmacSign,
@@ -215,8 +217,9 @@ export class FakeSocket implements WhatsAppSocket {
   }
 
   requestPairingCode(phone: string): Promise<string> {
-    // Baileys records the number it pairs as and the code in the credentials before sending them.
-    const code = 'K7Q2M9XD';
+    // As Baileys' requestPairingCode: a code from its own Crockford encoding of 5 random bytes, recorded
+    // with the number it pairs as in the credentials before it is sent to the server.
+    const code = bytesToCrockford(randomBytes(5));
     this.options.auth.creds.pairingCode = code;
     this.options.auth.creds.me = { id: `${phone}@s.whatsapp.net`, name: '~' };
     this.emit('creds.update', this.options.auth.creds);

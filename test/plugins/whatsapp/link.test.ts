@@ -74,7 +74,9 @@ describe('memo whatsapp link|status|unlink', () => {
     const { code, out } = await linking;
     expect(code).toBe(0);
     expect(sock.pairingCodes).toEqual(['491700000001']);
-    expect(out[0]).toEqual({ event: 'pairing-code', code: 'K7Q2-M9XD' });
+    const saved = JSON.parse(fs.readFileSync(path.join(fx.packData, 'auth', 'creds.json'), 'utf8')) as { pairingCode: string };
+    expect(out[0]).toEqual({ event: 'pairing-code', code: `${saved.pairingCode.slice(0, 4)}-${saved.pairingCode.slice(4)}` });
+    expect(saved.pairingCode).toMatch(/^[0-9A-Z]{8}$/);
     expect(out).not.toContainEqual(expect.objectContaining({ event: 'qr' }));
     expect(out).toContainEqual(expect.objectContaining({ event: 'linked', number: '+491700000001' }));
   });
