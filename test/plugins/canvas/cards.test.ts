@@ -1,4 +1,5 @@
-import { canvasKernel, error, value, type CanvasFixture } from './helpers.js';
+import { makeKernel } from '../../helpers/kernel-fixture.js';
+import { canvasKernel, error, PLUGINS, value, type CanvasFixture } from './helpers.js';
 
 describe('cards: notes, tasks and events on a canvas through vault_add_canvas_item only', () => {
   let fx: CanvasFixture;
@@ -132,6 +133,31 @@ describe('the Spatial Canvas feature switch and a missing vault pack', () => {
         expect([tool, e.code]).toEqual([tool, 'TOOL_DISABLED']);
         expect(e.message).toContain('Spatial Canvas feature is switched off');
       }
+    } finally {
+      await fx.close();
+    }
+  });
+});
+
+describe('without the packs a canvas needs', () => {
+  it('says the vault pack is not loaded when it is not', async () => {
+    const fx = makeKernel({ packs: [] });
+    try {
+      const statuses = await fx.kernel.loadPacks([{ dir: PLUGINS, source: 'builtin', only: ['canvas'] }]);
+      expect(statuses.find((s) => s.id === 'canvas')?.status).toBe('loaded');
+      const r = await fx.kernel.invoke({ tool: 'vault_list_canvases', args: {}, caller: { kind: 'agent' } });
+      expect(error(r)).toMatchObject({ code: 'TOOL_FAILED', message: expect.stringContaining('The vault pack is not loaded') });
+    } finally {
+      await fx.close();
+    }
+  });
+
+  it('says an event cannot be a card when the calendar pack is not loaded', async () => {
+    const fx = await canvasKernel();
+    try {
+      value(await fx.call('vault_create_canvas', { name: 'Board' }));
+      const e = error(await fx.call('vault_add_canvas_item', { canvas: 'Board', items: [{ type: 'event', id: 'local:x@memo' }] }));
+      expect(e.message).toContain('The calendar pack is not loaded or does not offer events');
     } finally {
       await fx.close();
     }
