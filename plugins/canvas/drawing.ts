@@ -309,6 +309,9 @@ export async function edit(scene: SceneFile, changes: readonly Change[]): Promis
       (c.x !== undefined || c.y !== undefined || c.dx !== undefined || c.dy !== undefined || c.width !== undefined || c.height !== undefined)
     )
       throw invalid(`changes[${i}]: "${c.elementId}" is the label of ${el.containerId}; move or resize the container instead.`);
+    // An arrow bound at both ends is placed by its shapes, as in the editor: it follows them.
+    if (el.startBinding && el.endBinding && (c.x !== undefined || c.y !== undefined || c.dx !== undefined || c.dy !== undefined))
+      throw invalid(`changes[${i}]: arrow "${c.elementId}" is bound at both ends; move the shapes it joins and it follows them.`);
   }
 
   const result: EditResult = { elements: [], moved: [], restyled: [], retexted: [], resized: [], deleted: [] };
@@ -368,8 +371,15 @@ export async function edit(scene: SceneFile, changes: readonly Change[]): Promis
       }
       changedShapes.push(el);
     }
-    // Labels re-measured and re-centred, then every arrow bound to a moved or resized shape follows it.
+    // Labels re-measured and re-centred, then every arrow bound to a moved or resized shape follows it
+    // (an arrow moved by one free end keeps its bound end on its shape).
     const now = sc.getNonDeletedElementsMap();
+    for (const el of [...changedShapes]) {
+      for (const b of [el.startBinding, el.endBinding]) {
+        const shape = b ? now.get(b.elementId) : undefined;
+        if (shape && !changedShapes.includes(shape)) changedShapes.push(shape);
+      }
+    }
     for (const el of changedShapes) {
       const current = now.get(el.id);
       if (!current) continue;

@@ -133,3 +133,34 @@ describe('editing a canvas: moves that arrows follow, restyles, retexts, deletes
     expect(fs.readdirSync(path.join(fx.vault, 'Plans'))).toEqual(['Board.excalidraw']);
   });
 });
+
+describe('editing arrows and unlabelled shapes', () => {
+  let fx: CanvasFixture;
+  beforeAll(async () => {
+    fx = await canvasKernel();
+  });
+  afterAll(async () => fx.close());
+
+  it('gives a shape without a label one, bound and centred, and keeps an arrow bound at both ends where its shapes put it', async () => {
+    value(await fx.call('vault_create_canvas', { name: 'A' }));
+    const { refs } = value(
+      await fx.call('vault_draw_on_canvas', {
+        canvas: 'A',
+        elements: [
+          { type: 'ellipse', ref: 'e', x: 0, y: 0, width: 200, height: 100 },
+          { type: 'rectangle', ref: 'r', x: 400, y: 0, width: 200, height: 100 },
+          { type: 'arrow', ref: 'a', start: { ref: 'e' }, end: { ref: 'r' } },
+        ],
+      }),
+    );
+    value(await fx.call('vault_edit_canvas_elements', { canvas: 'A', changes: [{ elementId: refs.e, text: 'Hello' }] }));
+    const els = fx.scene('A.excalidraw').elements;
+    const label = els.find((x: any) => x.containerId === refs.e);
+    expect(label).toMatchObject({ type: 'text', text: 'Hello', textAlign: 'center', verticalAlign: 'middle' });
+    expect(byId(els).get(refs.e).boundElements).toContainEqual({ id: label.id, type: 'text' });
+    expect(label.x + label.width / 2).toBeCloseTo(100, 0);
+    expect(label.y + label.height / 2).toBeCloseTo(50, 0);
+    const e = error(await fx.call('vault_edit_canvas_elements', { canvas: 'A', changes: [{ elementId: refs.a, dx: 50 }] }));
+    expect(e.message).toContain('is bound at both ends');
+  });
+});
