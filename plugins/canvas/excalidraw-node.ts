@@ -9,8 +9,8 @@
  * - `window`: touched by a debug check inside Scene; it is defined only while Excalidraw code runs
  *   synchronously (`withWindow`) so no other code in the process ever sees a browser global.
  * - long timers: every Scene starts a throttled (60 s) fractional-index check, whose timer would keep
- *   a finished CLI command or test run alive for a minute; timers that long started while Excalidraw
- *   code runs are unref'd (they still fire if the process is alive anyway).
+ *   a finished CLI command or test run alive for a minute; such timers started by Excalidraw's code
+ *   are unref'd (they still fire if the process is alive anyway).
  * - text metrics: the editor measures text with a canvas; here glyph advances come from the same
  *   fonts Excalidraw ships (the .ttf files in `@excalidraw/utils`' assets, read with fontkit), so a
  *   label's box has the size the editor would give it. Nothing is downloaded.
@@ -118,12 +118,15 @@ export function excalidraw(): Promise<Excalidraw> {
 
 const LONG_TIMER_MS = 10_000;
 
-/** Until the returned function is called, timers of 10 s or more do not keep the process alive. */
+/**
+ * Until the returned function is called, timers of 10 s or more that Excalidraw's code starts (told by
+ * the caller's stack) do not keep the process alive; every other timer is left as it is.
+ */
 export function unrefLongTimers(): () => void {
   const original = globalThis.setTimeout;
   const patched = (...args: Parameters<typeof setTimeout>) => {
     const timer = original(...args);
-    if ((args[1] ?? 0) >= LONG_TIMER_MS) timer.unref();
+    if ((args[1] ?? 0) >= LONG_TIMER_MS && /[\\/]@excalidraw[\\/]/.test(new Error().stack ?? '')) timer.unref();
     return timer;
   };
   globalThis.setTimeout = Object.assign(patched, original) as typeof setTimeout;
