@@ -5,8 +5,8 @@
  * following write passes back so it is refused if the canvas changed in between.
  */
 import type { ToolContext } from 'memo-kernel/pack';
-import { canvasVault, listCanvasFiles, loadCanvas, sizeWarning } from './runtime.js';
-import { cardOf, describe, labelOf, live, textOf, type El } from './scene.js';
+import { canvasVault, listCanvasFiles, loadCanvas, optionalCalendar, sizeWarning, type VaultEntities } from './runtime.js';
+import { cardOf, describe, labelOf, live, textOf, type CardRef, type El } from './scene.js';
 import type { ToolArgs } from './tool-args.js';
 
 export async function listCanvases(_args: ToolArgs['vault_list_canvases'], ctx: ToolContext) {
@@ -25,8 +25,27 @@ export async function listCanvases(_args: ToolArgs['vault_list_canvases'], ctx: 
   return { vault: loc.folder, canvases };
 }
 
+/**
+ * The entity's title now, from the pack that owns it: a card's text is the title when it was put on
+ * the canvas, and the note may have been renamed since. `missing` when it no longer exists; undefined
+ * when its pack cannot say (not loaded), and the card's text stands.
+ */
+async function currentTitle(ctx: ToolContext, vault: VaultEntities, card: CardRef): Promise<string | null | undefined> {
+  try {
+    if (card.type === 'event') {
+      const events = optionalCalendar(ctx);
+      if (!events) return undefined;
+      return (await events.getEvent(ctx, card.id))?.title ?? null;
+    }
+    return (await vault.find(ctx, card.type, card.id))?.title ?? null;
+  } catch {
+    return undefined;
+  }
+}
+
 export async function readCanvas(args: ToolArgs['vault_read_canvas'], ctx: ToolContext) {
-  const c = await loadCanvas(ctx, await canvasVault(ctx), args.canvas, 'read');
+  const vault = await canvasVault(ctx);
+  const c = await loadCanvas(ctx, vault, args.canvas, 'read');
   const els = live(c.scene.elements);
   const byId = new Map(els.map((e) => [e.id, e]));
   const items = [];
@@ -36,7 +55,8 @@ export async function readCanvas(args: ToolArgs['vault_read_canvas'], ctx: ToolC
     if (!card) continue;
     const label = labelOf(e, byId);
     if (label) cardTexts.add(label.id);
-    items.push({ ...card, title: label ? textOf(label) : '', elementId: e.id });
+    const now = await currentTitle(ctx, vault, card);
+    items.push({ ...card, title: now ?? (label ? textOf(label) : ''), elementId: e.id, ...(now === null ? { missing: true } : {}) });
   }
   // Free text and labels, in drawing order, until the cap; frame names are text too.
   const limit = args.maxTextChars ?? 4000;

@@ -46,11 +46,17 @@ export function vaultService(ctx: ToolContext): VaultEntities {
   return v;
 }
 
-export function calendarService(ctx: ToolContext): CalendarEvents {
+/** The calendar's events service, or undefined while the calendar pack is not loaded. */
+export function optionalCalendar(ctx: ToolContext): CalendarEvents | undefined {
   const c = apiOf(ctx).lookup<Partial<CalendarEvents>>('calendar.events');
-  if (!c || typeof c.getEvent !== 'function')
+  return c && typeof c.getEvent === 'function' ? (c as CalendarEvents) : undefined;
+}
+
+export function calendarService(ctx: ToolContext): CalendarEvents {
+  const c = optionalCalendar(ctx);
+  if (!c)
     throw new MemoError('TOOL_FAILED', 'The calendar pack is not loaded or does not offer events (calendar.events), so an event cannot be put on a canvas.');
-  return c as CalendarEvents;
+  return c;
 }
 
 /** The vault service, after checking the Spatial Canvas feature is on: every canvas tool starts here. */

@@ -4,7 +4,7 @@
 export interface ToolArgs {
   /** Lists every canvas (.excalidraw file) in the vault, with how many items (note, task and event cards) sit on each, its element count and its version. */
   vault_list_canvases: Record<string, never>;
-  /** What is on one canvas: the notes, tasks and events on it as cards (type, id, title) and the text written on it (free text and shape labels), without geometry. Long canvases cap the text returned and say so with texts_truncated. Use vault_read_canvas_elements before drawing or editing. */
+  /** What is on one canvas: the notes, tasks and events on it as cards (type, id, title as the note/task/event has it now; missing: true when it no longer exists) and the text written on it (free text and shape labels), without geometry. Long canvases cap the text returned and say so with texts_truncated. Use vault_read_canvas_elements before drawing or editing. */
   vault_read_canvas: {
     /** The canvas: its name (Roadmap) or its path inside the vault (Plans/Roadmap.excalidraw). */
     canvas: string;

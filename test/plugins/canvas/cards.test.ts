@@ -58,6 +58,20 @@ describe('cards: notes, tasks and events on a canvas through vault_add_canvas_it
     expect(JSON.stringify(read)).not.toMatch(/"x"|"width"|"points"/);
   });
 
+  it("reads a card's title as its task has it now, and marks a card whose task is gone", async () => {
+    const t = value(await fx.call('vault_create_task', { title: 'Old name' })).id;
+    value(await fx.call('vault_add_canvas_item', { canvas: 'Board', items: [{ type: 'task', id: t, x: 0, y: 900 }] }));
+    value(await fx.call('vault_update_task', { task: t, title: 'New name' }));
+    let card = value(await fx.call('vault_read_canvas', { canvas: 'Board' })).items.find((i: any) => i.id === t);
+    expect(card).toMatchObject({ type: 'task', title: 'New name' });
+    expect(card.missing).toBeUndefined();
+    value(await fx.call('vault_delete_task', { task: t }));
+    card = value(await fx.call('vault_read_canvas', { canvas: 'Board' })).items.find((i: any) => i.id === t);
+    expect(card).toMatchObject({ title: 'Old name', missing: true });
+    const id = card.elementId;
+    value(await fx.call('vault_remove_canvas_item', { canvas: 'Board', elementId: id }));
+  });
+
   it('caps the text it returns and says so with texts_truncated', async () => {
     value(await fx.call('vault_draw_on_canvas', { canvas: 'Board', elements: [{ type: 'text', x: 0, y: 600, text: 'word '.repeat(100) }] }));
     const read = value(await fx.call('vault_read_canvas', { canvas: 'Board', maxTextChars: 100 }));
