@@ -95,6 +95,30 @@ describe('the other element kinds: images, embeds, lines, freedraw, elbow arrows
     expect(e4.message).toContain('ref "x" is used twice');
   });
 
+  it('puts shapes already on the canvas (with their labels) into a new frame sized around them', async () => {
+    const made = value(
+      await fx.call('vault_draw_on_canvas', {
+        canvas: 'Pics',
+        elements: [
+          { type: 'rectangle', ref: 'p', x: 0, y: 1000, width: 100, height: 50, label: { text: 'one' } },
+          { type: 'ellipse', ref: 'q', x: 300, y: 1100, width: 100, height: 50 },
+        ],
+      }),
+    );
+    const fr = value(
+      await fx.call('vault_draw_on_canvas', {
+        canvas: 'Pics',
+        elements: [{ type: 'frame', ref: 'g', name: 'Group', children: [{ elementId: made.refs.p }, { elementId: made.refs.q }] }],
+      }),
+    ).refs.g;
+    const els = fx.scene('Pics.excalidraw').elements;
+    const get = (id: string) => els.find((e: any) => e.id === id);
+    expect(get(made.refs.p).frameId).toBe(fr);
+    expect(get(made.refs.q).frameId).toBe(fr);
+    expect(els.find((e: any) => e.containerId === made.refs.p).frameId).toBe(fr);
+    expect(get(fr)).toMatchObject({ x: -10, y: 990, width: 420, height: 170 });
+  });
+
   it('moves a frame with its children', async () => {
     const made = value(
       await fx.call('vault_draw_on_canvas', {
