@@ -125,6 +125,11 @@ export class WhatsAppConnection {
     return this._detail;
   }
 
+  /** Stopped for good (stop(), a logout, or another session took over): it will not reconnect. */
+  get finished(): boolean {
+    return this.stopped;
+  }
+
   get account(): { id: string; lid?: string; name?: string } | null {
     return this.socket?.user ?? null;
   }

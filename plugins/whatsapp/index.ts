@@ -30,25 +30,32 @@ type PackService = Parameters<PackApi['services']['register']>[0];
 const LINK_POLL_MS = 3000;
 
 /**
- * The connection `memo serve` keeps: started when a phone is linked, reconnecting until stopped. With
- * nothing linked yet it waits for a link made meanwhile (by `memo whatsapp link` in another terminal,
- * which it lets finish first), so the server need not be restarted after linking.
+ * The connection `memo serve` keeps: started when a phone is linked, reconnecting until stopped. It
+ * also looks every few seconds for a phone linked meanwhile (by `memo whatsapp link` in another
+ * terminal, which it lets finish first), linked again after the phone dropped this device, or a
+ * start that failed, so the server never needs a restart for any of these.
  */
 function connectionService(rt: WhatsAppRuntime): PackService {
   let timer: NodeJS.Timeout | null = null;
+  let busy = false;
   return {
     name: 'connection',
     async start(ctx) {
-      if (rt.linked() && !rt.linkingElsewhere()) {
-        await rt.connect();
-        return;
-      }
-      ctx.logger.info('whatsapp: no phone linked yet (memo whatsapp link); the connection starts once one is');
+      const tick = async () => {
+        if (busy || ctx.signal.aborted || !rt.linked() || rt.linkingElsewhere()) return;
+        // A connection another session took over stays stopped: taking it back would only start a tug of war.
+        if (rt.connection && rt.connection.state !== 'logged-out') return;
+        busy = true;
+        try {
+          await rt.connect();
+        } finally {
+          busy = false;
+        }
+      };
+      if (!rt.linked()) ctx.logger.info('whatsapp: no phone linked yet (memo whatsapp link); the connection starts once one is');
+      await tick().catch((err: unknown) => ctx.logger.warn(`whatsapp: could not start the connection: ${(err as Error)?.message ?? String(err)}`));
       timer = setInterval(() => {
-        if (ctx.signal.aborted || rt.connection || !rt.linked() || rt.linkingElsewhere()) return;
-        if (timer) clearInterval(timer);
-        timer = null;
-        rt.connect().catch((err: unknown) => ctx.logger.warn(`whatsapp: could not start the connection: ${(err as Error)?.message ?? String(err)}`));
+        tick().catch((err: unknown) => ctx.logger.warn(`whatsapp: could not start the connection: ${(err as Error)?.message ?? String(err)}`));
       }, LINK_POLL_MS);
       timer.unref();
     },

@@ -106,10 +106,12 @@ export class WhatsAppRuntime {
    */
   async connect(events?: ConnectionEvents): Promise<WhatsAppConnection> {
     if (this.disposed) throw new MemoError('CANCELLED', 'The WhatsApp pack is unloading.');
-    if (this._connection) {
+    if (this._connection && !this._connection.finished) {
       if (events) this._connection.on(events);
       return this._connection;
     }
+    // One that ended (logged out, taken over) is replaced.
+    await this.disconnect();
     const maker = await this.socketMaker();
     const conn = new WhatsAppConnection(
       maker,
@@ -120,7 +122,14 @@ export class WhatsAppRuntime {
     );
     this._connection = conn;
     if (events) conn.on(events);
-    await conn.start();
+    try {
+      await conn.start();
+    } catch (err) {
+      // A connection that never started is not kept: the next connect() tries afresh.
+      if (this._connection === conn) this._connection = null;
+      await conn.stop();
+      throw err;
+    }
     return conn;
   }
 

@@ -239,11 +239,17 @@ export class FakeSocket implements WhatsAppSocket {
 }
 
 /** A socket maker that hands out FakeSockets and keeps them, newest last. */
-export function fakeMaker(): { make: SocketMaker; sockets: FakeSocket[]; last(): FakeSocket } {
+export function fakeMaker(): { make: SocketMaker; sockets: FakeSocket[]; last(): FakeSocket; failNext(n: number): void } {
   const sockets: FakeSocket[] = [];
+  let failures = 0;
   return {
     sockets,
+    failNext: (n) => (failures = n),
     make: (options) => {
+      if (failures > 0) {
+        failures--;
+        throw new Error('the socket could not be made');
+      }
       const s = new FakeSocket(options);
       sockets.push(s);
       return s;

@@ -15,6 +15,8 @@ export interface WhatsAppFixture extends Fixture {
   /** Every socket the pack made, newest last. */
   sockets: FakeSocket[];
   socket(): FakeSocket;
+  /** The next n sockets fail to be made (as a broken auth folder or library would). */
+  failNextSockets(n: number): void;
   /** Starts `memo serve`'s services (the connection) and waits for the socket. */
   serve(): Promise<FakeSocket>;
   packData: string;
@@ -64,6 +66,7 @@ export async function whatsappKernel(
     command,
     sockets: maker.sockets,
     socket: () => maker.last(),
+    failNextSockets: (n: number) => maker.failNext(n),
     serve: async () => {
       const before = maker.sockets.length;
       await fx.kernel.start();

@@ -234,4 +234,23 @@ describe('memo whatsapp link|status|unlink', () => {
     const second = await again.command('link', { json: true });
     expect(second.out[0]).toEqual({ ok: false, error: { code: 'CONFLICT', message: expect.stringMatching(/Another `memo whatsapp link` is running/) } });
   });
+
+  test('memo serve retries a connection that failed to start, and reconnects after the phone links again', async () => {
+    const { fx } = await linkedKernel();
+    const again = await fx.restartWhatsApp();
+    again.failNextSockets(1);
+    await again.kernel.start();
+    expect(again.logger.lines.some((l) => l.level === 'warn' && /could not start the connection: the socket could not be made/.test(l.message))).toBe(true);
+    await waitFor(() => again.sockets.length === 1, { what: 'the retried connection' });
+    again.socket().open();
+    await again.socket().settle();
+    // The phone drops the device; the person links again from another terminal (here, the same process).
+    again.socket().close(401);
+    await again.socket().settle();
+    expect((await again.command('status', { json: true })).out[0]).toEqual({ ok: true, result: expect.objectContaining({ linked: false }) });
+    const { linking } = await startLink(again, { json: true });
+    await pairPhone(again);
+    expect((await linking).code).toBe(0);
+    await waitFor(() => again.sockets.length === 4, { what: 'memo serve to connect on the new link' });
+  });
 });
