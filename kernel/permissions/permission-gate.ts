@@ -106,7 +106,9 @@ export class PermissionGate {
 
     const sessionKey = call.caller.sessionId ?? SESSION_DEFAULT;
     if (!everyTime(call.concern)) {
-      if (call.caller.sessionId !== undefined && this.preApproved.get(call.caller.sessionId)?.has(call.tool)) return { decision: 'allow:pre-approved' };
+      // Only a routine's own calls: no other caller can name its way into a run's grant.
+      if (call.caller.kind === 'routine' && call.caller.sessionId !== undefined && this.preApproved.get(call.caller.sessionId)?.has(call.tool))
+        return { decision: 'allow:pre-approved' };
       if (this.sessions.get(sessionKey)?.has(call.tool)) return { decision: 'allow:stored-session' };
       const allow = stored.allow;
       if (allow?.scope === 'conversation') return { decision: 'allow:stored-conversation' };

@@ -142,6 +142,23 @@ describe('api.agent: agent turns run as routines', () => {
     expect(fx.prompter.asked).toHaveLength(0);
   });
 
+  it("grants a run's pre-approvals to the routine's own calls only, not to another caller that names the same session", async () => {
+    const k = await routineKernel();
+    fx = k.fx;
+    const grant = fx.kernel.gate.preApprove('routine:r-1:run-9', ['echo_medium']);
+    try {
+      const mcp = await fx.kernel.invoke({ tool: 'echo_medium', args: { text: 'm' }, caller: { kind: 'mcp', id: 'x', sessionId: 'routine:r-1:run-9' } });
+      const agent = await fx.kernel.invoke({ tool: 'echo_medium', args: { text: 'a' }, caller: { kind: 'agent', sessionId: 'routine:r-1:run-9' } });
+      expect([mcp.ok, agent.ok]).toEqual([false, false]);
+      expect(fx.prompter.asked.map((q) => q.tool)).toEqual(['echo_medium']);
+      const own = await fx.kernel.invoke({ tool: 'echo_medium', args: { text: 'r' }, caller: { kind: 'routine', id: 'r-1', sessionId: 'routine:r-1:run-9' } });
+      expect(own.ok).toBe(true);
+      expect(fx.kernel.audit.tail().at(-1)).toMatchObject({ tool: 'echo_medium', decision: 'allow:pre-approved' });
+    } finally {
+      grant.dispose();
+    }
+  });
+
   it('ends the pre-approvals with the run', async () => {
     const k = await routineKernel();
     fx = k.fx;
