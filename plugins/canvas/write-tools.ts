@@ -192,14 +192,19 @@ export const drawOnCanvas = {
   preview: async (args: Args<'vault_draw_on_canvas'>, ctx: ToolContext): Promise<Preview> => {
     const { c, r } = await planDraw(args, ctx);
     rememberPreview(ctx, c);
+    // A frame's name is where a person reads which frame it is.
+    const frameName = (id: string) => (r.elements.find((e) => e.id === id) as { name?: unknown } | undefined)?.name;
     const name = (id: string) => {
       const a = r.added.find((x) => x.id === id);
-      if (a) return a.ref ? `ref ${a.ref}` : a.type;
+      const fn = frameName(id);
+      if (a) return a.ref ? `ref ${a.ref}` : typeof fn === 'string' && fn ? `${a.type} ${quote(fn)}` : a.type;
       const el = c.scene.elements.find((e) => e.id === id);
       return el ? named(el, new Map(c.scene.elements.map((e) => [e.id, e]))) : id;
     };
     const lines = r.added.map((a) => {
-      let line = `+ ${a.type}${a.ref ? ` [${a.ref}]` : ''}${a.text ? ' ' + quote(a.text) : ''}`;
+      const fn = frameName(a.id);
+      const label = a.text ?? (typeof fn === 'string' && fn ? fn : undefined);
+      let line = `+ ${a.type}${a.ref ? ` [${a.ref}]` : ''}${label ? ' ' + quote(label) : ''}`;
       if (a.start || a.end) line += ` from ${a.start ? name(a.start) : '(free)'} to ${a.end ? name(a.end) : '(free)'}`;
       if (a.frame) line += ` in frame ${name(a.frame)}`;
       return line;

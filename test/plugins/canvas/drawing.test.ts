@@ -213,4 +213,19 @@ describe('drawing a flowchart with refs, bound arrows and a frame', () => {
     expect(text).toContain('+ arrow from ellipse "Done"');
     expect(text).toContain('to ref x');
   });
+
+  it('names a frame without a ref by its name in the preview, for itself and its children', async () => {
+    fx.prompter.asked.length = 0;
+    value(
+      await fx.call('vault_draw_on_canvas', {
+        canvas: 'Flow',
+        elements: [
+          { type: 'rectangle', x: 0, y: 600, width: 100, height: 50, label: { text: 'Later' } },
+          { type: 'frame', name: 'Parking lot', children: [{ elementId: refs.c }] },
+        ],
+      }),
+    );
+    const text = fx.prompter.asked[0]?.preview?.text ?? '';
+    expect(text).toContain('+ frame "Parking lot"');
+  });
 });
