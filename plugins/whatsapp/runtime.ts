@@ -23,17 +23,19 @@ export const SENDS_PER_MINUTE = 10;
 export class SendLimiter {
   private sent: number[] = [];
   constructor(
+    /** The kernel's clock (a test's fake one moves the window). */
+    private readonly clock: () => number,
     private readonly limit = SENDS_PER_MINUTE,
     private readonly windowMs = 60_000,
   ) {}
 
   /** Seconds until one more send is allowed (0: now). */
-  waitSeconds(now = Date.now()): number {
+  waitSeconds(now = this.clock()): number {
     this.sent = this.sent.filter((t) => t > now - this.windowMs);
     return this.sent.length < this.limit ? 0 : Math.max(1, Math.ceil((this.sent[0]! + this.windowMs - now) / 1000));
   }
 
-  record(now = Date.now()): void {
+  record(now = this.clock()): void {
     this.sent.push(now);
   }
 }
@@ -43,10 +45,12 @@ export class WhatsAppRuntime {
   private store: Promise<WhatsAppStore> | null = null;
   private auth: Promise<AuthStore> | null = null;
   private _connection: WhatsAppConnection | null = null;
-  readonly limiter = new SendLimiter();
+  readonly limiter: SendLimiter;
   private disposed = false;
 
-  constructor(readonly api: PackApi) {}
+  constructor(readonly api: PackApi) {
+    this.limiter = new SendLimiter(() => api.clock.now());
+  }
 
   get dataDir(): string {
     return this.api.dataDir;

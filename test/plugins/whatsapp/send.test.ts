@@ -174,6 +174,15 @@ describe('whatsapp_send', () => {
     expect(e.message).toMatch(/At most 10 WhatsApp messages a minute.*try again in \d+ s/);
     expect(fx.prompter.asked).toHaveLength(asked);
     expect(sock.sent).toHaveLength(10);
+    // The window runs on the kernel's clock: still full 59 s later, open again once the minute has passed.
+    fx.clock.advance(59_000);
+    expect(error(await fx.call('whatsapp_send', { to: 'Alice Weber', text: 'message 11' }))).toMatchObject({
+      code: 'RATE_LIMITED',
+      message: expect.stringMatching(/try again in 1 s/),
+    });
+    fx.clock.advance(1_001);
+    value(await fx.call('whatsapp_send', { to: 'Alice Weber', text: 'message 11' }));
+    expect(sock.sent).toHaveLength(11);
   });
 
   test('refuses a text over 4,096 characters (counted as characters, not bytes)', async () => {
