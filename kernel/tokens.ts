@@ -7,7 +7,7 @@ import type { Clock as ClockShape } from './clock.js';
 import type { Logger as LoggerShape } from './logger.js';
 import type { Prompter as PrompterShape } from './permissions/prompter.js';
 import type { AuditFilter, AuditRecord } from './audit/audit-log.js';
-import type { ConversationInfo, ToolActivity } from './agent/conversation-store.js';
+import type { ConversationInfo, StoredMessage, StoredSummary, ToolActivity, TurnRecord } from './agent/conversation-store.js';
 import type { AgentStep } from './agent/agent-loop.js';
 import type { ChatMessage, ModelProvider, ProviderConfig, ProviderFactory } from './agent/provider.js';
 import type { Disposable } from './disposable.js';
@@ -41,7 +41,12 @@ export interface ConversationStore {
   update(id: string, fields: { title?: string; provider?: string | null; model?: string | null }): Promise<void>;
   delete(id: string): Promise<boolean>;
   history(id: string): Promise<ChatMessage[]>;
-  appendTurn(id: string, messages: ChatMessage[], steps: AgentStep[]): Promise<void>;
+  /** `record`: who produced the turn's replies, and the summary when the turn compacted its history. */
+  appendTurn(id: string, messages: ChatMessage[], steps: AgentStep[], record?: TurnRecord): Promise<void>;
+  /** Every stored message (summarised ones too) with the provider and model that produced it. Optional for host stores. */
+  messages?(id: string): Promise<StoredMessage[]>;
+  /** The compaction summaries, oldest first. Optional for host stores. */
+  summaries?(id: string): Promise<StoredSummary[]>;
   activity(id: string): Promise<ToolActivity[]>;
   /** Called with each deleted conversation's id (the kernel revokes its write capabilities). */
   setDeleteListener(listener: (id: string) => void): void;

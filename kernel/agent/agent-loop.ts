@@ -2,7 +2,8 @@ import { maskArgs } from '../audit/masking.js';
 import { isMemoError } from '../errors.js';
 import type { Kernel } from '../kernel.js';
 import type { Caller, ToolResult } from '../tools/contract.js';
-import { planBudget, TokenCounter } from './context-budget.js';
+import { chooseCut, COMPACT_AT, summarise, summaryMessage, type Compaction } from './compaction.js';
+import { measureRequest, planBudget, replyReserve, TokenCounter } from './context-budget.js';
 import { isProviderError, type ChatMessage, type ModelProvider, type ToolCallRequestPart, type ToolDefinition } from './provider.js';
 
 export const MAX_ITERATIONS = 40;
@@ -27,6 +28,9 @@ export interface AgentStep {
 export type AgentEvent =
   | { type: 'turn_start'; conversationId: string; capability: string | null; tools: string[] }
   | { type: 'model_call'; iteration: number; budget: number; toolTokens: number }
+  /** The older history was summarised before this turn's next request (seed 003: said in the transcript). */
+  | { type: 'compaction'; replaced: number; summaryTokens: number }
+  | { type: 'compaction_failed'; reason: string }
   | { type: 'tool_start'; iteration: number; tool: string; args: Record<string, unknown> }
   | { type: 'tool_end'; step: AgentStep }
   | { type: 'turn_end'; stopReason: StopReason };
@@ -53,6 +57,8 @@ export interface TurnOptions {
    * outside MCP callers a write), and its calls use the routine's own rate-limit budget.
    */
   routine?: { id: string; sessionId: string };
+  /** False: never compact the history (the request is refused when it does not fit, as before). */
+  compact?: boolean;
 }
 
 export interface TurnResult {
@@ -66,6 +72,10 @@ export interface TurnResult {
   messages: ChatMessage[];
   iterations: number;
   usage: { inputTokens: number; outputTokens: number };
+  /** Set when the turn summarised the oldest history: the caller stores it with the turn. */
+  compaction?: Compaction;
+  /** Why a compaction that was tried failed (the turn went on uncompacted when it still fit). */
+  compactionError?: string;
 }
 
 function shortArgs(args: unknown): Record<string, unknown> {
@@ -102,7 +112,11 @@ export async function runTurn(kernel: Kernel, opts: TurnOptions): Promise<TurnRe
   const scope = opts.toolsEnabled === false ? [] : (opts.scope ?? undefined);
 
   const added: ChatMessage[] = [{ role: 'user', content: opts.userMessage }];
-  const base: ChatMessage[] = [...(opts.systemPrompt ? [{ role: 'system' as const, content: opts.systemPrompt }] : []), ...opts.history];
+  const system: ChatMessage[] = opts.systemPrompt ? [{ role: 'system', content: opts.systemPrompt }] : [];
+  let history = opts.history;
+  let compaction: Compaction | undefined;
+  let compactionError: string | undefined;
+  let compactionTried = opts.compact === false;
   const steps: AgentStep[] = [];
   const usage = { inputTokens: 0, outputTokens: 0 };
   let answer = '';
@@ -124,7 +138,45 @@ export async function runTurn(kernel: Kernel, opts: TurnOptions): Promise<TurnRe
   const emit = (e: AgentEvent) => opts.onEvent?.(e);
   const finish = (stopReason: StopReason, error?: string): TurnResult => {
     emit({ type: 'turn_end', stopReason });
-    return { stopReason, answer, ...(error ? { error } : {}), steps, messages: added, iterations: iteration, usage };
+    return {
+      stopReason,
+      answer,
+      ...(error ? { error } : {}),
+      steps,
+      messages: added,
+      iterations: iteration,
+      usage,
+      ...(compaction ? { compaction } : {}),
+      ...(compactionError ? { compactionError } : {}),
+    };
+  };
+
+  /**
+   * Summarises the oldest history once per turn when the request grows past COMPACT_AT of the
+   * window. Only the stored history is summarised: this turn's own messages (the person's new
+   * message first) always go verbatim. A failure is kept to explain a refusal, never thrown.
+   */
+  const maybeCompact = async (): Promise<void> => {
+    const window = opts.provider.contextWindow(opts.model);
+    if (compactionTried || window === undefined || history.length === 0) return;
+    const reserve = replyReserve(window);
+    const whole = measureRequest(counter, [...system, ...history, ...added], defs);
+    if (whole.conversationTokens + whole.toolTokens + reserve <= window * COMPACT_AT) return;
+    // Tool definitions that alone overflow cannot be helped by a summary: planBudget says so.
+    if (whole.toolTokens + reserve >= window) return;
+    compactionTried = true;
+    const fixed = measureRequest(counter, [...system, ...added], defs);
+    const maxSummary = Math.max(128, Math.min(2_000, Math.floor(window / 10)));
+    const cut = chooseCut(counter, history, fixed.conversationTokens + fixed.toolTokens + reserve, maxSummary, window)!; // history is not empty
+    try {
+      const summary = await summarise(opts.provider, opts.model, counter, history.slice(0, cut), window, maxSummary, signal);
+      history = [summaryMessage(summary), ...history.slice(cut)];
+      compaction = { summary, replaced: cut };
+      emit({ type: 'compaction', replaced: cut, summaryTokens: counter.count(summary) });
+    } catch (err) {
+      compactionError = (err as Error).message;
+      emit({ type: 'compaction_failed', reason: compactionError });
+    }
   };
 
   /** Gives every call of an assistant message that has no result yet a synthetic one, so the history stays valid. */
@@ -137,12 +189,15 @@ export async function runTurn(kernel: Kernel, opts: TurnOptions): Promise<TurnRe
     while (iteration < max) {
       if (signal.aborted) return finish('cancelled', 'The turn was stopped.');
       iteration++;
-      const messages = [...base, ...added];
+      await maybeCompact();
+      if (signal.aborted) return finish('cancelled', 'The turn was stopped.');
+      const messages = [...system, ...history, ...added];
       let plan;
       try {
         plan = planBudget(counter, opts.provider, opts.model, messages, defs);
       } catch (err) {
-        return finish('error', (err as Error).message);
+        const why = (err as Error).message;
+        return finish('error', compactionError ? `${why} Compacting the earlier conversation failed: ${compactionError}.` : why);
       }
       emit({ type: 'model_call', iteration, budget: plan.budget, toolTokens: plan.toolTokens });
       let reply;

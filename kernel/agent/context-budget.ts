@@ -51,19 +51,28 @@ function k(n: number): string {
   return n >= 1000 ? `${(n / 1000).toFixed(1)}K` : String(n);
 }
 
-/** Sizes a request and refuses, before sending, one that cannot fit the model's window. */
-export function planBudget(counter: TokenCounter, provider: ModelProvider, model: string, messages: ChatMessage[], tools: ToolDefinition[]): Budget {
-  // Serialise exactly what the provider receives: the definitions as sent, and each message.
+/** Room for the reply: 1K tokens, or a quarter of a small model's window. */
+export function replyReserve(window: number | undefined): number {
+  return window === undefined ? MIN_REPLY_TOKENS : Math.min(MIN_REPLY_TOKENS, Math.floor(window / 4));
+}
+
+/** Tokens of exactly what the provider receives: the definitions as sent, and each message. */
+export function measureRequest(counter: TokenCounter, messages: ChatMessage[], tools: ToolDefinition[]): { conversationTokens: number; toolTokens: number } {
   const toolTokens = tools.length ? counter.count(JSON.stringify(tools)) : 0;
   let conversationTokens = 0;
   for (const m of messages)
     conversationTokens += counter.count(m.content) + 4 + ('toolCalls' in m && m.toolCalls ? counter.count(JSON.stringify(m.toolCalls)) : 0);
+  return { conversationTokens, toolTokens };
+}
+
+/** Sizes a request and refuses, before sending, one that cannot fit the model's window. */
+export function planBudget(counter: TokenCounter, provider: ModelProvider, model: string, messages: ChatMessage[], tools: ToolDefinition[]): Budget {
+  const { conversationTokens, toolTokens } = measureRequest(counter, messages, tools);
   const window = provider.contextWindow(model);
   const needed = conversationTokens + toolTokens;
   const wanted = Math.max(CONTEXT_FLOOR, needed + CONTEXT_HEADROOM);
   const budget = window === undefined ? wanted : Math.min(window, wanted);
-  // Room for the reply: 1K tokens, or a quarter of a small model's window.
-  const reserve = window === undefined ? MIN_REPLY_TOKENS : Math.min(MIN_REPLY_TOKENS, Math.floor(window / 4));
+  const reserve = replyReserve(window);
   if (window !== undefined && needed + reserve > window) {
     const defs = `${tools.length} tool definition${tools.length === 1 ? '' : 's'} need ${k(toolTokens)} tokens`;
     const message =

@@ -60,6 +60,14 @@ export class MessageRow {
 
   @CreateDateColumn()
   createdAt!: Date;
+
+  // Added by a later migration (ALTER TABLE appends), hence after createdAt.
+  /** The provider that produced an assistant message (null for the person's and the tools' messages). */
+  @Column('varchar', { length: 100, nullable: true })
+  provider!: string | null;
+
+  @Column('varchar', { length: 200, nullable: true })
+  model!: string | null;
 }
 
 /** A record for the person of which tools a turn ran: never replayed to the model. */
@@ -94,6 +102,36 @@ export class ToolActivityRow {
 
   @Column('integer')
   durationMs!: number;
+
+  @CreateDateColumn()
+  createdAt!: Date;
+}
+
+/**
+ * A summary of a conversation's oldest messages (seed 003 compaction). The newest one stands in
+ * for every message up to `throughSeq` when the history is replayed; older ones are kept as a record.
+ */
+@Entity('conversation_summaries')
+@Index(['conversationId', 'throughSeq'])
+export class SummaryRow {
+  @PrimaryColumn('varchar', { length: 36 })
+  id!: string;
+
+  @Column('varchar', { length: 36 })
+  conversationId!: string;
+
+  /** The seq of the last message the summary replaces. */
+  @Column('integer')
+  throughSeq!: number;
+
+  @Column('text')
+  content!: string;
+
+  @Column('varchar', { length: 100, nullable: true })
+  provider!: string | null;
+
+  @Column('varchar', { length: 200, nullable: true })
+  model!: string | null;
 
   @CreateDateColumn()
   createdAt!: Date;

@@ -33,5 +33,24 @@ class CreateConversations1796064597881 implements MigrationInterface {
   }
 }
 
+/** Per-message provider and model (a switch mid-conversation is recorded), and compaction summaries. */
+class AddSummariesAndMessageModel1796500000000 implements MigrationInterface {
+  async up(qr: QueryRunner): Promise<void> {
+    await qr.query(`ALTER TABLE "messages" ADD COLUMN "provider" varchar(100)`);
+    await qr.query(`ALTER TABLE "messages" ADD COLUMN "model" varchar(200)`);
+    await qr.query(
+      `CREATE TABLE "conversation_summaries" ("id" varchar(36) PRIMARY KEY NOT NULL, "conversationId" varchar(36) NOT NULL, "throughSeq" integer NOT NULL, "content" text NOT NULL, "provider" varchar(100), "model" varchar(200), "createdAt" datetime NOT NULL DEFAULT (datetime('now')))`,
+    );
+    await qr.query(`CREATE INDEX "IDX_3ab6c8b8a75553f4a33701a0e2" ON "conversation_summaries" ("conversationId", "throughSeq") `);
+  }
+
+  async down(qr: QueryRunner): Promise<void> {
+    await qr.query(`DROP INDEX IF EXISTS "IDX_3ab6c8b8a75553f4a33701a0e2"`);
+    await qr.query(`DROP TABLE IF EXISTS "conversation_summaries"`);
+    await qr.query(`ALTER TABLE "messages" DROP COLUMN "model"`);
+    await qr.query(`ALTER TABLE "messages" DROP COLUMN "provider"`);
+  }
+}
+
 /** Every migration of agent.sqlite, in order. */
-export const CONVERSATION_MIGRATIONS = [CreateConversations1796064597881];
+export const CONVERSATION_MIGRATIONS = [CreateConversations1796064597881, AddSummariesAndMessageModel1796500000000];

@@ -3,6 +3,7 @@ import type { DataSource, Repository } from 'typeorm';
 import { MemoError } from '../errors.js';
 import { openSqlite } from '../storage/sqlite.js';
 import type { AgentStep } from './agent-loop.js';
+import { summaryMessage, type Compaction } from './compaction.js';
 import type { ChatMessage } from './provider.js';
 
 export interface ConversationInfo {
@@ -23,6 +24,35 @@ export interface ToolActivity {
   code: string | null;
   summary: string;
   durationMs: number;
+}
+
+/** One stored message as the person sees it: who produced it, and where the summaries stand. */
+export interface StoredMessage {
+  seq: number;
+  role: ChatMessage['role'];
+  content: string;
+  /** The provider and model that produced an assistant message; null for the others. */
+  provider: string | null;
+  model: string | null;
+  /** A tool result's tool, an assistant message's called tools. */
+  tools: string[];
+}
+
+export interface StoredSummary {
+  throughSeq: number;
+  content: string;
+  provider: string | null;
+  model: string | null;
+  createdAt: string;
+}
+
+/** What else a turn stores with its messages. */
+export interface TurnRecord {
+  /** Who produced the turn's assistant messages (a switch mid-conversation is recorded per message). */
+  provider?: string;
+  model?: string;
+  /** The turn summarised the leading messages of the history it was given. */
+  compaction?: Compaction;
 }
 
 type Entities = typeof import('./conversation-entities.js');
@@ -46,6 +76,7 @@ export class ConversationStore {
     conv: Repository<InstanceType<Entities['ConversationRow']>>;
     msg: Repository<InstanceType<Entities['MessageRow']>>;
     act: Repository<InstanceType<Entities['ToolActivityRow']>>;
+    sum: Repository<InstanceType<Entities['SummaryRow']>>;
   }> {
     if (!this.ds) {
       const opening = (this.opening ??= this.open());
@@ -57,7 +88,12 @@ export class ConversationStore {
       }
     }
     const e = this.entities!;
-    return { conv: this.ds.getRepository(e.ConversationRow), msg: this.ds.getRepository(e.MessageRow), act: this.ds.getRepository(e.ToolActivityRow) };
+    return {
+      conv: this.ds.getRepository(e.ConversationRow),
+      msg: this.ds.getRepository(e.MessageRow),
+      act: this.ds.getRepository(e.ToolActivityRow),
+      sum: this.ds.getRepository(e.SummaryRow),
+    };
   }
 
   /** Loaded on first use, with typeorm itself (see openSqlite). */
@@ -65,7 +101,7 @@ export class ConversationStore {
     const [entities, { CONVERSATION_MIGRATIONS }] = await Promise.all([import('./conversation-entities.js'), import('./conversation-migrations.js')]);
     this.entities = entities;
     return openSqlite(this.file, {
-      entities: [entities.ConversationRow, entities.MessageRow, entities.ToolActivityRow],
+      entities: [entities.ConversationRow, entities.MessageRow, entities.ToolActivityRow, entities.SummaryRow],
       migrations: CONVERSATION_MIGRATIONS,
     });
   }
@@ -122,11 +158,26 @@ export class ConversationStore {
     return Boolean(res.affected);
   }
 
-  /** The messages to send the model again (tool activity is not among them). */
+  /** The newest summary, if the conversation was ever compacted. */
+  private async latestSummary(id: string): Promise<InstanceType<Entities['SummaryRow']> | null> {
+    const { sum } = await this.repos();
+    return sum.findOne({ where: { conversationId: id }, order: { throughSeq: 'DESC', createdAt: 'DESC' } });
+  }
+
+  /**
+   * The messages to send the model again (tool activity is not among them): the newest summary in
+   * place of the messages it replaced, then every later message.
+   */
   async history(id: string): Promise<ChatMessage[]> {
     const { msg } = await this.repos();
-    const rows = await msg.find({ where: { conversationId: id }, order: { seq: 'ASC' } });
-    return rows.map((r): ChatMessage => {
+    const summary = await this.latestSummary(id);
+    // A query builder, not MoreThan: typeorm is loaded on first use only (see open()).
+    const rows = await msg
+      .createQueryBuilder('m')
+      .where('m.conversationId = :id AND m.seq > :after', { id, after: summary?.throughSeq ?? 0 })
+      .orderBy('m.seq', 'ASC')
+      .getMany();
+    const replayed = rows.map((r): ChatMessage => {
       switch (r.role) {
         case 'assistant':
           return { role: 'assistant', content: r.content, ...(r.toolCalls?.length ? { toolCalls: r.toolCalls } : {}) };
@@ -136,13 +187,39 @@ export class ConversationStore {
           return { role: r.role, content: r.content };
       }
     });
+    return summary ? [summaryMessage(summary.content), ...replayed] : replayed;
   }
 
-  /** Appends one turn: its messages (every tool call has its result) and the finished tool steps. */
-  async appendTurn(id: string, messages: ChatMessage[], steps: AgentStep[]): Promise<void> {
+  /** Every stored message, summarised or not, with the provider and model that produced it. */
+  async messages(id: string): Promise<StoredMessage[]> {
+    const { msg } = await this.repos();
+    const rows = await msg.find({ where: { conversationId: id }, order: { seq: 'ASC' } });
+    return rows.map((r) => ({
+      seq: r.seq,
+      role: r.role,
+      content: r.content,
+      provider: r.provider,
+      model: r.model,
+      tools: r.role === 'tool' ? [r.name ?? ''] : (r.toolCalls ?? []).map((c) => c.name),
+    }));
+  }
+
+  /** Every summary of the conversation, oldest first. */
+  async summaries(id: string): Promise<StoredSummary[]> {
+    const { sum } = await this.repos();
+    const rows = await sum.find({ where: { conversationId: id }, order: { throughSeq: 'ASC', createdAt: 'ASC' } });
+    return rows.map((r) => ({ throughSeq: r.throughSeq, content: r.content, provider: r.provider, model: r.model, createdAt: r.createdAt.toISOString() }));
+  }
+
+  /**
+   * Appends one turn: its messages (every tool call has its result), the finished tool steps, and
+   * the summary when the turn compacted its history, all in one transaction.
+   */
+  async appendTurn(id: string, messages: ChatMessage[], steps: AgentStep[], record: TurnRecord = {}): Promise<void> {
     if (!(await this.exists(id))) throw new MemoError('NOT_FOUND', `There is no conversation ${id}.`);
     const { msg, act } = await this.repos();
     await this.ds!.transaction(async (m) => {
+      if (record.compaction) await this.storeSummary(m.getRepository(this.entities!.SummaryRow), m.getRepository(this.entities!.MessageRow), id, record);
       const last = await m.getRepository(this.entities!.MessageRow).maximum('seq', { conversationId: id });
       let seq = (last ?? 0) + 1;
       const turnSeq = seq;
@@ -161,6 +238,8 @@ export class ConversationStore {
             toolCallId: message.role === 'tool' ? message.toolCallId : null,
             name: message.role === 'tool' ? message.name : null,
             isError: message.role === 'tool' ? Boolean(message.isError) : false,
+            provider: message.role === 'assistant' ? (record.provider ?? null) : null,
+            model: message.role === 'assistant' ? (record.model ?? null) : null,
           }),
         );
       }
@@ -181,6 +260,35 @@ export class ConversationStore {
       }
       await m.getRepository(this.entities!.ConversationRow).update({ id }, { updatedAt: new Date() });
     });
+  }
+
+  /**
+   * Maps "the first `replaced` messages of the history the turn was given" back to stored rows:
+   * that history was the newest summary (if any) followed by the rows after it.
+   */
+  private async storeSummary(
+    sums: Repository<InstanceType<Entities['SummaryRow']>>,
+    msgs: Repository<InstanceType<Entities['MessageRow']>>,
+    id: string,
+    record: TurnRecord,
+  ): Promise<void> {
+    const { summary, replaced } = record.compaction!;
+    const previous = await sums.findOne({ where: { conversationId: id }, order: { throughSeq: 'DESC', createdAt: 'DESC' } });
+    const rowsReplaced = replaced - (previous ? 1 : 0);
+    let throughSeq = previous?.throughSeq ?? 0;
+    if (rowsReplaced > 0) {
+      const rows = await msgs
+        .createQueryBuilder('m')
+        .select('m.seq')
+        .where('m.conversationId = :id AND m.seq > :after', { id, after: throughSeq })
+        .orderBy('m.seq', 'ASC')
+        .limit(rowsReplaced)
+        .getMany();
+      throughSeq = rows.at(-1)?.seq ?? throughSeq;
+    }
+    await sums.save(
+      sums.create({ id: randomUUID(), conversationId: id, throughSeq, content: summary, provider: record.provider ?? null, model: record.model ?? null }),
+    );
   }
 
   async activity(id: string): Promise<ToolActivity[]> {

@@ -1,8 +1,10 @@
 import * as readline from 'node:readline';
 import type { Command } from 'commander';
-import { runTurn, type AgentEvent, type AgentStep, type TurnResult } from '../agent/agent-loop.js';
+import type { AgentEvent, AgentStep } from '../agent/agent-loop.js';
+import { runChatTurn, type ChatTurnResult } from '../agent/chat-turn.js';
 import { isLocalProvider } from '../agent/capability-probe.js';
 import type { ModelProvider, ProviderConfig } from '../agent/provider.js';
+import { fallbackTitle } from '../agent/conversation-title.js';
 import { describeProvider, ProviderSettings } from '../agent/provider-settings.js';
 import { SystemClock } from '../clock.js';
 import { isMemoError } from '../errors.js';
@@ -308,6 +310,16 @@ async function open(o: ChatOptions, ctx: CliContext, prompter: Prompter): Promis
   }
 }
 
+/** The transcript's notices for a turn: a compaction (seed 003 says so in the transcript) and a model switch. */
+function notices(r: ChatTurnResult): string[] {
+  const out: string[] = [];
+  if (r.switchedFrom)
+    out.push(`(this conversation continues with another model; earlier replies came from ${r.switchedFrom.provider ?? '?'}/${r.switchedFrom.model ?? '?'})`);
+  if (r.compaction) out.push(`(the ${r.compaction.replaced} oldest message(s) were compacted into a summary to fit the model's window)`);
+  else if (r.compactionError) out.push(`(compacting the older conversation failed: ${r.compactionError})`);
+  return out;
+}
+
 async function runOne(
   s: Session,
   o: ChatOptions,
@@ -315,14 +327,12 @@ async function runOne(
   prompt: string,
   signal: AbortSignal,
   onEvent?: (e: AgentEvent) => void,
-): Promise<TurnResult> {
-  const store = s.kernel.conversations;
-  const history = await store.history(conversationId);
-  const result = await runTurn(s.kernel, {
+  titleSignal?: AbortSignal,
+): Promise<ChatTurnResult> {
+  return runChatTurn(s.kernel, {
     provider: s.provider,
     model: s.model,
     conversationId,
-    history,
     userMessage: prompt,
     systemPrompt: o.web ? WEB_SYSTEM_PROMPT : SYSTEM_PROMPT,
     ...(o.web ? { scope: ['web_search'] } : {}),
@@ -330,9 +340,8 @@ async function runOne(
     signal,
     sessionId: `chat:${conversationId}`,
     ...(onEvent ? { onEvent } : {}),
+    ...(titleSignal ? { titleSignal } : {}),
   });
-  await store.appendTurn(conversationId, result.messages, result.steps);
-  return result;
 }
 
 async function scripted(o: ChatOptions, ctx: CliContext): Promise<void> {
@@ -347,7 +356,7 @@ async function scripted(o: ChatOptions, ctx: CliContext): Promise<void> {
       ? await s.kernel.conversations.info(o.resume).catch(() => {
           throw ctx.notFound(`There is no conversation ${o.resume}.`);
         })
-      : await s.kernel.conversations.create({ title: o.prompt!.slice(0, 60), provider: s.config.name, model: s.model });
+      : await s.kernel.conversations.create({ title: fallbackTitle(o.prompt!), provider: s.config.name, model: s.model });
     const r = await runOne(
       s,
       o,
@@ -356,6 +365,7 @@ async function scripted(o: ChatOptions, ctx: CliContext): Promise<void> {
       ac.signal,
       o.json ? undefined : (e) => e.type === 'tool_end' && process.stderr.write(stepLine(e.step) + '\n'),
     );
+    for (const n of notices(r)) process.stderr.write(`memo: ${n}\n`);
     if (o.json) {
       process.stdout.write(
         JSON.stringify({
@@ -368,6 +378,8 @@ async function scripted(o: ChatOptions, ctx: CliContext): Promise<void> {
           steps: r.steps,
           iterations: r.iterations,
           usage: r.usage,
+          ...(r.compaction ? { compacted: r.compaction.replaced } : {}),
+          ...(r.compactionError ? { compactionError: r.compactionError } : {}),
           warnings: s.warnings,
         }) + '\n',
       );
@@ -376,6 +388,8 @@ async function scripted(o: ChatOptions, ctx: CliContext): Promise<void> {
       if (r.error) process.stderr.write(`memo: ${r.stopReason}: ${r.error}\n`);
     }
     ctx.setExit(r.stopReason === 'final' ? 0 : 1);
+    // The answer is out; the title (one small request) is stored before the kernel shuts down.
+    await r.title;
   } finally {
     process.off('SIGINT', onSigint);
     await s.kernel.shutdown();
@@ -386,7 +400,10 @@ async function interactive(o: ChatOptions, ctx: CliContext): Promise<void> {
   const rl = readline.createInterface({ input: process.stdin, output: process.stderr, terminal: true });
   const s = await open(o, ctx, new ChatPrompter(rl));
   const out = process.stdout;
-  let conversationId = o.resume ?? (await s.kernel.conversations.create({ title: 'Chat', provider: s.config.name, model: s.model })).id;
+  let conversationId = o.resume ?? (await s.kernel.conversations.create({ provider: s.config.name, model: s.model })).id;
+  // Title requests run beside the conversation; leaving the chat cancels those still running.
+  const titles = new AbortController();
+  const pendingTitles: Array<Promise<unknown>> = [];
   out.write(
     `Memo chat · ${s.config.name}/${s.model}${o.web ? ' · web search only' : s.toolsEnabled ? ` · ${s.kernel.registry.list().length} tools` : ' · no tools'}\n/new  /history  /tools  /exit   Ctrl-C stops a turn, twice exits.\n`,
   );
@@ -417,7 +434,7 @@ async function interactive(o: ChatOptions, ctx: CliContext): Promise<void> {
       if (!text) continue;
       if (text === '/exit') break;
       if (text === '/new') {
-        conversationId = (await s.kernel.conversations.create({ title: 'Chat', provider: s.config.name, model: s.model })).id;
+        conversationId = (await s.kernel.conversations.create({ provider: s.config.name, model: s.model })).id;
         out.write(`New conversation ${conversationId}\n`);
         continue;
       }
@@ -433,16 +450,29 @@ async function interactive(o: ChatOptions, ctx: CliContext): Promise<void> {
       running = new AbortController();
       const started = Date.now();
       out.write(`┌─ Agent Run ─ ${s.model}\n`);
-      const r = await runOne(s, o, conversationId, text, running.signal, (e) => {
-        if (e.type === 'tool_end') out.write(stepLine(e.step) + '\n');
-      });
+      const r = await runOne(
+        s,
+        o,
+        conversationId,
+        text,
+        running.signal,
+        (e) => {
+          if (e.type === 'tool_end') out.write(stepLine(e.step) + '\n');
+          if (e.type === 'compaction') out.write(`  (compacted the ${e.replaced} oldest message(s) into a summary)\n`);
+        },
+        titles.signal,
+      );
       running = null;
+      if (r.title) pendingTitles.push(r.title);
+      for (const n of notices(r)) if (!n.includes('compacted into')) out.write(`${n}\n`);
       out.write(`└─ ${r.iterations} iteration(s), ${r.stopReason} (${((Date.now() - started) / 1000).toFixed(1)}s)\n`);
       if (r.answer) out.write(`\n${r.answer}\n\n`);
       if (r.error) out.write(`(${r.error})\n`);
     }
   } finally {
     rl.close();
+    titles.abort();
+    await Promise.allSettled(pendingTitles);
     await s.kernel.shutdown();
   }
 }

@@ -100,8 +100,10 @@ describe('memo chat against an OpenAI-compatible server on loopback', () => {
       const out = JSON.parse(r.stdout);
       expect(out).toMatchObject({ stopReason: 'final', answer: 'The file says: hi from disk', warnings: [] });
       expect(out.steps).toEqual([expect.objectContaining({ tool: 'read_file', outcome: 'ok' })]);
-      // Two probe generations, then the turn's two requests; tools carry exactly three keys.
-      expect(requests).toHaveLength(4);
+      // Two probe generations, the turn's two requests, then the title request (no tools); tools carry exactly three keys.
+      expect(requests).toHaveLength(5);
+      expect(requests[4]).not.toHaveProperty('tools');
+      expect(requests[4].messages[0].content).toMatch(/^Write a title/);
       const turn = requests[2];
       expect(turn.temperature).toBe(0.2);
       for (const t of turn.tools) expect(Object.keys(t.function).sort()).toEqual(['description', 'name', 'parameters']);

@@ -150,13 +150,13 @@ describe('the agent loop', () => {
     expect(provider.requests).toHaveLength(0);
   });
 
-  it('refuses a conversation that outgrew the window, saying so', async () => {
+  it('refuses a message that alone outgrows the window, saying so (a longer history is compacted: compaction.test.ts)', async () => {
     fx = makeKernel();
     const provider = new ScriptedProvider(() => reply('never'), 8000);
-    const history: ChatMessage[] = [{ role: 'user', content: 'x'.repeat(40_000) }];
-    const r = await turn(provider, { history, toolsEnabled: false });
+    const r = await turn(provider, { userMessage: 'x'.repeat(40_000), toolsEnabled: false });
     expect(r.stopReason).toBe('error');
     expect(r.error).toMatch(/conversation needs .* start a new conversation or pick a larger model/);
+    expect(provider.requests).toHaveLength(0);
   });
 
   it('leaves a small model a quarter of its window for the reply instead of refusing it', async () => {

@@ -2,11 +2,11 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import Database from 'better-sqlite3';
 import { ConversationStore } from '../../../kernel/agent/conversation-store.js';
-import { ConversationRow, MessageRow, ToolActivityRow } from '../../../kernel/agent/conversation-entities.js';
+import { ConversationRow, MessageRow, SummaryRow, ToolActivityRow } from '../../../kernel/agent/conversation-entities.js';
 import { openSqlite } from '../../../kernel/storage/sqlite.js';
 import { tempDir } from '../../helpers/kernel-fixture.js';
 
-const ENTITIES = [ConversationRow, MessageRow, ToolActivityRow];
+const ENTITIES = [ConversationRow, MessageRow, ToolActivityRow, SummaryRow];
 
 /** The stored schema, whitespace normalised, and the recorded migrations. */
 function schemaOf(file: string): { schema: string[]; migrations: string[] } {
@@ -30,25 +30,18 @@ describe("the conversation store's migrations", () => {
   });
 
   it('adopts an agent.sqlite made by synchronize, keeping its conversations, and ends with the schema a new file gets', async () => {
-    // The file as the kernel made it before migrations: tables from the entities, no migrations table.
+    // The file as the kernel made it before migrations: the first schema's tables (what synchronize
+    // made from the entities then, see the first migration), no migrations table.
     const old = path.join(tempDir(), 'agent.sqlite');
-    const ds = await openSqlite(old, { entities: ENTITIES, migrations: [], synchronize: true });
-    await ds.getRepository(ConversationRow).save({ id: 'c1', title: 'Made before migrations', provider: 'scripted', model: 'm' });
-    await ds.getRepository(MessageRow).save([
-      { id: 'm1', conversationId: 'c1', seq: 1, role: 'user', content: 'hello', toolCalls: null, toolCallId: null, name: null, isError: false },
-      {
-        id: 'm2',
-        conversationId: 'c1',
-        seq: 2,
-        role: 'assistant',
-        content: 'hi',
-        toolCalls: [{ id: 't1', name: 'echo', arguments: { text: 'x' } }],
-        toolCallId: null,
-        name: null,
-        isError: false,
-      },
-    ]);
-    await ds.destroy();
+    const { CONVERSATION_MIGRATIONS } = await import('../../../kernel/agent/conversation-migrations.js');
+    await (await openSqlite(old, { entities: ENTITIES, migrations: CONVERSATION_MIGRATIONS.slice(0, 1) })).destroy();
+    const db = new Database(old);
+    db.exec(`DROP TABLE migrations`);
+    db.exec(`INSERT INTO conversations (id, title, provider, model) VALUES ('c1', 'Made before migrations', 'scripted', 'm')`);
+    db.exec(
+      `INSERT INTO messages (id, conversationId, seq, role, content, toolCalls, isError) VALUES ('m1', 'c1', 1, 'user', 'hello', NULL, 0), ('m2', 'c1', 2, 'assistant', 'hi', '[{"id":"t1","name":"echo","arguments":{"text":"x"}}]', 0)`,
+    );
+    db.close();
 
     store = new ConversationStore(old);
     expect(await store.info('c1')).toMatchObject({ title: 'Made before migrations', provider: 'scripted', model: 'm', messages: 2 });
@@ -65,9 +58,10 @@ describe("the conversation store's migrations", () => {
     await store.close();
 
     const adopted = schemaOf(old);
-    expect(adopted.migrations).toEqual(['CreateConversations1796064597881']);
+    expect(adopted.migrations).toEqual(['CreateConversations1796064597881', 'AddSummariesAndMessageModel1796500000000']);
     expect(adopted).toEqual(schemaOf(fresh));
     expect(adopted.schema.filter((s) => s.startsWith('table '))).toEqual([
+      expect.stringMatching(/^table conversation_summaries on conversation_summaries: CREATE TABLE "conversation_summaries"/),
       expect.stringMatching(/^table conversations on conversations: CREATE TABLE "conversations"/),
       expect.stringMatching(/^table messages on messages: CREATE TABLE "messages"/),
       expect.stringMatching(/^table migrations on migrations: /),
@@ -102,6 +96,6 @@ describe("the conversation store's migrations", () => {
     await store.close();
     // The last connection to a WAL database removes the -wal file as it closes.
     expect(fs.existsSync(`${file}-wal`)).toBe(false);
-    expect(schemaOf(file).migrations).toEqual(['CreateConversations1796064597881']);
+    expect(schemaOf(file).migrations).toEqual(['CreateConversations1796064597881', 'AddSummariesAndMessageModel1796500000000']);
   });
 });

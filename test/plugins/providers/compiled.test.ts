@@ -88,7 +88,13 @@ describe('providers, compiled, through the CLI', () => {
       { MEMO_COMPILED_TEST_KEY: KEY },
     );
     expect(r.json).toMatchObject({ stopReason: 'final', answer: expect.stringContaining('notes.txt says'), usage: { inputTokens: 260, outputTokens: 24 } });
-    expect(server.received).toHaveLength(1);
+    // The turn, then the title of the new conversation (one small request, no tools).
+    expect(server.received).toHaveLength(2);
+    expect(server.request(1).body).toMatchObject({
+      max_tokens: 32,
+      messages: [{ role: 'system', content: expect.stringMatching(/^Write a title/) }, { role: 'user' }],
+    });
+    expect(server.request(1).body).not.toHaveProperty('tools');
     expect(server.request(0).path).toBe('/v1/chat/completions');
     expect(server.request(0).headers.authorization).toBe(`Bearer ${KEY}`);
     expect(server.request(0).body).toMatchObject({ model: 'gpt-4o', temperature: 0.2, messages: [{ role: 'system' }, { role: 'user', content: 'hello' }] });
