@@ -16,3 +16,6 @@ if (existsSync(src)) {
 
 // Built-in skills are plain files: copied whole.
 if (existsSync('skills')) cpSync('skills', join('dist', 'skills'), { recursive: true });
+
+// The web console's front end: plain ES modules, HTML and CSS served as they are (no bundler).
+cpSync(join('kernel', 'console', 'ui'), join('dist', 'kernel', 'console', 'ui'), { recursive: true });

@@ -109,6 +109,7 @@ export function registerServeCommand(program: Command, cli: Cli): void {
     )
     .action(async (opts: ServeOptions) => {
       const { McpHttpEndpoint } = await import('../mcp/mcp-http-server.js');
+      const { ConsoleServer } = await import('../console/console-server.js');
       const { McpStdioServer, reserveStdoutForProtocol, takeWriteCapabilityFromEnv } = await import('../mcp/mcp-stdio.js');
       // Read once, then gone from the environment: nothing the kernel spawns inherits it.
       const capability = takeWriteCapabilityFromEnv();
@@ -157,7 +158,9 @@ export function registerServeCommand(program: Command, cli: Cli): void {
           await stdio.close();
           return;
         }
-        endpoint = new McpHttpEndpoint(kernel, { ...endpointOptions, logger });
+        // The web console, on the same port behind the same Host/Origin checks, with its own login.
+        const webConsole = new ConsoleServer(kernel, { logger });
+        endpoint = new McpHttpEndpoint(kernel, { ...endpointOptions, logger, mounts: [webConsole] });
         try {
           await endpoint.start();
         } catch (err) {
@@ -172,11 +175,23 @@ export function registerServeCommand(program: Command, cli: Cli): void {
           logger.warn(
             `the MCP endpoint listens on ${endpointOptions.host} (--allow-remote): anyone who can reach it with the token can use the read tools, and plain HTTP does not protect the token in transit`,
           );
-        const info = () => ({ url: ep.url, token: ep.token, pid: process.pid, root: k.config.root, data: k.config.dataDir, tools: k.registry.list().length });
+        // Each call makes a new one-time console login link (the previous link stops working).
+        const info = () => ({
+          url: ep.url,
+          token: ep.token,
+          console: webConsole.loginUrl(ep.url),
+          pid: process.pid,
+          root: k.config.root,
+          data: k.config.dataDir,
+          tools: k.registry.list().length,
+        });
         onRotate = () => {
           ep.rotateToken();
           if (opts.json) print(info());
-          else process.stdout.write(`Token rotated; the old one no longer works. New token: ${ep.token}\n`);
+          else
+            process.stdout.write(
+              `Token rotated; the old one no longer works. New token: ${ep.token}\nNew web console link (works once): ${webConsole.loginUrl(ep.url)}\n`,
+            );
         };
         if (opts.json) print(info());
         else {
@@ -189,7 +204,8 @@ export function registerServeCommand(program: Command, cli: Cli): void {
               .packFolders()
               .map((f) => f.dir)
               .join(', ')})\n  tools: ${toolCount}\n` +
-              serveBanner(ep.url, ep.token, remote, { root: kernel.config.root, data: kernel.config.dataDir, fixedPort: !!endpointOptions.port }),
+              serveBanner(ep.url, ep.token, remote, { root: kernel.config.root, data: kernel.config.dataDir, fixedPort: !!endpointOptions.port }) +
+              `\nWeb console (approvals): open this link in a browser on this machine; it works once (kill -HUP ${process.pid} prints a new one):\n  ${webConsole.loginUrl(ep.url)}\n`,
           );
         }
         await stopped;

@@ -44,6 +44,19 @@ export interface McpHttpEndpointOptions {
    */
   maxSessions?: number;
   logger?: Logger;
+  /**
+   * Other routes served on the same port behind the same Host/Origin checks, before the bearer
+   * token is asked for (the web console under `/ui`, which has its own login).
+   */
+  mounts?: HttpMount[];
+}
+
+/** Routes mounted beside `/mcp`: `owns` says which paths are its; `handle` answers them. */
+export interface HttpMount {
+  owns(pathname: string): boolean;
+  handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void>;
+  /** Called when the endpoint closes (end open streams). */
+  close?(): void;
 }
 
 /** Why a session ended, as a later request with its id is told. */
@@ -275,6 +288,7 @@ export class McpHttpEndpoint {
     this.closing = true;
     this.unhook?.dispose();
     for (const c of this.changes) c.dispose();
+    for (const m of this.options.mounts ?? []) m.close?.();
     const server = this.server;
     const closed = server ? new Promise<void>((resolve) => server.close(() => resolve())) : Promise.resolve();
     await Promise.allSettled([...[...this.sessions.values()].map((e) => e.session.close()), this.modern.close()]);
@@ -291,6 +305,8 @@ export class McpHttpEndpoint {
       if (req.method !== 'GET' && req.method !== 'HEAD') return sendJson(res, 405, { error: 'method not allowed' }, { Allow: 'GET, HEAD' });
       return sendJson(res, 200, { ok: true });
     }
+    const mount = this.options.mounts?.find((m) => m.owns(pathname));
+    if (mount) return mount.handle(req, res);
     // OAuth-capable clients look for authorization-server metadata after a 401 and, finding some,
     // start a login flow. There is none: say so plainly (the WWW-Authenticate header names no
     // resource_metadata either).

@@ -1,0 +1,334 @@
+/**
+ * The web console of `memo serve`: a page under `/ui` on the MCP endpoint's own port, behind its
+ * Host/Origin checks (loopback only), where a person answers the approval broker's requests.
+ *
+ * Security model:
+ * - Login: the link memo serve prints carries a one-time code; `GET /ui/login?code=` exchanges it
+ *   for a session id in an HttpOnly, SameSite=Strict cookie scoped to `/ui` and named after the
+ *   port (two servers on one machine do not share sessions). The MCP bearer token is never used.
+ * - CSRF: every request that is not GET/HEAD must carry an `Origin` equal to this server's own
+ *   (`http://<Host>`), and a `Sec-Fetch-Site`, when sent, of `same-origin`; API bodies must be JSON
+ *   (a cross-site form cannot send that without a preflight this server never grants).
+ * - The page's script is the console's own files and Preact/htm from the package: a strict CSP
+ *   (`script-src 'self'` plus the hash of the import map), no inline script, no CDN, no pack code.
+ * - Arguments shown are the masked ones the broker holds; edited arguments are never echoed.
+ *
+ * The console is a face of the approval broker through the same API as `memo approvals`
+ * (`onChange`, `pending`, `answer(id, reply, 'console')`): while a browser holds the event stream
+ * open, the broker counts as attended, so requests from MCP clients, routines and pack services
+ * wait for an answer instead of being refused.
+ */
+import { createHash } from 'node:crypto';
+import * as fs from 'node:fs';
+import type * as http from 'node:http';
+import { createRequire } from 'node:module';
+import * as path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { approvalList, approvalView, type ApprovalView } from '../control/kernel-views.js';
+import { SystemClock, type Clock } from '../clock.js';
+import type { Disposable } from '../disposable.js';
+import type { Kernel } from '../kernel.js';
+import type { Logger } from '../logger.js';
+import type { ApprovalEvent } from '../permissions/approval-broker.js';
+import { consoleReply } from './approval-answers.js';
+import { ConsoleAuth, cookieValue, DEFAULT_SESSION_TTL_MS } from './console-auth.js';
+
+export const CONSOLE_PATH = '/ui';
+/** Largest request body the console reads (an edited note body fits comfortably). */
+const MAX_BODY_BYTES = 1024 * 1024;
+/** A comment line on every event stream this often, so proxies and the browser keep it open. */
+const HEARTBEAT_MS = 20_000;
+
+export interface ConsoleServerOptions {
+  logger?: Logger;
+  /** The kernel's clock (sessions expire by it, and their event streams end then). Default: the system clock. */
+  clock?: Clock;
+  /** How long a session lasts after login. Default 12 hours. */
+  sessionTtlMs?: number;
+}
+
+interface Asset {
+  body: Buffer;
+  type: string;
+}
+
+const UI_DIR = fileURLToPath(new URL('./ui/', import.meta.url));
+
+const TYPES: Record<string, string> = {
+  '.html': 'text/html; charset=utf-8',
+  '.js': 'text/javascript; charset=utf-8',
+  '.mjs': 'text/javascript; charset=utf-8',
+  '.css': 'text/css; charset=utf-8',
+};
+
+/** Preact and htm as the browser imports them (ES modules from the installed packages; nothing is fetched from elsewhere). */
+function vendorFiles(): Record<string, string> {
+  const require = createRequire(import.meta.url);
+  const mjs = (id: string) => require.resolve(id).replace(/\.js$/, '.mjs');
+  return {
+    'preact.mjs': mjs('preact'),
+    'hooks.mjs': mjs('preact/hooks'),
+    'htm.mjs': mjs('htm'),
+    'htm-preact.mjs': mjs('htm/preact'),
+  };
+}
+
+const IMPORT_MAP = JSON.stringify({
+  imports: {
+    preact: `${CONSOLE_PATH}/vendor/preact.mjs`,
+    'preact/hooks': `${CONSOLE_PATH}/vendor/hooks.mjs`,
+    htm: `${CONSOLE_PATH}/vendor/htm.mjs`,
+    'htm/preact': `${CONSOLE_PATH}/vendor/htm-preact.mjs`,
+  },
+});
+
+function securityHeaders(importMapHash: string): Record<string, string> {
+  return {
+    'Content-Security-Policy': `default-src 'none'; script-src 'self' '${importMapHash}'; style-src 'self'; img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'`,
+    'X-Content-Type-Options': 'nosniff',
+    'Referrer-Policy': 'no-referrer',
+    'X-Frame-Options': 'DENY',
+    'Cross-Origin-Opener-Policy': 'same-origin',
+    'Cross-Origin-Resource-Policy': 'same-origin',
+  };
+}
+
+function send(res: http.ServerResponse, status: number, body: string | Buffer, headers: Record<string, string>): void {
+  res.req?.resume();
+  if (res.headersSent) {
+    res.end();
+    return;
+  }
+  res.writeHead(status, headers);
+  res.end(body);
+}
+
+async function readJson(req: http.IncomingMessage): Promise<{ value: unknown } | { error: string; status: number }> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > MAX_BODY_BYTES) return { error: `The request body is over ${MAX_BODY_BYTES} bytes.`, status: 413 };
+    chunks.push(chunk);
+  }
+  if (size === 0) return { value: {} };
+  try {
+    return { value: JSON.parse(Buffer.concat(chunks).toString('utf8')) };
+  } catch {
+    return { error: 'The request body is not JSON.', status: 400 };
+  }
+}
+
+/** A broker event as the console's stream carries it: a settled edit says `edit`, never the edited arguments (they are not masked). */
+function eventData(event: ApprovalEvent): { name: string; data: unknown } {
+  if (event.kind === 'asked') return { name: 'asked', data: approvalView(event.approval) };
+  if (event.outcome === 'answered')
+    return { name: 'settled', data: { id: event.id, outcome: 'answered', by: event.by, reply: typeof event.reply === 'string' ? event.reply : 'edit' } };
+  return { name: 'settled', data: { id: event.id, outcome: event.outcome, ...(event.reason ? { reason: event.reason } : {}) } };
+}
+
+export class ConsoleServer {
+  readonly auth: ConsoleAuth;
+  private readonly assets = new Map<string, Asset>();
+  private readonly headers: Record<string, string>;
+  private readonly streams = new Set<() => void>();
+  private readonly clock: Clock;
+
+  constructor(
+    private readonly kernel: Kernel,
+    private readonly options: ConsoleServerOptions = {},
+  ) {
+    this.clock = options.clock ?? new SystemClock();
+    this.auth = new ConsoleAuth(this.clock, options.sessionTtlMs ?? DEFAULT_SESSION_TTL_MS);
+    const hash = `sha256-${createHash('sha256').update(IMPORT_MAP, 'utf8').digest('base64')}`;
+    this.headers = securityHeaders(hash);
+    const html = fs.readFileSync(path.join(UI_DIR, 'index.html'), 'utf8').replace('<!--IMPORT_MAP-->', `<script type="importmap">${IMPORT_MAP}</script>`);
+    this.assets.set('/', { body: Buffer.from(html), type: TYPES['.html']! });
+    for (const name of fs.readdirSync(UI_DIR)) {
+      const ext = path.extname(name);
+      if (name === 'index.html' || !TYPES[ext]) continue;
+      this.assets.set(`/${name}`, { body: fs.readFileSync(path.join(UI_DIR, name)), type: TYPES[ext] });
+    }
+    for (const [name, file] of Object.entries(vendorFiles())) this.assets.set(`/vendor/${name}`, { body: fs.readFileSync(file), type: TYPES['.mjs']! });
+  }
+
+  /** The link to print: the console's address with a new one-time login code (the previous code stops working). */
+  loginUrl(endpointUrl: string): string {
+    const url = new URL(`${CONSOLE_PATH}/login`, endpointUrl);
+    url.searchParams.set('code', this.auth.issueCode());
+    return url.toString();
+  }
+
+  /** True for the paths this console answers (`/ui` and below). */
+  owns(pathname: string): boolean {
+    return pathname === CONSOLE_PATH || pathname.startsWith(`${CONSOLE_PATH}/`);
+  }
+
+  /** Ends every open event stream (the endpoint is closing). */
+  close(): void {
+    for (const end of [...this.streams]) end();
+  }
+
+  /**
+   * A request as the page shows it: the broker's view plus how long it still waits by the kernel's
+   * clock (the page counts down from that, so a browser whose clock differs still shows the truth).
+   */
+  private withCountdown(view: ApprovalView): ApprovalView & { expiresInMs: number } {
+    return { ...view, expiresInMs: Math.max(0, Date.parse(view.expiresAt) - this.clock.now()) };
+  }
+
+  private pendingViews(): Array<ApprovalView & { expiresInMs: number }> {
+    return approvalList(this.kernel).map((v) => this.withCountdown(v));
+  }
+
+  /** Answers one request under `/ui`; the endpoint has already checked Host and Origin are loopback. */
+  async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+    const url = new URL(req.url ?? '/', 'http://localhost');
+    const sub = url.pathname.slice(CONSOLE_PATH.length) || '';
+    const method = req.method ?? 'GET';
+    const reading = method === 'GET' || method === 'HEAD';
+    if (!reading) {
+      const refusal = this.crossSite(req);
+      if (refusal) return this.json(res, 403, { error: 'CROSS_ORIGIN', message: refusal });
+    }
+    if (sub === '') return send(res, 308, '', { Location: `${CONSOLE_PATH}/`, ...this.headers });
+    if (sub === '/login') {
+      if (!reading) return this.json(res, 405, { error: 'METHOD_NOT_ALLOWED', message: 'Open the login link in the browser.' }, { Allow: 'GET' });
+      return this.login(req, res, url.searchParams.get('code') ?? undefined);
+    }
+    if (sub === '/logout') {
+      if (method !== 'POST') return this.json(res, 405, { error: 'METHOD_NOT_ALLOWED', message: 'Log out with POST.' }, { Allow: 'POST' });
+      this.auth.logout(this.sessionOf(req));
+      return this.json(res, 200, { ok: true }, { 'Set-Cookie': this.cookie(req, '', 0) });
+    }
+    if (sub.startsWith('/api/')) {
+      const session = this.sessionOf(req);
+      const expires = this.auth.expiry(session);
+      if (expires === undefined) {
+        return this.json(res, 401, {
+          error: 'UNAUTHENTICATED',
+          message: 'Not logged in, or the session ended. Open the console link memo serve printed (it works once; kill -HUP the server for a new one).',
+        });
+      }
+      return this.api(req, res, sub.slice('/api'.length), method, session!, expires);
+    }
+    const asset = reading ? this.assets.get(sub) : undefined;
+    if (!asset) return this.json(res, reading ? 404 : 405, { error: 'NOT_FOUND', message: `Nothing at ${CONSOLE_PATH}${sub}.` });
+    const cache = sub === '/' ? 'no-store' : 'no-cache';
+    return send(res, 200, method === 'HEAD' ? '' : asset.body, { 'Content-Type': asset.type, 'Cache-Control': cache, ...this.headers });
+  }
+
+  /** Why a state-changing request is refused as cross-site, or null when it comes from this console's own page. */
+  private crossSite(req: http.IncomingMessage): string | null {
+    const origin = req.headers.origin;
+    const host = req.headers.host;
+    if (typeof origin !== 'string' || typeof host !== 'string' || origin.toLowerCase() !== `http://${host.toLowerCase()}`)
+      return 'A request that changes something must come from the console page itself (its Origin must be this server).';
+    const site = req.headers['sec-fetch-site'];
+    if (site !== undefined && site !== 'same-origin') return 'A request that changes something must come from the console page itself (same-origin).';
+    return null;
+  }
+
+  private cookieName(req: http.IncomingMessage): string {
+    return `memo_console_${req.socket.localPort ?? 0}`;
+  }
+
+  private sessionOf(req: http.IncomingMessage): string | undefined {
+    return cookieValue(req.headers.cookie, this.cookieName(req));
+  }
+
+  private cookie(req: http.IncomingMessage, value: string, maxAgeSeconds: number): string {
+    return `${this.cookieName(req)}=${value}; Path=${CONSOLE_PATH}; HttpOnly; SameSite=Strict; Max-Age=${maxAgeSeconds}`;
+  }
+
+  private login(req: http.IncomingMessage, res: http.ServerResponse, code: string | undefined): void {
+    const made = this.auth.login(code);
+    if (!made) {
+      const page =
+        '<!doctype html><html lang="en"><meta charset="utf-8"><title>Memo console: link not valid</title><link rel="stylesheet" href="/ui/style.css">' +
+        '<main class="login-refused"><h1>This console link does not work</h1><p>Each link works once, and only while the <code>memo serve</code> that printed it runs. ' +
+        'Use the newest link it printed, or get a new one with <code>kill -HUP &lt;pid&gt;</code>.</p></main></html>';
+      return send(res, 403, page, { 'Content-Type': TYPES['.html']!, 'Cache-Control': 'no-store', ...this.headers });
+    }
+    const seconds = Math.max(1, Math.floor((made.expires - this.clock.now()) / 1000));
+    this.options.logger?.info('console: a browser logged in');
+    // 303 to the page: the code leaves the address bar (and the history) at once.
+    return send(res, 303, '', {
+      Location: `${CONSOLE_PATH}/`,
+      'Set-Cookie': this.cookie(req, made.session, seconds),
+      'Cache-Control': 'no-store',
+      ...this.headers,
+    });
+  }
+
+  private json(res: http.ServerResponse, status: number, body: unknown, extra: Record<string, string> = {}): void {
+    send(res, status, JSON.stringify(body), { 'Content-Type': 'application/json', 'Cache-Control': 'no-store', ...this.headers, ...extra });
+  }
+
+  private async api(req: http.IncomingMessage, res: http.ServerResponse, route: string, method: string, session: string, expires: number): Promise<void> {
+    if (method !== 'GET' && method !== 'HEAD' && !/^application\/json\b/i.test(req.headers['content-type'] ?? ''))
+      return this.json(res, 415, { error: 'BAD_REQUEST', message: 'Send JSON (Content-Type: application/json).' });
+    if (route === '/session' && method === 'GET') return this.json(res, 200, { expiresAt: new Date(expires).toISOString() });
+    if (route === '/approvals' && method === 'GET') return this.json(res, 200, this.pendingViews());
+    if (route === '/events' && method === 'GET') return this.events(req, res, session);
+    const answer = /^\/approvals\/([^/]+)$/.exec(route);
+    if (answer && method === 'POST') return this.answer(req, res, decodeURIComponent(answer[1]!));
+    return this.json(res, 404, { error: 'NOT_FOUND', message: `No ${method} ${CONSOLE_PATH}/api${route}.` });
+  }
+
+  private async answer(req: http.IncomingMessage, res: http.ServerResponse, id: string): Promise<void> {
+    const body = await readJson(req);
+    if ('error' in body) return this.json(res, body.status, { error: 'BAD_REQUEST', message: body.error });
+    const view = approvalList(this.kernel).find((v) => v.id === id);
+    const gone = { error: 'NOT_PENDING', message: 'This request is no longer waiting: it was answered, expired or cancelled.' };
+    if (!view) return this.json(res, 404, gone);
+    if (!view.answerable)
+      return this.json(res, 409, {
+        error: 'NOT_ANSWERABLE',
+        message: `${view.tool} was asked by a memo tools call at its own terminal; it can be answered only there.`,
+      });
+    const reply = consoleReply(body.value, view);
+    if ('code' in reply) return this.json(res, 400, { error: reply.code, message: reply.message });
+    if (!this.kernel.approvals.answer(id, reply.reply, 'console')) return this.json(res, 404, gone);
+    return this.json(res, 200, { id, tool: view.tool, reply: typeof reply.reply === 'string' ? reply.reply : 'edit' });
+  }
+
+  /**
+   * Server-sent events: `pending` (every waiting request) first, then `asked` and `settled` as the
+   * broker reports them. The stream ends when the session does (logout or expiry).
+   */
+  private events(req: http.IncomingMessage, res: http.ServerResponse, session: string): void {
+    res.writeHead(200, {
+      'Content-Type': 'text/event-stream; charset=utf-8',
+      'Cache-Control': 'no-store',
+      'X-Accel-Buffering': 'no',
+      ...this.headers,
+    });
+    const write = (name: string, data: unknown) => {
+      if (this.auth.expiry(session) === undefined) return end();
+      res.write(`event: ${name}\ndata: ${JSON.stringify(data)}\n\n`);
+    };
+    const heartbeat = setInterval(() => {
+      if (this.auth.expiry(session) === undefined) return end();
+      res.write(': keep-alive\n\n');
+    }, HEARTBEAT_MS);
+    heartbeat.unref();
+    // At the session's expiry the stream ends, and with it this console's watch of the broker.
+    const expires = this.auth.expiry(session) ?? this.clock.now();
+    const expiry = this.clock.setTimeout(() => end(), Math.max(0, expires - this.clock.now()));
+    const end = () => {
+      clearInterval(heartbeat);
+      this.clock.clearTimeout(expiry);
+      listening.dispose();
+      this.streams.delete(end);
+      if (!res.writableEnded) res.end();
+    };
+    this.streams.add(end);
+    req.on('close', end);
+    const listening: Disposable = this.kernel.approvals.onChange((event) => {
+      const { name, data } = eventData(event);
+      write(name, name === 'asked' ? this.withCountdown(data as ApprovalView) : data);
+    });
+    write('pending', this.pendingViews());
+  }
+}

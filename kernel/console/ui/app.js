@@ -1,0 +1,328 @@
+/* global fetch, setInterval, clearInterval, window, document, EventSource */
+// The Memo web console: the approvals inbox over the kernel's approval broker. Preact + htm as
+// plain ES modules served by memo serve itself (no build step, no CDN): see kernel/console/README.md.
+import { render } from 'preact';
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { html } from 'htm/preact';
+import { Preview } from './preview.js';
+
+const API = '/ui/api';
+
+/** A request to the console's API; state-changing ones send JSON (the server refuses anything else). */
+async function api(path, options = {}) {
+  const res = await fetch(path.startsWith('/ui/') ? path : `${API}${path}`, {
+    method: options.method ?? 'GET',
+    credentials: 'same-origin',
+    headers: options.body === undefined ? {} : { 'Content-Type': 'application/json' },
+    ...(options.body === undefined ? {} : { body: JSON.stringify(options.body) }),
+  });
+  const body = await res.json().catch(() => ({}));
+  if (!res.ok) throw Object.assign(new Error(body.message ?? `HTTP ${res.status}`), { status: res.status, code: body.error });
+  return body;
+}
+
+const LABELS = {
+  'allow-once': 'Allow once',
+  'allow-conversation': 'Allow for this conversation',
+  'allow-session': 'Allow for this session',
+  'allow-forever': 'Always allow',
+  'deny-once': 'Deny',
+  'deny-forever': 'Always deny',
+};
+
+function callerText(caller) {
+  const who = caller.id ? `${caller.kind} “${caller.id}”` : caller.kind;
+  return caller.conversationId ? `${who}, conversation ${caller.conversationId.slice(0, 8)}` : who;
+}
+
+function remaining(ms) {
+  if (ms <= 0) return 'expiring';
+  const s = Math.ceil(ms / 1000);
+  const m = Math.floor(s / 60);
+  return m > 0 ? `${m} min ${String(s % 60).padStart(2, '0')} s` : `${s} s`;
+}
+
+/** Counts down from `expiresInMs` as the server measured it when it sent the request (the kernel's clock, not this browser's). */
+function Countdown({ expiresAt, expiresInMs, receivedAt }) {
+  const [now, setNow] = useState(Date.now());
+  useEffect(() => {
+    const t = setInterval(() => setNow(Date.now()), 1000);
+    return () => clearInterval(t);
+  }, []);
+  const left = expiresInMs - (now - receivedAt);
+  return html`<span class=${left < 60_000 ? 'countdown urgent' : 'countdown'} title=${`expires at ${new Date(expiresAt).toLocaleTimeString()}`}
+    >${remaining(left)} left</span
+  >`;
+}
+
+/** The string argument a person would edit as a body of text, if the call has one. */
+function bodyField(args) {
+  for (const k of ['content', 'body', 'text', 'message']) if (typeof args?.[k] === 'string') return k;
+  return null;
+}
+
+/** True when every argument is a string, number or boolean: a form fits. */
+function fieldShaped(args) {
+  return args && typeof args === 'object' && !Array.isArray(args) && Object.values(args).every((v) => ['string', 'number', 'boolean'].includes(typeof v));
+}
+
+/**
+ * Edit before approve: a text box for a body, a form for field-shaped arguments, raw JSON for the
+ * rest. Sending an edit is not an approval: the kernel validates and previews the edited call and
+ * asks again (a new revision appears in the inbox).
+ */
+function Editor({ approval, onSend, onCancel }) {
+  const args = approval.args ?? {};
+  const shape = fieldShaped(args) ? 'form' : 'json';
+  const [values, setValues] = useState(() => ({ ...args }));
+  const [raw, setRaw] = useState(() => JSON.stringify(args, null, 2));
+  const [problem, setProblem] = useState('');
+  const body = bodyField(args);
+  const submit = (e) => {
+    e.preventDefault();
+    if (shape === 'json') {
+      try {
+        const parsed = JSON.parse(raw);
+        if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new Error('the arguments must be a JSON object');
+        onSend(parsed);
+      } catch (err) {
+        setProblem(`Not valid: ${err.message}`);
+      }
+    } else onSend(values);
+  };
+  const id = (k) => `edit-${approval.id}-${k}`;
+  return html`<form class="editor" onSubmit=${submit} aria-label=${`Edit the arguments of ${approval.tool}`}>
+    ${
+      shape === 'json'
+        ? html`<label for=${id('raw')}>Arguments (JSON)</label>
+            <textarea id=${id('raw')} rows="8" value=${raw} onInput=${(e) => setRaw(e.currentTarget.value)}></textarea>`
+        : Object.entries(args).map(([k, v]) => {
+            const set = (value) => setValues({ ...values, [k]: value });
+            if (typeof v === 'boolean')
+              return html`<div class="field check">
+                <input type="checkbox" id=${id(k)} checked=${values[k]} onChange=${(e) => set(e.currentTarget.checked)} /><label for=${id(k)}>${k}</label>
+              </div>`;
+            if (typeof v === 'number')
+              return html`<div class="field">
+                <label for=${id(k)}>${k}</label><input type="number" id=${id(k)} value=${values[k]} onInput=${(e) => set(Number(e.currentTarget.value))} />
+              </div>`;
+            return k === body
+              ? html`<div class="field">
+                  <label for=${id(k)}>${k}</label><textarea id=${id(k)} rows="8" value=${values[k]} onInput=${(e) => set(e.currentTarget.value)}></textarea>
+                </div>`
+              : html`<div class="field">
+                  <label for=${id(k)}>${k}</label><input type="text" id=${id(k)} value=${values[k]} onInput=${(e) => set(e.currentTarget.value)} />
+                </div>`;
+          })
+    }
+    ${problem && html`<p class="problem" role="alert">${problem}</p>`}
+    <div class="actions">
+      <button type="submit" class="primary">Send edit for review</button>
+      <button type="button" onClick=${onCancel}>Cancel</button>
+    </div>
+  </form>`;
+}
+
+function Answers({ approval, answer }) {
+  const [minutes, setMinutes] = useState(30);
+  const offered = approval.answers;
+  const allows = offered.filter((a) => a.startsWith('allow-') && a !== 'allow-minutes:N');
+  const denies = offered.filter((a) => a.startsWith('deny-'));
+  return html`<div class="answers" role="group" aria-label=${`Answer ${approval.tool}`}>
+    ${allows.map((a) => html`<button type="button" class=${a === 'allow-once' ? 'primary' : ''} onClick=${() => answer(a)}>${LABELS[a] ?? a}</button>`)}
+    ${
+      offered.includes('allow-minutes:N') &&
+      html`<span class="minutes">
+        <label for=${`min-${approval.id}`}>Allow for</label>
+        <input id=${`min-${approval.id}`} type="number" min="1" max="525600" value=${minutes} onInput=${(e) => setMinutes(Number(e.currentTarget.value))} />
+        <span aria-hidden="true">min</span>
+        <button type="button" onClick=${() => answer(`allow-minutes:${minutes}`)}>Allow ${minutes} min</button>
+      </span>`
+    }
+    ${denies.map((a) => html`<button type="button" class="deny" onClick=${() => answer(a)}>${LABELS[a] ?? a}</button>`)}
+  </div>`;
+}
+
+function ApprovalCard({ approval, selected, onSelect, announce }) {
+  const [editing, setEditing] = useState(false);
+  const [busy, setBusy] = useState(false);
+  const ref = useRef(null);
+  const answer = async (reply) => {
+    setBusy(true);
+    try {
+      const body = typeof reply === 'string' ? { answer: reply } : { edit: reply };
+      await api(`/approvals/${encodeURIComponent(approval.id)}`, { method: 'POST', body });
+      announce(typeof reply === 'string' ? `${approval.tool}: ${LABELS[reply] ?? reply}` : `${approval.tool}: edit sent; it will be asked again`);
+      setEditing(false);
+    } catch (err) {
+      announce(`${approval.tool}: ${err.message}`);
+    } finally {
+      setBusy(false);
+    }
+  };
+  useEffect(() => {
+    const onKey = (e) => {
+      if (!selected || editing || e.target.closest?.('input, textarea, select') || e.ctrlKey || e.metaKey || e.altKey) return;
+      if (!approval.answerable) return;
+      if (e.key === 'a') void answer('allow-once');
+      else if (e.key === 'd') void answer('deny-once');
+      else if (e.key === 'e' && approval.editable) setEditing(true);
+      else return;
+      e.preventDefault();
+    };
+    window.addEventListener('keydown', onKey);
+    return () => window.removeEventListener('keydown', onKey);
+  });
+  const headingId = `h-${approval.id}`;
+  return html`<article
+    ref=${ref}
+    class=${`approval danger-${approval.danger}${selected ? ' selected' : ''}`}
+    aria-labelledby=${headingId}
+    aria-busy=${busy}
+    data-tool=${approval.tool}
+    onFocusIn=${onSelect}
+    onClick=${onSelect}
+  >
+    <header>
+      <h2 id=${headingId}>${approval.tool} <span class="plugin">(${approval.plugin})</span></h2>
+      <span class=${`badge ${approval.danger}`}>${approval.danger}</span>
+      <span class="badge effect">${approval.effect}</span>
+      <${Countdown} expiresAt=${approval.expiresAt} expiresInMs=${approval.expiresInMs} receivedAt=${approval.receivedAt} />
+    </header>
+    <dl class="facts">
+      <dt>Caller</dt>
+      <dd>${callerText(approval.caller)}</dd>
+      ${
+        approval.revision > 1 &&
+        html`<dt>Revision</dt>
+          <dd>${approval.revision}${approval.editedBy ? `, edited by ${approval.editedBy}` : ''}</dd>`
+      }
+    </dl>
+    ${approval.concern && html`<div class="concern" role="note"><strong>Judge: ask</strong> (${approval.concern.rule}) ${approval.concern.reason}</div>`}
+    ${approval.editProblem && html`<p class="problem" role="alert">The last edit was refused: ${approval.editProblem}</p>`}
+    <${Preview} preview=${approval.preview} />
+    <details class="args">
+      <summary>Arguments (masked)</summary>
+      <pre>${JSON.stringify(approval.args, null, 2)}</pre>
+    </details>
+    ${
+      !approval.answerable
+        ? html`<p class="note">Asked by a <code>memo tools call</code> at its own terminal: it can be answered only there.</p>`
+        : editing
+          ? html`<${Editor} approval=${approval} onSend=${(args) => answer(args)} onCancel=${() => setEditing(false)} />`
+          : html`<div class="answer-row">
+              <${Answers} approval=${approval} answer=${answer} />
+              ${approval.editable && html`<button type="button" class="edit" onClick=${() => setEditing(true)}>Edit arguments…</button>`}
+            </div>`
+    }
+  </article>`;
+}
+
+function Inbox({ announce, onUnauthenticated }) {
+  const [pending, setPending] = useState(null);
+  const [connected, setConnected] = useState(false);
+  const [selected, setSelected] = useState(null);
+  useEffect(() => {
+    const source = new EventSource(`${API}/events`);
+    const stamp = (a) => ({ ...a, receivedAt: Date.now() });
+    source.addEventListener('pending', (e) => {
+      setPending(JSON.parse(e.data).map(stamp));
+      setConnected(true);
+    });
+    source.addEventListener('asked', (e) => {
+      const a = stamp(JSON.parse(e.data));
+      setPending((list) => [...(list ?? []).filter((p) => p.id !== a.id), a]);
+      announce(`New request: ${a.tool} from ${callerText(a.caller)}`);
+    });
+    source.addEventListener('settled', (e) => {
+      const s = JSON.parse(e.data);
+      setPending((list) => (list ?? []).filter((p) => p.id !== s.id));
+    });
+    source.onerror = () => {
+      setConnected(false);
+      // A stream that ends at once is a session that ended: ask the server which.
+      api('/session').catch((err) => {
+        if (err.status === 401) {
+          source.close();
+          onUnauthenticated();
+        }
+      });
+    };
+    return () => source.close();
+  }, []);
+  const list = pending ?? [];
+  const current = list.find((p) => p.id === selected) ?? list[0];
+  return html`<section aria-labelledby="inbox-title">
+    <div class="section-head">
+      <h1 id="inbox-title">Approvals</h1>
+      <span class=${connected ? 'live on' : 'live'}>${connected ? 'live' : 'connecting…'}</span>
+    </div>
+    <p class="hint">Shortcuts on the selected request: <kbd>a</kbd> allow once, <kbd>d</kbd> deny, <kbd>e</kbd> edit.</p>
+    ${
+      pending === null
+        ? html`<p>Loading…</p>`
+        : list.length === 0
+          ? html`<p class="empty-inbox">
+              Nothing is waiting for an answer. Requests from agent turns, routines and MCP clients appear here as they are asked.
+            </p>`
+          : list.map(
+              (a) =>
+                html`<${ApprovalCard}
+                  key=${`${a.id}:${a.revision}`}
+                  approval=${a}
+                  selected=${current?.id === a.id}
+                  onSelect=${() => setSelected(a.id)}
+                  announce=${announce}
+                />`,
+            )
+    }
+  </section>`;
+}
+
+function App() {
+  const [state, setState] = useState('checking');
+  const [message, setMessage] = useState('');
+  useEffect(() => {
+    api('/session').then(
+      () => setState('in'),
+      (err) => setState(err.status === 401 ? 'out' : 'error'),
+    );
+  }, []);
+  const logout = async () => {
+    await api('/ui/logout', { method: 'POST', body: {} }).catch(() => {});
+    setState('out');
+  };
+  const timer = useRef(0);
+  const announce = (text) => {
+    setMessage(text);
+    clearTimeout(timer.current);
+    timer.current = setTimeout(() => setMessage(''), 5000);
+  };
+  return html`<div class="shell">
+    <header class="top">
+      <span class="brand">Memo console</span>
+      ${state === 'in' && html`<nav aria-label="Console"><a href="/ui/" aria-current="page">Approvals</a></nav>`}
+      ${state === 'in' && html`<button type="button" class="logout" onClick=${logout}>Log out</button>`}
+    </header>
+    <main>
+      ${state === 'checking' && html`<p>Checking your session…</p>`}
+      ${
+        state === 'out' &&
+        html`<section class="signed-out">
+          <h1>Not logged in</h1>
+          <p>
+            Open the console link <code>memo serve</code> printed when it started. Each link works once; <code>kill -HUP &lt;pid&gt;</code> prints a new one.
+          </p>
+        </section>`
+      }
+      ${state === 'error' && html`<p role="alert">The console could not reach memo serve.</p>`}
+      ${state === 'in' && html`<${Inbox} announce=${announce} onUnauthenticated=${() => setState('out')} />`}
+    </main>
+    <div class="status" role="status" aria-live="polite">${message}</div>
+  </div>`;
+}
+
+const root = document.getElementById('app');
+// The static "Loading…" text goes: Preact renders into an empty element.
+root.textContent = '';
+render(html`<${App} />`, root);

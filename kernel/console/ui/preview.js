@@ -1,0 +1,173 @@
+// Previews as a person reads them: a diff with changed words marked, a table of field changes,
+// what a delete would lose. The kernel sends each preview as { kind, text }; the text formats are
+// the packs' (a unified diff, `field: before -> after` lines, a sentence for deletes).
+import { html } from 'htm/preact';
+
+/** Splits text into words and the spaces between them, so a diff can mark whole words. */
+function tokens(text) {
+  return text.match(/\s+|[^\s]+/g) ?? [];
+}
+
+/** Word-level diff of two lines: [{ op: '=', '-', '+', text }]. LCS over tokens, fine for lines of a note. */
+export function wordDiff(before, after) {
+  const a = tokens(before);
+  const b = tokens(after);
+  if (a.length * b.length > 250_000)
+    return [
+      { op: '-', text: before },
+      { op: '+', text: after },
+    ];
+  const dp = Array.from({ length: a.length + 1 }, () => new Uint32Array(b.length + 1));
+  for (let i = a.length - 1; i >= 0; i--)
+    for (let j = b.length - 1; j >= 0; j--) dp[i][j] = a[i] === b[j] ? dp[i + 1][j + 1] + 1 : Math.max(dp[i + 1][j], dp[i][j + 1]);
+  const out = [];
+  const push = (op, text) => {
+    const last = out[out.length - 1];
+    if (last && last.op === op) last.text += text;
+    else out.push({ op, text });
+  };
+  let i = 0;
+  let j = 0;
+  while (i < a.length && j < b.length) {
+    if (a[i] === b[j]) {
+      push('=', a[i]);
+      i++;
+      j++;
+    } else if (dp[i + 1][j] >= dp[i][j + 1]) push('-', a[i++]);
+    else push('+', b[j++]);
+  }
+  while (i < a.length) push('-', a[i++]);
+  while (j < b.length) push('+', b[j++]);
+  return out;
+}
+
+/** A unified diff as rows: headers, hunks, context, and changed blocks (removed lines paired with added ones). */
+export function parseUnifiedDiff(text) {
+  const rows = [];
+  const lines = text.replace(/\n$/, '').split('\n');
+  let i = 0;
+  while (i < lines.length) {
+    const line = lines[i];
+    if (line.startsWith('--- ') || line.startsWith('+++ ') || line.startsWith('Index: ')) {
+      rows.push({ type: 'file', text: line });
+      i++;
+    } else if (line.startsWith('@@')) {
+      rows.push({ type: 'hunk', text: line });
+      i++;
+    } else if (line.startsWith('-') || line.startsWith('+')) {
+      const removed = [];
+      const added = [];
+      while (i < lines.length && lines[i].startsWith('-') && !lines[i].startsWith('--- ')) removed.push(lines[i++].slice(1));
+      while (i < lines.length && lines[i].startsWith('+') && !lines[i].startsWith('+++ ')) added.push(lines[i++].slice(1));
+      rows.push({ type: 'change', removed, added });
+    } else {
+      rows.push({ type: line.startsWith(' ') ? 'context' : 'note', text: line.startsWith(' ') ? line.slice(1) : line });
+      i++;
+    }
+  }
+  return rows;
+}
+
+function Words({ parts, side }) {
+  return parts
+    .filter((p) => p.op === '=' || p.op === side)
+    .map((p) => (p.op === '=' ? p.text : side === '-' ? html`<del>${p.text}</del>` : html`<ins>${p.text}</ins>`));
+}
+
+function ChangeBlock({ removed, added }) {
+  // Lines paired one to one get word-level marks; the rest are whole-line removals or additions.
+  const pairs = Math.min(removed.length, added.length);
+  const rows = [];
+  for (let k = 0; k < removed.length; k++) {
+    const parts = k < pairs ? wordDiff(removed[k], added[k]) : [{ op: '-', text: removed[k] }];
+    rows.push(
+      html`<div class="diff-line removed">
+        <span class="sign" aria-hidden="true">−</span><span class="sr-only">removed: </span><${Words} parts=${parts} side="-" />
+      </div>`,
+    );
+  }
+  for (let k = 0; k < added.length; k++) {
+    const parts = k < pairs ? wordDiff(removed[k], added[k]) : [{ op: '+', text: added[k] }];
+    rows.push(
+      html`<div class="diff-line added">
+        <span class="sign" aria-hidden="true">+</span><span class="sr-only">added: </span><${Words} parts=${parts} side="+" />
+      </div>`,
+    );
+  }
+  return html`<div class="diff-block" role="group" aria-label="changed block">${rows}</div>`;
+}
+
+function DiffPreview({ text }) {
+  const rows = parseUnifiedDiff(text);
+  return html`<div class="preview diff">
+    ${rows.map((r) =>
+      r.type === 'change'
+        ? html`<${ChangeBlock} removed=${r.removed} added=${r.added} />`
+        : html`<div class=${`diff-line ${r.type}`}>${r.type === 'context' ? html`<span class="sign" aria-hidden="true"> </span>` : null}${r.text}</div>`,
+    )}
+  </div>`;
+}
+
+/** `field: before -> after` lines (the packs write `(not set)` for a field without a value). */
+export function parseFields(text) {
+  const rows = [];
+  const notes = [];
+  for (const line of text.split('\n')) {
+    const m = /^([^:]+): (.*) -> (.*)$/.exec(line);
+    if (m) rows.push({ field: m[1], before: m[2], after: m[3] });
+    else if (line.trim()) notes.push(line);
+  }
+  return { rows, notes };
+}
+
+function FieldValue({ value }) {
+  if (value === '(not set)') return html`<span class="not-set">not set</span>`;
+  if (value === '' || value === '""') return html`<span class="empty">empty</span>`;
+  return html`<span>${value}</span>`;
+}
+
+function FieldsPreview({ text }) {
+  const { rows, notes } = parseFields(text);
+  if (!rows.length) return html`<pre class="preview text">${text}</pre>`;
+  return html`<div class="preview fields">
+    <table>
+      <thead>
+        <tr>
+          <th scope="col">Field</th>
+          <th scope="col">Now</th>
+          <th scope="col">After</th>
+        </tr>
+      </thead>
+      <tbody>
+        ${rows.map(
+          (r) =>
+            html`<tr>
+              <th scope="row">${r.field}</th>
+              <td class="before"><${FieldValue} value=${r.before} /></td>
+              <td class="after"><${FieldValue} value=${r.after} /></td>
+            </tr>`,
+        )}
+      </tbody>
+    </table>
+    ${notes.map((n) => html`<p class="note">${n}</p>`)}
+  </div>`;
+}
+
+export function Preview({ preview }) {
+  if (!preview) return html`<p class="preview none">No preview for this call.</p>`;
+  switch (preview.kind) {
+    case 'diff':
+      return html`<${DiffPreview} text=${preview.text} />`;
+    case 'fields':
+      return html`<${FieldsPreview} text=${preview.text} />`;
+    case 'delete':
+      return html`<div class="preview delete">
+        <strong>What would be lost</strong>
+        <pre>${preview.text}</pre>
+      </div>`;
+    case 'command':
+      return html`<pre class="preview command">${preview.text}</pre>`;
+    default:
+      return html`<pre class="preview text">${preview.text}</pre>`;
+  }
+}

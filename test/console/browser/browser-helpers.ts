@@ -1,0 +1,31 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { chromium, type Browser } from 'playwright-core';
+import { atTeardown } from '../../helpers/cleanup.js';
+
+/** Debian's chromium, which .ci/run installs. No browser is downloaded. */
+export const CHROMIUM = process.env.MEMO_CHROMIUM ?? '/usr/bin/chromium';
+
+/** Starts headless Chromium, closed when the test file ends. Fails (never skips) when it is not installed. */
+export async function launchChromium(): Promise<Browser> {
+  if (!fs.existsSync(CHROMIUM))
+    throw new Error(
+      `The console's browser tests need Chromium at ${CHROMIUM} (Debian: apt-get install -y chromium; .ci/run installs it). Set MEMO_CHROMIUM to use another binary.`,
+    );
+  const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'] });
+  atTeardown(() => browser.close());
+  return browser;
+}
+
+/** Where screenshots go: MEMO_SCREENSHOTS (to look at them) or nowhere. */
+export function screenshotPath(name: string): string | undefined {
+  const dir = process.env.MEMO_SCREENSHOTS;
+  if (!dir) return undefined;
+  fs.mkdirSync(dir, { recursive: true });
+  return path.join(dir, `${name}.png`);
+}
+
+/** axe-core's source, injected into a page to scan it. */
+export function axeSource(): string {
+  return fs.readFileSync(path.resolve('node_modules/axe-core/axe.min.js'), 'utf8');
+}

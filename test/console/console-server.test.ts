@@ -1,0 +1,253 @@
+/**
+ * The web console's server over real loopback HTTP: the one-time login link, the session cookie,
+ * expiry and logout, the CSRF and Host checks, and the approvals API answering real calls that
+ * wait in the approval broker through the pipeline.
+ */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { createHash } from 'node:crypto';
+import { echoPack, tool } from '../helpers/kernel-fixture.js';
+import { waitFor } from '../helpers/wait.js';
+import { consoleFixture, openEvents, post, raw, type ConsoleFixture } from './console-helpers.js';
+
+const editable = {
+  id: 'editor-pack',
+  version: '1.0.0',
+  tools: [{ spec: tool('echo_edit', 'medium', 'write', { editable: true }), impl: (args: Record<string, unknown>) => ({ echoed: args }) }],
+};
+
+describe('web console: login, session and cross-site checks', () => {
+  let c: ConsoleFixture;
+  beforeAll(async () => {
+    c = await consoleFixture();
+  });
+  afterAll(() => c.close());
+
+  it('exchanges the printed login code once for an HttpOnly, SameSite=Strict session cookie scoped to /ui, then refuses the code', async () => {
+    const link = c.console.loginUrl(c.endpoint.url);
+    expect(link).toMatch(new RegExp(`^${c.origin}/ui/login\\?code=[A-Za-z0-9_-]{43}$`));
+    const first = await raw(link);
+    expect(first.status).toBe(303);
+    expect(first.headers.location).toBe('/ui/');
+    const port = new URL(c.origin).port;
+    expect(first.headers['set-cookie']).toEqual([
+      expect.stringMatching(new RegExp(`^memo_console_${port}=[A-Za-z0-9_-]{43}; Path=/ui; HttpOnly; SameSite=Strict; Max-Age=3600$`)),
+    ]);
+    const cookie = first.headers['set-cookie']![0]!.split(';')[0]!;
+    expect((await raw(`${c.origin}/ui/api/session`, { headers: { Cookie: cookie } })).status).toBe(200);
+
+    const again = await raw(link);
+    expect(again.status).toBe(403);
+    expect(again.headers['set-cookie']).toBeUndefined();
+    expect(again.body).toContain('This console link does not work');
+  });
+
+  it('makes the previous link useless when a new one is printed', async () => {
+    const old = c.console.loginUrl(c.endpoint.url);
+    const fresh = c.console.loginUrl(c.endpoint.url);
+    expect((await raw(old)).status).toBe(403);
+    expect((await raw(fresh)).status).toBe(303);
+  });
+
+  it('gives an API request without a session, with a forged cookie or with a made-up code nothing but 401/403', async () => {
+    const port = new URL(c.origin).port;
+    for (const headers of [{}, { Cookie: `memo_console_${port}=${'A'.repeat(43)}` }, { Cookie: `memo_console_${port}=` }]) {
+      const r = await raw(`${c.origin}/ui/api/approvals`, { headers });
+      expect([r.status, JSON.parse(r.body).error]).toEqual([401, 'UNAUTHENTICATED']);
+    }
+    expect((await raw(`${c.origin}/ui/login?code=${'x'.repeat(43)}`)).status).toBe(403);
+    expect((await raw(`${c.origin}/ui/login`)).status).toBe(403);
+  });
+
+  it('ends a session when it expires by the kernel clock, and at logout', async () => {
+    const cookie = await c.login();
+    expect((await raw(`${c.origin}/ui/api/session`, { headers: { Cookie: cookie } })).status).toBe(200);
+    c.fx.clock.advance(60 * 60_000);
+    expect((await raw(`${c.origin}/ui/api/session`, { headers: { Cookie: cookie } })).status).toBe(401);
+
+    const other = await c.login();
+    const out = await post(c.origin, '/ui/logout', other, {});
+    expect(out.status).toBe(200);
+    expect(out.headers['set-cookie']?.[0]).toMatch(/=; Path=\/ui; HttpOnly; SameSite=Strict; Max-Age=0$/);
+    expect((await raw(`${c.origin}/ui/api/session`, { headers: { Cookie: other } })).status).toBe(401);
+  });
+
+  it('refuses a state-changing request from another origin, without an Origin, from a cross-site fetch, or not in JSON', async () => {
+    const cookie = await c.login();
+    const port = Number(new URL(c.origin).port);
+    const refused = [
+      { Origin: 'http://evil.example' },
+      { Origin: `http://127.0.0.1:${port === 65535 ? 1 : port + 1}` },
+      { Origin: `http://localhost:${port}` },
+      { Origin: '' },
+      { 'Sec-Fetch-Site': 'cross-site' },
+    ];
+    for (const headers of refused) {
+      const r = await post(c.origin, '/ui/logout', cookie, {}, headers);
+      expect(r.status).toBe(403);
+    }
+    const noOrigin = await raw(`${c.origin}/ui/logout`, { method: 'POST', headers: { Cookie: cookie, 'Content-Type': 'application/json' }, body: '{}' });
+    expect([noOrigin.status, JSON.parse(noOrigin.body).error]).toEqual([403, 'CROSS_ORIGIN']);
+    const form = await post(c.origin, '/ui/api/approvals/x', cookie, {}, { 'Content-Type': 'text/plain' });
+    expect(form.status).toBe(415);
+    // None of them logged the session out.
+    expect((await raw(`${c.origin}/ui/api/session`, { headers: { Cookie: cookie } })).status).toBe(200);
+  });
+
+  it('refuses a foreign Host (DNS rebinding) on every console path', async () => {
+    for (const p of ['/ui/', '/ui/login?code=x', '/ui/api/session']) {
+      const r = await raw(`${c.origin}${p}`, { headers: { Host: 'evil.example' } });
+      expect(r.status).toBe(403);
+    }
+  });
+
+  it('serves the page with a strict CSP that admits only its own import map, and Preact from the package, with no token or CDN in them', async () => {
+    const page = await raw(`${c.origin}/ui/`);
+    expect(page.status).toBe(200);
+    const map = /<script type="importmap">(.*?)<\/script>/.exec(page.body)![1]!;
+    const hash = createHash('sha256').update(map, 'utf8').digest('base64');
+    expect(page.headers['content-security-policy']).toBe(
+      `default-src 'none'; script-src 'self' 'sha256-${hash}'; style-src 'self'; img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'`,
+    );
+    expect(page.headers['x-frame-options']).toBe('DENY');
+    for (const file of [
+      '/ui/app.js',
+      '/ui/preview.js',
+      '/ui/style.css',
+      '/ui/vendor/preact.mjs',
+      '/ui/vendor/hooks.mjs',
+      '/ui/vendor/htm.mjs',
+      '/ui/vendor/htm-preact.mjs',
+    ]) {
+      const r = await raw(`${c.origin}${file}`);
+      expect([file, r.status]).toEqual([file, 200]);
+      expect(r.body).not.toContain(c.endpoint.token);
+      // Nothing is loaded from elsewhere (the vendor files name XML namespaces, which are no fetch).
+      expect(r.body).not.toMatch(/(from\s*|import\s*\(\s*|src=|href=|url\()["']?(https?:)?\/\//i);
+      if (!file.includes('/vendor/')) expect(r.body).not.toMatch(/https?:\/\//);
+    }
+    expect((await raw(`${c.origin}/ui`)).headers.location).toBe('/ui/');
+    expect((await raw(`${c.origin}/ui/../package.json`)).status).not.toBe(200);
+    expect((await raw(`${c.origin}/ui/nothing.js`)).status).toBe(404);
+  });
+
+  it('leaves /mcp behind its bearer token: a console session is no MCP credential', async () => {
+    const cookie = await c.login();
+    const r = await raw(c.endpoint.url, { method: 'POST', headers: { Cookie: cookie, 'Content-Type': 'application/json' }, body: '{}' });
+    expect(r.status).toBe(401);
+  });
+});
+
+describe('web console: the approvals inbox answers calls waiting in the broker', () => {
+  let c: ConsoleFixture;
+  let cookie: string;
+  beforeAll(async () => {
+    c = await consoleFixture({ packs: [echoPack(), editable] });
+    cookie = await c.login();
+  });
+  afterAll(() => c.close());
+
+  const invoke = (name: string, args: Record<string, unknown>) => c.fx.kernel.invoke({ tool: name, args, caller: { kind: 'host', id: 'console-test' } });
+  const audit = () =>
+    fs
+      .readFileSync(path.join(c.fx.dataDir, 'agent-audit.jsonl'), 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l));
+
+  it('while no console watches, a call that needs approval is refused at once (nobody is asked)', async () => {
+    const r = await invoke('echo_medium', { text: 'unwatched' });
+    expect(r).toMatchObject({ ok: false, error: { code: 'PERMISSION_DENIED' } });
+  });
+
+  it('streams a waiting call with masked arguments; allow-once from the console runs it, and the stream says who answered', async () => {
+    const stream = openEvents(c.origin, cookie);
+    try {
+      expect(await stream.status).toBe(200);
+      await waitFor(() => stream.events.some((e) => e.event === 'pending'), { what: 'the pending list' });
+      expect(stream.events[0]).toEqual({ event: 'pending', data: [] });
+      const secret = `ghp_${'a1B2c3D4e5'.repeat(3)}123456`;
+      const result = invoke('echo_medium', { text: `push with ${secret}` });
+      const asked = await waitFor(() => stream.events.find((e) => e.event === 'asked'), { what: 'the asked event' });
+      expect(asked.data).toMatchObject({
+        tool: 'echo_medium',
+        plugin: 'echo-pack',
+        danger: 'medium',
+        effect: 'write',
+        caller: { kind: 'host', id: 'console-test' },
+      });
+      expect(JSON.stringify(asked.data)).not.toContain(secret);
+      const listed = JSON.parse((await raw(`${c.origin}/ui/api/approvals`, { headers: { Cookie: cookie } })).body);
+      expect(listed.map((a: any) => a.id)).toEqual([asked.data.id]);
+
+      const answered = await post(c.origin, `/ui/api/approvals/${asked.data.id}`, cookie, { answer: 'allow-once' });
+      expect([answered.status, JSON.parse(answered.body)]).toEqual([200, { id: asked.data.id, tool: 'echo_medium', reply: 'allow-once' }]);
+      expect(await result).toMatchObject({ ok: true, value: { echoed: { text: `push with ${secret}` } } });
+      await waitFor(() => stream.events.find((e) => e.event === 'settled'), { what: 'the settled event' });
+      expect(stream.events.find((e) => e.event === 'settled')!.data).toEqual({ id: asked.data.id, outcome: 'answered', by: 'console', reply: 'allow-once' });
+      expect(audit().at(-1)).toMatchObject({ tool: 'echo_medium', decision: 'allow:once', outcome: 'ok' });
+      // Answered: it is gone, and a second answer says so.
+      const late = await post(c.origin, `/ui/api/approvals/${asked.data.id}`, cookie, { answer: 'allow-once' });
+      expect([late.status, JSON.parse(late.body).error]).toEqual([404, 'NOT_PENDING']);
+    } finally {
+      stream.close();
+    }
+  });
+
+  it('denies with deny-once, and refuses an answer the request does not offer (a delete takes no standing allow)', async () => {
+    const stream = openEvents(c.origin, cookie);
+    try {
+      await waitFor(() => stream.events.some((e) => e.event === 'pending'), { what: 'the pending list' });
+      const del = invoke('echo_delete', { text: 'gone' });
+      const asked = await waitFor(() => stream.events.find((e) => e.event === 'asked'), { what: 'the delete to be asked' });
+      expect(asked.data.answers).toEqual(['allow-once', 'deny-once', 'deny-forever']);
+      const wrong = await post(c.origin, `/ui/api/approvals/${asked.data.id}`, cookie, { answer: 'allow-forever' });
+      expect([wrong.status, JSON.parse(wrong.body).error]).toEqual([400, 'ANSWER_NOT_OFFERED']);
+      const notEditable = await post(c.origin, `/ui/api/approvals/${asked.data.id}`, cookie, { edit: { text: 'other' } });
+      expect([notEditable.status, JSON.parse(notEditable.body).error]).toEqual([400, 'NOT_EDITABLE']);
+      expect((await post(c.origin, `/ui/api/approvals/${asked.data.id}`, cookie, { answer: 'deny-once' })).status).toBe(200);
+      expect(await del).toMatchObject({ ok: false, error: { code: 'PERMISSION_DENIED' } });
+      expect(audit().at(-1)).toMatchObject({ tool: 'echo_delete', decision: 'deny:once' });
+    } finally {
+      stream.close();
+    }
+  });
+
+  it('an edit is asked again as revision 2 (edited by console) and runs as edited once allowed; an edit that breaks the schema keeps the request as it was', async () => {
+    const stream = openEvents(c.origin, cookie);
+    try {
+      await waitFor(() => stream.events.some((e) => e.event === 'pending'), { what: 'the pending list' });
+      const result = invoke('echo_edit', { text: 'draft', n: 1 });
+      const first = await waitFor(() => stream.events.find((e) => e.event === 'asked'), { what: 'revision 1' });
+      expect(first.data).toMatchObject({ editable: true, revision: 1 });
+
+      const bad = await post(c.origin, `/ui/api/approvals/${first.data.id}`, cookie, { edit: { text: 'draft', n: -1 } });
+      expect(bad.status).toBe(200);
+      const problem = await waitFor(() => stream.events.filter((e) => e.event === 'asked')[1], { what: 'the refused edit' });
+      expect(problem.data).toMatchObject({ revision: 1, args: { text: 'draft', n: 1 }, editProblem: expect.stringContaining('n') });
+
+      expect((await post(c.origin, `/ui/api/approvals/${first.data.id}`, cookie, { edit: { text: 'final', n: 2 } })).status).toBe(200);
+      const second = await waitFor(() => stream.events.filter((e) => e.event === 'asked').find((e) => e.data.revision === 2), { what: 'revision 2' });
+      expect(second.data).toMatchObject({ args: { text: 'final', n: 2 }, editedBy: 'console' });
+      const settledEdit = stream.events.find((e) => e.event === 'settled' && e.data.reply === 'edit');
+      expect(settledEdit?.data).toEqual({ id: first.data.id, outcome: 'answered', by: 'console', reply: 'edit' });
+
+      expect((await post(c.origin, `/ui/api/approvals/${second.data.id}`, cookie, { answer: 'allow-once' })).status).toBe(200);
+      expect(await result).toMatchObject({ ok: true, value: { echoed: { text: 'final', n: 2 } } });
+    } finally {
+      stream.close();
+    }
+  });
+
+  it('ends the event stream when its session expires', async () => {
+    const short = await c.login();
+    const stream = openEvents(c.origin, short);
+    await waitFor(() => stream.events.some((e) => e.event === 'pending'), { what: 'the pending list' });
+    c.fx.clock.advance(60 * 60_000);
+    await stream.ended;
+    // Nobody watches any more: a call that needs approval is refused at once, not left waiting.
+    expect(await invoke('echo_medium', { text: 'after expiry' })).toMatchObject({ ok: false, error: { code: 'PERMISSION_DENIED' } });
+    expect(stream.events.filter((e) => e.event === 'asked')).toEqual([]);
+    cookie = await c.login();
+  });
+});
