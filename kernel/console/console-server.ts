@@ -31,6 +31,9 @@ import type { Kernel } from '../kernel.js';
 import type { Logger } from '../logger.js';
 import type { ApprovalEvent } from '../permissions/approval-broker.js';
 import { consoleReply } from './approval-answers.js';
+import { auditQuery, auditRows } from './audit-view.js';
+import { verifyAuditFile, type AuditRecord } from '../audit/audit-log.js';
+import { maskArgs, MASK } from '../audit/masking.js';
 import { ConsoleAuth, cookieValue, DEFAULT_SESSION_TTL_MS } from './console-auth.js';
 
 export const CONSOLE_PATH = '/ui';
@@ -38,6 +41,18 @@ export const CONSOLE_PATH = '/ui';
 const MAX_BODY_BYTES = 1024 * 1024;
 /** A comment line on every event stream this often, so proxies and the browser keep it open. */
 const HEARTBEAT_MS = 20_000;
+/**
+ * How often the open event streams look for new audit entries. The kernel's audit sink has no
+ * change feed (a host may supply its own sink), so the console reads its in-memory tail, only while
+ * a page is open.
+ */
+const AUDIT_POLL_MS = 1000;
+
+/** An audit entry's identity across reads: its chain number when the sink keeps one, else its call id and time. */
+function auditKey(e: AuditRecord): string {
+  const seq = (e as { seq?: unknown }).seq;
+  return typeof seq === 'number' ? `#${seq}` : `${e.id}|${e.ts}`;
+}
 
 export interface ConsoleServerOptions {
   logger?: Logger;
@@ -132,6 +147,9 @@ export class ConsoleServer {
   private readonly assets = new Map<string, Asset>();
   private readonly headers: Record<string, string>;
   private readonly streams = new Set<() => void>();
+  private readonly auditListeners = new Set<(entries: AuditRecord[]) => void>();
+  private auditTimer: NodeJS.Timeout | undefined;
+  private auditSeen = new Set<string>();
   private readonly clock: Clock;
 
   constructor(
@@ -167,6 +185,26 @@ export class ConsoleServer {
   /** Ends every open event stream (the endpoint is closing). */
   close(): void {
     for (const end of [...this.streams]) end();
+    clearInterval(this.auditTimer);
+  }
+
+  /** Tells `listener` of every audit entry appended from now on, while it is subscribed. */
+  private watchAudit(listener: (entries: AuditRecord[]) => void): () => void {
+    if (this.auditListeners.size === 0) {
+      this.auditSeen = new Set(this.kernel.audit.tail({ limit: 200 }).map(auditKey));
+      this.auditTimer = setInterval(() => {
+        const recent = this.kernel.audit.tail({ limit: 200 });
+        const fresh = recent.filter((e) => !this.auditSeen.has(auditKey(e)));
+        this.auditSeen = new Set(recent.map(auditKey));
+        if (fresh.length) for (const l of this.auditListeners) l(fresh);
+      }, AUDIT_POLL_MS);
+      this.auditTimer.unref();
+    }
+    this.auditListeners.add(listener);
+    return () => {
+      this.auditListeners.delete(listener);
+      if (this.auditListeners.size === 0) clearInterval(this.auditTimer);
+    };
   }
 
   /**
@@ -210,7 +248,7 @@ export class ConsoleServer {
           message: 'Not logged in, or the session ended. Open the console link memo serve printed (it works once; kill -HUP the server for a new one).',
         });
       }
-      return this.api(req, res, sub.slice('/api'.length), method, session!, expires);
+      return this.api(req, res, sub.slice('/api'.length), method, session!, expires, url);
     }
     const asset = reading ? this.assets.get(sub) : undefined;
     if (!asset) return this.json(res, reading ? 404 : 405, { error: 'NOT_FOUND', message: `Nothing at ${CONSOLE_PATH}${sub}.` });
@@ -265,7 +303,59 @@ export class ConsoleServer {
     send(res, status, JSON.stringify(body), { 'Content-Type': 'application/json', 'Cache-Control': 'no-store', ...this.headers, ...extra });
   }
 
-  private async api(req: http.IncomingMessage, res: http.ServerResponse, route: string, method: string, session: string, expires: number): Promise<void> {
+  /** Packs as the console lists them: status, load errors, tools, and settings with secrets masked (write-only). */
+  private packViews() {
+    return this.kernel.packs.list().map((p) => ({
+      id: p.id,
+      name: p.manifest?.name ?? p.id,
+      version: p.manifest?.version ?? null,
+      description: p.manifest?.description ?? null,
+      source: p.source,
+      status: p.status,
+      enabled: p.enabled,
+      ...(p.error ? { error: p.error } : {}),
+      ...(p.reloadError ? { reloadError: p.reloadError } : {}),
+      tools: (p.manifest?.tools ?? []).map((t) => ({ name: t.name, danger: t.danger, effect: t.effect })),
+      configSchema: p.manifest?.config ?? null,
+      config: p.status === 'loaded' ? (maskArgs(this.kernel.packs.config(p.id) ?? {}).masked as Record<string, unknown>) : null,
+    }));
+  }
+
+  private async packChange(req: http.IncomingMessage, res: http.ServerResponse, id: string, change: 'enable' | 'disable' | 'config'): Promise<void> {
+    const body = await readJson(req);
+    if ('error' in body) return this.json(res, body.status, { error: 'BAD_REQUEST', message: body.error });
+    const state = this.kernel.packs.get(id);
+    if (!state) return this.json(res, 404, { error: 'NOT_FOUND', message: `No pack ${id}.` });
+    if (change !== 'config') {
+      this.kernel.packs.setEnabled(id, change === 'enable');
+      this.options.logger?.info(`console: ${change}d the pack ${id}`);
+      return this.json(res, 200, { id, enabled: change === 'enable' });
+    }
+    const changes = (body.value as { changes?: unknown }).changes;
+    if (typeof changes !== 'object' || changes === null || Array.isArray(changes))
+      return this.json(res, 400, { error: 'BAD_REQUEST', message: 'Send {"changes": {...}}: the settings to change.' });
+    // A masked value sent back unchanged is not a new secret: it is left as it is.
+    const real = Object.fromEntries(Object.entries(changes).filter(([, v]) => v !== MASK));
+    try {
+      const config = this.kernel.packs.setConfig(id, real);
+      return this.json(res, 200, { id, config: maskArgs(config).masked });
+    } catch (err) {
+      // Settings that break the pack's schema: a coded error saying which (checked by code, not class).
+      const code = (err as { code?: unknown } | null)?.code;
+      if (typeof code === 'string') return this.json(res, 400, { error: code, message: (err as Error).message });
+      throw err;
+    }
+  }
+
+  private async api(
+    req: http.IncomingMessage,
+    res: http.ServerResponse,
+    route: string,
+    method: string,
+    session: string,
+    expires: number,
+    url: URL,
+  ): Promise<void> {
     if (method !== 'GET' && method !== 'HEAD' && !/^application\/json\b/i.test(req.headers['content-type'] ?? ''))
       return this.json(res, 415, { error: 'BAD_REQUEST', message: 'Send JSON (Content-Type: application/json).' });
     if (route === '/session' && method === 'GET') return this.json(res, 200, { expiresAt: new Date(expires).toISOString() });
@@ -273,6 +363,28 @@ export class ConsoleServer {
     if (route === '/events' && method === 'GET') return this.events(req, res, session);
     const answer = /^\/approvals\/([^/]+)$/.exec(route);
     if (answer && method === 'POST') return this.answer(req, res, decodeURIComponent(answer[1]!));
+    if (route === '/audit' && method === 'GET') {
+      const q = auditQuery(url.searchParams);
+      if ('problem' in q) return this.json(res, 400, { error: 'BAD_REQUEST', message: `${q.problem}.` });
+      return this.json(res, 200, { entries: auditRows(this.kernel.audit.tail(), q), kept: this.kernel.audit.tail().length });
+    }
+    if (route === '/audit/verify' && method === 'POST') return this.json(res, 200, verifyAuditFile(path.join(this.kernel.config.dataDir, 'agent-audit.jsonl')));
+    if (route === '/packs' && method === 'GET') return this.json(res, 200, this.packViews());
+    const pack = /^\/packs\/([^/]+)\/(enable|disable|config)$/.exec(route);
+    if (pack && method === 'POST') return this.packChange(req, res, decodeURIComponent(pack[1]!), pack[2] as 'enable' | 'disable' | 'config');
+    if (route === '/permissions' && method === 'GET')
+      return this.json(res, 200, {
+        decisions: this.kernel.permissions.list(this.clock.now()),
+        alwaysAllow: this.kernel.permissions.alwaysAllow,
+        problem: this.kernel.permissions.problem,
+      });
+    const revoke = /^\/permissions\/([^/]+)\/revoke$/.exec(route);
+    if (revoke && method === 'POST') {
+      const tool = decodeURIComponent(revoke[1]!);
+      if (!this.kernel.permissions.revoke(tool)) return this.json(res, 404, { error: 'NOT_FOUND', message: `No stored decision for ${tool}.` });
+      this.options.logger?.info(`console: revoked the stored decisions for ${tool}`);
+      return this.json(res, 200, { revoked: tool });
+    }
     return this.json(res, 404, { error: 'NOT_FOUND', message: `No ${method} ${CONSOLE_PATH}/api${route}.` });
   }
 
@@ -316,8 +428,10 @@ export class ConsoleServer {
     // At the session's expiry the stream ends, and with it this console's watch of the broker.
     const expires = this.auth.expiry(session) ?? this.clock.now();
     const expiry = this.clock.setTimeout(() => end(), Math.max(0, expires - this.clock.now()));
+    const unwatchAudit = this.watchAudit((entries) => write('audit', entries));
     const end = () => {
       clearInterval(heartbeat);
+      unwatchAudit();
       this.clock.clearTimeout(expiry);
       listening.dispose();
       this.streams.delete(end);

@@ -251,3 +251,81 @@ describe('web console: the approvals inbox answers calls waiting in the broker',
     cookie = await c.login();
   });
 });
+
+describe('web console: audit, packs and stored permissions', () => {
+  let c: ConsoleFixture;
+  let cookie: string;
+  beforeAll(async () => {
+    c = await consoleFixture();
+    await c.fx.kernel.packs.load([{ dir: path.resolve('test/fixtures/packs'), source: 'extra', only: ['echo-tools'] }]);
+    cookie = await c.login();
+  });
+  afterAll(() => c.close());
+  const get = async (p: string) => {
+    const r = await raw(`${c.origin}/ui/api${p}`, { headers: { Cookie: cookie } });
+    return { status: r.status, body: JSON.parse(r.body) };
+  };
+  const invoke = (name: string, args: Record<string, unknown>, id = 'console-test') => c.fx.kernel.invoke({ tool: name, args, caller: { kind: 'host', id } });
+
+  it('filters the audit trail by tool, caller, outcome and time, and verifies the chain', async () => {
+    await invoke('echo_safe', { text: 'one' }, 'alpha');
+    await invoke('echo_safe', { text: 'two' }, 'beta');
+    await invoke('echo_medium', { text: 'refused' }, 'alpha');
+    expect((await get('/audit?tool=echo_safe')).body.entries.map((e: any) => e.args.text)).toEqual(['one', 'two']);
+    expect((await get('/audit?caller=beta')).body.entries.map((e: any) => e.args.text)).toEqual(['two']);
+    expect((await get('/audit?outcome=denied')).body.entries.map((e: any) => [e.tool, e.decision])).toEqual([['echo_medium', 'deny:unattended']]);
+    expect((await get(`/audit?since=${encodeURIComponent(new Date(Date.now() + 3_600_000).toISOString())}`)).body.entries).toEqual([]);
+    expect((await get('/audit?limit=1')).body.entries).toHaveLength(1);
+    expect(await get('/audit?since=yesterday')).toEqual({ status: 400, body: { error: 'BAD_REQUEST', message: 'since must be a date and time (ISO 8601).' } });
+    const verify = await post(c.origin, '/ui/api/audit/verify', cookie, {});
+    expect([verify.status, JSON.parse(verify.body)]).toEqual([200, expect.objectContaining({ ok: true, entries: expect.any(Number) })]);
+  });
+
+  it('streams new audit entries to an open console', async () => {
+    const stream = openEvents(c.origin, cookie);
+    try {
+      await waitFor(() => stream.events.some((e) => e.event === 'pending'), { what: 'the stream to open' });
+      await invoke('echo_safe', { text: 'live' });
+      const audit = await waitFor(() => stream.events.find((e) => e.event === 'audit'), { what: 'an audit event' });
+      expect(audit.data).toEqual([expect.objectContaining({ tool: 'echo_safe', args: { text: 'live' }, decision: 'auto' })]);
+    } finally {
+      stream.close();
+    }
+  });
+
+  it('lists packs with their config schema and settings; disabling one takes its tools away, enabling brings them back', async () => {
+    const packs = (await get('/packs')).body;
+    const echo = packs.find((p: any) => p.id === 'echo-tools');
+    expect(echo).toMatchObject({ status: 'loaded', enabled: true, config: { prefix: '', repeat: 1 }, configSchema: { type: 'object' } });
+    expect(echo.tools.map((t: any) => t.name)).toContain('echo');
+    expect((await post(c.origin, '/ui/api/packs/echo-tools/disable', cookie, {})).status).toBe(200);
+    expect(c.fx.kernel.registry.list().some((t) => t.spec.name === 'echo')).toBe(false);
+    expect(await invoke('echo', { text: 'x' })).toMatchObject({ ok: false, error: { code: 'TOOL_DISABLED' } });
+    expect((await get('/packs')).body.find((p: any) => p.id === 'echo-tools').enabled).toBe(false);
+    expect((await post(c.origin, '/ui/api/packs/echo-tools/enable', cookie, {})).status).toBe(200);
+    expect(c.fx.kernel.registry.list().some((t) => t.spec.name === 'echo')).toBe(true);
+  });
+
+  it('saves settings that fit the pack schema and refuses ones that do not, naming the field', async () => {
+    const ok = await post(c.origin, '/ui/api/packs/echo-tools/config', cookie, { changes: { prefix: '>> ', repeat: 2 } });
+    expect([ok.status, JSON.parse(ok.body).config]).toEqual([200, { prefix: '>> ', repeat: 2 }]);
+    expect(c.fx.kernel.packs.config('echo-tools')).toMatchObject({ prefix: '>> ', repeat: 2 });
+    const bad = await post(c.origin, '/ui/api/packs/echo-tools/config', cookie, { changes: { repeat: 9 } });
+    expect(bad.status).toBe(400);
+    expect(JSON.parse(bad.body).message).toContain('repeat');
+    expect(c.fx.kernel.packs.config('echo-tools')).toMatchObject({ repeat: 2 });
+    expect((await post(c.origin, '/ui/api/packs/nope/disable', cookie, {})).status).toBe(404);
+  });
+
+  it('lists stored permissions and revokes one, after which the tool is asked again', async () => {
+    c.fx.kernel.permissions.set({ tool: 'echo_medium', decision: 'allow', plugin: 'echo-pack', scope: 'forever' }, new Date());
+    expect(await invoke('echo_medium', { text: 'stored' })).toMatchObject({ ok: true });
+    const list = (await get('/permissions')).body;
+    expect(list).toMatchObject({ alwaysAllow: false, decisions: [expect.objectContaining({ tool: 'echo_medium', decision: 'allow', scope: 'forever' })] });
+    const revoked = await post(c.origin, '/ui/api/permissions/echo_medium/revoke', cookie, {});
+    expect([revoked.status, JSON.parse(revoked.body)]).toEqual([200, { revoked: 'echo_medium' }]);
+    expect((await get('/permissions')).body.decisions).toEqual([]);
+    expect(await invoke('echo_medium', { text: 'asked again' })).toMatchObject({ ok: false, error: { code: 'PERMISSION_DENIED' } });
+    expect((await post(c.origin, '/ui/api/permissions/echo_medium/revoke', cookie, {})).status).toBe(404);
+  });
+});

@@ -1,25 +1,12 @@
-/* global fetch, setInterval, clearInterval, window, document, EventSource */
+/* global setInterval, clearInterval, window, document, EventSource */
 // The Memo web console: the approvals inbox over the kernel's approval broker. Preact + htm as
 // plain ES modules served by memo serve itself (no build step, no CDN): see kernel/console/README.md.
 import { render } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { html } from 'htm/preact';
 import { Preview } from './preview.js';
-
-const API = '/ui/api';
-
-/** A request to the console's API; state-changing ones send JSON (the server refuses anything else). */
-async function api(path, options = {}) {
-  const res = await fetch(path.startsWith('/ui/') ? path : `${API}${path}`, {
-    method: options.method ?? 'GET',
-    credentials: 'same-origin',
-    headers: options.body === undefined ? {} : { 'Content-Type': 'application/json' },
-    ...(options.body === undefined ? {} : { body: JSON.stringify(options.body) }),
-  });
-  const body = await res.json().catch(() => ({}));
-  if (!res.ok) throw Object.assign(new Error(body.message ?? `HTTP ${res.status}`), { status: res.status, code: body.error });
-  return body;
-}
+import { api, API } from './api.js';
+import { AuditPage, AuditRow, PacksPage, PermissionsPage, unasked } from './admin.js';
 
 const LABELS = {
   'allow-once': 'Allow once',
@@ -218,38 +205,47 @@ function ApprovalCard({ approval, selected, onSelect, announce }) {
   </article>`;
 }
 
-function Inbox({ announce, onUnauthenticated }) {
+function Inbox({ source, connected, announce }) {
   const [pending, setPending] = useState(null);
-  const [connected, setConnected] = useState(false);
   const [selected, setSelected] = useState(null);
+  const [quiet, setQuiet] = useState([]);
   useEffect(() => {
-    const source = new EventSource(`${API}/events`);
+    if (!source) return undefined;
     const stamp = (a) => ({ ...a, receivedAt: Date.now() });
-    source.addEventListener('pending', (e) => {
-      setPending(JSON.parse(e.data).map(stamp));
-      setConnected(true);
-    });
-    source.addEventListener('asked', (e) => {
+    const onPending = (e) => setPending(JSON.parse(e.data).map(stamp));
+    const onAsked = (e) => {
       const a = stamp(JSON.parse(e.data));
       setPending((list) => [...(list ?? []).filter((p) => p.id !== a.id), a]);
       announce(`New request: ${a.tool} from ${callerText(a.caller)}`);
-    });
-    source.addEventListener('settled', (e) => {
+    };
+    const onSettled = (e) => {
       const s = JSON.parse(e.data);
       setPending((list) => (list ?? []).filter((p) => p.id !== s.id));
-    });
-    source.onerror = () => {
-      setConnected(false);
-      // A stream that ends at once is a session that ended: ask the server which.
-      api('/session').catch((err) => {
-        if (err.status === 401) {
-          source.close();
-          onUnauthenticated();
-        }
-      });
     };
-    return () => source.close();
-  }, []);
+    source.addEventListener('pending', onPending);
+    source.addEventListener('asked', onAsked);
+    source.addEventListener('settled', onSettled);
+    // The stream sends the pending list when it opens; a page opened later asks for it.
+    api('/approvals').then(
+      (list) => setPending((now) => [...(now ?? []), ...list.filter((a) => !(now ?? []).some((n) => n.id === a.id)).map(stamp)]),
+      () => {},
+    );
+    api('/audit?limit=100').then(
+      (r) => setQuiet(r.entries.filter(unasked).slice(-10)),
+      () => {},
+    );
+    const onAudit = (e) => {
+      const fresh = JSON.parse(e.data).filter(unasked);
+      if (fresh.length) setQuiet((q) => [...q, ...fresh].slice(-10));
+    };
+    source.addEventListener('audit', onAudit);
+    return () => {
+      source.removeEventListener('pending', onPending);
+      source.removeEventListener('asked', onAsked);
+      source.removeEventListener('settled', onSettled);
+      source.removeEventListener('audit', onAudit);
+    };
+  }, [source]);
   const list = pending ?? [];
   const current = list.find((p) => p.id === selected) ?? list[0];
   return html`<section aria-labelledby="inbox-title">
@@ -276,12 +272,62 @@ function Inbox({ announce, onUnauthenticated }) {
                 />`,
             )
     }
+    ${
+      quiet.length > 0 &&
+      html`<h2 class="quiet-title">Ran without a question</h2>
+        <ol class="audit quiet-list" reversed>
+          ${[...quiet].reverse().map((e) => html`<${AuditRow} key=${e.seq ?? e.id} entry=${e} />`)}
+        </ol>`
+    }
   </section>`;
+}
+
+const PAGES = [
+  ['#/', 'Approvals'],
+  ['#/audit', 'Audit'],
+  ['#/packs', 'Packs'],
+  ['#/permissions', 'Permissions'],
+];
+
+function useRoute() {
+  const [route, setRoute] = useState(window.location.hash || '#/');
+  useEffect(() => {
+    const on = () => setRoute(window.location.hash || '#/');
+    window.addEventListener('hashchange', on);
+    return () => window.removeEventListener('hashchange', on);
+  }, []);
+  return PAGES.some(([h]) => h === route) ? route : '#/';
+}
+
+/** One event stream for the whole page: approvals and the audit tail. While it is open the broker counts as attended. */
+function useEvents(active, onUnauthenticated) {
+  const [source, setSource] = useState(null);
+  const [connected, setConnected] = useState(false);
+  useEffect(() => {
+    if (!active) return undefined;
+    const es = new EventSource(`${API}/events`);
+    es.addEventListener('pending', () => setConnected(true));
+    es.onerror = () => {
+      setConnected(false);
+      // A stream that ends at once is a session that ended: ask the server which.
+      api('/session').catch((err) => {
+        if (err.status === 401) {
+          es.close();
+          onUnauthenticated();
+        }
+      });
+    };
+    setSource(es);
+    return () => es.close();
+  }, [active]);
+  return { source, connected };
 }
 
 function App() {
   const [state, setState] = useState('checking');
   const [message, setMessage] = useState('');
+  const route = useRoute();
+  const { source, connected } = useEvents(state === 'in', () => setState('out'));
   useEffect(() => {
     api('/session').then(
       () => setState('in'),
@@ -301,7 +347,10 @@ function App() {
   return html`<div class="shell">
     <header class="top">
       <span class="brand">Memo console</span>
-      ${state === 'in' && html`<nav aria-label="Console"><a href="/ui/" aria-current="page">Approvals</a></nav>`}
+      ${
+        state === 'in' &&
+        html`<nav aria-label="Console">${PAGES.map(([h, label]) => html`<a href=${h} aria-current=${route === h ? 'page' : undefined}>${label}</a>`)}</nav>`
+      }
       ${state === 'in' && html`<button type="button" class="logout" onClick=${logout}>Log out</button>`}
     </header>
     <main>
@@ -316,7 +365,10 @@ function App() {
         </section>`
       }
       ${state === 'error' && html`<p role="alert">The console could not reach memo serve.</p>`}
-      ${state === 'in' && html`<${Inbox} announce=${announce} onUnauthenticated=${() => setState('out')} />`}
+      ${state === 'in' && route === '#/' && html`<${Inbox} source=${source} connected=${connected} announce=${announce} />`}
+      ${state === 'in' && route === '#/audit' && html`<${AuditPage} events=${source} />`}
+      ${state === 'in' && route === '#/packs' && html`<${PacksPage} announce=${announce} />`}
+      ${state === 'in' && route === '#/permissions' && html`<${PermissionsPage} announce=${announce} />`}
     </main>
     <div class="status" role="status" aria-live="polite">${message}</div>
   </div>`;

@@ -1,5 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import axe from 'axe-core';
 import { chromium, type Browser } from 'playwright-core';
 import { atTeardown } from '../../helpers/cleanup.js';
 
@@ -27,5 +28,5 @@ export function screenshotPath(name: string): string | undefined {
 
 /** axe-core's source, injected into a page to scan it. */
 export function axeSource(): string {
-  return fs.readFileSync(path.resolve('node_modules/axe-core/axe.min.js'), 'utf8');
+  return axe.source;
 }

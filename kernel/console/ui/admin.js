@@ -1,0 +1,323 @@
+/* global URLSearchParams */
+// The console's other pages: the audit viewer, packs administration and stored permissions.
+import { useEffect, useState } from 'preact/hooks';
+import { html } from 'htm/preact';
+import { api } from './api.js';
+
+function callerText(caller) {
+  return caller.id ? `${caller.kind} “${caller.id}”` : caller.kind;
+}
+
+/** True for a call that ran without anyone being asked (seed 003: shown compact and subdued). */
+export function unasked(entry) {
+  return !entry.answeredBy && !entry.decision.startsWith('deny') && !entry.decision.includes('once') && !entry.decision.includes('timeout');
+}
+
+function AuditDetail({ entry }) {
+  return html`<dl class="facts detail">
+    <dt>Call</dt>
+    <dd><code>${entry.id}</code>${entry.seq !== undefined ? ` (#${entry.seq})` : ''}</dd>
+    <dt>Tool</dt>
+    <dd><code>${entry.tool}</code>${entry.pack ? ` (${entry.pack})` : ''}</dd>
+    <dt>Caller</dt>
+    <dd>${callerText(entry.caller)}${entry.caller.conversationId ? `, conversation ${entry.caller.conversationId}` : ''}</dd>
+    <dt>Decision</dt>
+    <dd>${entry.decision}${entry.answeredBy ? `, answered by ${entry.answeredBy}` : ''}${entry.editedBy ? `, edited by ${entry.editedBy}` : ''}</dd>
+    <dt>Outcome</dt>
+    <dd>${entry.outcome}${entry.error ? `: ${entry.error.code}: ${entry.error.message}` : ''} (${Math.round(entry.durationMs)} ms)</dd>
+    <dt>Result</dt>
+    <dd>${entry.summary || '—'}</dd>
+    <dt>Arguments</dt>
+    <dd><pre>${JSON.stringify(entry.args, null, 2)}</pre></dd>
+  </dl>`;
+}
+
+export function AuditRow({ entry }) {
+  const quiet = unasked(entry);
+  return html`<li class=${`audit-row ${quiet ? 'quiet' : ''} ${entry.outcome === 'error' ? 'failed' : ''}`}>
+    <details>
+      <summary>
+        <time datetime=${entry.ts}>${new Date(entry.ts).toLocaleTimeString()}</time>
+        <code class="tool">${entry.tool}</code>
+        <span class="who">${callerText(entry.caller)}</span>
+        <span class="decision">${entry.decision}</span>
+        <span class="outcome">${entry.outcome === 'ok' ? 'ok' : (entry.error?.code ?? 'error')}</span>
+      </summary>
+      <${AuditDetail} entry=${entry} />
+    </details>
+  </li>`;
+}
+
+/** The audit viewer: a live tail (new entries arrive over the console's event stream), filters, entry detail, verify. */
+export function AuditPage({ events }) {
+  const [filter, setFilter] = useState({ tool: '', caller: '', outcome: '', since: '', until: '' });
+  const [entries, setEntries] = useState(null);
+  const [problem, setProblem] = useState('');
+  const [verify, setVerify] = useState(null);
+  const query = () => {
+    const p = new URLSearchParams();
+    for (const [k, v] of Object.entries(filter)) if (v) p.set(k, k === 'since' || k === 'until' ? new Date(v).toISOString() : v);
+    p.set('limit', '200');
+    return p.toString();
+  };
+  const load = () =>
+    api(`/audit?${query()}`).then(
+      (r) => {
+        setEntries(r.entries);
+        setProblem('');
+      },
+      (err) => setProblem(err.message),
+    );
+  useEffect(() => {
+    void load();
+  }, []);
+  useEffect(() => {
+    if (!events) return undefined;
+    const onAudit = (e) => {
+      // Live tail: the new entries go through the same filter on the server, so simply reload.
+      void load();
+      return e;
+    };
+    events.addEventListener('audit', onAudit);
+    return () => events.removeEventListener('audit', onAudit);
+  }, [events, filter]);
+  const set = (k) => (e) => setFilter({ ...filter, [k]: e.currentTarget.value });
+  const submit = (e) => {
+    e.preventDefault();
+    void load();
+  };
+  const runVerify = () =>
+    api('/audit/verify', { method: 'POST', body: {} }).then(setVerify, (err) => setVerify({ ok: false, problem: { message: err.message } }));
+  return html`<section aria-labelledby="audit-title">
+    <div class="section-head"><h1 id="audit-title">Audit trail</h1></div>
+    <form class="filters" onSubmit=${submit} aria-label="Filter the audit trail">
+      <div class="field"><label for="f-tool">Tool</label><input id="f-tool" value=${filter.tool} onInput=${set('tool')} /></div>
+      <div class="field">
+        <label for="f-caller">Caller</label><input id="f-caller" value=${filter.caller} onInput=${set('caller')} placeholder="agent, mcp, a client name" />
+      </div>
+      <div class="field">
+        <label for="f-outcome">Outcome</label>
+        <select id="f-outcome" value=${filter.outcome} onChange=${set('outcome')}>
+          <option value="">any</option>
+          <option value="ok">ok</option>
+          <option value="error">failed</option>
+          <option value="denied">denied</option>
+        </select>
+      </div>
+      <div class="field"><label for="f-since">From</label><input id="f-since" type="datetime-local" value=${filter.since} onInput=${set('since')} /></div>
+      <div class="field"><label for="f-until">To</label><input id="f-until" type="datetime-local" value=${filter.until} onInput=${set('until')} /></div>
+      <div class="actions"><button type="submit" class="primary">Filter</button><button type="button" onClick=${runVerify}>Verify the chain</button></div>
+    </form>
+    ${
+      verify &&
+      html`<p class=${verify.ok ? 'verify ok' : 'verify bad'} role="status">
+        ${verify.ok ? `Verified: ${verify.entries} ${verify.entries === 1 ? 'entry' : 'entries'}, the keyed chain and its head are intact.` : `Verify failed: ${verify.problem?.message ?? 'unknown problem'}`}
+      </p>`
+    }
+    ${problem && html`<p class="problem" role="alert">${problem}</p>`}
+    ${
+      entries === null
+        ? html`<p>Loading…</p>`
+        : entries.length === 0
+          ? html`<p>No entries match.</p>`
+          : html`<ol class="audit" reversed>
+              ${[...entries].reverse().map((e) => html`<${AuditRow} key=${e.seq ?? e.id} entry=${e} />`)}
+            </ol>`
+    }
+  </section>`;
+}
+
+/** Inputs for a pack's `config` JSON Schema: one per property (strings, numbers, booleans, enums); others as JSON. */
+function SettingsForm({ pack, onSaved }) {
+  const props = pack.configSchema?.properties ?? {};
+  const [values, setValues] = useState(() => ({ ...(pack.config ?? {}) }));
+  const [message, setMessage] = useState('');
+  const save = async (e) => {
+    e.preventDefault();
+    const changes = {};
+    for (const [k, schema] of Object.entries(props)) {
+      const v = values[k];
+      if (v === pack.config?.[k] || v === undefined) continue;
+      if (schema.type === 'object' || schema.type === 'array') {
+        try {
+          changes[k] = typeof v === 'string' ? JSON.parse(v) : v;
+        } catch {
+          setMessage(`${k}: not valid JSON`);
+          return;
+        }
+      } else changes[k] = v;
+    }
+    try {
+      await api(`/packs/${encodeURIComponent(pack.id)}/config`, { method: 'POST', body: { changes } });
+      setMessage('Saved.');
+      onSaved();
+    } catch (err) {
+      setMessage(err.message);
+    }
+  };
+  const id = (k) => `cfg-${pack.id}-${k}`;
+  return html`<form class="settings" onSubmit=${save} aria-label=${`Settings of ${pack.name}`}>
+    ${Object.entries(props).map(([k, schema]) => {
+      const set = (v) => {
+        setMessage('');
+        setValues({ ...values, [k]: v });
+      };
+      const help = schema.description ? html`<small id=${`${id(k)}-help`}>${schema.description}</small>` : null;
+      const described = schema.description ? `${id(k)}-help` : undefined;
+      if (schema.type === 'boolean')
+        return html`<div class="field check">
+          <input
+            type="checkbox"
+            id=${id(k)}
+            aria-describedby=${described}
+            checked=${values[k] === true}
+            onChange=${(e) => set(e.currentTarget.checked)}
+          /><label for=${id(k)}>${k}</label>${help}
+        </div>`;
+      if (Array.isArray(schema.enum))
+        return html`<div class="field">
+          <label for=${id(k)}>${k}</label
+          ><select id=${id(k)} aria-describedby=${described} value=${values[k]} onChange=${(e) => set(e.currentTarget.value)}>
+            ${schema.enum.map((o) => html`<option value=${o}>${o}</option>`)}</select
+          >${help}
+        </div>`;
+      if (schema.type === 'number' || schema.type === 'integer')
+        return html`<div class="field">
+          <label for=${id(k)}>${k}</label
+          ><input
+            type="number"
+            id=${id(k)}
+            aria-describedby=${described}
+            value=${values[k] ?? ''}
+            min=${schema.minimum}
+            max=${schema.maximum}
+            step=${schema.type === 'integer' ? 1 : 'any'}
+            onInput=${(e) => set(e.currentTarget.value === '' ? undefined : Number(e.currentTarget.value))}
+          />${help}
+        </div>`;
+      if (schema.type === 'string')
+        return html`<div class="field">
+          <label for=${id(k)}>${k}</label
+          ><input
+            type=${values[k] === '[masked]' ? 'password' : 'text'}
+            id=${id(k)}
+            aria-describedby=${described}
+            value=${values[k] ?? ''}
+            onInput=${(e) => set(e.currentTarget.value)}
+          />${help}
+        </div>`;
+      return html`<div class="field">
+        <label for=${id(k)}>${k} (JSON)</label
+        ><textarea
+          id=${id(k)}
+          aria-describedby=${described}
+          rows="3"
+          value=${typeof values[k] === 'string' ? values[k] : JSON.stringify(values[k] ?? null)}
+          onInput=${(e) => set(e.currentTarget.value)}
+        ></textarea
+        >${help}
+      </div>`;
+    })}
+    <div class="actions"><button type="submit" class="primary">Save settings</button>${message && html`<span role="status">${message}</span>`}</div>
+  </form>`;
+}
+
+function PackCard({ pack, reload, announce }) {
+  const [open, setOpen] = useState(false);
+  const toggle = async () => {
+    try {
+      await api(`/packs/${encodeURIComponent(pack.id)}/${pack.enabled ? 'disable' : 'enable'}`, { method: 'POST', body: {} });
+      announce(`${pack.name} ${pack.enabled ? 'disabled' : 'enabled'}`);
+      reload();
+    } catch (err) {
+      announce(err.message);
+    }
+  };
+  const hasSettings = pack.status === 'loaded' && pack.configSchema && Object.keys(pack.configSchema.properties ?? {}).length > 0;
+  return html`<article class=${`pack ${pack.enabled ? '' : 'disabled'}`} data-pack=${pack.id} aria-labelledby=${`p-${pack.id}`}>
+    <header>
+      <h2 id=${`p-${pack.id}`}>${pack.name} <span class="plugin">${pack.version ?? ''}</span></h2>
+      <span class=${`badge ${pack.status === 'failed' ? 'dangerous' : 'effect'}`}
+        >${pack.status === 'failed' ? 'failed to load' : pack.enabled ? 'enabled' : 'disabled'}</span
+      >
+      ${pack.status === 'loaded' && html`<button type="button" class=${pack.enabled ? 'deny' : 'primary'} onClick=${toggle}>${pack.enabled ? 'Disable' : 'Enable'}</button>`}
+    </header>
+    ${pack.description && html`<p class="note">${pack.description}</p>`} ${pack.error && html`<pre class="problem">${pack.error}</pre>`}
+    ${pack.reloadError && html`<pre class="problem">Newest version did not load (the previous one runs): ${pack.reloadError}</pre>`}
+    ${pack.tools.length > 0 && html`<p class="tools">${pack.tools.length} tools: ${pack.tools.map((t) => t.name).join(', ')}</p>`}
+    ${
+      hasSettings &&
+      html`<button type="button" aria-expanded=${open} onClick=${() => setOpen(!open)}>${open ? 'Hide settings' : 'Settings'}</button>
+        ${open && html`<${SettingsForm} pack=${pack} onSaved=${reload} />`}`
+    }
+  </article>`;
+}
+
+export function PacksPage({ announce }) {
+  const [packs, setPacks] = useState(null);
+  const reload = () => api('/packs').then(setPacks, (err) => announce(err.message));
+  useEffect(() => {
+    void reload();
+  }, []);
+  return html`<section aria-labelledby="packs-title">
+    <div class="section-head"><h1 id="packs-title">Packs</h1></div>
+    ${packs === null ? html`<p>Loading…</p>` : packs.map((p) => html`<${PackCard} key=${p.id} pack=${p} reload=${reload} announce=${announce} />`)}
+  </section>`;
+}
+
+export function PermissionsPage({ announce }) {
+  const [data, setData] = useState(null);
+  const reload = () => api('/permissions').then(setData, (err) => announce(err.message));
+  useEffect(() => {
+    void reload();
+  }, []);
+  const revoke = async (tool) => {
+    try {
+      await api(`/permissions/${encodeURIComponent(tool)}/revoke`, { method: 'POST', body: {} });
+      announce(`Revoked the stored decisions for ${tool}`);
+      void reload();
+    } catch (err) {
+      announce(err.message);
+    }
+  };
+  return html`<section aria-labelledby="perm-title">
+    <div class="section-head"><h1 id="perm-title">Stored permissions</h1></div>
+    ${
+      data === null
+        ? html`<p>Loading…</p>`
+        : html`<p>
+              Global always-allow is <strong>${data.alwaysAllow ? 'on' : 'off'}</strong> (change it with <code>memo permissions always-allow on|off</code>).
+            </p>
+            ${data.problem && html`<p class="problem" role="alert">${data.problem}</p>`}
+            ${
+              data.decisions.length === 0
+                ? html`<p>No stored decisions: every medium or dangerous call is asked.</p>`
+                : html`<table class="permissions">
+                    <thead>
+                      <tr>
+                        <th scope="col">Tool</th>
+                        <th scope="col">Decision</th>
+                        <th scope="col">Lasts</th>
+                        <th scope="col">Given</th>
+                        <th scope="col"><span class="sr-only">Actions</span></th>
+                      </tr>
+                    </thead>
+                    <tbody>
+                      ${data.decisions.map(
+                        (d) =>
+                          html`<tr data-tool=${d.tool}>
+                            <th scope="row"><code>${d.tool}</code></th>
+                            <td>${d.decision}</td>
+                            <td>
+                              ${d.scope === 'forever' ? 'until revoked' : d.scope === 'until' ? `until ${new Date(d.expiresAt).toLocaleString()}` : `conversation ${d.conversationId?.slice(0, 8)}`}
+                            </td>
+                            <td>${new Date(d.at).toLocaleString()}</td>
+                            <td><button type="button" class="deny" onClick=${() => revoke(d.tool)} aria-label=${`Revoke ${d.tool}`}>Revoke</button></td>
+                          </tr>`,
+                      )}
+                    </tbody>
+                  </table>`
+            }`
+    }
+  </section>`;
+}
