@@ -7,7 +7,7 @@ import type { Clock as ClockShape } from './clock.js';
 import type { Logger as LoggerShape } from './logger.js';
 import type { Prompter as PrompterShape } from './permissions/prompter.js';
 import type { AuditFilter, AuditRecord } from './audit/audit-log.js';
-import type { ConversationInfo, StoredMessage, StoredSummary, ToolActivity, TurnRecord } from './agent/conversation-store.js';
+import type { ConversationInfo, HistoryHit, StoredMessage, StoredSummary, ToolActivity, TurnRecord } from './agent/conversation-store.js';
 import type { AgentStep } from './agent/agent-loop.js';
 import type { ChatMessage, ModelProvider, ProviderConfig, ProviderFactory } from './agent/provider.js';
 import type { Disposable } from './disposable.js';
@@ -47,6 +47,10 @@ export interface ConversationStore {
   messages?(id: string): Promise<StoredMessage[]>;
   /** The compaction summaries, oldest first. Optional for host stores. */
   summaries?(id: string): Promise<StoredSummary[]>;
+  /** Searches titles and messages (decrypted by the store). Optional for host stores. */
+  search?(query: string, limit?: number): Promise<HistoryHit[]>;
+  /** Re-encrypts every stored value with a new key. Optional for host stores. */
+  rotateKey?(): Promise<{ keyId: string; values: number }>;
   activity(id: string): Promise<ToolActivity[]>;
   /** Called with each deleted conversation's id (the kernel revokes its write capabilities). */
   setDeleteListener(listener: (id: string) => void): void;

@@ -9,7 +9,8 @@ export class ConversationRow {
   @PrimaryColumn('varchar', { length: 36 })
   id!: string;
 
-  @Column('varchar', { length: 200 })
+  /** Encrypted (see conversation-cipher.ts), hence text: a ciphertext is longer than the 200 characters a title may have. */
+  @Column('text')
   title!: string;
 
   @Column('varchar', { length: 100, nullable: true })
@@ -46,8 +47,9 @@ export class MessageRow {
   @Column('text')
   content!: string;
 
+  /** An encrypted JSON array (a plain array in rows written before encryption). */
   @Column('simple-json', { nullable: true })
-  toolCalls!: Array<{ id: string; name: string; arguments: Record<string, unknown> }> | null;
+  toolCalls!: string | Array<{ id: string; name: string; arguments: Record<string, unknown> }> | null;
 
   @Column('varchar', { length: 200, nullable: true })
   toolCallId!: string | null;
@@ -87,9 +89,9 @@ export class ToolActivityRow {
   @Column('varchar', { length: 100 })
   tool!: string;
 
-  /** Identifying arguments, masked and shortened. */
+  /** Identifying arguments, masked and shortened: an encrypted JSON object (a plain object in rows written before encryption). */
   @Column('simple-json')
-  args!: Record<string, unknown>;
+  args!: string | Record<string, unknown>;
 
   @Column('varchar', { length: 16 })
   outcome!: 'ok' | 'error' | 'denied' | 'expired';

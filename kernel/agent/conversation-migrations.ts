@@ -52,5 +52,34 @@ class AddSummariesAndMessageModel1796500000000 implements MigrationInterface {
   }
 }
 
+/**
+ * Titles become text: they are stored encrypted, and a ciphertext is longer than 200 characters.
+ * SQLite cannot alter a column, so the table is rebuilt the way typeorm does it. The content itself
+ * is encrypted by the store when it opens the file (a migration has no key).
+ */
+class TitleAsText1796600000000 implements MigrationInterface {
+  async up(qr: QueryRunner): Promise<void> {
+    await qr.query(
+      `CREATE TABLE "temporary_conversations" ("id" varchar(36) PRIMARY KEY NOT NULL, "title" text NOT NULL, "provider" varchar(100), "model" varchar(200), "createdAt" datetime NOT NULL DEFAULT (datetime('now')), "updatedAt" datetime NOT NULL DEFAULT (datetime('now')), "deletedAt" datetime)`,
+    );
+    await qr.query(
+      `INSERT INTO "temporary_conversations"("id", "title", "provider", "model", "createdAt", "updatedAt", "deletedAt") SELECT "id", "title", "provider", "model", "createdAt", "updatedAt", "deletedAt" FROM "conversations"`,
+    );
+    await qr.query(`DROP TABLE "conversations"`);
+    await qr.query(`ALTER TABLE "temporary_conversations" RENAME TO "conversations"`);
+  }
+
+  async down(qr: QueryRunner): Promise<void> {
+    await qr.query(
+      `CREATE TABLE "temporary_conversations" ("id" varchar(36) PRIMARY KEY NOT NULL, "title" varchar(200) NOT NULL, "provider" varchar(100), "model" varchar(200), "createdAt" datetime NOT NULL DEFAULT (datetime('now')), "updatedAt" datetime NOT NULL DEFAULT (datetime('now')), "deletedAt" datetime)`,
+    );
+    await qr.query(
+      `INSERT INTO "temporary_conversations"("id", "title", "provider", "model", "createdAt", "updatedAt", "deletedAt") SELECT "id", substr("title", 1, 200), "provider", "model", "createdAt", "updatedAt", "deletedAt" FROM "conversations"`,
+    );
+    await qr.query(`DROP TABLE "conversations"`);
+    await qr.query(`ALTER TABLE "temporary_conversations" RENAME TO "conversations"`);
+  }
+}
+
 /** Every migration of agent.sqlite, in order. */
-export const CONVERSATION_MIGRATIONS = [CreateConversations1796064597881, AddSummariesAndMessageModel1796500000000];
+export const CONVERSATION_MIGRATIONS = [CreateConversations1796064597881, AddSummariesAndMessageModel1796500000000, TitleAsText1796600000000];

@@ -1,9 +1,11 @@
 import { randomUUID } from 'node:crypto';
+import * as path from 'node:path';
 import type { DataSource, Repository } from 'typeorm';
 import { MemoError } from '../errors.js';
 import { openSqlite } from '../storage/sqlite.js';
 import type { AgentStep } from './agent-loop.js';
 import { summaryMessage, type Compaction } from './compaction.js';
+import { ConversationCipher } from './conversation-cipher.js';
 import type { ChatMessage } from './provider.js';
 
 export interface ConversationInfo {
@@ -55,17 +57,54 @@ export interface TurnRecord {
   compaction?: Compaction;
 }
 
+/** One hit of a search through the person's own conversations. */
+export interface HistoryHit {
+  conversationId: string;
+  title: string;
+  updatedAt: string;
+  /** The matching message (null when only the title matched). */
+  seq: number | null;
+  role: ChatMessage['role'] | null;
+  snippet: string;
+}
+
 type Entities = typeof import('./conversation-entities.js');
 
-/** Conversations, their messages and each turn's tool activity, in `data/agent.sqlite`. */
+type ToolCallsColumn = Array<{ id: string; name: string; arguments: Record<string, unknown> }>;
+
+/** Associated data of each encrypted field: the row and the column it belongs to. */
+const at = {
+  title: (id: string) => `conversation/${id}/title`,
+  content: (id: string) => `message/${id}/content`,
+  toolCalls: (id: string) => `message/${id}/toolCalls`,
+  args: (id: string) => `activity/${id}/args`,
+  stepSummary: (id: string) => `activity/${id}/summary`,
+  summary: (id: string) => `summary/${id}/content`,
+};
+
+/**
+ * Conversations, their messages and each turn's tool activity, in `data/agent.sqlite`. Everything
+ * a person or a model wrote (titles, messages, tool calls and their arguments, step summaries,
+ * compaction summaries) is encrypted at rest with the key in `data/agent.key` (conversation-cipher.ts);
+ * ids, roles, tool names, outcomes, model names and times stay readable for the queries.
+ */
 export class ConversationStore {
   private ds: DataSource | null = null;
+  private cipher: ConversationCipher | null = null;
   /** The one opening in flight: calls that arrive together share it (migrations run once). */
   private opening: Promise<DataSource> | null = null;
   private entities: Entities | null = null;
   private onDelete: (id: string) => void = () => {};
 
-  constructor(readonly file: string) {}
+  /** `keyFile`: the conversation key, `agent.key` beside the database unless told otherwise. */
+  constructor(
+    readonly file: string,
+    readonly keyFile: string = path.join(path.dirname(file), 'agent.key'),
+  ) {}
+
+  private get c(): ConversationCipher {
+    return this.cipher!; // set by open(), before any repository is handed out
+  }
 
   /** Told when a conversation is deleted (its write capabilities must die with it). */
   setDeleteListener(fn: (id: string) => void): void {
@@ -100,17 +139,128 @@ export class ConversationStore {
   private async open(): Promise<DataSource> {
     const [entities, { CONVERSATION_MIGRATIONS }] = await Promise.all([import('./conversation-entities.js'), import('./conversation-migrations.js')]);
     this.entities = entities;
-    return openSqlite(this.file, {
+    const ds = await openSqlite(this.file, {
       entities: [entities.ConversationRow, entities.MessageRow, entities.ToolActivityRow, entities.SummaryRow],
       migrations: CONVERSATION_MIGRATIONS,
     });
+    try {
+      this.cipher = await this.openCipher(ds);
+      if ((await this.encryptAll(ds, 'legacy')) > 0) await this.compactFile(ds);
+    } catch (err) {
+      await ds.destroy().catch(() => {});
+      throw err;
+    }
+    return ds;
+  }
+
+  /**
+   * The key, made on first use. A missing key for a file that holds encrypted rows is an error, never
+   * a new key: a new key would make the old rows unreadable for good and hide why.
+   */
+  private async openCipher(ds: DataSource): Promise<ConversationCipher> {
+    const loaded = ConversationCipher.load(this.keyFile);
+    if (loaded) return loaded;
+    const encrypted = await ds.query<unknown[]>(
+      `SELECT 1 FROM "conversations" WHERE "title" LIKE 'enc1:%' UNION ALL SELECT 1 FROM "messages" WHERE "content" LIKE 'enc1:%' LIMIT 1`,
+    );
+    if (encrypted.length > 0) {
+      throw new MemoError(
+        'CONFLICT',
+        `The conversation key ${this.keyFile} is missing: the conversations in ${this.file} are encrypted with it and cannot be read. Put the key file back from a backup, or move ${this.file} away to start with no conversations.`,
+      );
+    }
+    return ConversationCipher.create(this.keyFile);
+  }
+
+  /**
+   * Encrypts with the current key every value that is not already: `legacy` touches plaintext rows
+   * only (a file from before encryption), `all` rewrites every value (a key rotation). Returns the
+   * number of values written. One transaction: a crash leaves the file as it was.
+   */
+  private async encryptAll(ds: DataSource, which: 'legacy' | 'all'): Promise<number> {
+    const c = this.c;
+    const need = (v: string | null) => v !== null && (which === 'all' || !ConversationCipher.isEncrypted(v));
+    let written = 0;
+    await ds.transaction(async (m) => {
+      const seal = (value: string, context: string) => c.encrypt(c.decrypt(value, context), context);
+      for (const r of await m.query<Array<{ id: string; title: string }>>(`SELECT "id", "title" FROM "conversations"`)) {
+        if (!need(r.title)) continue;
+        await m.query(`UPDATE "conversations" SET "title" = ? WHERE "id" = ?`, [seal(r.title, at.title(r.id)), r.id]);
+        written++;
+      }
+      for (const r of await m.query<
+        Array<{
+          id: string;
+          content: string;
+          toolCalls: string | null;
+        }>
+      >(`SELECT "id", "content", "toolCalls" FROM "messages"`)) {
+        // toolCalls is simple-json: an encrypted value is stored as a JSON string, a legacy one as an array.
+        const calls = r.toolCalls === null ? null : (JSON.parse(r.toolCalls) as unknown);
+        const callsText = calls === null ? null : typeof calls === 'string' ? calls : JSON.stringify(calls);
+        if (!need(r.content) && !need(callsText)) continue;
+        await m.query(`UPDATE "messages" SET "content" = ?, "toolCalls" = ? WHERE "id" = ?`, [
+          need(r.content) ? seal(r.content, at.content(r.id)) : r.content,
+          callsText === null ? null : JSON.stringify(need(callsText) ? seal(callsText, at.toolCalls(r.id)) : callsText),
+          r.id,
+        ]);
+        written++;
+      }
+      for (const r of await m.query<Array<{ id: string; args: string; summary: string }>>(`SELECT "id", "args", "summary" FROM "tool_activity"`)) {
+        const args = JSON.parse(r.args) as unknown;
+        const argsText = typeof args === 'string' ? args : JSON.stringify(args);
+        if (!need(argsText) && !need(r.summary)) continue;
+        await m.query(`UPDATE "tool_activity" SET "args" = ?, "summary" = ? WHERE "id" = ?`, [
+          JSON.stringify(need(argsText) ? seal(argsText, at.args(r.id)) : argsText),
+          need(r.summary) ? seal(r.summary, at.stepSummary(r.id)) : r.summary,
+          r.id,
+        ]);
+        written++;
+      }
+      for (const r of await m.query<Array<{ id: string; content: string }>>(`SELECT "id", "content" FROM "conversation_summaries"`)) {
+        if (!need(r.content)) continue;
+        await m.query(`UPDATE "conversation_summaries" SET "content" = ? WHERE "id" = ?`, [seal(r.content, at.summary(r.id)), r.id]);
+        written++;
+      }
+    });
+    return written;
+  }
+
+  /** Rewrites the file so pages that held the old values (plaintext, or an old key's) are gone, the WAL too. */
+  private async compactFile(ds: DataSource): Promise<void> {
+    await ds.query(`VACUUM`);
+    await ds.query(`PRAGMA wal_checkpoint(TRUNCATE)`);
+  }
+
+  /**
+   * A new key: every value is re-encrypted with it in one transaction, then the old keys are
+   * dropped and the file rewritten. A crash midway leaves both keys in the key file, so every row
+   * stays readable and the next rotation finishes the job.
+   */
+  async rotateKey(): Promise<{ keyId: string; values: number }> {
+    await this.repos();
+    const keyId = this.c.beginRotation();
+    const values = await this.encryptAll(this.ds!, 'all');
+    this.c.finishRotation();
+    await this.compactFile(this.ds!);
+    return { keyId, values };
+  }
+
+  private title(row: { id: string; title: string }): string {
+    return this.c.decrypt(row.title, at.title(row.id));
+  }
+
+  private toolCalls(row: { id: string; toolCalls: string | ToolCallsColumn | null }): ToolCallsColumn | null {
+    if (row.toolCalls === null || Array.isArray(row.toolCalls)) return row.toolCalls;
+    return JSON.parse(this.c.decrypt(row.toolCalls, at.toolCalls(row.id))) as ToolCallsColumn;
   }
 
   async create(init: { title?: string; provider?: string | null; model?: string | null } = {}): Promise<ConversationInfo> {
     const { conv } = await this.repos();
+    const id = randomUUID();
     const row = conv.create({
-      id: randomUUID(),
-      title: (init.title ?? 'New conversation').slice(0, 200),
+      id,
+      title: this.c.encrypt((init.title ?? 'New conversation').slice(0, 200), at.title(id)),
       provider: init.provider ?? null,
       model: init.model ?? null,
     });
@@ -125,7 +275,7 @@ export class ConversationStore {
     const messages = await msg.count({ where: { conversationId: id } });
     return {
       id: row.id,
-      title: row.title,
+      title: this.title(row),
       provider: row.provider,
       model: row.model,
       createdAt: row.createdAt.toISOString(),
@@ -147,7 +297,8 @@ export class ConversationStore {
 
   async update(id: string, fields: { title?: string; provider?: string | null; model?: string | null }): Promise<void> {
     const { conv } = await this.repos();
-    await conv.update({ id }, fields);
+    const { title, ...rest } = fields;
+    await conv.update({ id }, { ...rest, ...(title !== undefined ? { title: this.c.encrypt(title.slice(0, 200), at.title(id)) } : {}) });
   }
 
   /** Soft-deletes a conversation: it is gone from every listing, and its write capabilities die. */
@@ -178,16 +329,19 @@ export class ConversationStore {
       .orderBy('m.seq', 'ASC')
       .getMany();
     const replayed = rows.map((r): ChatMessage => {
+      const content = this.c.decrypt(r.content, at.content(r.id));
       switch (r.role) {
-        case 'assistant':
-          return { role: 'assistant', content: r.content, ...(r.toolCalls?.length ? { toolCalls: r.toolCalls } : {}) };
+        case 'assistant': {
+          const calls = this.toolCalls(r);
+          return { role: 'assistant', content, ...(calls?.length ? { toolCalls: calls } : {}) };
+        }
         case 'tool':
-          return { role: 'tool', toolCallId: r.toolCallId ?? '', name: r.name ?? '', content: r.content, ...(r.isError ? { isError: true } : {}) };
+          return { role: 'tool', toolCallId: r.toolCallId ?? '', name: r.name ?? '', content, ...(r.isError ? { isError: true } : {}) };
         default:
-          return { role: r.role, content: r.content };
+          return { role: r.role, content };
       }
     });
-    return summary ? [summaryMessage(summary.content), ...replayed] : replayed;
+    return summary ? [summaryMessage(this.c.decrypt(summary.content, at.summary(summary.id))), ...replayed] : replayed;
   }
 
   /** Every stored message, summarised or not, with the provider and model that produced it. */
@@ -197,10 +351,10 @@ export class ConversationStore {
     return rows.map((r) => ({
       seq: r.seq,
       role: r.role,
-      content: r.content,
+      content: this.c.decrypt(r.content, at.content(r.id)),
       provider: r.provider,
       model: r.model,
-      tools: r.role === 'tool' ? [r.name ?? ''] : (r.toolCalls ?? []).map((c) => c.name),
+      tools: r.role === 'tool' ? [r.name ?? ''] : (this.toolCalls(r) ?? []).map((c) => c.name),
     }));
   }
 
@@ -208,7 +362,13 @@ export class ConversationStore {
   async summaries(id: string): Promise<StoredSummary[]> {
     const { sum } = await this.repos();
     const rows = await sum.find({ where: { conversationId: id }, order: { throughSeq: 'ASC', createdAt: 'ASC' } });
-    return rows.map((r) => ({ throughSeq: r.throughSeq, content: r.content, provider: r.provider, model: r.model, createdAt: r.createdAt.toISOString() }));
+    return rows.map((r) => ({
+      throughSeq: r.throughSeq,
+      content: this.c.decrypt(r.content, at.summary(r.id)),
+      provider: r.provider,
+      model: r.model,
+      createdAt: r.createdAt.toISOString(),
+    }));
   }
 
   /**
@@ -224,17 +384,19 @@ export class ConversationStore {
       let seq = (last ?? 0) + 1;
       const turnSeq = seq;
       for (const message of messages) {
+        const rowId = randomUUID();
+        const calls =
+          message.role === 'assistant' && message.toolCalls?.length
+            ? message.toolCalls.map(({ id, name, arguments: a }) => ({ id, name, arguments: a }))
+            : null;
         await m.getRepository(this.entities!.MessageRow).save(
           msg.create({
-            id: randomUUID(),
+            id: rowId,
             conversationId: id,
             seq: seq++,
             role: message.role,
-            content: message.content,
-            toolCalls:
-              message.role === 'assistant' && message.toolCalls?.length
-                ? message.toolCalls.map(({ id, name, arguments: a }) => ({ id, name, arguments: a }))
-                : null,
+            content: this.c.encrypt(message.content, at.content(rowId)),
+            toolCalls: calls ? this.c.encrypt(JSON.stringify(calls), at.toolCalls(rowId)) : null,
             toolCallId: message.role === 'tool' ? message.toolCallId : null,
             name: message.role === 'tool' ? message.name : null,
             isError: message.role === 'tool' ? Boolean(message.isError) : false,
@@ -244,16 +406,17 @@ export class ConversationStore {
         );
       }
       for (const step of steps) {
+        const rowId = randomUUID();
         await m.getRepository(this.entities!.ToolActivityRow).save(
           act.create({
-            id: randomUUID(),
+            id: rowId,
             conversationId: id,
             turnSeq,
             tool: step.tool,
-            args: step.args,
+            args: this.c.encrypt(JSON.stringify(step.args), at.args(rowId)),
             outcome: step.outcome,
             code: step.code ?? null,
-            summary: step.summary.slice(0, 500),
+            summary: this.c.encrypt(step.summary.slice(0, 500), at.stepSummary(rowId)),
             durationMs: step.durationMs,
           }),
         );
@@ -286,8 +449,16 @@ export class ConversationStore {
         .getMany();
       throughSeq = rows.at(-1)?.seq ?? throughSeq;
     }
+    const rowId = randomUUID();
     await sums.save(
-      sums.create({ id: randomUUID(), conversationId: id, throughSeq, content: summary, provider: record.provider ?? null, model: record.model ?? null }),
+      sums.create({
+        id: rowId,
+        conversationId: id,
+        throughSeq,
+        content: this.c.encrypt(summary, at.summary(rowId)),
+        provider: record.provider ?? null,
+        model: record.model ?? null,
+      }),
     );
   }
 
@@ -297,18 +468,53 @@ export class ConversationStore {
     return rows.map((r) => ({
       turnSeq: r.turnSeq,
       tool: r.tool,
-      args: r.args,
+      args: typeof r.args === 'string' ? (JSON.parse(this.c.decrypt(r.args, at.args(r.id))) as Record<string, unknown>) : r.args,
       outcome: r.outcome,
       code: r.code,
-      summary: r.summary,
+      summary: this.c.decrypt(r.summary, at.stepSummary(r.id)),
       durationMs: r.durationMs,
     }));
+  }
+
+  /**
+   * Searches the person's own conversations (titles and what was said, not tool output): the
+   * content is encrypted, so it is decrypted here and matched in memory, newest conversation first.
+   */
+  async search(query: string, limit = 20): Promise<HistoryHit[]> {
+    const { conv, msg } = await this.repos();
+    const needle = query.trim().toLowerCase();
+    if (!needle) return [];
+    const hits: HistoryHit[] = [];
+    const snippet = (text: string) => {
+      const i = text.toLowerCase().indexOf(needle);
+      const from = Math.max(0, i - 40);
+      return `${from > 0 ? '…' : ''}${text.slice(from, i + needle.length + 60).replace(/\s+/g, ' ')}${i + needle.length + 60 < text.length ? '…' : ''}`;
+    };
+    for (const c of await conv.find({ order: { updatedAt: 'DESC' } })) {
+      const title = this.title(c);
+      const base = { conversationId: c.id, title, updatedAt: c.updatedAt.toISOString() };
+      let found = false;
+      for (const r of await msg.find({ where: { conversationId: c.id }, order: { seq: 'ASC' } })) {
+        if (r.role !== 'user' && r.role !== 'assistant') continue;
+        const text = this.c.decrypt(r.content, at.content(r.id));
+        if (!text.toLowerCase().includes(needle)) continue;
+        hits.push({ ...base, seq: r.seq, role: r.role, snippet: snippet(text) });
+        found = true;
+        if (hits.length >= limit) return hits;
+      }
+      if (!found && title.toLowerCase().includes(needle)) {
+        hits.push({ ...base, seq: null, role: null, snippet: title });
+        if (hits.length >= limit) return hits;
+      }
+    }
+    return hits;
   }
 
   async close(): Promise<void> {
     const opening = this.opening;
     this.opening = null;
     this.ds = null;
+    this.cipher = null;
     // An opening still in flight is waited for, so its file is not left open.
     const ds = await opening?.catch(() => null);
     await ds?.destroy();

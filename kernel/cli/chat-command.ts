@@ -60,6 +60,8 @@ interface ChatOptions {
   baseUrl?: string;
   apiKeyEnv?: string;
   tools?: boolean;
+  history?: string | true;
+  rotateKey?: boolean;
 }
 
 /** The provider configuration a chat uses: inline (`--base-url`), named, or the active one. */
@@ -260,12 +262,46 @@ export function registerChatCommands(program: Command, ctx: CliContext): void {
     .option('--json', 'with -p: print the stop reason, each tool step and the answer as one JSON object')
     .option('--approve <answer>', `with -p: answer permission prompts with this (${ANSWER_HELP}); otherwise denied`)
     .option('--resume <id>', 'continue a stored conversation')
+    .option('--history [words]', 'list recent conversations, or search your own (decrypted) history for these words, and exit')
+    .option('--rotate-key', 'encrypt every stored conversation with a new key, drop the old one, and exit')
     .action(async (o: ChatOptions) => {
       if (o.approve !== undefined && !isPermissionAnswer(o.approve)) throw ctx.usage(`--approve must be one of ${ANSWER_HELP}`);
+      if (o.history !== undefined || o.rotateKey) return housekeeping(o, ctx);
       if (o.prompt !== undefined) return scripted(o, ctx);
       if (!process.stdin.isTTY) throw ctx.usage('memo chat needs a terminal; use -p "<prompt>" for one scripted turn');
       return interactive(o, ctx);
     });
+}
+
+/** Lines for `/history [words]`: the recent conversations, or the hits of a search through them. */
+async function historyLines(kernel: Kernel, words: string, current?: string): Promise<string[]> {
+  const store = kernel.conversations;
+  if (!words) return (await store.list(10)).map((c) => `${c.id === current ? '*' : ' '} ${c.id}  ${c.updatedAt}  ${c.messages} msgs  ${c.title}`);
+  if (!store.search) return ['(this conversation store cannot search)'];
+  const hits = await store.search(words, 20);
+  if (hits.length === 0) return [`(nothing in your conversations matches "${words}")`];
+  return hits.map((h) => `  ${h.conversationId}  ${h.title}${h.seq === null ? '  (title)' : `  #${h.seq} ${h.role}: ${h.snippet}`}`);
+}
+
+/** `--history` and `--rotate-key`: the conversation store only, no provider needed. */
+async function housekeeping(o: ChatOptions, ctx: CliContext): Promise<void> {
+  const kernel = await ctx.boot(new FixedAnswerPrompter('deny-once'));
+  try {
+    const store = kernel.conversations;
+    if (o.rotateKey) {
+      if (!store.rotateKey) throw ctx.usage('This conversation store does not support key rotation.');
+      const r = await store.rotateKey();
+      process.stdout.write(o.json ? JSON.stringify(r) + '\n' : `Conversations re-encrypted with key ${r.keyId} (${r.values} values); the old key is gone.\n`);
+      return;
+    }
+    const words = typeof o.history === 'string' ? o.history : '';
+    if (o.json) {
+      const out = words ? { hits: store.search ? await store.search(words, 50) : [] } : { conversations: await store.list(50) };
+      process.stdout.write(JSON.stringify(out) + '\n');
+    } else for (const line of await historyLines(kernel, words)) process.stdout.write(line + '\n');
+  } finally {
+    await kernel.shutdown();
+  }
 }
 
 interface Session {
@@ -405,7 +441,7 @@ async function interactive(o: ChatOptions, ctx: CliContext): Promise<void> {
   const titles = new AbortController();
   const pendingTitles: Array<Promise<unknown>> = [];
   out.write(
-    `Memo chat · ${s.config.name}/${s.model}${o.web ? ' · web search only' : s.toolsEnabled ? ` · ${s.kernel.registry.list().length} tools` : ' · no tools'}\n/new  /history  /tools  /exit   Ctrl-C stops a turn, twice exits.\n`,
+    `Memo chat · ${s.config.name}/${s.model}${o.web ? ' · web search only' : s.toolsEnabled ? ` · ${s.kernel.registry.list().length} tools` : ' · no tools'}\n/new  /history [words]  /tools  /exit   Ctrl-C stops a turn, twice exits.\n`,
   );
   for (const w of s.warnings) out.write(`warning: ${w}\n`);
   let running: AbortController | null = null;
@@ -438,9 +474,8 @@ async function interactive(o: ChatOptions, ctx: CliContext): Promise<void> {
         out.write(`New conversation ${conversationId}\n`);
         continue;
       }
-      if (text === '/history') {
-        for (const c of await s.kernel.conversations.list(10))
-          out.write(`${c.id === conversationId ? '*' : ' '} ${c.id}  ${c.updatedAt}  ${c.messages} msgs  ${c.title}\n`);
+      if (text === '/history' || text.startsWith('/history ')) {
+        for (const line of await historyLines(s.kernel, text.slice('/history'.length).trim(), conversationId)) out.write(line + '\n');
         continue;
       }
       if (text === '/tools') {

@@ -6,6 +6,7 @@ import { ConversationRow, MessageRow, SummaryRow, ToolActivityRow } from '../../
 import { openSqlite } from '../../../kernel/storage/sqlite.js';
 import { tempDir } from '../../helpers/kernel-fixture.js';
 
+const ALL_MIGRATIONS = ['CreateConversations1796064597881', 'AddSummariesAndMessageModel1796500000000', 'TitleAsText1796600000000'];
 const ENTITIES = [ConversationRow, MessageRow, ToolActivityRow, SummaryRow];
 
 /** The stored schema, whitespace normalised, and the recorded migrations. */
@@ -57,8 +58,12 @@ describe("the conversation store's migrations", () => {
     await store.create({ title: 'New' });
     await store.close();
 
+    // The plaintext rows were encrypted as the file was opened, and the file rewritten: no trace left.
+    const bytes = fs.readFileSync(old).toString('latin1');
+    expect(bytes.includes('Made before migrations')).toBe(false);
+    expect(bytes.includes('"text":"x"')).toBe(false);
     const adopted = schemaOf(old);
-    expect(adopted.migrations).toEqual(['CreateConversations1796064597881', 'AddSummariesAndMessageModel1796500000000']);
+    expect(adopted.migrations).toEqual(ALL_MIGRATIONS);
     expect(adopted).toEqual(schemaOf(fresh));
     expect(adopted.schema.filter((s) => s.startsWith('table '))).toEqual([
       expect.stringMatching(/^table conversation_summaries on conversation_summaries: CREATE TABLE "conversation_summaries"/),
@@ -96,6 +101,6 @@ describe("the conversation store's migrations", () => {
     await store.close();
     // The last connection to a WAL database removes the -wal file as it closes.
     expect(fs.existsSync(`${file}-wal`)).toBe(false);
-    expect(schemaOf(file).migrations).toEqual(['CreateConversations1796064597881', 'AddSummariesAndMessageModel1796500000000']);
+    expect(schemaOf(file).migrations).toEqual(ALL_MIGRATIONS);
   });
 });
