@@ -321,6 +321,42 @@ export class ConsoleServer {
     }));
   }
 
+  /** The packs' console panels (data only), each action with the schema of the arguments a person fills in. */
+  private panelViews() {
+    return this.kernel.panels.list().map((panel) => ({
+      ...panel,
+      actions: (panel.actions ?? []).map((a) => {
+        const spec = this.kernel.registry.list().find((t) => t.spec.name === a.tool)?.spec;
+        return { ...a, available: spec !== undefined, parameters: spec?.parameters ?? null, danger: spec?.danger ?? null };
+      }),
+    }));
+  }
+
+  /**
+   * A panel action: a call of the pack's own tool through the pipeline, as the host caller
+   * `console`, with the person's arguments under the action's fixed ones. A call that needs approval
+   * is asked like any other (this console's inbox shows it) and this request waits for its outcome.
+   */
+  private async runAction(req: http.IncomingMessage, res: http.ServerResponse, pack: string, panelId: string, actionId: string): Promise<void> {
+    const body = await readJson(req);
+    if ('error' in body) return this.json(res, body.status, { error: 'BAD_REQUEST', message: body.error });
+    const action = this.kernel.panels.get(pack, panelId)?.actions?.find((a) => a.id === actionId);
+    if (!action) return this.json(res, 404, { error: 'NOT_FOUND', message: `No action ${actionId} in panel ${panelId} of pack ${pack}.` });
+    const given = (body.value as { args?: unknown }).args ?? {};
+    if (typeof given !== 'object' || given === null || Array.isArray(given))
+      return this.json(res, 400, { error: 'BAD_REQUEST', message: '"args" must be a JSON object.' });
+    const stop = new AbortController();
+    // A page that goes away cancels its action (and withdraws its approval request).
+    res.on('close', () => stop.abort(new Error('the console page went away')));
+    const result = await this.kernel.invoke({
+      tool: action.tool,
+      args: { ...given, ...(action.args ?? {}) },
+      caller: { kind: 'host', id: 'console' },
+      signal: stop.signal,
+    });
+    return this.json(res, 200, result);
+  }
+
   private async packChange(req: http.IncomingMessage, res: http.ServerResponse, id: string, change: 'enable' | 'disable' | 'config'): Promise<void> {
     const body = await readJson(req);
     if ('error' in body) return this.json(res, body.status, { error: 'BAD_REQUEST', message: body.error });
@@ -372,6 +408,9 @@ export class ConsoleServer {
     if (route === '/packs' && method === 'GET') return this.json(res, 200, this.packViews());
     const pack = /^\/packs\/([^/]+)\/(enable|disable|config)$/.exec(route);
     if (pack && method === 'POST') return this.packChange(req, res, decodeURIComponent(pack[1]!), pack[2] as 'enable' | 'disable' | 'config');
+    if (route === '/panels' && method === 'GET') return this.json(res, 200, this.panelViews());
+    const action = /^\/panels\/([^/]+)\/([^/]+)\/([^/]+)$/.exec(route);
+    if (action && method === 'POST') return this.runAction(req, res, ...(action.slice(1).map(decodeURIComponent) as [string, string, string]));
     if (route === '/permissions' && method === 'GET')
       return this.json(res, 200, {
         decisions: this.kernel.permissions.list(this.clock.now()),

@@ -6,6 +6,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { createHash } from 'node:crypto';
+import type { PackApi } from '../../kernel/packs/pack-api.js';
 import { echoPack, tool } from '../helpers/kernel-fixture.js';
 import { waitFor } from '../helpers/wait.js';
 import { consoleFixture, openEvents, post, raw, type ConsoleFixture } from './console-helpers.js';
@@ -327,5 +328,40 @@ describe('web console: audit, packs and stored permissions', () => {
     expect((await get('/permissions')).body.decisions).toEqual([]);
     expect(await invoke('echo_medium', { text: 'asked again' })).toMatchObject({ ok: false, error: { code: 'PERMISSION_DENIED' } });
     expect((await post(c.origin, '/ui/api/permissions/echo_medium/revoke', cookie, {})).status).toBe(404);
+  });
+});
+
+describe('web console: pack panels', () => {
+  let c: ConsoleFixture;
+  let cookie: string;
+  const panelPack = {
+    id: 'panel-pack',
+    version: '1.0.0',
+    tools: [{ spec: tool('panel_echo', 'safe', 'read'), impl: (args: Record<string, unknown>) => ({ echoed: args }) }],
+    activate: (api: PackApi) => {
+      api.panels.register({ id: 'tools', title: 'Tools', actions: [{ id: 'say', label: 'Say', tool: 'panel_echo', args: { n: 7 } }] });
+    },
+  };
+  beforeAll(async () => {
+    c = await consoleFixture({ packs: [echoPack(), panelPack] });
+    cookie = await c.login();
+  });
+  afterAll(() => c.close());
+
+  it('lists panels with each action’s argument schema, and runs an action through the pipeline as host "console" with its fixed arguments winning', async () => {
+    await waitFor(() => c.fx.kernel.panels.list().length > 0, { what: 'the panel to be registered' });
+    const panels = JSON.parse((await raw(`${c.origin}/ui/api/panels`, { headers: { Cookie: cookie } })).body);
+    expect(panels).toEqual([
+      expect.objectContaining({
+        pack: 'panel-pack',
+        id: 'tools',
+        actions: [expect.objectContaining({ id: 'say', available: true, danger: 'safe', parameters: expect.objectContaining({ type: 'object' }) })],
+      }),
+    ]);
+    const r = await post(c.origin, '/ui/api/panels/panel-pack/tools/say', cookie, { args: { text: 'hi', n: 1 } });
+    expect([r.status, JSON.parse(r.body)]).toEqual([200, expect.objectContaining({ ok: true, value: { echoed: { text: 'hi', n: 7 } } })]);
+    expect(c.fx.kernel.audit.tail().at(-1)).toMatchObject({ tool: 'panel_echo', caller: { kind: 'host', id: 'console' } });
+    expect((await post(c.origin, '/ui/api/panels/panel-pack/tools/nope', cookie, {})).status).toBe(404);
+    expect((await post(c.origin, '/ui/api/panels/panel-pack/tools/say', cookie, { args: [] })).status).toBe(400);
   });
 });

@@ -127,89 +127,67 @@ export function AuditPage({ events }) {
   </section>`;
 }
 
-/** Inputs for a pack's `config` JSON Schema: one per property (strings, numbers, booleans, enums); others as JSON. */
-function SettingsForm({ pack, onSaved }) {
-  const props = pack.configSchema?.properties ?? {};
-  const [values, setValues] = useState(() => ({ ...(pack.config ?? {}) }));
-  const [message, setMessage] = useState('');
-  const save = async (e) => {
-    e.preventDefault();
-    const changes = {};
-    for (const [k, schema] of Object.entries(props)) {
-      const v = values[k];
-      if (v === pack.config?.[k] || v === undefined) continue;
-      if (schema.type === 'object' || schema.type === 'array') {
-        try {
-          changes[k] = typeof v === 'string' ? JSON.parse(v) : v;
-        } catch {
-          setMessage(`${k}: not valid JSON`);
-          return;
-        }
-      } else changes[k] = v;
-    }
-    try {
-      await api(`/packs/${encodeURIComponent(pack.id)}/config`, { method: 'POST', body: { changes } });
-      setMessage('Saved.');
-      onSaved();
-    } catch (err) {
-      setMessage(err.message);
-    }
-  };
-  const id = (k) => `cfg-${pack.id}-${k}`;
-  return html`<form class="settings" onSubmit=${save} aria-label=${`Settings of ${pack.name}`}>
-    ${Object.entries(props).map(([k, schema]) => {
-      const set = (v) => {
-        setMessage('');
-        setValues({ ...values, [k]: v });
-      };
-      const help = schema.description ? html`<small id=${`${id(k)}-help`}>${schema.description}</small>` : null;
-      const described = schema.description ? `${id(k)}-help` : undefined;
-      if (schema.type === 'boolean')
+/**
+ * Inputs for the properties of a JSON Schema object: text, numbers with their bounds, switches,
+ * choices (enum), JSON for the rest. Used for pack settings and panel actions alike.
+ */
+function SchemaFields({ schema, values, onChange, idPrefix, skip = [] }) {
+  const props = schema?.properties ?? {};
+  const required = new Set(schema?.required ?? []);
+  return Object.entries(props)
+    .filter(([k]) => !skip.includes(k))
+    .map(([k, prop]) => {
+      const id = `${idPrefix}-${k}`;
+      const set = (v) => onChange({ ...values, [k]: v });
+      const help = prop.description ? html`<small id=${`${id}-help`}>${prop.description}</small>` : null;
+      const described = prop.description ? `${id}-help` : undefined;
+      const label = html`<label for=${id}>${k}${required.has(k) ? html` <span aria-hidden="true">*</span>` : ''}</label>`;
+      if (prop.type === 'boolean')
         return html`<div class="field check">
           <input
             type="checkbox"
-            id=${id(k)}
+            id=${id}
             aria-describedby=${described}
             checked=${values[k] === true}
             onChange=${(e) => set(e.currentTarget.checked)}
-          /><label for=${id(k)}>${k}</label>${help}
+          />${label}${help}
         </div>`;
-      if (Array.isArray(schema.enum))
+      if (Array.isArray(prop.enum))
         return html`<div class="field">
-          <label for=${id(k)}>${k}</label
-          ><select id=${id(k)} aria-describedby=${described} value=${values[k]} onChange=${(e) => set(e.currentTarget.value)}>
-            ${schema.enum.map((o) => html`<option value=${o}>${o}</option>`)}</select
+          ${label}<select id=${id} aria-describedby=${described} value=${values[k] ?? ''} onChange=${(e) => set(e.currentTarget.value)}>
+            ${!required.has(k) && html`<option value="">(not set)</option>`} ${prop.enum.map((o) => html`<option value=${o}>${o}</option>`)}</select
           >${help}
         </div>`;
-      if (schema.type === 'number' || schema.type === 'integer')
+      if (prop.type === 'number' || prop.type === 'integer')
         return html`<div class="field">
-          <label for=${id(k)}>${k}</label
-          ><input
+          ${label}<input
             type="number"
-            id=${id(k)}
+            id=${id}
             aria-describedby=${described}
+            required=${required.has(k)}
             value=${values[k] ?? ''}
-            min=${schema.minimum}
-            max=${schema.maximum}
-            step=${schema.type === 'integer' ? 1 : 'any'}
+            min=${prop.minimum}
+            max=${prop.maximum}
+            step=${prop.type === 'integer' ? 1 : 'any'}
             onInput=${(e) => set(e.currentTarget.value === '' ? undefined : Number(e.currentTarget.value))}
           />${help}
         </div>`;
-      if (schema.type === 'string')
+      if (prop.type === 'string')
         return html`<div class="field">
-          <label for=${id(k)}>${k}</label
-          ><input
+          ${label}<input
             type=${values[k] === '[masked]' ? 'password' : 'text'}
-            id=${id(k)}
+            id=${id}
             aria-describedby=${described}
+            required=${required.has(k)}
+            maxlength=${prop.maxLength}
             value=${values[k] ?? ''}
             onInput=${(e) => set(e.currentTarget.value)}
           />${help}
         </div>`;
       return html`<div class="field">
-        <label for=${id(k)}>${k} (JSON)</label
+        <label for=${id}>${k} (JSON)</label
         ><textarea
-          id=${id(k)}
+          id=${id}
           aria-describedby=${described}
           rows="3"
           value=${typeof values[k] === 'string' ? values[k] : JSON.stringify(values[k] ?? null)}
@@ -217,12 +195,94 @@ function SettingsForm({ pack, onSaved }) {
         ></textarea
         >${help}
       </div>`;
-    })}
+    });
+}
+
+/** Values from SchemaFields as the kernel takes them: JSON fields parsed, unset ones left out. */
+function schemaValues(schema, values, unchanged = {}) {
+  const out = {};
+  for (const [k, prop] of Object.entries(schema?.properties ?? {})) {
+    const v = values[k];
+    if (v === undefined || v === unchanged[k] || (v === '' && Array.isArray(prop.enum))) continue;
+    if (prop.type === 'object' || prop.type === 'array' || (!prop.type && typeof v === 'string')) {
+      try {
+        out[k] = typeof v === 'string' ? JSON.parse(v) : v;
+      } catch {
+        throw new Error(`${k}: not valid JSON`);
+      }
+    } else out[k] = v;
+  }
+  return out;
+}
+
+/** A pack's settings form, generated from its `config` JSON Schema; the kernel validates on save. */
+function SettingsForm({ pack, onSaved }) {
+  const [values, setValues] = useState(() => ({ ...(pack.config ?? {}) }));
+  const [message, setMessage] = useState('');
+  const save = async (e) => {
+    e.preventDefault();
+    try {
+      const changes = schemaValues(pack.configSchema, values, pack.config ?? {});
+      await api(`/packs/${encodeURIComponent(pack.id)}/config`, { method: 'POST', body: { changes } });
+      setMessage('Saved.');
+      onSaved();
+    } catch (err) {
+      setMessage(err.message);
+    }
+  };
+  const change = (v) => {
+    setMessage('');
+    setValues(v);
+  };
+  return html`<form class="settings" onSubmit=${save} aria-label=${`Settings of ${pack.name}`}>
+    <${SchemaFields} schema=${pack.configSchema} values=${values} onChange=${change} idPrefix=${`cfg-${pack.id}`} />
     <div class="actions"><button type="submit" class="primary">Save settings</button>${message && html`<span role="status">${message}</span>`}</div>
   </form>`;
 }
 
-function PackCard({ pack, reload, announce }) {
+/** One action of a pack's panel: a form for the tool's arguments (the fixed ones left out), run as a tool call through the pipeline. */
+function PanelAction({ panel, action }) {
+  const [values, setValues] = useState({});
+  const [state, setState] = useState('');
+  const run = async (e) => {
+    e.preventDefault();
+    try {
+      setState('Running… (a call that needs approval waits in the Approvals inbox)');
+      const args = schemaValues(action.parameters, values);
+      const r = await api(`/panels/${encodeURIComponent(panel.pack)}/${encodeURIComponent(panel.id)}/${encodeURIComponent(action.id)}`, {
+        method: 'POST',
+        body: { args },
+      });
+      setState(r.ok ? `Done: ${r.summary}` : `${r.error.code}: ${r.error.message}`);
+    } catch (err) {
+      setState(err.message);
+    }
+  };
+  return html`<form class="panel-action" onSubmit=${run} aria-label=${action.label}>
+    <${SchemaFields}
+      schema=${action.parameters}
+      values=${values}
+      onChange=${setValues}
+      idPrefix=${`act-${panel.pack}-${panel.id}-${action.id}`}
+      skip=${Object.keys(action.args ?? {})}
+    />
+    <div class="actions">
+      <button type="submit" disabled=${!action.available}>${action.label}</button>
+      ${state && html`<span role="status">${state}</span>`}
+    </div>
+  </form>`;
+}
+
+function PanelView({ panel, pack, reload }) {
+  return html`<section class="panel" aria-labelledby=${`panel-${panel.pack}-${panel.id}`}>
+    <h3 id=${`panel-${panel.pack}-${panel.id}`}>${panel.title}</h3>
+    ${panel.description && html`<p class="note">${panel.description}</p>`}
+    ${panel.settings && pack?.configSchema && html`<${SettingsForm} pack=${pack} onSaved=${reload} />`}
+    ${(panel.actions ?? []).map((a) => html`<${PanelAction} key=${a.id} panel=${panel} action=${a} />`)}
+  </section>`;
+}
+
+function PackCard({ pack, panels, reload, announce }) {
   const [open, setOpen] = useState(false);
   const toggle = async () => {
     try {
@@ -250,18 +310,39 @@ function PackCard({ pack, reload, announce }) {
       html`<button type="button" aria-expanded=${open} onClick=${() => setOpen(!open)}>${open ? 'Hide settings' : 'Settings'}</button>
         ${open && html`<${SettingsForm} pack=${pack} onSaved=${reload} />`}`
     }
+    ${pack.enabled && panels.map((p) => html`<${PanelView} key=${p.id} panel=${p} pack=${pack} reload=${reload} />`)}
   </article>`;
 }
 
 export function PacksPage({ announce }) {
   const [packs, setPacks] = useState(null);
-  const reload = () => api('/packs').then(setPacks, (err) => announce(err.message));
+  const [panels, setPanels] = useState([]);
+  const reload = () =>
+    Promise.all([api('/packs'), api('/panels')]).then(
+      ([p, q]) => {
+        setPacks(p);
+        setPanels(q);
+      },
+      (err) => announce(err.message),
+    );
   useEffect(() => {
     void reload();
   }, []);
   return html`<section aria-labelledby="packs-title">
     <div class="section-head"><h1 id="packs-title">Packs</h1></div>
-    ${packs === null ? html`<p>Loading…</p>` : packs.map((p) => html`<${PackCard} key=${p.id} pack=${p} reload=${reload} announce=${announce} />`)}
+    ${packs === null ? html`<p>Loading…</p>` : packs.map((p) => html`<${PackCard} key=${p.id} pack=${p} panels=${panels.filter((q) => q.pack === p.id)} reload=${reload} announce=${announce} />`)}
+    ${
+      packs !== null &&
+      panels
+        .filter((q) => !packs.some((p) => p.id === q.pack))
+        .map(
+          (q) =>
+            html`<article class="pack" data-pack=${q.pack}>
+              <p class="plugin">Panel of ${q.pack}</p>
+              <${PanelView} panel=${q} pack=${null} reload=${reload} />
+            </article>`,
+        )
+    }
   </section>`;
 }
 

@@ -6,10 +6,40 @@
  */
 import * as path from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { PackApi } from '../../../kernel/packs/pack-api.js';
+import { echoPack, tool } from '../../helpers/kernel-fixture.js';
 import { waitFor } from '../../helpers/wait.js';
 import { connect, type Connected } from '../../mcp/mcp-helpers.js';
 import { consoleFixture, type ConsoleFixture } from '../console-helpers.js';
 import { axeSource, launchChromium, screenshotPath } from './browser-helpers.js';
+
+/** A pack registered in code with a console panel: one action, a medium write with a fixed argument. */
+const greeter = {
+  id: 'greeter',
+  version: '1.0.0',
+  tools: [
+    {
+      spec: {
+        ...tool('greet', 'medium', 'write'),
+        parameters: {
+          type: 'object',
+          properties: { name: { type: 'string', description: 'who to greet' }, loud: { type: 'boolean' }, times: { type: 'integer', minimum: 1 } },
+          required: ['name'],
+          additionalProperties: false,
+        },
+      },
+      impl: (a: Record<string, unknown>) => ({ greeting: `hello ${String(a.name)}${a.loud ? '!' : ''}`, times: a.times }),
+    },
+  ],
+  activate: (api: PackApi) => {
+    api.panels.register({
+      id: 'greetings',
+      title: 'Greetings',
+      description: 'Say hello to someone.',
+      actions: [{ id: 'greet', label: 'Greet', tool: 'greet', args: { times: 2 } }],
+    });
+  },
+};
 
 describe('the console admin pages in Chromium', () => {
   let c: ConsoleFixture;
@@ -20,7 +50,7 @@ describe('the console admin pages in Chromium', () => {
 
   beforeAll(async () => {
     browser = await launchChromium();
-    c = await consoleFixture();
+    c = await consoleFixture({ packs: [echoPack(), greeter] });
     await c.fx.kernel.packs.load([{ dir: path.resolve('test/fixtures/packs'), source: 'extra', only: ['echo-tools'] }]);
     mcp = await connect(c.endpoint.url, c.endpoint.token, { name: 'admin-browser' });
     context = await browser.newContext({ viewport: { width: 1024, height: 800 } });
@@ -74,6 +104,21 @@ describe('the console admin pages in Chromium', () => {
     expect(c.fx.kernel.packs.config('echo-tools')).toMatchObject({ repeat: 3 });
     const shot = screenshotPath('packs');
     if (shot) await page.screenshot({ path: shot, fullPage: true });
+  });
+
+  it("runs a pack panel's action as a tool call through the pipeline: it is asked like any call, then done", async () => {
+    const panel = page.locator('section.panel', { hasText: 'Greetings' });
+    await panel.waitFor();
+    expect(await panel.getByLabel('times').count()).toBe(0);
+    await panel.getByLabel('name').fill('Ana');
+    await panel.getByLabel('loud').check();
+    await panel.getByRole('button', { name: 'Greet' }).click();
+    const asked = await waitFor(() => c.fx.kernel.approvals.pending().find((p) => p.request.tool === 'greet'), { what: 'the action to be asked' });
+    expect(asked.request).toMatchObject({ args: { name: 'Ana', loud: true, times: 2 }, caller: { kind: 'host', id: 'console' } });
+    c.fx.kernel.approvals.answer(asked.id, 'allow-once', 'test');
+    await panel.getByText(/^Done: /).waitFor();
+    const shot = screenshotPath('panel');
+    if (shot) await panel.screenshot({ path: shot });
   });
 
   it('revokes a stored permission', async () => {
