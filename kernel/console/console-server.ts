@@ -408,6 +408,28 @@ export class ConsoleServer {
     if (route === '/packs' && method === 'GET') return this.json(res, 200, this.packViews());
     const pack = /^\/packs\/([^/]+)\/(enable|disable|config)$/.exec(route);
     if (pack && method === 'POST') return this.packChange(req, res, decodeURIComponent(pack[1]!), pack[2] as 'enable' | 'disable' | 'config');
+    if (route === '/skills' && method === 'GET')
+      return this.json(
+        res,
+        200,
+        this.kernel.skills.list().map((k) => ({
+          name: k.name,
+          source: k.source,
+          status: k.status,
+          description: k.skill?.description ?? null,
+          tools: (k.skill?.tools ?? []).map((t) => t.name),
+          ...(k.error ? { error: k.error } : {}),
+          ...(k.reloadError ? { reloadError: k.reloadError } : {}),
+        })),
+      );
+    if (route === '/permissions/always-allow' && method === 'POST') {
+      const on = (await readJson(req)) as { value?: { on?: unknown } };
+      if (typeof on.value?.on !== 'boolean') return this.json(res, 400, { error: 'BAD_REQUEST', message: 'Send {"on": true} or {"on": false}.' });
+      // A person's choice, made here as with `memo permissions always-allow`; no tool can reach this.
+      this.kernel.permissions.setAlwaysAllow(on.value.on);
+      this.options.logger?.info(`console: global always-allow turned ${on.value.on ? 'on' : 'off'}`);
+      return this.json(res, 200, { alwaysAllow: this.kernel.permissions.alwaysAllow });
+    }
     if (route === '/panels' && method === 'GET') return this.json(res, 200, this.panelViews());
     const action = /^\/panels\/([^/]+)\/([^/]+)\/([^/]+)$/.exec(route);
     if (action && method === 'POST') return this.runAction(req, res, ...(action.slice(1).map(decodeURIComponent) as [string, string, string]));

@@ -7,7 +7,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { createHash } from 'node:crypto';
 import type { PackApi } from '../../kernel/packs/pack-api.js';
-import { echoPack, tool } from '../helpers/kernel-fixture.js';
+import { echoPack, tempDir, tool } from '../helpers/kernel-fixture.js';
 import { waitFor } from '../helpers/wait.js';
 import { consoleFixture, openEvents, post, raw, type ConsoleFixture } from './console-helpers.js';
 
@@ -316,6 +316,33 @@ describe('web console: audit, packs and stored permissions', () => {
     expect(JSON.parse(bad.body).message).toContain('repeat');
     expect(c.fx.kernel.packs.config('echo-tools')).toMatchObject({ repeat: 2 });
     expect((await post(c.origin, '/ui/api/packs/nope/disable', cookie, {})).status).toBe(404);
+  });
+
+  it('lists skills with their status, and a broken SKILL.md with its error', async () => {
+    const dir = tempDir('memo-console-skills-');
+    fs.mkdirSync(path.join(dir, 'good-skill'), { recursive: true });
+    fs.writeFileSync(path.join(dir, 'good-skill', 'SKILL.md'), '---\nname: good-skill\ndescription: does a good thing\n---\nBody.\n');
+    fs.mkdirSync(path.join(dir, 'bad-skill'));
+    fs.writeFileSync(path.join(dir, 'bad-skill', 'SKILL.md'), '---\nname: [broken\n---\n');
+    await c.fx.kernel.skills.load([{ dir, source: 'extra' }]);
+    const skills = (await get('/skills')).body;
+    expect(skills).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ name: 'good-skill', status: 'loaded', description: 'does a good thing' }),
+        expect.objectContaining({ status: 'failed', error: expect.any(String) }),
+      ]),
+    );
+  });
+
+  it('switches global always-allow on and off as a person would with memo permissions always-allow', async () => {
+    const on = await post(c.origin, '/ui/api/permissions/always-allow', cookie, { on: true });
+    expect([on.status, JSON.parse(on.body)]).toEqual([200, { alwaysAllow: true }]);
+    expect(c.fx.kernel.permissions.alwaysAllow).toBe(true);
+    expect((await post(c.origin, '/ui/api/permissions/always-allow', cookie, { on: 'yes' })).status).toBe(400);
+    expect((await post(c.origin, '/ui/api/permissions/always-allow', cookie, { on: false }, { Origin: 'http://evil.example' })).status).toBe(403);
+    expect(c.fx.kernel.permissions.alwaysAllow).toBe(true);
+    await post(c.origin, '/ui/api/permissions/always-allow', cookie, { on: false });
+    expect(c.fx.kernel.permissions.alwaysAllow).toBe(false);
   });
 
   it('lists stored permissions and revokes one, after which the tool is asked again', async () => {

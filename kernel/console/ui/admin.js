@@ -314,14 +314,32 @@ function PackCard({ pack, panels, reload, announce }) {
   </article>`;
 }
 
+function SkillList({ skills }) {
+  if (!skills.length) return html`<p>No skills loaded.</p>`;
+  return html`<ul class="skills">
+    ${skills.map(
+      (k) =>
+        html`<li class="pack" data-skill=${k.name}>
+          <strong>${k.name}</strong>
+          <span class=${`badge ${k.status === 'failed' ? 'dangerous' : 'effect'}`}>${k.status === 'failed' ? 'failed to load' : 'loaded'}</span>
+          ${k.description && html`<p class="note">${k.description}</p>`}
+          ${k.tools.length > 0 && html`<p class="tools">Command tools: ${k.tools.join(', ')}</p>`} ${k.error && html`<pre class="problem">${k.error}</pre>`}
+          ${k.reloadError && html`<pre class="problem">Newest version did not load (the previous one is in force): ${k.reloadError}</pre>`}
+        </li>`,
+    )}
+  </ul>`;
+}
+
 export function PacksPage({ announce }) {
   const [packs, setPacks] = useState(null);
   const [panels, setPanels] = useState([]);
+  const [skills, setSkills] = useState([]);
   const reload = () =>
-    Promise.all([api('/packs'), api('/panels')]).then(
-      ([p, q]) => {
+    Promise.all([api('/packs'), api('/panels'), api('/skills')]).then(
+      ([p, q, k]) => {
         setPacks(p);
         setPanels(q);
+        setSkills(k);
       },
       (err) => announce(err.message),
     );
@@ -343,6 +361,8 @@ export function PacksPage({ announce }) {
             </article>`,
         )
     }
+    <h2 class="skills-title">Skills</h2>
+    <${SkillList} skills=${skills} />
   </section>`;
 }
 
@@ -352,6 +372,17 @@ export function PermissionsPage({ announce }) {
   useEffect(() => {
     void reload();
   }, []);
+  const setAlways = async (on) => {
+    // Shown at once; the reload below shows what the kernel stored (the old value if it refused).
+    setData({ ...data, alwaysAllow: on });
+    try {
+      await api('/permissions/always-allow', { method: 'POST', body: { on } });
+      announce(`Global always-allow is ${on ? 'on' : 'off'}`);
+      void reload();
+    } catch (err) {
+      announce(err.message);
+    }
+  };
   const revoke = async (tool) => {
     try {
       await api(`/permissions/${encodeURIComponent(tool)}/revoke`, { method: 'POST', body: {} });
@@ -366,9 +397,20 @@ export function PermissionsPage({ announce }) {
     ${
       data === null
         ? html`<p>Loading…</p>`
-        : html`<p>
-              Global always-allow is <strong>${data.alwaysAllow ? 'on' : 'off'}</strong> (change it with <code>memo permissions always-allow on|off</code>).
-            </p>
+        : html`<div class="always-allow">
+              <input
+                type="checkbox"
+                id="always-allow"
+                aria-describedby="always-allow-help"
+                checked=${data.alwaysAllow}
+                onChange=${(e) => setAlways(e.currentTarget.checked)}
+              />
+              <label for="always-allow">Global always-allow</label>
+              <small id="always-allow-help"
+                >On: the agent's own turns and routines run medium and dangerous tools without asking. Never deletes, commands the judge cannot vouch for, or
+                outside callers (MCP clients); a stored deny still refuses.</small
+              >
+            </div>
             ${data.problem && html`<p class="problem" role="alert">${data.problem}</p>`}
             ${
               data.decisions.length === 0

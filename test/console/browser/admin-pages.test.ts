@@ -81,6 +81,7 @@ describe('the console admin pages in Chromium', () => {
     await page.getByRole('link', { name: 'Packs' }).click();
     const pack = page.locator('article.pack[data-pack="echo-tools"]');
     await pack.waitFor();
+    await page.getByRole('heading', { name: 'Skills' }).waitFor();
     expect(await seriousViolations()).toEqual([]);
     await pack.getByRole('button', { name: 'Disable' }).click();
     await pack.getByText('disabled', { exact: true }).waitFor();
@@ -130,6 +131,10 @@ describe('the console admin pages in Chromium', () => {
     await row.getByRole('button', { name: 'Revoke note_write' }).click();
     await page.getByText('No stored decisions').waitFor();
     expect(c.fx.kernel.permissions.list()).toEqual([]);
+    await page.getByLabel('Global always-allow').check();
+    await waitFor(() => c.fx.kernel.permissions.alwaysAllow, { what: 'always-allow on' });
+    await page.getByLabel('Global always-allow').uncheck();
+    await waitFor(() => !c.fx.kernel.permissions.alwaysAllow, { what: 'always-allow off' });
   });
 
   it('shows the audit trail live, filters it by tool, opens an entry and verifies the chain', async () => {
