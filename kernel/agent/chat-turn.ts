@@ -1,5 +1,9 @@
 import type { Kernel } from '../kernel.js';
 import { runTurn, type TurnOptions, type TurnResult } from './agent-loop.js';
+import { summarise, type Compaction } from './compaction.js';
+import { TokenCounter } from './context-budget.js';
+import type { ModelProvider } from './provider.js';
+import { withAttachments, type Attachment } from './chat-attachments.js';
 import { fallbackTitle, generateTitle } from './conversation-title.js';
 
 export interface ChatTurnOptions extends Omit<TurnOptions, 'history' | 'routine'> {
@@ -7,6 +11,8 @@ export interface ChatTurnOptions extends Omit<TurnOptions, 'history' | 'routine'
   titles?: boolean;
   /** Cancels a title request still running (a person leaving the chat); the turn's own signal does too. */
   titleSignal?: AbortSignal;
+  /** Files read through the sandbox (chat-attachments.ts), sent after the message and stored with it. */
+  attachments?: readonly Attachment[];
 }
 
 export interface ChatTurnResult extends TurnResult {
@@ -35,8 +41,8 @@ export async function runChatTurn(kernel: Kernel, opts: ChatTurnOptions): Promis
   const switched = !first && (info.provider !== provider || info.model !== opts.model);
   if (first || switched) await store.update(opts.conversationId, { provider, model: opts.model });
 
-  const { titles, titleSignal, ...turn } = opts;
-  const result = await runTurn(kernel, { ...turn, history });
+  const { titles, titleSignal, attachments, ...turn } = opts;
+  const result = await runTurn(kernel, { ...turn, userMessage: withAttachments(opts.userMessage, attachments ?? []), history });
   await store.appendTurn(opts.conversationId, result.messages, result.steps, {
     provider,
     model: opts.model,
@@ -65,4 +71,39 @@ export async function runChatTurn(kernel: Kernel, opts: ChatTurnOptions): Promis
     });
   }
   return { ...result, ...(switched ? { switchedFrom: { provider: info.provider, model: info.model } } : {}), title };
+}
+
+/**
+ * `/compact`: summarises the conversation now, all but its last exchange (kept verbatim, cut at a
+ * turn boundary), and stores the summary like an automatic compaction. Null when there is nothing
+ * before the last exchange to summarise. Throws an Error saying why when the model fails.
+ */
+export async function compactConversation(
+  kernel: Kernel,
+  opts: { provider: ModelProvider; model: string; conversationId: string; signal?: AbortSignal },
+): Promise<Compaction | null> {
+  const store = kernel.conversations;
+  const history = await store.history(opts.conversationId);
+  let cut = -1;
+  for (let i = history.length - 1; i > 0; i--) {
+    if (history[i]!.role === 'user') {
+      cut = i;
+      break;
+    }
+  }
+  // A lone summary (already compacted, nothing since) is not summarised again.
+  if (cut <= 0 || (cut === 1 && history[0]!.role === 'system')) return null;
+  const window = opts.provider.contextWindow(opts.model) ?? 128_000;
+  const summary = await summarise(
+    opts.provider,
+    opts.model,
+    new TokenCounter(opts.provider, opts.model),
+    history.slice(0, cut),
+    window,
+    Math.max(128, Math.min(2_000, Math.floor(window / 10))),
+    opts.signal ?? new AbortController().signal,
+  );
+  const compaction = { summary, replaced: cut };
+  await store.appendTurn(opts.conversationId, [], [], { provider: opts.provider.name, model: opts.model, compaction });
+  return compaction;
 }

@@ -116,3 +116,16 @@ export function isProviderError(err: unknown): err is ProviderError {
   const e = err as { name?: unknown; message?: unknown; status?: unknown; retryable?: unknown };
   return e.name === 'ProviderError' && typeof e.message === 'string' && (e.status === null || typeof e.status === 'number') && typeof e.retryable === 'boolean';
 }
+
+/**
+ * What the pack that owns some provider kinds offers under `providers.configuration` (looked up, never
+ * imported): its own checks of a configuration, so `memo provider add` refuses exactly what
+ * `configure_provider` refuses. Throws a VALIDATION MemoError with the reason.
+ */
+export interface ProviderConfigurationService {
+  readonly kinds: readonly string[];
+  plan(args: { name: string; kind?: string; preset?: string; baseUrl?: string; model?: string; apiKey?: string; apiKeyEnv?: string; contextWindow?: number }): {
+    next: ProviderConfig;
+    warnings: string[];
+  };
+}

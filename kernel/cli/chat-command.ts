@@ -1,9 +1,10 @@
 import * as readline from 'node:readline';
 import type { Command } from 'commander';
 import type { AgentEvent, AgentStep } from '../agent/agent-loop.js';
-import { runChatTurn, type ChatTurnResult } from '../agent/chat-turn.js';
+import { readAttachment, type Attachment } from '../agent/chat-attachments.js';
+import { compactConversation, runChatTurn, type ChatTurnResult } from '../agent/chat-turn.js';
 import { isLocalProvider } from '../agent/capability-probe.js';
-import type { ModelProvider, ProviderConfig } from '../agent/provider.js';
+import type { ModelProvider, ProviderConfig, ProviderConfigurationService } from '../agent/provider.js';
 import { fallbackTitle } from '../agent/conversation-title.js';
 import { describeProvider, ProviderSettings } from '../agent/provider-settings.js';
 import { SystemClock } from '../clock.js';
@@ -62,6 +63,7 @@ interface ChatOptions {
   tools?: boolean;
   history?: string | true;
   rotateKey?: boolean;
+  attach?: string[];
 }
 
 /** The provider configuration a chat uses: inline (`--base-url`), named, or the active one. */
@@ -143,7 +145,7 @@ export function registerChatCommands(program: Command, ctx: CliContext): void {
     .command('add <name>')
     .description('add or replace a provider configuration')
     .requiredOption('--kind <kind>', 'wire format: openai-compatible, anthropic, gemini')
-    .option('--preset <preset>', 'openai, groq, openrouter, xai, opencode-zen, ollama, lmstudio, llamacpp, custom')
+    .option('--preset <preset>', 'openai, groq, openrouter, xai, opencode-zen, opencode-go, ollama, lmstudio, llamacpp, custom')
     .option('--base-url <url>', 'endpoint (required for custom)')
     .option('--model <model>', 'default model')
     .option('--api-key-env <VAR>', 'read the API key from this environment variable (preferred)')
@@ -168,7 +170,7 @@ export function registerChatCommands(program: Command, ctx: CliContext): void {
         }
         const cw = o.contextWindow === undefined ? undefined : Number(o.contextWindow);
         if (cw !== undefined && (!Number.isInteger(cw) || cw < 1024)) throw ctx.usage('--context-window must be a whole number of tokens (at least 1024)');
-        const config: ProviderConfig = {
+        let config: ProviderConfig = {
           name,
           kind: o.kind,
           ...(o.preset ? { preset: o.preset } : {}),
@@ -178,6 +180,23 @@ export function registerChatCommands(program: Command, ctx: CliContext): void {
           ...(apiKey ? { apiKey } : {}),
           ...(cw ? { contextWindow: cw } : {}),
         };
+        // The pack that owns the kind checks the configuration exactly as its configure_provider
+        // tool does (unknown preset, a remote URL on a local preset, ...); kinds other packs
+        // contribute are stored as given.
+        const kernel = await ctx.boot(new FixedAnswerPrompter('deny-once'));
+        try {
+          const owner = kernel.shared.lookup<ProviderConfigurationService>('providers.configuration');
+          if (owner?.kinds.includes(o.kind)) {
+            const plan = owner.plan(config);
+            config = plan.next;
+            for (const w of plan.warnings) process.stderr.write(`memo: warning: ${w}\n`);
+          }
+        } catch (err) {
+          if (isMemoError(err)) throw ctx.usage(err.message);
+          throw err;
+        } finally {
+          await kernel.shutdown();
+        }
         try {
           settings.put(config);
         } catch (err) {
@@ -262,6 +281,11 @@ export function registerChatCommands(program: Command, ctx: CliContext): void {
     .option('--json', 'with -p: print the stop reason, each tool step and the answer as one JSON object')
     .option('--approve <answer>', `with -p: answer permission prompts with this (${ANSWER_HELP}); otherwise denied`)
     .option('--resume <id>', 'continue a stored conversation')
+    .option(
+      '--attach <path>',
+      'attach a text file (inside the workspace root, read through the sandbox) to the message; repeatable',
+      (v: string, all: string[] = []) => [...all, v],
+    )
     .option('--history [words]', 'list recent conversations, or search your own (decrypted) history for these words, and exit')
     .option('--rotate-key', 'encrypt every stored conversation with a new key, drop the old one, and exit')
     .action(async (o: ChatOptions) => {
@@ -364,8 +388,10 @@ async function runOne(
   signal: AbortSignal,
   onEvent?: (e: AgentEvent) => void,
   titleSignal?: AbortSignal,
+  attachments: readonly Attachment[] = [],
 ): Promise<ChatTurnResult> {
   return runChatTurn(s.kernel, {
+    attachments,
     provider: s.provider,
     model: s.model,
     conversationId,
@@ -388,6 +414,14 @@ async function scripted(o: ChatOptions, ctx: CliContext): Promise<void> {
   process.once('SIGINT', onSigint);
   try {
     for (const w of s.warnings) process.stderr.write(`memo: warning: ${w}\n`);
+    const attachments: Attachment[] = [];
+    for (const p of o.attach ?? []) {
+      try {
+        attachments.push(await readAttachment(s.kernel, p));
+      } catch (err) {
+        throw ctx.usage(`--attach ${p}: ${(err as Error).message}`);
+      }
+    }
     const conv = o.resume
       ? await s.kernel.conversations.info(o.resume).catch(() => {
           throw ctx.notFound(`There is no conversation ${o.resume}.`);
@@ -400,6 +434,8 @@ async function scripted(o: ChatOptions, ctx: CliContext): Promise<void> {
       o.prompt!,
       ac.signal,
       o.json ? undefined : (e) => e.type === 'tool_end' && process.stderr.write(stepLine(e.step) + '\n'),
+      undefined,
+      attachments,
     );
     for (const n of notices(r)) process.stderr.write(`memo: ${n}\n`);
     if (o.json) {
@@ -440,8 +476,10 @@ async function interactive(o: ChatOptions, ctx: CliContext): Promise<void> {
   // Title requests run beside the conversation; leaving the chat cancels those still running.
   const titles = new AbortController();
   const pendingTitles: Array<Promise<unknown>> = [];
+  /** Files attached with /attach, sent with the next message. */
+  const pending: Attachment[] = [];
   out.write(
-    `Memo chat · ${s.config.name}/${s.model}${o.web ? ' · web search only' : s.toolsEnabled ? ` · ${s.kernel.registry.list().length} tools` : ' · no tools'}\n/new  /history [words]  /tools  /exit   Ctrl-C stops a turn, twice exits.\n`,
+    `Memo chat · ${s.config.name}/${s.model}${o.web ? ' · web search only' : s.toolsEnabled ? ` · ${s.kernel.registry.list().length} tools` : ' · no tools'}\n/new  /history [words]  /tools  /web  /agent  /model NAME  /attach PATH  /compact  /exit   Ctrl-C stops a turn, twice exits.\n`,
   );
   for (const w of s.warnings) out.write(`warning: ${w}\n`);
   let running: AbortController | null = null;
@@ -478,6 +516,41 @@ async function interactive(o: ChatOptions, ctx: CliContext): Promise<void> {
         for (const line of await historyLines(s.kernel, text.slice('/history'.length).trim(), conversationId)) out.write(line + '\n');
         continue;
       }
+      if (text === '/web' || text === '/agent') {
+        // The scoped web-search mode of seed 000, toggled per turn instead of only at launch.
+        o.web = text === '/web';
+        out.write(o.web ? '(web search mode: only web_search is offered)\n' : '(agent mode: every enabled tool is offered)\n');
+        continue;
+      }
+      if (text === '/model' || text.startsWith('/model ')) {
+        const name = text.slice('/model'.length).trim();
+        if (name) s.model = name;
+        out.write(`(model: ${s.config.name}/${s.model}; each reply records the model that wrote it)\n`);
+        continue;
+      }
+      if (text.startsWith('/attach ')) {
+        const p = text.slice('/attach '.length).trim();
+        try {
+          const a = await readAttachment(s.kernel, p);
+          pending.push(a);
+          out.write(`(attached ${a.path}, ${a.text.length} characters: sent with your next message)\n`);
+        } catch (err) {
+          out.write(`(cannot attach ${p}: ${(err as Error).message})\n`);
+        }
+        continue;
+      }
+      if (text === '/compact') {
+        running = new AbortController();
+        try {
+          const c = await compactConversation(s.kernel, { provider: s.provider, model: s.model, conversationId, signal: running.signal });
+          out.write(c ? `(compacted the ${c.replaced} oldest message(s) into a summary)\n` : '(nothing to compact yet)\n');
+        } catch (err) {
+          out.write(`(compacting failed: ${(err as Error).message})\n`);
+        } finally {
+          running = null;
+        }
+        continue;
+      }
       if (text === '/tools') {
         for (const t of s.kernel.registry.list()) out.write(`  ${t.spec.name} (${t.spec.danger})\n`);
         continue;
@@ -496,6 +569,7 @@ async function interactive(o: ChatOptions, ctx: CliContext): Promise<void> {
           if (e.type === 'compaction') out.write(`  (compacted the ${e.replaced} oldest message(s) into a summary)\n`);
         },
         titles.signal,
+        pending.splice(0),
       );
       running = null;
       if (r.title) pendingTitles.push(r.title);

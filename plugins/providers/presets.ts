@@ -19,6 +19,8 @@ export const PRESETS: Record<string, Preset> = {
   openrouter: { kind: 'openai-compatible', baseUrl: 'https://openrouter.ai/api/v1', keyEnv: 'OPENROUTER_API_KEY' },
   xai: { kind: 'openai-compatible', baseUrl: 'https://api.x.ai/v1', keyEnv: 'XAI_API_KEY' },
   'opencode-zen': { kind: 'openai-compatible', baseUrl: 'https://opencode.ai/zen/v1', keyEnv: 'OPENCODE_API_KEY' },
+  // The OpenCode Go subscription: the same key as Zen, its own endpoint (its OpenAI-compatible models only).
+  'opencode-go': { kind: 'openai-compatible', baseUrl: 'https://opencode.ai/zen/go/v1', keyEnv: 'OPENCODE_API_KEY' },
   ollama: { kind: 'openai-compatible', baseUrl: 'http://127.0.0.1:11434/v1', local: true },
   lmstudio: { kind: 'openai-compatible', baseUrl: 'http://127.0.0.1:1234/v1', local: true },
   llamacpp: { kind: 'openai-compatible', baseUrl: 'http://127.0.0.1:8080/v1', local: true },

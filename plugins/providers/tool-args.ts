@@ -9,7 +9,7 @@ export interface ToolArgs {
     /** Wire format; required for a new provider */
     kind?: 'openai-compatible' | 'anthropic' | 'gemini';
     /** Known endpoint of the kind; custom needs baseUrl. ollama, lmstudio and llamacpp run on this machine */
-    preset?: 'openai' | 'groq' | 'openrouter' | 'xai' | 'opencode-zen' | 'ollama' | 'lmstudio' | 'llamacpp' | 'anthropic' | 'gemini' | 'custom';
+    preset?: 'openai' | 'groq' | 'openrouter' | 'xai' | 'opencode-zen' | 'opencode-go' | 'ollama' | 'lmstudio' | 'llamacpp' | 'anthropic' | 'gemini' | 'custom';
     /** Endpoint URL (required for custom; overrides the preset's) */
     baseUrl?: string;
     /** Default model id */

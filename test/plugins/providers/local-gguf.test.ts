@@ -426,8 +426,11 @@ describe('llama-cpp provider (in-process GGUF)', () => {
 
   it('is registered by the providers pack as the llama-cpp kind', () => {
     const kinds: string[] = [];
-    const d = activate({ providers: { register: (kind: string) => void kinds.push(kind) } } as never);
+    const offered: string[] = [];
+    const d = activate({ providers: { register: (kind: string) => void kinds.push(kind) }, provide: (token: string) => void offered.push(token) } as never);
     d.dispose();
     expect(kinds).toContain('llama-cpp');
+    // And it offers its configuration checks to `memo provider add` (provider-add.test.ts).
+    expect(offered).toEqual(['providers.configuration']);
   });
 });
