@@ -193,6 +193,7 @@ export function registerServeCommand(program: Command, cli: Cli): void {
               `Token rotated; the old one no longer works. New token: ${ep.token}\nNew web console link (works once): ${webConsole.loginUrl(ep.url)}\n`,
             );
         };
+        webConsole.attachEndpoint({ url: () => ep.url, rotateToken: () => onRotate() });
         if (opts.json) print(info());
         else {
           const names = kernel.packs

@@ -54,6 +54,13 @@ function auditKey(e: AuditRecord): string {
   return typeof seq === 'number' ? `#${seq}` : `${e.id}|${e.ts}`;
 }
 
+/** The MCP endpoint as the console may see it: its address, and a way to rotate its token. Never the token itself. */
+export interface ConsoleEndpoint {
+  url(): string;
+  /** Replaces the bearer token; the host shows the new one where the old one was shown (memo serve's terminal). */
+  rotateToken(): void;
+}
+
 export interface ConsoleServerOptions {
   logger?: Logger;
   /** The kernel's clock (sessions expire by it, and their event streams end then). Default: the system clock. */
@@ -146,10 +153,12 @@ export class ConsoleServer {
   readonly auth: ConsoleAuth;
   private readonly assets = new Map<string, Asset>();
   private readonly headers: Record<string, string>;
-  private readonly streams = new Set<() => void>();
+  /** Open event streams: the session each belongs to, and how to end it. */
+  private readonly streams = new Map<() => void, string>();
   private readonly auditListeners = new Set<(entries: AuditRecord[]) => void>();
   private auditTimer: NodeJS.Timeout | undefined;
   private auditSeen = new Set<string>();
+  private endpoint: ConsoleEndpoint | undefined;
   private readonly clock: Clock;
 
   constructor(
@@ -177,6 +186,11 @@ export class ConsoleServer {
     return url.toString();
   }
 
+  /** Tells the console about the MCP endpoint it is served beside (its page shows the URL and rotates the token). */
+  attachEndpoint(endpoint: ConsoleEndpoint): void {
+    this.endpoint = endpoint;
+  }
+
   /** True for the paths this console answers (`/ui` and below). */
   owns(pathname: string): boolean {
     return pathname === CONSOLE_PATH || pathname.startsWith(`${CONSOLE_PATH}/`);
@@ -184,7 +198,7 @@ export class ConsoleServer {
 
   /** Ends every open event stream (the endpoint is closing). */
   close(): void {
-    for (const end of [...this.streams]) end();
+    for (const end of [...this.streams.keys()]) end();
     clearInterval(this.auditTimer);
   }
 
@@ -236,7 +250,10 @@ export class ConsoleServer {
     }
     if (sub === '/logout') {
       if (method !== 'POST') return this.json(res, 405, { error: 'METHOD_NOT_ALLOWED', message: 'Log out with POST.' }, { Allow: 'POST' });
-      this.auth.logout(this.sessionOf(req));
+      const session = this.sessionOf(req);
+      this.auth.logout(session);
+      // Its event streams end now: a logged-out page stops counting as someone watching the approvals.
+      for (const [end, of] of [...this.streams]) if (of === session) end();
       return this.json(res, 200, { ok: true }, { 'Set-Cookie': this.cookie(req, '', 0) });
     }
     if (sub.startsWith('/api/')) {
@@ -319,6 +336,40 @@ export class ConsoleServer {
       configSchema: p.manifest?.config ?? null,
       config: p.status === 'loaded' ? (maskArgs(this.kernel.packs.config(p.id) ?? {}).masked as Record<string, unknown>) : null,
     }));
+  }
+
+  /** The MCP endpoint for the page: the URL and client snippets with a placeholder where the token goes. */
+  private mcpView() {
+    if (!this.endpoint) return { url: null, snippets: [] };
+    const url = this.endpoint.url();
+    const { root, dataDir } = this.kernel.config;
+    const token = '<TOKEN printed by memo serve>';
+    const snippets = [
+      {
+        id: 'stdio',
+        title: 'Desktop clients (Claude Desktop, Cursor): memo over stdio, no token',
+        text: JSON.stringify({ mcpServers: { memo: { command: 'memo', args: ['serve', '--stdio', '--root', root, '--data', dataDir] } } }, null, 2),
+      },
+      {
+        id: 'http',
+        title: 'HTTP clients (Cursor, Claude Code; VS Code under "servers")',
+        text: JSON.stringify({ mcpServers: { memo: { type: 'http', url, headers: { Authorization: `Bearer ${token}` } } } }, null, 2),
+      },
+      {
+        id: 'remote',
+        title: 'Stdio-only clients through mcp-remote',
+        text: JSON.stringify(
+          {
+            mcpServers: {
+              memo: { command: 'npx', args: ['-y', 'mcp-remote', url, '--header', 'Authorization:${MEMO_AUTH}'], env: { MEMO_AUTH: `Bearer ${token}` } },
+            },
+          },
+          null,
+          2,
+        ),
+      },
+    ];
+    return { url, snippets };
   }
 
   /** The packs' console panels (data only), each action with the schema of the arguments a person fills in. */
@@ -408,6 +459,16 @@ export class ConsoleServer {
     if (route === '/packs' && method === 'GET') return this.json(res, 200, this.packViews());
     const pack = /^\/packs\/([^/]+)\/(enable|disable|config)$/.exec(route);
     if (pack && method === 'POST') return this.packChange(req, res, decodeURIComponent(pack[1]!), pack[2] as 'enable' | 'disable' | 'config');
+    if (route === '/mcp' && method === 'GET') return this.json(res, 200, this.mcpView());
+    if (route === '/mcp/rotate-token' && method === 'POST') {
+      if (!this.endpoint) return this.json(res, 404, { error: 'NOT_FOUND', message: 'No MCP endpoint is attached to this console.' });
+      this.endpoint.rotateToken();
+      this.options.logger?.info('console: the MCP token was rotated');
+      return this.json(res, 200, {
+        rotated: true,
+        message: 'The MCP token was rotated: the old one stops working now. The new one is printed where memo serve runs (it never comes to this page).',
+      });
+    }
     if (route === '/skills' && method === 'GET')
       return this.json(
         res,
@@ -498,7 +559,7 @@ export class ConsoleServer {
       this.streams.delete(end);
       if (!res.writableEnded) res.end();
     };
-    this.streams.add(end);
+    this.streams.set(end, session);
     req.on('close', end);
     const listening: Disposable = this.kernel.approvals.onChange((event) => {
       const { name, data } = eventData(event);

@@ -24,6 +24,7 @@ export async function consoleFixture(options: Partial<KernelOptions> = {}): Prom
   const webConsole = new ConsoleServer(fx.kernel, { clock: fx.clock, sessionTtlMs: 60 * 60_000 });
   const endpoint = new McpHttpEndpoint(fx.kernel, { mounts: [webConsole] });
   await endpoint.start();
+  webConsole.attachEndpoint({ url: () => endpoint.url, rotateToken: () => void endpoint.rotateToken() });
   const origin = new URL(endpoint.url).origin;
   return {
     fx,

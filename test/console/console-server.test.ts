@@ -132,6 +132,25 @@ describe('web console: login, session and cross-site checks', () => {
     expect((await raw(`${c.origin}/ui/nothing.js`)).status).toBe(404);
   });
 
+  it('shows the MCP URL and client snippets without the token, and rotates the token on request', async () => {
+    const cookie = await c.login();
+    const r = await raw(`${c.origin}/ui/api/mcp`, { headers: { Cookie: cookie } });
+    const view = JSON.parse(r.body);
+    expect(view.url).toBe(c.endpoint.url);
+    expect(view.snippets.map((s: any) => s.id)).toEqual(['stdio', 'http', 'remote']);
+    expect(r.body).not.toContain(c.endpoint.token);
+    expect(r.body).toContain('<TOKEN printed by memo serve>');
+    const old = c.endpoint.token;
+    const rotated = await post(c.origin, '/ui/api/mcp/rotate-token', cookie, {});
+    expect(rotated.status).toBe(200);
+    expect(rotated.body).not.toContain(c.endpoint.token);
+    expect(c.endpoint.token).not.toBe(old);
+    expect(
+      (await raw(c.endpoint.url, { method: 'POST', headers: { Authorization: `Bearer ${old}`, 'Content-Type': 'application/json' }, body: '{}' })).status,
+    ).toBe(401);
+    expect((await post(c.origin, '/ui/api/mcp/rotate-token', cookie, {}, { Origin: 'http://evil.example' })).status).toBe(403);
+  });
+
   it('leaves /mcp behind its bearer token: a console session is no MCP credential', async () => {
     const cookie = await c.login();
     const r = await raw(c.endpoint.url, { method: 'POST', headers: { Cookie: cookie, 'Content-Type': 'application/json' }, body: '{}' });
@@ -238,6 +257,15 @@ describe('web console: the approvals inbox answers calls waiting in the broker',
     } finally {
       stream.close();
     }
+  });
+
+  it('ends the event stream at logout, and nobody watches any more', async () => {
+    const session = await c.login();
+    const stream = openEvents(c.origin, session);
+    await waitFor(() => stream.events.some((e) => e.event === 'pending'), { what: 'the pending list' });
+    expect((await post(c.origin, '/ui/logout', session, {})).status).toBe(200);
+    await stream.ended;
+    expect(await invoke('echo_medium', { text: 'after logout' })).toMatchObject({ ok: false, error: { code: 'PERMISSION_DENIED' } });
   });
 
   it('ends the event stream when its session expires', async () => {

@@ -1,4 +1,4 @@
-/* global URLSearchParams */
+/* global URLSearchParams, navigator, window */
 // The console's other pages: the audit viewer, packs administration and stored permissions.
 import { useEffect, useState } from 'preact/hooks';
 import { html } from 'htm/preact';
@@ -441,6 +441,58 @@ export function PermissionsPage({ announce }) {
                     </tbody>
                   </table>`
             }`
+    }
+  </section>`;
+}
+
+function CopyButton({ text, label }) {
+  const [done, setDone] = useState(false);
+  const copy = async () => {
+    try {
+      await navigator.clipboard.writeText(text);
+      setDone(true);
+    } catch {
+      setDone(false);
+    }
+  };
+  return html`<button type="button" onClick=${copy} aria-label=${label}>${done ? 'Copied' : 'Copy'}</button>`;
+}
+
+/** The MCP endpoint: its URL, client snippets (the token is a placeholder: it never comes to the page), and token rotation. */
+export function McpPage({ announce }) {
+  const [data, setData] = useState(null);
+  const [rotated, setRotated] = useState('');
+  useEffect(() => {
+    api('/mcp').then(setData, (err) => announce(err.message));
+  }, []);
+  const rotate = async () => {
+    if (!window.confirm('Rotate the MCP token? Every client using the current one stops working until it gets the new one.')) return;
+    try {
+      const r = await api('/mcp/rotate-token', { method: 'POST', body: {} });
+      setRotated(r.message);
+    } catch (err) {
+      setRotated(err.message);
+    }
+  };
+  return html`<section aria-labelledby="mcp-title">
+    <div class="section-head"><h1 id="mcp-title">MCP endpoint</h1></div>
+    ${
+      data === null
+        ? html`<p>Loading…</p>`
+        : data.url === null
+          ? html`<p>No MCP endpoint is attached.</p>`
+          : html`<p class="endpoint"><code>${data.url}</code> <${CopyButton} text=${data.url} label="Copy the endpoint URL" /></p>
+              <p class="note">The bearer token is printed where <code>memo serve</code> runs and changes every start; it is never shown here.</p>
+              ${data.snippets.map(
+                (s) =>
+                  html`<div class="snippet">
+                    <h2>${s.title}</h2>
+                    <pre>${s.text}</pre>
+                    <${CopyButton} text=${s.text} label=${`Copy: ${s.title}`} />
+                  </div>`,
+              )}
+              <div class="actions"><button type="button" class="deny" onClick=${rotate}>Rotate the token</button></div>
+              ${rotated && html`<p role="status">${rotated}</p>`}`
     }
   </section>`;
 }

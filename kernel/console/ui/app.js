@@ -6,7 +6,7 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import { html } from 'htm/preact';
 import { Preview } from './preview.js';
 import { api, API } from './api.js';
-import { AuditPage, AuditRow, PacksPage, PermissionsPage, unasked } from './admin.js';
+import { AuditPage, AuditRow, McpPage, PacksPage, PermissionsPage, unasked } from './admin.js';
 
 const LABELS = {
   'allow-once': 'Allow once',
@@ -147,19 +147,24 @@ function ApprovalCard({ approval, selected, onSelect, announce }) {
       setBusy(false);
     }
   };
+  // The key handler is registered once and reads the newest render's values: a handler that
+  // closed over an older render could answer a request that is no longer the selected one.
+  const latest = useRef({});
+  latest.current = { selected, editing, approval, answer };
   useEffect(() => {
     const onKey = (e) => {
-      if (!selected || editing || e.target.closest?.('input, textarea, select') || e.ctrlKey || e.metaKey || e.altKey) return;
-      if (!approval.answerable) return;
-      if (e.key === 'a') void answer('allow-once');
-      else if (e.key === 'd') void answer('deny-once');
-      else if (e.key === 'e' && approval.editable) setEditing(true);
+      const { selected: on, editing: busyEditing, approval: a, answer: reply } = latest.current;
+      if (!on || busyEditing || e.target.closest?.('input, textarea, select') || e.ctrlKey || e.metaKey || e.altKey) return;
+      if (!a.answerable) return;
+      if (e.key === 'a') void reply('allow-once');
+      else if (e.key === 'd') void reply('deny-once');
+      else if (e.key === 'e' && a.editable) setEditing(true);
       else return;
       e.preventDefault();
     };
     window.addEventListener('keydown', onKey);
     return () => window.removeEventListener('keydown', onKey);
-  });
+  }, []);
   const headingId = `h-${approval.id}`;
   return html`<article
     ref=${ref}
@@ -248,12 +253,31 @@ function Inbox({ source, connected, announce }) {
   }, [source]);
   const list = pending ?? [];
   const current = list.find((p) => p.id === selected) ?? list[0];
+  const nav = useRef({});
+  nav.current = { list, current };
+  useEffect(() => {
+    // j / k move the selection between requests (the selected one answers to a, d, e).
+    const onKey = (e) => {
+      if ((e.key !== 'j' && e.key !== 'k') || e.target.closest?.('input, textarea, select') || e.ctrlKey || e.metaKey || e.altKey) return;
+      const { list: all, current: now } = nav.current;
+      const i = all.findIndex((p) => p.id === now?.id);
+      const next = all[Math.min(all.length - 1, Math.max(0, i + (e.key === 'j' ? 1 : -1)))];
+      if (!next) return;
+      e.preventDefault();
+      setSelected(next.id);
+      document.getElementById(`h-${next.id}`)?.scrollIntoView({ block: 'nearest' });
+    };
+    window.addEventListener('keydown', onKey);
+    return () => window.removeEventListener('keydown', onKey);
+  }, []);
   return html`<section aria-labelledby="inbox-title">
     <div class="section-head">
       <h1 id="inbox-title">Approvals</h1>
       <span class=${connected ? 'live on' : 'live'}>${connected ? 'live' : 'connecting…'}</span>
     </div>
-    <p class="hint">Shortcuts on the selected request: <kbd>a</kbd> allow once, <kbd>d</kbd> deny, <kbd>e</kbd> edit.</p>
+    <p class="hint">
+      Keyboard: <kbd>j</kbd> / <kbd>k</kbd> next / previous request; on the selected one <kbd>a</kbd> allow once, <kbd>d</kbd> deny, <kbd>e</kbd> edit.
+    </p>
     ${
       pending === null
         ? html`<p>Loading…</p>`
@@ -287,6 +311,7 @@ const PAGES = [
   ['#/audit', 'Audit'],
   ['#/packs', 'Packs'],
   ['#/permissions', 'Permissions'],
+  ['#/mcp', 'MCP'],
 ];
 
 function useRoute() {
@@ -369,6 +394,7 @@ function App() {
       ${state === 'in' && route === '#/audit' && html`<${AuditPage} events=${source} />`}
       ${state === 'in' && route === '#/packs' && html`<${PacksPage} announce=${announce} />`}
       ${state === 'in' && route === '#/permissions' && html`<${PermissionsPage} announce=${announce} />`}
+      ${state === 'in' && route === '#/mcp' && html`<${McpPage} announce=${announce} />`}
     </main>
     <div class="status" role="status" aria-live="polite">${message}</div>
   </div>`;

@@ -137,6 +137,22 @@ describe('the console admin pages in Chromium', () => {
     await waitFor(() => !c.fx.kernel.permissions.alwaysAllow, { what: 'always-allow off' });
   });
 
+  it('shows the MCP endpoint with snippets and no token, and rotates the token after confirming', async () => {
+    await page.getByRole('link', { name: 'MCP' }).click();
+    await page.getByRole('heading', { name: 'MCP endpoint' }).waitFor();
+    await page.getByText(c.endpoint.url, { exact: true }).waitFor();
+    expect(await page.content()).not.toContain(c.endpoint.token);
+    expect(await seriousViolations()).toEqual([]);
+    const old = c.endpoint.token;
+    page.once('dialog', (d) => void d.accept());
+    await page.getByRole('button', { name: 'Rotate the token' }).click();
+    await page.getByText(/^The MCP token was rotated/).waitFor();
+    expect(c.endpoint.token).not.toBe(old);
+    expect(await page.content()).not.toContain(c.endpoint.token);
+    await mcp.close();
+    mcp = await connect(c.endpoint.url, c.endpoint.token, { name: 'admin-browser' });
+  });
+
   it('shows the audit trail live, filters it by tool, opens an entry and verifies the chain', async () => {
     await page.getByRole('link', { name: 'Audit' }).click();
     await page.getByRole('heading', { name: 'Audit trail' }).waitFor();

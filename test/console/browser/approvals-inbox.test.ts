@@ -181,6 +181,26 @@ describe('the approvals inbox in Chromium', () => {
     await page.setViewportSize({ width: 1024, height: 800 });
   });
 
+  it('moves between requests with j and k, and answers the selected one with a and d', async () => {
+    const caller = { kind: 'host' as const, id: 'browser-test' };
+    const first = c.fx.kernel.invoke({ tool: 'echo_medium', args: { text: 'first' }, caller });
+    await card('echo_medium').first().waitFor();
+    const second = c.fx.kernel.invoke({ tool: 'echo_dangerous', args: { text: 'second' }, caller });
+    await card('echo_dangerous').waitFor();
+    await page.locator('body').click({ position: { x: 5, y: 5 } });
+    await page.keyboard.press('j');
+    await page.locator('article.approval.selected[data-tool="echo_dangerous"]').waitFor();
+    await page.keyboard.press('k');
+    await page.locator('article.approval.selected[data-tool="echo_medium"]').waitFor();
+    await page.keyboard.press('j');
+    await page.locator('article.approval.selected[data-tool="echo_dangerous"]').waitFor();
+    await page.keyboard.press('a');
+    expect(await second).toMatchObject({ ok: true });
+    await page.locator('article.approval.selected[data-tool="echo_medium"]').waitFor();
+    await page.keyboard.press('d');
+    expect(await first).toMatchObject({ ok: false, error: { code: 'PERMISSION_DENIED' } });
+  });
+
   it('refuses a cross-origin POST from another local page: the request stays pending and the session stays', async () => {
     const other = http.createServer((_req, res) => res.end('<!doctype html><title>other</title>'));
     await new Promise<void>((r) => other.listen(0, '127.0.0.1', r));
