@@ -24,6 +24,7 @@ import type * as http from 'node:http';
 import { createRequire } from 'node:module';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { describeProvider } from '../agent/provider-settings.js';
 import { approvalList, approvalView, type ApprovalView } from '../control/kernel-views.js';
 import { SystemClock, type Clock } from '../clock.js';
 import type { Disposable } from '../disposable.js';
@@ -468,6 +469,20 @@ export class ConsoleServer {
         rotated: true,
         message: 'The MCP token was rotated: the old one stops working now. The new one is printed where memo serve runs (it never comes to this page).',
       });
+    }
+    if (route === '/providers' && method === 'GET') {
+      const settings = this.kernel.providerSettings;
+      const active = settings.active()?.name;
+      // describeProvider masks stored keys and header values: a key is written, never read back.
+      return this.json(res, 200, { providers: settings.list().map((p) => describeProvider(p, active)), active: active ?? null });
+    }
+    const use = /^\/providers\/([^/]+)\/use$/.exec(route);
+    if (use && method === 'POST') {
+      const name = decodeURIComponent(use[1]!);
+      if (!this.kernel.providerSettings.get(name)) return this.json(res, 404, { error: 'NOT_FOUND', message: `There is no provider "${name}".` });
+      this.kernel.providerSettings.use(name);
+      this.options.logger?.info(`console: the active provider is now ${name}`);
+      return this.json(res, 200, { active: name });
     }
     if (route === '/skills' && method === 'GET')
       return this.json(

@@ -373,6 +373,24 @@ describe('web console: audit, packs and stored permissions', () => {
     expect(c.fx.kernel.permissions.alwaysAllow).toBe(false);
   });
 
+  it('lists providers with stored keys masked, and switches the active one', async () => {
+    const key = `sk-${'x9'.repeat(24)}`;
+    c.fx.kernel.providerSettings.put({ name: 'hosted', kind: 'openai', model: 'gpt-test', apiKey: key });
+    c.fx.kernel.providerSettings.put({ name: 'local', kind: 'openai', model: 'small', apiKeyEnv: 'MEMO_TEST_NO_SUCH_KEY' });
+    const r = await raw(`${c.origin}/ui/api/providers`, { headers: { Cookie: cookie } });
+    expect(r.body).not.toContain(key);
+    expect(JSON.parse(r.body)).toEqual({
+      active: 'hosted',
+      providers: [
+        expect.objectContaining({ name: 'hosted', model: 'gpt-test', apiKey: '[stored, masked]', active: true }),
+        expect.objectContaining({ name: 'local', apiKey: 'from $MEMO_TEST_NO_SUCH_KEY (not set)', active: false }),
+      ],
+    });
+    expect((await post(c.origin, '/ui/api/providers/local/use', cookie, {})).status).toBe(200);
+    expect(c.fx.kernel.providerSettings.active()?.name).toBe('local');
+    expect((await post(c.origin, '/ui/api/providers/nope/use', cookie, {})).status).toBe(404);
+  });
+
   it('lists stored permissions and revokes one, after which the tool is asked again', async () => {
     c.fx.kernel.permissions.set({ tool: 'echo_medium', decision: 'allow', plugin: 'echo-pack', scope: 'forever' }, new Date());
     expect(await invoke('echo_medium', { text: 'stored' })).toMatchObject({ ok: true });

@@ -496,3 +496,53 @@ export function McpPage({ announce }) {
     }
   </section>`;
 }
+
+/** Model providers: which are configured (keys masked: written, never read back) and which one the agent uses. */
+export function ProvidersPage({ announce }) {
+  const [data, setData] = useState(null);
+  const reload = () => api('/providers').then(setData, (err) => announce(err.message));
+  useEffect(() => {
+    void reload();
+  }, []);
+  const use = async (name) => {
+    try {
+      await api(`/providers/${encodeURIComponent(name)}/use`, { method: 'POST', body: {} });
+      announce(`The agent now uses ${name}`);
+      void reload();
+    } catch (err) {
+      announce(err.message);
+    }
+  };
+  return html`<section aria-labelledby="prov-title">
+    <div class="section-head"><h1 id="prov-title">Providers</h1></div>
+    ${
+      data === null
+        ? html`<p>Loading…</p>`
+        : data.providers.length === 0
+          ? html`<p>No provider is configured. Add one with <code>memo provider add</code> (or the agent's <code>configure_provider</code> tool).</p>`
+          : html`<table class="permissions providers">
+              <thead>
+                <tr>
+                  <th scope="col">Name</th>
+                  <th scope="col">Kind</th>
+                  <th scope="col">Model</th>
+                  <th scope="col">Key</th>
+                  <th scope="col"><span class="sr-only">Actions</span></th>
+                </tr>
+              </thead>
+              <tbody>
+                ${data.providers.map(
+                  (p) =>
+                    html`<tr data-provider=${p.name}>
+                      <th scope="row">${p.name}${p.active ? html` <span class="badge effect">active</span>` : ''}</th>
+                      <td>${p.kind}${p.preset ? ` (${p.preset})` : ''}</td>
+                      <td>${p.model ?? '—'}</td>
+                      <td>${p.apiKey}</td>
+                      <td>${!p.active && html`<button type="button" onClick=${() => use(p.name)} aria-label=${`Use ${p.name}`}>Use</button>`}</td>
+                    </tr>`,
+                )}
+              </tbody>
+            </table>`
+    }
+  </section>`;
+}

@@ -6,7 +6,7 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import { html } from 'htm/preact';
 import { Preview } from './preview.js';
 import { api, API } from './api.js';
-import { AuditPage, AuditRow, McpPage, PacksPage, PermissionsPage, unasked } from './admin.js';
+import { AuditPage, AuditRow, McpPage, PacksPage, PermissionsPage, ProvidersPage, unasked } from './admin.js';
 
 const LABELS = {
   'allow-once': 'Allow once',
@@ -311,6 +311,7 @@ const PAGES = [
   ['#/audit', 'Audit'],
   ['#/packs', 'Packs'],
   ['#/permissions', 'Permissions'],
+  ['#/providers', 'Providers'],
   ['#/mcp', 'MCP'],
 ];
 
@@ -395,6 +396,7 @@ function App() {
       ${state === 'in' && route === '#/packs' && html`<${PacksPage} announce=${announce} />`}
       ${state === 'in' && route === '#/permissions' && html`<${PermissionsPage} announce=${announce} />`}
       ${state === 'in' && route === '#/mcp' && html`<${McpPage} announce=${announce} />`}
+      ${state === 'in' && route === '#/providers' && html`<${ProvidersPage} announce=${announce} />`}
     </main>
     <div class="status" role="status" aria-live="polite">${message}</div>
   </div>`;

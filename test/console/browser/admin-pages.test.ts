@@ -137,6 +137,19 @@ describe('the console admin pages in Chromium', () => {
     await waitFor(() => !c.fx.kernel.permissions.alwaysAllow, { what: 'always-allow off' });
   });
 
+  it('lists providers with keys masked and switches the one the agent uses', async () => {
+    const key = `sk-${'q7'.repeat(24)}`;
+    c.fx.kernel.providerSettings.put({ name: 'hosted', kind: 'openai', model: 'gpt-test', apiKey: key });
+    c.fx.kernel.providerSettings.put({ name: 'local', kind: 'openai', model: 'small' });
+    await page.getByRole('link', { name: 'Providers' }).click();
+    await page.locator('tr[data-provider="hosted"]').getByText('[stored, masked]').waitFor();
+    expect(await page.content()).not.toContain(key);
+    expect(await seriousViolations()).toEqual([]);
+    await page.getByRole('button', { name: 'Use local' }).click();
+    await page.locator('tr[data-provider="local"]').getByText('active').waitFor();
+    expect(c.fx.kernel.providerSettings.active()?.name).toBe('local');
+  });
+
   it('shows the MCP endpoint with snippets and no token, and rotates the token after confirming', async () => {
     await page.getByRole('link', { name: 'MCP' }).click();
     await page.getByRole('heading', { name: 'MCP endpoint' }).waitFor();
