@@ -109,6 +109,15 @@ describe('the approvals inbox in Chromium', () => {
     expect(await page.evaluate(() => document.cookie)).toBe('');
   });
 
+  it('shows a read that passed without a question as a compact row that opens to the tool, arguments and result', async () => {
+    await c.fx.kernel.invoke({ tool: 'echo_safe', args: { text: 'quiet read' }, caller: { kind: 'mcp', id: 'reader' } });
+    const row = page.locator('.quiet-list .audit-row.quiet', { hasText: 'echo_safe' });
+    await row.waitFor();
+    await row.locator('summary').click();
+    await row.getByText('"text": "quiet read"').waitFor();
+    await row.getByText('mcp “reader”').first().waitFor();
+  });
+
   it('approves a write an agent turn waits on: the diff shows the changed words, and the turn finishes with the file written', async () => {
     const turn = agentTurn('write_note', { path: 'plan.md', content: '# Plan\n\nBuy oat milk and bread today.\nCall the bank.\n' });
     const item = card('write_note');
