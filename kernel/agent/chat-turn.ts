@@ -4,6 +4,7 @@ import { summarise, type Compaction } from './compaction.js';
 import { TokenCounter } from './context-budget.js';
 import type { ModelProvider } from './provider.js';
 import { withAttachments, type Attachment } from './chat-attachments.js';
+import { resolveMentions, type ResolvedMentions } from './chat-mentions.js';
 import { fallbackTitle, generateTitle } from './conversation-title.js';
 
 export interface ChatTurnOptions extends Omit<TurnOptions, 'history' | 'routine'> {
@@ -13,6 +14,8 @@ export interface ChatTurnOptions extends Omit<TurnOptions, 'history' | 'routine'
   titleSignal?: AbortSignal;
   /** Files read through the sandbox (chat-attachments.ts), sent after the message and stored with it. */
   attachments?: readonly Attachment[];
+  /** Resolve vault `@mentions` when the vault pack is loaded (default true). */
+  mentions?: boolean;
 }
 
 export interface ChatTurnResult extends TurnResult {
@@ -23,6 +26,8 @@ export interface ChatTurnResult extends TurnResult {
    * model gave none (the fallback title stays). Never awaited by the turn itself.
    */
   title: Promise<string | null> | null;
+  /** The `@mentions` resolved to vault references, and those that were not (with why). */
+  mentions: Pick<ResolvedMentions, 'references' | 'unresolved'>;
 }
 
 /**
@@ -41,8 +46,10 @@ export async function runChatTurn(kernel: Kernel, opts: ChatTurnOptions): Promis
   const switched = !first && (info.provider !== provider || info.model !== opts.model);
   if (first || switched) await store.update(opts.conversationId, { provider, model: opts.model });
 
-  const { titles, titleSignal, attachments, ...turn } = opts;
-  const result = await runTurn(kernel, { ...turn, userMessage: withAttachments(opts.userMessage, attachments ?? []), history });
+  const { titles, titleSignal, attachments, mentions: resolve, ...turn } = opts;
+  const mentions =
+    resolve === false ? { message: opts.userMessage, references: [], unresolved: [] } : await resolveMentions(kernel, opts.userMessage, opts.signal);
+  const result = await runTurn(kernel, { ...turn, userMessage: withAttachments(mentions.message, attachments ?? []), history });
   await store.appendTurn(opts.conversationId, result.messages, result.steps, {
     provider,
     model: opts.model,
@@ -70,7 +77,12 @@ export async function runChatTurn(kernel: Kernel, opts: ChatTurnOptions): Promis
       }
     });
   }
-  return { ...result, ...(switched ? { switchedFrom: { provider: info.provider, model: info.model } } : {}), title };
+  return {
+    ...result,
+    ...(switched ? { switchedFrom: { provider: info.provider, model: info.model } } : {}),
+    title,
+    mentions: { references: mentions.references, unresolved: mentions.unresolved },
+  };
 }
 
 /**

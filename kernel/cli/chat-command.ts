@@ -373,6 +373,8 @@ async function open(o: ChatOptions, ctx: CliContext, prompter: Prompter): Promis
 /** The transcript's notices for a turn: a compaction (seed 003 says so in the transcript) and a model switch. */
 function notices(r: ChatTurnResult): string[] {
   const out: string[] = [];
+  for (const m of r.mentions.references) out.push(`(@${m.mention} is the ${m.type} "${m.title}")`);
+  for (const m of r.mentions.unresolved) out.push(`(@${m.mention} was sent as plain text: ${m.reason})`);
   if (r.switchedFrom)
     out.push(`(this conversation continues with another model; earlier replies came from ${r.switchedFrom.provider ?? '?'}/${r.switchedFrom.model ?? '?'})`);
   if (r.compaction) out.push(`(the ${r.compaction.replaced} oldest message(s) were compacted into a summary to fit the model's window)`);
