@@ -72,6 +72,8 @@ export interface TurnResult {
   messages: ChatMessage[];
   iterations: number;
   usage: { inputTokens: number; outputTokens: number };
+  /** The model's reasoning per assistant message (`message`: its index in `messages`): shown and stored, never replayed. */
+  reasoning: Array<{ message: number; text: string }>;
   /** Set when the turn summarised the oldest history: the caller stores it with the turn. */
   compaction?: Compaction;
   /** Why a compaction that was tried failed (the turn went on uncompacted when it still fit). */
@@ -118,6 +120,7 @@ export async function runTurn(kernel: Kernel, opts: TurnOptions): Promise<TurnRe
   let compactionError: string | undefined;
   let compactionTried = opts.compact === false;
   const steps: AgentStep[] = [];
+  const reasoning: Array<{ message: number; text: string }> = [];
   const usage = { inputTokens: 0, outputTokens: 0 };
   let answer = '';
   let iteration = 0;
@@ -144,6 +147,7 @@ export async function runTurn(kernel: Kernel, opts: TurnOptions): Promise<TurnRe
       ...(error ? { error } : {}),
       steps,
       messages: added,
+      reasoning,
       iterations: iteration,
       usage,
       ...(compaction ? { compaction } : {}),
@@ -215,6 +219,8 @@ export async function runTurn(kernel: Kernel, opts: TurnOptions): Promise<TurnRe
       }
       answer = reply.content;
       const calls = reply.toolCalls;
+      // The reasoning is kept beside the message, never in it: no later request carries it.
+      if (reply.reasoning) reasoning.push({ message: added.length, text: reply.reasoning });
       added.push({ role: 'assistant', content: reply.content, ...(calls.length ? { toolCalls: calls } : {}) });
       if (calls.length === 0) return finish('final');
 

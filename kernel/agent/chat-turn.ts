@@ -53,6 +53,7 @@ export async function runChatTurn(kernel: Kernel, opts: ChatTurnOptions): Promis
   await store.appendTurn(opts.conversationId, result.messages, result.steps, {
     provider,
     model: opts.model,
+    reasoning: result.reasoning,
     ...(result.compaction ? { compaction: result.compaction } : {}),
   });
 

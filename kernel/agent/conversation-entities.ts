@@ -70,6 +70,10 @@ export class MessageRow {
 
   @Column('varchar', { length: 200, nullable: true })
   model!: string | null;
+
+  /** The model's reasoning for an assistant message, encrypted: shown, never replayed. */
+  @Column('text', { nullable: true })
+  reasoning!: string | null;
 }
 
 /** A record for the person of which tools a turn ran: never replayed to the model. */

@@ -81,5 +81,21 @@ class TitleAsText1796600000000 implements MigrationInterface {
   }
 }
 
+/** The model's reasoning beside an assistant message (encrypted by the store). */
+class AddMessageReasoning1796700000000 implements MigrationInterface {
+  async up(qr: QueryRunner): Promise<void> {
+    await qr.query(`ALTER TABLE "messages" ADD COLUMN "reasoning" text`);
+  }
+
+  async down(qr: QueryRunner): Promise<void> {
+    await qr.query(`ALTER TABLE "messages" DROP COLUMN "reasoning"`);
+  }
+}
+
 /** Every migration of agent.sqlite, in order. */
-export const CONVERSATION_MIGRATIONS = [CreateConversations1796064597881, AddSummariesAndMessageModel1796500000000, TitleAsText1796600000000];
+export const CONVERSATION_MIGRATIONS = [
+  CreateConversations1796064597881,
+  AddSummariesAndMessageModel1796500000000,
+  TitleAsText1796600000000,
+  AddMessageReasoning1796700000000,
+];

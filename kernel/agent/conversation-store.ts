@@ -38,6 +38,8 @@ export interface StoredMessage {
   model: string | null;
   /** A tool result's tool, an assistant message's called tools. */
   tools: string[];
+  /** The model's reasoning for an assistant message, when the provider gave it. */
+  reasoning: string | null;
 }
 
 export interface StoredSummary {
@@ -55,6 +57,8 @@ export interface TurnRecord {
   model?: string;
   /** The turn summarised the leading messages of the history it was given. */
   compaction?: Compaction;
+  /** The model's reasoning per message of the turn (index into its messages). */
+  reasoning?: ReadonlyArray<{ message: number; text: string }>;
 }
 
 /** One hit of a search through the person's own conversations. */
@@ -80,6 +84,7 @@ const at = {
   args: (id: string) => `activity/${id}/args`,
   stepSummary: (id: string) => `activity/${id}/summary`,
   summary: (id: string) => `summary/${id}/content`,
+  reasoning: (id: string) => `message/${id}/reasoning`,
 };
 
 /**
@@ -193,15 +198,17 @@ export class ConversationStore {
           id: string;
           content: string;
           toolCalls: string | null;
+          reasoning: string | null;
         }>
-      >(`SELECT "id", "content", "toolCalls" FROM "messages"`)) {
+      >(`SELECT "id", "content", "toolCalls", "reasoning" FROM "messages"`)) {
         // toolCalls is simple-json: an encrypted value is stored as a JSON string, a legacy one as an array.
         const calls = r.toolCalls === null ? null : (JSON.parse(r.toolCalls) as unknown);
         const callsText = calls === null ? null : typeof calls === 'string' ? calls : JSON.stringify(calls);
-        if (!need(r.content) && !need(callsText)) continue;
-        await m.query(`UPDATE "messages" SET "content" = ?, "toolCalls" = ? WHERE "id" = ?`, [
+        if (!need(r.content) && !need(callsText) && !need(r.reasoning)) continue;
+        await m.query(`UPDATE "messages" SET "content" = ?, "toolCalls" = ?, "reasoning" = ? WHERE "id" = ?`, [
           need(r.content) ? seal(r.content, at.content(r.id)) : r.content,
           callsText === null ? null : JSON.stringify(need(callsText) ? seal(callsText, at.toolCalls(r.id)) : callsText),
+          r.reasoning !== null && need(r.reasoning) ? seal(r.reasoning, at.reasoning(r.id)) : r.reasoning,
           r.id,
         ]);
         written++;
@@ -355,6 +362,7 @@ export class ConversationStore {
       provider: r.provider,
       model: r.model,
       tools: r.role === 'tool' ? [r.name ?? ''] : (this.toolCalls(r) ?? []).map((c) => c.name),
+      reasoning: r.reasoning === null ? null : this.c.decrypt(r.reasoning, at.reasoning(r.id)),
     }));
   }
 
@@ -383,7 +391,8 @@ export class ConversationStore {
       const last = await m.getRepository(this.entities!.MessageRow).maximum('seq', { conversationId: id });
       let seq = (last ?? 0) + 1;
       const turnSeq = seq;
-      for (const message of messages) {
+      for (const [index, message] of messages.entries()) {
+        const thought = record.reasoning?.find((r) => r.message === index)?.text;
         const rowId = randomUUID();
         const calls =
           message.role === 'assistant' && message.toolCalls?.length
@@ -402,6 +411,7 @@ export class ConversationStore {
             isError: message.role === 'tool' ? Boolean(message.isError) : false,
             provider: message.role === 'assistant' ? (record.provider ?? null) : null,
             model: message.role === 'assistant' ? (record.model ?? null) : null,
+            reasoning: message.role === 'assistant' && thought ? this.c.encrypt(thought, at.reasoning(rowId)) : null,
           }),
         );
       }

@@ -46,6 +46,8 @@ export interface ChatResponse {
   usage?: { inputTokens: number; outputTokens: number };
   /** The provider's own finish reason, for diagnostics. */
   finishReason?: string;
+  /** The model's reasoning, where the provider returns it: shown to the person, never sent back to the model. */
+  reasoning?: string;
 }
 
 /** A configured model endpoint. */

@@ -478,10 +478,12 @@ async function interactive(o: ChatOptions, ctx: CliContext): Promise<void> {
   // Title requests run beside the conversation; leaving the chat cancels those still running.
   const titles = new AbortController();
   const pendingTitles: Array<Promise<unknown>> = [];
+  /** The last turn's reasoning, for /thoughts. */
+  let lastThoughts: string[] = [];
   /** Files attached with /attach, sent with the next message. */
   const pending: Attachment[] = [];
   out.write(
-    `Memo chat · ${s.config.name}/${s.model}${o.web ? ' · web search only' : s.toolsEnabled ? ` · ${s.kernel.registry.list().length} tools` : ' · no tools'}\n/new  /history [words]  /tools  /web  /agent  /model NAME  /attach PATH  /compact  /exit   Ctrl-C stops a turn, twice exits.\n`,
+    `Memo chat · ${s.config.name}/${s.model}${o.web ? ' · web search only' : s.toolsEnabled ? ` · ${s.kernel.registry.list().length} tools` : ' · no tools'}\n/new  /history [words]  /tools  /web  /agent  /model NAME  /attach PATH  /compact  /thoughts  /exit   Ctrl-C stops a turn, twice exits.\n`,
   );
   for (const w of s.warnings) out.write(`warning: ${w}\n`);
   let running: AbortController | null = null;
@@ -553,6 +555,10 @@ async function interactive(o: ChatOptions, ctx: CliContext): Promise<void> {
         }
         continue;
       }
+      if (text === '/thoughts') {
+        out.write(lastThoughts.length ? `${lastThoughts.join('\n\n')}\n` : '(the last reply came without reasoning)\n');
+        continue;
+      }
       if (text === '/tools') {
         for (const t of s.kernel.registry.list()) out.write(`  ${t.spec.name} (${t.spec.danger})\n`);
         continue;
@@ -577,6 +583,9 @@ async function interactive(o: ChatOptions, ctx: CliContext): Promise<void> {
       if (r.title) pendingTitles.push(r.title);
       for (const n of notices(r)) if (!n.includes('compacted into')) out.write(`${n}\n`);
       out.write(`└─ ${r.iterations} iteration(s), ${r.stopReason} (${((Date.now() - started) / 1000).toFixed(1)}s)\n`);
+      // Reasoning is shown folded (seed 003): one line, /thoughts opens it. It never goes back to the model.
+      lastThoughts = r.reasoning.map((t) => t.text);
+      if (lastThoughts.length) out.write(`▸ Thought (${lastThoughts.join(' ').split(/\s+/).length} words): /thoughts shows it\n`);
       if (r.answer) out.write(`\n${r.answer}\n\n`);
       if (r.error) out.write(`(${r.error})\n`);
     }

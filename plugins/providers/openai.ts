@@ -88,7 +88,17 @@ export function parseOpenAiReply(json: unknown, host: string): ChatResponse {
       ? { usage: { inputTokens: usage.prompt_tokens, outputTokens: usage.completion_tokens } }
       : {}),
     ...(typeof choice.finish_reason === 'string' ? { finishReason: choice.finish_reason } : {}),
+    // DeepSeek, llama.cpp, vLLM and OpenRouter return the model's reasoning beside the answer.
+    ...(reasoningOf(msg) ? { reasoning: reasoningOf(msg) } : {}),
   };
+}
+
+function reasoningOf(msg: Obj): string {
+  for (const key of ['reasoning_content', 'reasoning']) {
+    const v = msg[key];
+    if (typeof v === 'string' && v.trim()) return v.trim();
+  }
+  return '';
 }
 
 /**

@@ -115,6 +115,36 @@ describe('a turn of a stored conversation', () => {
     expect((await fx.kernel.conversations.info(b.id)).title).toBe('hello there');
   });
 
+  it('shows and stores the reasoning of each reply but never sends it back to the model', async () => {
+    fx = makeKernel();
+    const store = fx.kernel.conversations;
+    const conv = await store.create();
+    const provider = named('scripted', (_req, n) =>
+      n === 1
+        ? { ...reply('', toolCall('echo_safe', { text: 'x' })), reasoning: 'THOUGHT-ONE: call the echo tool' }
+        : n === 2
+          ? { ...reply('done'), reasoning: 'THOUGHT-TWO: it echoed' }
+          : reply('again'),
+    );
+    const r = await runChatTurn(fx.kernel, { provider, model: 'm', conversationId: conv.id, userMessage: 'go', titles: false });
+    expect(r.reasoning).toEqual([
+      { message: 1, text: 'THOUGHT-ONE: call the echo tool' },
+      { message: 3, text: 'THOUGHT-TWO: it echoed' },
+    ]);
+    await runChatTurn(fx.kernel, { provider, model: 'm', conversationId: conv.id, userMessage: 'more', titles: false });
+    // Neither the second request of the turn nor the next turn carries any reasoning.
+    for (const req of provider.requests.slice(1)) expect(JSON.stringify(req.messages)).not.toContain('THOUGHT');
+    expect(JSON.stringify(await store.history(conv.id))).not.toContain('THOUGHT');
+    expect((await store.messages!(conv.id)).map((m) => m.reasoning)).toEqual([
+      null,
+      'THOUGHT-ONE: call the echo tool',
+      null,
+      'THOUGHT-TWO: it echoed',
+      null,
+      null,
+    ]);
+  });
+
   it('records the provider and model of each reply, and a switch mid-conversation', async () => {
     fx = makeKernel();
     const store = fx.kernel.conversations;

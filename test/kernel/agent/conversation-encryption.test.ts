@@ -29,13 +29,15 @@ describe('conversations encrypted at rest', () => {
     await fx?.close();
   });
 
-  /** A chat whose message, answer, tool arguments, tool result, title and summary all carry the marker. */
+  /** A chat whose message, answer, reasoning, tool arguments, tool result, title and summary all carry the marker. */
   async function chatWithMarker(): Promise<string> {
     const conv = await fx.kernel.conversations.create();
     const provider = new ScriptedProvider((req, n) => {
       if (isTitle(req)) return reply(`Title ${MARKER}`);
       if (isSummary(req)) return reply(`Summary ${MARKER}`);
-      return n === 1 ? reply('', toolCall('echo_safe', { text: MARKER })) : reply(`Answer ${MARKER} ${'a'.repeat(3_000)}`);
+      return n === 1
+        ? reply('', toolCall('echo_safe', { text: MARKER }))
+        : { ...reply(`Answer ${MARKER} ${'a'.repeat(3_000)}`), reasoning: `Reasoning ${MARKER}` };
     }, 8_000);
     for (let i = 0; i < 6; i++) {
       const r = await runChatTurn(fx.kernel, { provider, model: 'm', conversationId: conv.id, userMessage: `Question ${MARKER} ${'q'.repeat(3_000)}` });
@@ -59,6 +61,7 @@ describe('conversations encrypted at rest', () => {
     expect((await conversations.history(id))[0]?.content).toContain(`Summary ${MARKER}`);
     expect((await conversations.activity(id))[0]?.args).toEqual({ text: MARKER });
     expect((await conversations.messages!(id)).filter((m) => m.content.includes(MARKER)).length).toBeGreaterThan(6);
+    expect((await conversations.messages!(id)).some((m) => m.reasoning === `Reasoning ${MARKER}`)).toBe(true);
     await fx.close();
     expect(onDisk(file).includes(MARKER)).toBe(false);
 

@@ -6,7 +6,12 @@ import { ConversationRow, MessageRow, SummaryRow, ToolActivityRow } from '../../
 import { openSqlite } from '../../../kernel/storage/sqlite.js';
 import { tempDir } from '../../helpers/kernel-fixture.js';
 
-const ALL_MIGRATIONS = ['CreateConversations1796064597881', 'AddSummariesAndMessageModel1796500000000', 'TitleAsText1796600000000'];
+const ALL_MIGRATIONS = [
+  'CreateConversations1796064597881',
+  'AddSummariesAndMessageModel1796500000000',
+  'TitleAsText1796600000000',
+  'AddMessageReasoning1796700000000',
+];
 const ENTITIES = [ConversationRow, MessageRow, ToolActivityRow, SummaryRow];
 
 /** The stored schema, whitespace normalised, and the recorded migrations. */
