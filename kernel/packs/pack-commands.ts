@@ -34,6 +34,34 @@ export interface PackCommandContext {
   signal: AbortSignal;
 }
 
+// ---------------------------------------------------------------------------------------------
+// How a pack's command reports, the same in every pack: `CODE: message` or the answer's text, and
+// with --json `{ok: false, error: {code, message}}` or `{ok: true, result}`.
+
+type CommandOutput = Pick<PackCommandContext, 'options' | 'print'>;
+
+/** Prints a failure; the exit code is 2 for a VALIDATION error (the command line was wrong), else 1. */
+export function commandFailed(ctx: CommandOutput, code: string, message: string): number {
+  ctx.print(ctx.options.json ? { ok: false, error: { code, message } } : `${code}: ${message}`);
+  return code === 'VALIDATION' ? 2 : 1;
+}
+
+/** Prints a success: `text` for people, `value` under --json. Exit code 0. */
+export function commandDone(ctx: CommandOutput, value: unknown, text: string): number {
+  ctx.print(ctx.options.json ? { ok: true, result: value } : text);
+  return 0;
+}
+
+/** Runs a command's work; anything it throws is printed as a failure with its code (TOOL_FAILED when it has none). */
+export async function commandGuarded(ctx: CommandOutput, work: () => number | Promise<number>): Promise<number> {
+  try {
+    return await work();
+  } catch (err) {
+    const e = err as { code?: unknown; message?: string };
+    return commandFailed(ctx, typeof e.code === 'string' ? e.code : 'TOOL_FAILED', e.message ?? String(err));
+  }
+}
+
 export interface RegisteredCommand {
   pack: string;
   command: PackCommand;

@@ -4,31 +4,11 @@
  * decisions (seed 003), and no tool may make them, so an agent can never allow itself a calendar
  * or point the pack at a URL of its choosing. Listing goes through list_calendars.
  */
-import { MemoError, type PackApi } from 'memo-kernel/pack';
+import { commandDone as done, commandFailed as fail, commandGuarded as guarded, MemoError, type PackApi } from 'memo-kernel/pack';
 import type { CalendarRuntime } from './runtime.js';
 import { feedUrl, LOCAL_ID, serviceOf, shownUrl, type Source } from './sources.js';
 
 type PackCommand = Parameters<PackApi['commands']['register']>[0];
-type Ctx = Parameters<PackCommand['subcommands'][number]['run']>[0];
-
-function fail(ctx: Ctx, code: string, message: string): number {
-  ctx.print(ctx.options.json ? { ok: false, error: { code, message } } : `${code}: ${message}`);
-  return code === 'VALIDATION' ? 2 : 1;
-}
-
-function done(ctx: Ctx, value: unknown, text: string): number {
-  ctx.print(ctx.options.json ? { ok: true, result: value } : text);
-  return 0;
-}
-
-async function guarded(ctx: Ctx, work: () => number | Promise<number>): Promise<number> {
-  try {
-    return await work();
-  } catch (err) {
-    const e = err as { code?: unknown; message?: string };
-    return fail(ctx, typeof e.code === 'string' ? e.code : 'TOOL_FAILED', e.message ?? String(err));
-  }
-}
 
 async function readStdin(): Promise<string> {
   const chunks: Buffer[] = [];

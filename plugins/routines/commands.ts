@@ -7,7 +7,7 @@
  * process, as the routine (its pre-approved tools, its pinned model), and is recorded in the
  * history like any other.
  */
-import { MemoError, type PackApi } from 'memo-kernel/pack';
+import { commandDone as done, commandFailed as fail, commandGuarded as guarded, MemoError, type PackApi } from 'memo-kernel/pack';
 import type { RoutinesRuntime } from './runtime.js';
 import { formatInstant, nextRunAfter, nextRuns } from './schedule.js';
 import type { Routine, Run } from './store.js';
@@ -15,25 +15,6 @@ import { describeRoutine } from './tools.js';
 
 type PackCommand = Parameters<PackApi['commands']['register']>[0];
 type Ctx = Parameters<PackCommand['subcommands'][number]['run']>[0];
-
-function fail(ctx: Ctx, code: string, message: string): number {
-  ctx.print(ctx.options.json ? { ok: false, error: { code, message } } : `${code}: ${message}`);
-  return code === 'VALIDATION' ? 2 : 1;
-}
-
-function done(ctx: Ctx, value: unknown, text: string): number {
-  ctx.print(ctx.options.json ? { ok: true, result: value } : text);
-  return 0;
-}
-
-async function guarded(ctx: Ctx, work: () => number | Promise<number>): Promise<number> {
-  try {
-    return await work();
-  } catch (err) {
-    const e = err as { code?: unknown; message?: string };
-    return fail(ctx, typeof e.code === 'string' ? e.code : 'TOOL_FAILED', e.message ?? String(err));
-  }
-}
 
 async function routineNamed(rt: RoutinesRuntime, ctx: Ctx): Promise<Routine> {
   const id = String(ctx.args.id ?? '');

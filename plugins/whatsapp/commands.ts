@@ -5,7 +5,7 @@
  * pairing code from Baileys' requestPairingCode), lets the first history sync arrive, then stops:
  * `memo serve` keeps the connection afterwards.
  */
-import { MemoError, type PackApi } from 'memo-kernel/pack';
+import { commandDone as done, commandGuarded as guarded, MemoError, type PackApi } from 'memo-kernel/pack';
 import { linkedAccount } from './auth-store.js';
 import type { ConnectionState, WhatsAppConnection } from './connection.js';
 import { phoneDigits, phoneOf, normalizeJid } from './jid.js';
@@ -13,25 +13,6 @@ import type { WhatsAppRuntime } from './runtime.js';
 
 type PackCommand = Parameters<PackApi['commands']['register']>[0];
 type Ctx = Parameters<PackCommand['subcommands'][number]['run']>[0];
-
-function fail(ctx: Ctx, code: string, message: string): number {
-  ctx.print(ctx.options.json ? { ok: false, error: { code, message } } : `${code}: ${message}`);
-  return code === 'VALIDATION' ? 2 : 1;
-}
-
-function done(ctx: Ctx, value: unknown, text: string): number {
-  ctx.print(ctx.options.json ? { ok: true, result: value } : text);
-  return 0;
-}
-
-async function guarded(ctx: Ctx, work: () => number | Promise<number>): Promise<number> {
-  try {
-    return await work();
-  } catch (err) {
-    const e = err as { code?: unknown; message?: string };
-    return fail(ctx, typeof e.code === 'string' ? e.code : 'TOOL_FAILED', e.message ?? String(err));
-  }
-}
 
 /** The QR as terminal art (Baileys gives the text; qrcode draws it), small enough for an 80-column terminal. */
 export async function qrForTerminal(qr: string): Promise<string> {
