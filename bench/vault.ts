@@ -5,6 +5,7 @@ import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import { createKernel, type Kernel } from '../kernel/index.js';
+import { rng, vocabulary, zipfPicker } from './corpus.js';
 import { percentile } from './stats.js';
 
 /**
@@ -25,49 +26,6 @@ const FOLDERS = 50;
 const QUERIES = 200;
 const RG_QUERIES = 20;
 const PLUGINS = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../plugins');
-
-/** mulberry32: the same vault on every run. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-const SYLLABLES = ['ka', 'lo', 'mi', 'ne', 'ra', 'tu', 'vo', 'zi', 'pe', 'sa', 'do', 'fu', 'gri', 'bel', 'mon', 'tar', 'quin', 'ost', 'vel', 'ran'];
-
-function vocabulary(size: number, rand: () => number): string[] {
-  const words = new Set<string>();
-  while (words.size < size) {
-    const n = 2 + Math.floor(rand() * 3);
-    let w = '';
-    for (let i = 0; i < n; i++) w += SYLLABLES[Math.floor(rand() * SYLLABLES.length)];
-    words.add(w);
-  }
-  return [...words];
-}
-
-/** A Zipf-like pick: rank r with weight 1/(r+10). */
-function zipfPicker(n: number, rand: () => number): () => number {
-  const cdf = new Float64Array(n);
-  let sum = 0;
-  for (let r = 0; r < n; r++) cdf[r] = sum += 1 / (r + 10);
-  return () => {
-    const x = rand() * sum;
-    let lo = 0;
-    let hi = n - 1;
-    while (lo < hi) {
-      const mid = (lo + hi) >> 1;
-      if (cdf[mid]! < x) lo = mid + 1;
-      else hi = mid;
-    }
-    return lo;
-  };
-}
 
 interface GeneratedVault {
   dir: string;

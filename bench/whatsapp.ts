@@ -4,6 +4,7 @@ import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { makeEventBuffer, type WAMessage } from 'baileys';
 import { createKernel, type Kernel, type PackDefinition } from '../kernel/index.js';
+import { rng, vocabulary, zipfPicker as zipf } from './corpus.js';
 import { percentile } from './stats.js';
 
 /**
@@ -25,46 +26,6 @@ const LIVE = 2000;
 const QUERIES = 200;
 const PLUGINS = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../plugins');
 const T0 = 1735689600; // 2025-01-01
-
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-const SYLLABLES = ['ka', 'lo', 'mi', 'ne', 'ra', 'tu', 'vo', 'zi', 'pe', 'sa', 'do', 'fu', 'gri', 'bel', 'mon', 'tar', 'quin', 'ost', 'vel', 'ran'];
-
-function vocabulary(size: number, rand: () => number): string[] {
-  const words = new Set<string>();
-  while (words.size < size) {
-    let w = '';
-    for (let i = 0, n = 2 + Math.floor(rand() * 3); i < n; i++) w += SYLLABLES[Math.floor(rand() * SYLLABLES.length)];
-    words.add(w);
-  }
-  return [...words];
-}
-
-function zipf(n: number, rand: () => number): () => number {
-  const cdf = new Float64Array(n);
-  let sum = 0;
-  for (let r = 0; r < n; r++) cdf[r] = sum += 1 / (r + 10);
-  return () => {
-    const x = rand() * sum;
-    let lo = 0;
-    let hi = n - 1;
-    while (lo < hi) {
-      const mid = (lo + hi) >> 1;
-      if (cdf[mid]! < x) lo = mid + 1;
-      else hi = mid;
-    }
-    return lo;
-  };
-}
 
 const person = (i: number) => `4917${String(10_000_000 + i)}@s.whatsapp.net`;
 const group = (i: number) => `1203630000${String(10_000 + i)}@g.us`;
