@@ -18,7 +18,7 @@ import type { ApprovalFace } from './permissions/prompter.js';
 import { RateLimiter, type RateLimitOptions } from './rate-limit/rate-limiter.js';
 import * as T from './tokens.js';
 import type { ToolCallRequest, ToolResult } from './tools/contract.js';
-import { DEFAULT_TOOL_TIMEOUT_MS, ToolPipeline, type InvokeOptions, type PipelineOptions } from './tools/tool-pipeline.js';
+import { DEFAULT_TOOL_TIMEOUT_MS, ToolPipeline, type CallGuard, type InvokeOptions, type PipelineOptions } from './tools/tool-pipeline.js';
 import { ToolRegistry, type PackDefinition } from './tools/tool-registry.js';
 import { PathSandbox } from './sandbox/path-sandbox.js';
 import { KernelState } from './sandbox/kernel-state.js';
@@ -317,6 +317,14 @@ export class Kernel {
   onShutdown(hook: () => Promise<void> | void): Disposable {
     this.shutdownHooks.add(hook);
     return { dispose: () => void this.shutdownHooks.delete(hook) };
+  }
+
+  /**
+   * Adds a check every later call passes after validation, before rate limits and the gate (see
+   * CallGuard): a refusal it throws is audited like any other. Disposing removes it.
+   */
+  addCallGuard(guard: CallGuard): Disposable {
+    return { dispose: this.pipeline.addGuard(guard) };
   }
 
   /** The one way to call a tool. Never throws; every outcome is audited. */

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { maskArgs } from '../audit/masking.js';
 import { isMemoError } from '../errors.js';
 import type { Kernel } from '../kernel.js';
@@ -136,8 +137,8 @@ export async function runTurn(kernel: Kernel, opts: TurnOptions): Promise<TurnRe
         throw err;
       });
   const caller: Caller = opts.routine
-    ? { kind: 'routine', id: opts.routine.id, sessionId: opts.routine.sessionId }
-    : { kind: 'agent', conversationId: opts.conversationId, ...(opts.sessionId ? { sessionId: opts.sessionId } : {}) };
+    ? { kind: 'routine', id: opts.routine.id, sessionId: opts.routine.sessionId, turn: randomUUID() }
+    : { kind: 'agent', conversationId: opts.conversationId, turn: randomUUID(), ...(opts.sessionId ? { sessionId: opts.sessionId } : {}) };
   const emit = (e: AgentEvent) => opts.onEvent?.(e);
   const finish = (stopReason: StopReason, error?: string): TurnResult => {
     emit({ type: 'turn_end', stopReason });

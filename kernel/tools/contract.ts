@@ -41,6 +41,11 @@ export interface Caller {
   id?: string;
   /** Session decisions (AllowSession) are scoped to this; defaults to the kernel's lifetime. */
   sessionId?: string;
+  /**
+   * The agent turn a call belongs to (a fresh id per turn of the agent loop), if any: what a turn
+   * activated (a skill it read) lasts as long as this id is used.
+   */
+  turn?: string;
   /** The agent conversation a call belongs to, if any. */
   conversationId?: string;
   /** A write capability presented by an external MCP caller. */

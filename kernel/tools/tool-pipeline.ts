@@ -45,6 +45,16 @@ export interface InvokeOptions {
   prompter?: Prompter;
 }
 
+/**
+ * A check every call passes after its arguments are validated and before it is rate-limited or
+ * anyone is asked: it throws a MemoError (typically PERMISSION_DENIED with `details.decision`) to
+ * refuse the call, which is then audited like any refusal. Guards are registered by kernel parts
+ * (skills' `allowed-tools`); they must be cheap and synchronous: every call runs them.
+ */
+export interface CallGuard {
+  check(call: { tool: string; plugin: string; args: Record<string, unknown>; caller: Caller }): void;
+}
+
 interface CallContext {
   ctx: ToolContext;
   controller: AbortController;
@@ -139,6 +149,7 @@ function publicCaller(caller: Caller): { kind: Caller['kind']; id?: string; conv
 export class ToolPipeline {
   private readonly shutdown = new AbortController();
   private readonly known: KnownSecrets;
+  private guards: readonly CallGuard[] = [];
 
   constructor(
     @inject(ToolRegistry) private readonly registry: ToolRegistry,
@@ -157,6 +168,14 @@ export class ToolPipeline {
   /** Masks a message for the caller and the audit: secret shapes, the call's own secret arguments, known secrets. */
   private clean(text: string, secrets: readonly string[]): string {
     return this.known.scrub(maskText(text, secrets));
+  }
+
+  /** Adds a check every later call passes (see CallGuard); the returned function removes it. */
+  addGuard(guard: CallGuard): () => void {
+    this.guards = [...this.guards, guard];
+    return () => {
+      this.guards = this.guards.filter((g) => g !== guard);
+    };
   }
 
   /** Aborts every running handler; later calls are refused with CANCELLED. */
@@ -208,6 +227,7 @@ export class ToolPipeline {
         });
       }
       const args = this.validate(tool, request.args);
+      for (const guard of this.guards) guard.check({ tool: name, plugin: tool.pack.id, args, caller: request.caller });
       this.limiter.admit(name, args, request.caller);
       // Only an MCP caller's write needs the (asynchronous) capability check: no extra tick for the rest.
       if (request.caller.kind === 'mcp' && tool.spec.effect !== 'read') await this.checkCaller(tool, request.caller);

@@ -50,6 +50,28 @@ describe('the invocation pipeline', () => {
     expect(fx.kernel.registry.list().map((t) => t.spec.name)).not.toContain('echo_safe');
   });
 
+  it('lets a call guard refuse a valid call before anyone is asked, audits the refusal, and stops after disposal', async () => {
+    fx = makeKernel();
+    const seen: Array<{ tool: string; turn?: string }> = [];
+    const guard = fx.kernel.addCallGuard({
+      check: ({ tool: name, caller }) => {
+        seen.push({ tool: name, ...(caller.turn ? { turn: caller.turn } : {}) });
+        if (name === 'echo_medium') throw new MemoError('PERMISSION_DENIED', 'refused by the test guard', { details: { decision: 'deny:guard' } });
+      },
+    });
+    const refused = await fx.kernel.invoke({ tool: 'echo_medium', args: {}, caller: { kind: 'agent', turn: 't1' } });
+    expect(errorCode(refused)).toBe('PERMISSION_DENIED');
+    expect(fx.prompter.asked).toHaveLength(0);
+    expect(auditLines(fx).at(-1)).toMatchObject({ tool: 'echo_medium', outcome: 'error', decision: 'deny:guard' });
+    // Invalid arguments never reach a guard.
+    await fx.kernel.invoke({ tool: 'echo_safe', args: { text: 5 }, caller: { kind: 'cli' } });
+    expect(seen).toEqual([{ tool: 'echo_medium', turn: 't1' }]);
+    guard.dispose();
+    fx.prompter.answer('allow-once');
+    const allowed = await fx.kernel.invoke({ tool: 'echo_medium', args: {}, caller: { kind: 'agent' } });
+    expect(allowed.ok).toBe(true);
+  });
+
   it('names each failing field in INVALID_ARGS', async () => {
     fx = makeKernel();
     const r = await fx.kernel.invoke({ tool: 'echo_safe', args: { text: 5, n: -1, extra: true }, caller: { kind: 'cli' } });
