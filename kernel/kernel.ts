@@ -526,6 +526,8 @@ export function createKernel(options: KernelOptions = {}): Kernel {
   });
   const kernel = new Kernel(c);
   kernel.registerPack(kernel.skills.kernelPack());
+  // A skill's allowed-tools: while a turn follows a skill, calls outside its list are refused.
+  kernel.addCallGuard(kernel.skills.guard);
   for (const pack of options.packs ?? []) kernel.registerPack(pack);
   return kernel;
 }

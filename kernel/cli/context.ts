@@ -12,6 +12,7 @@ import { StderrLogger } from '../logger.js';
 import type { Prompter } from '../permissions/prompter.js';
 import type { RateLimitOptions } from '../rate-limit/rate-limiter.js';
 import type { PackFolder } from '../packs/pack-loader.js';
+import { optInSkillFolders } from '../skills/skill-folders.js';
 import type { SkillFolder } from '../skills/skill-manager.js';
 
 /** A mistake in how the command was called: exit code 2, one line, nothing written. */
@@ -71,6 +72,8 @@ export function cliContext(g: () => GlobalOptions, setExit: (code: number) => vo
     skillFolders: () => [
       { dir: BUILTIN_SKILLS_DIR, source: 'builtin' },
       { dir: path.resolve(g().skills ?? path.join(dataDir(), 'skills')), source: 'extra' },
+      // Folders a person opted into (memo skills folders add), e.g. a project's .claude/skills.
+      ...optInSkillFolders(dataDir()).map((dir) => ({ dir, source: 'opt-in' as const })),
     ],
     async boot(prompter, quiet = true, rateLimits) {
       let kernel: Kernel;

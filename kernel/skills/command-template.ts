@@ -83,14 +83,17 @@ export function parseTemplate(template: string): TemplateToken[] {
   return tokens;
 }
 
-/** Checks that every placeholder names a required scalar parameter; returns the problems. */
-export function templateProblems(tokens: TemplateToken[], parameters: JsonSchema): string[] {
+/**
+ * Checks that every placeholder names a required scalar parameter (or one of `reserved`, filled by
+ * the kernel: `{script}`); returns the problems.
+ */
+export function templateProblems(tokens: TemplateToken[], parameters: JsonSchema, reserved: readonly string[] = []): string[] {
   const props = (parameters.properties ?? {}) as Record<string, { type?: unknown }>;
   const required = new Set((parameters.required as string[] | undefined) ?? []);
   const problems: string[] = [];
   for (const token of tokens) {
     for (const part of token) {
-      if (!('param' in part)) continue;
+      if (!('param' in part) || reserved.includes(part.param)) continue;
       const prop = props[part.param];
       if (!prop) problems.push(`{${part.param}} is not a declared parameter`);
       else if (!['string', 'number', 'integer', 'boolean'].includes(prop.type as string))

@@ -4,22 +4,28 @@ import * as path from 'node:path';
 import { toDisposable, type Disposable } from '../disposable.js';
 import { MemoError } from '../errors.js';
 import type { Logger } from '../logger.js';
+import { describeProblem, type Problem } from '../packs/pack-problems.js';
 import { inject, injectable } from '../di.js';
 import * as T from '../tokens.js';
 import { CommandJudge } from '../sandbox/command-judge.js';
 import { assessCommand } from '../sandbox/command-assessment.js';
 import { KernelState } from '../sandbox/kernel-state.js';
+import { loadParser } from '../sandbox/judge/parser.js';
 import { PathSandbox } from '../sandbox/path-sandbox.js';
 import { runProcess } from '../sandbox/process-runner.js';
-import type { Preview, ToolContext, ToolImplementation, ToolSpec } from '../tools/contract.js';
+import type { Caller, Preview, ToolContext, ToolImplementation, ToolSpec } from '../tools/contract.js';
+import type { CallGuard } from '../tools/tool-pipeline.js';
 import { ToolRegistry, type PackDefinition } from '../tools/tool-registry.js';
 import { FolderWatcher } from '../util/folder-watcher.js';
+import { ALWAYS_ALLOWED, commandOutside } from './allowed-tools.js';
 import { buildArgv, quoteArgv } from './command-template.js';
-import { readSkill, type Skill } from './skill.js';
+import { readSkill, resolveScript, SCRIPT_PLACEHOLDER, type Skill } from './skill.js';
+import { oneLine } from './skill-index.js';
 
 export interface SkillFolder {
   dir: string;
-  source: 'builtin' | 'extra';
+  /** `opt-in`: a folder a person named (`memo skills folders add`), e.g. a project's `.claude/skills`. */
+  source: 'builtin' | 'extra' | 'opt-in';
 }
 
 export interface SkillState {
@@ -30,6 +36,8 @@ export interface SkillState {
   error?: string;
   /** Set when the newest SKILL.md failed and the previous version stays in force. */
   reloadError?: string;
+  /** What is off-spec but harmless in a loaded skill, each located in SKILL.md. */
+  warnings?: Problem[];
   skill?: Skill;
 }
 
@@ -37,6 +45,8 @@ export const SKILL_TOOL_TIMEOUT_MS = 60_000;
 const SKILL_OUTPUT_CAP = 64 * 1024;
 const READ_FILE_CAP = 256 * 1024;
 const FILE_LIST_CAP = 200;
+/** How many agent turns' activations are remembered; the least recently used turn is forgotten first. */
+export const ACTIVE_TURNS_CAP = 1000;
 
 /**
  * SKILL.md bundles: listed by name and description up front (progressive disclosure), read on
@@ -50,6 +60,13 @@ export class SkillManager {
   private folders: SkillFolder[] = [];
   private watcher: FolderWatcher | null = null;
   private readonly events = new EventEmitter();
+  /**
+   * Which skills with `allowed-tools` each agent turn has read (activated), most recently used last.
+   * A turn id is never used again once its turn ends, so its entry just ages out of the cap.
+   */
+  private readonly activations = new Map<string, Skill[]>();
+  /** The shell parser, loaded when a skill with Bash patterns is activated (the guard is synchronous). */
+  private parser: Awaited<ReturnType<typeof loadParser>> | null = null;
 
   constructor(
     @inject(ToolRegistry) private readonly registry: ToolRegistry,
@@ -76,7 +93,7 @@ export class SkillManager {
             effect: 'read',
           },
           impl: () => {
-            const skills = this.loaded().map((s) => ({ name: s.name, description: s.description, tools: s.tools.map((t) => t.name) }));
+            const skills = this.loaded().map((s) => ({ name: s.name, description: oneLine(s.description), tools: s.tools.map((t) => t.name) }));
             return { skills, summary: `${skills.length} skills` };
           },
         },
@@ -96,7 +113,8 @@ export class SkillManager {
             danger: 'safe',
             effect: 'read',
           },
-          impl: (args) => this.readSkillTool(String(args.name), typeof args.file === 'string' ? args.file : undefined), // the schema makes file a string when given
+          // the schema makes file a string when given
+          impl: (args, ctx) => this.readSkillTool(String(args.name), typeof args.file === 'string' ? args.file : undefined, ctx.caller),
         },
       ],
     };
@@ -150,7 +168,7 @@ export class SkillManager {
     }
     let state: SkillState;
     try {
-      const skill = readSkill(dir, this.registry.schemas);
+      const skill = readSkill(dir, this.registry.schemas, { knownTool: (tool) => this.registry.get(tool) !== undefined });
       const def = this.packFor(skill);
       const had = this.registrations.get(name);
       if (def) this.registrations.set(name, had ? this.registry.replacePack(def) : this.registry.registerPack(def));
@@ -158,7 +176,8 @@ export class SkillManager {
         had.dispose();
         this.registrations.delete(name);
       }
-      state = { name, dir, source, status: 'loaded', skill };
+      state = { name, dir, source, status: 'loaded', skill, ...(skill.warnings.length ? { warnings: skill.warnings } : {}) };
+      for (const w of skill.warnings) this.logger.warn(`skill ${name}: ${describeProblem(w)}`);
     } catch (err) {
       const error = (err as Error).message;
       if (previous?.status === 'loaded' && previous.dir === dir) {
@@ -194,8 +213,12 @@ export class SkillManager {
       dir: skill.dir,
       tools: skill.tools.map((decl) => {
         // A command run in the skill's own folder reads its bundled files there: that folder (and
-        // only it) is not kernel state for this tool's judge.
-        const judge = decl.cwd === 'skill' && this.state ? new CommandJudge(this.state.except(skill.dir)) : this.judge;
+        // only it) is not kernel state for this tool's judge. A bundled script is passed by its real
+        // path: that one file (and only it) is not kernel state either; the rest of the folder stays closed.
+        let state = this.state;
+        if (state && decl.cwd === 'skill') state = state.except(skill.dir);
+        if (state && decl.scriptPath) state = state.except(decl.scriptPath);
+        const judge = state && state !== this.state ? new CommandJudge(state) : this.judge;
         const spec: ToolSpec = {
           name: decl.name,
           description: `${decl.description}\n(Runs: ${decl.command})`,
@@ -214,6 +237,21 @@ export class SkillManager {
             // A command can do anything with a path: resolved as a write (`.git` and kernel state refused).
             values[k] = decl.paths?.includes(k) ? (await ctx.sandbox.resolve(String(v), 'write')).real : String(v);
           }
+          if (decl.script !== undefined) {
+            // Checked again before every run: a link made since load could point out of the folder.
+            let real: string;
+            try {
+              real = resolveScript(skill.dir, decl.script);
+            } catch (err) {
+              throw new MemoError('PATH_PROTECTED', `${decl.name}: the bundled script ${(err as Error).message}.`);
+            }
+            if (real !== decl.scriptPath)
+              throw new MemoError(
+                'PATH_PROTECTED',
+                `${decl.name}: the bundled script "${decl.script}" now resolves to ${real}, not ${decl.scriptPath}; reload the skill.`,
+              );
+            values[SCRIPT_PLACEHOLDER] = real;
+          }
           let argv: string[];
           try {
             argv = buildArgv(decl.template, values);
@@ -230,7 +268,10 @@ export class SkillManager {
           },
           preview: async (args, ctx): Promise<Preview> => {
             const p = await prepare(args, ctx);
-            return { kind: 'command', text: `$ ${p.display}\n(in ${p.cwd}, from skill ${skill.name})` };
+            return {
+              kind: 'command',
+              text: `$ ${p.display}\n(in ${p.cwd}, from skill ${skill.name}${decl.script !== undefined ? `, running its bundled ${decl.script}` : ''})`,
+            };
           },
           run: async (args, ctx) => {
             const p = await prepare(args, ctx);
@@ -257,9 +298,11 @@ export class SkillManager {
     };
   }
 
-  private async readSkillTool(name: string, file: string | undefined): Promise<unknown> {
+  private async readSkillTool(name: string, file: string | undefined, caller: Caller): Promise<unknown> {
     const skill = this.states.get(name)?.skill;
     if (!skill) throw new MemoError('NOT_FOUND', `There is no skill named "${name}" (list_skills shows the installed ones).`);
+    // Reading the instructions in an agent turn activates the skill for the rest of that turn.
+    if (file === undefined && caller.turn !== undefined && skill.allowance) await this.activate(caller.turn, skill);
     const box = new PathSandbox(skill.dir);
     if (file !== undefined) {
       const { handle, size } = await box.openForRead(file);
@@ -287,10 +330,68 @@ export class SkillManager {
       instructions: skill.body,
       files,
       filesTruncated: files.length >= FILE_LIST_CAP,
-      tools: skill.tools.map((t) => ({ name: t.name, description: t.description, command: t.command })),
-      ...(skill.allowedTools ? { allowedTools: skill.allowedTools } : {}),
+      tools: skill.tools.map((t) => ({ name: t.name, description: t.description, command: t.command, ...(t.script ? { script: t.script } : {}) })),
+      ...(skill.allowedTools
+        ? {
+            allowedTools: skill.allowedTools,
+            allowedToolsNote:
+              'While you follow this skill (for the rest of this turn), only these tools may be called, besides list_skills, read_skill and its own command tools; anything else is refused. Each call is still asked about as usual.',
+          }
+        : {}),
+      ...(skill.otherKeys ? { otherKeys: skill.otherKeys } : {}),
       summary: `skill ${name}: ${skill.body.length} chars, ${files.length} files`,
     };
+  }
+
+  /** Records that `turn` follows `skill`; a turn that reads several skills is held to each of them. */
+  private async activate(turn: string, skill: Skill): Promise<void> {
+    if (skill.allowance && skill.allowance.commands !== 'any' && skill.allowance.commands.length > 0) this.parser ??= await loadParser();
+    const active = this.activations.get(turn) ?? [];
+    this.activations.delete(turn);
+    this.activations.set(turn, [...active.filter((s) => s.name !== skill.name), skill]);
+    while (this.activations.size > ACTIVE_TURNS_CAP) this.activations.delete(this.activations.keys().next().value!);
+  }
+
+  /** The skills a turn has activated (those with allowed-tools), in the order it read them. */
+  activeSkills(turn: string): string[] {
+    return (this.activations.get(turn) ?? []).map((s) => s.name);
+  }
+
+  /**
+   * The kernel's call guard for `allowed-tools` (registered by createKernel): a call of a turn that
+   * activated skills must be allowed by every one of them (the safe reading of two skills in one
+   * turn: each only takes tools away). It never allows anything: an allowed call goes on to the gate.
+   */
+  readonly guard: CallGuard = {
+    check: ({ tool, args, caller }) => {
+      if (caller.turn === undefined || this.activations.size === 0) return;
+      const active = this.activations.get(caller.turn);
+      if (!active || ALWAYS_ALLOWED.includes(tool)) return;
+      this.activations.delete(caller.turn);
+      this.activations.set(caller.turn, active);
+      for (const skill of active) {
+        const why = this.outside(skill, tool, args);
+        if (why === null) continue;
+        throw new MemoError(
+          'PERMISSION_DENIED',
+          `${tool} is refused: this turn follows the skill "${skill.name}", whose allowed-tools (${skill.allowance!.written.join(', ')}) ${why}. A skill's allowed-tools limits what may be called for the rest of the turn that read it; ask the person, or finish the turn.`,
+          { details: { decision: 'deny:skill', skill: skill.name } },
+        );
+      }
+    },
+  };
+
+  /** Null when `skill` allows the call; otherwise the end of the sentence saying why not. */
+  private outside(skill: Skill, tool: string, args: Record<string, unknown>): string | null {
+    const a = skill.allowance;
+    if (!a || a.tools.has(tool) || skill.tools.some((t) => t.name === tool)) return null;
+    if (tool !== 'run_command') return `do not include ${tool}`;
+    if (a.commands === 'any') return null;
+    if (a.commands.length === 0) return 'allow no shell command';
+    // The parser was loaded when the skill was activated; without it nothing can be checked.
+    if (!this.parser) return 'cannot be checked (the shell parser is not loaded)';
+    const why = commandOutside(this.parser, typeof args.command === 'string' ? args.command : '', a.commands);
+    return why === null ? null : `do not cover this command: ${why}`;
   }
 
   async watch(): Promise<void> {

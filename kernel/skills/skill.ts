@@ -5,7 +5,16 @@ import type { Danger, Effect, JsonSchema } from '../tools/contract.js';
 import { compileSchema, schemaProblems, type SchemaCompiler } from '../tools/schemas.js';
 import { TOOL_DECLARATION_FIELDS } from '../tools/tool-declaration.js';
 import { codeFrame, ProblemError, type Problem } from '../packs/pack-problems.js';
+import { mapAllowedTools, splitAllowedTools, type Allowance } from './allowed-tools.js';
 import { parseTemplate, templateProblems, type TemplateToken } from './command-template.js';
+
+/** The Agent Skills limit on a description: longer ones load with a warning and are cut in listings. */
+export const DESCRIPTION_LIMIT = 1024;
+const COMPATIBILITY_LIMIT = 500;
+/** The front-matter keys this project reads; any other is kept, shown and warned about. */
+const KNOWN_KEYS = new Set(['name', 'description', 'license', 'compatibility', 'metadata', 'allowed-tools', 'tools']);
+/** The placeholder a command template uses for the tool's bundled script (its real absolute path). */
+export const SCRIPT_PLACEHOLDER = 'script';
 
 /** A command tool declared in a SKILL.md `tools:` list. */
 export interface SkillToolDecl {
@@ -21,6 +30,8 @@ export interface SkillToolDecl {
   cwd?: 'root' | 'skill';
   /** Parameters that are paths: resolved through the sandbox and passed as real absolute paths. */
   paths?: string[];
+  /** A script bundled with the skill (`scripts/fill.py`), passed to the command as `{script}`. */
+  script?: string;
   sensitiveArgs?: string[];
   confirm?: 'always';
   openWorld?: boolean;
@@ -34,19 +45,33 @@ export interface Skill {
   license?: string;
   compatibility?: string;
   metadata?: Record<string, string>;
+  /** `allowed-tools` as written, one entry each. */
   allowedTools?: string[];
-  tools: Array<SkillToolDecl & { template: TemplateToken[] }>;
+  /** What `allowed-tools` allows here (see allowed-tools.ts): a restriction while the skill is active. */
+  allowance?: Allowance;
+  /** Front-matter keys this project does not use, kept as written (shown by read_skill and memo skills show). */
+  otherKeys?: Record<string, unknown>;
+  /** What is off-spec but harmless: the skill loads, and these are reported (memo skills list/validate). */
+  warnings: Problem[];
+  /** `script` resolved: the real absolute path of the bundled script, checked inside the skill folder. */
+  tools: Array<SkillToolDecl & { template: TemplateToken[]; scriptPath?: string }>;
+}
+
+export interface ReadSkillOptions {
+  /** Whether a tool of this name is loaded now (an unknown name in allowed-tools is warned about). */
+  knownTool?: (name: string) => boolean;
 }
 
 const FRONTMATTER_SCHEMA = {
   type: 'object',
-  required: ['name', 'description'],
-  additionalProperties: false,
+  required: ['description'],
+  // Lenient where harmless: other keys are kept and warned about, long texts warned about (below).
+  additionalProperties: true,
   properties: {
     name: { type: 'string', pattern: '^[a-z0-9]+(?:-[a-z0-9]+)*$', minLength: 1, maxLength: 64 },
-    description: { type: 'string', minLength: 1, maxLength: 1024 },
+    description: { type: 'string', minLength: 1 },
     license: { type: 'string' },
-    compatibility: { type: 'string', maxLength: 500 },
+    compatibility: { type: 'string' },
     metadata: { type: 'object', additionalProperties: { type: 'string' } },
     'allowed-tools': { anyOf: [{ type: 'string' }, { type: 'array', items: { type: 'string' } }] },
     tools: {
@@ -62,6 +87,7 @@ const FRONTMATTER_SCHEMA = {
           command: { type: 'string', minLength: 1 },
           cwd: { enum: ['root', 'skill'] },
           paths: { type: 'array', items: { type: 'string' } },
+          script: { type: 'string', minLength: 1 },
         },
       },
     },
@@ -102,7 +128,7 @@ function fail(problems: Problem[], message: string): never {
  * located; `problems` on the error lists them). `schemas` is the kernel's compiler (the tools'
  * parameters are compiled there once).
  */
-export function readSkill(dir: string, schemas?: SchemaCompiler): Skill {
+export function readSkill(dir: string, schemas?: SchemaCompiler, options: ReadSkillOptions = {}): Skill {
   const file = path.join(dir, 'SKILL.md');
   let text: string;
   try {
@@ -138,13 +164,40 @@ export function readSkill(dir: string, schemas?: SchemaCompiler): Skill {
     const lines = problems.map((p) => `${p.tool !== undefined ? `tool "${p.tool}": ` : ''}${p.field} ${p.message}`);
     fail(problems, `the frontmatter is invalid: ${lines.join('; ')}`);
   }
-  const data = fm as Record<string, unknown> & { name: string; description: string; tools?: SkillToolDecl[]; 'allowed-tools'?: string | string[] };
+  const data = fm as Record<string, unknown> & { name?: string; description: string; tools?: SkillToolDecl[]; 'allowed-tools'?: string | string[] };
   const folder = path.basename(dir);
-  if (data.name !== folder)
+  const warnings: Problem[] = [];
+  const warn = (key: string, message: string) => {
+    const line = keyLine(yaml, key);
+    warnings.push({ file: 'SKILL.md', ...(line ? { line, column: 1 } : {}), field: key, message });
+  };
+  let name = data.name;
+  if (name === undefined) {
+    if (!/^[a-z0-9]+(?:-[a-z0-9]+)*$/.test(folder) || folder.length > 64)
+      fail(
+        [{ file: 'SKILL.md', field: 'name', message: `is missing, and the folder name "${folder}" is not a skill name (lowercase letters, digits, hyphens)` }],
+        `it has no name, and its folder name "${folder}" cannot stand in for one`,
+      );
+    name = folder;
+    warnings.push({ file: 'SKILL.md', line: 1, field: 'name', message: `is missing: the folder name "${folder}" is used` });
+  } else if (name !== folder)
     fail(
-      [{ file: 'SKILL.md', field: 'name', message: `is "${data.name}" but must equal its folder name "${folder}"` }],
-      `its name "${data.name}" must equal its folder name "${folder}"`,
+      [{ file: 'SKILL.md', field: 'name', message: `is "${name}" but must equal its folder name "${folder}"` }],
+      `its name "${name}" must equal its folder name "${folder}"`,
     );
+  if (data.description.length > DESCRIPTION_LIMIT)
+    warn(
+      'description',
+      `has ${data.description.length} characters, over the Agent Skills limit of ${DESCRIPTION_LIMIT}: listings and the model's skill index show it cut; read_skill gives it whole`,
+    );
+  if (typeof data.compatibility === 'string' && data.compatibility.length > COMPATIBILITY_LIMIT)
+    warn('compatibility', `has ${data.compatibility.length} characters, over the Agent Skills limit of ${COMPATIBILITY_LIMIT}`);
+  const otherKeys: Record<string, unknown> = {};
+  for (const key of Object.keys(data)) {
+    if (KNOWN_KEYS.has(key)) continue;
+    otherKeys[key] = data[key];
+    warn(key, 'is not a key this project reads: it is kept and shown, and changes nothing');
+  }
 
   const tools: Skill['tools'] = [];
   const problems: Problem[] = [];
@@ -152,9 +205,22 @@ export function readSkill(dir: string, schemas?: SchemaCompiler): Skill {
   for (const decl of data.tools ?? []) {
     const found: Array<{ field: string; message: string }> = [];
     let template: TemplateToken[] = [];
+    let scriptPath: string | undefined;
+    if (decl.script !== undefined) {
+      try {
+        scriptPath = resolveScript(dir, decl.script);
+      } catch (err) {
+        found.push({ field: 'script', message: (err as Error).message });
+      }
+      if (Object.hasOwn(decl.parameters.properties ?? {}, SCRIPT_PLACEHOLDER))
+        found.push({ field: 'parameters', message: `"${SCRIPT_PLACEHOLDER}" is the bundled script's placeholder and cannot be a parameter` });
+    }
     try {
       template = parseTemplate(decl.command);
-      for (const p of templateProblems(template, decl.parameters)) found.push({ field: 'command', message: p });
+      const reserved = decl.script !== undefined ? [SCRIPT_PLACEHOLDER] : [];
+      for (const p of templateProblems(template, decl.parameters, reserved)) found.push({ field: 'command', message: p });
+      if (decl.script !== undefined && !template.some((t) => t.some((part) => 'param' in part && part.param === SCRIPT_PLACEHOLDER)))
+        found.push({ field: 'command', message: `names no {${SCRIPT_PLACEHOLDER}}, so the script it declares would never run` });
     } catch (err) {
       found.push({ field: 'command', message: `its command ${(err as Error).message}` });
     }
@@ -168,15 +234,50 @@ export function readSkill(dir: string, schemas?: SchemaCompiler): Skill {
     }
     for (const f of found) problems.push({ file: 'SKILL.md', tool: decl.name, field: f.field, message: f.message });
     if (found.length) texts.push(`tool ${decl.name}: ${found.map((f) => f.message).join('; ')}`);
-    else tools.push({ ...decl, template });
+    else tools.push({ ...decl, template, ...(scriptPath ? { scriptPath } : {}) });
   }
   if (problems.length) fail(problems, texts.join('; '));
 
-  const skill: Skill = { name: data.name, description: data.description, dir, body, tools };
+  const skill: Skill = { name, description: data.description, dir, body, tools, warnings };
   if (typeof data.license === 'string') skill.license = data.license;
   if (typeof data.compatibility === 'string') skill.compatibility = data.compatibility;
   if (data.metadata) skill.metadata = data.metadata as Record<string, string>;
+  if (Object.keys(otherKeys).length) skill.otherKeys = otherKeys;
   const allowed = data['allowed-tools'];
-  if (allowed !== undefined) skill.allowedTools = Array.isArray(allowed) ? allowed : allowed.split(/\s+/).filter(Boolean);
+  if (allowed !== undefined) {
+    skill.allowedTools = splitAllowedTools(allowed);
+    skill.allowance = mapAllowedTools(skill.allowedTools, options.knownTool);
+    for (const w of skill.allowance.warnings) warn('allowed-tools', w);
+  }
   return skill;
+}
+
+/** The line in SKILL.md of a top-level front-matter key (the YAML starts on line 2), if found. */
+function keyLine(yaml: string, key: string): number | undefined {
+  const lines = yaml.split('\n');
+  const quoted = key.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  const re = new RegExp(`^(?:${quoted}|"${quoted}"|'${quoted}')\\s*:`);
+  const i = lines.findIndex((l) => re.test(l));
+  return i < 0 ? undefined : i + 2;
+}
+
+/**
+ * A tool's bundled script: a regular file inside the skill folder, after every link is followed
+ * (`../x`, an absolute path and a link pointing out are refused). Returns its real absolute path.
+ * Checked at load and again before every run.
+ */
+export function resolveScript(dir: string, script: string): string {
+  if (path.isAbsolute(script)) throw new Error(`"${script}" must be a path relative to the skill folder`);
+  const realDir = fs.realpathSync.native(dir);
+  let real: string;
+  try {
+    real = fs.realpathSync.native(path.resolve(dir, script));
+  } catch (err) {
+    throw new Error(`"${script}" cannot be found in the skill folder (${(err as NodeJS.ErrnoException).code ?? 'unreadable'})`, { cause: err });
+  }
+  const rel = path.relative(realDir, real);
+  if (rel === '' || rel === '..' || rel.startsWith(`..${path.sep}`) || path.isAbsolute(rel))
+    throw new Error(`"${script}" leads outside the skill folder (to ${real})`);
+  if (!fs.statSync(real).isFile()) throw new Error(`"${script}" is not a regular file`);
+  return real;
 }

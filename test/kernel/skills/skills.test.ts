@@ -30,8 +30,6 @@ describe('SKILL.md parsing', () => {
     ['a missing description', 'name: x', 'x', /description is required/],
     ['a name that differs from the folder', 'name: other\ndescription: d', 'x', /must equal its folder name "x"/],
     ['an upper-case name', 'name: Bad\ndescription: d', 'Bad', /name must match pattern/],
-    ['a description over 1024 characters', `name: x\ndescription: ${'d'.repeat(1025)}`, 'x', /description must NOT have more than 1024/],
-    ['an unknown key', 'name: x\ndescription: d\ncolour: red', 'x', /colour is not an accepted field/],
     [
       'a safe command tool',
       `name: x\ndescription: d\n${echoTool('    danger: safe')}`,
