@@ -34,7 +34,11 @@ export type AgentEvent =
   | { type: 'compaction_failed'; reason: string }
   | { type: 'tool_start'; iteration: number; tool: string; args: Record<string, unknown> }
   | { type: 'tool_end'; step: AgentStep }
-  | { type: 'turn_end'; stopReason: StopReason };
+  | { type: 'turn_end'; stopReason: StopReason }
+  /** A piece of the final answer as it arrives (streaming providers and CLI backends); the full answer still comes in the result. */
+  | { type: 'text_delta'; text: string }
+  /** The turn runs through an agent CLI (kernel/agent/cli-backends): which one, and with what access. */
+  | { type: 'backend'; backend: string; label: string; version: string; access: 'vault' | 'computer' };
 
 export interface TurnOptions {
   provider: ModelProvider;
@@ -60,6 +64,8 @@ export interface TurnOptions {
   routine?: { id: string; sessionId: string };
   /** False: never compact the history (the request is refused when it does not fit, as before). */
   compact?: boolean;
+  /** Reasoning effort, for models that have the setting (ignored by the others). */
+  effort?: 'low' | 'medium' | 'high';
 }
 
 export interface TurnResult {
@@ -207,7 +213,16 @@ export async function runTurn(kernel: Kernel, opts: TurnOptions): Promise<TurnRe
       emit({ type: 'model_call', iteration, budget: plan.budget, toolTokens: plan.toolTokens });
       let reply;
       try {
-        reply = await opts.provider.chat({ model: opts.model, messages, tools: defs, temperature: AGENT_TEMPERATURE, contextTokens: plan.budget, signal });
+        reply = await opts.provider.chat({
+          model: opts.model,
+          messages,
+          tools: defs,
+          temperature: AGENT_TEMPERATURE,
+          contextTokens: plan.budget,
+          signal,
+          ...(opts.effort ? { effort: opts.effort } : {}),
+          onText: (text: string) => emit({ type: 'text_delta', text }),
+        });
       } catch (err) {
         if (signal.aborted) return finish('cancelled', 'The turn was stopped.');
         const message = isProviderError(err) ? err.message : `The model call failed: ${(err as Error)?.message ?? String(err)}`;

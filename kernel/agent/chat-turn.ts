@@ -1,5 +1,6 @@
 import type { Kernel } from '../kernel.js';
 import { runTurn, type TurnOptions, type TurnResult } from './agent-loop.js';
+import { isCliBackendProvider, runCliTurn } from './cli-backends/cli-turn.js';
 import { summarise, type Compaction } from './compaction.js';
 import { TokenCounter } from './context-budget.js';
 import type { ModelProvider } from './provider.js';
@@ -19,6 +20,8 @@ export interface ChatTurnOptions extends Omit<TurnOptions, 'history' | 'routine'
 }
 
 export interface ChatTurnResult extends TurnResult {
+  /** The model a CLI backend reported running (its own default when none was asked for). */
+  model?: string;
   /** The provider/model of the previous turn when this turn used another one. */
   switchedFrom?: { provider: string | null; model: string | null };
   /**
@@ -43,19 +46,36 @@ export async function runChatTurn(kernel: Kernel, opts: ChatTurnOptions): Promis
   const provider = opts.provider.name;
   const first = info.messages === 0;
   if (first) await store.update(opts.conversationId, { title: fallbackTitle(opts.userMessage) });
-  const switched = !first && (info.provider !== provider || info.model !== opts.model);
+  // A CLI backend asked for no particular model ('') uses its own default: only the provider counts.
+  const switched = !first && (info.provider !== provider || (opts.model !== '' && info.model !== opts.model));
   if (first || switched) await store.update(opts.conversationId, { provider, model: opts.model });
 
   const { titles, titleSignal, attachments, mentions: resolve, ...turn } = opts;
   const mentions =
     resolve === false ? { message: opts.userMessage, references: [], unresolved: [] } : await resolveMentions(kernel, opts.userMessage, opts.signal);
-  const result = await runTurn(kernel, { ...turn, userMessage: withAttachments(mentions.message, attachments ?? []), history });
+  const userMessage = withAttachments(mentions.message, attachments ?? []);
+  // A CLI backend runs its own loop; Memo's tools reach it over MCP with this turn's capability.
+  const result: TurnResult & { model?: string } = isCliBackendProvider(opts.provider)
+    ? await runCliTurn(kernel, {
+        provider: opts.provider,
+        model: opts.model,
+        conversationId: opts.conversationId,
+        history,
+        userMessage,
+        ...(opts.systemPrompt ? { systemPrompt: opts.systemPrompt } : {}),
+        ...(opts.signal ? { signal: opts.signal } : {}),
+        ...(opts.onEvent ? { onEvent: opts.onEvent } : {}),
+      })
+    : await runTurn(kernel, { ...turn, userMessage, history });
   await store.appendTurn(opts.conversationId, result.messages, result.steps, {
     provider,
-    model: opts.model,
+    // The model as the backend reported it, when it did.
+    model: result.model || opts.model,
     reasoning: result.reasoning,
     ...(result.compaction ? { compaction: result.compaction } : {}),
   });
+
+  if (result.model && result.model !== opts.model) await store.update(opts.conversationId, { provider, model: result.model });
 
   let title: Promise<string | null> | null = null;
   if (first && titles !== false && result.stopReason === 'final' && result.answer) {

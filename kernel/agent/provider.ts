@@ -38,6 +38,13 @@ export interface ChatRequest {
   /** The context size to ask a local server for (llama.cpp, Ollama), from the loop's budget. */
   contextTokens?: number;
   signal: AbortSignal;
+  /** Reasoning effort, for models that have the setting (OpenAI reasoning_effort, Anthropic/Gemini thinking budgets). */
+  effort?: 'low' | 'medium' | 'high';
+  /**
+   * Called with each piece of the reply's text as it arrives, when the adapter streams. The reply is
+   * still returned whole: tool calls run only after it is complete, so the tool loop is unchanged.
+   */
+  onText?: (text: string) => void;
 }
 
 export interface ChatResponse {

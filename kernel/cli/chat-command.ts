@@ -21,6 +21,9 @@ import {
   type Prompter,
 } from '../permissions/prompter.js';
 import * as path from 'node:path';
+import { BACKENDS, isBackendId, type AccessMode, type BackendId, type Effort } from '../agent/cli-backends/backends.js';
+import { CliBackends, isCliBackendProvider } from '../agent/cli-backends/cli-turn.js';
+import type { Detection } from '../agent/cli-backends/cli-detector.js';
 
 /** What main.ts lends this module: booting, printing and the exit code. */
 export interface CliContext {
@@ -64,6 +67,26 @@ interface ChatOptions {
   history?: string | true;
   rotateKey?: boolean;
   attach?: string[];
+  backend?: string;
+  backends?: boolean;
+  computerAccess?: boolean;
+  effort?: string;
+}
+
+const EFFORTS: readonly Effort[] = ['low', 'medium', 'high'];
+
+/** How a turn's access reads in the transcript (seed 003: said plainly). */
+function accessLine(access: AccessMode): string {
+  return access === 'computer'
+    ? "Computer access: the CLI's own file, shell and web tools are allowed this turn; those calls are not gated or audited by Memo"
+    : "Vault only: the CLI's own file, shell and web tools are off; every tool call goes through Memo's gate and audit";
+}
+
+function detectionLine(d: Detection): string {
+  const spec = BACKENDS[d.backend];
+  if (d.found) return `  ${spec.id.padEnd(7)}${spec.label}  ${d.version}  ${d.path}${d.cached ? '  (checked earlier)' : ''}`;
+  return `  ${spec.id.padEnd(7)}${spec.label}  not detected: ${d.reason}
+         set up: install it, then ${spec.signIn}`;
 }
 
 /** The provider configuration a chat uses: inline (`--base-url`), named, or the active one. */
@@ -288,8 +311,16 @@ export function registerChatCommands(program: Command, ctx: CliContext): void {
     )
     .option('--history [words]', 'list recent conversations, or search your own (decrypted) history for these words, and exit')
     .option('--rotate-key', 'encrypt every stored conversation with a new key, drop the old one, and exit')
+    .option('--backend <cli>', "run turns through an agent CLI: claude, codex or agy (Memo's tools reach it over MCP)")
+    .option('--computer-access', 'with --backend: let the CLI use its own file, shell and web tools too (default: Vault only)')
+    .option('--backends', "list the agent CLIs found on PATH (and the login shell's), with their versions, and exit")
+    .option('--effort <level>', 'reasoning effort for models that have one: low, medium or high')
     .action(async (o: ChatOptions) => {
       if (o.approve !== undefined && !isPermissionAnswer(o.approve)) throw ctx.usage(`--approve must be one of ${ANSWER_HELP}`);
+      if (o.backend !== undefined && !isBackendId(o.backend)) throw ctx.usage('--backend must be one of claude, codex, agy');
+      if (o.effort !== undefined && !EFFORTS.includes(o.effort as Effort)) throw ctx.usage('--effort must be one of low, medium, high');
+      if (o.computerAccess && !o.backend) throw ctx.usage('--computer-access applies to a CLI backend: add --backend claude|codex|agy');
+      if (o.backends) return listBackends(o, ctx);
       if (o.history !== undefined || o.rotateKey) return housekeeping(o, ctx);
       if (o.prompt !== undefined) return scripted(o, ctx);
       if (!process.stdin.isTTY) throw ctx.usage('memo chat needs a terminal; use -p "<prompt>" for one scripted turn');
@@ -305,6 +336,21 @@ async function historyLines(kernel: Kernel, words: string, current?: string): Pr
   const hits = await store.search(words, 20);
   if (hits.length === 0) return [`(nothing in your conversations matches "${words}")`];
   return hits.map((h) => `  ${h.conversationId}  ${h.title}${h.seq === null ? '  (title)' : `  #${h.seq} ${h.role}: ${h.snippet}`}`);
+}
+
+/** `--backends`: what detection finds, and how to set up what it does not. */
+async function listBackends(o: ChatOptions, ctx: CliContext): Promise<void> {
+  const kernel = await ctx.boot(new FixedAnswerPrompter('deny-once'));
+  try {
+    const found = await new CliBackends(kernel).detector.detectAll();
+    if (o.json) process.stdout.write(JSON.stringify({ backends: found }) + '\n');
+    else {
+      process.stdout.write('Agent CLIs (memo chat --backend NAME):\n');
+      for (const d of found) process.stdout.write(detectionLine(d) + '\n');
+    }
+  } finally {
+    await kernel.shutdown();
+  }
 }
 
 /** `--history` and `--rotate-key`: the conversation store only, no provider needed. */
@@ -335,10 +381,29 @@ interface Session {
   model: string;
   toolsEnabled: boolean;
   warnings: string[];
+  /** The agent CLIs, made on first use (`--backend`, `/backend`). */
+  backends?: CliBackends;
+  /** The provider the chat started with, to return to from a CLI backend (`/backend off`). */
+  home?: { provider: ModelProvider; config: ProviderConfig; model: string };
+}
+
+/** Switches the session to an agent CLI backend. */
+function useBackend(s: Session, id: BackendId, access: AccessMode, effort: Effort | undefined, model?: string): void {
+  s.backends ??= new CliBackends(s.kernel);
+  const provider = s.backends.provider(id, { access, ...(effort ? { effort } : {}) });
+  s.provider = provider;
+  s.config = { name: provider.name, kind: provider.kind };
+  s.model = model ?? '';
+  s.toolsEnabled = true;
 }
 
 async function open(o: ChatOptions, ctx: CliContext, prompter: Prompter): Promise<Session> {
   const kernel = await ctx.boot(prompter);
+  if (o.backend) {
+    const s: Session = { kernel, provider: null as unknown as ModelProvider, config: { name: '', kind: '' }, model: '', toolsEnabled: true, warnings: [] };
+    useBackend(s, o.backend as BackendId, o.computerAccess ? 'computer' : 'vault', o.effort as Effort | undefined, o.model);
+    return s;
+  }
   try {
     const config = resolveConfig(o, kernel.providerSettings, ctx);
     const model = o.model ?? config.model;
@@ -401,6 +466,7 @@ async function runOne(
     systemPrompt: o.web ? WEB_SYSTEM_PROMPT : SYSTEM_PROMPT,
     ...(o.web ? { scope: ['web_search'] } : {}),
     toolsEnabled: s.toolsEnabled,
+    ...(o.effort ? { effort: o.effort as Effort } : {}),
     signal,
     sessionId: `chat:${conversationId}`,
     ...(onEvent ? { onEvent } : {}),
@@ -435,7 +501,12 @@ async function scripted(o: ChatOptions, ctx: CliContext): Promise<void> {
       conv.id,
       o.prompt!,
       ac.signal,
-      o.json ? undefined : (e) => e.type === 'tool_end' && process.stderr.write(stepLine(e.step) + '\n'),
+      o.json
+        ? undefined
+        : (e) => {
+            if (e.type === 'tool_end') process.stderr.write(stepLine(e.step) + '\n');
+            if (e.type === 'backend') process.stderr.write(`memo: ${e.label} ${e.version} · ${accessLine(e.access)}\n`);
+          },
       undefined,
       attachments,
     );
@@ -445,7 +516,8 @@ async function scripted(o: ChatOptions, ctx: CliContext): Promise<void> {
         JSON.stringify({
           conversationId: conv.id,
           provider: s.config.name,
-          model: s.model,
+          model: r.model || s.model,
+          ...(isCliBackendProvider(s.provider) ? { access: s.provider.access } : {}),
           stopReason: r.stopReason,
           answer: r.answer,
           ...(r.error ? { error: r.error } : {}),
@@ -482,9 +554,11 @@ async function interactive(o: ChatOptions, ctx: CliContext): Promise<void> {
   let lastThoughts: string[] = [];
   /** Files attached with /attach, sent with the next message. */
   const pending: Attachment[] = [];
+  const label = () => (isCliBackendProvider(s.provider) ? `${s.provider.spec.label}${s.model ? ` (${s.model})` : ''}` : `${s.config.name}/${s.model}`);
   out.write(
-    `Memo chat · ${s.config.name}/${s.model}${o.web ? ' · web search only' : s.toolsEnabled ? ` · ${s.kernel.registry.list().length} tools` : ' · no tools'}\n/new  /history [words]  /tools  /web  /agent  /model NAME  /attach PATH  /compact  /thoughts  /exit   Ctrl-C stops a turn, twice exits.\n`,
+    `Memo chat · ${label()}${o.web ? ' · web search only' : s.toolsEnabled ? ` · ${s.kernel.registry.list().length} tools` : ' · no tools'}\n/new  /history [words]  /tools  /web  /agent  /model NAME  /backend claude|codex|agy|off  /vault  /computer  /effort low|medium|high  /attach PATH  /compact  /thoughts  /exit   Ctrl-C stops a turn, twice exits.\n`,
   );
+  if (isCliBackendProvider(s.provider)) out.write(`(${accessLine(s.provider.access)})\n`);
   for (const w of s.warnings) out.write(`warning: ${w}\n`);
   let running: AbortController | null = null;
   let lastSigint = 0;
@@ -526,10 +600,46 @@ async function interactive(o: ChatOptions, ctx: CliContext): Promise<void> {
         out.write(o.web ? '(web search mode: only web_search is offered)\n' : '(agent mode: every enabled tool is offered)\n');
         continue;
       }
+      if (text === '/backend' || text.startsWith('/backend ')) {
+        const name = text.slice('/backend'.length).trim();
+        if (!name) {
+          s.backends ??= new CliBackends(s.kernel);
+          for (const d of await s.backends.detector.detectAll()) out.write(detectionLine(d) + '\n');
+        } else if (name === 'off') {
+          if (s.home) Object.assign(s, s.home, { toolsEnabled: o.tools !== false });
+          out.write(s.home ? `(back to ${s.config.name}/${s.model})\n` : '(no provider to return to: this chat started on a CLI backend)\n');
+        } else if (!isBackendId(name)) out.write('(/backend takes claude, codex, agy or off)\n');
+        else {
+          if (!isCliBackendProvider(s.provider)) s.home = { provider: s.provider, config: s.config, model: s.model };
+          const access = isCliBackendProvider(s.provider) ? s.provider.access : o.computerAccess ? 'computer' : 'vault';
+          useBackend(s, name, access, o.effort as Effort | undefined);
+          const d = await s.backends!.detector.detect(name);
+          out.write(`(${label()}${d.found ? ` ${d.version}` : `: not detected, ${d.reason}`}; ${accessLine(access)})\n`);
+        }
+        continue;
+      }
+      if (text === '/vault' || text === '/computer') {
+        if (!isCliBackendProvider(s.provider)) out.write('(access modes apply to a CLI backend: /backend claude|codex|agy first)\n');
+        else {
+          s.provider.access = text === '/computer' ? 'computer' : 'vault';
+          out.write(`(${accessLine(s.provider.access)})\n`);
+        }
+        continue;
+      }
+      if (text === '/effort' || text.startsWith('/effort ')) {
+        const level = text.slice('/effort'.length).trim();
+        if (level && !EFFORTS.includes(level as Effort)) out.write('(/effort takes low, medium or high)\n');
+        else {
+          if (level) o.effort = level;
+          if (isCliBackendProvider(s.provider) && level) s.provider.effort = level as Effort;
+          out.write(`(effort: ${o.effort ?? "the model's default"})\n`);
+        }
+        continue;
+      }
       if (text === '/model' || text.startsWith('/model ')) {
         const name = text.slice('/model'.length).trim();
         if (name) s.model = name;
-        out.write(`(model: ${s.config.name}/${s.model}; each reply records the model that wrote it)\n`);
+        out.write(`(model: ${label()}; each reply records the model that wrote it)\n`);
         continue;
       }
       if (text.startsWith('/attach ')) {
@@ -565,7 +675,10 @@ async function interactive(o: ChatOptions, ctx: CliContext): Promise<void> {
       }
       running = new AbortController();
       const started = Date.now();
-      out.write(`┌─ Agent Run ─ ${s.model}\n`);
+      out.write(`┌─ Agent Run ─ ${label()}\n`);
+      /** Text printed as it arrived: the answer is not printed again. */
+      let streamed = false;
+      let live = '';
       const r = await runOne(
         s,
         o,
@@ -573,8 +686,20 @@ async function interactive(o: ChatOptions, ctx: CliContext): Promise<void> {
         text,
         running.signal,
         (e) => {
+          if (e.type === 'tool_start' || e.type === 'tool_end') {
+            if (streamed) out.write('\n');
+            streamed = false;
+            live = '';
+          }
           if (e.type === 'tool_end') out.write(stepLine(e.step) + '\n');
           if (e.type === 'compaction') out.write(`  (compacted the ${e.replaced} oldest message(s) into a summary)\n`);
+          if (e.type === 'backend') out.write(`  ${e.label} ${e.version} · ${accessLine(e.access)}\n`);
+          if (e.type === 'text_delta') {
+            if (!streamed) out.write('│ ');
+            streamed = true;
+            live += e.text;
+            out.write(e.text.replace(/\n/g, '\n│ '));
+          }
         },
         titles.signal,
         pending.splice(0),
@@ -586,7 +711,10 @@ async function interactive(o: ChatOptions, ctx: CliContext): Promise<void> {
       // Reasoning is shown folded (seed 003): one line, /thoughts opens it. It never goes back to the model.
       lastThoughts = r.reasoning.map((t) => t.text);
       if (lastThoughts.length) out.write(`▸ Thought (${lastThoughts.join(' ').split(/\s+/).length} words): /thoughts shows it\n`);
-      if (r.answer) out.write(`\n${r.answer}\n\n`);
+      if (streamed) out.write('\n');
+      // The answer was shown as it arrived: not again.
+      if (r.answer && live.trim() !== r.answer.trim()) out.write(`\n${r.answer}\n\n`);
+      else if (r.answer) out.write('\n');
       if (r.error) out.write(`(${r.error})\n`);
     }
   } finally {

@@ -1,0 +1,420 @@
+import { spawn } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import * as readline from 'node:readline';
+import { isMemoError } from '../../errors.js';
+import type { Kernel } from '../../kernel.js';
+import type { AgentEvent, AgentStep, StopReason, TurnResult } from '../agent-loop.js';
+import type { ChatMessage, ChatRequest, ChatResponse, ModelProvider } from '../provider.js';
+import { ProviderError } from '../provider.js';
+import { BACKENDS, buildInvocation, type AccessMode, type BackendId, type BackendSpec, type Effort, type McpAccess } from './backends.js';
+import { CliDetector, type Detection } from './cli-detector.js';
+import { CliStreamReader, type CliEvent } from './cli-stream.js';
+
+/** How much of the earlier conversation a CLI turn is given, newest first (the CLI keeps no history of ours). */
+const HISTORY_CHARS = 120_000;
+const STDERR_TAIL = 2_000;
+
+/** Environment variables of ours a spawned CLI must not inherit (a capability belongs to one turn). */
+const PRIVATE_ENV = ['MEMO_WRITE_CAPABILITY'];
+
+interface Endpoint {
+  url: string;
+  token: string;
+}
+
+export interface CliBackendsOptions {
+  detector?: CliDetector;
+  /** The environment the CLIs run with (default: this process's). */
+  env?: NodeJS.ProcessEnv;
+}
+
+/**
+ * The CLI backends of one kernel: detection (cached), and the loopback MCP endpoint the CLIs call
+ * back into, started on first use with a token of its own and closed with the kernel. Writes need
+ * the turn's capability, minted by this kernel, so the endpoint must be this kernel's.
+ */
+export class CliBackends {
+  readonly detector: CliDetector;
+  readonly env: NodeJS.ProcessEnv;
+  private endpoint: Promise<Endpoint> | null = null;
+
+  constructor(
+    readonly kernel: Kernel,
+    options: CliBackendsOptions = {},
+  ) {
+    this.env = options.env ?? process.env;
+    this.detector = options.detector ?? new CliDetector({ env: this.env });
+  }
+
+  /** The endpoint's URL and token (started on first call; the kernel's shutdown closes it). */
+  mcp(): Promise<Endpoint> {
+    this.endpoint ??= (async () => {
+      // The MCP SDK loads only when a CLI backend is used.
+      const { McpHttpEndpoint } = await import('../../mcp/index.js');
+      const endpoint = new McpHttpEndpoint(this.kernel);
+      const url = await endpoint.start();
+      return {
+        url,
+        get token() {
+          return endpoint.token;
+        },
+      };
+    })().catch((err: unknown) => {
+      this.endpoint = null;
+      throw err;
+    });
+    return this.endpoint;
+  }
+
+  provider(id: BackendId, settings: { access?: AccessMode; effort?: Effort } = {}): CliBackendProvider {
+    return new CliBackendProvider(this, id, settings.access ?? 'vault', settings.effort);
+  }
+}
+
+/**
+ * A CLI backend as a model provider: `chat()` is a one-shot request without tools (titles,
+ * compaction summaries); an agent turn goes through `runCliTurn`, which `runChatTurn` picks when
+ * it is given this provider.
+ */
+export class CliBackendProvider implements ModelProvider {
+  readonly kind = 'cli-backend';
+  readonly name: string;
+  readonly spec: BackendSpec;
+
+  constructor(
+    readonly backends: CliBackends,
+    readonly backend: BackendId,
+    public access: AccessMode,
+    public effort?: Effort,
+  ) {
+    this.spec = BACKENDS[backend];
+    this.name = this.spec.provider;
+  }
+
+  async chat(request: ChatRequest): Promise<ChatResponse> {
+    // No MCP server and (in Vault only) none of the CLI's own tools: a plain request.
+    const run = await runCli(this, {
+      prompt: renderPrompt(request.messages.slice(0, -1), lastUser(request.messages)),
+      model: request.model,
+      signal: request.signal,
+    });
+    if (run.error) throw new ProviderError(run.error, null, false);
+    return { content: run.answer, toolCalls: [], ...(run.usage ? { usage: run.usage } : {}) };
+  }
+
+  contextWindow(): number | undefined {
+    // The CLI manages its own window; Memo sends a bounded slice of the history (HISTORY_CHARS).
+    return undefined;
+  }
+}
+
+export function isCliBackendProvider(p: ModelProvider): p is CliBackendProvider {
+  return p instanceof CliBackendProvider;
+}
+
+function lastUser(messages: ChatMessage[]): string {
+  const last = messages[messages.length - 1];
+  return last ? last.content : '';
+}
+
+/**
+ * The earlier conversation as text before the new message: the CLI starts fresh each turn, and the
+ * conversation is Memo's (stored encrypted here, not in the CLI's own session files). Tool activity
+ * is left out, as it is from every replay; a compaction summary comes first when there is one.
+ */
+export function renderPrompt(history: readonly ChatMessage[], message: string): string {
+  const parts: string[] = [];
+  let size = 0;
+  for (let i = history.length - 1; i >= 0; i--) {
+    const m = history[i]!;
+    if (m.role === 'tool' || !m.content) continue;
+    const who = m.role === 'system' ? 'Context' : m.role === 'user' ? 'User' : 'Assistant';
+    const piece = `[${who}]\n${m.content}`;
+    if (size + piece.length > HISTORY_CHARS) break;
+    size += piece.length;
+    parts.unshift(piece);
+  }
+  if (parts.length === 0) return message;
+  return `The conversation so far, for context:\n\n${parts.join('\n\n')}\n\n[The person's new message, which you answer]\n${message}`;
+}
+
+interface CliRun {
+  answer: string;
+  error?: string;
+  /** The run could not start (the CLI vanished, lost its executable bit...). */
+  startFailed?: boolean;
+  model?: string;
+  usage?: { inputTokens: number; outputTokens: number };
+  steps: AgentStep[];
+  reasoning: string[];
+  cancelled: boolean;
+}
+
+interface RunRequest {
+  prompt: string;
+  model?: string;
+  mcp?: McpAccess;
+  systemPrompt?: string;
+  signal?: AbortSignal;
+  onEvent?: (e: AgentEvent) => void;
+  detection?: Extract<Detection, { found: true }>;
+}
+
+/** Why a file cannot be executed now, or null. */
+function cannotExecute(file: string): string | null {
+  try {
+    const st = fs.statSync(file);
+    if (!st.isFile()) return `${file} is not a file`;
+    fs.accessSync(file, fs.constants.X_OK);
+    return null;
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') return `${file} no longer exists`;
+    if (code === 'EACCES') return `${file} is not executable`;
+    return (err as Error).message;
+  }
+}
+
+/** Runs the CLI once: files into a private folder, the prompt on stdin, the stream read as it comes. */
+async function runCli(provider: CliBackendProvider, req: RunRequest): Promise<CliRun> {
+  const spec = provider.spec;
+  const out: CliRun = { answer: '', steps: [], reasoning: [], cancelled: false };
+  const detection = req.detection ?? (await provider.backends.detector.detect(provider.backend));
+  if (!detection.found) return { ...out, error: `${spec.label} is not available: ${detection.reason}`, startFailed: true };
+  if (provider.access === 'vault' && !spec.vaultOnly)
+    return {
+      ...out,
+      error: `${spec.label} cannot be limited to Memo's tools: it has no documented flag that turns its own file and shell tools off. Send the turn with Computer access (--computer-access, or /computer) to use it knowingly.`,
+    };
+  const why = cannotExecute(detection.path);
+  if (why) return { ...out, error: `${spec.label} failed to start: ${why}`, startFailed: true };
+
+  const runDir = fs.mkdtempSync(path.join(os.tmpdir(), `memo-${spec.id}-`));
+  fs.chmodSync(runDir, 0o700);
+  try {
+    const inv = buildInvocation(provider.backend, {
+      prompt: req.prompt,
+      mode: provider.access,
+      runDir,
+      cwd: provider.backends.kernel.config.root,
+      ...(req.model ? { model: req.model } : {}),
+      ...(req.mcp ? { mcp: req.mcp } : {}),
+      ...(req.systemPrompt ? { systemPrompt: req.systemPrompt } : {}),
+      ...(provider.effort ? { effort: provider.effort } : {}),
+    });
+    for (const f of inv.files) {
+      fs.mkdirSync(path.dirname(f.path), { recursive: true, mode: 0o700 });
+      fs.writeFileSync(f.path, f.content, { mode: 0o600 });
+    }
+    const env: NodeJS.ProcessEnv = { ...provider.backends.env, ...inv.env };
+    for (const k of PRIVATE_ENV) delete env[k];
+    if (inv.env.HOME) fs.mkdirSync(inv.env.HOME, { recursive: true, mode: 0o700 });
+
+    const reader = new CliStreamReader(inv.format);
+    const open = new Map<string, { tool: string; args: Record<string, unknown>; started: number }>();
+    let stderr = '';
+    let failed: string | undefined;
+    let finished = false;
+    let resultAnswer: string | undefined;
+    const handle = (e: CliEvent) => {
+      switch (e.type) {
+        case 'model':
+          out.model = e.model;
+          break;
+        case 'text_delta':
+          req.onEvent?.({ type: 'text_delta', text: e.text });
+          break;
+        case 'message':
+          out.answer = e.text;
+          break;
+        case 'reasoning':
+          out.reasoning.push(e.text);
+          break;
+        case 'tool_start':
+          open.set(e.id, { tool: e.tool, args: e.args, started: Date.now() });
+          req.onEvent?.({ type: 'tool_start', iteration: 1, tool: e.tool, args: e.args });
+          break;
+        case 'tool_end': {
+          const began = open.get(e.id);
+          open.delete(e.id);
+          const step: AgentStep = {
+            iteration: 1,
+            callId: e.id,
+            tool: began?.tool ?? e.tool ?? '?',
+            args: shortArgs(began?.args ?? {}),
+            outcome: e.ok ? 'ok' : /PERMISSION_DENIED|PERMISSION_TIMEOUT/.test(e.summary) ? 'denied' : 'error',
+            ...(e.ok ? {} : { code: /^([A-Z_]+):/.exec(e.summary)?.[1] ?? 'TOOL_FAILED' }),
+            summary: e.summary,
+            durationMs: began ? Date.now() - began.started : 0,
+          };
+          out.steps.push(step);
+          req.onEvent?.({ type: 'tool_end', step });
+          break;
+        }
+        case 'usage':
+          out.usage = { inputTokens: e.inputTokens, outputTokens: e.outputTokens };
+          break;
+        case 'done':
+          finished = true;
+          if (e.answer !== undefined) resultAnswer = e.answer;
+          break;
+        case 'failed':
+          failed = e.message;
+          break;
+      }
+    };
+
+    const code = await new Promise<number | null | Error>((resolve) => {
+      let child;
+      try {
+        child = spawn(detection.path, inv.args, { cwd: provider.backends.kernel.config.root, env, stdio: ['pipe', 'pipe', 'pipe'] });
+      } catch (err) {
+        resolve(err as Error);
+        return;
+      }
+      const onAbort = () => {
+        out.cancelled = true;
+        child.kill('SIGTERM');
+      };
+      if (req.signal?.aborted) onAbort();
+      req.signal?.addEventListener('abort', onAbort, { once: true });
+      child.once('error', (err) => {
+        req.signal?.removeEventListener('abort', onAbort);
+        resolve(err);
+      });
+      child.stdin.on('error', () => {
+        // The CLI closed its stdin early (it exited): its exit says why.
+      });
+      child.stdin.end(inv.stdin);
+      child.stderr.setEncoding('utf8');
+      child.stderr.on('data', (d: string) => {
+        stderr = (stderr + d).slice(-STDERR_TAIL);
+      });
+      const lines = readline.createInterface({ input: child.stdout, crlfDelay: Infinity });
+      lines.on('line', (line) => {
+        for (const e of reader.line(line)) handle(e);
+      });
+      const stdoutDone = new Promise<void>((r) => lines.once('close', r));
+      child.once('close', (exit) => {
+        req.signal?.removeEventListener('abort', onAbort);
+        void stdoutDone.then(() => resolve(exit));
+      });
+    });
+
+    if (code instanceof Error) {
+      const reason = (code as NodeJS.ErrnoException).code === 'ENOENT' ? `${detection.path} no longer exists` : code.message;
+      return { ...out, error: `${spec.label} failed to start: ${reason}`, startFailed: true };
+    }
+    for (const e of reader.end(code)) handle(e);
+    if (!out.answer && resultAnswer) out.answer = resultAnswer;
+    if (out.cancelled) return { ...out, error: 'The turn was stopped.' };
+    if (failed) return { ...out, error: `${spec.label}: ${failed}` };
+    if (code !== 0 || !finished) {
+      const tail = stderr.trim().split('\n').slice(-3).join(' ').slice(0, 400);
+      return { ...out, error: `${spec.label} exited with ${code === null ? 'a signal' : `code ${code}`}${tail ? `: ${tail}` : ''}` };
+    }
+    return out;
+  } finally {
+    fs.rmSync(runDir, { recursive: true, force: true });
+  }
+}
+
+function shortArgs(args: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(args)) {
+    if (typeof v === 'string') out[k] = v.length > 80 ? `${v.slice(0, 77)}…` : v;
+    else if (typeof v === 'number' || typeof v === 'boolean' || v === null) out[k] = v;
+    else out[k] = '…';
+  }
+  return out;
+}
+
+export interface CliTurnOptions {
+  provider: CliBackendProvider;
+  /** The model to ask the CLI for; empty: the CLI's own default. */
+  model: string;
+  conversationId: string;
+  history: ChatMessage[];
+  userMessage: string;
+  systemPrompt?: string;
+  signal?: AbortSignal;
+  onEvent?: (event: AgentEvent) => void;
+}
+
+export interface CliTurnResult extends TurnResult {
+  /** The model the CLI reported (else the one asked for). */
+  model: string;
+  access: AccessMode;
+}
+
+/**
+ * One agent turn through a CLI: a write capability for this turn only, Memo's MCP endpoint handed
+ * to the CLI through its per-run flags (or a temporary HOME), the CLI's stream read as it arrives,
+ * and the capability destroyed when the CLI exits, so a replay of it is refused.
+ */
+export async function runCliTurn(kernel: Kernel, opts: CliTurnOptions): Promise<CliTurnResult> {
+  const provider = opts.provider;
+  const spec = provider.spec;
+  const access = provider.access;
+  const emit = (e: AgentEvent) => opts.onEvent?.(e);
+  const steps: AgentStep[] = [];
+  const messages: ChatMessage[] = [{ role: 'user', content: opts.userMessage }];
+  const finish = (r: Partial<CliRun> & { stop: StopReason; model?: string }): CliTurnResult => {
+    emit({ type: 'turn_end', stopReason: r.stop });
+    steps.push(...(r.steps ?? []));
+    const answer = r.answer ?? '';
+    if (answer) messages.push({ role: 'assistant', content: answer });
+    return {
+      stopReason: r.stop,
+      answer,
+      ...(r.error ? { error: r.error } : {}),
+      steps,
+      messages,
+      iterations: answer || steps.length ? 1 : 0,
+      usage: r.usage ?? { inputTokens: 0, outputTokens: 0 },
+      reasoning: answer && r.reasoning?.length ? [{ message: 1, text: r.reasoning.join('\n\n') }] : [],
+      model: r.model ?? opts.model,
+      access,
+    };
+  };
+
+  const detection = await provider.backends.detector.detect(provider.backend);
+  if (!detection.found) return finish({ stop: 'error', error: `${spec.label} is not available: ${detection.reason}` });
+  const capability = await kernel.capabilities.mint(opts.conversationId).catch((err: unknown) => {
+    if (isMemoError(err) && err.code === 'NOT_FOUND') return null;
+    throw err;
+  });
+  try {
+    emit({ type: 'turn_start', conversationId: opts.conversationId, capability, tools: kernel.registry.list().map((t) => t.spec.name) });
+    emit({ type: 'backend', backend: spec.id, label: spec.label, version: detection.version, access });
+    if (access === 'computer') {
+      // Said in the transcript and stored with the turn: these calls bypass this kernel's gate and audit.
+      steps.push({
+        iteration: 0,
+        callId: `${spec.id}-access`,
+        tool: `${spec.provider}:computer-access`,
+        args: { access },
+        outcome: 'ok',
+        summary: `Computer access: ${spec.label} could use its own file, shell and web tools in this turn; those calls are not gated or audited by Memo.`,
+        durationMs: 0,
+      });
+    }
+    const endpoint = await provider.backends.mcp();
+    const run = await runCli(provider, {
+      prompt: renderPrompt(opts.history, opts.userMessage),
+      ...(opts.model ? { model: opts.model } : {}),
+      mcp: { url: endpoint.url, token: endpoint.token, ...(capability ? { capability } : {}) },
+      ...(opts.systemPrompt ? { systemPrompt: opts.systemPrompt } : {}),
+      ...(opts.signal ? { signal: opts.signal } : {}),
+      ...(opts.onEvent ? { onEvent: opts.onEvent } : {}),
+      detection,
+    });
+    const stop: StopReason = run.cancelled ? 'cancelled' : run.error ? 'error' : 'final';
+    return finish({ ...run, stop });
+  } finally {
+    // The capability dies with the turn: the CLI (or anything it left behind) cannot write after it.
+    if (capability) kernel.capabilities.revoke(capability);
+  }
+}

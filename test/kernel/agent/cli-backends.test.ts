@@ -1,0 +1,352 @@
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import type { AgentEvent } from '../../../kernel/agent/agent-loop.js';
+import { runChatTurn } from '../../../kernel/agent/chat-turn.js';
+import { CliDetector, DETECTION_TTL_MS } from '../../../kernel/agent/cli-backends/cli-detector.js';
+import { CliBackends } from '../../../kernel/agent/cli-backends/cli-turn.js';
+import type { PackDefinition } from '../../../kernel/tools/tool-registry.js';
+import { makeKernel, tempDir, type Fixture } from '../../helpers/kernel-fixture.js';
+import { mcpCall, recordedRuns, versionChecks, writeFakeClis } from './fake-clis.js';
+
+/** A write tool and a read tool the fake CLIs call over MCP. */
+function notesPack(written: string[]): PackDefinition {
+  return {
+    id: 'notes',
+    version: '1.0.0',
+    tools: [
+      {
+        spec: {
+          name: 'note_write',
+          description: 'Appends a line to the notes.',
+          parameters: { type: 'object', properties: { line: { type: 'string' } }, required: ['line'], additionalProperties: false },
+          danger: 'medium',
+          effect: 'write',
+        },
+        impl: (args: Record<string, unknown>) => {
+          written.push(String(args.line));
+          return `wrote ${String(args.line)}`;
+        },
+      },
+      {
+        spec: {
+          name: 'echo',
+          description: 'Returns its text.',
+          parameters: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'], additionalProperties: false },
+          danger: 'safe',
+          effect: 'read',
+        },
+        impl: (args: Record<string, unknown>) => String(args.text),
+      },
+    ],
+  };
+}
+
+interface Setup {
+  fx: Fixture;
+  backends: CliBackends;
+  bin: string;
+  rec: string;
+  written: string[];
+  now: { t: number };
+}
+
+function setup(extraEnv: Record<string, string> = {}): Setup {
+  const written: string[] = [];
+  const fx = makeKernel({ packs: [notesPack(written)] });
+  const bin = tempDir('memo-fake-bin-');
+  const rec = tempDir('memo-fake-rec-');
+  writeFakeClis(bin);
+  const env = { ...process.env, PATH: `${bin}${path.delimiter}${process.env.PATH ?? ''}`, FAKE_CLI_RECORD: rec, ...extraEnv };
+  const now = { t: 1_000_000 };
+  const backends = new CliBackends(fx.kernel, { env, detector: new CliDetector({ env, loginShell: false, now: () => now.t }) });
+  return { fx, backends, bin, rec, written, now };
+}
+
+describe('agent CLI backends (fake claude, codex and agy on PATH, a real MCP endpoint)', () => {
+  let s: Setup;
+  afterEach(async () => s?.fx.close());
+
+  it('claude in Vault only: its write reaches this kernel over MCP with the turn capability, passes the gate once, and a replay after the turn is denied', async () => {
+    s = setup();
+    const conv = await s.fx.kernel.conversations.create();
+    s.fx.prompter.answer('allow-once');
+    const events: AgentEvent[] = [];
+    const r = await runChatTurn(s.fx.kernel, {
+      provider: s.backends.provider('claude'),
+      model: '',
+      conversationId: conv.id,
+      userMessage: 'write buy milk',
+      titles: false,
+      onEvent: (e) => events.push(e),
+    });
+    expect(r.error).toBeUndefined();
+    expect(r.stopReason).toBe('final');
+    expect(r.answer).toBe('Done: wrote buy milk');
+    expect(s.written).toEqual(['buy milk']);
+    // The gate asked the person once, about the MCP caller's write.
+    expect(s.fx.prompter.asked).toHaveLength(1);
+    expect(s.fx.prompter.asked[0]).toMatchObject({ tool: 'note_write', caller: { kind: 'mcp', conversationId: conv.id } });
+    expect(r.steps).toEqual([expect.objectContaining({ tool: 'note_write', outcome: 'ok', summary: 'wrote buy milk' })]);
+    // The answer streamed as it arrived; the reasoning is kept beside the reply.
+    expect(
+      events
+        .filter((e) => e.type === 'text_delta')
+        .map((e) => (e as { text: string }).text)
+        .join(''),
+    ).toBe('Done: wrote buy milk');
+    expect(events).toContainEqual({ type: 'backend', backend: 'claude', label: 'Claude CLI', version: '2.1.3', access: 'vault' });
+    expect(r.reasoning).toEqual([{ message: 1, text: 'I should call note_write.' }]);
+
+    // The audit has the call, by the MCP caller of this conversation.
+    const audit = s.fx.kernel.audit.tail({}).filter((a) => a.tool === 'note_write');
+    expect(audit).toHaveLength(1);
+    expect(audit[0]).toMatchObject({ outcome: 'ok', caller: expect.objectContaining({ kind: 'mcp' }) });
+
+    // What the CLI was started with: no built-in tools, only Memo's server, its config private and gone after.
+    const [run] = recordedRuns(s.rec, 'claude');
+    expect(run.argv.slice(0, 6)).toEqual(['-p', '--output-format', 'stream-json', '--verbose', '--include-partial-messages', '--strict-mcp-config']);
+    const flag = (name: string) => run.argv[run.argv.indexOf(name) + 1];
+    expect(flag('--tools')).toBe('');
+    expect(flag('--disallowedTools').split(',')).toEqual(expect.arrayContaining(['Bash', 'Edit', 'Write', 'Read', 'WebFetch', 'WebSearch']));
+    expect(flag('--allowedTools')).toBe('mcp__memo');
+    expect(run.configMode).toBe('600');
+    expect(fs.existsSync(run.endpoint.configFile)).toBe(false);
+    expect(run.home).toBe(process.env.HOME);
+    expect(run.env.inheritedCapability).toBeNull();
+    // The prompt went on stdin, never in argv.
+    expect(run.argv.join(' ')).not.toContain('buy milk');
+
+    // Stored like any other turn: the provider is the backend, the model as the CLI reported it.
+    const stored = await s.fx.kernel.conversations.messages!(conv.id);
+    expect(stored.map((m) => [m.role, m.content])).toEqual([
+      ['user', 'write buy milk'],
+      ['assistant', 'Done: wrote buy milk'],
+    ]);
+    expect(stored[1]).toMatchObject({ provider: 'claude-cli', model: 'claude-sonnet-4-5-20250929' });
+
+    // The capability died with the turn: the same token and capability, replayed, cannot write.
+    const replay = await mcpCall(run.endpoint.url, run.endpoint.headers, 'note_write', { line: 'again' });
+    expect(replay.isError).toBe(true);
+    expect(replay.text).toMatch(/^PERMISSION_DENIED: .*writes need a running Memo agent turn/);
+    expect(s.written).toEqual(['buy milk']);
+    expect(s.fx.prompter.asked).toHaveLength(1);
+    // ...while reads with the endpoint's token still work (an outside caller may read).
+    expect(await mcpCall(run.endpoint.url, run.endpoint.headers, 'echo', { text: 'hi' })).toEqual({ isError: false, text: 'hi' });
+  });
+
+  it('codex in Vault only: shell, web search and patch tool off, a read-only sandbox, and the token and capability only in its environment', async () => {
+    s = setup();
+    const conv = await s.fx.kernel.conversations.create();
+    s.fx.prompter.answer('allow-once');
+    const r = await runChatTurn(s.fx.kernel, {
+      provider: s.backends.provider('codex'),
+      model: 'gpt-5-codex',
+      conversationId: conv.id,
+      userMessage: 'write ferns',
+      titles: false,
+    });
+    expect(r.stopReason).toBe('final');
+    expect(r.answer).toBe('Done: wrote ferns');
+    expect(s.written).toEqual(['ferns']);
+    expect(r.steps).toEqual([expect.objectContaining({ tool: 'note_write', outcome: 'ok' })]);
+    expect(r.usage).toEqual({ inputTokens: 30, outputTokens: 9 });
+    const [run] = recordedRuns(s.rec, 'codex');
+    expect(run.argv.slice(0, 3)).toEqual(['exec', '--json', '--skip-git-repo-check']);
+    expect(run.argv[run.argv.indexOf('--sandbox') + 1]).toBe('read-only');
+    expect(run.argv).toEqual(
+      expect.arrayContaining(['features.shell_tool=false', 'web_search="disabled"', 'include_apply_patch_tool=false', '--model', 'gpt-5-codex']),
+    );
+    expect(run.argv[run.argv.length - 1]).toBe('-');
+    expect(run.env.token).toEqual(expect.any(String));
+    expect(run.env.capability).toMatch(/^memo-cap-/);
+    const argv = run.argv.join(' ');
+    expect(argv).not.toContain(run.env.token);
+    expect(argv).not.toContain(run.env.capability);
+    const stored = await s.fx.kernel.conversations.messages!(conv.id);
+    expect(stored[1]).toMatchObject({ provider: 'codex-cli', model: 'gpt-5-codex' });
+    const replay = await mcpCall(run.endpoint.url, run.endpoint.headers, 'note_write', { line: 'again' });
+    expect(replay.text).toMatch(/^PERMISSION_DENIED/);
+  });
+
+  it('agy cannot be limited to Memo tools: Vault only is refused before it runs; with Computer access it runs with a temporary HOME and the access is recorded', async () => {
+    s = setup();
+    const conv = await s.fx.kernel.conversations.create();
+    const refused = await runChatTurn(s.fx.kernel, {
+      provider: s.backends.provider('agy'),
+      model: '',
+      conversationId: conv.id,
+      userMessage: 'write x',
+      titles: false,
+    });
+    expect(refused.stopReason).toBe('error');
+    expect(refused.error).toMatch(/^Antigravity CLI cannot be limited to Memo's tools.*Computer access/);
+    expect(recordedRuns(s.rec, 'agy')).toHaveLength(0);
+
+    s.fx.prompter.answer('allow-once');
+    const r = await runChatTurn(s.fx.kernel, {
+      provider: s.backends.provider('agy', { access: 'computer' }),
+      model: '',
+      conversationId: conv.id,
+      userMessage: 'write stars',
+      titles: false,
+    });
+    expect(r.stopReason).toBe('final');
+    expect(r.answer).toBe('Done: wrote stars');
+    expect(s.written).toEqual(['stars']);
+    const [run] = recordedRuns(s.rec, 'agy');
+    // Its MCP config went to a temporary HOME, never the real one, and is gone after the turn.
+    expect(run.home).not.toBe(process.env.HOME);
+    expect(run.home.startsWith(fs.realpathSync(os.tmpdir())) || run.home.startsWith(os.tmpdir())).toBe(true);
+    expect(run.endpoint.configFile).toBe(path.join(run.home, '.gemini', 'config', 'mcp_config.json'));
+    expect(fs.existsSync(run.home)).toBe(false);
+    // Computer access is said in the turn's record, beside the gated call.
+    expect(r.steps[0]).toMatchObject({
+      tool: 'antigravity-cli:computer-access',
+      summary: expect.stringMatching(/^Computer access: Antigravity CLI could use its own/),
+    });
+    const stored = await s.fx.kernel.conversations.info(conv.id);
+    expect(stored.provider).toBe('antigravity-cli');
+  });
+
+  it('claude with Computer access keeps its own tools (no --tools, edits accepted) and records the access with the turn', async () => {
+    s = setup();
+    const conv = await s.fx.kernel.conversations.create();
+    const r = await runChatTurn(s.fx.kernel, {
+      provider: s.backends.provider('claude', { access: 'computer' }),
+      model: 'opus',
+      conversationId: conv.id,
+      userMessage: 'hello',
+      titles: false,
+    });
+    expect(r.answer).toBe('You said: hello');
+    const [run] = recordedRuns(s.rec, 'claude');
+    expect(run.argv).not.toContain('--tools');
+    expect(run.argv).not.toContain('--disallowedTools');
+    expect(run.argv[run.argv.indexOf('--permission-mode') + 1]).toBe('acceptEdits');
+    expect(run.argv[run.argv.indexOf('--model') + 1]).toBe('opus');
+    expect(r.steps).toEqual([expect.objectContaining({ tool: 'claude-cli:computer-access', args: { access: 'computer' } })]);
+  });
+
+  it('sends the earlier conversation with the new message, since the CLI starts fresh each turn', async () => {
+    s = setup();
+    const conv = await s.fx.kernel.conversations.create();
+    const send = (text: string) =>
+      runChatTurn(s.fx.kernel, { provider: s.backends.provider('claude'), model: '', conversationId: conv.id, userMessage: text, titles: false });
+    await send('first thing');
+    const r = await send('second thing');
+    expect(r.answer).toBe('You said: second thing');
+    const runs = recordedRuns(s.rec, 'claude');
+    expect(runs[0].prompt).toBe('first thing');
+    expect(runs[1].prompt).toContain('[User]\nfirst thing\n\n[Assistant]\nYou said: first thing');
+    expect(runs[1].prompt.endsWith('second thing')).toBe(true);
+  });
+
+  it('a CLI that vanished after it was detected ends the turn with "Claude CLI failed to start", and works again once it is back', async () => {
+    s = setup();
+    expect(await s.backends.detector.detect('claude')).toMatchObject({ found: true, version: '2.1.3' });
+    fs.rmSync(path.join(s.bin, 'claude'));
+    const conv = await s.fx.kernel.conversations.create();
+    const r = await runChatTurn(s.fx.kernel, {
+      provider: s.backends.provider('claude'),
+      model: '',
+      conversationId: conv.id,
+      userMessage: 'hello',
+      titles: false,
+    });
+    expect(r.stopReason).toBe('error');
+    expect(r.error).toBe(`Claude CLI failed to start: ${path.join(s.bin, 'claude')} no longer exists`);
+    // Not executable any more is a reason too.
+    writeFakeClis(s.bin, ['claude']);
+    fs.chmodSync(path.join(s.bin, 'claude'), 0o644);
+    const r2 = await runChatTurn(s.fx.kernel, {
+      provider: s.backends.provider('claude'),
+      model: '',
+      conversationId: conv.id,
+      userMessage: 'hello',
+      titles: false,
+    });
+    expect(r2.error).toBe(`Claude CLI failed to start: ${path.join(s.bin, 'claude')} is not executable`);
+    fs.chmodSync(path.join(s.bin, 'claude'), 0o755);
+    const r3 = await runChatTurn(s.fx.kernel, {
+      provider: s.backends.provider('claude'),
+      model: '',
+      conversationId: conv.id,
+      userMessage: 'hello',
+      titles: false,
+    });
+    expect(r3.stopReason).toBe('final');
+    // Every capability minted for those turns is gone.
+    expect(s.fx.kernel.capabilities.size).toBe(0);
+  });
+
+  it("a CLI's own failure (not signed in) ends the turn with its message", async () => {
+    s = setup({ FAKE_CLI_FAIL: '1' });
+    const conv = await s.fx.kernel.conversations.create();
+    const claude = await runChatTurn(s.fx.kernel, {
+      provider: s.backends.provider('claude'),
+      model: '',
+      conversationId: conv.id,
+      userMessage: 'hi',
+      titles: false,
+    });
+    expect(claude.stopReason).toBe('error');
+    expect(claude.error).toBe('Claude CLI: Invalid API key · Please run /login');
+    const codex = await runChatTurn(s.fx.kernel, {
+      provider: s.backends.provider('codex'),
+      model: '',
+      conversationId: conv.id,
+      userMessage: 'hi',
+      titles: false,
+    });
+    expect(codex.error).toBe('Codex CLI: unexpected status 401 Unauthorized');
+    const agy = await runChatTurn(s.fx.kernel, {
+      provider: s.backends.provider('agy', { access: 'computer' }),
+      model: '',
+      conversationId: conv.id,
+      userMessage: 'hi',
+      titles: false,
+    });
+    expect(agy.error).toBe('Antigravity CLI exited with code 1: Not signed in');
+  });
+});
+
+describe('CLI detection', () => {
+  let s: Setup;
+  afterEach(async () => s?.fx.close());
+
+  it('finds each CLI with its version, reuses a success for five minutes, then checks again', async () => {
+    s = setup();
+    const all = await s.backends.detector.detectAll();
+    expect(all.map((d) => [d.backend, d.found, d.found ? d.version : null])).toEqual([
+      ['claude', true, '2.1.3'],
+      ['codex', true, '0.58.0'],
+      ['agy', true, '1.2.7'],
+    ]);
+    expect(await s.backends.detector.detect('claude')).toMatchObject({ found: true, cached: true });
+    expect(versionChecks(s.rec, 'claude')).toBe(1);
+    s.now.t += DETECTION_TTL_MS;
+    expect(await s.backends.detector.detect('claude')).toMatchObject({ found: true, cached: false });
+    expect(versionChecks(s.rec, 'claude')).toBe(2);
+  });
+
+  it('refuses versions below the floor (claude 2.1.0, agy 1.2.7) and never caches a failure', async () => {
+    s = setup({ FAKE_CLAUDE_VERSION: '2.0.9', FAKE_AGY_VERSION: '1.2.6' });
+    const claude = await s.backends.detector.detect('claude');
+    expect(claude).toMatchObject({ found: false, version: '2.0.9', reason: 'version 2.0.9 is older than 2.1.0: upgrade claude' });
+    expect(await s.backends.detector.detect('agy')).toMatchObject({ found: false, reason: 'version 1.2.6 is older than 1.2.7: upgrade agy' });
+    await s.backends.detector.detect('claude');
+    expect(versionChecks(s.rec, 'claude')).toBe(2);
+    // 2.1.10 is newer than 2.1.9, not older (numeric, not text, comparison).
+    const env = { ...s.backends.env, FAKE_CLAUDE_VERSION: '2.1.10' };
+    expect(await new CliDetector({ env, loginShell: false }).detect('claude')).toMatchObject({ found: true, version: '2.1.10' });
+  });
+
+  it('says a CLI is not on PATH, and finds it as soon as it is installed', async () => {
+    s = setup();
+    fs.rmSync(path.join(s.bin, 'codex'));
+    expect(await s.backends.detector.detect('codex')).toMatchObject({ found: false, reason: expect.stringMatching(/^`codex` is not on PATH/) });
+    writeFakeClis(s.bin, ['codex']);
+    expect(await s.backends.detector.detect('codex')).toMatchObject({ found: true, version: '0.58.0' });
+  });
+});
