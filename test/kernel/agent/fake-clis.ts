@@ -97,7 +97,8 @@ const out = (o) => process.stdout.write(JSON.stringify(o) + '\n');
   const ep = endpoint();
   const rec = { argv, cwd: process.cwd(), home: process.env.HOME, prompt, endpoint: ep, env: { token: process.env.MEMO_MCP_TOKEN || null, capability: process.env.MEMO_MCP_WRITE_CAPABILITY || null, inheritedCapability: process.env.MEMO_WRITE_CAPABILITY || null }, calls: [] };
   if (ep && ep.configFile) rec.configMode = (fs.statSync(ep.configFile).mode & 0o777).toString(8);
-  const last = prompt.split('[The person\'s new message, which you answer]\n').pop().trim();
+  // The new message comes last (after a system prompt or the earlier conversation, when there are).
+  const last = prompt.trim().split('\n').pop().trim();
   const m = /^(write|echo) (.+)$/.exec(last);
   let answer = 'You said: ' + last;
   const steps = [];
