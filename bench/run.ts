@@ -4,6 +4,7 @@ import { benchAgent } from './agent.js';
 import { benchHotReload, benchStartup } from './packs.js';
 import { benchFsTools } from './fs-tools.js';
 import { benchMcp } from './mcp.js';
+import { benchPeers } from './peers.js';
 import { benchVault } from './vault.js';
 import { benchWhatsapp } from './whatsapp.js';
 
@@ -18,6 +19,7 @@ if (!only || only === 'packs') {
   await benchStartup();
 }
 if (!only || only === 'mcp') await benchMcp();
+if (!only || only === 'peers') await benchPeers();
 if (!only || only === 'agent') await benchAgent();
 if (!only || only === 'vault') await benchVault();
 if (!only || only === 'whatsapp') await benchWhatsapp();
