@@ -17,11 +17,19 @@ function folderOf(dir: string): string {
   return abs;
 }
 
-/** Prints the problems (each with the offending line when it has one) or the OK line; exit 1 on any problem. */
-async function report(cli: Cli, dir: string, problems: Problem[], ok: string, json: boolean | undefined): Promise<void> {
-  if (json) print({ ok: problems.length === 0, problems });
-  else if (problems.length === 0) process.stdout.write(`OK ${ok}\n`);
-  else {
+/**
+ * Prints the problems (each with the offending line when it has one) or the OK line; exit 1 on any
+ * problem. Warnings (a skill's off-spec but harmless parts) are printed too and change no exit code.
+ */
+async function report(cli: Cli, dir: string, problems: Problem[], ok: string, json: boolean | undefined, warnings: Problem[] = []): Promise<void> {
+  if (json) print({ ok: problems.length === 0, problems, ...(warnings.length ? { warnings } : {}) });
+  else if (problems.length === 0) {
+    const { describeProblem: describe } = await import('../packs/pack-problems.js');
+    const source = warnings.length ? fs.readFileSync(path.join(dir, 'SKILL.md'), 'utf8') : undefined;
+    process.stdout.write(
+      `${warnings.map((w) => `warning: ${describe(w, source)}\n`).join('')}OK ${ok}${warnings.length ? ` (${warnings.length} warning${warnings.length === 1 ? '' : 's'})` : ''}\n`,
+    );
+  } else {
     const { describeProblem: describe } = await import('../packs/pack-problems.js');
     const text = problems.map((p) => {
       let source: string | undefined;
@@ -113,7 +121,7 @@ export function registerSkillAuthoring(skills: Command, cli: Cli): void {
     .action(async (dir: string, opts: { json?: boolean }) => {
       const abs = folderOf(dir);
       const { checkSkillFolder } = await import('../packs/pack-check.js');
-      const { name, tools, problems } = checkSkillFolder(abs);
+      const { name, tools, problems, warnings } = checkSkillFolder(abs);
 
       await report(
         cli,
@@ -121,6 +129,7 @@ export function registerSkillAuthoring(skills: Command, cli: Cli): void {
         problems,
         `skill ${name}: ${tools.length} command tool${tools.length === 1 ? '' : 's'}${tools.length ? ` (${tools.join(', ')})` : ''}`,
         opts.json,
+        warnings,
       );
     });
 }

@@ -81,11 +81,11 @@ export async function checkPackFolder(dir: string): Promise<PackCheck> {
   return { manifest: problems.length ? null : manifest, problems };
 }
 
-export function checkSkillFolder(dir: string): { name: string | null; tools: string[]; problems: Problem[] } {
+export function checkSkillFolder(dir: string): { name: string | null; tools: string[]; problems: Problem[]; warnings: Problem[] } {
   try {
     const skill = readSkill(dir, new SchemaCompiler());
-    return { name: skill.name, tools: skill.tools.map((t) => t.name), problems: [] };
+    return { name: skill.name, tools: skill.tools.map((t) => t.name), problems: [], warnings: skill.warnings };
   } catch (err) {
-    return { name: null, tools: [], problems: problemsOf(err, 'SKILL.md') };
+    return { name: null, tools: [], problems: problemsOf(err, 'SKILL.md'), warnings: [] };
   }
 }
