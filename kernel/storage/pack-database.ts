@@ -1,7 +1,9 @@
 import * as path from 'node:path';
 import type { DataSource } from 'typeorm';
 import { MemoError } from '../errors.js';
-import { openSqlite, type EntityClass, type MigrationClass } from './sqlite.js';
+import type { DatabaseUrl } from './database-url.js';
+import type { EntityClass, MigrationClass } from './migrations.js';
+import { openSqlite } from './sqlite.js';
 
 export interface PackDatabaseOptions {
   /** The file name without `.sqlite`, kebab-case. Default `pack`. */
@@ -16,12 +18,28 @@ export interface PackDatabaseOptions {
 
 const KEBAB = /^[a-z0-9]+(?:-[a-z0-9]+)*$/;
 
+/** Where the kernel keeps pack databases when they are shared (MEMO_DATABASE_URL): one PostgreSQL database. */
+export interface SharedPackDatabase {
+  url: DatabaseUrl;
+  packId: string;
+}
+
 /**
- * A pack's own database: `<dir>/<name>.sqlite` in the pack's data folder, so hot-loading one pack
- * never touches another's schema. Pending migrations run before it is returned (see openSqlite for
- * what happens when one fails, or when the file is newer than the code). The caller closes it.
+ * The PostgreSQL schema of a pack's database: `pack_<pack id>__<name>`, dashes made underscores.
+ * Pack ids and names are kebab-case (no double dash), so the double underscore keeps `a-b`+`c` and
+ * `a`+`b-c` apart; the prefix keeps packs clear of the kernel's own schemas and of PostgreSQL's `pg_`.
  */
-export async function openPackDatabase(dir: string, options: PackDatabaseOptions): Promise<DataSource> {
+export function packSchema(packId: string, name: string): string {
+  return `pack_${packId.replace(/-/g, '_')}__${name.replace(/-/g, '_')}`;
+}
+
+/**
+ * A pack's own database, so hot-loading one pack never touches another's schema: `<dir>/<name>.sqlite`
+ * in the pack's data folder, or, when the kernel shares a PostgreSQL database, the pack's own schema
+ * in it (packSchema). Pending migrations run before it is returned (see migrations.ts for what happens
+ * when one fails, or when the database is newer than the code). The caller closes it.
+ */
+export async function openPackDatabase(dir: string, options: PackDatabaseOptions, shared?: SharedPackDatabase): Promise<DataSource> {
   const name = options.name ?? 'pack';
   if (!KEBAB.test(name)) {
     throw new MemoError(
@@ -29,9 +47,14 @@ export async function openPackDatabase(dir: string, options: PackDatabaseOptions
       `The database name "${name}" is not kebab-case (lower-case letters and digits joined by single dashes, e.g. "notes" or "task-index").`,
     );
   }
-  return openSqlite(path.join(dir, `${name}.sqlite`), {
+  const store = {
     entities: options.entities,
     migrations: options.migrations,
     ...(options.synchronize !== undefined ? { synchronize: options.synchronize } : {}),
-  });
+  };
+  if (shared) {
+    const { openPostgres } = await import('./postgres.js');
+    return openPostgres(shared.url, packSchema(shared.packId, name), store);
+  }
+  return openSqlite(path.join(dir, `${name}.sqlite`), store);
 }
