@@ -64,6 +64,12 @@ export interface TurnOptions {
   routine?: { id: string; sessionId: string };
   /** False: never compact the history (the request is refused when it does not fit, as before). */
   compact?: boolean;
+  /**
+   * Ask the provider to stream each reply, and pass its text on as `text_delta` events while it
+   * arrives (memrynote streams replies: a deliberate change from seed 000's non-streaming loop).
+   * Tool calls still run only once the whole reply is in, at the same temperature.
+   */
+  stream?: boolean;
   /** Reasoning effort, for models that have the setting (ignored by the others). */
   effort?: 'low' | 'medium' | 'high';
 }
@@ -221,7 +227,8 @@ export async function runTurn(kernel: Kernel, opts: TurnOptions): Promise<TurnRe
           contextTokens: plan.budget,
           signal,
           ...(opts.effort ? { effort: opts.effort } : {}),
-          onText: (text: string) => emit({ type: 'text_delta', text }),
+          // Streamed transport only: the reply is complete before any tool runs, so the loop is the same.
+          ...(opts.stream ? { onText: (text: string) => emit({ type: 'text_delta', text }) } : {}),
         });
       } catch (err) {
         if (signal.aborted) return finish('cancelled', 'The turn was stopped.');

@@ -71,6 +71,8 @@ interface ChatOptions {
   backends?: boolean;
   computerAccess?: boolean;
   effort?: string;
+  /** Set by the interactive chat: replies stream into the terminal as they arrive. */
+  streamReplies?: boolean;
 }
 
 const EFFORTS: readonly Effort[] = ['low', 'medium', 'high'];
@@ -467,6 +469,7 @@ async function runOne(
     ...(o.web ? { scope: ['web_search'] } : {}),
     toolsEnabled: s.toolsEnabled,
     ...(o.effort ? { effort: o.effort as Effort } : {}),
+    ...(o.streamReplies ? { stream: true } : {}),
     signal,
     sessionId: `chat:${conversationId}`,
     ...(onEvent ? { onEvent } : {}),
@@ -544,6 +547,7 @@ async function scripted(o: ChatOptions, ctx: CliContext): Promise<void> {
 
 async function interactive(o: ChatOptions, ctx: CliContext): Promise<void> {
   const rl = readline.createInterface({ input: process.stdin, output: process.stderr, terminal: true });
+  o.streamReplies = true;
   const s = await open(o, ctx, new ChatPrompter(rl));
   const out = process.stdout;
   let conversationId = o.resume ?? (await s.kernel.conversations.create({ provider: s.config.name, model: s.model })).id;

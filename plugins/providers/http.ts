@@ -2,6 +2,7 @@ import {
   DEFAULT_RETRY_POLICY,
   fetchWithRetry,
   isMemoError,
+  isProviderError,
   isSensitiveName,
   maskSecrets,
   ProviderError,
@@ -132,6 +133,41 @@ export interface SendOptions {
   signal: AbortSignal;
   secrets: string[];
   deps: AdapterDeps;
+  /**
+   * The request asked for a stream: a `text/event-stream` reply is read as it arrives, each event's
+   * data handed to `onData`, and `result()` is the reply (assembled like a non-streamed one). A
+   * server that answers plain JSON anyway is read as usual. A stream that breaks off after it
+   * started is not retried (its text was already shown).
+   */
+  sse?: { onData(data: string): void; result(): unknown };
+}
+
+/** Reads a server-sent event stream, calling `onData` with each event's data (lines joined); `[DONE]` ends it. */
+async function readEventStream(body: ReadableStream<Uint8Array>, onData: (data: string) => void): Promise<void> {
+  const decoder = new TextDecoder();
+  let buffer = '';
+  const flush = (block: string): boolean => {
+    const data = block
+      .split(/\r?\n/)
+      .filter((l) => l.startsWith('data:'))
+      .map((l) => l.slice(5).replace(/^ /, ''))
+      .join('\n');
+    if (!data) return false;
+    if (data === '[DONE]') return true;
+    onData(data);
+    return false;
+  };
+  for await (const chunk of body as unknown as AsyncIterable<Uint8Array>) {
+    buffer += decoder.decode(chunk, { stream: true });
+    let at: RegExpExecArray | null;
+    while ((at = /\r?\n\r?\n/.exec(buffer))) {
+      const block = buffer.slice(0, at.index);
+      buffer = buffer.slice(at.index + at[0].length);
+      if (flush(block)) return;
+    }
+  }
+  buffer += decoder.decode();
+  if (buffer.trim()) flush(buffer);
 }
 
 interface Failure {
@@ -205,6 +241,18 @@ async function readReply(
   now: () => number,
   make: (message: string, status: number | null, retryable: boolean, detail: string) => ProviderError,
 ): Promise<Failure | { json: unknown }> {
+  if (o.sse && res.ok && res.body && (res.headers.get('content-type') ?? '').includes('text/event-stream')) {
+    try {
+      const sse = o.sse;
+      await readEventStream(res.body, (data) => sse.onData(data));
+      return { json: o.sse.result() };
+    } catch (err) {
+      if (o.signal.aborted) throw cancelled();
+      if (isProviderError(err)) throw err;
+      const why = (err as Error)?.message ?? String(err);
+      throw make(`The reply from ${o.endpoint.host} broke off while streaming (${why}).`, null, false, `${o.label} stream error`);
+    }
+  }
   let text: string;
   try {
     text = await res.text();

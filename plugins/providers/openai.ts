@@ -52,7 +52,67 @@ export function openAiBody(request: ChatRequest, model: string, ep: Endpoint): O
   }
   if (!fixedTemperature(model)) body.temperature = clamp(request.temperature, 0, 2);
   if (request.maxOutputTokens) body[ep.preset === 'openai' ? 'max_completion_tokens' : 'max_tokens'] = request.maxOutputTokens;
+  // Only reasoning models take an effort; others would refuse the unknown parameter.
+  if (request.effort && fixedTemperature(model)) body.reasoning_effort = request.effort;
+  if (request.onText) {
+    body.stream = true;
+    // The usage comes in a last chunk only when asked for; OpenAI and OpenRouter document it.
+    if (ep.preset === 'openai' || ep.preset === 'openrouter') body.stream_options = { include_usage: true };
+  }
   return body;
+}
+
+/**
+ * Assembles a streamed chat completion (`chat.completion.chunk` events) into the reply a
+ * non-streamed request gets, passing each piece of text to `onText` as it arrives. Tool call
+ * arguments come in fragments keyed by `index`; the call is complete only at the end.
+ */
+export class OpenAiStream {
+  private content = '';
+  private reasoning = '';
+  private finish: string | undefined;
+  private usage: Obj | undefined;
+  private readonly calls = new Map<number, { id?: string; name: string; args: string }>();
+
+  constructor(private readonly onText: (text: string) => void) {}
+
+  onData(data: string): void {
+    const chunk = JSON.parse(data) as Obj;
+    if (chunk.error && typeof chunk.error === 'object') {
+      const message = (chunk.error as Obj).message;
+      throw new ProviderError(typeof message === 'string' ? message : 'The stream reported an error.', 502, false, 'openai-compatible stream error event');
+    }
+    if (chunk.usage && typeof chunk.usage === 'object') this.usage = chunk.usage as Obj;
+    const choice = Array.isArray(chunk.choices) ? (chunk.choices[0] as Obj | undefined) : undefined;
+    if (!choice) return;
+    if (typeof choice.finish_reason === 'string') this.finish = choice.finish_reason;
+    const delta = (choice.delta && typeof choice.delta === 'object' ? choice.delta : {}) as Obj;
+    if (typeof delta.content === 'string' && delta.content) {
+      this.content += delta.content;
+      this.onText(delta.content);
+    }
+    for (const key of ['reasoning_content', 'reasoning']) if (typeof delta[key] === 'string') this.reasoning += delta[key];
+    for (const tc of Array.isArray(delta.tool_calls) ? (delta.tool_calls as Obj[]) : []) {
+      const index = typeof tc.index === 'number' ? tc.index : 0;
+      const fn = (tc.function ?? {}) as Obj;
+      const call = this.calls.get(index) ?? { name: '', args: '' };
+      if (typeof tc.id === 'string' && tc.id) call.id = tc.id;
+      if (typeof fn.name === 'string') call.name += fn.name;
+      if (typeof fn.arguments === 'string') call.args += fn.arguments;
+      this.calls.set(index, call);
+    }
+  }
+
+  /** The whole reply, in the non-streamed shape (parseOpenAiReply reads it). */
+  result(): Obj {
+    const toolCalls = [...this.calls.entries()]
+      .sort(([a], [b]) => a - b)
+      .map(([, c]) => ({ ...(c.id ? { id: c.id } : {}), type: 'function', function: { name: c.name, arguments: c.args } }));
+    const message: Obj = { role: 'assistant', content: this.content };
+    if (toolCalls.length) message.tool_calls = toolCalls;
+    if (this.reasoning) message.reasoning_content = this.reasoning;
+    return { choices: [{ index: 0, message, ...(this.finish ? { finish_reason: this.finish } : {}) }], ...(this.usage ? { usage: this.usage } : {}) };
+  }
 }
 
 function textOf(content: unknown): string {
@@ -116,6 +176,8 @@ export function createOpenAiProvider(config: ProviderConfig, deps: AdapterDeps):
     async chat(request: ChatRequest): Promise<ChatResponse> {
       const { signal, key, model, headers, secrets } = startRequest(config, ep, request, deps.env ?? process.env);
       if (key) headers.authorization = `Bearer ${key}`;
+      const stream = request.onText ? new OpenAiStream(request.onText) : undefined;
+      if (stream) headers.accept = 'text/event-stream, application/json';
       const json = await postJson({
         label: 'openai-compatible',
         endpoint: ep,
@@ -125,6 +187,7 @@ export function createOpenAiProvider(config: ProviderConfig, deps: AdapterDeps):
         signal,
         secrets,
         deps,
+        ...(stream ? { sse: stream } : {}),
       });
       return parseOpenAiReply(json, ep.host);
     },
