@@ -41,7 +41,7 @@ type Block = Obj & { type: string };
  * text is left out (the API refuses empty text blocks). A turn of one text block is sent as a
  * plain string.
  */
-export function toAnthropic(messages: ChatMessage[]): { system?: string; messages: Obj[] } {
+export function toAnthropic(messages: ChatMessage[], thinking: ReadonlyMap<string, Obj[]> = new Map()): { system?: string; messages: Obj[] } {
   const system: string[] = [];
   const turns: Array<{ role: 'user' | 'assistant'; content: Block[] }> = [];
   const push = (role: 'user' | 'assistant', blocks: Block[]) => {
@@ -60,6 +60,9 @@ export function toAnthropic(messages: ChatMessage[]): { system?: string; message
         break;
       case 'assistant':
         push('assistant', [
+          // The signed thinking blocks of a reply that called tools go back with it, first (the API
+          // requires them while a tool call is answered); the loop itself never replays reasoning.
+          ...(m.toolCalls?.length ? ((thinking.get(m.toolCalls[0]!.id) ?? []) as Block[]) : []),
           ...(m.content ? [{ type: 'text', text: m.content }] : []),
           ...(m.toolCalls ?? []).map((c) => ({ type: 'tool_use', id: c.id, name: c.name, input: c.arguments ?? {} })),
         ]);
@@ -78,35 +81,60 @@ export function toAnthropic(messages: ChatMessage[]): { system?: string; message
   return { ...(system.length ? { system: system.join('\n\n') } : {}), messages: out };
 }
 
-export function anthropicBody(request: ChatRequest, model: string): Obj {
-  const { system, messages } = toAnthropic(request.messages);
+/** Extended-thinking budgets for an effort (budget_tokens, at least 1024). */
+export const THINKING_BUDGET = { low: 2_048, medium: 8_192, high: 24_576 } as const;
+
+/** Claude 3.7 and the Claude 4 family think; Claude 3 and 3.5 do not. */
+export function canThink(model: string): boolean {
+  const m = bareModel(model);
+  return /^claude-/.test(m) && !/^claude-3-(?!7)/.test(m) && !/^claude-(?:instant|2)/.test(m);
+}
+
+export function anthropicBody(request: ChatRequest, model: string, thinking?: ReadonlyMap<string, Obj[]>): Obj {
+  const { system, messages } = toAnthropic(request.messages, thinking);
   const body: Obj = { model, max_tokens: request.maxOutputTokens ?? defaultMaxTokens(model) };
   if (system !== undefined) body.system = system;
   body.messages = messages;
   if (request.tools.length) {
     body.tools = request.tools.map(pickDefinition).map((t) => ({ name: t.name, description: t.description, input_schema: anthropicInputSchema(t.parameters) }));
   }
-  body.temperature = clamp(request.temperature, 0, 1);
+  if (request.effort && canThink(model)) {
+    // Thinking takes its budget out of max_tokens, and refuses any temperature but the default.
+    const budget = THINKING_BUDGET[request.effort];
+    body.thinking = { type: 'enabled', budget_tokens: budget };
+    body.max_tokens = budget + (request.maxOutputTokens ?? defaultMaxTokens(model));
+  } else body.temperature = clamp(request.temperature, 0, 1);
   return body;
 }
 
-export function parseAnthropicReply(json: unknown, host: string): ChatResponse {
+export function parseAnthropicReply(json: unknown, host: string, thinking?: Map<string, Obj[]>): ChatResponse {
   const r = (json && typeof json === 'object' ? json : {}) as Obj;
   if (!Array.isArray(r.content)) throw new ProviderError(`${host} answered without message content.`, 200, false, 'anthropic reply without content');
   const texts: string[] = [];
+  const thoughts: string[] = [];
+  const signed: Obj[] = [];
   const toolCalls: ToolCallRequestPart[] = [];
   for (const block of r.content as Obj[]) {
     if (block?.type === 'text' && typeof block.text === 'string') texts.push(block.text);
-    else if (block?.type === 'tool_use' && typeof block.name === 'string') {
+    else if (block?.type === 'thinking' || block?.type === 'redacted_thinking') {
+      signed.push(block);
+      if (typeof block.thinking === 'string' && block.thinking.trim()) thoughts.push(block.thinking.trim());
+    } else if (block?.type === 'tool_use' && typeof block.name === 'string') {
       const id = typeof block.id === 'string' && block.id ? block.id : `toolu_${randomBytes(12).toString('hex')}`;
       toolCalls.push({ id, name: block.name, ...parseArguments(block.input) });
     }
+  }
+  // Kept by the provider under the reply's first call, to go back with it while the calls are answered.
+  if (thinking && signed.length && toolCalls.length) {
+    thinking.set(toolCalls[0]!.id, signed);
+    if (thinking.size > 500) thinking.delete(thinking.keys().next().value as string);
   }
   const u = r.usage as Obj | undefined;
   const n = (v: unknown) => (typeof v === 'number' ? v : 0);
   return {
     content: texts.join('\n'),
     toolCalls,
+    ...(thoughts.length ? { reasoning: thoughts.join('\n\n') } : {}),
     // Cached prompt tokens still fill the window: they count as input.
     ...(u && typeof u.input_tokens === 'number'
       ? { usage: { inputTokens: u.input_tokens + n(u.cache_creation_input_tokens) + n(u.cache_read_input_tokens), outputTokens: n(u.output_tokens) } }
@@ -119,6 +147,7 @@ export function parseAnthropicReply(json: unknown, host: string): ChatResponse {
 export function createAnthropicProvider(config: ProviderConfig, deps: AdapterDeps): ModelProvider {
   const ep = resolveEndpoint('anthropic', config);
   const url = anthropicUrl(ep.baseUrl);
+  const thinking = new Map<string, Obj[]>();
   return {
     name: config.name,
     kind: 'anthropic',
@@ -126,8 +155,8 @@ export function createAnthropicProvider(config: ProviderConfig, deps: AdapterDep
       const { signal, key, model, headers, secrets } = startRequest(config, ep, request, deps.env ?? process.env);
       if (key) headers['x-api-key'] = key;
       headers['anthropic-version'] = ANTHROPIC_VERSION;
-      const json = await postJson({ label: 'anthropic', endpoint: ep, url, headers, body: anthropicBody(request, model), signal, secrets, deps });
-      return parseAnthropicReply(json, ep.host);
+      const json = await postJson({ label: 'anthropic', endpoint: ep, url, headers, body: anthropicBody(request, model, thinking), signal, secrets, deps });
+      return parseAnthropicReply(json, ep.host, thinking);
     },
     contextWindow: (model: string) => contextWindowFor(model, config),
     countTokens: (text: string, model: string) => exactTokens(text, model) as number,

@@ -94,7 +94,10 @@ export function toGemini(messages: ChatMessage[], signatures: ReadonlyMap<string
   return { ...(system.length ? { systemInstruction: { parts: [{ text: system.join('\n\n') }] } } : {}), contents };
 }
 
-export function geminiBody(request: ChatRequest, signatures: ReadonlyMap<string, string>): Obj {
+/** Thinking budgets for an effort (Gemini 2.5's thinkingBudget); Gemini 3 takes a level instead. */
+export const GEMINI_THINKING_BUDGET = { low: 1_024, medium: 8_192, high: 24_576 } as const;
+
+export function geminiBody(request: ChatRequest, signatures: ReadonlyMap<string, string>, model = ''): Obj {
   const { systemInstruction, contents } = toGemini(request.messages, signatures);
   const body: Obj = { contents };
   if (systemInstruction) body.systemInstruction = systemInstruction;
@@ -109,6 +112,13 @@ export function geminiBody(request: ChatRequest, signatures: ReadonlyMap<string,
     ];
   }
   body.generationConfig = { temperature: clamp(request.temperature, 0, 2), ...(request.maxOutputTokens ? { maxOutputTokens: request.maxOutputTokens } : {}) };
+  if (request.effort) {
+    // includeThoughts: the reply carries thought summaries (parts marked `thought`), shown as reasoning.
+    const level = /^gemini-3/.test(model.replace(/^models\//, ''));
+    (body.generationConfig as Obj).thinkingConfig = level
+      ? { thinkingLevel: request.effort === 'low' ? 'low' : 'high', includeThoughts: true }
+      : { thinkingBudget: GEMINI_THINKING_BUDGET[request.effort], includeThoughts: true };
+  }
   return body;
 }
 
@@ -133,10 +143,12 @@ export function parseGeminiReply(json: unknown, host: string, replyKey: string, 
   }
   const parts = (((candidate.content ?? {}) as Obj).parts ?? []) as Obj[];
   const texts: string[] = [];
+  const thoughts: string[] = [];
   const toolCalls: ToolCallRequestPart[] = [];
   let position = 0;
   for (const part of Array.isArray(parts) ? parts : []) {
     if (typeof part?.text === 'string' && part.thought !== true) texts.push(part.text);
+    else if (typeof part?.text === 'string' && part.text.trim()) thoughts.push(part.text.trim());
     const fc = part?.functionCall as Obj | undefined;
     if (fc && typeof fc.name === 'string') {
       const id = typeof fc.id === 'string' && fc.id ? fc.id : `call_${createHash('sha256').update(`${replyKey}\n${position}`).digest('hex').slice(0, 16)}`;
@@ -158,6 +170,7 @@ export function parseGeminiReply(json: unknown, host: string, replyKey: string, 
   return {
     content: texts.join(''),
     toolCalls,
+    ...(thoughts.length ? { reasoning: thoughts.join('\n\n') } : {}),
     // Thinking tokens are billed and generated as output.
     ...(u && typeof u.promptTokenCount === 'number'
       ? { usage: { inputTokens: u.promptTokenCount, outputTokens: n(u.candidatesTokenCount) + n(u.thoughtsTokenCount) } }
@@ -183,7 +196,7 @@ export function createGeminiProvider(config: ProviderConfig, deps: AdapterDeps):
         endpoint: ep,
         url: geminiUrl(ep.baseUrl, model),
         headers,
-        body: geminiBody(request, signatures),
+        body: geminiBody(request, signatures, model),
         signal,
         secrets,
         deps,
