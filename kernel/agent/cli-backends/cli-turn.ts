@@ -99,6 +99,8 @@ export class CliBackendProvider implements ModelProvider {
       prompt: renderPrompt(request.messages.slice(0, -1), lastUser(request.messages)),
       model: request.model,
       signal: request.signal,
+      // A title or a summary needs no tools: Vault only (no MCP server either) wherever the CLI allows it.
+      access: this.spec.vaultOnly ? 'vault' : this.access,
     });
     if (run.error) throw new ProviderError(run.error, null, false);
     return { content: run.answer, toolCalls: [], ...(run.usage ? { usage: run.usage } : {}) };
@@ -160,6 +162,8 @@ interface RunRequest {
   signal?: AbortSignal;
   onEvent?: (e: AgentEvent) => void;
   detection?: Extract<Detection, { found: true }>;
+  /** Overrides the provider's access for this run. */
+  access?: AccessMode;
 }
 
 /** Why a file cannot be executed now, or null. */
@@ -181,9 +185,10 @@ function cannotExecute(file: string): string | null {
 async function runCli(provider: CliBackendProvider, req: RunRequest): Promise<CliRun> {
   const spec = provider.spec;
   const out: CliRun = { answer: '', steps: [], reasoning: [], cancelled: false };
+  const access = req.access ?? provider.access;
   const detection = req.detection ?? (await provider.backends.detector.detect(provider.backend));
   if (!detection.found) return { ...out, error: `${spec.label} is not available: ${detection.reason}`, startFailed: true };
-  if (provider.access === 'vault' && !spec.vaultOnly)
+  if (access === 'vault' && !spec.vaultOnly)
     return {
       ...out,
       error: `${spec.label} cannot be limited to Memo's tools: it has no documented flag that turns its own file and shell tools off. Send the turn with Computer access (--computer-access, or /computer) to use it knowingly.`,
@@ -196,7 +201,7 @@ async function runCli(provider: CliBackendProvider, req: RunRequest): Promise<Cl
   try {
     const inv = buildInvocation(provider.backend, {
       prompt: req.prompt,
-      mode: provider.access,
+      mode: access,
       runDir,
       cwd: provider.backends.kernel.config.root,
       ...(req.model ? { model: req.model } : {}),

@@ -228,6 +228,24 @@ describe('agent CLI backends (fake claude, codex and agy on PATH, a real MCP end
     expect(r.steps).toEqual([expect.objectContaining({ tool: 'claude-cli:computer-access', args: { access: 'computer' } })]);
   });
 
+  it('names the conversation through the same CLI, in a run without Memo tools or its own, even when the turn had Computer access', async () => {
+    s = setup();
+    const conv = await s.fx.kernel.conversations.create();
+    const r = await runChatTurn(s.fx.kernel, {
+      provider: s.backends.provider('claude', { access: 'computer' }),
+      model: '',
+      conversationId: conv.id,
+      userMessage: 'hello there',
+    });
+    const title = await r.title;
+    expect(title).toMatch(/^You said: /);
+    expect((await s.fx.kernel.conversations.info(conv.id)).title).toBe(title);
+    const [, titleRun] = recordedRuns(s.rec, 'claude');
+    expect(titleRun.argv[titleRun.argv.indexOf('--tools') + 1]).toBe('');
+    expect(titleRun.argv).not.toContain('--mcp-config');
+    expect(titleRun.endpoint).toBeNull();
+  });
+
   it('sends the earlier conversation with the new message, since the CLI starts fresh each turn', async () => {
     s = setup();
     const conv = await s.fx.kernel.conversations.create();
