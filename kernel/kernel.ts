@@ -39,6 +39,7 @@ import { ConsolePanels } from './packs/console-panels.js';
 import { HostContext } from './packs/host-context.js';
 import type { PackApi } from './packs/pack-api.js';
 import { packAgent } from './agent/routine-turn.js';
+import { databaseFromSetting } from './storage/database-url.js';
 import type { DataSource } from 'typeorm';
 
 /** The services a host may replace, each with one entry in `KernelOptions.services`. */
@@ -84,6 +85,12 @@ export interface KernelOptions {
   unattendedApprovals?: 'wait' | 'refuse';
   promptTimeoutMs?: number;
   defaultToolTimeoutMs?: number;
+  /**
+   * A PostgreSQL URL (postgres://USER:PASSWORD@HOST:PORT/DATABASE) where pack databases (each pack in
+   * its own schema) and conversations live, shared by every kernel that uses it. Default:
+   * MEMO_DATABASE_URL from the environment; unset or blank, SQLite files in dataDir.
+   */
+  databaseUrl?: string;
 }
 
 function checkRoot(root: string): string {
@@ -278,7 +285,7 @@ export class Kernel {
         const { openPackDatabase } = await import('./storage/pack-database.js');
         let ds: DataSource;
         try {
-          ds = await openPackDatabase(dataDir, options);
+          ds = await openPackDatabase(dataDir, options, this.config.database ? { url: this.config.database, packId } : undefined);
         } catch (err) {
           openNames.delete(name);
           throw err;
@@ -451,6 +458,10 @@ export function createKernel(options: KernelOptions = {}): Kernel {
     dataDir,
     promptTimeoutMs: options.promptTimeoutMs ?? DEFAULT_PROMPT_TIMEOUT_MS,
     defaultToolTimeoutMs: options.defaultToolTimeoutMs ?? DEFAULT_TOOL_TIMEOUT_MS,
+    database:
+      options.databaseUrl !== undefined
+        ? databaseFromSetting(options.databaseUrl, 'The databaseUrl option')
+        : databaseFromSetting(process.env.MEMO_DATABASE_URL),
   };
 
   const c = rootContainer.createChildContainer();
@@ -466,7 +477,7 @@ export function createKernel(options: KernelOptions = {}): Kernel {
       log.open();
       return log;
     },
-    conversationStore: () => new ConversationStore(path.join(dataDir, 'agent.sqlite')),
+    conversationStore: () => new ConversationStore(path.join(dataDir, 'agent.sqlite'), undefined, config.database),
     providerRegistry: () => new ProviderRegistry(),
   };
   const shorthand: Partial<KernelServices> = {

@@ -11,6 +11,7 @@ import type { ConversationInfo, HistoryHit, StoredMessage, StoredSummary, ToolAc
 import type { AgentStep } from './agent/agent-loop.js';
 import type { ChatMessage, ModelProvider, ProviderConfig, ProviderFactory } from './agent/provider.js';
 import type { Disposable } from './disposable.js';
+import type { DatabaseUrl } from './storage/database-url.js';
 
 export const Clock = Symbol('Clock');
 export type Clock = ClockShape;
@@ -84,4 +85,6 @@ export interface KernelConfig {
   dataDir: string;
   promptTimeoutMs: number;
   defaultToolTimeoutMs: number;
+  /** The shared PostgreSQL database for pack databases and conversations, or null: SQLite files in dataDir. Prints with its password masked. */
+  database: DatabaseUrl | null;
 }

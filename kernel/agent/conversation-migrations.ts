@@ -1,8 +1,14 @@
 /**
- * Migrations of data/agent.sqlite, oldest first. Each runs in its own transaction (see
- * kernel/storage/sqlite.ts). typeorm is only a type here: this file is imported with the entities.
+ * Migrations of data/agent.sqlite, oldest first, or of the schema memo_agent when the conversations
+ * live in PostgreSQL (MEMO_DATABASE_URL). Each runs in its own transaction (see
+ * kernel/storage/migrations.ts). The SQLite statements are the ones existing files ran and stay as
+ * they are; PostgreSQL gets its own where the SQL differs, under the same migration names, so both
+ * record the same history. Dates are `timestamptz` there (an instant, whatever the server's or
+ * the host's time zone). typeorm is only a type here: this file is imported with the entities.
  */
 import type { MigrationInterface, QueryRunner } from 'typeorm';
+
+const onPostgres = (qr: QueryRunner) => qr.connection.driver.options.type === 'postgres';
 
 /**
  * The schema typeorm's `synchronize` made from conversation-entities.ts before there were
@@ -11,6 +17,20 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
  */
 class CreateConversations1796064597881 implements MigrationInterface {
   async up(qr: QueryRunner): Promise<void> {
+    if (onPostgres(qr)) {
+      await qr.query(
+        `CREATE TABLE "conversations" ("id" varchar(36) PRIMARY KEY NOT NULL, "title" varchar(200) NOT NULL, "provider" varchar(100), "model" varchar(200), "createdAt" timestamptz NOT NULL DEFAULT now(), "updatedAt" timestamptz NOT NULL DEFAULT now(), "deletedAt" timestamptz)`,
+      );
+      await qr.query(
+        `CREATE TABLE "messages" ("id" varchar(36) PRIMARY KEY NOT NULL, "conversationId" varchar(36) NOT NULL, "seq" integer NOT NULL, "role" varchar(16) NOT NULL, "content" text NOT NULL, "toolCalls" text, "toolCallId" varchar(200), "name" varchar(100), "isError" boolean NOT NULL DEFAULT false, "createdAt" timestamptz NOT NULL DEFAULT now())`,
+      );
+      await qr.query(`CREATE UNIQUE INDEX "IDX_f0874fbc4bba5c9edc9ca528f8" ON "messages" ("conversationId", "seq")`);
+      await qr.query(
+        `CREATE TABLE "tool_activity" ("id" varchar(36) PRIMARY KEY NOT NULL, "conversationId" varchar(36) NOT NULL, "turnSeq" integer NOT NULL, "tool" varchar(100) NOT NULL, "args" text NOT NULL, "outcome" varchar(16) NOT NULL, "code" varchar(40), "summary" text NOT NULL, "durationMs" integer NOT NULL, "createdAt" timestamptz NOT NULL DEFAULT now())`,
+      );
+      await qr.query(`CREATE INDEX "IDX_fc8029874e647c7e18144852b8" ON "tool_activity" ("conversationId", "turnSeq")`);
+      return;
+    }
     await qr.query(
       `CREATE TABLE IF NOT EXISTS "conversations" ("id" varchar(36) PRIMARY KEY NOT NULL, "title" varchar(200) NOT NULL, "provider" varchar(100), "model" varchar(200), "createdAt" datetime NOT NULL DEFAULT (datetime('now')), "updatedAt" datetime NOT NULL DEFAULT (datetime('now')), "deletedAt" datetime)`,
     );
@@ -38,8 +58,9 @@ class AddSummariesAndMessageModel1796500000000 implements MigrationInterface {
   async up(qr: QueryRunner): Promise<void> {
     await qr.query(`ALTER TABLE "messages" ADD COLUMN "provider" varchar(100)`);
     await qr.query(`ALTER TABLE "messages" ADD COLUMN "model" varchar(200)`);
+    const now = onPostgres(qr) ? `timestamptz NOT NULL DEFAULT now()` : `datetime NOT NULL DEFAULT (datetime('now'))`;
     await qr.query(
-      `CREATE TABLE "conversation_summaries" ("id" varchar(36) PRIMARY KEY NOT NULL, "conversationId" varchar(36) NOT NULL, "throughSeq" integer NOT NULL, "content" text NOT NULL, "provider" varchar(100), "model" varchar(200), "createdAt" datetime NOT NULL DEFAULT (datetime('now')))`,
+      `CREATE TABLE "conversation_summaries" ("id" varchar(36) PRIMARY KEY NOT NULL, "conversationId" varchar(36) NOT NULL, "throughSeq" integer NOT NULL, "content" text NOT NULL, "provider" varchar(100), "model" varchar(200), "createdAt" ${now})`,
     );
     await qr.query(`CREATE INDEX "IDX_3ab6c8b8a75553f4a33701a0e2" ON "conversation_summaries" ("conversationId", "throughSeq") `);
   }
@@ -54,11 +75,15 @@ class AddSummariesAndMessageModel1796500000000 implements MigrationInterface {
 
 /**
  * Titles become text: they are stored encrypted, and a ciphertext is longer than 200 characters.
- * SQLite cannot alter a column, so the table is rebuilt the way typeorm does it. The content itself
- * is encrypted by the store when it opens the file (a migration has no key).
+ * SQLite cannot alter a column, so the table is rebuilt the way typeorm does it (PostgreSQL alters
+ * it in place). The content itself is encrypted by the store when it opens the file (a migration has no key).
  */
 class TitleAsText1796600000000 implements MigrationInterface {
   async up(qr: QueryRunner): Promise<void> {
+    if (onPostgres(qr)) {
+      await qr.query(`ALTER TABLE "conversations" ALTER COLUMN "title" TYPE text`);
+      return;
+    }
     await qr.query(
       `CREATE TABLE "temporary_conversations" ("id" varchar(36) PRIMARY KEY NOT NULL, "title" text NOT NULL, "provider" varchar(100), "model" varchar(200), "createdAt" datetime NOT NULL DEFAULT (datetime('now')), "updatedAt" datetime NOT NULL DEFAULT (datetime('now')), "deletedAt" datetime)`,
     );
@@ -70,6 +95,10 @@ class TitleAsText1796600000000 implements MigrationInterface {
   }
 
   async down(qr: QueryRunner): Promise<void> {
+    if (onPostgres(qr)) {
+      await qr.query(`ALTER TABLE "conversations" ALTER COLUMN "title" TYPE varchar(200) USING substr("title", 1, 200)`);
+      return;
+    }
     await qr.query(
       `CREATE TABLE "temporary_conversations" ("id" varchar(36) PRIMARY KEY NOT NULL, "title" varchar(200) NOT NULL, "provider" varchar(100), "model" varchar(200), "createdAt" datetime NOT NULL DEFAULT (datetime('now')), "updatedAt" datetime NOT NULL DEFAULT (datetime('now')), "deletedAt" datetime)`,
     );

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import * as path from 'node:path';
 import type { DataSource, Repository } from 'typeorm';
 import { MemoError } from '../errors.js';
+import type { DatabaseUrl } from '../storage/database-url.js';
 import { openSqlite } from '../storage/sqlite.js';
 import type { AgentStep } from './agent-loop.js';
 import { summaryMessage, type Compaction } from './compaction.js';
@@ -77,6 +78,9 @@ type Entities = typeof import('./conversation-entities.js');
 type ToolCallsColumn = Array<{ id: string; name: string; arguments: Record<string, unknown> }>;
 
 /** Associated data of each encrypted field: the row and the column it belongs to. */
+/** The PostgreSQL schema of the conversations (pack schemas all start with pack_). */
+const CONVERSATION_SCHEMA = 'memo_agent';
+
 const at = {
   title: (id: string) => `conversation/${id}/title`,
   content: (id: string) => `message/${id}/content`,
@@ -101,11 +105,22 @@ export class ConversationStore {
   private entities: Entities | null = null;
   private onDelete: (id: string) => void = () => {};
 
-  /** `keyFile`: the conversation key, `agent.key` beside the database unless told otherwise. */
+  /**
+   * `keyFile`: the conversation key, `agent.key` beside the database unless told otherwise.
+   * `database`: a shared PostgreSQL database (MEMO_DATABASE_URL), used instead of `file`: the
+   * conversations live in its schema `memo_agent`; the key stays a file, and every instance that
+   * shares the database needs the same one.
+   */
   constructor(
     readonly file: string,
     readonly keyFile: string = path.join(path.dirname(file), 'agent.key'),
+    private readonly database: DatabaseUrl | null = null,
   ) {}
+
+  /** Where the conversations are, for messages: the file, or the database (password masked) and schema. */
+  private get where(): string {
+    return this.database ? `${this.database.display} (schema "${CONVERSATION_SCHEMA}")` : this.file;
+  }
 
   private get c(): ConversationCipher {
     return this.cipher!; // set by open(), before any repository is handed out
@@ -144,10 +159,13 @@ export class ConversationStore {
   private async open(): Promise<DataSource> {
     const [entities, { CONVERSATION_MIGRATIONS }] = await Promise.all([import('./conversation-entities.js'), import('./conversation-migrations.js')]);
     this.entities = entities;
-    const ds = await openSqlite(this.file, {
+    const store = {
       entities: [entities.ConversationRow, entities.MessageRow, entities.ToolActivityRow, entities.SummaryRow],
       migrations: CONVERSATION_MIGRATIONS,
-    });
+    };
+    const ds = this.database
+      ? await (await import('../storage/postgres.js')).openPostgres(this.database, CONVERSATION_SCHEMA, store)
+      : await openSqlite(this.file, store);
     try {
       this.cipher = await this.openCipher(ds);
       if ((await this.encryptAll(ds, 'legacy')) > 0) await this.compactFile(ds);
@@ -171,7 +189,7 @@ export class ConversationStore {
     if (encrypted.length > 0) {
       throw new MemoError(
         'CONFLICT',
-        `The conversation key ${this.keyFile} is missing: the conversations in ${this.file} are encrypted with it and cannot be read. Put the key file back from a backup, or move ${this.file} away to start with no conversations.`,
+        `The conversation key ${this.keyFile} is missing: the conversations in ${this.where} are encrypted with it and cannot be read. Put the key file back from a backup, or ${this.database ? 'drop that schema' : `move ${this.file} away`} to start with no conversations.`,
       );
     }
     return ConversationCipher.create(this.keyFile);
@@ -186,11 +204,13 @@ export class ConversationStore {
     const c = this.c;
     const need = (v: string | null) => v !== null && (which === 'all' || !ConversationCipher.isEncrypted(v));
     let written = 0;
+    // The dialect's placeholders: ? on SQLite, $1, $2... on PostgreSQL.
+    const p = (i: number) => ds.driver.createParameter('p', i);
     await ds.transaction(async (m) => {
       const seal = (value: string, context: string) => c.encrypt(c.decrypt(value, context), context);
       for (const r of await m.query<Array<{ id: string; title: string }>>(`SELECT "id", "title" FROM "conversations"`)) {
         if (!need(r.title)) continue;
-        await m.query(`UPDATE "conversations" SET "title" = ? WHERE "id" = ?`, [seal(r.title, at.title(r.id)), r.id]);
+        await m.query(`UPDATE "conversations" SET "title" = ${p(0)} WHERE "id" = ${p(1)}`, [seal(r.title, at.title(r.id)), r.id]);
         written++;
       }
       for (const r of await m.query<
@@ -205,7 +225,7 @@ export class ConversationStore {
         const calls = r.toolCalls === null ? null : (JSON.parse(r.toolCalls) as unknown);
         const callsText = calls === null ? null : typeof calls === 'string' ? calls : JSON.stringify(calls);
         if (!need(r.content) && !need(callsText) && !need(r.reasoning)) continue;
-        await m.query(`UPDATE "messages" SET "content" = ?, "toolCalls" = ?, "reasoning" = ? WHERE "id" = ?`, [
+        await m.query(`UPDATE "messages" SET "content" = ${p(0)}, "toolCalls" = ${p(1)}, "reasoning" = ${p(2)} WHERE "id" = ${p(3)}`, [
           need(r.content) ? seal(r.content, at.content(r.id)) : r.content,
           callsText === null ? null : JSON.stringify(need(callsText) ? seal(callsText, at.toolCalls(r.id)) : callsText),
           r.reasoning !== null && need(r.reasoning) ? seal(r.reasoning, at.reasoning(r.id)) : r.reasoning,
@@ -217,7 +237,7 @@ export class ConversationStore {
         const args = JSON.parse(r.args) as unknown;
         const argsText = typeof args === 'string' ? args : JSON.stringify(args);
         if (!need(argsText) && !need(r.summary)) continue;
-        await m.query(`UPDATE "tool_activity" SET "args" = ?, "summary" = ? WHERE "id" = ?`, [
+        await m.query(`UPDATE "tool_activity" SET "args" = ${p(0)}, "summary" = ${p(1)} WHERE "id" = ${p(2)}`, [
           JSON.stringify(need(argsText) ? seal(argsText, at.args(r.id)) : argsText),
           need(r.summary) ? seal(r.summary, at.stepSummary(r.id)) : r.summary,
           r.id,
@@ -226,15 +246,24 @@ export class ConversationStore {
       }
       for (const r of await m.query<Array<{ id: string; content: string }>>(`SELECT "id", "content" FROM "conversation_summaries"`)) {
         if (!need(r.content)) continue;
-        await m.query(`UPDATE "conversation_summaries" SET "content" = ? WHERE "id" = ?`, [seal(r.content, at.summary(r.id)), r.id]);
+        await m.query(`UPDATE "conversation_summaries" SET "content" = ${p(0)} WHERE "id" = ${p(1)}`, [seal(r.content, at.summary(r.id)), r.id]);
         written++;
       }
     });
     return written;
   }
 
-  /** Rewrites the file so pages that held the old values (plaintext, or an old key's) are gone, the WAL too. */
+  /**
+   * Rewrites the file so pages that held the old values (plaintext, or an old key's) are gone, the WAL
+   * too. On PostgreSQL, VACUUM FULL rewrites the tables into new files and deletes the old ones; the
+   * server's write-ahead log and its backups are the administrator's, and keep old values until they
+   * are recycled.
+   */
   private async compactFile(ds: DataSource): Promise<void> {
+    if (this.database) {
+      await ds.query(`VACUUM FULL "conversations", "messages", "tool_activity", "conversation_summaries"`);
+      return;
+    }
     await ds.query(`VACUUM`);
     await ds.query(`PRAGMA wal_checkpoint(TRUNCATE)`);
   }
