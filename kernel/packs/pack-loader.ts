@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { register } from 'node:module';
-import { pathToFileURL } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { isMemoError } from '../errors.js';
 import type { ToolImplementation } from '../tools/contract.js';
 import type { PackDefinition, PackSource } from '../tools/tool-registry.js';
@@ -114,6 +114,42 @@ function resolveMain(dir: string, main: string): string {
 
 let hooksInstalled = false;
 
+let ownRoot: string | null | undefined;
+
+/** The real path of this package's folder (the nearest package.json named memo-kernel above this file), or null. */
+function packageRoot(): string | null {
+  if (ownRoot !== undefined) return ownRoot;
+  ownRoot = null;
+  let dir = path.dirname(fileURLToPath(import.meta.url));
+  for (;;) {
+    try {
+      if ((JSON.parse(fs.readFileSync(path.join(dir, 'package.json'), 'utf8')) as { name?: unknown }).name === 'memo-kernel') {
+        ownRoot = fs.realpathSync(dir);
+        break;
+      }
+    } catch {
+      // no package.json here: go up
+    }
+    const up = path.dirname(dir);
+    if (up === dir) break;
+    dir = up;
+  }
+  return ownRoot;
+}
+
+/**
+ * Whether importing a pack needs the resolve hook: a reload (its files get the new version), or a
+ * pack outside this package (it cannot see `memo-kernel` by name). A built-in pack's first load does
+ * not: it finds the kernel through the package's own exports. Registering the hook starts Node's
+ * loader worker, and from then on every import in the process round-trips through it, so a start
+ * with only built-in packs does without.
+ */
+function needsPackHooks(realDir: string, version: number): boolean {
+  if (version > 0) return true;
+  const root = packageRoot();
+  return root === null || !(realDir === root || realDir.startsWith(`${root}${path.sep}`));
+}
+
 /** Registers the resolve hook: `memo-kernel/pack` means this kernel, and a reloaded pack's own files get its version. */
 function installPackHooks(): void {
   if (hooksInstalled) return;
@@ -131,8 +167,9 @@ export async function loadPackCode(dir: string, manifest: PackManifest, version 
   const file = resolveMain(dir, manifest.main);
   // The query names the pack's folder (its files, and only they, are versioned) and makes a changed
   // file a new module (ESM caches by URL): used by hot reload.
-  installPackHooks();
-  const query = new URLSearchParams({ ...(version ? { 'memo-v': String(version) } : {}), 'memo-pack': pathToFileURL(fs.realpathSync(dir)).href });
+  const realDir = fs.realpathSync(dir);
+  if (needsPackHooks(realDir, version)) installPackHooks();
+  const query = new URLSearchParams({ ...(version ? { 'memo-v': String(version) } : {}), 'memo-pack': pathToFileURL(realDir).href });
   const url = `${pathToFileURL(file).href}?${query.toString()}`;
   let mod: Record<string, unknown>;
   try {

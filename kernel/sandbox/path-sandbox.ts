@@ -9,7 +9,10 @@
  *   is resolved by the kernel (realpath) and dangling links are followed by hand, never lexically;
  * - check-then-open races: `openForRead`/`openForWrite` open with O_NOFOLLOW and then prove that the
  *   opened descriptor is the file that was checked (device + inode, and on Linux the kernel's own
- *   path of the descriptor).
+ *   path of the descriptor). On Linux an existing path is first located with one O_PATH open (the
+ *   kernel follows the links; nothing is really opened, so no device or FIFO is touched) and checked
+ *   where the descriptor really is; a read then reopens that very descriptor through /proc/self/fd,
+ *   so what is read is what was checked, with no realpath walk and no comparison afterwards.
  *
  * Known limits (the kernel gives Node no openat2(RESOLVE_BENEATH)): a process racing us can still
  * swap a *parent* directory between the check and a caller's own `fs` call; only the `open*`
@@ -17,7 +20,7 @@
  * they are the same file/directory as far as paths can tell.
  */
 import type { Sandbox } from '../tools/contract.js';
-import { constants as fsConstants, realpathSync, statSync } from 'node:fs';
+import { closeSync, constants as fsConstants, fstatSync, openSync, readSync, readlinkSync, realpathSync, statSync, type BigIntStats } from 'node:fs';
 import { lstat, open, readlink, realpath, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { MemoError, type ErrorCode } from '../errors.js';
@@ -93,6 +96,80 @@ const FOLD_CASE = process.platform === 'darwin' || process.platform === 'win32';
 const O_NOFOLLOW = fsConstants.O_NOFOLLOW ?? 0;
 /** A FIFO swapped in for a file would block `open` forever; O_NONBLOCK makes it return at once. */
 const O_NONBLOCK = fsConstants.O_NONBLOCK ?? 0;
+const O_CLOEXEC = (fsConstants as { O_CLOEXEC?: number }).O_CLOEXEC ?? 0;
+
+/**
+ * Linux's O_PATH (010000000 on x86-64 and arm64; Node does not export it): a descriptor that names a
+ * file without opening it (no device is opened, a FIFO does not block, nothing needs read permission),
+ * good for fstat and for asking the kernel where the file really is (/proc/self/fd). Checked once
+ * by `probePathDescriptors` before the fast path trusts it.
+ */
+const O_PATH = process.platform === 'linux' && (process.arch === 'x64' || process.arch === 'arm64') ? 0o10000000 : 0;
+
+let pathDescriptors: boolean | undefined;
+
+/**
+ * Whether O_PATH descriptors and /proc/self/fd work here: an O_PATH descriptor of `dir` must name
+ * it (readlink of its /proc entry) and must refuse a read with EBADF (a plain descriptor of a
+ * directory says EISDIR: the flag was not understood as O_PATH). Otherwise every path takes the
+ * resolve-then-open route.
+ */
+function probePathDescriptors(dir: string): boolean {
+  if (pathDescriptors !== undefined) return pathDescriptors;
+  pathDescriptors = false;
+  if (O_PATH === 0) return false;
+  let fd: number | undefined;
+  try {
+    fd = openSync(dir, O_PATH | O_CLOEXEC);
+    if (readlinkSync(`/proc/self/fd/${fd}`) !== dir || !fstatSync(fd).isDirectory()) return false;
+    try {
+      readSync(fd, Buffer.alloc(1));
+    } catch (err) {
+      pathDescriptors = errnoOf(err) === 'EBADF';
+    }
+  } catch {
+    // no /proc, or no O_PATH: the slow route
+  } finally {
+    if (fd !== undefined) closeSync(fd);
+  }
+  return pathDescriptors;
+}
+
+/** Where an existing path really is, as the kernel opened it (symlinks followed), and what it is. */
+interface Located {
+  fd: number;
+  real: string;
+  stats: BigIntStats;
+}
+
+/**
+ * One O_PATH open of `absolute` (every symlink followed by the kernel itself) and the descriptor's
+ * own path and identity: three cheap syscalls instead of a realpath walk and an lstat. Returns the
+ * open descriptor (the caller closes it), or undefined for anything unusual (a missing name, a
+ * dangling or looping link, EACCES, a path the kernel cannot name): the caller then takes the slow
+ * route, which explains each of those properly. Whatever this finds is checked exactly as the slow
+ * route's realpath would be.
+ */
+function locate(absolute: string): Located | undefined {
+  let fd: number;
+  try {
+    fd = openSync(absolute, O_PATH | O_CLOEXEC);
+  } catch {
+    return undefined;
+  }
+  try {
+    const real = readlinkSync(`/proc/self/fd/${fd}`);
+    // A file unlinked since (" (deleted)"), another mount namespace or a pseudo file: the slow route.
+    if (!path.isAbsolute(real) || real.endsWith(' (deleted)')) {
+      closeSync(fd);
+      return undefined;
+    }
+    return { fd, real, stats: fstatSync(fd, { bigint: true }) };
+  } catch {
+    closeSync(fd);
+    return undefined;
+  }
+}
 
 // ---------------------------------------------------------------------------------------------
 // Small path helpers
@@ -288,6 +365,8 @@ export class PathSandbox implements Sandbox {
   private readonly rootSegments: readonly string[];
   /** System directories strictly below the root, as real-path segments. */
   private readonly protectedDirs: readonly (readonly string[])[];
+  /** O_PATH descriptors work here: an existing path is located with one open instead of a realpath walk. */
+  private readonly fast: boolean;
 
   /**
    * `state` is the kernel's own folders (data, pack and skill folders, its code): PATH_PROTECTED
@@ -314,6 +393,19 @@ export class PathSandbox implements Sandbox {
     this.root = real;
     this.rootSegments = segmentsOf(real);
     this.protectedDirs = protectedDirsBelow(this.rootSegments);
+    this.fast = probePathDescriptors(real);
+  }
+
+  /**
+   * The checks `resolve` makes on a realpath, made on where an O_PATH descriptor really is: the same
+   * verdicts (containment first, then kernel state, system directories, `.git`, the root).
+   */
+  private checkLocated(requested: string, absolute: string, found: Located, intent: PathIntent): ResolvedPath {
+    const { real, stats } = found;
+    if (!this.isInside(real)) throw this.outsideRoot(requested, intent);
+    const relative = path.relative(this.root, real);
+    this.checkProtected(requested, absolute, real, relative, intent);
+    return { requested, absolute, real, relative, exists: true, isDirectory: stats.isDirectory(), fileId: idOf(stats) };
   }
 
   /** Whether a real (already resolved) absolute path is the root or inside it, segment by segment. */
@@ -341,6 +433,13 @@ export class PathSandbox implements Sandbox {
     this.checkRequest(requested, intent);
     const absolute = path.resolve(this.root, requested);
 
+    if (this.fast) {
+      const found = locate(absolute);
+      if (found) {
+        closeSync(found.fd);
+        return this.checkLocated(requested, absolute, found, intent);
+      }
+    }
     const location = await resolveReal(absolute, 0);
     // Containment first: a problem met outside the root must not tell the caller anything about it.
     if (!this.isInside(location.real)) throw this.outsideRoot(requested, intent);
@@ -358,6 +457,25 @@ export class PathSandbox implements Sandbox {
    * directory or anything that is not a regular file.
    */
   async openForRead(requested: string): Promise<{ handle: FileHandle; resolved: ResolvedPath; size: number }> {
+    if (this.fast) {
+      this.checkRequest(requested, 'read');
+      const absolute = path.resolve(this.root, requested);
+      const found = locate(absolute);
+      if (found) {
+        try {
+          const resolved = this.checkLocated(requested, absolute, found, 'read');
+          // A directory, FIFO or device: the slow route says which (and never opens it).
+          if (found.stats.isFile()) {
+            // Reopening through the O_PATH descriptor's /proc entry opens that very inode: nothing
+            // can be swapped in between, so there is nothing left to compare afterwards.
+            const handle = await open(`/proc/self/fd/${found.fd}`, fsConstants.O_RDONLY | O_NONBLOCK | O_CLOEXEC).catch(() => undefined);
+            if (handle) return { handle, resolved, size: Number(found.stats.size) };
+          }
+        } finally {
+          closeSync(found.fd);
+        }
+      }
+    }
     return this.openResolvedForRead(await this.resolve(requested, 'read'));
   }
 

@@ -39,6 +39,24 @@ export function compileSchema(schema: object): ValidateFunction {
   }
 }
 
+/**
+ * A validator that checks its schema against the meta-schema now (throwing what is wrong) and
+ * compiles it on its first call; `errors` mirrors the compiled one's after each call.
+ */
+function lazyValidator(schema: object): ValidateFunction {
+  const ajv = sharedAjv();
+  if (!ajv.validateSchema(schema)) throw new Error(`schema is invalid: ${ajv.errorsText(ajv.errors)}`);
+  let compiled: ValidateFunction | undefined;
+  const validate = ((data: unknown) => {
+    compiled ??= compileSchema(schema);
+    const ok = compiled(data);
+    validate.errors = compiled.errors ?? null;
+    return ok;
+  }) as ValidateFunction;
+  validate.schema = schema;
+  return validate;
+}
+
 interface Entry {
   validate: ValidateFunction;
   holders: number;
@@ -71,10 +89,15 @@ export class SchemaCompiler {
     return entry.validate;
   }
 
-  /** A validator kept until `release()` (a registered tool's parameters). Throws if the schema cannot be compiled. */
+  /**
+   * A validator kept until `release()` (a registered tool's parameters). Throws if the schema is not
+   * a valid JSON Schema. The validator is compiled on its first call, not here: a start with a
+   * hundred tools compiles only those that get called (what cannot be caught before compiling, such
+   * as a `$ref` to nowhere, throws on that first call).
+   */
   hold(schema: JsonSchema): HeldSchema {
     const key = stringify(schema) ?? 'undefined';
-    const entry = this.entry(key, schema);
+    const entry = this.entry(key, schema, true);
     entry.holders++;
     this.idle.delete(key);
     let released = false;
@@ -89,10 +112,10 @@ export class SchemaCompiler {
     };
   }
 
-  private entry(key: string, schema: JsonSchema): Entry {
+  private entry(key: string, schema: JsonSchema, lazy = false): Entry {
     let entry = this.entries.get(key);
     if (!entry) {
-      entry = { validate: compileSchema(schema), holders: 0 };
+      entry = { validate: lazy ? lazyValidator(schema) : compileSchema(schema), holders: 0 };
       this.entries.set(key, entry);
     }
     return entry;

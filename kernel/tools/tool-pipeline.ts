@@ -3,6 +3,7 @@ import { setMaxListeners } from 'node:events';
 import { performance } from 'node:perf_hooks';
 import * as T from '../tokens.js';
 import type { AuditSink } from '../tokens.js';
+import type { AuditRecord } from '../audit/audit-log.js';
 import { inject, injectable } from '../di.js';
 import { attachKnownSecrets, KnownSecrets } from '../audit/known-secrets.js';
 import { MASK, maskArgs, maskText } from '../audit/masking.js';
@@ -53,6 +54,22 @@ export interface InvokeOptions {
  */
 export interface CallGuard {
   check(call: { tool: string; plugin: string; args: Record<string, unknown>; caller: Caller }): void;
+}
+
+/** An audit sink that can write several lines at once (the kernel's AuditLog: one lock, one write(2)). */
+interface BatchingAuditSink extends AuditSink {
+  appendBatch(records: readonly AuditRecord[]): unknown;
+}
+
+function canBatch(sink: AuditSink): sink is BatchingAuditSink {
+  return typeof (sink as Partial<BatchingAuditSink>).appendBatch === 'function';
+}
+
+/** A finished call's audit line waiting for its group's write. */
+interface QueuedLine {
+  record: AuditRecord;
+  name: string;
+  callId: string;
 }
 
 interface CallContext {
@@ -150,6 +167,10 @@ export class ToolPipeline {
   private readonly shutdown = new AbortController();
   private readonly known: KnownSecrets;
   private guards: readonly CallGuard[] = [];
+  /** Calls between their start and their audit line (see commitLine). */
+  private running = 0;
+  private auditQueue: QueuedLine[] = [];
+  private auditFlush: { done: Promise<void>; resolve: () => void; immediate: NodeJS.Immediate } | null = null;
 
   constructor(
     @inject(ToolRegistry) private readonly registry: ToolRegistry,
@@ -178,9 +199,10 @@ export class ToolPipeline {
     };
   }
 
-  /** Aborts every running handler; later calls are refused with CANCELLED. */
+  /** Aborts every running handler; later calls are refused with CANCELLED. Lines waiting for their group's write are written now. */
   close(): void {
     this.shutdown.abort();
+    this.flushAudit();
   }
 
   async invoke(request: ToolCallRequest, invokeOptions: InvokeOptions = {}): Promise<ToolResult> {
@@ -211,6 +233,7 @@ export class ToolPipeline {
       return { ok: false, callId, tool: name, error: info, durationMs: performance.now() - started };
     };
 
+    this.running++;
     try {
       if (this.shutdown.signal.aborted) throw new MemoError('CANCELLED', 'The kernel is shutting down; the call was not run.');
       if (!tool || (invokeOptions.scope && !invokeOptions.scope.includes(name))) {
@@ -291,14 +314,74 @@ export class ToolPipeline {
       call?.release();
     }
 
+    this.running--;
+    let record: AuditRecord;
     try {
-      this.record(result, ts, request.caller, tool, edited ? edited.maskedArgs : masked, decision, { answeredBy, editedBy: edited?.by });
+      record = this.record(result, ts, request.caller, tool, edited ? edited.maskedArgs : masked, decision, { answeredBy, editedBy: edited?.by });
     } catch (err) {
-      // invoke never throws: the call has happened and its caller gets its result; the person
-      // running the kernel is told loudly that the trail has a hole (`memo audit verify` shows it too).
-      this.options.logger?.error(`the audit line of ${name} (call ${callId}) could not be written: ${(err as Error)?.message ?? String(err)}`);
+      this.lineLost({ name, callId }, err);
+      return result;
     }
+    const written = this.commitLine({ record, name, callId });
+    if (written) await written;
     return result;
+  }
+
+  /**
+   * Writes a finished call's audit line before the call returns (durable per call: write(2), no
+   * fsync). Group commit: while other calls are running, the line waits for the end of this
+   * event-loop turn, and every call that finishes in the same turn shares one lock and one write
+   * (the sink's appendBatch). A call with nothing else running, the usual case of one caller, is
+   * written at once, with no wait. Returns what to wait for, or undefined when it is written.
+   */
+  private commitLine(line: QueuedLine): Promise<void> | undefined {
+    this.auditQueue.push(line);
+    if (this.running > 0 && !this.shutdown.signal.aborted) {
+      if (!this.auditFlush) {
+        let resolve!: () => void;
+        const done = new Promise<void>((r) => (resolve = r));
+        this.auditFlush = { done, resolve, immediate: setImmediate(() => this.flushAudit()) };
+      }
+      return this.auditFlush.done;
+    }
+    this.flushAudit();
+    return undefined;
+  }
+
+  private flushAudit(): void {
+    const batch = this.auditQueue;
+    const flush = this.auditFlush;
+    this.auditQueue = [];
+    this.auditFlush = null;
+    if (flush) clearImmediate(flush.immediate);
+    try {
+      if (batch.length === 0) return;
+      if (batch.length > 1 && canBatch(this.audit)) {
+        try {
+          this.audit.appendBatch(batch.map((l) => l.record));
+        } catch (err) {
+          for (const l of batch) this.lineLost(l, err);
+        }
+        return;
+      }
+      for (const l of batch) {
+        try {
+          this.audit.append(l.record);
+        } catch (err) {
+          this.lineLost(l, err);
+        }
+      }
+    } finally {
+      flush?.resolve();
+    }
+  }
+
+  /**
+   * invoke never throws: the call has happened and its caller gets its result; the person running
+   * the kernel is told loudly that the trail has a hole (`memo audit verify` shows it too).
+   */
+  private lineLost(line: { name: string; callId: string }, err: unknown): void {
+    this.options.logger?.error(`the audit line of ${line.name} (call ${line.callId}) could not be written: ${(err as Error)?.message ?? String(err)}`);
   }
 
   private validate(tool: RegisteredTool, raw: unknown): Record<string, unknown> {
@@ -310,7 +393,17 @@ export class ToolPipeline {
         { tool: tool.spec.name, plugin: tool.pack.id },
       );
     }
-    if (!tool.validate(args)) {
+    let valid: boolean;
+    try {
+      valid = tool.validate(args);
+    } catch (err) {
+      // Compiled on first use (see SchemaCompiler.hold): what the meta-schema could not rule out fails here.
+      throw new MemoError('TOOL_FAILED', `${tool.spec.name} has a parameters schema that cannot be compiled: ${(err as Error).message}`, {
+        tool: tool.spec.name,
+        plugin: tool.pack.id,
+      });
+    }
+    if (!valid) {
       const problems = describeAjvErrors(tool.validate.errors);
       throw new MemoError('INVALID_ARGS', `Invalid arguments for ${tool.spec.name}: ${problems.join('; ')}.`, {
         tool: tool.spec.name,
@@ -439,8 +532,8 @@ export class ToolPipeline {
     masked: unknown,
     decision: string,
     who: { answeredBy: string | undefined; editedBy: string | undefined },
-  ): void {
-    this.audit.append({
+  ): AuditRecord {
+    return {
       ts,
       id: result.callId,
       caller: publicCaller(caller),
@@ -454,6 +547,6 @@ export class ToolPipeline {
       ...(result.ok ? {} : { error: { code: result.error.code, message: result.error.message } }),
       summary: result.ok ? result.summary : result.error.message.slice(0, SUMMARY_MAX),
       durationMs: Math.round(result.durationMs * 1000) / 1000,
-    });
+    };
   }
 }
