@@ -104,7 +104,78 @@ export function anthropicBody(request: ChatRequest, model: string, thinking?: Re
     body.thinking = { type: 'enabled', budget_tokens: budget };
     body.max_tokens = budget + (request.maxOutputTokens ?? defaultMaxTokens(model));
   } else body.temperature = clamp(request.temperature, 0, 1);
+  if (request.onText) body.stream = true;
   return body;
+}
+
+/**
+ * Assembles a streamed Messages reply (message_start, content_block_start/delta/stop, message_delta,
+ * message_stop) into the message a non-streamed request gets, passing text on as it arrives. Tool
+ * inputs come as partial JSON and thinking blocks with their signature; both are complete only at
+ * the end.
+ */
+export class AnthropicStream {
+  private message: Obj = {};
+  private readonly blocks: Obj[] = [];
+  private readonly partialJson = new Map<number, string>();
+
+  constructor(private readonly onText: (text: string) => void) {}
+
+  onData(data: string): void {
+    const e = JSON.parse(data) as Obj;
+    const index = typeof e.index === 'number' ? e.index : -1;
+    switch (e.type) {
+      case 'message_start':
+        this.message = { ...((e.message ?? {}) as Obj) };
+        break;
+      case 'content_block_start':
+        this.blocks[index] = { ...((e.content_block ?? {}) as Obj) };
+        break;
+      case 'content_block_delta': {
+        const block = this.blocks[index];
+        const d = (e.delta ?? {}) as Obj;
+        if (!block) break;
+        if (d.type === 'text_delta' && typeof d.text === 'string') {
+          block.text = `${typeof block.text === 'string' ? block.text : ''}${d.text}`;
+          this.onText(d.text);
+        } else if (d.type === 'input_json_delta' && typeof d.partial_json === 'string') {
+          this.partialJson.set(index, (this.partialJson.get(index) ?? '') + d.partial_json);
+        } else if (d.type === 'thinking_delta' && typeof d.thinking === 'string') {
+          block.thinking = `${typeof block.thinking === 'string' ? block.thinking : ''}${d.thinking}`;
+        } else if (d.type === 'signature_delta' && typeof d.signature === 'string') block.signature = d.signature;
+        break;
+      }
+      case 'content_block_stop': {
+        const block = this.blocks[index];
+        const json = this.partialJson.get(index);
+        // The input stays a string when it is not JSON: parseArguments reports it to the loop.
+        if (block && json !== undefined) block.input = json ? (parseArguments(json).parseError ? json : JSON.parse(json)) : {};
+        break;
+      }
+      case 'message_delta': {
+        const d = (e.delta ?? {}) as Obj;
+        if (typeof d.stop_reason === 'string') this.message.stop_reason = d.stop_reason;
+        if (e.usage && typeof e.usage === 'object') this.message.usage = { ...((this.message.usage ?? {}) as Obj), ...(e.usage as Obj) };
+        break;
+      }
+      case 'error': {
+        const err = (e.error ?? {}) as Obj;
+        const overloaded = err.type === 'overloaded_error';
+        throw new ProviderError(
+          typeof err.message === 'string' ? err.message : 'The stream reported an error.',
+          overloaded ? 529 : 502,
+          false,
+          `anthropic stream ${String(err.type)}`,
+        );
+      }
+      default:
+        break;
+    }
+  }
+
+  result(): Obj {
+    return { ...this.message, content: this.blocks.filter(Boolean) };
+  }
 }
 
 export function parseAnthropicReply(json: unknown, host: string, thinking?: Map<string, Obj[]>): ChatResponse {
@@ -155,7 +226,19 @@ export function createAnthropicProvider(config: ProviderConfig, deps: AdapterDep
       const { signal, key, model, headers, secrets } = startRequest(config, ep, request, deps.env ?? process.env);
       if (key) headers['x-api-key'] = key;
       headers['anthropic-version'] = ANTHROPIC_VERSION;
-      const json = await postJson({ label: 'anthropic', endpoint: ep, url, headers, body: anthropicBody(request, model, thinking), signal, secrets, deps });
+      const stream = request.onText ? new AnthropicStream(request.onText) : undefined;
+      if (stream) headers.accept = 'text/event-stream, application/json';
+      const json = await postJson({
+        label: 'anthropic',
+        endpoint: ep,
+        url,
+        headers,
+        body: anthropicBody(request, model, thinking),
+        signal,
+        secrets,
+        deps,
+        ...(stream ? { sse: stream } : {}),
+      });
       return parseAnthropicReply(json, ep.host, thinking);
     },
     contextWindow: (model: string) => contextWindowFor(model, config),

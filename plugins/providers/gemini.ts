@@ -179,6 +179,39 @@ export function parseGeminiReply(json: unknown, host: string, replyKey: string, 
   };
 }
 
+/**
+ * Assembles `streamGenerateContent?alt=sse` chunks (each a partial GenerateContentResponse) into
+ * the response a non-streamed request gets: parts in order (text passed on as it arrives, thought
+ * parts and whole function calls kept), the last finish reason and usage.
+ */
+export class GeminiStream {
+  private readonly parts: Obj[] = [];
+  private last: Obj = {};
+
+  constructor(private readonly onText: (text: string) => void) {}
+
+  onData(data: string): void {
+    const chunk = JSON.parse(data) as Obj;
+    if (chunk.error && typeof chunk.error === 'object') {
+      const message = (chunk.error as Obj).message;
+      throw new ProviderError(typeof message === 'string' ? message : 'The stream reported an error.', 502, false, 'gemini stream error');
+    }
+    const candidate = Array.isArray(chunk.candidates) ? (chunk.candidates[0] as Obj | undefined) : undefined;
+    for (const part of (((candidate?.content ?? {}) as Obj).parts ?? []) as Obj[]) {
+      if (!part || typeof part !== 'object') continue;
+      this.parts.push(part);
+      if (typeof part.text === 'string' && part.thought !== true && part.text) this.onText(part.text);
+    }
+    this.last = { ...this.last, ...chunk, ...(candidate ? { candidate: { ...((this.last.candidate ?? {}) as Obj), ...candidate } } : {}) };
+  }
+
+  result(): Obj {
+    const { candidate, candidates: _c, ...rest } = this.last;
+    if (!candidate && !this.parts.length) return rest;
+    return { ...rest, candidates: [{ ...((candidate ?? {}) as Obj), content: { role: 'model', parts: this.parts } }] };
+  }
+}
+
 /** Google's Gemini API (generateContent), key in `x-goog-api-key`. */
 export function createGeminiProvider(config: ProviderConfig, deps: AdapterDeps): ModelProvider {
   const ep = resolveEndpoint('gemini', config);
@@ -191,10 +224,14 @@ export function createGeminiProvider(config: ProviderConfig, deps: AdapterDeps):
     async chat(request: ChatRequest): Promise<ChatResponse> {
       const { signal, key, model, headers, secrets } = startRequest(config, ep, request, deps.env ?? process.env);
       if (key) headers['x-goog-api-key'] = key;
+      const stream = request.onText ? new GeminiStream(request.onText) : undefined;
+      if (stream) headers.accept = 'text/event-stream, application/json';
+      const url = geminiUrl(ep.baseUrl, model);
       const json = await postJson({
         label: 'gemini',
         endpoint: ep,
-        url: geminiUrl(ep.baseUrl, model),
+        url: stream ? `${url.replace(/:generateContent$/, ':streamGenerateContent')}?alt=sse` : url,
+        ...(stream ? { sse: stream } : {}),
         headers,
         body: geminiBody(request, signatures, model),
         signal,
