@@ -709,13 +709,13 @@ async function interactive(o: ChatOptions, ctx: CliContext): Promise<void> {
         pending.splice(0),
       );
       running = null;
+      if (streamed) out.write('\n');
       if (r.title) pendingTitles.push(r.title);
       for (const n of notices(r)) if (!n.includes('compacted into')) out.write(`${n}\n`);
       out.write(`└─ ${r.iterations} iteration(s), ${r.stopReason} (${((Date.now() - started) / 1000).toFixed(1)}s)\n`);
       // Reasoning is shown folded (seed 003): one line, /thoughts opens it. It never goes back to the model.
       lastThoughts = r.reasoning.map((t) => t.text);
       if (lastThoughts.length) out.write(`▸ Thought (${lastThoughts.join(' ').split(/\s+/).length} words): /thoughts shows it\n`);
-      if (streamed) out.write('\n');
       // The answer was shown as it arrived: not again.
       if (r.answer && live.trim() !== r.answer.trim()) out.write(`\n${r.answer}\n\n`);
       else if (r.answer) out.write('\n');
