@@ -1,9 +1,17 @@
 /**
  * The calendar pack's tables: the local calendar (the pack owns these events; each row is one
  * event's iCalendar text, the truth, with its title and revision beside it), and the caches of
- * subscribed calendars and CalDAV accounts, so external events can be read offline.
+ * subscribed calendars and CalDAV accounts, so external events can be read offline. The same
+ * entities and migration run on a SQLite file and on the pack's schema in PostgreSQL
+ * (MEMO_DATABASE_URL). Epoch milliseconds need 64 bits: SQLite's `integer` has them, PostgreSQL's is
+ * 32-bit, so there they are `bigint`, which the driver returns as strings (read through `millis`).
  */
-import { Column, Entity, Index, PrimaryColumn, type MigrationInterface, type QueryRunner } from 'typeorm';
+import { Column, Entity, Index, PrimaryColumn, type MigrationInterface, type QueryRunner, type ValueTransformer } from 'typeorm';
+
+const millis: ValueTransformer = {
+  to: (v: number | null | undefined) => v,
+  from: (v: string | number | null) => (v === null || v === undefined ? null : Number(v)),
+};
 
 @Entity('local_events')
 export class LocalEventRow {
@@ -48,7 +56,7 @@ export class FeedCacheRow {
   body!: string;
 
   /** When the server last answered (200 or 304), in epoch ms. */
-  @Column('integer')
+  @Column('bigint', { transformer: millis })
   checked_at!: number;
 }
 
@@ -67,7 +75,7 @@ export class CaldavCalendarRow {
   @Column('varchar', { nullable: true })
   ctag!: string | null;
 
-  @Column('integer')
+  @Column('bigint', { transformer: millis })
   checked_at!: number;
 }
 
@@ -98,6 +106,8 @@ export const ENTITIES = [LocalEventRow, FeedCacheRow, CaldavCalendarRow, CaldavO
 
 export class CreateCalendar1796300000000 implements MigrationInterface {
   async up(qr: QueryRunner): Promise<void> {
+    // The SQLite files that ran this said `integer` (64-bit there); PostgreSQL needs `bigint` for the same values.
+    const millisType = qr.connection.driver.options.type === 'postgres' ? 'bigint' : 'integer';
     await qr.query(`CREATE TABLE "local_events" (
       "uid" varchar PRIMARY KEY NOT NULL,
       "ics" text NOT NULL,
@@ -111,13 +121,13 @@ export class CreateCalendar1796300000000 implements MigrationInterface {
       "etag" varchar,
       "last_modified" varchar,
       "body" text NOT NULL,
-      "checked_at" integer NOT NULL)`);
+      "checked_at" ${millisType} NOT NULL)`);
     await qr.query(`CREATE TABLE "caldav_calendars" (
       "url" text PRIMARY KEY NOT NULL,
       "source_id" varchar NOT NULL,
       "name" varchar NOT NULL,
       "ctag" varchar,
-      "checked_at" integer NOT NULL)`);
+      "checked_at" ${millisType} NOT NULL)`);
     await qr.query(`CREATE INDEX "IDX_caldav_calendars_source" ON "caldav_calendars" ("source_id")`);
     await qr.query(`CREATE TABLE "caldav_objects" (
       "url" text PRIMARY KEY NOT NULL,
