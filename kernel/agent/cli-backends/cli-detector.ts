@@ -1,4 +1,4 @@
-import { execFile, spawnSync } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { BACKENDS, type BackendId, type BackendSpec } from './backends.js';
@@ -33,21 +33,22 @@ export function parseVersion(output: string): string | null {
  * volta, Homebrew) are found even when Memo was not started from such a shell. Asked once; the
  * markers keep whatever the profile prints out of the answer.
  */
-function loginShellPath(env: NodeJS.ProcessEnv): string[] {
+function loginShellPath(env: NodeJS.ProcessEnv): Promise<string[]> {
   const shell = env.SHELL;
-  if (!shell || process.platform === 'win32') return [];
-  try {
-    const r = spawnSync(shell, ['-lc', 'printf "\\n__MEMO_PATH__%s__MEMO_PATH__\\n" "$PATH"'], {
-      env,
-      encoding: 'utf8',
-      timeout: 3_000,
-      stdio: ['ignore', 'pipe', 'ignore'],
-    });
-    const m = /__MEMO_PATH__(.*)__MEMO_PATH__/.exec(r.stdout ?? '');
-    return m?.[1] ? m[1].split(path.delimiter).filter(Boolean) : [];
-  } catch {
-    return [];
-  }
+  if (!shell || process.platform === 'win32') return Promise.resolve([]);
+  return new Promise((resolve) => {
+    // Asynchronous: a slow profile never pauses the chat (at most 3 s, then the process PATH alone).
+    const child = execFile(
+      shell,
+      ['-lc', 'printf "\\n__MEMO_PATH__%s__MEMO_PATH__\\n" "$PATH"'],
+      { env, timeout: 3_000, maxBuffer: 256 * 1024 },
+      (_err, stdout) => {
+        const m = /__MEMO_PATH__(.*)__MEMO_PATH__/.exec(String(stdout ?? ''));
+        resolve(m?.[1] ? m[1].split(path.delimiter).filter(Boolean) : []);
+      },
+    );
+    child.stdin?.end();
+  });
 }
 
 /** Where an executable of this name is on these folders, and why not when it is not. */
@@ -89,7 +90,7 @@ export interface CliDetectorOptions {
  */
 export class CliDetector {
   private readonly cache = new Map<BackendId, Extract<Detection, { found: true }>>();
-  private searchPath: string[] | null = null;
+  private searchPath: Promise<string[]> | null = null;
   private readonly env: NodeJS.ProcessEnv;
   private readonly now: () => number;
 
@@ -98,13 +99,11 @@ export class CliDetector {
     this.now = options.now ?? Date.now;
   }
 
-  private dirs(): string[] {
-    if (!this.searchPath) {
-      const own = (this.env.PATH ?? '').split(path.delimiter).filter(Boolean);
-      const login = this.options.loginShell === false ? [] : loginShellPath(this.env);
-      this.searchPath = [...new Set([...own, ...login])];
-    }
-    return this.searchPath;
+  /** The process's PATH, then the login shell's (asked once). */
+  private async dirs(): Promise<string[]> {
+    const own = (this.env.PATH ?? '').split(path.delimiter).filter(Boolean);
+    this.searchPath ??= this.options.loginShell === false ? Promise.resolve([]) : loginShellPath(this.env);
+    return [...new Set([...own, ...(await this.searchPath)])];
   }
 
   async detect(id: BackendId): Promise<Detection> {
@@ -114,7 +113,7 @@ export class CliDetector {
     if (hit && now - hit.checkedAt < DETECTION_TTL_MS) return { ...hit, cached: true };
     this.cache.delete(id);
     const base = { backend: id, label: spec.label, checkedAt: now };
-    const file = which(spec.binary, this.dirs());
+    const file = which(spec.binary, await this.dirs());
     if (!file) return { ...base, found: false, reason: `\`${spec.binary}\` is not on PATH (nor on your login shell's PATH)` };
     let output: string;
     try {

@@ -282,6 +282,8 @@ async function runCli(provider: CliBackendProvider, req: RunRequest): Promise<Cl
       const onAbort = () => {
         out.cancelled = true;
         child.kill('SIGTERM');
+        // A CLI that ignores SIGTERM is killed; the turn never waits on it.
+        setTimeout(() => child.exitCode === null && child.signalCode === null && child.kill('SIGKILL'), 5_000).unref();
       };
       if (req.signal?.aborted) onAbort();
       req.signal?.addEventListener('abort', onAbort, { once: true });
@@ -308,6 +310,10 @@ async function runCli(provider: CliBackendProvider, req: RunRequest): Promise<Cl
       });
     });
 
+    // What the CLI printed may echo its configuration: the endpoint token and the capability never reach a message.
+    const hide = (text: string) => [req.mcp?.token, req.mcp?.capability].reduce<string>((t, secret) => (secret ? t.split(secret).join('[masked]') : t), text);
+    stderr = hide(stderr);
+    if (failed) failed = hide(failed);
     if (code instanceof Error) {
       const reason = (code as NodeJS.ErrnoException).code === 'ENOENT' ? `${detection.path} no longer exists` : code.message;
       return { ...out, error: `${spec.label} failed to start: ${reason}`, startFailed: true };

@@ -327,6 +327,24 @@ describe('agent CLI backends (fake claude, codex and agy on PATH, a real MCP end
     });
     expect(agy.error).toBe('Antigravity CLI exited with code 1: Not signed in');
   });
+
+  it("never puts the endpoint token or the turn's capability into an error, even when the CLI echoes them", async () => {
+    s = setup({ FAKE_CLI_FAIL: '1', FAKE_CLI_ECHO: '1' });
+    const conv = await s.fx.kernel.conversations.create();
+    const r = await runChatTurn(s.fx.kernel, {
+      provider: s.backends.provider('agy', { access: 'computer' }),
+      model: '',
+      conversationId: conv.id,
+      userMessage: 'hi',
+      titles: false,
+    });
+    const [run] = recordedRuns(s.rec, 'agy');
+    const token = (run.endpoint.headers.Authorization as string).slice('Bearer '.length);
+    const capability = run.endpoint.headers['X-Memo-Write-Capability'] as string;
+    expect(r.error).toContain('rejected headers {"Authorization":"Bearer [masked]","X-Memo-Write-Capability":"[masked]"}');
+    expect(r.error).not.toContain(token);
+    expect(r.error).not.toContain(capability);
+  });
 });
 
 describe('CLI detection', () => {

@@ -114,7 +114,11 @@ const out = (o) => process.stdout.write(JSON.stringify(o) + '\n');
   if (process.env.FAKE_CLI_FAIL) {
     if (KIND === 'claude') out({ type: 'result', subtype: 'error_during_execution', is_error: true, result: 'Invalid API key · Please run /login', session_id: 's1' });
     else if (KIND === 'codex') out({ type: 'turn.failed', error: { message: 'unexpected status 401 Unauthorized' } });
-    else process.stderr.write('Not signed in\n');
+    else {
+      // FAKE_CLI_ECHO: a CLI that echoes the headers it was configured with in its error.
+      if (process.env.FAKE_CLI_ECHO && ep) process.stderr.write('rejected headers ' + JSON.stringify(ep.headers) + '\n');
+      process.stderr.write('Not signed in\n');
+    }
     process.exit(1);
   }
   if (KIND === 'claude') {
