@@ -7,6 +7,7 @@ import { CliDetector, DETECTION_TTL_MS } from '../../../kernel/agent/cli-backend
 import { CliBackends } from '../../../kernel/agent/cli-backends/cli-turn.js';
 import type { PackDefinition } from '../../../kernel/tools/tool-registry.js';
 import { makeKernel, tempDir, type Fixture } from '../../helpers/kernel-fixture.js';
+import { waitFor } from '../../helpers/wait.js';
 import { mcpCall, recordedRuns, versionChecks, writeFakeClis } from './fake-clis.js';
 
 /** A write tool and a read tool the fake CLIs call over MCP. */
@@ -327,6 +328,30 @@ describe('agent CLI backends (fake claude, codex and agy on PATH, a real MCP end
     });
     expect(agy.error).toBe('Antigravity CLI exited with code 1: Not signed in');
   });
+
+  it('stopping the turn ends a CLI that does not answer (SIGTERM, then SIGKILL), and its capability dies', async () => {
+    s = setup({ FAKE_CLI_HANG: '1' });
+    const conv = await s.fx.kernel.conversations.create();
+    const stop = new AbortController();
+    const turn = runChatTurn(s.fx.kernel, {
+      provider: s.backends.provider('codex'),
+      model: '',
+      conversationId: conv.id,
+      userMessage: 'hi',
+      titles: false,
+      signal: stop.signal,
+    });
+    await waitFor(() => recordedRuns(s.rec, 'codex').length === 1, { what: () => 'the CLI to start' });
+    expect(s.fx.kernel.capabilities.size).toBe(1);
+    stop.abort();
+    const r = await turn;
+    expect(r.stopReason).toBe('cancelled');
+    expect(r.error).toBe('The turn was stopped.');
+    expect(fs.existsSync(path.join(s.rec, 'codex-sigterm'))).toBe(true);
+    expect(s.fx.kernel.capabilities.size).toBe(0);
+    // The person's message is kept; nothing was answered.
+    expect((await s.fx.kernel.conversations.messages!(conv.id)).map((m) => m.role)).toEqual(['user']);
+  }, 20_000);
 
   it("never puts the endpoint token or the turn's capability into an error, even when the CLI echoes them", async () => {
     s = setup({ FAKE_CLI_FAIL: '1', FAKE_CLI_ECHO: '1' });

@@ -111,6 +111,12 @@ const out = (o) => process.stdout.write(JSON.stringify(o) + '\n');
     answer = r.isError ? 'The tool failed: ' + r.text : 'Done: ' + r.text;
   }
   record(KIND, rec);
+  // FAKE_CLI_HANG: a CLI that never answers and ignores SIGTERM (stopping the turn must still end it).
+  if (process.env.FAKE_CLI_HANG) {
+    process.on('SIGTERM', () => fs.writeFileSync(path.join(recordDir, KIND + '-sigterm'), 'x'));
+    setInterval(() => undefined, 1000);
+    return;
+  }
   if (process.env.FAKE_CLI_FAIL) {
     if (KIND === 'claude') out({ type: 'result', subtype: 'error_during_execution', is_error: true, result: 'Invalid API key · Please run /login', session_id: 's1' });
     else if (KIND === 'codex') out({ type: 'turn.failed', error: { message: 'unexpected status 401 Unauthorized' } });
