@@ -179,7 +179,22 @@ export function buildInvocation(id: BackendId, req: InvocationRequest): Invocati
     }
     if (req.mode === 'vault') {
       // No shell tool, no web search, no patch tool, and a read-only sandbox behind them.
-      args.push('--sandbox', 'read-only', '-c', 'features.shell_tool=false', '-c', 'web_search="disabled"', '-c', 'include_apply_patch_tool=false');
+      // Both spellings of the patch tool and of the shell (unified exec) across Codex versions; a key a
+      // version does not know is ignored by it.
+      args.push(
+        '--sandbox',
+        'read-only',
+        '-c',
+        'features.shell_tool=false',
+        '-c',
+        'features.unified_exec=false',
+        '-c',
+        'web_search="disabled"',
+        '-c',
+        'include_apply_patch_tool=false',
+        '-c',
+        'features.apply_patch_freeform=false',
+      );
     } else {
       args.push('--sandbox', 'workspace-write');
     }

@@ -156,7 +156,15 @@ describe('agent CLI backends (fake claude, codex and agy on PATH, a real MCP end
     expect(run.argv.slice(0, 3)).toEqual(['exec', '--json', '--skip-git-repo-check']);
     expect(run.argv[run.argv.indexOf('--sandbox') + 1]).toBe('read-only');
     expect(run.argv).toEqual(
-      expect.arrayContaining(['features.shell_tool=false', 'web_search="disabled"', 'include_apply_patch_tool=false', '--model', 'gpt-5-codex']),
+      expect.arrayContaining([
+        'features.shell_tool=false',
+        'features.unified_exec=false',
+        'web_search="disabled"',
+        'include_apply_patch_tool=false',
+        'features.apply_patch_freeform=false',
+        '--model',
+        'gpt-5-codex',
+      ]),
     );
     expect(run.argv[run.argv.length - 1]).toBe('-');
     expect(run.env.token).toEqual(expect.any(String));
