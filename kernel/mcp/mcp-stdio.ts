@@ -25,15 +25,23 @@ export function takeWriteCapabilityFromEnv(env: NodeJS.ProcessEnv = process.env)
  */
 export function reserveStdoutForProtocol(): Writable {
   const stdout = process.stdout;
-  const write = stdout.write.bind(stdout) as (chunk: unknown, encoding?: BufferEncoding, cb?: (err?: Error | null) => void) => boolean;
+  const write = stdout.write.bind(stdout) as (chunk: unknown, encoding?: BufferEncoding) => boolean;
   stdout.write = process.stderr.write.bind(process.stderr);
-  return new Writable({
+  const protocol = new Writable({
     // Pass the transport's strings straight through: no re-encoding on the way to the pipe.
     decodeStrings: false,
+    // One buffer, stdout's own: a chunk stdout took without asking to wait is done at once (this
+    // stream holds nothing back and adds no second round of backpressure); otherwise done on drain.
+    highWaterMark: 1 << 20,
     write(chunk: string | Buffer, encoding, callback) {
-      write(chunk, encoding, callback);
+      if (write(chunk, encoding)) callback();
+      else stdout.once('drain', () => callback());
     },
   });
+  stdout.once('error', (err: Error) => protocol.destroy(err));
+  // Every response in flight may wait for drain at once (16 calls on one pipe): not a leak.
+  protocol.setMaxListeners(0);
+  return protocol;
 }
 
 export interface McpStdioOptions {
