@@ -22,7 +22,10 @@ afterEach(() => {
 });
 
 /** Everything a kernel left where a person, a log reader or an auditor could look. */
-function everythingShown(fx: { dataDir: string; logger: { lines: unknown[] }; kernel: { audit: { tail(): unknown[] } } }, results: unknown[]): string {
+function everythingShown(
+  fx: { dataDir: string; logger: { lines: readonly unknown[] }; kernel: { audit: { tail(): readonly unknown[] } } },
+  results: unknown[],
+): string {
   const auditFile = path.join(fx.dataDir, 'agent-audit.jsonl');
   return [
     JSON.stringify(results),
