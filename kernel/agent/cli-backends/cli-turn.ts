@@ -28,6 +28,11 @@ export interface CliBackendsOptions {
   detector?: CliDetector;
   /** The environment the CLIs run with (default: this process's). */
   env?: NodeJS.ProcessEnv;
+  /**
+   * An MCP endpoint of this same kernel that is already running (`memo serve`'s, for the web
+   * console): read at each turn, so a rotated token is picked up. Default: one started on first use.
+   */
+  endpoint?: () => { url: string; token: string };
 }
 
 /**
@@ -39,6 +44,7 @@ export class CliBackends {
   readonly detector: CliDetector;
   readonly env: NodeJS.ProcessEnv;
   private endpoint: Promise<Endpoint> | null = null;
+  private readonly given: (() => Endpoint) | undefined;
 
   constructor(
     readonly kernel: Kernel,
@@ -46,10 +52,12 @@ export class CliBackends {
   ) {
     this.env = options.env ?? process.env;
     this.detector = options.detector ?? new CliDetector({ env: this.env });
+    this.given = options.endpoint;
   }
 
   /** The endpoint's URL and token (started on first call; the kernel's shutdown closes it). */
   mcp(): Promise<Endpoint> {
+    if (this.given) return Promise.resolve(this.given());
     this.endpoint ??= (async () => {
       // The MCP SDK loads only when a CLI backend is used.
       const { McpHttpEndpoint } = await import('../../mcp/index.js');

@@ -361,6 +361,27 @@ describe('agent CLI backends (fake claude, codex and agy on PATH, a real MCP end
     expect((await s.fx.kernel.conversations.messages!(conv.id)).map((m) => m.role)).toEqual(['user']);
   }, 20_000);
 
+  it("uses an MCP endpoint of the same kernel that is already running (memo serve's) instead of starting one", async () => {
+    s = setup();
+    const { McpHttpEndpoint } = await import('../../../kernel/mcp/index.js');
+    const served = new McpHttpEndpoint(s.fx.kernel);
+    const url = await served.start();
+    const backends = new CliBackends(s.fx.kernel, { env: s.backends.env, detector: s.backends.detector, endpoint: () => ({ url, token: served.token }) });
+    const conv = await s.fx.kernel.conversations.create();
+    s.fx.prompter.answer('allow-once');
+    const r = await runChatTurn(s.fx.kernel, {
+      provider: backends.provider('claude'),
+      model: '',
+      conversationId: conv.id,
+      userMessage: 'write served',
+      titles: false,
+    });
+    expect(r.answer).toBe('Done: wrote served');
+    const [run] = recordedRuns(s.rec, 'claude');
+    expect(run.endpoint.url).toBe(url);
+    expect(run.endpoint.headers.Authorization).toBe(`Bearer ${served.token}`);
+  });
+
   it("never puts the endpoint token or the turn's capability into an error, even when the CLI echoes them", async () => {
     s = setup({ FAKE_CLI_FAIL: '1', FAKE_CLI_ECHO: '1' });
     const conv = await s.fx.kernel.conversations.create();
