@@ -36,6 +36,8 @@ import { auditQuery, auditRows } from './audit-view.js';
 import { verifyAuditFile, type AuditRecord } from '../audit/audit-log.js';
 import { maskArgs, MASK } from '../audit/masking.js';
 import { ConsoleAuth, cookieValue, DEFAULT_SESSION_TTL_MS } from './console-auth.js';
+import { ConsoleChat } from './console-chat.js';
+import { probeProvider, saveProvider } from './console-providers.js';
 
 export const CONSOLE_PATH = '/ui';
 /** Largest request body the console reads (an edited note body fits comfortably). */
@@ -161,6 +163,9 @@ export class ConsoleServer {
   private auditSeen = new Set<string>();
   private endpoint: ConsoleEndpoint | undefined;
   private readonly clock: Clock;
+  /** Chat with the agent: conversations and their running turns. */
+  readonly chat: ConsoleChat;
+  private chatWatch: Disposable | undefined;
 
   constructor(
     private readonly kernel: Kernel,
@@ -168,6 +173,7 @@ export class ConsoleServer {
   ) {
     this.clock = options.clock ?? new SystemClock();
     this.auth = new ConsoleAuth(this.clock, options.sessionTtlMs ?? DEFAULT_SESSION_TTL_MS);
+    this.chat = new ConsoleChat(kernel, options.logger);
     const hash = `sha256-${createHash('sha256').update(IMPORT_MAP, 'utf8').digest('base64')}`;
     this.headers = securityHeaders(hash);
     const html = fs.readFileSync(path.join(UI_DIR, 'index.html'), 'utf8').replace('<!--IMPORT_MAP-->', `<script type="importmap">${IMPORT_MAP}</script>`);
@@ -197,10 +203,11 @@ export class ConsoleServer {
     return pathname === CONSOLE_PATH || pathname.startsWith(`${CONSOLE_PATH}/`);
   }
 
-  /** Ends every open event stream (the endpoint is closing). */
+  /** Ends every open event stream and stops running chat turns (the endpoint is closing). */
   close(): void {
     for (const end of [...this.streams.keys()]) end();
     clearInterval(this.auditTimer);
+    void this.chat.close();
   }
 
   /** Tells `listener` of every audit entry appended from now on, while it is subscribed. */
@@ -474,7 +481,33 @@ export class ConsoleServer {
       const settings = this.kernel.providerSettings;
       const active = settings.active()?.name;
       // describeProvider masks stored keys and header values: a key is written, never read back.
-      return this.json(res, 200, { providers: settings.list().map((p) => describeProvider(p, active)), active: active ?? null });
+      // The form is the providers pack's own configure_provider schema (its kinds and presets); none when the pack is off.
+      const form = this.kernel.registry.list().find((t) => t.spec.name === 'configure_provider')?.spec.parameters ?? null;
+      return this.json(res, 200, { providers: settings.list().map((p) => describeProvider(p, active)), active: active ?? null, form });
+    }
+    if (route === '/providers' && method === 'POST') {
+      const body = await readJson(req);
+      if ('error' in body) return this.json(res, body.status, { error: 'BAD_REQUEST', message: body.error });
+      const r = saveProvider(this.kernel, body.value);
+      if ('code' in r) return this.json(res, r.status, { error: r.code, message: r.message });
+      this.options.logger?.info(`console: ${r.created ? 'added' : 'updated'} the provider ${String(r.provider.name)}`);
+      return this.json(res, r.created ? 201 : 200, r);
+    }
+    const provider = /^\/providers\/([^/]+)\/(probe|remove)$/.exec(route);
+    if (provider && method === 'POST') {
+      const name = decodeURIComponent(provider[1]!);
+      const body = await readJson(req);
+      if ('error' in body) return this.json(res, body.status, { error: 'BAD_REQUEST', message: body.error });
+      if (provider[2] === 'remove') {
+        if (!this.kernel.providerSettings.remove(name)) return this.json(res, 404, { error: 'NOT_FOUND', message: `There is no provider "${name}".` });
+        this.options.logger?.info(`console: removed the provider ${name}`);
+        return this.json(res, 200, { removed: name, active: this.kernel.providerSettings.active()?.name ?? null });
+      }
+      const stop = new AbortController();
+      res.on('close', () => stop.abort(new Error('the console page went away')));
+      const r = await probeProvider(this.kernel, name, (body.value as { model?: unknown } | null)?.model, stop.signal);
+      if ('code' in r) return this.json(res, r.status, { error: r.code, message: r.message });
+      return this.json(res, 200, r);
     }
     const use = /^\/providers\/([^/]+)\/use$/.exec(route);
     if (use && method === 'POST') {
@@ -506,6 +539,7 @@ export class ConsoleServer {
       this.options.logger?.info(`console: global always-allow turned ${on.value.on ? 'on' : 'off'}`);
       return this.json(res, 200, { alwaysAllow: this.kernel.permissions.alwaysAllow });
     }
+    if (route.startsWith('/chat')) return this.chatApi(req, res, route.slice('/chat'.length), method);
     if (route === '/panels' && method === 'GET') return this.json(res, 200, this.panelViews());
     const action = /^\/panels\/([^/]+)\/([^/]+)\/([^/]+)$/.exec(route);
     if (action && method === 'POST') return this.runAction(req, res, ...(action.slice(1).map(decodeURIComponent) as [string, string, string]));
@@ -523,6 +557,44 @@ export class ConsoleServer {
       return this.json(res, 200, { revoked: tool });
     }
     return this.json(res, 404, { error: 'NOT_FOUND', message: `No ${method} ${CONSOLE_PATH}/api${route}.` });
+  }
+
+  /**
+   * Chat: `GET /options`, `GET|POST /conversations`, `GET|DELETE /conversations/:id`,
+   * `POST /conversations/:id/turns` (starts a turn; its progress comes over the event stream as
+   * `chat` events) and `POST /turns/:id/stop`.
+   */
+  private async chatApi(req: http.IncomingMessage, res: http.ServerResponse, route: string, method: string): Promise<void> {
+    const refuse = (r: { status: number; code: string; message: string }) => this.json(res, r.status, { error: r.code, message: r.message });
+    if (route === '/options' && method === 'GET') return this.json(res, 200, this.chat.options());
+    if (route === '/conversations' && method === 'GET') return this.json(res, 200, await this.chat.conversations());
+    if (route === '/conversations' && method === 'POST') {
+      const body = await readJson(req);
+      if ('error' in body) return this.json(res, body.status, { error: 'BAD_REQUEST', message: body.error });
+      return this.json(res, 201, await this.chat.create());
+    }
+    const conv = /^\/conversations\/([^/]+)(\/turns)?$/.exec(route);
+    if (conv && !conv[2] && method === 'GET') {
+      const t = await this.chat.transcript(decodeURIComponent(conv[1]!));
+      return t ? this.json(res, 200, t) : refuse({ status: 404, code: 'NOT_FOUND', message: 'There is no such conversation.' });
+    }
+    if (conv && !conv[2] && method === 'DELETE') {
+      const refusal = await this.chat.remove(decodeURIComponent(conv[1]!));
+      return refusal ? refuse(refusal) : this.json(res, 200, { deleted: true });
+    }
+    if (conv && conv[2] && method === 'POST') {
+      const body = await readJson(req);
+      if ('error' in body) return this.json(res, body.status, { error: 'BAD_REQUEST', message: body.error });
+      const value = typeof body.value === 'object' && body.value !== null && !Array.isArray(body.value) ? body.value : {};
+      const r = await this.chat.start(decodeURIComponent(conv[1]!), value);
+      return 'code' in r ? refuse(r) : this.json(res, 202, r);
+    }
+    const stop = /^\/turns\/([^/]+)\/stop$/.exec(route);
+    if (stop && method === 'POST') {
+      if (!this.chat.stop(decodeURIComponent(stop[1]!))) return refuse({ status: 404, code: 'NOT_RUNNING', message: 'That turn is not running.' });
+      return this.json(res, 202, { stopping: true });
+    }
+    return this.json(res, 404, { error: 'NOT_FOUND', message: `No ${method} ${CONSOLE_PATH}/api/chat${route}.` });
   }
 
   private async answer(req: http.IncomingMessage, res: http.ServerResponse, id: string): Promise<void> {
@@ -566,15 +638,23 @@ export class ConsoleServer {
     const expires = this.auth.expiry(session) ?? this.clock.now();
     const expiry = this.clock.setTimeout(() => end(), Math.max(0, expires - this.clock.now()));
     const unwatchAudit = this.watchAudit((entries) => write('audit', entries));
+    const unwatchChat = this.chat.subscribe((data, name) => write(name, data));
     const end = () => {
       clearInterval(heartbeat);
       unwatchAudit();
+      unwatchChat();
       this.clock.clearTimeout(expiry);
       listening.dispose();
       this.streams.delete(end);
+      if (this.streams.size === 0) {
+        this.chatWatch?.dispose();
+        this.chatWatch = undefined;
+      }
       if (!res.writableEnded) res.end();
     };
     this.streams.set(end, session);
+    // One watch of the broker for the chat while any page is open (the streams' own watches already make it attended).
+    this.chatWatch ??= this.kernel.approvals.onChange((event) => this.chat.noteApproval(event));
     req.on('close', end);
     const listening: Disposable = this.kernel.approvals.onChange((event) => {
       const { name, data } = eventData(event);

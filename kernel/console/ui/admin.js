@@ -131,7 +131,7 @@ export function AuditPage({ events }) {
  * Inputs for the properties of a JSON Schema object: text, numbers with their bounds, switches,
  * choices (enum), JSON for the rest. Used for pack settings and panel actions alike.
  */
-function SchemaFields({ schema, values, onChange, idPrefix, skip = [] }) {
+function SchemaFields({ schema, values, onChange, idPrefix, skip = [], secrets = [], placeholders = {} }) {
   const props = schema?.properties ?? {};
   const required = new Set(schema?.required ?? []);
   return Object.entries(props)
@@ -175,7 +175,9 @@ function SchemaFields({ schema, values, onChange, idPrefix, skip = [] }) {
       if (prop.type === 'string')
         return html`<div class="field">
           ${label}<input
-            type=${values[k] === '[masked]' ? 'password' : 'text'}
+            type=${values[k] === '[masked]' || secrets.includes(k) ? 'password' : 'text'}
+            autocomplete=${secrets.includes(k) ? 'new-password' : undefined}
+            placeholder=${placeholders[k]}
             id=${id}
             aria-describedby=${described}
             required=${required.has(k)}
@@ -497,9 +499,55 @@ export function McpPage({ announce }) {
   </section>`;
 }
 
-/** Model providers: which are configured (keys masked: written, never read back) and which one the agent uses. */
+/**
+ * Add or update a provider: the providers pack's own configure_provider schema as a form, checked
+ * by the pack exactly as `memo provider add` is. The key field is write-only: a stored key is
+ * never sent to the page, and an empty field keeps it.
+ */
+function ProviderForm({ form, editing, onSaved, onCancel }) {
+  const start = () => {
+    if (!editing) return { kind: 'openai-compatible' };
+    const { apiKey: _key, active: _active, headers: _headers, local: _local, ...rest } = editing;
+    return rest;
+  };
+  const [values, setValues] = useState(start);
+  const [message, setMessage] = useState(null);
+  useEffect(() => setValues(start()), [editing?.name]);
+  const keySet = editing && editing.apiKey !== 'none';
+  const save = async (e) => {
+    e.preventDefault();
+    try {
+      const r = await api('/providers', { method: 'POST', body: schemaValues(form, values) });
+      setMessage({ ok: true, text: `Saved ${r.provider.name}.${r.warnings.length ? ` ${r.warnings.join(' ')}` : ''}` });
+      setValues({ kind: values.kind });
+      onSaved(r.provider.name);
+    } catch (err) {
+      setMessage({ ok: false, text: err.message });
+    }
+  };
+  return html`<form class="settings provider-form" onSubmit=${save} aria-labelledby="provider-form-title">
+    <h2 id="provider-form-title">${editing ? `Update ${editing.name}` : 'Add a provider'}</h2>
+    <${SchemaFields}
+      schema=${form}
+      values=${values}
+      onChange=${(v) => (setMessage(null), setValues(v))}
+      idPrefix="prov"
+      secrets=${['apiKey']}
+      placeholders=${keySet ? { apiKey: 'set (leave empty to keep it)' } : {}}
+    />
+    <div class="actions">
+      <button type="submit" class="primary">${editing ? 'Save changes' : 'Add provider'}</button>
+      ${editing && html`<button type="button" onClick=${onCancel}>Cancel</button>`}
+    </div>
+    ${message && html`<p class=${message.ok ? 'verify ok' : 'problem'} role=${message.ok ? 'status' : 'alert'}>${message.text}</p>`}
+  </form>`;
+}
+
+/** Model providers: add, probe, switch and remove; keys masked (written, never read back). */
 export function ProvidersPage({ announce }) {
   const [data, setData] = useState(null);
+  const [editing, setEditing] = useState(null);
+  const [probes, setProbes] = useState({});
   const reload = () => api('/providers').then(setData, (err) => announce(err.message));
   useEffect(() => {
     void reload();
@@ -513,36 +561,85 @@ export function ProvidersPage({ announce }) {
       announce(err.message);
     }
   };
+  const probe = async (name) => {
+    setProbes({ ...probes, [name]: { busy: true } });
+    try {
+      const r = await api(`/providers/${encodeURIComponent(name)}/probe`, { method: 'POST', body: {} });
+      setProbes((p) => ({ ...p, [name]: r }));
+      announce(`${name}/${r.model}: ${r.toolCalling ? 'can call tools' : 'cannot call tools'}`);
+    } catch (err) {
+      setProbes((p) => ({ ...p, [name]: { toolCalling: false, reason: err.message } }));
+    }
+  };
+  const remove = async (name) => {
+    if (!window.confirm(`Remove the provider ${name}? A stored key is deleted with it.`)) return;
+    try {
+      await api(`/providers/${encodeURIComponent(name)}/remove`, { method: 'POST', body: {} });
+      announce(`Removed ${name}`);
+      if (editing?.name === name) setEditing(null);
+      void reload();
+    } catch (err) {
+      announce(err.message);
+    }
+  };
   return html`<section aria-labelledby="prov-title">
     <div class="section-head"><h1 id="prov-title">Providers</h1></div>
     ${
       data === null
         ? html`<p>Loading…</p>`
         : data.providers.length === 0
-          ? html`<p>No provider is configured. Add one with <code>memo provider add</code> (or the agent's <code>configure_provider</code> tool).</p>`
-          : html`<table class="permissions providers">
-              <thead>
-                <tr>
-                  <th scope="col">Name</th>
-                  <th scope="col">Kind</th>
-                  <th scope="col">Model</th>
-                  <th scope="col">Key</th>
-                  <th scope="col"><span class="sr-only">Actions</span></th>
-                </tr>
-              </thead>
-              <tbody>
-                ${data.providers.map(
-                  (p) =>
-                    html`<tr data-provider=${p.name}>
+          ? html`<p>No provider is configured yet.</p>`
+          : html`<div class="table-wrap">
+              <table class="permissions providers">
+                <thead>
+                  <tr>
+                    <th scope="col">Name</th>
+                    <th scope="col">Kind</th>
+                    <th scope="col">Model</th>
+                    <th scope="col">Key</th>
+                    <th scope="col"><span class="sr-only">Actions</span></th>
+                  </tr>
+                </thead>
+                <tbody>
+                  ${data.providers.map((p) => {
+                    const verdict = probes[p.name];
+                    return html`<tr data-provider=${p.name}>
                       <th scope="row">${p.name}${p.active ? html` <span class="badge effect">active</span>` : ''}</th>
-                      <td>${p.kind}${p.preset ? ` (${p.preset})` : ''}</td>
-                      <td>${p.model ?? '—'}</td>
-                      <td>${p.apiKey}</td>
-                      <td>${!p.active && html`<button type="button" onClick=${() => use(p.name)} aria-label=${`Use ${p.name}`}>Use</button>`}</td>
-                    </tr>`,
-                )}
-              </tbody>
-            </table>`
+                      <td data-label="Kind">
+                        ${p.kind}${p.preset ? ` (${p.preset})` : ''}${p.baseUrl ? html`<br /><code class="url">${p.baseUrl}</code>` : ''}
+                      </td>
+                      <td data-label="Model">${p.model ?? '—'}</td>
+                      <td data-label="Key">${p.apiKey === '[stored, masked]' ? 'set' : p.apiKey}</td>
+                      <td class="row-actions">
+                        ${!p.active && html`<button type="button" onClick=${() => use(p.name)} aria-label=${`Use ${p.name}`}>Use</button>`}
+                        <button type="button" onClick=${() => probe(p.name)} aria-label=${`Probe ${p.name}`} disabled=${verdict?.busy}>Probe</button>
+                        ${data.form && html`<button type="button" onClick=${() => setEditing(p)} aria-label=${`Edit ${p.name}`}>Edit</button>`}
+                        <button type="button" class="deny" onClick=${() => remove(p.name)} aria-label=${`Remove ${p.name}`}>Remove</button>
+                        ${
+                          verdict &&
+                          !verdict.busy &&
+                          html`<p class=${verdict.toolCalling ? 'verify ok' : 'verify bad'} role="status">
+                            ${verdict.toolCalling ? 'Can call tools' : 'Cannot call tools'}: ${verdict.reason}
+                          </p>`
+                        }
+                        ${verdict?.busy && html`<p role="status">Probing…</p>`}
+                      </td>
+                    </tr>`;
+                  })}
+                </tbody>
+              </table>
+            </div>`
+    }
+    ${
+      data !== null &&
+      (data.form
+        ? html`<${ProviderForm}
+            form=${data.form}
+            editing=${editing}
+            onSaved=${(name) => (setEditing(null), announce(`Saved ${name}`), reload())}
+            onCancel=${() => setEditing(null)}
+          />`
+        : html`<p class="note">The providers pack is not loaded, so providers cannot be added here.</p>`)
     }
   </section>`;
 }

@@ -6,6 +6,7 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import { html } from 'htm/preact';
 import { Preview } from './preview.js';
 import { api, API } from './api.js';
+import { ChatPage } from './chat.js';
 import { AuditPage, AuditRow, McpPage, PacksPage, PermissionsPage, ProvidersPage, unasked } from './admin.js';
 
 const LABELS = {
@@ -308,6 +309,7 @@ function Inbox({ source, connected, announce }) {
 
 const PAGES = [
   ['#/', 'Approvals'],
+  ['#/chat', 'Chat'],
   ['#/audit', 'Audit'],
   ['#/packs', 'Packs'],
   ['#/permissions', 'Permissions'],
@@ -392,6 +394,7 @@ function App() {
       }
       ${state === 'error' && html`<p role="alert">The console could not reach memo serve.</p>`}
       ${state === 'in' && route === '#/' && html`<${Inbox} source=${source} connected=${connected} announce=${announce} />`}
+      ${state === 'in' && route === '#/chat' && html`<${ChatPage} events=${source} announce=${announce} />`}
       ${state === 'in' && route === '#/audit' && html`<${AuditPage} events=${source} />`}
       ${state === 'in' && route === '#/packs' && html`<${PacksPage} announce=${announce} />`}
       ${state === 'in' && route === '#/permissions' && html`<${PermissionsPage} announce=${announce} />`}

@@ -142,7 +142,7 @@ describe('the console admin pages in Chromium', () => {
     c.fx.kernel.providerSettings.put({ name: 'hosted', kind: 'openai', model: 'gpt-test', apiKey: key });
     c.fx.kernel.providerSettings.put({ name: 'local', kind: 'openai', model: 'small' });
     await page.getByRole('link', { name: 'Providers' }).click();
-    await page.locator('tr[data-provider="hosted"]').getByText('[stored, masked]').waitFor();
+    await page.locator('tr[data-provider="hosted"]').getByRole('cell', { name: 'set', exact: true }).waitFor();
     expect(await page.content()).not.toContain(key);
     expect(await seriousViolations()).toEqual([]);
     await page.getByRole('button', { name: 'Use local' }).click();

@@ -1,0 +1,91 @@
+/**
+ * Providers from the console: add or update, probe, remove. A configuration of a kind the providers
+ * pack owns is checked by that pack's own `providers.configuration` service, exactly as `memo
+ * provider add` does (unknown preset, a remote URL on a local preset, a key over plain http are
+ * refused); kinds other packs contribute are stored as given, as the CLI stores them. Keys are
+ * write-only: sent once, stored (mode 0600), shown only as "set" from then on.
+ */
+import type { ProviderConfig, ProviderConfigurationService } from '../agent/provider.js';
+import { describeProvider } from '../agent/provider-settings.js';
+import { isMemoError } from '../errors.js';
+import type { Kernel } from '../kernel.js';
+
+export interface ProviderRefusal {
+  status: number;
+  code: string;
+  message: string;
+}
+
+const FIELDS = ['kind', 'preset', 'baseUrl', 'model', 'apiKeyEnv', 'apiKey'] as const;
+
+/** The configuration a console form stands for, or why it is not one. Empty fields are "not given". */
+function formConfig(body: unknown): ProviderConfig | ProviderRefusal {
+  const b = (typeof body === 'object' && body !== null && !Array.isArray(body) ? body : {}) as Record<string, unknown>;
+  const bad = (message: string): ProviderRefusal => ({ status: 400, code: 'BAD_REQUEST', message });
+  if (typeof b.name !== 'string' || !b.name.trim()) return bad('Give the provider a name.');
+  const config: Record<string, unknown> = { name: b.name.trim() };
+  for (const f of FIELDS) {
+    const v = b[f];
+    if (v === undefined || v === null || v === '') continue;
+    if (typeof v !== 'string') return bad(`${f} must be text.`);
+    config[f] = f === 'apiKey' ? v : v.trim();
+  }
+  if (!config.kind) return bad('Choose the kind (wire format) of the provider.');
+  if (b.contextWindow !== undefined && b.contextWindow !== null && b.contextWindow !== '') {
+    const cw = Number(b.contextWindow);
+    if (!Number.isInteger(cw) || cw < 1024) return bad('contextWindow must be a whole number of tokens (at least 1024).');
+    config.contextWindow = cw;
+  }
+  return config as unknown as ProviderConfig;
+}
+
+/**
+ * Stores a provider from the console's form. A stored key (or key variable) the form leaves empty
+ * is kept: the page never has it to send back.
+ */
+export function saveProvider(kernel: Kernel, body: unknown): { provider: Record<string, unknown>; warnings: string[]; created: boolean } | ProviderRefusal {
+  const given = formConfig(body);
+  if ('code' in given) return given;
+  const settings = kernel.providerSettings;
+  const existing = settings.get(given.name);
+  let config: ProviderConfig = given;
+  if (existing && existing.kind === given.kind && given.apiKey === undefined && given.apiKeyEnv === undefined) {
+    if (existing.apiKey) config = { ...config, apiKey: existing.apiKey };
+    else if (existing.apiKeyEnv) config = { ...config, apiKeyEnv: existing.apiKeyEnv };
+  }
+  let warnings: string[] = [];
+  try {
+    const owner = kernel.shared.lookup<ProviderConfigurationService>('providers.configuration');
+    if (owner?.kinds.includes(config.kind)) {
+      const plan = owner.plan(config);
+      config = plan.next;
+      warnings = plan.warnings;
+    }
+    settings.put(config);
+  } catch (err) {
+    if (isMemoError(err)) return { status: 400, code: err.code, message: err.message };
+    throw err;
+  }
+  return { provider: describeProvider(config, settings.active()?.name), warnings, created: !existing };
+}
+
+/** Checks (again) whether a provider's model can call tools, as `memo provider probe` does. */
+export async function probeProvider(
+  kernel: Kernel,
+  name: string,
+  model: unknown,
+  signal: AbortSignal,
+): Promise<{ provider: string; model: string; toolCalling: boolean; reason: string } | ProviderRefusal> {
+  const config = kernel.providerSettings.get(name);
+  if (!config) return { status: 404, code: 'NOT_FOUND', message: `There is no provider "${name}".` };
+  const m = typeof model === 'string' && model.trim() ? model.trim() : config.model;
+  if (!m) return { status: 400, code: 'NO_MODEL', message: `Provider ${name} has no default model: give one to probe.` };
+  let verdict: { toolCalling: boolean; reason: string };
+  try {
+    const provider = kernel.providers.create(config);
+    verdict = await kernel.probe.probe(provider, config, m, { force: true, signal });
+  } catch (err) {
+    verdict = { toolCalling: false, reason: `unreachable: ${(err as Error).message}` };
+  }
+  return { provider: name, model: m, toolCalling: verdict.toolCalling, reason: verdict.reason };
+}

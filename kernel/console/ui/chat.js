@@ -1,0 +1,354 @@
+/* global document */
+// Chat with the agent: conversations (history), a turn's tool steps live in the Agent Run box, a
+// stop button, the provider/model picker and the web-search scope. Turns run in memo serve
+// (the same loop and encrypted store as memo chat); their progress arrives as `chat` events.
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { html } from 'htm/preact';
+import { api } from './api.js';
+
+const OUTCOMES = { running: 'running…', ok: 'ok', error: 'failed', denied: 'denied', expired: 'expired' };
+const ENDINGS = {
+  final: 'done',
+  cancelled: 'stopped',
+  error: 'failed',
+  max_iterations: 'stopped after too many steps',
+  permission_timeout: 'a permission question timed out',
+  approval_expired: 'an approval expired',
+};
+
+function shortArgs(args) {
+  const first = Object.values(args ?? {})[0];
+  if (first === undefined) return '';
+  const text = typeof first === 'string' ? first : JSON.stringify(first);
+  return text.length > 40 ? `${text.slice(0, 37)}…` : text;
+}
+
+function seconds(ms) {
+  return ms === undefined ? '' : `${(ms / 1000).toFixed(2)} s`;
+}
+
+/** One step of the Agent Run box: step number, tool, short arguments, duration, outcome; opens to the raw arguments and result. */
+function Step({ n, step }) {
+  const state = step.state ?? step.outcome;
+  return html`<li class=${`step ${state}`} data-tool=${step.tool} data-state=${state}>
+    <details>
+      <summary>
+        <span class="step-n">${n}</span>
+        <code class="tool">${step.tool}</code>
+        <span class="step-args">${shortArgs(step.args)}</span>
+        <span class="step-time">${seconds(step.durationMs)}</span>
+        <span class=${`outcome ${state}`}>${OUTCOMES[state] ?? state}${step.code ? ` (${step.code})` : ''}</span>
+      </summary>
+      ${step.summary && html`<p class="step-summary">${step.summary}</p>`}
+      <h4>Arguments</h4>
+      <pre>${JSON.stringify(step.raw?.args ?? step.args, null, 2)}</pre>
+      ${
+        step.raw
+          ? html`<h4>Result${step.raw.truncated ? ' (first 16,000 characters)' : ''}</h4>
+              <pre>${step.raw.result}</pre>`
+          : state === 'running' && html`<p class="note">The result shows here when the step ends.</p>`
+      }
+    </details>
+  </li>`;
+}
+
+function RunBox({ steps, label }) {
+  if (!steps.length) return null;
+  return html`<section class="run-box" aria-label=${label}>
+    <h3>Agent Run</h3>
+    <ol class="steps">
+      ${steps.map((s, i) => html`<${Step} key=${i} n=${i + 1} step=${s} />`)}
+    </ol>
+  </section>`;
+}
+
+function Reasoning({ text }) {
+  if (!text) return null;
+  const words = text.split(/\s+/).filter(Boolean).length;
+  return html`<details class="reasoning">
+    <summary>Thought (${words} words)</summary>
+    <p>${text}</p>
+  </details>`;
+}
+
+/** Stored messages as exchanges: the person's message, the turn's steps (from the stored activity and tool results), the replies. */
+function exchanges(messages, activity) {
+  const out = [];
+  for (const m of messages) {
+    if (m.role === 'user') out.push({ seq: m.seq, user: m.content, replies: [], results: [] });
+    else if (!out.length) continue;
+    else if (m.role === 'tool') out.at(-1).results.push(m.content);
+    else if (m.role === 'assistant' && (m.content || m.reasoning)) out.at(-1).replies.push(m);
+  }
+  for (const x of out) {
+    x.steps = activity
+      .filter((a) => a.turnSeq === x.seq)
+      .map((a, i) => ({ ...a, state: a.outcome, raw: x.results[i] === undefined ? undefined : { args: a.args, result: x.results[i], truncated: false } }));
+  }
+  return out;
+}
+
+function Exchange({ x }) {
+  return html`<li class="exchange">
+    <div class="msg user">
+      <span class="who">You</span>
+      <p>${x.user}</p>
+    </div>
+    <${RunBox} steps=${x.steps} label="Steps of this turn" />
+    ${x.replies.map(
+      (r) =>
+        html`<div class="msg assistant">
+          <span class="who">Memo${r.model ? html` <span class="model">${r.provider}/${r.model}</span>` : ''}</span>
+          <${Reasoning} text=${r.reasoning} />
+          ${r.content && html`<p>${r.content}</p>`}
+        </div>`,
+    )}
+  </li>`;
+}
+
+/** The turn running now (or the one that just ended in this page): steps live, a link to the inbox while one waits, Stop. */
+function LiveTurn({ turn, announce }) {
+  const stop = async () => {
+    try {
+      await api(`/chat/turns/${encodeURIComponent(turn.id)}/stop`, { method: 'POST', body: {} });
+      announce('Stopping the turn…');
+    } catch (err) {
+      announce(err.message);
+    }
+  };
+  const running = turn.state === 'running';
+  return html`<section class=${`live-turn ${turn.state}`} aria-label="The current turn" aria-busy=${running} data-state=${turn.state}>
+    ${
+      running &&
+      html`<div class="msg user">
+        <span class="who">You</span>
+        <p>${turn.message}</p>
+      </div>`
+    }
+    ${running && html`<${RunBox} steps=${turn.steps} label="Steps of the current turn" />`}
+    ${
+      turn.waiting.length > 0 &&
+      html`<p class="waiting" role="status">
+        Waiting for your approval: ${turn.waiting.map((w) => w.tool).join(', ')}. <a href="#/">Answer it in the Approvals inbox</a>.
+      </p>`
+    }
+    ${
+      running
+        ? html`<div class="turn-status">
+            <span class="spinner" aria-hidden="true"></span><span>Working with ${turn.provider}/${turn.model}…</span>
+            <button type="button" class="deny" onClick=${stop}>Stop</button>
+          </div>`
+        : turn.state !== 'final' &&
+          html`<p class="turn-end" role="status">
+            Turn ${ENDINGS[turn.state] ?? turn.state}${turn.error && turn.state !== 'cancelled' ? `: ${turn.error}` : '.'}
+          </p>`
+    }
+    ${turn.notices.map((n) => html`<p class="note">${n}</p>`)}
+  </section>`;
+}
+
+function Picker({ options, choice, setChoice }) {
+  const set = (k) => (e) => setChoice({ ...choice, [k]: e.currentTarget.value });
+  const provider = options.providers.find((p) => p.name === choice.provider);
+  return html`<div class="picker">
+    <div class="field">
+      <label for="chat-provider">Provider</label>
+      <select id="chat-provider" value=${choice.provider} onChange=${(e) => setChoice({ ...choice, provider: e.currentTarget.value, model: '' })}>
+        ${options.providers.map((p) => html`<option value=${p.name}>${p.name}${p.name === options.active ? ' (active)' : ''}</option>`)}
+      </select>
+    </div>
+    <div class="field">
+      <label for="chat-model">Model</label>
+      <input id="chat-model" value=${choice.model} placeholder=${provider?.model ?? 'model id'} onInput=${set('model')} />
+    </div>
+    <fieldset class="mode">
+      <legend>Tools</legend>
+      <label><input type="radio" name="chat-mode" value="agent" checked=${choice.mode === 'agent'} onChange=${set('mode')} /> Agent (every enabled tool)</label>
+      <label
+        ><input type="radio" name="chat-mode" value="web" checked=${choice.mode === 'web'} onChange=${set('mode')} disabled=${!options.webSearch} /> Web search
+        only</label
+      >
+    </fieldset>
+  </div>`;
+}
+
+export function ChatPage({ events, announce }) {
+  const [options, setOptions] = useState(null);
+  const [list, setList] = useState([]);
+  const [current, setCurrent] = useState(null);
+  const [transcript, setTranscript] = useState(null);
+  const [turn, setTurn] = useState(null);
+  const [text, setText] = useState('');
+  const [choice, setChoice] = useState({ provider: '', model: '', mode: 'agent' });
+  const [problem, setProblem] = useState('');
+  const currentRef = useRef(null);
+  currentRef.current = current;
+  // Turns whose end already arrived over the stream (it can beat the answer to the POST that started them).
+  const ended = useRef(new Set());
+
+  const loadList = () => api('/chat/conversations').then(setList, (err) => announce(err.message));
+  /** Shows a conversation; `keepTurn` keeps the box of a turn that just ended in this page. */
+  const open = async (id, keepTurn = false) => {
+    setCurrent(id);
+    setProblem('');
+    try {
+      const t = await api(`/chat/conversations/${encodeURIComponent(id)}`);
+      if (currentRef.current !== id) return;
+      setTranscript(t);
+      if (!keepTurn || t.running) setTurn(t.running);
+    } catch (err) {
+      setProblem(err.message);
+    }
+  };
+  useEffect(() => {
+    api('/chat/options').then(
+      (o) => {
+        setOptions(o);
+        setChoice((c) => ({ ...c, provider: o.active ?? o.providers[0]?.name ?? '' }));
+      },
+      (err) => announce(err.message),
+    );
+    void loadList();
+  }, []);
+  useEffect(() => {
+    if (!events) return undefined;
+    const onChat = (e) => {
+      const view = JSON.parse(e.data);
+      if (view.conversationId !== currentRef.current) {
+        if (view.state !== 'running') void loadList();
+        return;
+      }
+      if (view.state === 'running') setTurn(view);
+      else {
+        ended.current.add(view.id);
+        // The turn is stored now: the transcript shows its steps and replies; the box keeps how it ended.
+        setTurn(view.state === 'final' && view.notices.length === 0 ? null : view);
+        void open(view.conversationId, true);
+        void loadList();
+        announce(`Turn ended: ${ENDINGS[view.state] ?? view.state}.`);
+      }
+    };
+    const onTitle = () => void loadList();
+    events.addEventListener('chat', onChat);
+    events.addEventListener('chat-title', onTitle);
+    return () => {
+      events.removeEventListener('chat', onChat);
+      events.removeEventListener('chat-title', onTitle);
+    };
+  }, [events]);
+
+  const newConversation = async () => {
+    try {
+      const c = await api('/chat/conversations', { method: 'POST', body: {} });
+      await loadList();
+      setTurn(null);
+      await open(c.id);
+      document.getElementById('chat-message')?.focus();
+    } catch (err) {
+      announce(err.message);
+    }
+  };
+  const send = async (e) => {
+    e.preventDefault();
+    setProblem('');
+    try {
+      let id = current;
+      if (!id) {
+        id = (await api('/chat/conversations', { method: 'POST', body: {} })).id;
+        setCurrent(id);
+        currentRef.current = id;
+        setTranscript({ info: { id, title: 'New conversation' }, messages: [], activity: [] });
+      }
+      const body = {
+        message: text,
+        mode: choice.mode,
+        ...(choice.provider ? { provider: choice.provider } : {}),
+        ...(choice.model ? { model: choice.model } : {}),
+      };
+      const view = await api(`/chat/conversations/${encodeURIComponent(id)}/turns`, { method: 'POST', body });
+      if (!ended.current.has(view.id)) setTurn((t) => (t?.id === view.id ? t : view));
+      setText('');
+      void loadList();
+    } catch (err) {
+      setProblem(err.message);
+    }
+  };
+  const remove = async () => {
+    if (!current) return;
+    try {
+      await api(`/chat/conversations/${encodeURIComponent(current)}`, { method: 'DELETE', body: {} });
+      setCurrent(null);
+      setTranscript(null);
+      setTurn(null);
+      announce('Conversation deleted.');
+      void loadList();
+    } catch (err) {
+      announce(err.message);
+    }
+  };
+  const onKey = (e) => {
+    // Enter sends, Shift+Enter is a new line.
+    if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) {
+      e.preventDefault();
+      e.currentTarget.form?.requestSubmit();
+    }
+  };
+
+  const running = turn?.state === 'running';
+  const xs = transcript ? exchanges(transcript.messages, transcript.activity) : [];
+  return html`<section class="chat" aria-labelledby="chat-title">
+    <div class="section-head">
+      <h1 id="chat-title">Chat</h1>
+      <button type="button" class="primary" onClick=${newConversation}>New conversation</button>
+    </div>
+    <div class="chat-layout">
+      <nav class="conversations" aria-label="Conversations">
+        <h2>History</h2>
+        ${
+          list.length === 0
+            ? html`<p class="note">No conversations yet.</p>`
+            : html`<ul>
+                ${list.map(
+                  (c) =>
+                    html`<li>
+                      <button type="button" class="conv" aria-current=${c.id === current ? 'true' : undefined} onClick=${() => (setTurn(null), open(c.id))}>
+                        <span class="conv-title">${c.title || 'Untitled'}</span>
+                        <span class="conv-meta">${new Date(c.updatedAt).toLocaleString()} · ${c.messages} msgs${c.running ? ' · running' : ''}</span>
+                      </button>
+                    </li>`,
+                )}
+              </ul>`
+        }
+      </nav>
+      <div class="conversation">
+        ${
+          transcript &&
+          html`<div class="conv-head">
+            <h2>${transcript.info.title || 'New conversation'}</h2>
+            <button type="button" class="deny" onClick=${remove} disabled=${running}>Delete</button>
+          </div>`
+        }
+        ${!transcript && html`<p class="note">Pick a conversation, or write a message to start a new one.</p>`}
+        <ol class="transcript" aria-label="Transcript">
+          ${xs.map((x) => html`<${Exchange} key=${x.seq} x=${x} />`)}
+        </ol>
+        ${turn && html`<${LiveTurn} turn=${turn} announce=${announce} />`} ${problem && html`<p class="problem" role="alert">${problem}</p>`}
+        ${
+          options === null
+            ? html`<p>Loading…</p>`
+            : options.providers.length === 0
+              ? html`<p class="problem">No provider is configured: add one on the <a href="#/providers">Providers</a> page.</p>`
+              : html`<form class="composer" onSubmit=${send} aria-label="Write to the agent">
+                  <${Picker} options=${options} choice=${choice} setChoice=${setChoice} />
+                  <label for="chat-message">Message</label>
+                  <textarea id="chat-message" rows="3" value=${text} onInput=${(e) => setText(e.currentTarget.value)} onKeyDown=${onKey}></textarea>
+                  <div class="actions">
+                    <button type="submit" class="primary" disabled=${running || !text.trim()}>Send</button>
+                    <span class="hint">Enter sends, Shift+Enter makes a new line.</span>
+                  </div>
+                </form>`
+        }
+      </div>
+    </div>
+  </section>`;
+}
