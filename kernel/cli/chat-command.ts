@@ -77,6 +77,9 @@ interface ChatOptions {
 
 const EFFORTS: readonly Effort[] = ['low', 'medium', 'high'];
 
+/** The web-search mode scopes Memo's own loop; a CLI sees every Memo tool over MCP. */
+const WEB_WITH_CLI = 'the web-search mode does not apply to a CLI backend: it is offered every Memo tool (and its own web search only with Computer access)';
+
 /** How a turn's access reads in the transcript (seed 003: said plainly). */
 function accessLine(access: AccessMode): string {
   return access === 'computer'
@@ -402,7 +405,14 @@ function useBackend(s: Session, id: BackendId, access: AccessMode, effort: Effor
 async function open(o: ChatOptions, ctx: CliContext, prompter: Prompter): Promise<Session> {
   const kernel = await ctx.boot(prompter);
   if (o.backend) {
-    const s: Session = { kernel, provider: null as unknown as ModelProvider, config: { name: '', kind: '' }, model: '', toolsEnabled: true, warnings: [] };
+    const s: Session = {
+      kernel,
+      provider: null as unknown as ModelProvider,
+      config: { name: '', kind: '' },
+      model: '',
+      toolsEnabled: true,
+      warnings: o.web ? [WEB_WITH_CLI] : [],
+    };
     useBackend(s, o.backend as BackendId, o.computerAccess ? 'computer' : 'vault', o.effort as Effort | undefined, o.model);
     return s;
   }
@@ -602,6 +612,7 @@ async function interactive(o: ChatOptions, ctx: CliContext): Promise<void> {
         // The scoped web-search mode of seed 000, toggled per turn instead of only at launch.
         o.web = text === '/web';
         out.write(o.web ? '(web search mode: only web_search is offered)\n' : '(agent mode: every enabled tool is offered)\n');
+        if (o.web && isCliBackendProvider(s.provider)) out.write(`(${WEB_WITH_CLI})\n`);
         continue;
       }
       if (text === '/backend' || text.startsWith('/backend ')) {

@@ -92,6 +92,9 @@ describe('memo chat --backend', () => {
     expect(agy.code).toBe(1);
     expect(agy.stderr).toMatch(/Antigravity CLI cannot be limited to Memo's tools/);
     expect(memo(w, ['chat', '-p', 'hello', '--computer-access']).stderr).toMatch(/--computer-access applies to a CLI backend/);
+    expect(memo(w, ['chat', '-p', 'hello', '--backend', 'claude', '--web']).stderr).toContain(
+      'memo: warning: the web-search mode does not apply to a CLI backend',
+    );
     expect(memo(w, ['chat', '-p', 'hello', '--backend', 'gemini']).stderr).toMatch(/--backend must be one of claude, codex, agy/);
   });
 
