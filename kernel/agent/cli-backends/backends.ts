@@ -166,6 +166,9 @@ export function buildInvocation(id: BackendId, req: InvocationRequest): Invocati
   if (id === 'codex') {
     const args = ['exec', '--json', '--skip-git-repo-check', '--cd', req.cwd, '-c', 'approval_policy="never"'];
     const env: Record<string, string> = {};
+    // Vault only: the person's own MCP servers (in ~/.codex/config.toml) are emptied out first, so the
+    // only tools are Memo's (Codex applies -c overrides in order; Claude has --strict-mcp-config).
+    if (req.mode === 'vault') args.push('-c', 'mcp_servers={}');
     if (req.mcp) {
       args.push('-c', `mcp_servers.${MCP_SERVER_NAME}.url=${toml(req.mcp.url)}`);
       // Codex reads the bearer token and extra headers from environment variables it is told the

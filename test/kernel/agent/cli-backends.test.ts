@@ -167,6 +167,9 @@ describe('agent CLI backends (fake claude, codex and agy on PATH, a real MCP end
       ]),
     );
     expect(run.argv[run.argv.length - 1]).toBe('-');
+    // The person's own MCP servers are emptied before Memo's is added.
+    expect(run.argv.indexOf('mcp_servers={}')).toBeGreaterThan(-1);
+    expect(run.argv.indexOf('mcp_servers={}')).toBeLessThan(run.argv.findIndex((a: string) => a.startsWith('mcp_servers.memo.url=')));
     expect(run.env.token).toEqual(expect.any(String));
     expect(run.env.capability).toMatch(/^memo-cap-/);
     const argv = run.argv.join(' ');
