@@ -76,4 +76,52 @@ describe('memo chat --backend in a terminal', () => {
     const runs = recordedRuns(rec, 'claude').filter((r) => r.endpoint !== null);
     expect(runs.map((r) => r.argv.includes('--tools'))).toEqual([true, false]);
   });
+
+  it('switches from a provider to a CLI backend and back in one conversation: the CLI gets the earlier exchange, and the conversation ends on the provider again', async () => {
+    const base = tempDir('memo-chat-tty-');
+    const root = path.join(base, 'root');
+    const bin = path.join(base, 'bin');
+    const rec = path.join(base, 'rec');
+    const home = path.join(base, 'home');
+    const data = path.join(base, 'data');
+    for (const d of [root, rec, home]) fs.mkdirSync(d);
+    writeFakeClis(bin);
+    const env = { ...process.env, PATH: `${bin}${path.delimiter}${process.env.PATH ?? ''}`, HOME: home, FAKE_CLI_RECORD: rec, SHELL: '/bin/sh' };
+    const memo = [process.execPath, BIN, '--packs', PACKS, '--root', root, '--data', data];
+    expect(
+      spawnSync(memo[0]!, [...memo.slice(1), 'provider', 'add', 'test', '--kind', 'scripted', '--model', 'rules-1'], { env, encoding: 'utf8' }).status,
+    ).toBe(0);
+    const [cmd, args] = onPty([...memo, 'chat', '--effort', 'low']);
+    const child = killWhenDone(spawn(cmd, args, { stdio: ['pipe', 'pipe', 'pipe'], env }));
+    let shown = '';
+    child.stdout.on('data', (d) => (shown += d));
+    child.stderr.on('data', (d) => (shown += d));
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    const prompts = () => shown.split('you> ').length - 1;
+    const send = async (line: string) => {
+      const n = prompts();
+      child.stdin.write(`${line}\n`);
+      await waitFor(() => prompts() > n || child.exitCode !== null, { what: () => `the prompt after ${line}; the terminal showed: ${shown}` });
+    };
+    await waitFor(() => prompts() >= 1, { what: () => `the first prompt; the terminal showed: ${shown}` });
+    await send('first from the provider');
+    await send('/backend codex');
+    expect(shown).toContain("(Codex CLI 0.58.0; Vault only: the CLI's own file, shell and web tools are off");
+    await send('second from codex');
+    await send('/effort high');
+    expect(shown).toContain('(effort: high)');
+    await send('/backend off');
+    expect(shown).toContain('(back to test/rules-1)');
+    await send('third from the provider');
+    child.stdin.write('/exit\n');
+    expect(await exited).toBe(0);
+
+    // Codex got the earlier exchange with its message, and its turn's effort.
+    const [codexRun] = recordedRuns(rec, 'codex').filter((r) => r.endpoint !== null);
+    expect(codexRun.prompt).toContain('[User]\nfirst from the provider');
+    expect(codexRun.argv).toContain('model_reasoning_effort="low"');
+    const listed = spawnSync(memo[0]!, [...memo.slice(1), 'chat', '--history', '--json'], { env, encoding: 'utf8' });
+    const [conversation] = JSON.parse(listed.stdout).conversations;
+    expect(conversation.provider).toBe('test');
+  });
 });
