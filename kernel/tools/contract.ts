@@ -71,6 +71,11 @@ export interface Sandbox {
   kernelArea(realPath: string, access?: 'read' | 'change'): KernelArea | null;
   resolve(requested: string, intent: PathIntent): Promise<ResolvedPath>;
   openForRead(requested: string): Promise<{ handle: FileHandle; resolved: ResolvedPath; size: number }>;
+  /**
+   * A small regular file read whole, checked as `openForRead` checks it, or null when this route does
+   * not apply (bigger than `maxBytes`, not a regular file, missing...): then use `openForRead`.
+   */
+  readSmallFile?(requested: string, maxBytes: number): { data: Buffer; resolved: ResolvedPath } | null;
   openResolvedForRead(resolved: ResolvedPath): Promise<{ handle: FileHandle; resolved: ResolvedPath; size: number }>;
   openForWrite(requested: string, options?: OpenForWriteOptions): Promise<{ handle: FileHandle; resolved: ResolvedPath; created: boolean }>;
 }

@@ -33,6 +33,8 @@ export interface ReadResult {
 }
 
 const CHUNK = 1024 * 1024;
+/** Files up to this size are read by the sandbox in one go on the event-loop thread (readSmallFile). */
+const SMALL_READ = 64 * 1024;
 
 function binaryError(requested: string) {
   return fail(
@@ -55,6 +57,8 @@ function offsetError(requested: string, offset: number, total: number) {
 export async function readFileTool(args: ReadArgs, ctx: ToolContext): Promise<ReadResult> {
   const requested = args.path;
   const sliced = args.offset !== undefined || args.limit !== undefined;
+  const small = ctx.sandbox.readSmallFile?.(requested, SMALL_READ);
+  if (small) return fromBuffer(small.data, requested, args);
   const { handle, size } = await ctx.sandbox.openForRead(requested);
   try {
     if (size > READ_MAX_BYTES && !sliced) {
@@ -81,7 +85,11 @@ function finish(requested: string, content: string, total: number, size: number,
 }
 
 async function readSmall(handle: FileHandle, requested: string, args: ReadArgs, size: number): Promise<ReadResult> {
-  const buf = await readAll(handle, READ_MAX_BYTES, requested, size);
+  return fromBuffer(await readAll(handle, READ_MAX_BYTES, requested, size), requested, args);
+}
+
+/** A whole file (at most 1 MB) as the result: all of it, or the lines asked for. */
+function fromBuffer(buf: Buffer, requested: string, args: ReadArgs): ReadResult {
   if (isBinary(buf)) throw binaryError(requested);
   if (args.offset === undefined && args.limit === undefined) {
     const content = decodeText(buf);

@@ -406,6 +406,67 @@ describe('PathSandbox.openForRead', () => {
   });
 });
 
+/** What readSmallFile makes of a path: the content, null (use openForRead), or the refusal's error code. */
+function smallRead(sb: PathSandbox, requested: string, max = 64 * 1024): string | null {
+  try {
+    const r = sb.readSmallFile(requested, max);
+    return r === null ? null : r.data.toString('utf8');
+  } catch (err) {
+    if (!isMemoError(err)) throw err;
+    return err.code;
+  }
+}
+
+describe('PathSandbox.readSmallFile', () => {
+  const readCases = cases.filter((c) => c.intent === 'read');
+
+  it.each(readCases)('agrees with resolve + openForRead: $name', async ({ path: requested, expect: expected }) => {
+    const given = typeof requested === 'function' ? requested() : requested;
+    const got = smallRead(sandbox, given);
+    if (typeof expected === 'string') {
+      // Refused the same way, or left to openForRead (which refuses it): never read.
+      if (got !== null) expect(got).toBe(expected);
+      expect(await codeOf(sandbox.openForRead(given))).toBe(expected);
+      return;
+    }
+    if (!expected.exists) {
+      expect(got).toBeNull();
+      return;
+    }
+    expect(got).toBe(await fs.readFile(path.join(base, expected.real), 'utf8'));
+  });
+
+  it('refuses a link out of the root and a system directory by throwing, as openForRead does', () => {
+    if (process.platform !== 'linux') return; // the route exists on Linux only (null elsewhere)
+    expect(smallRead(sandbox, 'link-out-file')).toBe('PATH_OUTSIDE_ROOT');
+    expect(smallRead(sandbox, 'link-out-dir/secret.txt')).toBe('PATH_OUTSIDE_ROOT');
+    expect(smallRead(new PathSandbox('/'), '/etc/hostname')).toBe('PATH_PROTECTED');
+  });
+
+  it('leaves directories, FIFOs, missing paths and files over the limit to openForRead', async () => {
+    expect(smallRead(sandbox, 'sub')).toBeNull();
+    expect(smallRead(sandbox, 'nope.txt')).toBeNull();
+    expect(smallRead(sandbox, 'a.txt', 3)).toBeNull();
+    const fifo = path.join(root, 'small-read-pipe');
+    try {
+      execFileSync('mkfifo', [fifo]);
+    } catch {
+      return; // no mkfifo on this system
+    }
+    try {
+      expect(smallRead(sandbox, 'small-read-pipe')).toBeNull();
+    } finally {
+      await fs.rm(fifo);
+    }
+  });
+
+  it('reads a small file whole on Linux', () => {
+    if (process.platform !== 'linux') return;
+    expect(sandbox.readSmallFile('sub/b.txt', 1024)).toMatchObject({ resolved: { real: path.join(root, 'sub', 'b.txt'), exists: true } });
+    expect(smallRead(sandbox, 'in-chain1')).toBe('bee');
+  });
+});
+
 describe('assertSameFile', () => {
   it('accepts the file it was opened from and refuses another', async () => {
     const handle = await fs.open(path.join(root, 'a.txt'), 'r');
