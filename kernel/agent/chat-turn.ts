@@ -65,6 +65,7 @@ export async function runChatTurn(kernel: Kernel, opts: ChatTurnOptions): Promis
         ...(opts.systemPrompt ? { systemPrompt: opts.systemPrompt } : {}),
         ...(opts.signal ? { signal: opts.signal } : {}),
         ...(opts.onEvent ? { onEvent: opts.onEvent } : {}),
+        ...(opts.effort ? { effort: opts.effort } : {}),
       })
     : await runTurn(kernel, { ...turn, userMessage, history });
   await store.appendTurn(opts.conversationId, result.messages, result.steps, {

@@ -172,6 +172,8 @@ interface RunRequest {
   detection?: Extract<Detection, { found: true }>;
   /** Overrides the provider's access for this run. */
   access?: AccessMode;
+  /** Overrides the provider's effort for this run. */
+  effort?: Effort;
 }
 
 /** Why a file cannot be executed now, or null. */
@@ -207,6 +209,7 @@ async function runCli(provider: CliBackendProvider, req: RunRequest): Promise<Cl
   const runDir = fs.mkdtempSync(path.join(os.tmpdir(), `memo-${spec.id}-`));
   fs.chmodSync(runDir, 0o700);
   try {
+    const effort = req.effort ?? provider.effort;
     const inv = buildInvocation(provider.backend, {
       prompt: req.prompt,
       mode: access,
@@ -215,7 +218,7 @@ async function runCli(provider: CliBackendProvider, req: RunRequest): Promise<Cl
       ...(req.model ? { model: req.model } : {}),
       ...(req.mcp ? { mcp: req.mcp } : {}),
       ...(req.systemPrompt ? { systemPrompt: req.systemPrompt } : {}),
-      ...(provider.effort ? { effort: provider.effort } : {}),
+      ...(effort ? { effort } : {}),
     });
     for (const f of inv.files) {
       fs.mkdirSync(path.dirname(f.path), { recursive: true, mode: 0o700 });
@@ -360,6 +363,8 @@ export interface CliTurnOptions {
   systemPrompt?: string;
   signal?: AbortSignal;
   onEvent?: (event: AgentEvent) => void;
+  /** This turn's effort (else the provider's). */
+  effort?: Effort;
 }
 
 export interface CliTurnResult extends TurnResult {
@@ -428,6 +433,7 @@ export async function runCliTurn(kernel: Kernel, opts: CliTurnOptions): Promise<
       ...(opts.systemPrompt ? { systemPrompt: opts.systemPrompt } : {}),
       ...(opts.signal ? { signal: opts.signal } : {}),
       ...(opts.onEvent ? { onEvent: opts.onEvent } : {}),
+      ...(opts.effort ? { effort: opts.effort } : {}),
       detection,
     });
     const stop: StopReason = run.cancelled ? 'cancelled' : run.error ? 'error' : 'final';

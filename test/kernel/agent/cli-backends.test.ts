@@ -221,7 +221,7 @@ describe('agent CLI backends (fake claude, codex and agy on PATH, a real MCP end
     expect(stored.provider).toBe('antigravity-cli');
   });
 
-  it('claude with Computer access keeps its own tools (no --tools, edits accepted) and records the access with the turn', async () => {
+  it('claude with Computer access keeps its own tools (no --tools, edits accepted) and records the access with the turn; the effort is its thinking budget', async () => {
     s = setup();
     const conv = await s.fx.kernel.conversations.create();
     const r = await runChatTurn(s.fx.kernel, {
@@ -230,6 +230,7 @@ describe('agent CLI backends (fake claude, codex and agy on PATH, a real MCP end
       conversationId: conv.id,
       userMessage: 'hello',
       titles: false,
+      effort: 'high',
     });
     expect(r.answer).toBe('You said: hello');
     const [run] = recordedRuns(s.rec, 'claude');
@@ -237,6 +238,7 @@ describe('agent CLI backends (fake claude, codex and agy on PATH, a real MCP end
     expect(run.argv).not.toContain('--disallowedTools');
     expect(run.argv[run.argv.indexOf('--permission-mode') + 1]).toBe('acceptEdits');
     expect(run.argv[run.argv.indexOf('--model') + 1]).toBe('opus');
+    expect(run.env.thinking).toBe('31999');
     expect(r.steps).toEqual([expect.objectContaining({ tool: 'claude-cli:computer-access', args: { access: 'computer' } })]);
   });
 
