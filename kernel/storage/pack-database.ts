@@ -14,6 +14,13 @@ export interface PackDatabaseOptions {
   migrations: MigrationClass[];
   /** Tests only (NODE_ENV=test or under jest): tables from the entities, no migrations. Refused elsewhere. */
   synchronize?: boolean;
+  /**
+   * The entities and migrations run on PostgreSQL as well as SQLite (no SQLite-only SQL such as FTS5,
+   * no use of the better-sqlite3 handle). Only such a database moves into the shared PostgreSQL
+   * database when the kernel has one (MEMO_DATABASE_URL); any other stays a SQLite file in the pack's
+   * data folder, so setting the URL never breaks a pack that was written for SQLite.
+   */
+  portable?: boolean;
 }
 
 const KEBAB = /^[a-z0-9]+(?:-[a-z0-9]+)*$/;
@@ -35,8 +42,8 @@ export function packSchema(packId: string, name: string): string {
 
 /**
  * A pack's own database, so hot-loading one pack never touches another's schema: `<dir>/<name>.sqlite`
- * in the pack's data folder, or, when the kernel shares a PostgreSQL database, the pack's own schema
- * in it (packSchema). Pending migrations run before it is returned (see migrations.ts for what happens
+ * in the pack's data folder, or, when the kernel shares a PostgreSQL database and the pack says its
+ * database is portable, the pack's own schema in it (packSchema). Pending migrations run before it is returned (see migrations.ts for what happens
  * when one fails, or when the database is newer than the code). The caller closes it.
  */
 export async function openPackDatabase(dir: string, options: PackDatabaseOptions, shared?: SharedPackDatabase): Promise<DataSource> {
@@ -52,7 +59,7 @@ export async function openPackDatabase(dir: string, options: PackDatabaseOptions
     migrations: options.migrations,
     ...(options.synchronize !== undefined ? { synchronize: options.synchronize } : {}),
   };
-  if (shared) {
+  if (shared && options.portable) {
     const { openPostgres } = await import('./postgres.js');
     return openPostgres(shared.url, packSchema(shared.packId, name), store);
   }

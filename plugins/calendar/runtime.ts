@@ -24,7 +24,7 @@ export class CalendarRuntime {
     this.db ??= (async () => {
       // typeorm costs half a second to import: only calls that need the database pay it.
       const { ENTITIES, MIGRATIONS } = await import('./schema.js');
-      return this.api.database({ name: 'calendar', entities: ENTITIES, migrations: MIGRATIONS });
+      return this.api.database({ name: 'calendar', entities: ENTITIES, migrations: MIGRATIONS, portable: true });
     })();
     this.db.catch(() => (this.db = null));
     return this.db;

@@ -22,7 +22,7 @@ export class RoutinesRuntime {
     if (this.closed) throw new MemoError('CANCELLED', 'The routines pack is unloading.');
     this.db ??= (async () => {
       const { ENTITIES, MIGRATIONS } = await import('./schema.js');
-      return this.api.database({ name: 'routines', entities: ENTITIES, migrations: MIGRATIONS });
+      return this.api.database({ name: 'routines', entities: ENTITIES, migrations: MIGRATIONS, portable: true });
     })();
     this.db.catch(() => (this.db = null));
     return new RoutineStore(await this.db);

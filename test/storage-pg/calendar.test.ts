@@ -64,7 +64,7 @@ describe('the calendar pack on PostgreSQL', () => {
 
   it('keeps a cache check time, an epoch millisecond past 32 bits, as a number', async () => {
     const url = DatabaseUrl.parse(pg.url());
-    const ds = await openPackDatabase(tempDir(), { name: 'calendar', entities: ENTITIES, migrations: MIGRATIONS }, { url, packId: 'calendar' });
+    const ds = await openPackDatabase(tempDir(), { name: 'calendar', entities: ENTITIES, migrations: MIGRATIONS, portable: true }, { url, packId: 'calendar' });
     try {
       const now = Date.now();
       await ds

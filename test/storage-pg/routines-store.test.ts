@@ -29,7 +29,11 @@ async function database(backend: Backend): Promise<{ open(): Promise<RoutineStor
   const url = backend === 'postgres' ? DatabaseUrl.parse(await server.database()) : null;
   return {
     async open() {
-      const ds = await openPackDatabase(dir, { name: 'routines', entities: ENTITIES, migrations: MIGRATIONS }, url ? { url, packId: 'routines' } : undefined);
+      const ds = await openPackDatabase(
+        dir,
+        { name: 'routines', entities: ENTITIES, migrations: MIGRATIONS, portable: true },
+        url ? { url, packId: 'routines' } : undefined,
+      );
       opened.push(ds);
       return new RoutineStore(ds);
     },

@@ -23,7 +23,7 @@ const MIN = 60_000;
 async function runsIn(url: string, routineId: string) {
   const ds = await openPackDatabase(
     tempDir(),
-    { name: 'routines', entities: ENTITIES, migrations: MIGRATIONS },
+    { name: 'routines', entities: ENTITIES, migrations: MIGRATIONS, portable: true },
     { url: DatabaseUrl.parse(url), packId: 'routines' },
   );
   try {

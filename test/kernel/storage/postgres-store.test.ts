@@ -3,6 +3,8 @@
  * schema, migrations with the same meaning as on SQLite files, and the URL's password nowhere in
  * what a person or a log can see.
  */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
 import { inspect } from 'node:util';
 import { Column, Entity, PrimaryColumn, type DataSource, type MigrationInterface, type QueryRunner } from 'typeorm';
 import { DatabaseUrl, databaseFromSetting } from '../../../kernel/storage/database-url.js';
@@ -62,8 +64,8 @@ class BreakNotes1700000000002 implements MigrationInterface {
   async down(): Promise<void> {}
 }
 
-const V1: PackDatabaseOptions = { name: 'notes', entities: [Note], migrations: [CreateNotes1700000000000] };
-const V2: PackDatabaseOptions = { name: 'notes', entities: [TaggedNote], migrations: [CreateNotes1700000000000, AddNoteTag1700000000001] };
+const V1: PackDatabaseOptions = { name: 'notes', entities: [Note], migrations: [CreateNotes1700000000000], portable: true };
+const V2: PackDatabaseOptions = { name: 'notes', entities: [TaggedNote], migrations: [CreateNotes1700000000000, AddNoteTag1700000000001], portable: true };
 
 let server: TestPostgres;
 beforeAll(async () => {
@@ -112,6 +114,18 @@ describe('a pack database on PostgreSQL', () => {
     });
     // Nothing outside the pack's schema.
     expect(await server.query(`SELECT table_name FROM information_schema.tables WHERE table_schema = 'public'`, [], db)).toEqual([]);
+  });
+
+  it('keeps a database its pack did not mark portable in its SQLite file, shared database or not', async () => {
+    const url = await server.database();
+    const dir = tempDir();
+    const ds = await openPackDatabase(dir, { ...V1, portable: false }, { url: DatabaseUrl.parse(url), packId: 'sqlite-only' });
+    opened.push(ds);
+    expect(ds.options.type).toBe('better-sqlite3');
+    expect(fs.existsSync(path.join(dir, 'notes.sqlite'))).toBe(true);
+    expect(
+      await server.query(`SELECT schema_name FROM information_schema.schemata WHERE schema_name LIKE 'pack_%'`, [], new URL(url).pathname.slice(1)),
+    ).toEqual([]);
   });
 
   it('keeps packs apart: two packs with a table of the same name see only their own rows', async () => {
