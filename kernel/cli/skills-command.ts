@@ -116,6 +116,11 @@ function registerFolderCommands(skills: Command, cli: Cli): void {
       if (!fs.existsSync(abs) || !fs.statSync(abs).isDirectory()) throw new UsageError(`${dir} is not a folder.`);
       const inData = path.relative(cli.dataDir(), abs);
       if (inData === '' || !inData.startsWith('..')) throw new UsageError(`${dir} is inside the data folder, whose skills/ is loaded already.`);
+      // Every opt-in folder becomes kernel state: one that holds the workspace would close all of it to every tool.
+      const root = path.resolve(cli.g().root ?? process.cwd());
+      const fromRoot = path.relative(abs, root);
+      if (fromRoot === '' || !fromRoot.startsWith('..'))
+        throw new UsageError(`${dir} holds the workspace (${root}); as a skill folder it would close all of it to every tool. Name its skills folder instead.`);
       let added = false;
       skillFoldersStore(cli.dataDir()).update((s) => {
         if (s.folders.includes(abs)) return;

@@ -46,7 +46,7 @@ describe('memo skills: opt-in folders, sources and warnings', () => {
     expect(memo(['--data', data, 'skills', 'folders', 'remove', '.claude/skills'], project).code).toBe(1);
   });
 
-  it('refuses to add what is not a folder, or a folder inside the data folder', () => {
+  it('refuses to add what is not a folder, a folder inside the data folder, or one that holds the workspace', () => {
     const project = tempDir('memo-skills-cli-');
     const data = path.join(project, 'data');
     fs.mkdirSync(path.join(data, 'skills'), { recursive: true });
@@ -58,6 +58,7 @@ describe('memo skills: opt-in folders, sources and warnings', () => {
       code: 2,
       stderr: expect.stringContaining('inside the data folder'),
     });
+    expect(memo(['--data', data, 'skills', 'folders', 'add', '.'], project)).toMatchObject({ code: 2, stderr: expect.stringContaining('holds the workspace') });
     expect(fs.existsSync(path.join(data, 'skill-folders.json'))).toBe(false);
   });
 
