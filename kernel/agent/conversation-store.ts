@@ -416,6 +416,9 @@ export class ConversationStore {
     if (!(await this.exists(id))) throw new MemoError('NOT_FOUND', `There is no conversation ${id}.`);
     const { msg, act } = await this.repos();
     await this.ds!.transaction(async (m) => {
+      // Instances sharing a PostgreSQL database append to one conversation in turn: the row lock
+      // holds the next one until this commit, so both never take the same seq. (SQLite has one writer.)
+      if (this.database) await m.query(`SELECT 1 FROM "conversations" WHERE "id" = $1 FOR UPDATE`, [id]);
       if (record.compaction) await this.storeSummary(m.getRepository(this.entities!.SummaryRow), m.getRepository(this.entities!.MessageRow), id, record);
       const last = await m.getRepository(this.entities!.MessageRow).maximum('seq', { conversationId: id });
       let seq = (last ?? 0) + 1;

@@ -169,6 +169,31 @@ describe('the conversation store on a shared PostgreSQL database', () => {
     expect(fs.existsSync(path.join(otherDir, 'agent.sqlite'))).toBe(false);
   });
 
+  it('keeps every turn when two instances append to one conversation at the same time', async () => {
+    const p = await place('postgres');
+    const one = track(p.open());
+    const conv = await one.create({ title: 'Busy' });
+    const otherDir = tempDir();
+    fs.copyFileSync(path.join(p.dir, 'agent.key'), path.join(otherDir, 'agent.key'));
+    const two = track(new ConversationStore(path.join(otherDir, 'agent.sqlite'), undefined, DatabaseUrl.parse(p.url!)));
+    await two.exists(conv.id);
+    const turns = Array.from({ length: 16 }, (_, i) =>
+      (i % 2 ? two : one).appendTurn(
+        conv.id,
+        [
+          { role: 'user', content: `question ${i}` },
+          { role: 'assistant', content: `answer ${i}` },
+        ],
+        [],
+      ),
+    );
+    await Promise.all(turns);
+    const messages = await one.messages(conv.id);
+    expect(messages.map((m) => m.seq)).toEqual(Array.from({ length: 32 }, (_, i) => i + 1));
+    // Each turn's two messages stay together.
+    for (let i = 0; i < 32; i += 2) expect(messages[i + 1]!.content).toBe(messages[i]!.content.replace('question', 'answer'));
+  });
+
   it('holds only ciphertext of what was written', async () => {
     const p = await place('postgres');
     const store = track(p.open());
