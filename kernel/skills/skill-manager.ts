@@ -345,11 +345,18 @@ export class SkillManager {
 
   /** Records that `turn` follows `skill`; a turn that reads several skills is held to each of them. */
   private async activate(turn: string, skill: Skill): Promise<void> {
-    if (skill.allowance && skill.allowance.commands !== 'any' && skill.allowance.commands.length > 0) this.parser ??= await loadParser();
     const active = this.activations.get(turn) ?? [];
     this.activations.delete(turn);
     this.activations.set(turn, [...active.filter((s) => s.name !== skill.name), skill]);
     while (this.activations.size > ACTIVE_TURNS_CAP) this.activations.delete(this.activations.keys().next().value!);
+    // Recorded first: if the parser cannot load, the guard refuses every command of the turn (fails closed).
+    if (skill.allowance && skill.allowance.commands !== 'any' && skill.allowance.commands.length > 0 && !this.parser) {
+      try {
+        this.parser = await loadParser();
+      } catch (err) {
+        this.logger.warn(`the shell parser could not be loaded (${(err as Error).message}): skill ${skill.name} allows no command this turn`);
+      }
+    }
   }
 
   /** The skills a turn has activated (those with allowed-tools), in the order it read them. */
