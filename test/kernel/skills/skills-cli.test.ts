@@ -40,6 +40,9 @@ describe('memo skills: opt-in folders, sources and warnings', () => {
     const table = memo(['--data', data, 'skills', 'list'], project).stdout;
     expect(table).toMatch(/extra-keys\s+opt-in\s+-\s+loaded, 4 warnings/);
     expect(table).toContain(`opt-in folders: ${folder}`);
+    const shown = memo(['--data', data, 'skills', 'show', 'extra-keys'], project).stdout;
+    expect(shown).toContain('Other keys (kept, not used):\n  model: "a-model-name"\n  argument-hint: "[version]"');
+    expect(shown).toContain('Warnings:\n  SKILL.md:4:1: model is not a key this project reads');
 
     expect(memo(['--data', data, 'skills', 'folders', 'remove', '.claude/skills'], project).code).toBe(0);
     expect(names()).not.toContain('extra-keys');
