@@ -20,10 +20,30 @@ import {
   type LoadedCanvas,
   type VaultEntities,
 } from './runtime.js';
-import { cardOf, emptyScene, labelOf, live, textOf, type CardRef, type El } from './scene.js';
+import { render } from './render.js';
+import { cardOf, emptyScene, labelOf, live, textOf, type CardRef, type El, type SceneFile } from './scene.js';
 import type { ToolArgs } from './tool-args.js';
 
 type Args<K extends keyof ToolArgs> = ToolArgs[K];
+
+/** The largest drawing a preview carries as an image (an SVG with its fonts subset in). */
+const MAX_PREVIEW_IMAGE_BYTES = 512 * 1024;
+
+/**
+ * A preview with the scene as it would look, rendered by the pack's own renderer as an SVG data:
+ * URL (the web console shows it as an image; a terminal shows the text). A drawing that cannot be
+ * rendered, or is too large, gives the text alone: the image is a help, never a condition.
+ */
+async function withImage(preview: Preview, scene: SceneFile): Promise<Preview> {
+  try {
+    const r = await render(scene, { format: 'svg', padding: 16 });
+    if (r.data.length > MAX_PREVIEW_IMAGE_BYTES) return preview;
+    const shown: Preview & { image: string } = { ...preview, image: `data:image/svg+xml;base64,${r.data.toString('base64')}` };
+    return shown;
+  } catch {
+    return preview;
+  }
+}
 
 const quote = (s: string, max = 60) => JSON.stringify(s.length > max ? s.slice(0, max - 1) + '…' : s);
 
@@ -209,7 +229,7 @@ export const drawOnCanvas = {
       if (a.frame) line += ` in frame ${name(a.frame)}`;
       return line;
     });
-    return { kind: 'text', text: [`Draws on ${c.name}:`, ...lines].join('\n') };
+    return withImage({ kind: 'text', text: [`Draws on ${c.name}:`, ...lines].join('\n') }, { ...c.scene, elements: r.elements });
   },
   run: async (args: Args<'vault_draw_on_canvas'>, ctx: ToolContext) => {
     const { c, r } = await planDraw(args, ctx);

@@ -11,7 +11,7 @@ import { commandDone as done, commandFailed as fail, commandGuarded as guarded, 
 import type { RoutinesRuntime } from './runtime.js';
 import { formatInstant, nextRunAfter, nextRuns } from './schedule.js';
 import type { Routine, Run } from './store.js';
-import { describeRoutine } from './tools.js';
+import { describeRoutine, runJson } from './tools.js';
 
 type PackCommand = Parameters<PackApi['commands']['register']>[0];
 type Ctx = Parameters<PackCommand['subcommands'][number]['run']>[0];
@@ -27,23 +27,6 @@ function runLine(run: Run, zone: string): string {
   const what = run.status === 'skipped' ? (run.error ?? '') : (run.answer ?? run.error ?? '');
   const short = what.replace(/\s+/g, ' ').slice(0, 120);
   return `${formatInstant(run.scheduledFor, zone)}  ${run.status}${run.attempt > 1 ? ` (attempt ${run.attempt})` : ''}  ${run.trigger}  ${run.steps.length} step(s)${short ? `  ${short}` : ''}`;
-}
-
-function runJson(run: Run, zone: string): Record<string, unknown> {
-  return {
-    id: run.id,
-    scheduled_for: formatInstant(run.scheduledFor, zone),
-    started_at: new Date(run.startedAt).toISOString(),
-    ended_at: run.endedAt === null ? null : new Date(run.endedAt).toISOString(),
-    attempt: run.attempt,
-    trigger: run.trigger,
-    status: run.status,
-    stop_reason: run.stopReason,
-    answer: run.answer,
-    error: run.error,
-    steps: run.steps,
-    retry_at: run.retryAt === null ? null : formatInstant(run.retryAt, zone),
-  };
 }
 
 const json = { flags: '--json', description: 'print JSON' };

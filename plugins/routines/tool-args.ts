@@ -43,4 +43,14 @@ export interface ToolArgs {
   cancel_routine: {
     id: string;
   };
+  /** A routine's runs, newest first (list_routines gives ids): when each was due, started and ended, how it was triggered, its status and stop reason, its tool steps, and its answer or error. */
+  routine_history: {
+    id: string;
+    /** How many runs (default 20). */
+    limit?: number;
+  };
+  /** Runs a routine once now, outside its schedule (list_routines gives ids); its schedule is unchanged. The run goes on after this returns: routine_history shows how it ended. Needs the person's confirmation. */
+  run_routine_now: {
+    id: string;
+  };
 }

@@ -13,7 +13,7 @@ import type { Routine, Run } from './store.js';
 import type { ToolArgs } from './tool-args.js';
 
 /** This pack's own tools that change routines: a routine's runs may never use them. */
-const OWN_WRITES = new Set(['create_routine', 'cancel_routine']);
+const OWN_WRITES = new Set(['create_routine', 'cancel_routine', 'run_routine_now']);
 
 interface Plan {
   name: string;
@@ -211,6 +211,24 @@ function lastResult(run: Run | null, zone: string): Record<string, unknown> | nu
   };
 }
 
+/** A run as routine_history and `memo routines history --json` show it. */
+export function runJson(run: Run, zone: string): Record<string, unknown> {
+  return {
+    id: run.id,
+    scheduled_for: formatInstant(run.scheduledFor, zone),
+    started_at: new Date(run.startedAt).toISOString(),
+    ended_at: run.endedAt === null ? null : new Date(run.endedAt).toISOString(),
+    attempt: run.attempt,
+    trigger: run.trigger,
+    status: run.status,
+    stop_reason: run.stopReason,
+    answer: run.answer,
+    error: run.error,
+    steps: run.steps,
+    retry_at: run.retryAt === null ? null : formatInstant(run.retryAt, zone),
+  };
+}
+
 /** A routine as list_routines and the CLI show it. */
 export function describeRoutine(r: Routine, last: Run | null): Record<string, unknown> {
   return {
@@ -285,5 +303,42 @@ export const cancelRoutine = {
       was: r.status,
       next_run_dropped: r.nextRunAt !== null && r.status === 'active',
     };
+  },
+};
+
+export async function routineHistory(args: ToolArgs['routine_history'], ctx: ToolContext): Promise<unknown> {
+  const rt = runtimeOf(ctx);
+  const r = await routineOrFail(rt, args.id);
+  const runs = await (await rt.store()).history(r.id, args.limit ?? 20);
+  return { id: r.id, name: r.name, runs: runs.map((run) => runJson(run, r.timeZone)), count: runs.length };
+}
+
+/** Runs a routine once now, outside its schedule (the schedule is unchanged); routine_history shows how it ends. */
+export const runRoutineNow = {
+  /** An unknown or cancelled routine is refused before anyone is asked. */
+  async assess(args: ToolArgs['run_routine_now'], ctx: ToolContext): Promise<null> {
+    const r = await routineOrFail(runtimeOf(ctx), args.id);
+    if (r.status === 'cancelled') throw new MemoError('CONFLICT', `${r.name} is cancelled; create it again to run it.`);
+    return null;
+  },
+  async preview(args: ToolArgs['run_routine_now'], ctx: ToolContext): Promise<Preview> {
+    const r = await routineOrFail(runtimeOf(ctx), args.id);
+    return {
+      kind: 'text',
+      text: [
+        `Run "${r.name}" once now (its schedule is unchanged: ${r.readBack})`,
+        `It asks ${r.provider} / ${r.model}: "${r.prompt}"`,
+        `Tools: ${r.tools.length ? r.tools.join(', ') : 'none'}`,
+      ].join('\n'),
+    };
+  },
+  async run(args: ToolArgs['run_routine_now'], ctx: ToolContext): Promise<unknown> {
+    const rt = runtimeOf(ctx);
+    const r = await routineOrFail(rt, args.id);
+    if (r.status === 'cancelled') throw new MemoError('CONFLICT', `${r.name} is cancelled; create it again to run it.`);
+    // No signal of this call: the run goes on after the call returns, as a scheduled run does.
+    const started = await rt.scheduler.runNow(r);
+    if (!started.runId) throw new MemoError('CONFLICT', `${r.name} was not run: ${started.reason}.`);
+    return { started: true, id: r.id, name: r.name, run_id: started.runId, summary: `started a run of ${r.name}; routine_history shows how it ends` };
   },
 };

@@ -3,6 +3,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { html } from 'htm/preact';
 import { api } from './api.js';
+import { ResultView } from './result-view.js';
 
 function callerText(caller) {
   return caller.id ? `${caller.kind} “${caller.id}”` : caller.kind;
@@ -246,8 +247,10 @@ function SettingsForm({ pack, onSaved }) {
 function PanelAction({ panel, action }) {
   const [values, setValues] = useState({});
   const [state, setState] = useState('');
+  const [result, setResult] = useState(undefined);
   const run = async (e) => {
     e.preventDefault();
+    setResult(undefined);
     try {
       setState('Running… (a call that needs approval waits in the Approvals inbox)');
       const args = schemaValues(action.parameters, values);
@@ -255,7 +258,10 @@ function PanelAction({ panel, action }) {
         method: 'POST',
         body: { args },
       });
-      setState(r.ok ? `Done: ${r.summary}` : `${r.error.code}: ${r.error.message}`);
+      // A short summary says what happened; a long one is the result itself, shown below.
+      const told = r.ok && r.summary.length <= 160 && !/^[[{]/.test(r.summary);
+      setState(r.ok ? (told ? `Done: ${r.summary}` : 'Done.') : `${r.error.code}: ${r.error.message}`);
+      if (r.ok) setResult(r.value);
     } catch (err) {
       setState(err.message);
     }
@@ -272,6 +278,7 @@ function PanelAction({ panel, action }) {
       <button type="submit" disabled=${!action.available}>${action.label}</button>
       ${state && html`<span role="status">${state}</span>`}
     </div>
+    ${result !== undefined && html`<${ResultView} value=${result} label=${action.label} />`}
   </form>`;
 }
 

@@ -2,6 +2,7 @@
 // what a delete would lose. The kernel sends each preview as { kind, text }; the text formats are
 // the packs' (a unified diff, `field: before -> after` lines, a sentence for deletes).
 import { html } from 'htm/preact';
+import { imageOf } from './result-view.js';
 
 /** Splits text into words and the spaces between them, so a diff can mark whole words. */
 function tokens(text) {
@@ -153,8 +154,23 @@ function FieldsPreview({ text }) {
   </div>`;
 }
 
+/** The picture a preview carries (a canvas drawing as it would look), beside its text. */
+function PreviewImage({ preview }) {
+  const url = imageOf(preview.image);
+  if (!url) return null;
+  return html`<figure class="preview image">
+    <img class="result-image" src=${url} alt="How the canvas would look after this change" />
+    <figcaption>After this change</figcaption>
+  </figure>`;
+}
+
 export function Preview({ preview }) {
   if (!preview) return html`<p class="preview none">No preview for this call.</p>`;
+  if (preview.image) return html`<div><${PreviewImage} preview=${preview} /><${PreviewBody} preview=${preview} /></div>`;
+  return html`<${PreviewBody} preview=${preview} />`;
+}
+
+function PreviewBody({ preview }) {
   switch (preview.kind) {
     case 'diff':
       return html`<${DiffPreview} text=${preview.text} />`;

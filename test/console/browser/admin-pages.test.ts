@@ -117,7 +117,9 @@ describe('the console admin pages in Chromium', () => {
     const asked = await waitFor(() => c.fx.kernel.approvals.pending().find((p) => p.request.tool === 'greet'), { what: 'the action to be asked' });
     expect(asked.request).toMatchObject({ args: { name: 'Ana', loud: true, times: 2 }, caller: { kind: 'host', id: 'console' } });
     c.fx.kernel.approvals.answer(asked.id, 'allow-once', 'test');
-    await panel.getByText(/^Done: /).waitFor();
+    await panel.getByText(/^Done/).waitFor();
+    // The result itself is shown under the action.
+    await panel.locator('.result-view').getByText('"greeting": "hello Ana!"').waitFor();
     const shot = screenshotPath('panel');
     if (shot) await panel.screenshot({ path: shot });
   });
