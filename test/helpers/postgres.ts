@@ -35,6 +35,9 @@ export interface TestPostgres {
   query<R = Record<string, unknown>>(sql: string, params?: unknown[], database?: string): Promise<R[]>;
   /** Stops the server at once (no checkpoint: like a crash) and starts it again on the same folder and port. */
   restart(): Promise<void>;
+  /** Stops the server at once, like a crash (start() brings it back on the same folder and port). */
+  stop(): Promise<void>;
+  start(): Promise<void>;
   /** How long initdb plus the first start took, in ms (the tests report it; they never assert it). */
   startMs: number;
 }
@@ -208,6 +211,12 @@ export async function startPostgres(): Promise<TestPostgres> {
     },
     async restart() {
       await stop();
+      await start();
+      running = true;
+    },
+    stop,
+    async start() {
+      if (running) return;
       await start();
       running = true;
     },

@@ -1,0 +1,68 @@
+/**
+ * PostgreSQL going away under a running kernel: calls that need the database fail as tool results
+ * that say the database cannot be reached (no crash, no password), calls that do not need it go on,
+ * and once the server is back the same kernel answers again, with nothing acknowledged lost and no
+ * restart of Memo. A store first opened while the server is down opens once it is back.
+ */
+import { DatabaseUrl } from '../../kernel/storage/database-url.js';
+import { ConversationStore } from '../../kernel/agent/conversation-store.js';
+import * as path from 'node:path';
+import { tempDir } from '../helpers/kernel-fixture.js';
+import { startPostgres, type TestPostgres } from '../helpers/postgres.js';
+import { routinesKernel, value } from '../plugins/routines/helpers.js';
+
+let server: TestPostgres;
+beforeAll(async () => {
+  server = await startPostgres();
+}, 120_000);
+
+const saved = process.env.MEMO_DATABASE_URL;
+afterEach(async () => {
+  await server.start();
+  if (saved === undefined) delete process.env.MEMO_DATABASE_URL;
+  else process.env.MEMO_DATABASE_URL = saved;
+});
+
+const daily = { kind: 'cron', cron: '0 9 * * *', time_zone: 'UTC' };
+
+describe('a kernel on PostgreSQL when the server goes away', () => {
+  it('fails database calls clearly while it is down and answers again once it is back, without a restart', async () => {
+    process.env.MEMO_DATABASE_URL = await server.database();
+    const fx = await routinesKernel();
+    const before = value(await fx.call('create_routine', { name: 'Before', prompt: 'p', schedule: daily })).id as string;
+    const conv = await fx.kernel.conversations.create({ title: 'kept' });
+
+    await server.stop();
+    const down = await fx.call('list_routines', {});
+    expect(down.ok).toBe(false);
+    const message = down.ok ? '' : down.error.message;
+    expect(message).toMatch(/ECONNREFUSED|terminat|connect/i);
+    expect(message).not.toContain(server.password);
+    await expect(fx.kernel.conversations.info(conv.id)).rejects.toThrow();
+    // A tool that needs no database is not held up by the one that is down.
+    expect(value(await fx.call('echo_safe', { text: 'still here' }))).toEqual({ echoed: { text: 'still here' } });
+
+    await server.start();
+    const listed = value(await fx.call('list_routines', {})).routines.map((r: { id: string }) => r.id);
+    expect(listed).toEqual([before]);
+    const after = value(await fx.call('create_routine', { name: 'After', prompt: 'p', schedule: daily })).id as string;
+    expect(
+      value(await fx.call('list_routines', {}))
+        .routines.map((r: { id: string }) => r.id)
+        .sort(),
+    ).toEqual([before, after].sort());
+    expect((await fx.kernel.conversations.info(conv.id)).title).toBe('kept');
+    await fx.close();
+  });
+
+  it('opens a store that was first needed while the server was down, once it is back', async () => {
+    const url = await server.database();
+    await server.stop();
+    const store = new ConversationStore(path.join(tempDir(), 'agent.sqlite'), undefined, DatabaseUrl.parse(url));
+    await expect(store.list()).rejects.toThrow(/cannot be opened: .*(ECONNREFUSED|connect)/);
+    await server.start();
+    const conv = await store.create({ title: 'after the outage' });
+    expect((await store.list()).map((c) => c.id)).toEqual([conv.id]);
+    await store.close();
+  });
+});
