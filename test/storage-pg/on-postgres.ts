@@ -1,7 +1,9 @@
 /**
  * Runs a test file's tests with the kernel's shared database on a throwaway PostgreSQL server, so
- * every kernel the tests make (and every `memo` process they start, which inherits the environment)
- * keeps its pack databases and conversations there instead of in SQLite files. MEMO_DATABASE_URL
+ * every kernel the tests make in this process keeps its pack databases and conversations there
+ * instead of in SQLite files. (Jest gives each test file its own process.env: a `memo` child process
+ * sees MEMO_DATABASE_URL only when it is passed in its `env`, so suites that spawn the CLI are not
+ * rerun this way.) MEMO_DATABASE_URL
  * names the database: one for the file, set before any suite's beforeAll makes its kernel, and a
  * fresh one for each test, for the kernels a test makes itself. A kernel restarted in a test, or a
  * second one on the same data folder, stays on the database it was given, as it would on its files.
