@@ -127,8 +127,11 @@ function tail(file: string): string {
   }
 }
 
-/** Starts a server for this test file (call it in beforeAll); it is stopped and removed when the file ends. */
-export async function startPostgres(): Promise<TestPostgres> {
+/**
+ * Starts a server for this test file (call it in beforeAll); it is stopped and removed when the file
+ * ends. `timeZone`: the server's TimeZone setting (default: what initdb found, UTC here).
+ */
+export async function startPostgres(options: { timeZone?: string } = {}): Promise<TestPostgres> {
   const started = Date.now();
   const bin = findBinaries();
   const as = runAs();
@@ -165,6 +168,7 @@ export async function startPostgres(): Promise<TestPostgres> {
       '-c fsync=off',
       '-c full_page_writes=off',
       '-c max_connections=200',
+      ...(options.timeZone ? [`-c timezone=${options.timeZone}`] : []),
     ].join(' ');
     await exec(bin.pgCtl, ['-D', dataDir, '-l', log, '-w', '-t', '60', '-o', settings, 'start'], `pg_ctl start (port ${port})`);
   };

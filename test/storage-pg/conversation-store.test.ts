@@ -194,6 +194,22 @@ describe('the conversation store on a shared PostgreSQL database', () => {
     for (let i = 0; i < 32; i += 2) expect(messages[i + 1]!.content).toBe(messages[i]!.content.replace('question', 'answer'));
   });
 
+  it('records instants, whatever the server’s time zone', async () => {
+    const far = await startPostgres({ timeZone: 'Pacific/Kiritimati' });
+    expect(await far.query(`SELECT current_setting('TimeZone') AS tz`)).toEqual([{ tz: 'Pacific/Kiritimati' }]);
+    const store = track(new ConversationStore(path.join(tempDir(), 'agent.sqlite'), undefined, DatabaseUrl.parse(await far.database())));
+    const before = Date.now();
+    const conv = await store.create({ title: 'Now' });
+    await store.appendTurn(conv.id, [{ role: 'user', content: 'hi' }], []);
+    const after = Date.now();
+    const info = await store.info(conv.id);
+    // A wall-clock time read in the wrong zone would be 14 hours off.
+    for (const t of [info.createdAt, info.updatedAt]) {
+      expect(Date.parse(t)).toBeGreaterThanOrEqual(before - 1000);
+      expect(Date.parse(t)).toBeLessThanOrEqual(after + 1000);
+    }
+  });
+
   it('holds only ciphertext of what was written', async () => {
     const p = await place('postgres');
     const store = track(p.open());
