@@ -63,6 +63,8 @@ export async function openPostgres(url: DatabaseUrl, schema: string, options: St
     throw new Error(`The database ${label} cannot be opened: ${url.scrub(describeFailure(err))}`, { cause: err });
   }
 
+  explainConnectionFailures(ds, label, url);
+
   const lock = ds.createQueryRunner();
   try {
     await lock.connect();
@@ -87,4 +89,30 @@ export async function openPostgres(url: DatabaseUrl, schema: string, options: St
     await lock.release().catch(() => {});
   }
   return ds;
+}
+
+type Connect = (callback?: (err: Error | undefined, client: unknown, release: unknown) => void) => unknown;
+
+/**
+ * While the server is down or restarting, a call that needs the database fails with a sentence that
+ * names the database (password masked) and says it recovers by itself, instead of the socket's bare
+ * `connect ECONNREFUSED`. typeorm takes every connection from the pool's `connect` (its master pool:
+ * no replication here), so the wording is added there; the pool itself reconnects on the next call.
+ */
+function explainConnectionFailures(ds: DataSource, label: string, url: DatabaseUrl): void {
+  const pool = (ds.driver as unknown as { master?: { connect: Connect } }).master;
+  if (!pool) return;
+  const connect = pool.connect.bind(pool);
+  const unreachable = (err: Error) =>
+    Object.assign(
+      new Error(
+        `The database ${label} cannot be reached (${url.scrub(err.message)}); calls that need it fail until it answers again, and Memo reconnects by itself.`,
+        { cause: err },
+      ),
+      { code: (err as { code?: unknown }).code },
+    );
+  pool.connect = (callback) =>
+    callback
+      ? connect((err, client, release) => callback(err ? unreachable(err) : err, client, release))
+      : (connect() as Promise<unknown>).catch((err: Error) => Promise.reject(unreachable(err)));
 }
