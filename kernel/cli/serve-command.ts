@@ -132,6 +132,7 @@ export function registerServeCommand(program: Command, cli: Cli): void {
       let kernel: Kernel | undefined;
       let endpoint: McpHttpEndpoint | undefined;
       let control: ControlServer | null = null;
+      let webConsole: InstanceType<typeof ConsoleServer> | undefined;
       try {
         // No face of its own: a request (from an MCP client, a routine, a pack service) waits in the
         // broker for memo approvals, the console or a host, up to 30 minutes (then APPROVAL_EXPIRED).
@@ -159,7 +160,7 @@ export function registerServeCommand(program: Command, cli: Cli): void {
           return;
         }
         // The web console, on the same port behind the same Host/Origin checks, with its own login.
-        const webConsole = new ConsoleServer(kernel, { logger });
+        webConsole = new ConsoleServer(kernel, { logger });
         endpoint = new McpHttpEndpoint(kernel, { ...endpointOptions, logger, mounts: [webConsole] });
         try {
           await endpoint.start();
@@ -170,6 +171,7 @@ export function registerServeCommand(program: Command, cli: Cli): void {
         }
         const ep = endpoint;
         const k = kernel;
+        const web = webConsole;
         const remote = !isLoopbackAddress(endpointOptions.host);
         if (remote)
           logger.warn(
@@ -179,7 +181,7 @@ export function registerServeCommand(program: Command, cli: Cli): void {
         const info = () => ({
           url: ep.url,
           token: ep.token,
-          console: webConsole.loginUrl(ep.url),
+          console: web.loginUrl(ep.url),
           pid: process.pid,
           root: k.config.root,
           data: k.config.dataDir,
@@ -190,10 +192,10 @@ export function registerServeCommand(program: Command, cli: Cli): void {
           if (opts.json) print(info());
           else
             process.stdout.write(
-              `Token rotated; the old one no longer works. New token: ${ep.token}\nNew web console link (works once): ${webConsole.loginUrl(ep.url)}\n`,
+              `Token rotated; the old one no longer works. New token: ${ep.token}\nNew web console link (works once): ${web.loginUrl(ep.url)}\n`,
             );
         };
-        webConsole.attachEndpoint({ url: () => ep.url, rotateToken: () => onRotate() });
+        web.attachEndpoint({ url: () => ep.url, rotateToken: () => onRotate() });
         if (opts.json) print(info());
         else {
           const names = kernel.packs
@@ -206,7 +208,7 @@ export function registerServeCommand(program: Command, cli: Cli): void {
               .map((f) => f.dir)
               .join(', ')})\n  tools: ${toolCount}\n` +
               serveBanner(ep.url, ep.token, remote, { root: kernel.config.root, data: kernel.config.dataDir, fixedPort: !!endpointOptions.port }) +
-              `\nWeb console (approvals): open this link in a browser on this machine; it works once (kill -HUP ${process.pid} prints a new one):\n  ${webConsole.loginUrl(ep.url)}\n`,
+              `\nWeb console (approvals, chat, administration): open this link in a browser on this machine; it works once (kill -HUP ${process.pid} prints a new one):\n  ${web.loginUrl(ep.url)}\n`,
           );
         }
         await stopped;
@@ -214,6 +216,8 @@ export function registerServeCommand(program: Command, cli: Cli): void {
         process.off('SIGHUP', onHup);
         clearInterval(keepAlive);
         await endpoint?.close();
+        // Chat turns the console started are stopped and stored before the kernel closes their store.
+        await webConsole?.chat.close();
         // The socket goes first, so no CLI command reaches a kernel that is shutting down.
         await control?.close();
         await kernel?.shutdown();

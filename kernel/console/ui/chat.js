@@ -127,6 +127,14 @@ function LiveTurn({ turn, announce }) {
     }
     ${running && html`<${RunBox} steps=${turn.steps} label="Steps of the current turn" />`}
     ${
+      running &&
+      turn.partial &&
+      html`<div class="msg assistant streaming">
+        <span class="who">Memo <span class="model">(writing…)</span></span>
+        <p>${turn.partial}</p>
+      </div>`
+    }
+    ${
       turn.waiting.length > 0 &&
       html`<p class="waiting" role="status">
         Waiting for your approval: ${turn.waiting.map((w) => w.tool).join(', ')}. <a href="#/">Answer it in the Approvals inbox</a>.

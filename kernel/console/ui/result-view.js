@@ -41,7 +41,8 @@ function cell(v) {
 
 function Table({ rows, label }) {
   const keys = [...new Set(rows.flatMap((r) => Object.keys(r)))].slice(0, 7);
-  return html`<div class="table-wrap">
+  // Focusable: a region that scrolls sideways must be reachable by keyboard.
+  return html`<div class="table-wrap" tabindex="0" role="region" aria-label=${`${label} (table)`}>
     <table class="permissions result-table" aria-label=${label}>
       <thead>
         <tr>

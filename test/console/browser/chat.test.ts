@@ -59,9 +59,26 @@ function modelServer() {
       if (!json.tools) return answer({ role: 'assistant', content: 'Echo test' });
       if (user.startsWith('hang')) return;
       if (last.role === 'tool') {
+        const content = `The echo came back: ${last.content}`;
+        const reasoning_content = 'The tool answered; say what it said.';
+        if (!json.stream) {
+          held.push({ release: () => answer({ role: 'assistant', content, reasoning_content }) });
+          return;
+        }
+        // Streamed (chat.completion.chunk events): the first words now, the rest when released.
+        const chunk = (delta: object, finish: string | null = null) =>
+          res.write(
+            `data: ${JSON.stringify({ id: 'chatcmpl-s', object: 'chat.completion.chunk', created: 1733400000, model: json.model, choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`,
+          );
+        res.writeHead(200, { 'content-type': 'text/event-stream' });
+        chunk({ role: 'assistant', reasoning_content });
+        chunk({ content: content.slice(0, 19) });
         held.push({
-          release: () =>
-            answer({ role: 'assistant', content: `The echo came back: ${last.content}`, reasoning_content: 'The tool answered; say what it said.' }),
+          release: () => {
+            chunk({ content: content.slice(19) });
+            chunk({}, 'stop');
+            res.end('data: [DONE]\n\n');
+          },
         });
         return;
       }
@@ -132,6 +149,14 @@ describe('chat in the console, in Chromium', () => {
     await step.locator('summary').click();
     await step.getByText('"text": "echo hello from the browser"').waitFor();
     await waitFor(() => model.held.length === 1, { what: 'the final request' });
+    // The reply streams: its first words show while the turn still runs.
+    await page
+      .locator('.live-turn .msg.streaming')
+      .getByText(/^The echo came back:$/)
+      .waitFor();
+    expect(await page.locator('.live-turn').getAttribute('data-state')).toBe('running');
+    const streaming = screenshotPath('chat-streaming-1280');
+    if (streaming) await page.screenshot({ path: streaming, fullPage: true });
     model.held.shift()!.release();
     const answer = page.locator('.msg.assistant', { hasText: 'The echo came back:' });
     await answer.waitFor();

@@ -112,6 +112,11 @@ describe('pack panels and pictures in the console, in Chromium', () => {
     expect(await axeViolations(page)).toEqual([]);
     const shot = screenshotPath('routines-panel-1280');
     if (shot) await panel.screenshot({ path: shot });
+    await page.setViewportSize({ width: 360, height: 800 });
+    expect(await page.evaluate(() => document.scrollingElement!.scrollWidth)).toBeLessThanOrEqual(360);
+    const narrow = screenshotPath('routines-panel-360');
+    if (narrow) await panel.screenshot({ path: narrow });
+    await page.setViewportSize({ width: 1280, height: 900 });
   });
 
   it("shows a panel action's PNG result as an image under the console's CSP", async () => {
