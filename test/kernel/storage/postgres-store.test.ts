@@ -196,6 +196,14 @@ describe('a pack database on PostgreSQL', () => {
     expect((await look(db, 'pack_shared__notes')).migrations).toEqual(['CreateNotes1700000000000', 'AddNoteTag1700000000001']);
   });
 
+  it('makes the tables from the entities in the pack’s schema under tests (synchronize), recording no migrations', async () => {
+    const url = await server.database();
+    const db = new URL(url).pathname.slice(1);
+    const ds = await open(url, 'synced', { ...V2, synchronize: true });
+    await ds.getRepository(TaggedNote).insert({ id: '1', text: 'made by synchronize', tag: 't' });
+    expect(await look(db, 'pack_synced__notes')).toEqual({ tables: ['notes'], migrations: [], notes: [{ id: '1', text: 'made by synchronize', tag: 't' }] });
+  });
+
   it('answers again after the server restarts, without reopening the store', async () => {
     const url = await server.database();
     const ds = await open(url, 'notes', V1);
