@@ -3,6 +3,22 @@ import { createContainment, executableExists, plainContainment, resolveContainme
 
 export { containmentInfo } from './process-containment.js';
 
+/**
+ * The kernel's own secrets that may sit in its environment: the database URL (with its password),
+ * the MCP token and write capabilities handed to agent CLIs and stdio clients. A command a tool runs
+ * never needs them, and scrubbing its output is best effort (`printenv X | rev` defeats it), so they
+ * are taken out of every child's environment instead.
+ */
+export const KERNEL_SECRET_ENV: readonly string[] = ['MEMO_DATABASE_URL', 'MEMO_MCP_TOKEN', 'MEMO_MCP_WRITE_CAPABILITY', 'MEMO_WRITE_CAPABILITY'];
+
+/** `env` without the kernel's own secrets (a copy; `env` is not changed). */
+export function withoutKernelSecrets(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  if (!KERNEL_SECRET_ENV.some((name) => env[name] !== undefined)) return env;
+  const copy = { ...env };
+  for (const name of KERNEL_SECRET_ENV) delete copy[name];
+  return copy;
+}
+
 export interface RunOptions {
   cwd: string;
   /** Aborting kills the command and everything it started. */
@@ -11,6 +27,7 @@ export interface RunOptions {
   timeoutMs: number;
   /** stdout and stderr are each cut to this many bytes (head and tail kept, the middle dropped). */
   maxOutputBytes: number;
+  /** The child's environment (default this process's); the kernel's own secrets are always left out. */
   env?: NodeJS.ProcessEnv;
   /**
    * How the command's processes are contained: `auto` (default) uses a PID namespace where one can
@@ -95,7 +112,7 @@ class CappedBuffer {
  */
 export function runProcess(argv: string[], opts: RunOptions): Promise<RunResult> {
   const started = performance.now();
-  const env = opts.env ?? process.env;
+  const env = withoutKernelSecrets(opts.env ?? process.env);
   const notStarted = (): RunResult => ({
     exitCode: null,
     signal: null,

@@ -181,6 +181,25 @@ describe.each(modes)('runProcess with %s containment', (mode) => {
     expect(r.stderr).toContain('output cut');
   });
 
+  it("keeps the kernel's own secrets (database URL, MCP token, write capabilities) out of the command's environment", async () => {
+    const env = {
+      ...process.env,
+      MEMO_DATABASE_URL: 'postgres://memo:s3cret-pw@127.0.0.1:5432/memo',
+      MEMO_MCP_TOKEN: 'token-value',
+      MEMO_MCP_WRITE_CAPABILITY: 'cap-1',
+      MEMO_WRITE_CAPABILITY: 'cap-2',
+      MEMO_TEST_VALUE: 'kept',
+    };
+    // The value is reversed before it is printed, so scrubbing the output could not have hidden it.
+    const r = await run(['/bin/sh', '-c', 'env | rev'], { env });
+    expect(r.exitCode).toBe(0);
+    const seen = r.stdout.split('\n').map((l) => [...l].reverse().join(''));
+    expect(seen).toContain('MEMO_TEST_VALUE=kept');
+    expect(seen.filter((l) => /^MEMO_(DATABASE_URL|MCP_TOKEN|MCP_WRITE_CAPABILITY|WRITE_CAPABILITY)=/.test(l))).toEqual([]);
+    // The caller's object is not changed.
+    expect(env.MEMO_DATABASE_URL).toContain('s3cret-pw');
+  });
+
   it('reports a command killed from outside by SIGKILL as killed by SIGKILL', async () => {
     const t = token();
     const pending = run(['sleep', t]);
