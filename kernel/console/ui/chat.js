@@ -1,4 +1,4 @@
-/* global document */
+/* global document, window */
 // Chat with the agent: conversations (history), a turn's tool steps live in the Agent Run box, a
 // stop button, the provider/model picker and the web-search scope. Turns run in memo serve
 // (the same loop and encrypted store as memo chat); their progress arrives as `chat` events.
@@ -276,13 +276,15 @@ export function ChatPage({ events, announce }) {
       const view = await api(`/chat/conversations/${encodeURIComponent(id)}/turns`, { method: 'POST', body });
       if (!ended.current.has(view.id)) setTurn((t) => (t?.id === view.id ? t : view));
       setText('');
+      // The Send button is disabled while the turn runs: keep the focus where the next message goes.
+      document.getElementById('chat-message')?.focus();
       void loadList();
     } catch (err) {
       setProblem(err.message);
     }
   };
   const remove = async () => {
-    if (!current) return;
+    if (!current || !window.confirm('Delete this conversation? Its messages are removed from this machine for good.')) return;
     try {
       await api(`/chat/conversations/${encodeURIComponent(current)}`, { method: 'DELETE', body: {} });
       setCurrent(null);

@@ -209,6 +209,14 @@ describe('chat in the console, in Chromium', () => {
     const shot = screenshotPath('chat-stopped-360');
     if (shot) await page.screenshot({ path: shot, fullPage: true });
     await page.setViewportSize({ width: 1280, height: 900 });
+    // The stopped turn was stored; deleting the conversation (after confirming) removes it.
+    const [stopped] = await c.fx.kernel.conversations.list(1);
+    expect(stopped).toMatchObject({ title: 'hang on a moment' });
+    page.once('dialog', (d) => void d.accept());
+    await page.getByRole('button', { name: 'Delete', exact: true }).click();
+    await page.getByText('Conversation deleted.').waitFor();
+    expect(await c.fx.kernel.conversations.exists(stopped!.id)).toBe(false);
+    expect(await page.locator('.conversations button.conv', { hasText: 'hang on a moment' }).count()).toBe(0);
   });
 });
 
