@@ -9,10 +9,10 @@ export { containmentInfo } from './process-containment.js';
  * never needs them, and scrubbing its output is best effort (`printenv X | rev` defeats it), so they
  * are taken out of every child's environment instead.
  */
-export const KERNEL_SECRET_ENV: readonly string[] = ['MEMO_DATABASE_URL', 'MEMO_MCP_TOKEN', 'MEMO_MCP_WRITE_CAPABILITY', 'MEMO_WRITE_CAPABILITY'];
+const KERNEL_SECRET_ENV: readonly string[] = ['MEMO_DATABASE_URL', 'MEMO_MCP_TOKEN', 'MEMO_MCP_WRITE_CAPABILITY', 'MEMO_WRITE_CAPABILITY'];
 
 /** `env` without the kernel's own secrets (a copy; `env` is not changed). */
-export function withoutKernelSecrets(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+function withoutKernelSecrets(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
   if (!KERNEL_SECRET_ENV.some((name) => env[name] !== undefined)) return env;
   const copy = { ...env };
   for (const name of KERNEL_SECRET_ENV) delete copy[name];
