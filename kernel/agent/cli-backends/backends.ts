@@ -90,6 +90,40 @@ const CLAUDE_OWN_TOOLS = [
   'Task',
 ];
 
+/**
+ * Codex's own tools, all turned off in Vault only, each in every spelling the Codex versions in use
+ * accept (a key a version does not know is ignored by it, with at most a warning). From Codex's
+ * `core/src/features.rs`, `features/legacy.rs` and `config` (`ToolsToml`):
+ * - the shell: `features.shell_tool` and the unified exec tool (`features.unified_exec`);
+ * - web search: `web_search = "disabled"` (current), `tools.web_search` and
+ *   `features.web_search_request` (older);
+ * - the patch tool: `include_apply_patch_tool` (legacy) and `features.apply_patch_freeform`;
+ * - `view_image`, which loads any local image by path (the read-only sandbox allows reading the whole
+ *   disk): `features.view_image_tool` (stable, default on, in the versions that have the flag) and
+ *   `tools.view_image` (older). Codex versions after the flag was removed add `view_image` without a
+ *   switch: there it stays (see the README);
+ * - sub-agents (`features.multi_agent`, stable and on by default; `features.collab` before), the
+ *   JavaScript REPL and code mode (`features.js_repl`, `features.code_mode`, off by default but a
+ *   person's config.toml may turn them on), and ChatGPT apps (`features.apps`, `features.connectors`).
+ */
+const CODEX_VAULT_OFF = [
+  'features.shell_tool=false',
+  'features.unified_exec=false',
+  'web_search="disabled"',
+  'tools.web_search=false',
+  'features.web_search_request=false',
+  'include_apply_patch_tool=false',
+  'features.apply_patch_freeform=false',
+  'features.view_image_tool=false',
+  'tools.view_image=false',
+  'features.multi_agent=false',
+  'features.collab=false',
+  'features.js_repl=false',
+  'features.code_mode=false',
+  'features.apps=false',
+  'features.connectors=false',
+];
+
 export interface McpAccess {
   url: string;
   token: string;
@@ -181,23 +215,8 @@ export function buildInvocation(id: BackendId, req: InvocationRequest): Invocati
       }
     }
     if (req.mode === 'vault') {
-      // No shell tool, no web search, no patch tool, and a read-only sandbox behind them.
-      // Both spellings of the patch tool and of the shell (unified exec) across Codex versions; a key a
-      // version does not know is ignored by it.
-      args.push(
-        '--sandbox',
-        'read-only',
-        '-c',
-        'features.shell_tool=false',
-        '-c',
-        'features.unified_exec=false',
-        '-c',
-        'web_search="disabled"',
-        '-c',
-        'include_apply_patch_tool=false',
-        '-c',
-        'features.apply_patch_freeform=false',
-      );
+      args.push('--sandbox', 'read-only');
+      for (const override of CODEX_VAULT_OFF) args.push('-c', override);
     } else {
       args.push('--sandbox', 'workspace-write');
     }

@@ -136,7 +136,7 @@ describe('agent CLI backends (fake claude, codex and agy on PATH, a real MCP end
     expect(await mcpCall(run.endpoint.url, run.endpoint.headers, 'echo', { text: 'hi' })).toEqual({ isError: false, text: 'hi' });
   });
 
-  it('codex in Vault only: shell, web search and patch tool off, a read-only sandbox, and the token and capability only in its environment', async () => {
+  it('codex in Vault only: shell, web search, patch, view_image, sub-agent, REPL and apps tools off, a read-only sandbox, and the token and capability only in its environment', async () => {
     s = setup();
     const conv = await s.fx.kernel.conversations.create();
     s.fx.prompter.answer('allow-once');
@@ -162,10 +162,23 @@ describe('agent CLI backends (fake claude, codex and agy on PATH, a real MCP end
         'web_search="disabled"',
         'include_apply_patch_tool=false',
         'features.apply_patch_freeform=false',
+        // view_image loads any local image by path, outside Memo's gate: both spellings off.
+        'features.view_image_tool=false',
+        'tools.view_image=false',
+        'tools.web_search=false',
+        'features.web_search_request=false',
+        'features.multi_agent=false',
+        'features.collab=false',
+        'features.js_repl=false',
+        'features.code_mode=false',
+        'features.apps=false',
+        'features.connectors=false',
         '--model',
         'gpt-5-codex',
       ]),
     );
+    // Each of those is a `-c` override.
+    for (const key of ['features.view_image_tool=false', 'tools.view_image=false']) expect(run.argv[run.argv.indexOf(key) - 1]).toBe('-c');
     expect(run.argv[run.argv.length - 1]).toBe('-');
     // The person's own MCP servers are emptied before Memo's is added.
     expect(run.argv.indexOf('mcp_servers={}')).toBeGreaterThan(-1);
