@@ -148,9 +148,10 @@ export async function runTurn(kernel: Kernel, opts: TurnOptions): Promise<TurnRe
         if (isMemoError(err) && err.code === 'NOT_FOUND') return null;
         throw err;
       });
+  const turn = randomUUID();
   const caller: Caller = opts.routine
-    ? { kind: 'routine', id: opts.routine.id, sessionId: opts.routine.sessionId, turn: randomUUID() }
-    : { kind: 'agent', conversationId: opts.conversationId, turn: randomUUID(), ...(opts.sessionId ? { sessionId: opts.sessionId } : {}) };
+    ? { kind: 'routine', id: opts.routine.id, sessionId: opts.routine.sessionId, turn }
+    : { kind: 'agent', conversationId: opts.conversationId, turn, ...(opts.sessionId ? { sessionId: opts.sessionId } : {}) };
   const emit = (e: AgentEvent) => opts.onEvent?.(e);
   const finish = (stopReason: StopReason, error?: string): TurnResult => {
     emit({ type: 'turn_end', stopReason });
@@ -302,5 +303,7 @@ export async function runTurn(kernel: Kernel, opts: TurnOptions): Promise<TurnRe
     return finish('max_iterations', `The turn stopped after ${max} iterations without a final answer.`);
   } finally {
     if (capability) kernel.capabilities.revoke(capability);
+    // The skills this turn read restrict nothing any more.
+    kernel.skills.endTurn(turn);
   }
 }

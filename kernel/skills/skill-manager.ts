@@ -45,7 +45,11 @@ export const SKILL_TOOL_TIMEOUT_MS = 60_000;
 const SKILL_OUTPUT_CAP = 64 * 1024;
 const READ_FILE_CAP = 256 * 1024;
 const FILE_LIST_CAP = 200;
-/** How many agent turns' activations are remembered; the least recently used turn is forgotten first. */
+/**
+ * How many running turns may follow skills at once. Turns are forgotten when they end (endTurn);
+ * past the cap a new activation is refused rather than an older turn forgotten, since a forgotten
+ * turn would be unrestricted.
+ */
 export const ACTIVE_TURNS_CAP = 1000;
 
 /**
@@ -61,8 +65,8 @@ export class SkillManager {
   private watcher: FolderWatcher | null = null;
   private readonly events = new EventEmitter();
   /**
-   * Which skills with `allowed-tools` each agent turn has read (activated), most recently used last.
-   * A turn id is never used again once its turn ends, so its entry just ages out of the cap.
+   * Which skills with `allowed-tools` each running agent turn has read (activated). The agent loop
+   * ends a turn's entry when the turn ends (endTurn), whatever way it ends.
    */
   private readonly activations = new Map<string, Skill[]>();
   /** The shell parser, loaded when a skill with Bash patterns is activated (the guard is synchronous). */
@@ -301,8 +305,9 @@ export class SkillManager {
   private async readSkillTool(name: string, file: string | undefined, caller: Caller): Promise<unknown> {
     const skill = this.states.get(name)?.skill;
     if (!skill) throw new MemoError('NOT_FOUND', `There is no skill named "${name}" (list_skills shows the installed ones).`);
-    // Reading the instructions in an agent turn activates the skill for the rest of that turn.
-    if (file === undefined && caller.turn !== undefined && skill.allowance) await this.activate(caller.turn, skill);
+    // Reading a skill in an agent turn, its instructions or any of its files (SKILL.md can be read as
+    // a file too), activates it for the rest of that turn.
+    if (caller.turn !== undefined && skill.allowance) await this.activate(caller.turn, skill);
     const box = new PathSandbox(skill.dir);
     if (file !== undefined) {
       const { handle, size } = await box.openForRead(file);
@@ -345,10 +350,15 @@ export class SkillManager {
 
   /** Records that `turn` follows `skill`; a turn that reads several skills is held to each of them. */
   private async activate(turn: string, skill: Skill): Promise<void> {
-    const active = this.activations.get(turn) ?? [];
-    this.activations.delete(turn);
-    this.activations.set(turn, [...active.filter((s) => s.name !== skill.name), skill]);
-    while (this.activations.size > ACTIVE_TURNS_CAP) this.activations.delete(this.activations.keys().next().value!);
+    const active = this.activations.get(turn);
+    if (!active && this.activations.size >= ACTIVE_TURNS_CAP) {
+      // Nothing is forgotten to make room (a forgotten turn would be unrestricted): the skill is not read.
+      throw new MemoError(
+        'RATE_LIMITED',
+        `${ACTIVE_TURNS_CAP} running agent turns already follow skills; read ${skill.name} again when one of them has ended.`,
+      );
+    }
+    this.activations.set(turn, [...(active ?? []).filter((s) => s.name !== skill.name), skill]);
     // Recorded first: if the parser cannot load, the guard refuses every command of the turn (fails closed).
     if (skill.allowance && skill.allowance.commands !== 'any' && skill.allowance.commands.length > 0 && !this.parser) {
       try {
@@ -357,6 +367,11 @@ export class SkillManager {
         this.logger.warn(`the shell parser could not be loaded (${(err as Error).message}): skill ${skill.name} allows no command this turn`);
       }
     }
+  }
+
+  /** A turn has ended: the skills it followed no longer restrict anything (its id is never used again). */
+  endTurn(turn: string): void {
+    this.activations.delete(turn);
   }
 
   /** The skills a turn has activated (those with allowed-tools), in the order it read them. */
@@ -374,8 +389,6 @@ export class SkillManager {
       if (caller.turn === undefined || this.activations.size === 0) return;
       const active = this.activations.get(caller.turn);
       if (!active || ALWAYS_ALLOWED.includes(tool)) return;
-      this.activations.delete(caller.turn);
-      this.activations.set(caller.turn, active);
       for (const skill of active) {
         const why = this.outside(skill, tool, args);
         if (why === null) continue;

@@ -239,7 +239,16 @@ describe('allowed-tools enforced for the turn that read the skill', () => {
   it('ends with the turn: the next turn, and a turn that never read the skill, are not restricted', async () => {
     await boot(skillsWith('git-only'));
     const first = new ScriptedProvider((_r, n) => (n === 1 ? reply('', toolCall('read_skill', { name: 'git-only' })) : reply('read')));
+    const ended: string[] = [];
+    const endTurn = fx.kernel.skills.endTurn.bind(fx.kernel.skills);
+    fx.kernel.skills.endTurn = (t: string) => {
+      ended.push(t);
+      endTurn(t);
+    };
     await turn(first);
+    // The loop ended the turn it ran: the turn's skills are forgotten, not left to age out.
+    expect(ended).toHaveLength(1);
+    expect(fx.kernel.skills.activeSkills(ended[0]!)).toEqual([]);
     fx.prompter.answer('allow-once');
     const second = new ScriptedProvider((_r, n) => (n === 1 ? reply('', toolCall('echo_medium', { text: 'later' })) : reply('done')));
     const r = await turn(second);
@@ -264,25 +273,28 @@ describe('allowed-tools enforced for the turn that read the skill', () => {
     expect(code(refused)).toBe('PERMISSION_DENIED');
     expect(message(refused)).toContain('the skill "narrow"');
     expect(code(await call('echo_safe', 't1'))).toBe('ok');
-    // Reading a bundled file is not reading the instructions: it activates nothing.
+    // Reading SKILL.md (or any file of the skill) as a file activates it as well: no way around it.
     await fx.kernel.invoke({ tool: 'read_skill', args: { name: 'narrow', file: 'SKILL.md' }, caller: { kind: 'agent', turn: 't2' } });
-    expect(fx.kernel.skills.activeSkills('t2')).toEqual([]);
+    expect(fx.kernel.skills.activeSkills('t2')).toEqual(['narrow']);
+    expect(code(await call('echo_medium', 't2'))).toBe('PERMISSION_DENIED');
   });
 
-  it('remembers at most ACTIVE_TURNS_CAP turns, forgetting the least recently used', async () => {
+  it('refuses a new activation past ACTIVE_TURNS_CAP running turns instead of forgetting one, and forgets a turn when it ends', async () => {
     const skills = tempDir('memo-eco-skills-');
     writeSkill(skills, 'narrow', 'name: narrow\ndescription: Narrow.\nallowed-tools: echo_safe');
     await boot(skills);
     const read = (t: string) => fx.kernel.invoke({ tool: 'read_skill', args: { name: 'narrow' }, caller: { kind: 'agent', turn: t } });
-    await read('kept');
-    await read('oldest');
-    for (let i = 0; i < ACTIVE_TURNS_CAP - 2; i++) await read(`t${i}`);
-    // Used again, 'kept' is now the most recent; one more turn pushes out 'oldest'.
-    expect(code(await fx.kernel.invoke({ tool: 'echo_safe', args: {}, caller: { kind: 'agent', turn: 'kept' } }))).toBe('ok');
-    await read('newest');
-    expect(fx.kernel.skills.activeSkills('oldest')).toEqual([]);
-    expect(fx.kernel.skills.activeSkills('kept')).toEqual(['narrow']);
-    expect(fx.kernel.skills.activeSkills('newest')).toEqual(['narrow']);
+    for (let i = 0; i < ACTIVE_TURNS_CAP; i++) expect(code(await read(`t${i}`))).toBe('ok');
+    // Full: the first turn is still restricted, and a new turn cannot read the skill.
+    expect(code(await read('one-more'))).toBe('RATE_LIMITED');
+    expect(fx.kernel.skills.activeSkills('one-more')).toEqual([]);
+    expect(code(await fx.kernel.invoke({ tool: 'echo_medium', args: {}, caller: { kind: 'agent', turn: 't0' } }))).toBe('PERMISSION_DENIED');
+    // A turn that already follows the skill may read it again.
+    expect(code(await read('t0'))).toBe('ok');
+    // One turn ends: its restriction is gone, and there is room for another.
+    fx.kernel.skills.endTurn('t1');
+    expect(fx.kernel.skills.activeSkills('t1')).toEqual([]);
+    expect(code(await read('one-more'))).toBe('ok');
   });
 });
 
