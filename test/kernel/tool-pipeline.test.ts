@@ -448,6 +448,23 @@ describe('the tool registry', () => {
     expect(fx.kernel.registry.has('fine_tool')).toBe(false);
   });
 
+  it('compiles a parameters schema on the first call: one the meta-schema accepts but Ajv cannot compile registers, and its calls fail with TOOL_FAILED saying why', async () => {
+    fx = makeKernel();
+    fx.kernel.registerPack({
+      id: 'dangling-ref',
+      tools: [{ spec: { ...tool('ref_tool', 'safe'), parameters: { type: 'object', properties: { a: { $ref: '#/definitions/missing' } } } }, impl: () => 1 }],
+    });
+    const r = await fx.kernel.invoke({ tool: 'ref_tool', args: { a: 1 }, caller: { kind: 'agent' } });
+    expect(r.ok).toBe(false);
+    if (!r.ok) {
+      expect(r.error.code).toBe('TOOL_FAILED');
+      expect(r.error.message).toMatch(/ref_tool has a parameters schema that cannot be compiled/);
+    }
+    // The other tools' validators still compile and check on their first call.
+    const bad = await fx.kernel.invoke({ tool: 'echo_safe', args: { text: 5 }, caller: { kind: 'agent' } });
+    expect(bad.ok ? 'ok' : bad.error.code).toBe('INVALID_ARGS');
+  });
+
   it('refuses an invalid declaration and says what is wrong', () => {
     fx = makeKernel();
     expect(() => fx.kernel.registerPack({ id: 'x', tools: [{ spec: { ...tool('t', 'safe'), danger: 'risky' as any }, impl: () => 1 }] })).toThrow(
