@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -15,6 +15,31 @@ import { CliStreamReader, type CliEvent } from './cli-stream.js';
 /** How much of the earlier conversation a CLI turn is given, newest first (the CLI keeps no history of ours). */
 const HISTORY_CHARS = 120_000;
 const STDERR_TAIL = 2_000;
+
+/** After the CLI exits, how long the rest of its stdout is waited for (something it left running may hold it). */
+const STDOUT_GRACE_MS = 1_500;
+/** After SIGTERM (the turn was stopped), how long before the CLI's process group is killed. */
+const KILL_AFTER_MS = 5_000;
+
+/** Process groups of CLIs still running: killed if this process exits first (a detached group would outlive it). */
+const liveGroups = new Set<number>();
+let exitHook = false;
+
+function signalGroup(pgid: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(-pgid, signal);
+  } catch {
+    // The group is gone already.
+  }
+}
+
+function watchProcessExit(): void {
+  if (exitHook) return;
+  exitHook = true;
+  process.once('exit', () => {
+    for (const pgid of liveGroups) signalGroup(pgid, 'SIGKILL');
+  });
+}
 
 /** Environment variables of ours a spawned CLI must not inherit (a capability belongs to one turn). */
 const PRIVATE_ENV = ['MEMO_WRITE_CAPABILITY'];
@@ -174,6 +199,8 @@ interface RunRequest {
   access?: AccessMode;
   /** Overrides the provider's effort for this run. */
   effort?: Effort;
+  /** Called as soon as the CLI process exits (before the rest of its output is read). */
+  onExit?: () => void;
 }
 
 /** Why a file cannot be executed now, or null. */
@@ -228,6 +255,7 @@ async function runCli(provider: CliBackendProvider, req: RunRequest): Promise<Cl
     for (const k of PRIVATE_ENV) delete env[k];
     if (inv.env.HOME) fs.mkdirSync(inv.env.HOME, { recursive: true, mode: 0o700 });
 
+    watchProcessExit();
     const reader = new CliStreamReader(inv.format);
     const open = new Map<string, { tool: string; args: Record<string, unknown>; started: number }>();
     let stderr = '';
@@ -283,24 +311,51 @@ async function runCli(provider: CliBackendProvider, req: RunRequest): Promise<Cl
     };
 
     const code = await new Promise<number | null | Error>((resolve) => {
-      let child;
+      let child: ChildProcessWithoutNullStreams;
       try {
-        child = spawn(detection.path, inv.args, { cwd: provider.backends.kernel.config.root, env, stdio: ['pipe', 'pipe', 'pipe'] });
+        // Its own process group: stopping the turn, or its end, reaches whatever the CLI started too.
+        child = spawn(detection.path, inv.args, { cwd: provider.backends.kernel.config.root, env, stdio: ['pipe', 'pipe', 'pipe'], detached: true });
       } catch (err) {
         resolve(err as Error);
         return;
       }
+      const pgid = child.pid;
+      if (pgid !== undefined) liveGroups.add(pgid);
+      let exited = false;
+      let settled = false;
+      let grace: NodeJS.Timeout | undefined;
+      let killer: NodeJS.Timeout | undefined;
+      const lines = readline.createInterface({ input: child.stdout, crlfDelay: Infinity });
+      const finish = (result: number | null | Error) => {
+        if (settled) return;
+        settled = true;
+        req.signal?.removeEventListener('abort', onAbort);
+        clearTimeout(grace);
+        clearTimeout(killer);
+        // Whatever the CLI left running ends with the turn (it may hold stdout, or outlive it otherwise).
+        if (pgid !== undefined) {
+          signalGroup(pgid, 'SIGKILL');
+          liveGroups.delete(pgid);
+        }
+        lines.close();
+        child.stdout.destroy();
+        child.stderr.destroy();
+        resolve(result);
+      };
       const onAbort = () => {
+        // The CLI already exited with its answer: the turn only stops waiting for what it left behind.
+        if (exited) return finish(child.exitCode);
         out.cancelled = true;
-        child.kill('SIGTERM');
-        // A CLI that ignores SIGTERM is killed; the turn never waits on it.
-        setTimeout(() => child.exitCode === null && child.signalCode === null && child.kill('SIGKILL'), 5_000).unref();
+        if (pgid !== undefined) signalGroup(pgid, 'SIGTERM');
+        // A CLI that ignores SIGTERM is killed, with its whole group; the turn never waits on it.
+        killer = setTimeout(() => pgid !== undefined && signalGroup(pgid, 'SIGKILL'), KILL_AFTER_MS);
+        killer.unref();
       };
       if (req.signal?.aborted) onAbort();
       req.signal?.addEventListener('abort', onAbort, { once: true });
       child.once('error', (err) => {
-        req.signal?.removeEventListener('abort', onAbort);
-        resolve(err);
+        // A failure to start (no exit follows); once the CLI has exited its exit decides.
+        if (!exited) finish(err);
       });
       child.stdin.on('error', () => {
         // The CLI closed its stdin early (it exited): its exit says why.
@@ -310,14 +365,17 @@ async function runCli(provider: CliBackendProvider, req: RunRequest): Promise<Cl
       child.stderr.on('data', (d: string) => {
         stderr = (stderr + d).slice(-STDERR_TAIL);
       });
-      const lines = readline.createInterface({ input: child.stdout, crlfDelay: Infinity });
       lines.on('line', (line) => {
         for (const e of reader.line(line)) handle(e);
       });
       const stdoutDone = new Promise<void>((r) => lines.once('close', r));
-      child.once('close', (exit) => {
-        req.signal?.removeEventListener('abort', onAbort);
-        void stdoutDone.then(() => resolve(exit));
+      child.once('exit', (exit) => {
+        exited = true;
+        // The capability dies the moment the CLI exits, before the wait for the rest of its output.
+        req.onExit?.();
+        // The rest of stdout, unless something the CLI left running holds it open: then a short, bounded wait.
+        void stdoutDone.then(() => finish(exit));
+        grace = setTimeout(() => finish(exit), STDOUT_GRACE_MS);
       });
     });
 
@@ -410,6 +468,9 @@ export async function runCliTurn(kernel: Kernel, opts: CliTurnOptions): Promise<
     if (isMemoError(err) && err.code === 'NOT_FOUND') return null;
     throw err;
   });
+  const revoke = () => {
+    if (capability) kernel.capabilities.revoke(capability);
+  };
   try {
     emit({ type: 'turn_start', conversationId: opts.conversationId, capability, tools: kernel.registry.list().map((t) => t.spec.name) });
     emit({ type: 'backend', backend: spec.id, label: spec.label, version: detection.version, access });
@@ -435,11 +496,13 @@ export async function runCliTurn(kernel: Kernel, opts: CliTurnOptions): Promise<
       ...(opts.onEvent ? { onEvent: opts.onEvent } : {}),
       ...(opts.effort ? { effort: opts.effort } : {}),
       detection,
+      onExit: revoke,
     });
     const stop: StopReason = run.cancelled ? 'cancelled' : run.error ? 'error' : 'final';
     return finish({ ...run, stop });
   } finally {
-    // The capability dies with the turn: the CLI (or anything it left behind) cannot write after it.
-    if (capability) kernel.capabilities.revoke(capability);
+    // The capability dies with the turn at the latest (on every error path too): the CLI, or anything
+    // it left behind, cannot write after it.
+    revoke();
   }
 }

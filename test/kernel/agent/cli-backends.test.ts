@@ -43,6 +43,33 @@ function notesPack(written: string[]): PackDefinition {
   };
 }
 
+/** The pid of the process a fake CLI left running (FAKE_CLI_LEAVE). */
+function leftoverPid(rec: string, kind: string): number {
+  return Number(fs.readFileSync(path.join(rec, `${kind}-leftover.pid`), 'utf8'));
+}
+
+/** Whether a process has ended (gone, or a zombie nobody has reaped yet). */
+function gone(pid: number): boolean {
+  try {
+    return fs
+      .readFileSync(`/proc/${pid}/stat`, 'utf8')
+      .replace(/^.*\) /s, '')
+      .startsWith('Z');
+  } catch {
+    return true;
+  }
+}
+
+/** Kills what a fake CLI left running, should a test fail before Memo did. */
+function killLeftover(rec: string, kind: string): void {
+  if (!fs.existsSync(path.join(rec, `${kind}-leftover.pid`))) return;
+  try {
+    process.kill(leftoverPid(rec, kind), 'SIGKILL');
+  } catch {
+    // Already gone.
+  }
+}
+
 interface Setup {
   fx: Fixture;
   backends: CliBackends;
@@ -377,6 +404,81 @@ describe('agent CLI backends (fake claude, codex and agy on PATH, a real MCP end
     expect(s.fx.kernel.capabilities.size).toBe(0);
     // The person's message is kept; nothing was answered.
     expect((await s.fx.kernel.conversations.messages!(conv.id)).map((m) => m.role)).toEqual(['user']);
+  }, 20_000);
+
+  it('a CLI that answers, exits and leaves a process holding its stdout: the turn ends with its answer, and what it left in its process group is killed', async () => {
+    s = setup({ FAKE_CLI_LEAVE: 'group' });
+    const conv = await s.fx.kernel.conversations.create();
+    try {
+      const r = await runChatTurn(s.fx.kernel, {
+        provider: s.backends.provider('claude'),
+        model: '',
+        conversationId: conv.id,
+        userMessage: 'hello',
+        titles: false,
+      });
+      expect(r.error).toBeUndefined();
+      expect(r.stopReason).toBe('final');
+      expect(r.answer).toBe('You said: hello');
+      expect(s.fx.kernel.capabilities.size).toBe(0);
+      const pid = leftoverPid(s.rec, 'claude');
+      await waitFor(() => gone(pid), { what: () => `the leftover process ${pid} to be killed` });
+    } finally {
+      killLeftover(s.rec, 'claude');
+    }
+  }, 20_000);
+
+  it("the turn's capability dies as soon as the CLI exits: a process it left outside its group cannot write with it afterwards", async () => {
+    s = setup({ FAKE_CLI_LEAVE: 'escape' });
+    const conv = await s.fx.kernel.conversations.create();
+    // Were the capability still live, the gate would let the leftover's write through.
+    s.fx.prompter.answer('allow-once', 'allow-once');
+    try {
+      const r = await runChatTurn(s.fx.kernel, {
+        provider: s.backends.provider('codex'),
+        model: '',
+        conversationId: conv.id,
+        userMessage: 'hello',
+        titles: false,
+      });
+      expect(r.stopReason).toBe('final');
+      expect(r.answer).toBe('You said: hello');
+      const file = path.join(s.rec, 'codex-leftover.json');
+      await waitFor(() => fs.existsSync(file), { what: () => 'the leftover to try its write' });
+      const attempt = JSON.parse(fs.readFileSync(file, 'utf8'));
+      expect(attempt.isError).toBe(true);
+      expect(attempt.text).toMatch(/^PERMISSION_DENIED: .*writes need a running Memo agent turn/);
+      expect(s.written).toEqual([]);
+      expect(s.fx.prompter.asked).toHaveLength(0);
+    } finally {
+      killLeftover(s.rec, 'codex');
+    }
+  }, 20_000);
+
+  it('stopping the turn kills the CLI and everything in its process group, even what holds its stdout', async () => {
+    s = setup({ FAKE_CLI_HANG: '1', FAKE_CLI_LEAVE: 'group' });
+    const conv = await s.fx.kernel.conversations.create();
+    const stop = new AbortController();
+    try {
+      const turn = runChatTurn(s.fx.kernel, {
+        provider: s.backends.provider('claude'),
+        model: '',
+        conversationId: conv.id,
+        userMessage: 'hi',
+        titles: false,
+        signal: stop.signal,
+      });
+      await waitFor(() => fs.existsSync(path.join(s.rec, 'claude-leftover.pid')), { what: () => 'the CLI to start its child' });
+      stop.abort();
+      const r = await turn;
+      expect(r.stopReason).toBe('cancelled');
+      expect(r.error).toBe('The turn was stopped.');
+      expect(s.fx.kernel.capabilities.size).toBe(0);
+      const pid = leftoverPid(s.rec, 'claude');
+      await waitFor(() => gone(pid), { what: () => `the CLI's child ${pid} to be killed` });
+    } finally {
+      killLeftover(s.rec, 'claude');
+    }
   }, 20_000);
 
   it("uses an MCP endpoint of the same kernel that is already running (memo serve's) instead of starting one", async () => {

@@ -11,7 +11,9 @@ import * as path from 'node:path';
  * the token and capability it was handed, and what each MCP call answered.
  *
  * The prompt decides what it does: `write <text>` calls note_write, `echo <text>` calls echo; anything
- * else is answered directly. `FAKE_CLI_FAIL=1` makes it fail like the CLI reporting an error.
+ * else is answered directly. `FAKE_CLI_FAIL=1` makes it fail like the CLI reporting an error;
+ * `FAKE_CLI_HANG=1` makes it never answer and ignore SIGTERM; `FAKE_CLI_LEAVE` makes it leave a
+ * process running that holds its stdout (see `leave` below).
  */
 const SCRIPT = String.raw`
 const fs = require('node:fs');
@@ -92,7 +94,45 @@ async function callTool(ep, name, args) {
 
 const out = (o) => process.stdout.write(JSON.stringify(o) + '\n');
 
+/**
+ * What a CLI may leave running, holding its stdout: FAKE_CLI_LEAVE=group, a child in the CLI's process
+ * group that never ends (a hook, a background shell); FAKE_CLI_LEAVE=escape, one in a session of its
+ * own (out of the group's reach) that, once the CLI has exited, tries a write with the turn's
+ * capability and records what it got in <cli>-leftover.json. Either writes its pid to <cli>-leftover.pid.
+ */
+function leave(ep) {
+  const { spawn } = require('node:child_process');
+  const mode = process.env.FAKE_CLI_LEAVE;
+  const c = spawn(process.execPath, [process.argv[1]], {
+    stdio: ['ignore', 'inherit', 'ignore'],
+    detached: mode === 'escape',
+    env: { ...process.env, FAKE_LEFTOVER: mode, LEFT_BY: String(process.pid), LEFT_EP: JSON.stringify(ep) },
+  });
+  c.unref();
+  fs.writeFileSync(path.join(recordDir, KIND + '-leftover.pid'), String(c.pid));
+}
+
+async function leftover() {
+  if (process.env.FAKE_LEFTOVER === 'group') {
+    setInterval(() => undefined, 1000);
+    return;
+  }
+  const parent = Number(process.env.LEFT_BY);
+  const alive = () => {
+    try {
+      process.kill(parent, 0);
+      return true;
+    } catch {
+      return false;
+    }
+  };
+  while (alive()) await new Promise((r) => setTimeout(r, 20));
+  const r = await callTool(JSON.parse(process.env.LEFT_EP), 'note_write', { line: 'after exit' });
+  fs.writeFileSync(path.join(recordDir, KIND + '-leftover.json'), JSON.stringify(r));
+}
+
 (async () => {
+  if (process.env.FAKE_LEFTOVER) return leftover();
   const prompt = KIND === 'agy' ? argv[argv.indexOf('-p') + 1] : await readStdin();
   const ep = endpoint();
   const rec = { argv, cwd: process.cwd(), home: process.env.HOME, prompt, endpoint: ep, env: { token: process.env.MEMO_MCP_TOKEN || null, capability: process.env.MEMO_MCP_WRITE_CAPABILITY || null, inheritedCapability: process.env.MEMO_WRITE_CAPABILITY || null, thinking: process.env.MAX_THINKING_TOKENS || null }, calls: [] };
@@ -111,6 +151,7 @@ const out = (o) => process.stdout.write(JSON.stringify(o) + '\n');
     answer = r.isError ? 'The tool failed: ' + r.text : 'Done: ' + r.text;
   }
   record(KIND, rec);
+  if (process.env.FAKE_CLI_LEAVE) leave(ep);
   // FAKE_CLI_HANG: a CLI that never answers and ignores SIGTERM (stopping the turn must still end it).
   if (process.env.FAKE_CLI_HANG) {
     process.on('SIGTERM', () => fs.writeFileSync(path.join(recordDir, KIND + '-sigterm'), 'x'));
