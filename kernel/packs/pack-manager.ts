@@ -46,19 +46,10 @@ export class PackManager {
   /** Loads every pack folder found in the folders; broken ones are reported and skipped. */
   async load(folders: PackFolder[]): Promise<PackState[]> {
     this.folders.push(...folders);
-    const wanted = listPackDirs(folders).filter((f) => this.wanted(f.dir));
-    // Every pack's code is imported at once (Node reads and compiles the module graphs side by side),
-    // then each is registered and activated in folder order, as before. A pack whose id is already
-    // loaded, or taken by an earlier folder of this batch, is not imported ahead: it will be skipped.
-    const ids = new Set(this.states.keys());
-    const ahead = wanted.map((f) => {
-      const id = path.basename(f.dir);
-      if (ids.has(id)) return undefined;
-      ids.add(id);
-      return loadPackFolder(f, 0);
-    });
     const out: PackState[] = [];
-    for (const [i, folder] of wanted.entries()) out.push(await this.loadOne(folder, 0, ahead[i]));
+    // One pack after another: importing several at once races inside jest's ESM loader ("request for
+    // ... is not in cache" when two packs share a module), so tests would not load what users load.
+    for (const folder of listPackDirs(folders)) if (this.wanted(folder.dir)) out.push(await this.loadOne(folder, 0));
     return out;
   }
 
@@ -81,7 +72,7 @@ export class PackManager {
     return this.states.get(id)?.manifest;
   }
 
-  private async loadOne(folder: PackFolder, version: number, loading?: ReturnType<typeof loadPackFolder>): Promise<PackState> {
+  private async loadOne(folder: PackFolder, version: number): Promise<PackState> {
     const id = path.basename(folder.dir);
     const previous = this.states.get(id);
     if (previous && previous.dir !== folder.dir && previous.status === 'loaded') {
@@ -97,7 +88,7 @@ export class PackManager {
       return state;
     }
     const started = performance.now();
-    const { status, definition } = await (loading ?? loadPackFolder(folder, version));
+    const { status, definition } = await loadPackFolder(folder, version);
     const enabled = this.settings.isEnabled(id, status.manifest?.enabledByDefault ?? true);
     let state: PackState = { ...status, enabled };
     if (definition) {
