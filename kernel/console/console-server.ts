@@ -37,6 +37,7 @@ import { verifyAuditFile, type AuditRecord } from '../audit/audit-log.js';
 import { maskArgs, MASK } from '../audit/masking.js';
 import { ConsoleAuth, cookieValue, DEFAULT_SESSION_TTL_MS } from './console-auth.js';
 import { ConsoleChat } from './console-chat.js';
+import type { PackSubcommand } from '../packs/pack-commands.js';
 import { probeProvider, saveProvider } from './console-providers.js';
 
 export const CONSOLE_PATH = '/ui';
@@ -380,7 +381,7 @@ export class ConsoleServer {
     return { url, snippets };
   }
 
-  /** The packs' console panels (data only), each action with the schema of the arguments a person fills in. */
+  /** The packs' console panels (data only), each action and command with the schema of the arguments a person fills in. */
   private panelViews() {
     return this.kernel.panels.list().map((panel) => ({
       ...panel,
@@ -388,7 +389,78 @@ export class ConsoleServer {
         const spec = this.kernel.registry.list().find((t) => t.spec.name === a.tool)?.spec;
         return { ...a, available: spec !== undefined, parameters: spec?.parameters ?? null, danger: spec?.danger ?? null };
       }),
+      commands: (panel.commands ?? []).map((c) => {
+        const sub = this.subcommand(panel.pack, c.command);
+        // Its positional arguments as a form (all text, as on a command line).
+        const asked = (sub?.arguments ?? []).filter((a) => !c.fields || c.fields.includes(a.name));
+        const parameters = sub && {
+          type: 'object',
+          properties: Object.fromEntries(asked.map((a) => [a.name, { type: 'string', ...(a.description ? { description: a.description } : {}) }])),
+          required: asked.filter((a) => a.required).map((a) => a.name),
+        };
+        return { ...c, available: sub !== undefined, parameters: parameters ?? null, description: sub?.description ?? null };
+      }),
     }));
+  }
+
+  /** `group sub` of a command group the pack itself registered, or undefined. */
+  private subcommand(pack: string, command: string): PackSubcommand | undefined {
+    const [group, name] = command.split(' ');
+    const registered = this.kernel.commands.get(group!);
+    if (!registered || registered.pack !== pack) return undefined;
+    return registered.command.subcommands.find((c) => c.name === name);
+  }
+
+  /**
+   * A panel's person command: the pack's own CLI subcommand, run for the logged-in person as the
+   * terminal would run it (its output as JSON; the tools it calls go through the pipeline as the
+   * host caller `console`). Not a tool: no agent or MCP client can reach it.
+   */
+  private async runCommand(
+    req: http.IncomingMessage,
+    res: http.ServerResponse,
+    pack: string,
+    command: { command: string; args?: Record<string, string>; fields?: string[] },
+    given: Record<string, unknown>,
+  ): Promise<void> {
+    const sub = this.subcommand(pack, command.command);
+    if (!sub) return this.json(res, 404, { error: 'NOT_FOUND', message: `Pack ${pack} has no command "memo ${command.command}".` });
+    const args: Record<string, string> = {};
+    for (const [k, v] of Object.entries(given)) {
+      if (!(sub.arguments ?? []).some((a) => a.name === k) || (command.fields && !command.fields.includes(k)))
+        return this.json(res, 400, { error: 'BAD_REQUEST', message: `memo ${command.command} takes no "${k}" here.` });
+      if (typeof v !== 'string') return this.json(res, 400, { error: 'BAD_REQUEST', message: `"${k}" must be text.` });
+      if (v !== '') args[k] = v;
+    }
+    Object.assign(args, command.args ?? {});
+    const stop = new AbortController();
+    res.on('close', () => stop.abort(new Error('the console page went away')));
+    const printed: unknown[] = [];
+    let code: number;
+    try {
+      const exit = await sub.run({
+        args,
+        options: { json: true },
+        signal: stop.signal,
+        invoke: (tool, a) => this.kernel.invoke({ tool, args: a, caller: { kind: 'host', id: 'console' }, signal: stop.signal }),
+        print: (v) => printed.push(v),
+      });
+      code = typeof exit === 'number' ? exit : 0;
+    } catch (err) {
+      const e = err as { code?: unknown; message?: unknown };
+      code = 1;
+      printed.push({ ok: false, error: { code: typeof e.code === 'string' ? e.code : 'TOOL_FAILED', message: String(e.message ?? err) } });
+    }
+    this.options.logger?.info(`console: ran memo ${command.command} (exit ${code})`);
+    // A command's JSON output is {ok, result} or {ok: false, error}: answered in a tool result's shape.
+    const last = printed.at(-1) as { ok?: unknown; result?: unknown; error?: { code?: unknown; message?: unknown } } | undefined;
+    if (code !== 0) {
+      const error =
+        last?.ok === false && last.error ? last.error : { code: 'COMMAND_FAILED', message: `memo ${command.command} ended with exit code ${code}.` };
+      return this.json(res, 200, { ok: false, error: { code: String(error.code), message: String(error.message) } });
+    }
+    const value = printed.length === 1 && last?.ok === true ? last.result : printed;
+    return this.json(res, 200, { ok: true, summary: `memo ${command.command}`, value });
   }
 
   /**
@@ -399,11 +471,14 @@ export class ConsoleServer {
   private async runAction(req: http.IncomingMessage, res: http.ServerResponse, pack: string, panelId: string, actionId: string): Promise<void> {
     const body = await readJson(req);
     if ('error' in body) return this.json(res, body.status, { error: 'BAD_REQUEST', message: body.error });
-    const action = this.kernel.panels.get(pack, panelId)?.actions?.find((a) => a.id === actionId);
-    if (!action) return this.json(res, 404, { error: 'NOT_FOUND', message: `No action ${actionId} in panel ${panelId} of pack ${pack}.` });
+    const panel = this.kernel.panels.get(pack, panelId);
+    const action = panel?.actions?.find((a) => a.id === actionId);
+    const command = panel?.commands?.find((c) => c.id === actionId);
+    if (!action && !command) return this.json(res, 404, { error: 'NOT_FOUND', message: `No action ${actionId} in panel ${panelId} of pack ${pack}.` });
     const given = (body.value as { args?: unknown }).args ?? {};
     if (typeof given !== 'object' || given === null || Array.isArray(given))
       return this.json(res, 400, { error: 'BAD_REQUEST', message: '"args" must be a JSON object.' });
+    if (!action) return this.runCommand(req, res, pack, command!, given as Record<string, unknown>);
     const stop = new AbortController();
     // A page that goes away cancels its action (and withdraws its approval request).
     res.on('close', () => stop.abort(new Error('the console page went away')));

@@ -4,7 +4,8 @@ import type { JsonValue } from '../tools/contract.js';
 
 /**
  * A pack's panel in the web console, as data only: the console renders it and runs its actions as
- * tool calls through the pipeline. No pack JavaScript is ever served to the browser.
+ * tool calls through the pipeline, and its person's commands as the pack's CLI subcommands. No
+ * pack JavaScript is ever served to the browser.
  */
 export interface ConsolePanel {
   /** kebab-case, unique within the pack. */
@@ -14,6 +15,13 @@ export interface ConsolePanel {
   /** Show the pack's settings form (from the manifest's `config` schema). */
   settings?: boolean;
   actions?: PanelAction[];
+  /**
+   * A person's own acts, run as the pack's CLI subcommands rather than tools: answers the agent
+   * must never be able to give itself (consent to read a calendar, linking a phone). The console
+   * runs them for the logged-in person as `memo <group> <sub>` would run at the terminal; no agent
+   * or MCP client can reach them, since they are not tools.
+   */
+  commands?: PanelCommand[];
 }
 
 export interface PanelAction {
@@ -25,11 +33,23 @@ export interface PanelAction {
   args?: { [key: string]: JsonValue };
 }
 
+export interface PanelCommand {
+  id: string;
+  label: string;
+  /** `group sub` (`calendar consent`): a subcommand of a command group this pack registers (checked when it runs). */
+  command: string;
+  /** Fixed positional arguments by name; the person fills in the rest. */
+  args?: { [key: string]: string };
+  /** The arguments the person fills in (default: every one not fixed); `[]` for none. */
+  fields?: string[];
+}
+
 export interface RegisteredPanel extends ConsolePanel {
   pack: string;
 }
 
 const ID = /^[a-z][a-z0-9]*(?:-[a-z0-9]+)*$/;
+const COMMAND = /^[a-z][a-z0-9]*(?:-[a-z0-9]+)* [a-z][a-z0-9]*(?:-[a-z0-9]+)*$/;
 
 export class ConsolePanels {
   private readonly panels = new Map<string, RegisteredPanel>();
@@ -75,6 +95,21 @@ function panelProblems(panel: ConsolePanel, ownTools: readonly string[]): string
       p.push(`${label}: tool "${String(a?.tool)}" is not one of the pack's tools (${ownTools.join(', ') || 'none'})`);
     if (a?.args !== undefined && (typeof a.args !== 'object' || Array.isArray(a.args) || a.args === null)) p.push(`${label}: args must be an object`);
     else if (a?.args !== undefined && !isPlainJson(a.args)) p.push(`${label}: args must be plain JSON`);
+  }
+  for (const c of panel.commands ?? []) {
+    const label = `command "${String(c?.id)}"`;
+    if (typeof c?.id !== 'string' || !ID.test(c.id)) p.push(`${label}: id must be kebab-case`);
+    else if (seen.has(c.id)) p.push(`${label} is declared twice`);
+    else seen.add(c.id);
+    if (typeof c?.label !== 'string' || !c.label.trim()) p.push(`${label}: label is required`);
+    if (typeof c?.command !== 'string' || !COMMAND.test(c.command)) p.push(`${label}: command must be "group subcommand" (kebab-case words)`);
+    if (
+      c?.args !== undefined &&
+      (typeof c.args !== 'object' || c.args === null || Array.isArray(c.args) || !Object.values(c.args).every((v) => typeof v === 'string'))
+    )
+      p.push(`${label}: args must be an object of strings`);
+    if (c?.fields !== undefined && (!Array.isArray(c.fields) || !c.fields.every((f) => typeof f === 'string')))
+      p.push(`${label}: fields must be a list of names`);
   }
   return p;
 }

@@ -1,8 +1,9 @@
 /**
  * The built-in `calendar` pack: real events from the pack's own local calendar (SQLite), ICS files,
  * subscribed ICS URLs and CalDAV accounts, expanded by ical.js. External calendars reach the model
- * only for the services the person allowed (seed 003). `activate` contributes `memo calendar ...` and
- * the background refresh `memo serve` runs; the database opens on the first call that needs it.
+ * only for the services the person allowed (seed 003). `activate` contributes `memo calendar ...`,
+ * the web console's consent panel and the background refresh `memo serve` runs; the database
+ * opens on the first call that needs it.
  */
 import { defineTools, type Disposable, type PackApi, type Preview, type ToolContext } from 'memo-kernel/pack';
 import { calendarCommand } from './commands.js';
@@ -35,6 +36,19 @@ export const tools = defineTools<ToolArgs>({
 export function activate(api: PackApi): Disposable {
   const rt = register(api);
   api.commands.register(calendarCommand(rt));
+  // The web console's panel. Consent is the person's answer, never a tool the agent could call:
+  // its actions run `memo calendar consent` for the person logged in to the console.
+  api.panels.register({
+    id: 'consent',
+    title: 'Calendar consent',
+    description:
+      'Whether the AI may read events from a calendar service: "subscriptions" (every subscribed ICS URL) or "caldav:NAME". The local calendar and ICS files need no consent.',
+    commands: [
+      { id: 'answers', label: 'Show the answers', command: 'calendar consent', fields: [] },
+      { id: 'allow', label: 'Allow the AI to read it', command: 'calendar consent', args: { answer: 'allow' } },
+      { id: 'deny', label: 'Keep it from the AI', command: 'calendar consent', args: { answer: 'deny' } },
+    ],
+  });
   api.services.register(syncService(rt));
   // Other packs (the vault's desktop bridge, the canvas) read and create events through this, never by import.
   api.provide('calendar.events', calendarEvents(api));

@@ -288,6 +288,7 @@ function PanelView({ panel, pack, reload }) {
     ${panel.description && html`<p class="note">${panel.description}</p>`}
     ${panel.settings && pack?.configSchema && html`<${SettingsForm} pack=${pack} onSaved=${reload} />`}
     ${(panel.actions ?? []).map((a) => html`<${PanelAction} key=${a.id} panel=${panel} action=${a} />`)}
+    ${(panel.commands ?? []).map((c) => html`<${PanelAction} key=${c.id} panel=${panel} action=${c} />`)}
   </section>`;
 }
 

@@ -64,9 +64,11 @@ function Table({ rows, label }) {
 /** A tool result's value: images, then the first list of records as a table, then the whole value as JSON (folded when there was more to show). */
 export function ResultView({ value, label }) {
   const images = imagesIn(value);
-  const lists =
-    value && typeof value === 'object' && !Array.isArray(value)
-      ? Object.entries(value).filter(([, v]) => Array.isArray(v) && v.length > 0 && v.every((x) => x && typeof x === 'object' && !Array.isArray(x)))
+  const records = (v) => Array.isArray(v) && v.length > 0 && v.every((x) => x && typeof x === 'object' && !Array.isArray(x));
+  const lists = records(value)
+    ? [['rows', value]]
+    : value && typeof value === 'object' && !Array.isArray(value)
+      ? Object.entries(value).filter(([, v]) => records(v))
       : [];
   const shown = images.length > 0 || lists.length > 0;
   const rest =

@@ -53,8 +53,14 @@ describe('pack panels and pictures in the console, in Chromium', () => {
     const k = c.fx.kernel;
     k.providers.register('scripted', (config) => Object.assign(new ScriptedProvider(() => reply('All quiet.')), { name: config.name }), 'test');
     k.providerSettings.put({ name: 'scripted-one', kind: 'scripted', model: 'model-a' });
-    const loaded = await k.loadPacks([{ dir: path.resolve('plugins'), source: 'builtin', only: ['routines', 'vault', 'canvas'] }]);
-    expect(loaded.filter((s) => ['routines', 'vault', 'canvas'].includes(s.id)).map((s) => s.status)).toEqual(['loaded', 'loaded', 'loaded']);
+    const loaded = await k.loadPacks([{ dir: path.resolve('plugins'), source: 'builtin', only: ['routines', 'vault', 'canvas', 'calendar'] }]);
+    expect(loaded.filter((s) => ['routines', 'vault', 'canvas', 'calendar'].includes(s.id)).map((s) => s.status)).toEqual([
+      'loaded',
+      'loaded',
+      'loaded',
+      'loaded',
+    ]);
+    k.packs.setConfig('calendar', { timeZone: 'UTC' });
     k.packs.setConfig('vault', { watch: false });
     fs.mkdirSync(path.join(c.fx.root, 'vault'));
     page = await (await browser.newContext({ viewport: { width: 1280, height: 900 } })).newPage();
@@ -117,6 +123,21 @@ describe('pack panels and pictures in the console, in Chromium', () => {
     const narrow = screenshotPath('routines-panel-360');
     if (narrow) await panel.screenshot({ path: narrow });
     await page.setViewportSize({ width: 1280, height: 900 });
+  });
+
+  it('answers calendar consent as the person through the pack’s command (no tool), and shows the answer', async () => {
+    const panel = page.locator('section.panel', { has: page.getByRole('heading', { name: 'Calendar consent' }) });
+    const allow = panel.locator('form.panel-action', { has: page.getByRole('button', { name: 'Allow the AI to read it' }) });
+    await allow.getByLabel('service').fill('subscriptions');
+    expect(await allow.getByLabel('answer').count()).toBe(0);
+    await allow.getByRole('button', { name: 'Allow the AI to read it' }).click();
+    await allow.locator('.result-view').getByText('"state": "allowed"').waitFor();
+    const shown = panel.locator('form.panel-action', { has: page.getByRole('button', { name: 'Show the answers' }) });
+    await shown.getByRole('button', { name: 'Show the answers' }).click();
+    await shown.getByRole('cell', { name: 'allowed', exact: true }).waitFor();
+    expect(await axeViolations(page)).toEqual([]);
+    const shot = screenshotPath('consent-panel-1280');
+    if (shot) await panel.screenshot({ path: shot });
   });
 
   it("shows a panel action's PNG result as an image under the console's CSP", async () => {
