@@ -31,6 +31,11 @@ export interface BackendSpec {
   signIn: string;
   /** False: the CLI cannot be limited to Memo's tools through its flags. */
   vaultOnly: boolean;
+  /**
+   * Set when the CLI takes its prompt as a command-line argument (agy): the most bytes (UTF-8) that
+   * argument may hold, system prompt included. Linux refuses a single argument over 128 KiB (E2BIG).
+   */
+  argvPromptBytes?: number;
 }
 
 export const BACKENDS: Record<BackendId, BackendSpec> = {
@@ -59,6 +64,8 @@ export const BACKENDS: Record<BackendId, BackendSpec> = {
     provider: 'antigravity-cli',
     signIn: 'run `agy` once interactively and sign in with your Google account',
     vaultOnly: false,
+    // Well under Linux's 128 KiB for one argument (MAX_ARG_STRLEN).
+    argvPromptBytes: 96 * 1024,
   },
 };
 
@@ -151,7 +158,11 @@ export interface Invocation {
   args: string[];
   /** Added to the child's environment. */
   env: Record<string, string>;
-  /** Written to the child's stdin, then closed: prompts never go in argv (visible to every process). */
+  /**
+   * Written to the child's stdin, then closed. Claude and Codex get the prompt here, never in argv
+   * (argv is readable by every local user through the process list). agy has no documented way to
+   * read it from stdin: its prompt goes in argv (capped at `argvPromptBytes`) and this is empty.
+   */
   stdin: string;
   /** Files to write (mode 0600) before the run; all live under `runDir`. */
   files: Array<{ path: string; content: string }>;
@@ -173,6 +184,11 @@ function toml(value: string): string {
 
 /** Claude's thinking budget for an effort (MAX_THINKING_TOKENS). */
 const CLAUDE_THINKING: Record<Effort, string> = { low: '4000', medium: '10000', high: '31999' };
+
+/** The `-p` argument of an agy run: the system prompt, then the prompt (its size is capped by the caller). */
+export function agyPrompt(systemPrompt: string | undefined, prompt: string): string {
+  return systemPrompt ? `${systemPrompt}\n\n${prompt}` : prompt;
+}
 
 export function buildInvocation(id: BackendId, req: InvocationRequest): Invocation {
   if (id === 'claude') {
@@ -239,7 +255,7 @@ export function buildInvocation(id: BackendId, req: InvocationRequest): Invocati
       content: JSON.stringify({ mcpServers: { [MCP_SERVER_NAME]: { serverUrl: req.mcp.url, headers } } }, null, 2),
     });
   }
-  const args = ['-p', req.systemPrompt ? `${req.systemPrompt}\n\n${req.prompt}` : req.prompt];
+  const args = ['-p', agyPrompt(req.systemPrompt, req.prompt)];
   if (req.model) args.push('--model', req.model);
   // agy -p takes the prompt as the flag's argument (documented); nothing else is read from stdin.
   return { args, env: { HOME: home }, stdin: '', files, format: 'text' };

@@ -8,7 +8,7 @@ import type { Kernel } from '../../kernel.js';
 import type { AgentEvent, AgentStep, StopReason, TurnResult } from '../agent-loop.js';
 import type { ChatMessage, ChatRequest, ChatResponse, ModelProvider } from '../provider.js';
 import { ProviderError } from '../provider.js';
-import { BACKENDS, buildInvocation, type AccessMode, type BackendId, type BackendSpec, type Effort, type McpAccess } from './backends.js';
+import { agyPrompt, BACKENDS, buildInvocation, type AccessMode, type BackendId, type BackendSpec, type Effort, type McpAccess } from './backends.js';
 import { CliDetector, type Detection } from './cli-detector.js';
 import { CliStreamReader, type CliEvent } from './cli-stream.js';
 
@@ -129,7 +129,8 @@ export class CliBackendProvider implements ModelProvider {
   async chat(request: ChatRequest): Promise<ChatResponse> {
     // No MCP server and (in Vault only) none of the CLI's own tools: a plain request.
     const run = await runCli(this, {
-      prompt: renderPrompt(request.messages.slice(0, -1), lastUser(request.messages)),
+      history: request.messages.slice(0, -1),
+      message: lastUser(request.messages),
       model: request.model,
       signal: request.signal,
       // A title or a summary needs no tools: Vault only (no MCP server either) wherever the CLI allows it.
@@ -159,20 +160,37 @@ function lastUser(messages: ChatMessage[]): string {
  * conversation is Memo's (stored encrypted here, not in the CLI's own session files). Tool activity
  * is left out, as it is from every replay; a compaction summary comes first when there is one.
  */
-export function renderPrompt(history: readonly ChatMessage[], message: string): string {
+export function renderPrompt(history: readonly ChatMessage[], message: string, maxBytes?: number): string {
+  return fitPrompt(history, message, maxBytes) ?? message;
+}
+
+const HISTORY_HEAD = 'The conversation so far, for context:\n\n';
+const HISTORY_TAIL = "\n\n[The person's new message, which you answer]\n";
+
+/**
+ * `renderPrompt` within a size in bytes (UTF-8), when one is given: older messages are left out
+ * first. Null when the message alone does not fit.
+ */
+function fitPrompt(history: readonly ChatMessage[], message: string, maxBytes?: number): string | null {
+  const bytes = (text: string) => Buffer.byteLength(text, 'utf8');
+  if (maxBytes !== undefined && bytes(message) > maxBytes) return null;
   const parts: string[] = [];
   let size = 0;
+  let total = bytes(HISTORY_HEAD) + bytes(HISTORY_TAIL) + bytes(message);
   for (let i = history.length - 1; i >= 0; i--) {
     const m = history[i]!;
     if (m.role === 'tool' || !m.content) continue;
     const who = m.role === 'system' ? 'Context' : m.role === 'user' ? 'User' : 'Assistant';
     const piece = `[${who}]\n${m.content}`;
     if (size + piece.length > HISTORY_CHARS) break;
+    const pieceBytes = bytes(piece) + (parts.length ? 2 : 0);
+    if (maxBytes !== undefined && total + pieceBytes > maxBytes) break;
     size += piece.length;
+    total += pieceBytes;
     parts.unshift(piece);
   }
   if (parts.length === 0) return message;
-  return `The conversation so far, for context:\n\n${parts.join('\n\n')}\n\n[The person's new message, which you answer]\n${message}`;
+  return `${HISTORY_HEAD}${parts.join('\n\n')}${HISTORY_TAIL}${message}`;
 }
 
 interface CliRun {
@@ -188,7 +206,9 @@ interface CliRun {
 }
 
 interface RunRequest {
-  prompt: string;
+  /** The earlier conversation and the new message, rendered into the CLI's prompt. */
+  history: readonly ChatMessage[];
+  message: string;
   model?: string;
   mcp?: McpAccess;
   systemPrompt?: string;
@@ -233,12 +253,28 @@ async function runCli(provider: CliBackendProvider, req: RunRequest): Promise<Cl
   const why = cannotExecute(detection.path);
   if (why) return { ...out, error: `${spec.label} failed to start: ${why}`, startFailed: true };
 
+  let prompt = renderPrompt(req.history, req.message);
+  if (spec.argvPromptBytes !== undefined) {
+    // The prompt goes in argv: older messages are left out until it fits, and a message that cannot
+    // fit by itself is refused here, before anything is started.
+    const limit = spec.argvPromptBytes;
+    const fitted = fitPrompt(req.history, req.message, limit - Buffer.byteLength(agyPrompt(req.systemPrompt, ''), 'utf8'));
+    if (fitted === null) {
+      const size = Buffer.byteLength(agyPrompt(req.systemPrompt, req.message), 'utf8');
+      return {
+        ...out,
+        error: `${spec.label} takes the prompt as a command-line argument, limited here to ${limit} bytes (Linux refuses a single argument over 128 KiB): this message${req.systemPrompt ? " with Memo's instructions" : ''} is ${size} bytes. Shorten it, or use the claude or codex backend, which read the prompt on stdin.`,
+      };
+    }
+    prompt = fitted;
+  }
+
   const runDir = fs.mkdtempSync(path.join(os.tmpdir(), `memo-${spec.id}-`));
   fs.chmodSync(runDir, 0o700);
   try {
     const effort = req.effort ?? provider.effort;
     const inv = buildInvocation(provider.backend, {
-      prompt: req.prompt,
+      prompt,
       mode: access,
       runDir,
       cwd: provider.backends.kernel.config.root,
@@ -488,7 +524,8 @@ export async function runCliTurn(kernel: Kernel, opts: CliTurnOptions): Promise<
     }
     const endpoint = await provider.backends.mcp();
     const run = await runCli(provider, {
-      prompt: renderPrompt(opts.history, opts.userMessage),
+      history: opts.history,
+      message: opts.userMessage,
       ...(opts.model ? { model: opts.model } : {}),
       mcp: { url: endpoint.url, token: endpoint.token, ...(capability ? { capability } : {}) },
       ...(opts.systemPrompt ? { systemPrompt: opts.systemPrompt } : {}),

@@ -3,6 +3,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import type { AgentEvent } from '../../../kernel/agent/agent-loop.js';
 import { runChatTurn } from '../../../kernel/agent/chat-turn.js';
+import { BACKENDS } from '../../../kernel/agent/cli-backends/backends.js';
 import { CliDetector, DETECTION_TTL_MS } from '../../../kernel/agent/cli-backends/cli-detector.js';
 import { CliBackends } from '../../../kernel/agent/cli-backends/cli-turn.js';
 import type { PackDefinition } from '../../../kernel/tools/tool-registry.js';
@@ -480,6 +481,48 @@ describe('agent CLI backends (fake claude, codex and agy on PATH, a real MCP end
       killLeftover(s.rec, 'claude');
     }
   }, 20_000);
+
+  it('agy gets its prompt in argv within a byte limit: a long conversation leaves out its oldest messages, and a message too long by itself is refused before agy is started', async () => {
+    s = setup();
+    const conv = await s.fx.kernel.conversations.create();
+    const limit = BACKENDS.agy.argvPromptBytes!;
+    const send = (text: string) =>
+      runChatTurn(s.fx.kernel, {
+        provider: s.backends.provider('agy', { access: 'computer' }),
+        model: '',
+        conversationId: conv.id,
+        userMessage: text,
+        titles: false,
+      });
+    // Three messages of 40,000 bytes each (two-byte characters): with the answers, far over 128 KiB.
+    const messages = ['a', 'b', 'c'].map((tag) => `${tag}${'é'.repeat(20_000)}`);
+    for (const m of messages) {
+      const r = await send(m);
+      expect(r.error).toBeUndefined();
+      expect(r.stopReason).toBe('final');
+      expect(r.answer).toBe(`You said: ${m}`);
+    }
+    const runs = recordedRuns(s.rec, 'agy');
+    expect(runs).toHaveLength(3);
+    for (const run of runs) expect(Buffer.byteLength(run.argv[run.argv.indexOf('-p') + 1], 'utf8')).toBeLessThanOrEqual(limit);
+    // The last prompt kept the newest earlier message and left out the oldest.
+    const last = runs[2].argv[runs[2].argv.indexOf('-p') + 1] as string;
+    expect(last.endsWith(messages[2]!)).toBe(true);
+    expect(last).toContain(`[Assistant]\nYou said: ${messages[1]}`);
+    expect(last).not.toContain(messages[0]);
+
+    // A message over the limit by itself: a clear error, and agy is not started.
+    const tooLong = 'é'.repeat(limit / 2 + 1);
+    const refused = await send(tooLong);
+    expect(refused.stopReason).toBe('error');
+    expect(refused.error).toBe(
+      `Antigravity CLI takes the prompt as a command-line argument, limited here to ${limit} bytes (Linux refuses a single argument over 128 KiB): this message is ${limit + 2} bytes. Shorten it, or use the claude or codex backend, which read the prompt on stdin.`,
+    );
+    expect(recordedRuns(s.rec, 'agy')).toHaveLength(3);
+    expect(s.fx.kernel.capabilities.size).toBe(0);
+    // The message is kept in the conversation, as any refused turn's is.
+    expect((await s.fx.kernel.conversations.messages!(conv.id)).at(-1)).toMatchObject({ role: 'user', content: tooLong });
+  }, 30_000);
 
   it("uses an MCP endpoint of the same kernel that is already running (memo serve's) instead of starting one", async () => {
     s = setup();
