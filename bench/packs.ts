@@ -132,25 +132,29 @@ export async function benchStartup(runs = 10): Promise<void> {
     fs.rmSync(base, { recursive: true, force: true });
     process.stdout.write(JSON.stringify({ ms, tools }));
   `;
-  const measure = async (withPacks: boolean) => {
-    const times: number[] = [];
-    let tools = 0;
-    for (let i = 0; i < runs; i++) {
-      const out = await new Promise<string>((resolve, reject) => {
-        const c = spawn(process.execPath, ['--input-type=module', '-e', script(withPacks)], { stdio: ['ignore', 'pipe', 'inherit'] });
-        let s = '';
-        c.stdout.on('data', (d) => (s += d));
-        c.on('exit', (code) => (code === 0 ? resolve(s) : reject(new Error(`startup run exited ${code}`))));
-      });
-      const r = JSON.parse(out) as { ms: number; tools: number };
-      times.push(r.ms);
-      tools = r.tools;
-    }
-    return { ms: median(times), tools };
+  const once = async (withPacks: boolean) => {
+    const out = await new Promise<string>((resolve, reject) => {
+      const c = spawn(process.execPath, ['--input-type=module', '-e', script(withPacks)], { stdio: ['ignore', 'pipe', 'inherit'] });
+      let s = '';
+      c.stdout.on('data', (d) => (s += d));
+      c.on('exit', (code) => (code === 0 ? resolve(s) : reject(new Error(`startup run exited ${code}`))));
+    });
+    return JSON.parse(out) as { ms: number; tools: number };
   };
-  const empty = await measure(false);
-  const full = await measure(true);
-  console.log(`\nKernel start-up (import + create + load), median of ${runs} fresh processes`);
+  // Interleaved (empty, full, empty, full, ...): on a shared machine the load drifts, and the ratio
+  // should not depend on which side ran in the busier minute.
+  const times = { empty: [] as number[], full: [] as number[] };
+  const tools = { empty: 0, full: 0 };
+  for (let i = 0; i < runs; i++) {
+    for (const side of ['empty', 'full'] as const) {
+      const r = await once(side === 'full');
+      times[side].push(r.ms);
+      tools[side] = r.tools;
+    }
+  }
+  const empty = { ms: median(times.empty), tools: tools.empty };
+  const full = { ms: median(times.full), tools: tools.full };
+  console.log(`\nKernel start-up (import + create + load), median of ${runs} fresh processes each, interleaved (load ${os.loadavg()[0]!.toFixed(2)})`);
   console.log(`  empty kernel:                 ${empty.ms.toFixed(1)} ms (${empty.tools} kernel tools)`);
   console.log(`  every built-in pack + skill:  ${full.ms.toFixed(1)} ms (${full.tools} tools)   ratio ${(full.ms / empty.ms).toFixed(2)}x`);
 }
