@@ -2,10 +2,12 @@
  * The built-in `whatsapp` pack: a linked WhatsApp device through Baileys (the multi-device
  * protocol, no browser), a local history fed by its events (SQLite + FTS5), three read tools and
  * whatsapp_send, which previews the resolved recipient and the exact text. `activate` contributes
- * `memo whatsapp link|status|unlink` and the connection service `memo serve` runs.
+ * `memo whatsapp link|status|unlink`, the web console's link panel (console-link.ts) and the
+ * connection service `memo serve` runs.
  */
 import { defineTools, type Disposable, type PackApi } from 'memo-kernel/pack';
 import { whatsappCommand } from './commands.js';
+import { consoleLinkSubcommand } from './console-link.js';
 import { register, unregister, type WhatsAppRuntime } from './runtime.js';
 import type { ToolArgs } from './tool-args.js';
 
@@ -69,7 +71,16 @@ function connectionService(rt: WhatsAppRuntime): PackService {
 
 export function activate(api: PackApi): Disposable {
   const rt = register(api);
-  api.commands.register(whatsappCommand(rt));
+  const command = whatsappCommand(rt);
+  command.subcommands.push(consoleLinkSubcommand(rt));
+  api.commands.register(command);
+  // The web console's panel: linking is the person's act, so it is a panel command, never a tool.
+  api.panels.register({
+    id: 'link',
+    title: 'WhatsApp link',
+    description: 'Link this Memo to a phone as a WhatsApp linked device: show the pairing QR and scan it with the phone.',
+    commands: [{ id: 'qr', label: 'Show the pairing QR', command: 'whatsapp console-qr' }],
+  });
   api.services.register(connectionService(rt));
   return { dispose: () => void unregister(rt) };
 }
