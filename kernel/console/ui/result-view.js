@@ -75,7 +75,22 @@ export function ResultView({ value, label }) {
     value && typeof value === 'object' && !Array.isArray(value)
       ? Object.fromEntries(Object.entries(value).map(([k, v]) => [k, imageOf(v) ? '(image shown above)' : v]))
       : value;
+  // Beside a picture or a table, the short facts of the result (its status, what to do) stay in view.
+  const facts =
+    shown && value && typeof value === 'object' && !Array.isArray(value)
+      ? Object.entries(value).filter(([, v]) => ['string', 'number', 'boolean'].includes(typeof v) && !imageOf(v) && String(v).length <= 300)
+      : [];
   return html`<div class="result-view">
+    ${
+      facts.length > 0 &&
+      html`<dl class="facts">
+        ${facts.map(
+          ([k, v]) =>
+            html`<dt>${k}</dt>
+              <dd>${String(v)}</dd>`,
+        )}
+      </dl>`
+    }
     ${images.map((i) => html`<img class="result-image" src=${i.url} alt=${`${label}: ${i.key}`} />`)}
     ${lists.map(([k, rows]) => html`<${Table} rows=${rows} label=${`${label}: ${k}`} />`)}
     ${

@@ -13,6 +13,7 @@ import type { PackApi } from '../../../kernel/packs/pack-api.js';
 import { echoPack, tool } from '../../helpers/kernel-fixture.js';
 import { reply, ScriptedProvider } from '../../helpers/scripted-provider.js';
 import { waitFor } from '../../helpers/wait.js';
+import { fakeMaker } from '../../plugins/whatsapp/fake-socket.js';
 import { consoleFixture, type ConsoleFixture } from '../console-helpers.js';
 import { axeSource, launchChromium, screenshotPath } from './browser-helpers.js';
 
@@ -41,6 +42,15 @@ async function axeViolations(page: Page): Promise<string[]> {
   });
 }
 
+/** WhatsApp's servers are the edge of the world: a host pack offers the fake socket (Baileys' QR and pairing run for real). */
+const whatsappServers = fakeMaker();
+const fakeWhatsAppHost = {
+  id: 'fake-whatsapp-host',
+  version: '1.0.0',
+  tools: [],
+  activate: (api: PackApi) => api.provide('whatsapp.socket', whatsappServers.make),
+};
+
 describe('pack panels and pictures in the console, in Chromium', () => {
   let c: ConsoleFixture;
   let browser: Browser;
@@ -49,11 +59,11 @@ describe('pack panels and pictures in the console, in Chromium', () => {
 
   beforeAll(async () => {
     browser = await launchChromium();
-    c = await consoleFixture({ packs: [echoPack(), qrPack] });
+    c = await consoleFixture({ packs: [echoPack(), qrPack, fakeWhatsAppHost] });
     const k = c.fx.kernel;
     k.providers.register('scripted', (config) => Object.assign(new ScriptedProvider(() => reply('All quiet.')), { name: config.name }), 'test');
     k.providerSettings.put({ name: 'scripted-one', kind: 'scripted', model: 'model-a' });
-    const loaded = await k.loadPacks([{ dir: path.resolve('plugins'), source: 'builtin', only: ['routines', 'vault', 'canvas', 'calendar'] }]);
+    const loaded = await k.loadPacks([{ dir: path.resolve('plugins'), source: 'builtin', only: ['routines', 'vault', 'canvas', 'calendar', 'whatsapp'] }]);
     expect(loaded.filter((s) => ['routines', 'vault', 'canvas', 'calendar'].includes(s.id)).map((s) => s.status)).toEqual([
       'loaded',
       'loaded',
@@ -137,6 +147,21 @@ describe('pack panels and pictures in the console, in Chromium', () => {
     await shown.getByRole('cell', { name: 'allowed', exact: true }).waitFor();
     expect(await axeViolations(page)).toEqual([]);
     const shot = screenshotPath('consent-panel-1280');
+    if (shot) await panel.screenshot({ path: shot });
+  });
+
+  it('shows the WhatsApp pairing QR Baileys built, as an image, from the link panel', async () => {
+    const panel = page.locator('section.panel', { has: page.getByRole('heading', { name: 'WhatsApp link' }) });
+    await panel.getByRole('button', { name: 'Show the pairing QR' }).click();
+    await waitFor(() => whatsappServers.sockets.length > 0, { what: 'the link to open a socket' });
+    whatsappServers.last().showQr();
+    const img = panel.getByRole('img', { name: 'Show the pairing QR: qr' });
+    await img.waitFor();
+    await waitFor(() => img.evaluate((el) => (el as HTMLImageElement).complete && (el as HTMLImageElement).naturalWidth > 0), { what: 'the QR to decode' });
+    await panel.getByText(/^Done: memo whatsapp console-qr$/).waitFor();
+    await panel.getByText(/^Scan with the phone: WhatsApp > Settings > Linked devices/).waitFor();
+    expect(await axeViolations(page)).toEqual([]);
+    const shot = screenshotPath('whatsapp-link-1280');
     if (shot) await panel.screenshot({ path: shot });
   });
 
