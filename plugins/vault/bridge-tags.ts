@@ -8,7 +8,7 @@ import type { EntityManager } from 'typeorm';
 import { MemoError, type JsonValue, type ToolContext } from 'memo-kernel/pack';
 import { normalizeTag } from './markdown.js';
 import { objectArg, onlyKeys, op, stringArg, type BridgeOp } from './bridge-op.js';
-import { checkFields, cleanName, fieldRows, fieldsPreview, inPlanning, listed, planningDb, rememberFields, schema } from './planning-store.js';
+import { checkFields, cleanName, fieldRows, fieldsPreview, inIndex, indexDb, listed, rememberFields, schema } from './planning-store.js';
 import type { TagCategoryRow } from './schema.js';
 import { shown } from './vault.js';
 
@@ -23,7 +23,7 @@ interface Category {
   tag_count: number;
 }
 
-const em = async (ctx: ToolContext): Promise<EntityManager> => (await planningDb(ctx)).manager;
+const em = async (ctx: ToolContext): Promise<EntityManager> => (await indexDb(ctx)).manager;
 
 async function allCategories(m: EntityManager): Promise<TagCategoryRow[]> {
   const { TagCategoryRow } = await schema();
@@ -179,7 +179,7 @@ export const BRIDGE_TAG_OPS: BridgeOp[] = [
     },
     check: async (p, ctx) => checkFreeName(await allCategories(await em(ctx)), p.name),
     preview: async (p, ctx) => fieldsPreview('New tag category', {}, { name: p.name, sort_order: (await allCategories(await em(ctx))).length }),
-    run: inPlanning(async (m, p) => {
+    run: inIndex(async (m, p) => {
       const { TagCategoryRow } = await schema();
       const cats = await allCategories(m);
       checkFreeName(cats, p.name);
@@ -208,7 +208,7 @@ export const BRIDGE_TAG_OPS: BridgeOp[] = [
       rememberFields(ctx, { name: row.name });
       return fieldsPreview(`Tag category ${row.name} (id ${row.id})`, { name: row.name }, { name: p.name });
     },
-    run: inPlanning(async (m, p, ctx) => {
+    run: inIndex(async (m, p, ctx) => {
       const { TagCategoryRow } = await schema();
       const cats = await allCategories(m);
       const row = findCategory(cats, p.id);
@@ -238,7 +238,7 @@ export const BRIDGE_TAG_OPS: BridgeOp[] = [
         : ['It holds no tags.'];
       return { kind: 'delete', text: [`Deletes the tag category ${row.name} (id ${row.id}).`, ...kept].join('\n') };
     },
-    run: inPlanning(async (m, p, ctx) => {
+    run: inIndex(async (m, p, ctx) => {
       const { TagCategoryRow, TagRow } = await schema();
       const cats = await allCategories(m);
       const row = findCategory(cats, p.id);
@@ -267,7 +267,7 @@ export const BRIDGE_TAG_OPS: BridgeOp[] = [
       if (plan.orderNow !== plan.orderNext) rows.push(`category order: ${plan.orderNow} -> ${plan.orderNext}`);
       return { kind: 'fields', text: ['Tag categories', ...(rows.length ? rows : ['(no field changes)'])].join('\n') };
     },
-    run: inPlanning(async (m, p, ctx) => {
+    run: inIndex(async (m, p, ctx) => {
       const { TagRow } = await schema();
       const plan = await planReorder(m, p);
       checkFields(ctx, 'The tags or their categories', seenOf(plan));

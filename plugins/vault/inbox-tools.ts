@@ -1,6 +1,6 @@
 /**
  * The inbox: things captured to sort later (a thought, a link), each with a stable id. Rows live in
- * vault.sqlite beside the planning tables (migration CreateInbox1796500000000) and follow their
+ * the planning database beside the planning tables (vault-planning) and follow their
  * conventions: one write at a time with the vault's other writes, field-change previews that the run
  * checks again, and references refused before anyone is asked.
  */

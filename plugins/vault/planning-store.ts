@@ -1,8 +1,9 @@
 /**
  * What the planning tools (statuses, projects, tasks) share: the pack's DataSource, one write at a
  * time with the vault's other writes, references by id or name, gapless orders, and previews as field
- * changes. Planning rows live in vault.sqlite beside the index but are not a cache of the files:
- * reindex never touches them.
+ * changes. Planning rows live in their own database (vault-planning: a SQLite file, or the pack's
+ * PostgreSQL schema shared by every instance), apart from the index (vault.sqlite, a per-instance
+ * cache of the files): reindex never touches them.
  */
 import { randomBytes } from 'node:crypto';
 import type { DataSource, EntityManager, ObjectLiteral } from 'typeorm';
@@ -22,19 +23,40 @@ export const schema = () => import('./schema.js');
 export const newId = (): string => randomBytes(8).toString('hex');
 export const now = (): string => new Date().toISOString();
 
-/** The pack's DataSource, once the vault is open (planning belongs to the vault that is configured). */
+/** The planning DataSource, once the vault is open (planning belongs to the vault that is configured). */
 export async function planningDb(ctx: ToolContext): Promise<DataSource> {
+  const rt = runtimeOf(ctx);
+  await rt.vault(ctx);
+  return rt.planningDatabase();
+}
+
+/** The index's DataSource (vault.sqlite), for what only it holds beside the files (tag settings). */
+export async function indexDb(ctx: ToolContext): Promise<DataSource> {
   const rt = runtimeOf(ctx);
   await rt.vault(ctx);
   return rt.database();
 }
 
 /**
- * Runs a write in one transaction, queued behind the vault's other writes and index batches: they
- * share one SQLite connection, so an index batch must never run inside (and be rolled back with) a
- * planning transaction. On PostgreSQL the transaction alone keeps each write whole.
+ * Runs a write in one transaction, queued behind the vault's other writes and index batches, so a
+ * planning write and the note writes it goes with (a project's hub page) happen one at a time in
+ * this instance. Across instances (PostgreSQL) the transaction keeps each write whole.
  */
 export function inPlanning<A, T>(fn: (em: EntityManager, args: A, ctx: ToolContext) => Promise<T>) {
+  return async (args: A, ctx: ToolContext): Promise<T> => {
+    const rt = runtimeOf(ctx);
+    const vault = await rt.vault(ctx);
+    const ds = await rt.planningDatabase();
+    return vault.exclusive(() => ds.transaction((em) => fn(em, args, ctx)));
+  };
+}
+
+/**
+ * Runs a write to the index's own tables (tag settings) in one transaction, queued behind the vault's
+ * other writes: the index batches share its one SQLite connection, so one must never run inside (and
+ * be rolled back with) this transaction.
+ */
+export function inIndex<A, T>(fn: (em: EntityManager, args: A, ctx: ToolContext) => Promise<T>) {
   return async (args: A, ctx: ToolContext): Promise<T> => {
     const rt = runtimeOf(ctx);
     const vault = await rt.vault(ctx);

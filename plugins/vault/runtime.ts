@@ -15,18 +15,50 @@ export const NOT_CONFIGURED = 'no vault configured: run memo vault init';
 
 export class VaultRuntime {
   private db: Promise<DataSource> | null = null;
+  private planningDs: Promise<DataSource> | null = null;
+  private planningReady: Promise<DataSource> | null = null;
   private current: { key: string; vault: Promise<Vault> } | null = null;
   private disposed = false;
 
   constructor(readonly api: PackApi) {}
 
-  /** The pack's one DataSource (vault.sqlite): the index's tables and the planning tables. */
+  /** The index's DataSource (vault.sqlite): a per-instance cache of the files, always a SQLite file (FTS5). */
   database(): Promise<DataSource> {
     this.db ??= (async () => {
       const { ENTITIES, MIGRATIONS } = await import('./schema.js');
       return this.api.database({ name: 'vault', entities: ENTITIES, migrations: MIGRATIONS });
     })();
     return this.db;
+  }
+
+  /**
+   * The planning DataSource (statuses, projects, tasks, inbox, settings): vault-planning.sqlite, or the
+   * pack's PostgreSQL schema when the kernel has MEMO_DATABASE_URL (shared by every instance). On first
+   * use the rows an older version kept in vault.sqlite are copied over once (planning-copy.ts); when
+   * that fails the call fails saying so, and the next call tries again.
+   */
+  planningDatabase(): Promise<DataSource> {
+    this.planningDs ??= (async () => {
+      const { PLANNING_ENTITIES, PLANNING_MIGRATIONS } = await import('./schema.js');
+      return this.api.database({ name: 'vault-planning', entities: PLANNING_ENTITIES, migrations: PLANNING_MIGRATIONS, portable: true });
+    })();
+    const opening = this.planningDs;
+    opening.catch(() => {
+      if (this.planningDs === opening) this.planningDs = null;
+    });
+    if (!this.planningReady) {
+      const ready = (async () => {
+        const [planning, index] = await Promise.all([opening, this.database()]);
+        const { copyOldPlanning } = await import('./planning-copy.js');
+        await copyOldPlanning(sqliteOf(index), planning, this.api.logger);
+        return planning;
+      })();
+      this.planningReady = ready;
+      ready.catch(() => {
+        if (this.planningReady === ready) this.planningReady = null;
+      });
+    }
+    return this.planningReady;
   }
 
   /** The folder setting, as text (the manifest's default is `vault`). */
@@ -78,8 +110,7 @@ export class VaultRuntime {
   private async open(ctx: ToolContext, real: string, folder: string): Promise<Vault> {
     const ds = await this.database();
     // typeorm's better-sqlite3 driver keeps the connection here: the index's batches use it directly.
-    const sqlite = (ds.driver as unknown as { databaseConnection: Database }).databaseConnection;
-    const index = new VaultIndex(sqlite);
+    const index = new VaultIndex(sqliteOf(ds));
     const vault = new Vault(real, folder, ctx.sandbox, index, this.api.logger);
     if (index.meta('vault_path') !== real) {
       // Another folder than the one indexed: its ids and links mean nothing here.
@@ -101,6 +132,11 @@ export class VaultRuntime {
     this.current = null;
     return current ? current.vault.then((v) => v.close()).catch(() => undefined) : Promise.resolve();
   }
+}
+
+/** typeorm's better-sqlite3 driver keeps the connection here: the index's batches use it directly. */
+function sqliteOf(ds: DataSource): Database {
+  return (ds.driver as unknown as { databaseConnection: Database }).databaseConnection;
 }
 
 /** The vault folder itself, made one level at a time inside the root, never through a link. */

@@ -3,6 +3,10 @@
  * cache of the files (rebuildable with `memo vault reindex`), except for what only it holds: each
  * note's stable id and the tags' colour, icon, order and category.
  *
+ * The planning tables (statuses, projects, tasks, inbox, settings) are entities here too but live in
+ * a database of their own (PLANNING_ENTITIES, PLANNING_MIGRATIONS: vault-planning), which moves
+ * into PostgreSQL with MEMO_DATABASE_URL; the index stays a per-instance SQLite file.
+ *
  * Loaded on first use of the vault (typeorm costs half a second to import; most CLI commands never
  * touch the vault). The full-text table is FTS5, which typeorm has no entity for: the migration makes
  * it, and the index reads and writes it with SQL.
@@ -582,23 +586,15 @@ export class CreateBridgeState1796600000000 implements MigrationInterface {
   }
 }
 
-export const ENTITIES = [
-  NoteRow,
-  NoteAliasRow,
-  TagCategoryRow,
-  TagRow,
-  NoteTagRow,
-  LinkRow,
-  VaultMetaRow,
-  StatusRow,
-  ProjectRow,
-  TaskRow,
-  ProjectLinkRow,
-  InboxItemRow,
-  VaultSettingRow,
-  TaskNoteRow,
-];
+/** What only the index database (vault.sqlite, a per-instance file) holds. */
+export const ENTITIES = [NoteRow, NoteAliasRow, TagCategoryRow, TagRow, NoteTagRow, LinkRow, VaultMetaRow];
 
+/**
+ * vault.sqlite's migrations. The planning ones stay listed: a vault.sqlite made before the planning
+ * data moved records them (a database recording a migration the code does not know is refused), and
+ * its planning tables are where the one-time copy (planning-copy.ts) reads from. They are kept, not
+ * dropped: see planning-copy.ts.
+ */
 export const MIGRATIONS = [
   CreateVaultIndex1796200000000,
   ContentlessVaultText1796300000000,
@@ -606,3 +602,59 @@ export const MIGRATIONS = [
   CreateInbox1796500000000,
   CreateBridgeState1796600000000,
 ];
+
+// ---------------------------------------------------------------------------------------------
+// The planning database (vault-planning): the planning, inbox and settings tables above, in a
+// database of their own that is portable, so with MEMO_DATABASE_URL it is a PostgreSQL schema every
+// instance shares. planning_meta records the one-time copy from vault.sqlite.
+
+/** Facts about the planning database itself: `copied_from` (the one-time copy from a vault.sqlite). */
+@Entity('planning_meta')
+export class PlanningMetaRow {
+  @PrimaryColumn('varchar', { length: 100 })
+  key!: string;
+
+  @Column('text')
+  value!: string;
+}
+
+/**
+ * Every planning table at its current shape, in SQL both SQLite and PostgreSQL accept (no
+ * AUTOINCREMENT, booleans as boolean with false/true, text times).
+ */
+export class CreatePlanningStore1797000000000 implements MigrationInterface {
+  async up(qr: QueryRunner): Promise<void> {
+    await new CreatePlanning1796400000000().up(qr);
+    await qr.query(`CREATE TABLE "inbox_items" (
+      "id" varchar(32) PRIMARY KEY NOT NULL,
+      "title" varchar(500) NOT NULL,
+      "content" text,
+      "url" varchar(2000),
+      "tags" text NOT NULL DEFAULT '[]',
+      "snoozed_until" varchar(40),
+      "archived_at" varchar(40),
+      "created_at" varchar(40) NOT NULL,
+      "updated_at" varchar(40) NOT NULL,
+      "remind_at" varchar(40),
+      "converted_to" varchar(300))`);
+    await qr.query(`CREATE INDEX "IDX_inbox_items_created" ON "inbox_items" ("created_at")`);
+    await qr.query(`CREATE TABLE "vault_settings" ("key" varchar(100) PRIMARY KEY NOT NULL, "value" text NOT NULL)`);
+    await qr.query(`CREATE TABLE "planning_task_notes" (
+      "task_id" varchar(32) NOT NULL REFERENCES "planning_tasks" ("id") ON DELETE CASCADE,
+      "note_id" varchar(32) NOT NULL,
+      "sort_order" integer NOT NULL DEFAULT 0,
+      "created_at" varchar(40) NOT NULL,
+      PRIMARY KEY ("task_id", "note_id"))`);
+    await qr.query(`CREATE INDEX "IDX_planning_task_notes_note" ON "planning_task_notes" ("note_id")`);
+    await qr.query(`CREATE TABLE "planning_meta" ("key" varchar(100) PRIMARY KEY NOT NULL, "value" text NOT NULL)`);
+  }
+
+  async down(qr: QueryRunner): Promise<void> {
+    for (const t of ['planning_meta', 'planning_task_notes', 'vault_settings', 'inbox_items']) await qr.query(`DROP TABLE "${t}"`);
+    await new CreatePlanning1796400000000().down(qr);
+  }
+}
+
+export const PLANNING_ENTITIES = [StatusRow, ProjectRow, TaskRow, ProjectLinkRow, InboxItemRow, VaultSettingRow, TaskNoteRow, PlanningMetaRow];
+
+export const PLANNING_MIGRATIONS = [CreatePlanningStore1797000000000];

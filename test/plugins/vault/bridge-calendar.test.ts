@@ -1,8 +1,7 @@
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import Database from 'better-sqlite3';
 import { atTeardown } from '../../helpers/cleanup.js';
-import { error, PLUGINS, value, vaultKernel, type VaultFixture } from './helpers.js';
+import { error, PLUGINS, planningSql, value, vaultKernel, type VaultFixture } from './helpers.js';
 
 /** The vault kernel with the calendar pack loaded beside it (local calendar in UTC). */
 async function withCalendar(): Promise<VaultFixture> {
@@ -120,15 +119,14 @@ describe('calendar reads through the desktop bridge', () => {
   });
 
   it('answers that the Calendar feature is off when it is switched off', async () => {
-    const db = new Database(fx.dbFile);
-    db.prepare(`INSERT OR REPLACE INTO vault_settings (key, value) VALUES ('features', '{"calendar": false}')`).run();
+    value(await fx.call('vault_list_tasks', {}));
+    await planningSql(fx, `INSERT INTO vault_settings (key, value) VALUES ('features', '{"calendar": false}')`);
     try {
       const e = error(await read(fx, 'calendar.listEvents', [{}]));
       expect(e.code).toBe('TOOL_DISABLED');
       expect(e.message).toMatch(/Calendar feature is switched off/);
     } finally {
-      db.prepare(`DELETE FROM vault_settings WHERE key = 'features'`).run();
-      db.close();
+      await planningSql(fx, `DELETE FROM vault_settings WHERE key = 'features'`);
     }
   });
 });

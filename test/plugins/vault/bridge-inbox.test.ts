@@ -1,11 +1,10 @@
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import Database from 'better-sqlite3';
 import { atTeardown } from '../../helpers/cleanup.js';
 import { nth } from '../../helpers/nth.js';
 import { deferred } from '../../helpers/wait.js';
 import { isNotPublic } from '../../../plugins/vault/page-title.js';
-import { error, PLUGINS, value, vaultKernel, type VaultFixture } from './helpers.js';
+import { error, PLUGINS, planningSql, value, vaultKernel, type VaultFixture } from './helpers.js';
 
 /** The vault kernel with the calendar pack loaded beside it (local calendar in UTC). */
 async function withCalendar(files: Record<string, string> = {}): Promise<VaultFixture> {
@@ -62,13 +61,10 @@ async function deadAddress(): Promise<string> {
 
 const write = (fx: VaultFixture, operation: string, args: unknown[]) => fx.call('vault_desktop_write', { operation, args });
 
-function setFeatures(fx: VaultFixture, features: Record<string, boolean>): void {
-  const db = new Database(fx.dbFile);
-  try {
-    db.prepare(`INSERT OR REPLACE INTO vault_settings (key, value) VALUES ('features', ?)`).run(JSON.stringify(features));
-  } finally {
-    db.close();
-  }
+async function setFeatures(fx: VaultFixture, features: Record<string, boolean>): Promise<void> {
+  value(await fx.call('vault_list_inbox_items', {}));
+  await planningSql(fx, `DELETE FROM vault_settings WHERE key = 'features'`);
+  await planningSql(fx, `INSERT INTO vault_settings (key, value) VALUES ('features', ?)`, [JSON.stringify(features)]);
 }
 
 describe('inbox.captureLink', () => {
@@ -256,14 +252,14 @@ describe('inbox conversions', () => {
     const id = await addItem();
     fx.prompter.asked.length = 0;
     expect(error(await write(fx, 'inbox.convertToTask', [{ itemId: id, projectId: 'nope' }])).code).toBe('NOT_FOUND');
-    setFeatures(fx, { tasks: false });
+    await setFeatures(fx, { tasks: false });
     const off = error(await write(fx, 'inbox.convertToTask', [{ itemId: id }]));
     expect(off.code).toBe('TOOL_DISABLED');
     expect(off.message).toMatch(/Tasks feature is switched off/);
     expect(fx.prompter.asked).toHaveLength(0);
     // The item is untouched and the note conversion, an inbox operation, still works.
     expect(value(await write(fx, 'inbox.convertToNote', [{ itemId: id }])).item.converted_to).toMatch(/^note:/);
-    setFeatures(fx, { inbox: false });
+    await setFeatures(fx, { inbox: false });
     expect(error(await write(fx, 'inbox.captureLink', [{ url: 'https://example.com/' }])).code).toBe('TOOL_DISABLED');
   });
 
@@ -344,9 +340,7 @@ describe('inbox conversions', () => {
     };
     const call = write(fx, 'inbox.convertToNote', [{ itemId: id }]);
     await asked.promise;
-    const db = new Database(fx.dbFile);
-    db.prepare(`UPDATE inbox_items SET title = 'Changed' WHERE id = ?`).run(id);
-    db.close();
+    await planningSql(fx, `UPDATE inbox_items SET title = 'Changed' WHERE id = ?`, [id]);
     release.resolve('allow-once');
     const r = value(await call);
     expect(r).toMatchObject({ success: false, code: 'CONFLICT' });

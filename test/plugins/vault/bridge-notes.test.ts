@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { deferred } from '../../helpers/wait.js';
-import { error, value, vaultKernel, type VaultFixture } from './helpers.js';
+import { error, planningSql, value, vaultKernel, type VaultFixture } from './helpers.js';
 
 describe('vault desktop bridge: notes and templates', () => {
   let fx: VaultFixture;
@@ -98,9 +98,9 @@ describe('vault desktop bridge: notes and templates', () => {
     it('reads the templates folder from the vault setting templates_folder', async () => {
       fx.put('Snippets/Idea.md', 'idea\n');
       value(await fx.call('vault_reindex', {}));
-      const db = (await import('better-sqlite3')).default(fx.dbFile);
-      db.prepare(`INSERT INTO vault_settings (key, value) VALUES ('templates_folder', '"Snippets"')`).run();
-      db.close();
+      // The settings live in the planning database, made on first use.
+      value(await fx.call('vault_list_tasks', {}));
+      await planningSql(fx, `INSERT INTO vault_settings (key, value) VALUES ('templates_folder', '"Snippets"')`);
       expect((await read('templates.get')).templates.map((t: { name: string }) => t.name)).toEqual(['Idea']);
     });
   });

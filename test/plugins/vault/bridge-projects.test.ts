@@ -2,11 +2,10 @@ import * as fs from 'node:fs';
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import * as path from 'node:path';
-import Database from 'better-sqlite3';
 import { atTeardown } from '../../helpers/cleanup.js';
 import { nth } from '../../helpers/nth.js';
 import { deferred } from '../../helpers/wait.js';
-import { error, PLUGINS, value, vaultKernel, type VaultFixture } from './helpers.js';
+import { error, PLUGINS, planningSql, value, vaultKernel, type VaultFixture } from './helpers.js';
 
 /** The vault kernel with the calendar pack loaded beside it (local calendar in UTC). */
 async function withCalendar(files: Record<string, string | Buffer>): Promise<VaultFixture> {
@@ -184,12 +183,11 @@ describe('project links without the calendar pack', () => {
       const e = error(await write(fx, 'tasks.linkProjectItem', [{ projectId: project.id, itemType: 'calendar_event', itemId: 'local:x' }]));
       expect(e.message).toMatch(/the calendar pack is not loaded/);
       expect(fx.prompter.asked).toHaveLength(0);
-      const db = new Database(fx.dbFile);
-      db.prepare(`INSERT INTO planning_project_links (project_id, item_type, item_id, pinned, created_at) VALUES (?, 'calendar_event', 'local:x', 0, ?)`).run(
-        project.id,
-        new Date().toISOString(),
+      await planningSql(
+        fx,
+        `INSERT INTO planning_project_links (project_id, item_type, item_id, pinned, created_at) VALUES (?, 'calendar_event', 'local:x', false, ?)`,
+        [project.id, new Date().toISOString()],
       );
-      db.close();
       expect(value(await read(fx, 'tasks.listProjectContents', [project.id])).events).toEqual([
         { id: 'local:x', title: null, unavailable: 'calendar pack not loaded', pinned: false },
       ]);

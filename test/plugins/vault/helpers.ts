@@ -16,6 +16,10 @@ export interface VaultFixture extends Fixture {
   read(rel: string): string;
   /** The index database file in the pack's data folder. */
   dbFile: string;
+  /** The planning database file (statuses, projects, tasks, inbox, settings) when it is not in PostgreSQL. */
+  planningFile: string;
+  /** The PostgreSQL database the kernel keeps the planning data in (MEMO_DATABASE_URL when it was made), or null for the file. */
+  planningUrl: string | null;
 }
 
 /**
@@ -47,7 +51,42 @@ export async function vaultKernel(
     read: (rel: string) => fs.readFileSync(path.join(vault, rel), 'utf8'),
     call: (tool: string, args: Record<string, unknown>) => fx.kernel.invoke({ tool, args, caller: { kind: 'agent' } }),
     dbFile: path.join(fx.dataDir, 'packs-data', 'vault', 'vault.sqlite'),
+    planningFile: path.join(fx.dataDir, 'packs-data', 'vault', 'vault-planning.sqlite'),
+    planningUrl: process.env.MEMO_DATABASE_URL?.trim() || null,
   });
+}
+
+/**
+ * Runs SQL on the planning database from outside the kernel, as a person's tool or another instance
+ * would: the SQLite file, or the pack's schema in PostgreSQL when the kernel has one. The SQL must
+ * suit both (`?` placeholders, true/false for booleans, CAST(COUNT(*) AS integer)). The planning
+ * database is made on first use: some planning call must have run before.
+ */
+export async function planningSql(fx: VaultFixture, sql: string, params: unknown[] = []): Promise<Array<Record<string, unknown>>> {
+  if (!fx.planningUrl) {
+    const db = new Database(fx.planningFile);
+    try {
+      const stmt = db.prepare(sql);
+      return stmt.reader ? (stmt.all(...params) as Array<Record<string, unknown>>) : (stmt.run(...params), []);
+    } finally {
+      db.close();
+    }
+  }
+  const { default: pg } = await import('pg');
+  const client = new pg.Client({ connectionString: fx.planningUrl });
+  await client.connect();
+  try {
+    await client.query(`SET search_path TO pack_vault__vault_planning`);
+    let n = 0;
+    return (
+      await client.query(
+        sql.replace(/\?/g, () => `$${++n}`),
+        params,
+      )
+    ).rows as Array<Record<string, unknown>>;
+  } finally {
+    await client.end();
+  }
 }
 
 export function value(r: ToolResult): any {

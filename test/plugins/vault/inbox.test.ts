@@ -2,7 +2,7 @@ import * as path from 'node:path';
 import Database from 'better-sqlite3';
 import { nth } from '../../helpers/nth.js';
 import { deferred } from '../../helpers/wait.js';
-import { error, value, vaultKernel, type VaultFixture } from './helpers.js';
+import { error, planningSql, value, vaultKernel, type VaultFixture } from './helpers.js';
 
 describe('vault inbox', () => {
   let fx: VaultFixture;
@@ -62,14 +62,12 @@ describe('vault inbox', () => {
     const b = (await add({ title: 'B' })).id;
     const c = (await add({ title: 'C', tags: ['home'] })).id;
     // Three adds can share a millisecond: their creation times are set apart by hand to check the order.
-    const db = new Database(fx.dbFile);
     for (const [id, at] of [
       [a, '2026-11-01T00:00:00.000Z'],
       [b, '2026-11-03T00:00:00.000Z'],
       [c, '2026-11-02T00:00:00.000Z'],
     ])
-      db.prepare(`UPDATE inbox_items SET created_at = ? WHERE id = ?`).run(at, id);
-    db.close();
+      await planningSql(fx, `UPDATE inbox_items SET created_at = ? WHERE id = ?`, [at, id]);
     expect(await titles()).toEqual(['B', 'C', 'A']);
     value(await fx.call('vault_archive_inbox_item', { item: b }));
     expect(fx.prompter.asked.at(-1)!.preview!.text).toBe(`Inbox item B (id ${b})\narchived: false -> true`);
@@ -123,9 +121,7 @@ describe('vault inbox', () => {
     };
     const call = fx.call('vault_update_inbox_item', { item: id, title: 'Agent title' });
     await asked.promise;
-    const db = new Database(fx.dbFile);
-    db.prepare(`UPDATE inbox_items SET title = 'Person title' WHERE id = ?`).run(id);
-    db.close();
+    await planningSql(fx, `UPDATE inbox_items SET title = 'Person title' WHERE id = ?`, [id]);
     release.resolve('allow-once');
     expect(error(await call)).toMatchObject({ code: 'CONFLICT', message: expect.stringMatching(/changed after the preview was shown \(title\)/) });
     expect(value(await fx.call('vault_get_inbox_item', { item: id })).title).toBe('Person title');

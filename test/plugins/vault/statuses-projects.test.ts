@@ -1,6 +1,5 @@
-import Database from 'better-sqlite3';
 import { nth } from '../../helpers/nth.js';
-import { error, value, vaultKernel, type VaultFixture } from './helpers.js';
+import { error, planningSql, value, vaultKernel, type VaultFixture } from './helpers.js';
 
 describe('vault statuses and projects', () => {
   let fx: VaultFixture;
@@ -75,25 +74,23 @@ describe('vault statuses and projects', () => {
     };
     permute([0, 1, 2, 3], ['A', 'B', 'C', 'D']);
     expect([...outcomes]).toContain(order.map((o) => o.split(':')[1]).join(''));
-    const db = new Database(fx.dbFile, { readonly: true });
-    try {
-      const rows = db.prepare(`SELECT sort_order FROM planning_projects ORDER BY sort_order`).all() as Array<{ sort_order: number }>;
+    {
+      const rows = await planningSql(fx, `SELECT sort_order FROM planning_projects ORDER BY sort_order`);
       expect(rows.map((r) => r.sort_order)).toEqual([0, 1, 2, 3, 4]);
-    } finally {
-      db.close();
     }
   });
 
   it('deletes a status saying what happens to its tasks: moved to another status, or left with none', async () => {
     const doing = value(await fx.call('vault_create_status', { name: 'Doing' }));
     const done = value(await fx.call('vault_create_status', { name: 'Done' }));
-    const db = new Database(fx.dbFile);
-    const insert = db.prepare(
-      `INSERT INTO planning_tasks (id, status_id, title, sort_order, created_at, updated_at) VALUES (?, ?, ?, ?, '2026-01-01T00:00:00Z', '2026-01-01T00:00:00Z')`,
-    );
-    insert.run('t1', doing.id, 'Write spec', 0);
-    insert.run('t2', done.id, 'Ship', 1);
-    db.close();
+    const insert = (...params: unknown[]) =>
+      planningSql(
+        fx,
+        `INSERT INTO planning_tasks (id, status_id, title, sort_order, created_at, updated_at) VALUES (?, ?, ?, ?, '2026-01-01T00:00:00Z', '2026-01-01T00:00:00Z')`,
+        params,
+      );
+    await insert('t1', doing.id, 'Write spec', 0);
+    await insert('t2', done.id, 'Ship', 1);
 
     fx.prompter.answer('allow-forever', 'allow-once');
     expect(value(await fx.call('vault_delete_status', { status: 'Doing', move_tasks_to: 'Done' }))).toMatchObject({
@@ -114,14 +111,11 @@ describe('vault statuses and projects', () => {
 
     value(await fx.call('vault_delete_status', { status: 'Done' }));
     expect(fx.prompter.asked.at(-1)!.preview!.text).toContain('Its 2 task(s) are left with no status (not set):\n  - Write spec (id t1)\n  - Ship (id t2)');
-    const check = new Database(fx.dbFile, { readonly: true });
-    try {
-      expect(check.prepare(`SELECT id, status_id FROM planning_tasks ORDER BY id`).all()).toEqual([
+    {
+      expect(await planningSql(fx, `SELECT id, status_id FROM planning_tasks ORDER BY id`)).toEqual([
         { id: 't1', status_id: null },
         { id: 't2', status_id: null },
       ]);
-    } finally {
-      check.close();
     }
   });
 
@@ -132,13 +126,12 @@ describe('vault statuses and projects', () => {
     expect(nth(fx.prompter.asked, 0).preview!.text).toBe(
       'New project\nname: (not set) -> Launch\ndescription: (not set) -> "" (empty)\nicon: (not set) -> rocket',
     );
-    const db = new Database(fx.dbFile);
-    db.prepare(`UPDATE planning_projects SET home_note_id = 'n1' WHERE id = ?`).run(p.id);
-    const link = db.prepare(`INSERT INTO planning_project_links (project_id, item_type, item_id, pinned, created_at) VALUES (?, ?, ?, 0, '2026-01-01')`);
-    link.run(p.id, 'note', 'n1');
-    link.run(p.id, 'note', 'n2');
-    link.run(p.id, 'calendar_event', 'e1');
-    db.close();
+    await planningSql(fx, `UPDATE planning_projects SET home_note_id = 'n1' WHERE id = ?`, [p.id]);
+    const link = (...params: unknown[]) =>
+      planningSql(fx, `INSERT INTO planning_project_links (project_id, item_type, item_id, pinned, created_at) VALUES (?, ?, ?, false, '2026-01-01')`, params);
+    await link(p.id, 'note', 'n1');
+    await link(p.id, 'note', 'n2');
+    await link(p.id, 'calendar_event', 'e1');
 
     const listed = value(await fx.call('vault_list_projects', {})).projects;
     expect(listed).toEqual([
@@ -177,14 +170,19 @@ describe('vault statuses and projects', () => {
 
   it('deletes a project with its tasks and links, listing what is lost, and always asks', async () => {
     const p = value(await fx.call('vault_create_project', { name: 'Old' }));
-    const db = new Database(fx.dbFile);
-    const insert = db.prepare(
-      `INSERT INTO planning_tasks (id, project_id, parent_id, title, sort_order, created_at, updated_at) VALUES (?, ?, ?, ?, ?, '2026-01-01', '2026-01-01')`,
+    const insert = (...params: unknown[]) =>
+      planningSql(
+        fx,
+        `INSERT INTO planning_tasks (id, project_id, parent_id, title, sort_order, created_at, updated_at) VALUES (?, ?, ?, ?, ?, '2026-01-01', '2026-01-01')`,
+        params,
+      );
+    await insert('t1', p.id, null, 'Plan', 0);
+    await insert('t2', p.id, 't1', 'Draft', 0);
+    await planningSql(
+      fx,
+      `INSERT INTO planning_project_links (project_id, item_type, item_id, pinned, created_at) VALUES (?, 'note', 'n1', true, '2026-01-01')`,
+      [p.id],
     );
-    insert.run('t1', p.id, null, 'Plan', 0);
-    insert.run('t2', p.id, 't1', 'Draft', 0);
-    db.prepare(`INSERT INTO planning_project_links (project_id, item_type, item_id, pinned, created_at) VALUES (?, 'note', 'n1', 1, '2026-01-01')`).run(p.id);
-    db.close();
 
     fx.prompter.answer('allow-forever', 'allow-once');
     expect(value(await fx.call('vault_delete_project', { project: 'Old' }))).toMatchObject({ id: p.id, deleted: true, tasks_deleted: 2, links_removed: 1 });
@@ -193,12 +191,9 @@ describe('vault statuses and projects', () => {
     expect(q.preview!.text).toBe(
       `Deletes the project Old (id ${p.id}).\nTasks lost: 2 (1 of them subtasks):\n  - Plan (id t1)\n  - subtask Draft (id t2)\nLinks removed: 1 (the notes, files and events themselves stay).`,
     );
-    const check = new Database(fx.dbFile, { readonly: true });
-    try {
-      expect(check.prepare(`SELECT COUNT(*) AS n FROM planning_tasks`).get()).toEqual({ n: 0 });
-      expect(check.prepare(`SELECT COUNT(*) AS n FROM planning_project_links`).get()).toEqual({ n: 0 });
-    } finally {
-      check.close();
+    {
+      expect(await planningSql(fx, `SELECT CAST(COUNT(*) AS integer) AS n FROM planning_tasks`)).toEqual([{ n: 0 }]);
+      expect(await planningSql(fx, `SELECT CAST(COUNT(*) AS integer) AS n FROM planning_project_links`)).toEqual([{ n: 0 }]);
     }
     expect(error(await fx.call('vault_delete_project', { project: 'Old' })).code).toBe('NOT_FOUND');
   });

@@ -1,7 +1,6 @@
-import Database from 'better-sqlite3';
 import { nth } from '../../helpers/nth.js';
 import { deferred } from '../../helpers/wait.js';
-import { error, value, vaultKernel, type VaultFixture } from './helpers.js';
+import { error, planningSql, value, vaultKernel, type VaultFixture } from './helpers.js';
 
 describe('vault tasks', () => {
   let fx: VaultFixture;
@@ -208,9 +207,7 @@ describe('vault tasks', () => {
     };
     const call = fx.call('vault_update_task', { task: t, priority: 4 });
     await asked.promise;
-    const db = new Database(fx.dbFile);
-    db.prepare(`UPDATE planning_tasks SET priority = 2 WHERE id = ?`).run(t);
-    db.close();
+    await planningSql(fx, `UPDATE planning_tasks SET priority = 2 WHERE id = ?`, [t]);
     release.resolve('allow-once');
     expect(error(await call)).toMatchObject({ code: 'CONFLICT', message: expect.stringMatching(/changed after the preview was shown \(priority\)/) });
     expect(value(await fx.call('vault_get_task', { task: t })).priority).toBe(2);
