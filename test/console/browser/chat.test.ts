@@ -174,6 +174,11 @@ describe('chat in the console, in Chromium', () => {
     expect(await seriousViolations()).toEqual([]);
     const done = screenshotPath('chat-1280');
     if (done) await page.screenshot({ path: done, fullPage: true });
+    await page.setViewportSize({ width: 360, height: 800 });
+    expect(await page.evaluate(() => document.scrollingElement!.scrollWidth)).toBeLessThanOrEqual(360);
+    const narrow = screenshotPath('chat-360');
+    if (narrow) await page.screenshot({ path: narrow, fullPage: true });
+    await page.setViewportSize({ width: 1280, height: 900 });
   });
 
   it('links a step waiting for approval to the inbox', async () => {
