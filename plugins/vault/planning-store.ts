@@ -40,14 +40,22 @@ export async function indexDb(ctx: ToolContext): Promise<DataSource> {
 /**
  * Runs a write in one transaction, queued behind the vault's other writes and index batches, so a
  * planning write and the note writes it goes with (a project's hub page) happen one at a time in
- * this instance. Across instances (PostgreSQL) the transaction keeps each write whole.
+ * this instance. On PostgreSQL the instances sharing the database take turns as well (a transaction
+ * advisory lock on the schema, released at commit or rollback): a write reads a whole list and
+ * renumbers it, which two instances doing at once would leave with gaps, twins or a deadlock.
  */
 export function inPlanning<A, T>(fn: (em: EntityManager, args: A, ctx: ToolContext) => Promise<T>) {
   return async (args: A, ctx: ToolContext): Promise<T> => {
     const rt = runtimeOf(ctx);
     const vault = await rt.vault(ctx);
     const ds = await rt.planningDatabase();
-    return vault.exclusive(() => ds.transaction((em) => fn(em, args, ctx)));
+    const shared = ds.options.type === 'postgres';
+    return vault.exclusive(() =>
+      ds.transaction(async (em) => {
+        if (shared) await em.query(`SELECT pg_advisory_xact_lock(hashtext('memo-vault-planning:' || current_schema()))`);
+        return fn(em, args, ctx);
+      }),
+    );
   };
 }
 

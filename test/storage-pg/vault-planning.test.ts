@@ -60,6 +60,24 @@ describe('vault planning data on PostgreSQL', () => {
     expect(error(await b.call('vault_list_tasks', {}))).toMatchObject({ code: 'TOOL_DISABLED', details: { feature: 'tasks' } });
   });
 
+  it('keeps a list gapless when two instances add and reorder tasks in it at the same time', async () => {
+    const a = await vaultKernel();
+    const b = await vaultKernel();
+    kernels.push(a, b);
+    value(await a.call('vault_create_project', { name: 'Launch' }));
+    const made = await Promise.all(
+      Array.from({ length: 12 }, (_, i) => (i % 2 ? a : b).call('vault_create_task', { title: `Task ${i}`, project: 'Launch', position: 0 })),
+    );
+    const ids = made.map((r) => value(r).id as string);
+    await Promise.all(
+      [a.call('vault_reorder_tasks', { ids: ids.slice(0, 6) }), b.call('vault_reorder_tasks', { ids: ids.slice(6).reverse() })].map(async (p) =>
+        value(await p),
+      ),
+    );
+    const orders = await schemaRows(`SELECT sort_order FROM pack_vault__vault_planning.planning_tasks ORDER BY sort_order`);
+    expect(orders.map((r) => r.sort_order)).toEqual(Array.from({ length: 12 }, (_, i) => i));
+  });
+
   it('copies only one of two old vault.sqlite files opened at once, and keeps the other’s rows where they were', async () => {
     const a = await vaultKernel();
     const b = await vaultKernel();
