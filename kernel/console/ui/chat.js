@@ -194,7 +194,15 @@ export function ChatPage({ events, announce }) {
   // Turns whose end already arrived over the stream (it can beat the answer to the POST that started them).
   const ended = useRef(new Set());
 
-  const loadList = () => api('/chat/conversations').then(setList, (err) => announce(err.message));
+  // Only the newest list answer is shown: an older one arriving late would bring back a deleted conversation.
+  const listSeq = useRef(0);
+  const loadList = () => {
+    const seq = ++listSeq.current;
+    return api('/chat/conversations').then(
+      (l) => seq === listSeq.current && setList(l),
+      (err) => announce(err.message),
+    );
+  };
   /** Shows a conversation; `keepTurn` keeps the box of a turn that just ended in this page. */
   const open = async (id, keepTurn = false) => {
     setCurrent(id);
