@@ -41,7 +41,9 @@ function formConfig(body: unknown): ProviderConfig | ProviderRefusal {
 
 /**
  * Stores a provider from the console's form. A stored key (or key variable) the form leaves empty
- * is kept: the page never has it to send back.
+ * is kept, since the page never has it to send back, but only while the key would still go where it
+ * was saved for: same kind, preset and address. Otherwise an empty key field is refused, so nobody
+ * can point a stored key at another server and read it there.
  */
 export function saveProvider(kernel: Kernel, body: unknown): { provider: Record<string, unknown>; warnings: string[]; created: boolean } | ProviderRefusal {
   const given = formConfig(body);
@@ -49,7 +51,16 @@ export function saveProvider(kernel: Kernel, body: unknown): { provider: Record<
   const settings = kernel.providerSettings;
   const existing = settings.get(given.name);
   let config: ProviderConfig = given;
-  if (existing && existing.kind === given.kind && given.apiKey === undefined && given.apiKeyEnv === undefined) {
+  if (existing && given.apiKey === undefined && given.apiKeyEnv === undefined && (existing.apiKey || existing.apiKeyEnv)) {
+    const sameDestination =
+      existing.kind === given.kind && (existing.preset ?? '') === (given.preset ?? '') && (existing.baseUrl ?? '') === (given.baseUrl ?? '');
+    if (!sameDestination) {
+      return {
+        status: 400,
+        code: 'VALIDATION',
+        message: `The provider "${given.name}" would send its stored key somewhere else (its kind, preset or address changed): enter the key again, or keep the address.`,
+      };
+    }
     if (existing.apiKey) config = { ...config, apiKey: existing.apiKey };
     else if (existing.apiKeyEnv) config = { ...config, apiKeyEnv: existing.apiKeyEnv };
   }

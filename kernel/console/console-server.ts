@@ -145,6 +145,16 @@ async function readJson(req: http.IncomingMessage): Promise<{ value: unknown } |
   }
 }
 
+/** Whether every %-escape in `route` decodes (decodeURIComponent would throw URIError otherwise). */
+function wellEscaped(route: string): boolean {
+  try {
+    decodeURIComponent(route);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /** A broker event as the console's stream carries it: a settled edit says `edit`, never the edited arguments (they are not masked). */
 function eventData(event: ApprovalEvent): { name: string; data: unknown } {
   if (event.kind === 'asked') return { name: 'asked', data: approvalView(event.approval) };
@@ -274,7 +284,10 @@ export class ConsoleServer {
           message: 'Not logged in, or the session ended. Open the console link memo serve printed (it works once; kill -HUP the server for a new one).',
         });
       }
-      return this.api(req, res, sub.slice('/api'.length), method, session!, expires, url);
+      const route = sub.slice('/api'.length);
+      // Every id in a route is %-decoded: a malformed escape is the caller's mistake, said as such.
+      if (!wellEscaped(route)) return this.json(res, 400, { error: 'VALIDATION', message: `The address ${CONSOLE_PATH}${sub} has a malformed %-escape.` });
+      return this.api(req, res, route, method, session!, expires, url);
     }
     const asset = reading ? this.assets.get(sub) : undefined;
     if (!asset) return this.json(res, reading ? 404 : 405, { error: 'NOT_FOUND', message: `Nothing at ${CONSOLE_PATH}${sub}.` });

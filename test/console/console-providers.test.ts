@@ -91,6 +91,15 @@ describe('web console: providers', () => {
     expect(updated.status).toBe(200);
     expect(updated.body.provider).toMatchObject({ model: 'gpt-4.1', apiKey: '[stored, masked]' });
     expect(c.fx.kernel.providerSettings.get('hosted')).toMatchObject({ model: 'gpt-4.1', apiKey: KEY });
+
+    // The stored key is never sent anywhere else on its own: a new address (or preset) needs the key again.
+    for (const redirect of [{ preset: 'custom', baseUrl: modelUrl }, { preset: 'openai', baseUrl: modelUrl }, { preset: 'groq' }]) {
+      const moved = await send('/providers', { name: 'hosted', kind: 'openai-compatible', model: 'gpt-4.1', apiKey: '', ...redirect });
+      expect(moved.status).toBe(400);
+      expect(moved.body.message).toContain('enter the key again');
+      expect(c.fx.kernel.providerSettings.get('hosted')).toMatchObject({ preset: 'openai', apiKey: KEY });
+      expect(c.fx.kernel.providerSettings.get('hosted')?.baseUrl).toBeUndefined();
+    }
   });
 
   it('refuses what memo provider add refuses, with the pack’s reason, and stores nothing', async () => {
