@@ -76,6 +76,7 @@ interface Setup {
   backends: CliBackends;
   bin: string;
   rec: string;
+  home: string;
   written: string[];
   now: { t: number };
 }
@@ -85,11 +86,13 @@ function setup(extraEnv: Record<string, string> = {}): Setup {
   const fx = makeKernel({ packs: [notesPack(written)] });
   const bin = tempDir('memo-fake-bin-');
   const rec = tempDir('memo-fake-rec-');
+  // A HOME of the test's own: nothing here runs with, or can write into, the real one.
+  const home = tempDir('memo-fake-home-');
   writeFakeClis(bin);
-  const env = { ...process.env, PATH: `${bin}${path.delimiter}${process.env.PATH ?? ''}`, FAKE_CLI_RECORD: rec, ...extraEnv };
+  const env = { ...process.env, PATH: `${bin}${path.delimiter}${process.env.PATH ?? ''}`, HOME: home, FAKE_CLI_RECORD: rec, ...extraEnv };
   const now = { t: 1_000_000 };
   const backends = new CliBackends(fx.kernel, { env, detector: new CliDetector({ env, loginShell: false, now: () => now.t }) });
-  return { fx, backends, bin, rec, written, now };
+  return { fx, backends, bin, rec, home, written, now };
 }
 
 describe('agent CLI backends (fake claude, codex and agy on PATH, a real MCP endpoint)', () => {
@@ -141,7 +144,9 @@ describe('agent CLI backends (fake claude, codex and agy on PATH, a real MCP end
     expect(flag('--allowedTools')).toBe('mcp__memo');
     expect(run.configMode).toBe('600');
     expect(fs.existsSync(run.endpoint.configFile)).toBe(false);
-    expect(run.home).toBe(process.env.HOME);
+    // Claude runs with the HOME it was given (the test's own), where its own settings live.
+    expect(run.home).toBe(s.home);
+    expect(run.home).not.toBe(process.env.HOME);
     expect(run.env.inheritedCapability).toBeNull();
     // The prompt went on stdin, never in argv.
     expect(run.argv.join(' ')).not.toContain('buy milk');
@@ -223,6 +228,11 @@ describe('agent CLI backends (fake claude, codex and agy on PATH, a real MCP end
   });
 
   it('agy cannot be limited to Memo tools: Vault only is refused before it runs; with Computer access it runs with a temporary HOME and the access is recorded', async () => {
+    const realGemini = () => {
+      const file = path.join(os.homedir(), '.gemini', 'config', 'mcp_config.json');
+      return fs.existsSync(file) ? fs.statSync(file).mtimeMs : null;
+    };
+    const realGeminiBefore = realGemini();
     s = setup();
     const conv = await s.fx.kernel.conversations.create();
     const refused = await runChatTurn(s.fx.kernel, {
@@ -250,9 +260,13 @@ describe('agent CLI backends (fake claude, codex and agy on PATH, a real MCP end
     const [run] = recordedRuns(s.rec, 'agy');
     // Its MCP config went to a temporary HOME, never the real one, and is gone after the turn.
     expect(run.home).not.toBe(process.env.HOME);
+    expect(run.home).not.toBe(s.home);
     expect(run.home.startsWith(fs.realpathSync(os.tmpdir())) || run.home.startsWith(os.tmpdir())).toBe(true);
     expect(run.endpoint.configFile).toBe(path.join(run.home, '.gemini', 'config', 'mcp_config.json'));
     expect(fs.existsSync(run.home)).toBe(false);
+    // The HOME it was started from got nothing (no ~/.gemini written there), and the real one was never in play.
+    expect(fs.readdirSync(s.home)).toEqual([]);
+    expect(realGemini()).toEqual(realGeminiBefore);
     // Computer access is said in the turn's record, beside the gated call.
     expect(r.steps[0]).toMatchObject({
       tool: 'antigravity-cli:computer-access',

@@ -26,7 +26,10 @@ function record(name, data) {
   if (!recordDir) return;
   let n = 0;
   while (fs.existsSync(path.join(recordDir, name + '-' + n + '.json'))) n++;
-  fs.writeFileSync(path.join(recordDir, name + '-' + n + '.json'), JSON.stringify(data, null, 2));
+  // Written whole, then renamed into place: a test polling for it never reads half a file.
+  const file = path.join(recordDir, name + '-' + n + '.json');
+  fs.writeFileSync(file + '.tmp', JSON.stringify(data, null, 2));
+  fs.renameSync(file + '.tmp', file);
 }
 
 if (argv[0] === '--version') {
@@ -109,7 +112,8 @@ function leave(ep) {
     env: { ...process.env, FAKE_LEFTOVER: mode, LEFT_BY: String(process.pid), LEFT_EP: JSON.stringify(ep) },
   });
   c.unref();
-  fs.writeFileSync(path.join(recordDir, KIND + '-leftover.pid'), String(c.pid));
+  fs.writeFileSync(path.join(recordDir, KIND + '-leftover.pid.tmp'), String(c.pid));
+  fs.renameSync(path.join(recordDir, KIND + '-leftover.pid.tmp'), path.join(recordDir, KIND + '-leftover.pid'));
 }
 
 async function leftover() {
@@ -128,7 +132,9 @@ async function leftover() {
   };
   while (alive()) await new Promise((r) => setTimeout(r, 20));
   const r = await callTool(JSON.parse(process.env.LEFT_EP), 'note_write', { line: 'after exit' });
-  fs.writeFileSync(path.join(recordDir, KIND + '-leftover.json'), JSON.stringify(r));
+  const file = path.join(recordDir, KIND + '-leftover.json');
+  fs.writeFileSync(file + '.tmp', JSON.stringify(r));
+  fs.renameSync(file + '.tmp', file);
 }
 
 (async () => {
