@@ -539,6 +539,8 @@ export function createKernel(options: KernelOptions = {}): Kernel {
   kernel.registerPack(kernel.skills.kernelPack());
   // A skill's allowed-tools: while a turn follows a skill, calls outside its list are refused.
   kernel.addCallGuard(kernel.skills.guard);
+  // A turn's capability destroyed (the turn ended, however) ends what the turn activated.
+  kernel.capabilities.onRevoke((turn) => kernel.skills.endTurn(turn));
   for (const pack of options.packs ?? []) kernel.registerPack(pack);
   return kernel;
 }

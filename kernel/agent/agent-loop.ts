@@ -142,13 +142,13 @@ export async function runTurn(kernel: Kernel, opts: TurnOptions): Promise<TurnRe
   // endpoint) may write; it dies with the turn.
   // A turn of a conversation that is not stored (a host keeping its own history) gets none, and
   // neither does a routine's run.
+  const turn = randomUUID();
   const capability = opts.routine
     ? null
-    : await kernel.capabilities.mint(opts.conversationId).catch((err: unknown) => {
+    : await kernel.capabilities.mint(opts.conversationId, turn).catch((err: unknown) => {
         if (isMemoError(err) && err.code === 'NOT_FOUND') return null;
         throw err;
       });
-  const turn = randomUUID();
   const caller: Caller = opts.routine
     ? { kind: 'routine', id: opts.routine.id, sessionId: opts.routine.sessionId, turn }
     : { kind: 'agent', conversationId: opts.conversationId, turn, ...(opts.sessionId ? { sessionId: opts.sessionId } : {}) };

@@ -1,9 +1,11 @@
-import { randomBytes, timingSafeEqual } from 'node:crypto';
+import { randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
 import { MemoError } from '../errors.js';
 
 interface Capability {
   token: string;
   conversationId: string;
+  /** The agent turn it belongs to (Caller.turn): an MCP caller presenting it counts as that turn. */
+  turn: string;
 }
 
 /**
@@ -13,47 +15,72 @@ interface Capability {
  */
 export class WriteCapabilities {
   private readonly live = new Map<string, Capability>();
+  private readonly revoked = new Set<(turn: string) => void>();
 
   /** `conversationExists` asks the conversation store: a capability belongs to a stored conversation, and dies with it. */
   constructor(private readonly conversationExists: (conversationId: string) => Promise<boolean>) {}
 
-  /** A capability for one turn of a stored conversation; NOT_FOUND when there is no such conversation. */
-  async mint(conversationId: string): Promise<string> {
+  /**
+   * A capability for one turn of a stored conversation; NOT_FOUND when there is no such conversation.
+   * `turn` is the turn's id (Caller.turn), a fresh one when the turn has none of its own.
+   */
+  async mint(conversationId: string, turn: string = randomUUID()): Promise<string> {
     if (!(await this.conversationExists(conversationId)))
       throw new MemoError(
         'NOT_FOUND',
         `There is no conversation ${JSON.stringify(String(conversationId).slice(0, 100))}: a write capability belongs to a stored conversation.`,
       );
     const token = `memo-cap-${randomBytes(24).toString('base64url')}`;
-    this.live.set(token, { token, conversationId });
+    this.live.set(token, { token, conversationId, turn });
     return token;
   }
 
+  /** Tells `listener` the turn of every capability destroyed from now on (its turn has ended). */
+  onRevoke(listener: (turn: string) => void): () => void {
+    this.revoked.add(listener);
+    return () => void this.revoked.delete(listener);
+  }
+
+  private drop(cap: Capability): void {
+    this.live.delete(cap.token);
+    for (const listener of this.revoked) listener(cap.turn);
+  }
+
   revoke(token: string): void {
-    this.live.delete(token);
+    const cap = this.live.get(token);
+    if (cap) this.drop(cap);
   }
 
   /** Destroys every capability of a conversation (it was deleted). */
   revokeConversation(conversationId: string): void {
-    for (const [token, cap] of this.live) if (cap.conversationId === conversationId) this.live.delete(token);
+    for (const cap of [...this.live.values()]) if (cap.conversationId === conversationId) this.drop(cap);
   }
 
   revokeAll(): void {
-    this.live.clear();
+    for (const cap of [...this.live.values()]) this.drop(cap);
+  }
+
+  /** The live capability whose token is `token`, compared in constant time so timing does not reveal a prefix. */
+  private find(token: string): Capability | undefined {
+    const given = Buffer.from(token);
+    for (const cap of this.live.values()) {
+      const mine = Buffer.from(cap.token);
+      if (mine.length === given.length && timingSafeEqual(mine, given)) return cap;
+    }
+    return undefined;
+  }
+
+  /** The turn a live capability belongs to (never the token itself), or undefined. */
+  turnOf(token: string | undefined): string | undefined {
+    return token ? this.find(token)?.turn : undefined;
   }
 
   /** The capability's conversation, if the token is live and its conversation still exists. */
   async check(token: string | undefined): Promise<string | null> {
     if (!token) return null;
-    // Compare in constant time against each live token, so timing does not reveal a prefix.
-    const given = Buffer.from(token);
-    for (const cap of this.live.values()) {
-      const mine = Buffer.from(cap.token);
-      if (mine.length === given.length && timingSafeEqual(mine, given)) {
-        return (await this.conversationExists(cap.conversationId)) ? cap.conversationId : null;
-      }
-    }
-    return null;
+    const cap = this.find(token);
+    if (!cap) return null;
+    return (await this.conversationExists(cap.conversationId)) ? cap.conversationId : null;
   }
 
   get size(): number {

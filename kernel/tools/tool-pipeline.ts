@@ -250,6 +250,12 @@ export class ToolPipeline {
         });
       }
       const args = this.validate(tool, request.args);
+      // An MCP caller presenting an agent turn's capability (an agent CLI run as a backend) is that
+      // turn: what the turn has activated (a skill's allowed-tools) holds for its calls too.
+      if (request.caller.turn === undefined && request.caller.kind === 'mcp' && request.caller.capability !== undefined) {
+        const turn = this.capabilities.turnOf(request.caller.capability);
+        if (turn !== undefined) request.caller.turn = turn;
+      }
       for (const guard of this.guards) guard.check({ tool: name, plugin: tool.pack.id, args, caller: request.caller });
       this.limiter.admit(name, args, request.caller);
       // Only an MCP caller's write needs the (asynchronous) capability check: no extra tick for the rest.

@@ -126,7 +126,7 @@ describe('the invocation pipeline', () => {
     const conv = await fx.kernel.conversations.create();
     const cap = await fx.kernel.capabilities.mint(conv.id);
     await fx.kernel.invoke({ tool: 'echo_medium', args: {}, caller: { kind: 'mcp', id: 'client', capability: cap } });
-    expect(fx.prompter.asked[0]?.caller).toEqual({ kind: 'mcp', id: 'client', conversationId: conv.id });
+    expect(fx.prompter.asked[0]?.caller).toEqual({ kind: 'mcp', id: 'client', conversationId: conv.id, turn: fx.kernel.capabilities.turnOf(cap) });
     expect(JSON.stringify(fx.prompter.asked[0])).not.toContain(cap);
   });
 

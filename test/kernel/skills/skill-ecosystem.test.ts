@@ -298,6 +298,70 @@ describe('allowed-tools enforced for the turn that read the skill', () => {
   });
 });
 
+describe('allowed-tools for an agent CLI calling back over MCP with its turn capability', () => {
+  let fx: Fixture;
+  afterEach(async () => fx?.close());
+
+  it('holds an MCP caller presenting a turn capability to the skills the turn read, and lets go when the capability is destroyed', async () => {
+    const skills = tempDir('memo-eco-skills-');
+    writeSkill(skills, 'narrow', 'name: narrow\ndescription: Narrow.\nallowed-tools: echo_safe');
+    fx = makeKernel();
+    await fx.kernel.loadSkills([{ dir: skills, source: 'extra' }]);
+    fx.prompter.setFallback('allow-once');
+    const conversation = (await fx.kernel.conversations.create()).id;
+    const capability = await fx.kernel.capabilities.mint(conversation);
+    const mcp = () => ({ kind: 'mcp' as const, id: 'claude-cli', capability });
+
+    // Before the skill is read, the CLI's write goes to the gate (and is allowed here).
+    expect(code(await fx.kernel.invoke({ tool: 'echo_medium', args: {}, caller: mcp() }))).toBe('ok');
+    // The CLI reads the skill over MCP: its turn now follows it.
+    expect(code(await fx.kernel.invoke({ tool: 'read_skill', args: { name: 'narrow' }, caller: mcp() }))).toBe('ok');
+    const turn = fx.kernel.capabilities.turnOf(capability)!;
+    expect(fx.kernel.skills.activeSkills(turn)).toEqual(['narrow']);
+    const refused = await fx.kernel.invoke({ tool: 'echo_medium', args: {}, caller: mcp() });
+    expect(code(refused)).toBe('PERMISSION_DENIED');
+    expect(message(refused)).toContain('the skill "narrow"');
+    expect(code(await fx.kernel.invoke({ tool: 'echo_safe', args: {}, caller: mcp() }))).toBe('ok');
+    // Another MCP client (no capability, or a made-up one) is not that turn.
+    expect(code(await fx.kernel.invoke({ tool: 'echo_safe', args: {}, caller: { kind: 'mcp', capability: 'memo-cap-made-up' } }))).toBe('ok');
+    // The turn ends (its capability destroyed): the skill no longer restricts anything of it.
+    fx.kernel.capabilities.revoke(capability);
+    expect(fx.kernel.skills.activeSkills(turn)).toEqual([]);
+    expect(fx.kernel.capabilities.turnOf(capability)).toBeUndefined();
+  });
+
+  it("gives the agent loop's own calls and the capability it mints one turn", async () => {
+    const skills = tempDir('memo-eco-skills-');
+    writeSkill(skills, 'narrow', 'name: narrow\ndescription: Narrow.\nallowed-tools: echo_safe');
+    fx = makeKernel();
+    await fx.kernel.loadSkills([{ dir: skills, source: 'extra' }]);
+    const conversation = (await fx.kernel.conversations.create()).id;
+    let during: string | undefined;
+    const provider = new ScriptedProvider(async (_r, n) => {
+      if (n === 2) {
+        // What the turn spawned (a CLI) calls back with the turn's capability after the loop read the skill.
+        const r = await fx.kernel.invoke({ tool: 'echo_medium', args: {}, caller: { kind: 'mcp', capability: during! } });
+        expect(message(r)).toContain('the skill "narrow"');
+        return reply('done');
+      }
+      return reply('', toolCall('read_skill', { name: 'narrow' }));
+    });
+    const r = await runTurn(fx.kernel, {
+      provider,
+      model: 'm',
+      conversationId: conversation,
+      history: [],
+      userMessage: 'go',
+      onEvent: (e) => {
+        if (e.type === 'turn_start' && e.capability) during = e.capability;
+      },
+    });
+    expect(r.stopReason).toBe('final');
+    expect(provider.requests).toHaveLength(2);
+    expect(during).toBeDefined();
+  });
+});
+
 describe('a bundled script, run as the skill command tool it declares', () => {
   let fx: Fixture;
   afterEach(async () => fx?.close());
