@@ -368,17 +368,22 @@ export class PathSandbox implements Sandbox {
   private readonly rootSegments: readonly string[];
   /** System directories strictly below the root, as real-path segments. */
   private readonly protectedDirs: readonly (readonly string[])[];
-  /** O_PATH descriptors work here: an existing path is located with one open instead of a realpath walk. */
-  private readonly fast: boolean;
+  /** O_PATH descriptors work here (and were not turned off): an existing path is located with one open instead of a realpath walk. */
+  readonly fast: boolean;
 
   /**
    * `state` is the kernel's own folders (data, pack and skill folders, its code): PATH_PROTECTED
    * for every intent, in every layout, like `.git` but for reads too. A sandbox without it (a
    * skill's own folder for `read_skill`) guards only the root.
    */
+  /**
+   * `options.fastPath: false` keeps to the portable resolve-then-open route even where O_PATH
+   * descriptors work (the tests run the path tables through both routes).
+   */
   constructor(
     root: string,
     private readonly state?: KernelState,
+    options: { fastPath?: boolean } = {},
   ) {
     if (typeof root !== 'string' || root.length === 0 || root.includes('\0')) {
       throw new MemoError('VALIDATION', 'The workspace root must be a non-empty path without NUL bytes.', { details: { path: String(root) } });
@@ -396,7 +401,7 @@ export class PathSandbox implements Sandbox {
     this.root = real;
     this.rootSegments = segmentsOf(real);
     this.protectedDirs = protectedDirsBelow(this.rootSegments);
-    this.fast = probePathDescriptors(real);
+    this.fast = options.fastPath !== false && probePathDescriptors(real);
   }
 
   /**

@@ -16,6 +16,13 @@ let base: string; // real path of the temp dir
 let root: string;
 let outside: string;
 let sandbox: PathSandbox;
+/** The same root through the portable resolve-then-open route (what macOS and other platforms use). */
+let portable: PathSandbox;
+/** Both routes: the path tables must give the same verdicts through each. */
+const ROUTES = [
+  ['O_PATH', () => sandbox],
+  ['portable', () => portable],
+] as const;
 
 async function write(file: string, content = 'x'): Promise<void> {
   await fs.mkdir(path.dirname(file), { recursive: true });
@@ -62,6 +69,7 @@ async function buildFixture(): Promise<void> {
   await fs.symlink(root, path.join(base, 'root-link'));
 
   sandbox = new PathSandbox(root);
+  portable = new PathSandbox(root, undefined, { fastPath: false });
 }
 
 beforeAll(buildFixture);
@@ -165,7 +173,7 @@ const cases: Case[] = [
   },
 ];
 
-describe('PathSandbox.resolve', () => {
+describe.each(ROUTES)('PathSandbox.resolve (%s route)', (route, pick) => {
   it('has a table of at least 30 cases', () => {
     expect(cases.length).toBeGreaterThanOrEqual(30);
   });
@@ -173,11 +181,11 @@ describe('PathSandbox.resolve', () => {
   it.each(cases)('$intent $name', async ({ path: requested, intent, expect: expected }) => {
     const given = typeof requested === 'function' ? requested() : requested;
     if (typeof expected === 'string') {
-      const err = await errorOf(sandbox.resolve(given, intent));
+      const err = await errorOf(pick().resolve(given, intent));
       expect(err.code).toBe(expected);
       return;
     }
-    const resolved = await sandbox.resolve(given, intent);
+    const resolved = await pick().resolve(given, intent);
     expect(resolved.real).toBe(path.join(base, expected.real));
     expect(resolved.exists).toBe(expected.exists);
     expect(resolved.requested).toBe(given);
@@ -185,12 +193,12 @@ describe('PathSandbox.resolve', () => {
   });
 
   it('reports the root with an empty relative path and as a directory', async () => {
-    const resolved = await sandbox.resolve('', 'list');
+    const resolved = await pick().resolve('', 'list');
     expect(resolved).toMatchObject({ real: root, relative: '', exists: true, isDirectory: true, absolute: root });
   });
 
   it('reports the lexical absolute path separately from the real one', async () => {
-    const resolved = await sandbox.resolve('in-chain1', 'read');
+    const resolved = await pick().resolve('in-chain1', 'read');
     expect(resolved.absolute).toBe(path.join(root, 'in-chain1'));
     expect(resolved.real).toBe(path.join(root, 'sub', 'b.txt'));
     expect(resolved.fileId).toMatch(/^\d+:\d+$/);
@@ -198,7 +206,7 @@ describe('PathSandbox.resolve', () => {
 
   it('names the path as given, never the outside target, in messages and details', async () => {
     for (const requested of ['link-out-dir/secret.txt', 'chain1', 'dangling-out', 'dot-dot-trick', 'link-out-dir/a/b']) {
-      const err = await errorOf(sandbox.resolve(requested, 'write'));
+      const err = await errorOf(pick().resolve(requested, 'write'));
       expect(err.code).toBe('PATH_OUTSIDE_ROOT');
       expect(err.message).toContain(JSON.stringify(requested));
       expect(err.message).not.toContain(outside);
@@ -209,32 +217,37 @@ describe('PathSandbox.resolve', () => {
   });
 
   it('says a circular link is circular', async () => {
-    const err = await errorOf(sandbox.resolve('loop-a', 'read'));
+    const err = await errorOf(pick().resolve('loop-a', 'read'));
     expect(err.message).toMatch(/circular link/);
     expect(err.message).toContain('"loop-a"');
   });
 
   it('says what to do in protection messages', async () => {
-    expect((await errorOf(sandbox.resolve('.git/config', 'write'))).message).toMatch(/"\.git\/config" is inside a \.git directory.*Use git/);
-    expect((await errorOf(sandbox.resolve('', 'delete'))).message).toMatch(/workspace root itself.*Delete the files inside it/);
+    expect((await errorOf(pick().resolve('.git/config', 'write'))).message).toMatch(/"\.git\/config" is inside a \.git directory.*Use git/);
+    expect((await errorOf(pick().resolve('', 'delete'))).message).toMatch(/workspace root itself.*Delete the files inside it/);
   });
 
   it('refuses an unknown intent', async () => {
-    expect(await codeOf(sandbox.resolve('a.txt', 'execute' as PathIntent))).toBe('VALIDATION');
+    expect(await codeOf(pick().resolve('a.txt', 'execute' as PathIntent))).toBe('VALIDATION');
   });
 
   it('refuses a path that is not a string', async () => {
-    expect(await codeOf(sandbox.resolve(42 as unknown as string, 'read'))).toBe('VALIDATION');
+    expect(await codeOf(pick().resolve(42 as unknown as string, 'read'))).toBe('VALIDATION');
   });
 
   it('resolves a path that appeared after an earlier check', async () => {
-    expect((await sandbox.resolve('later.txt', 'write')).exists).toBe(false);
-    await write(path.join(root, 'later.txt'));
-    expect((await sandbox.resolve('later.txt', 'read')).exists).toBe(true);
+    expect((await pick().resolve(`later-${route}.txt`, 'write')).exists).toBe(false);
+    await write(path.join(root, `later-${route}.txt`));
+    expect((await pick().resolve(`later-${route}.txt`, 'read')).exists).toBe(true);
   });
 });
 
 describe('PathSandbox construction', () => {
+  it('locates paths with O_PATH descriptors on Linux unless told not to, so both routes above are really exercised', () => {
+    expect(sandbox.fast).toBe(process.platform === 'linux' && (process.arch === 'x64' || process.arch === 'arm64'));
+    expect(portable.fast).toBe(false);
+  });
+
   it('stores the real path of a root given through a symlink', async () => {
     const linked = new PathSandbox(path.join(base, 'root-link'));
     expect(linked.root).toBe(root);
@@ -318,9 +331,9 @@ describe('isGitSegment', () => {
   });
 });
 
-describe('PathSandbox.openForRead', () => {
+describe.each(ROUTES)('PathSandbox.openForRead (%s route)', (route, pick) => {
   it('opens a file inside and reports its size', async () => {
-    const { handle, resolved, size } = await sandbox.openForRead('sub/b.txt');
+    const { handle, resolved, size } = await pick().openForRead('sub/b.txt');
     try {
       expect(size).toBe(3);
       expect(resolved.real).toBe(path.join(root, 'sub', 'b.txt'));
@@ -331,7 +344,7 @@ describe('PathSandbox.openForRead', () => {
   });
 
   it('opens through an inside link chain', async () => {
-    const { handle } = await sandbox.openForRead('in-chain1');
+    const { handle } = await pick().openForRead('in-chain1');
     try {
       expect(await handle.readFile('utf8')).toBe('bee');
     } finally {
@@ -340,69 +353,69 @@ describe('PathSandbox.openForRead', () => {
   });
 
   it('fails with NOT_FOUND for a missing file', async () => {
-    const err = await errorOf(sandbox.openForRead('nope.txt'));
+    const err = await errorOf(pick().openForRead('nope.txt'));
     expect(err.code).toBe('NOT_FOUND');
     expect(err.message).toContain('"nope.txt"');
   });
 
   it('refuses a directory as VALIDATION', async () => {
-    const err = await errorOf(sandbox.openForRead('sub'));
+    const err = await errorOf(pick().openForRead('sub'));
     expect(err.code).toBe('VALIDATION');
     expect(err.message).toMatch(/is a directory/);
   });
 
   it('refuses an outside link before opening anything', async () => {
-    expect(await codeOf(sandbox.openForRead('link-out-file'))).toBe('PATH_OUTSIDE_ROOT');
+    expect(await codeOf(pick().openForRead('link-out-file'))).toBe('PATH_OUTSIDE_ROOT');
   });
 
   it('refuses a FIFO without blocking', async () => {
-    const fifo = path.join(root, 'pipe');
+    const fifo = path.join(root, `pipe-${route}`);
     try {
       execFileSync('mkfifo', [fifo]);
     } catch {
       return; // no mkfifo on this system
     }
-    expect(await codeOf(sandbox.openForRead('pipe'))).toBe('VALIDATION');
-    expect(await codeOf(sandbox.openForWrite('pipe'))).toBe('VALIDATION');
+    expect(await codeOf(pick().openForRead(`pipe-${route}`))).toBe('VALIDATION');
+    expect(await codeOf(pick().openForWrite(`pipe-${route}`))).toBe('VALIDATION');
   });
 
   it('detects a file swapped for a symlink to outside between resolve and open', async () => {
-    const file = path.join(root, 'swap.txt');
+    const file = path.join(root, `swap-${route}.txt`);
     await write(file, 'innocent');
-    const resolved = await sandbox.resolve('swap.txt', 'read');
+    const resolved = await pick().resolve(`swap-${route}.txt`, 'read');
     expect(resolved.exists).toBe(true);
 
     await fs.rm(file);
     await fs.symlink(path.join(outside, 'secret.txt'), file);
 
-    const err = await errorOf(sandbox.openResolvedForRead(resolved));
+    const err = await errorOf(pick().openResolvedForRead(resolved));
     expect(err.code).toBe('PATH_OUTSIDE_ROOT');
     expect(err.message).toMatch(/changed while it was being opened/);
     expect(err.message).not.toContain(outside);
     // And a fresh openForRead refuses it at resolve time.
-    expect(await codeOf(sandbox.openForRead('swap.txt'))).toBe('PATH_OUTSIDE_ROOT');
+    expect(await codeOf(pick().openForRead(`swap-${route}.txt`))).toBe('PATH_OUTSIDE_ROOT');
   });
 
   it('detects a parent directory swapped for a link to outside between resolve and open', async () => {
-    await write(path.join(root, 'swapdir', 'f.txt'), 'inside');
+    await write(path.join(root, `swapdir-${route}`, 'f.txt'), 'inside');
     await write(path.join(outside, 'deep', 'f.txt'), 'outside content');
-    const resolved = await sandbox.resolve('swapdir/f.txt', 'read');
+    const resolved = await pick().resolve(`swapdir-${route}/f.txt`, 'read');
 
-    await fs.rename(path.join(root, 'swapdir'), path.join(root, 'swapdir-old'));
-    await fs.symlink(path.join(outside, 'deep'), path.join(root, 'swapdir'));
+    await fs.rename(path.join(root, `swapdir-${route}`), path.join(root, `swapdir-${route}-old`));
+    await fs.symlink(path.join(outside, 'deep'), path.join(root, `swapdir-${route}`));
 
-    expect(await codeOf(sandbox.openResolvedForRead(resolved))).toBe('PATH_OUTSIDE_ROOT');
+    expect(await codeOf(pick().openResolvedForRead(resolved))).toBe('PATH_OUTSIDE_ROOT');
   });
 
   it('detects a file replaced by another regular file', async () => {
-    const file = path.join(root, 'replaced.txt');
+    const file = path.join(root, `replaced-${route}.txt`);
     await write(file, 'one');
-    const resolved = await sandbox.resolve('replaced.txt', 'read');
+    const resolved = await pick().resolve(`replaced-${route}.txt`, 'read');
     // Keep the old file alive (renamed) so the new one cannot reuse its inode number.
-    await fs.rename(file, path.join(root, 'replaced-old.txt'));
-    await write(path.join(root, 'other.txt'), 'two');
-    await fs.rename(path.join(root, 'other.txt'), file);
-    expect(await codeOf(sandbox.openResolvedForRead(resolved))).toBe('PATH_OUTSIDE_ROOT');
+    await fs.rename(file, path.join(root, `replaced-${route}-old.txt`));
+    await write(path.join(root, `other-${route}.txt`), 'two');
+    await fs.rename(path.join(root, `other-${route}.txt`), file);
+    expect(await codeOf(pick().openResolvedForRead(resolved))).toBe('PATH_OUTSIDE_ROOT');
   });
 });
 
