@@ -29,6 +29,12 @@ export interface AuditSink {
   append(record: AuditRecord): unknown;
   /** The most recent records, oldest first (for `memo audit`-like views and tests). */
   tail(filter?: AuditFilter): readonly AuditRecord[];
+  /**
+   * Optional change feed: `listener` hears the records this process appends, right after they are
+   * written (the web console's live tail). Returns the function that stops it. A sink without one
+   * is polled.
+   */
+  onAppend?(listener: (records: readonly AuditRecord[]) => void): () => void;
   close(): void | Promise<void>;
 }
 

@@ -159,6 +159,7 @@ export class AuditLog {
   private headDue = false;
   private headTimer: NodeJS.Immediate | null = null;
   private recent: AuditEntry[] = [];
+  private readonly appended = new Set<(entries: readonly AuditEntry[]) => void>();
   private readonly headBuf = Buffer.alloc(HEAD_SIZE);
   private readonly probe = Buffer.alloc(2);
   private readonly memory: number;
@@ -265,7 +266,20 @@ export class AuditLog {
     }
     for (const entry of written) this.recent.push(entry);
     if (this.recent.length > this.memory * 2) this.recent.splice(0, this.recent.length - this.memory);
+    for (const listener of this.appended) {
+      try {
+        listener(written);
+      } catch {
+        // A watcher's failure never turns a written line into a failed append.
+      }
+    }
     return written;
+  }
+
+  /** Hears every batch of entries this log writes, after the write (the web console's live tail). */
+  onAppend(listener: (entries: readonly AuditEntry[]) => void): () => void {
+    this.appended.add(listener);
+    return () => void this.appended.delete(listener);
   }
 
   /** How many times this log waited for another process's lock (appends, opens, head flushes). */

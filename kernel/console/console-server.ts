@@ -223,6 +223,10 @@ export class ConsoleServer {
 
   /** Tells `listener` of every audit entry appended from now on, while it is subscribed. */
   private watchAudit(listener: (entries: AuditRecord[]) => void): () => void {
+    // The kernel's audit log says when it writes: its entries are passed on as they are written.
+    const feed = this.kernel.audit.onAppend?.bind(this.kernel.audit);
+    if (feed) return feed((records) => listener([...records]));
+    // A host's own sink without a change feed is polled.
     if (this.auditListeners.size === 0) {
       this.auditSeen = new Set(this.kernel.audit.tail({ limit: 200 }).map(auditKey));
       this.auditTimer = setInterval(() => {

@@ -7,6 +7,8 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { createHash } from 'node:crypto';
 import type { PackApi } from '../../kernel/packs/pack-api.js';
+import type { AuditRecord } from '../../kernel/audit/audit-log.js';
+import type { AuditSink } from '../../kernel/tokens.js';
 import { echoPack, tempDir, tool } from '../helpers/kernel-fixture.js';
 import { waitFor } from '../helpers/wait.js';
 import { consoleFixture, openEvents, post, raw, type ConsoleFixture } from './console-helpers.js';
@@ -319,6 +321,29 @@ describe('web console: audit, packs and stored permissions', () => {
       expect(audit.data).toEqual([expect.objectContaining({ tool: 'echo_safe', args: { text: 'live' }, decision: 'auto' })]);
     } finally {
       stream.close();
+    }
+  });
+
+  it("streams audit entries from a host's own audit sink that has no change feed (polled)", async () => {
+    const records: AuditRecord[] = [];
+    const sink: AuditSink = {
+      append: (r) => records.push(r),
+      tail: (filter) => records.slice(-(filter?.limit ?? records.length)),
+      close: () => {},
+    };
+    const own = await consoleFixture({ services: { auditSink: sink } });
+    try {
+      const stream = openEvents(own.origin, await own.login());
+      try {
+        await waitFor(() => stream.events.some((e) => e.event === 'pending'), { what: 'the stream to open' });
+        await own.fx.kernel.invoke({ tool: 'echo_safe', args: { text: 'polled' }, caller: { kind: 'cli' } });
+        const audit = await waitFor(() => stream.events.find((e) => e.event === 'audit'), { what: 'an audit event' });
+        expect(audit.data).toEqual([expect.objectContaining({ tool: 'echo_safe', args: { text: 'polled' } })]);
+      } finally {
+        stream.close();
+      }
+    } finally {
+      await own.close();
     }
   });
 

@@ -29,6 +29,31 @@ describe('the audit log', () => {
     log.close();
   });
 
+  it('tells onAppend listeners each batch after it is in the file, survives a throwing listener, and stops when told', () => {
+    const file = writeLog(3);
+    const log = new AuditLog(file);
+    log.open();
+    const heard: Array<{ seqs: number[]; inFile: boolean }> = [];
+    const stop = log.onAppend((entries) => {
+      const text = fs.readFileSync(file, 'utf8');
+      heard.push({ seqs: entries.map((e) => e.seq), inFile: entries.every((e) => text.includes(`"seq":${e.seq},`)) });
+    });
+    const stopThrowing = log.onAppend(() => {
+      throw new Error('a broken watcher');
+    });
+    log.append(record(4));
+    log.appendBatch([record(5), record(6)]);
+    stop();
+    stopThrowing();
+    log.append(record(7));
+    log.close();
+    expect(heard).toEqual([
+      { seqs: [4], inFile: true },
+      { seqs: [5, 6], inFile: true },
+    ]);
+    expect(verifyAuditFile(file)).toMatchObject({ ok: true, entries: 7 });
+  });
+
   it('skips a torn last line on reload, closes it with a recovery event, and appends cleanly after it', () => {
     const file = writeLog(5);
     fs.appendFileSync(file, '{"seq":6,"ts":"2026-01-01T00:00:06.000Z","id":"call-6","cal');
