@@ -443,6 +443,40 @@ describe('agent CLI backends (fake claude, codex and agy on PATH, a real MCP end
     }
   }, 20_000);
 
+  it('Stop pressed after the CLI answered and exited, while what it left holds its stdout, keeps the answer (not "cancelled")', async () => {
+    s = setup({ FAKE_CLI_LEAVE: 'group' });
+    const conv = await s.fx.kernel.conversations.create();
+    const stop = new AbortController();
+    try {
+      const turn = runChatTurn(s.fx.kernel, {
+        provider: s.backends.provider('claude'),
+        model: '',
+        conversationId: conv.id,
+        userMessage: 'hello',
+        titles: false,
+        signal: stop.signal,
+      });
+      const [run] = await waitFor(
+        () => {
+          const runs = recordedRuns(s.rec, 'claude');
+          // Reaped (not just a zombie): Memo has seen it exit.
+          return runs.length === 1 && !fs.existsSync(`/proc/${runs[0].pid}`) ? runs : null;
+        },
+        { what: () => 'the CLI to exit' },
+      );
+      expect(run).toBeDefined();
+      stop.abort();
+      const r = await turn;
+      expect(r.error).toBeUndefined();
+      expect(r.stopReason).toBe('final');
+      expect(r.answer).toBe('You said: hello');
+      const pid = leftoverPid(s.rec, 'claude');
+      await waitFor(() => gone(pid), { what: () => `the leftover process ${pid} to be killed` });
+    } finally {
+      killLeftover(s.rec, 'claude');
+    }
+  }, 20_000);
+
   it("the turn's capability dies as soon as the CLI exits: a process it left outside its group cannot write with it afterwards", async () => {
     s = setup({ FAKE_CLI_LEAVE: 'escape' });
     const conv = await s.fx.kernel.conversations.create();

@@ -141,7 +141,7 @@ async function leftover() {
   if (process.env.FAKE_LEFTOVER) return leftover();
   const prompt = KIND === 'agy' ? argv[argv.indexOf('-p') + 1] : await readStdin();
   const ep = endpoint();
-  const rec = { argv, cwd: process.cwd(), home: process.env.HOME, prompt, endpoint: ep, env: { token: process.env.MEMO_MCP_TOKEN || null, capability: process.env.MEMO_MCP_WRITE_CAPABILITY || null, inheritedCapability: process.env.MEMO_WRITE_CAPABILITY || null, thinking: process.env.MAX_THINKING_TOKENS || null }, calls: [] };
+  const rec = { pid: process.pid, argv, cwd: process.cwd(), home: process.env.HOME, prompt, endpoint: ep, env: { token: process.env.MEMO_MCP_TOKEN || null, capability: process.env.MEMO_MCP_WRITE_CAPABILITY || null, inheritedCapability: process.env.MEMO_WRITE_CAPABILITY || null, thinking: process.env.MAX_THINKING_TOKENS || null }, calls: [] };
   if (ep && ep.configFile) rec.configMode = (fs.statSync(ep.configFile).mode & 0o777).toString(8);
   // The new message comes last (after a system prompt or the earlier conversation, when there are).
   const last = prompt.trim().split('\n').pop().trim();
