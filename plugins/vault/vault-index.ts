@@ -112,6 +112,8 @@ const NOTE_COLUMNS = 'seq, id, path, title, file_type, size, mtime, hash, front_
 
 export class VaultIndex {
   private readonly s: Record<string, Statement>;
+  /** See `keepIds`. */
+  private keptIds: ReadonlyMap<string, string> | null = null;
 
   constructor(readonly db: Database) {
     // The index is rebuildable from the files: commits need not wait for the disk (WAL keeps it
@@ -276,12 +278,7 @@ export class VaultIndex {
    * explicitly for renames done through Memo). Links into and out of every changed note are then
    * resolved again.
    */
-  applyBatch(
-    upserts: readonly FileRecord[],
-    removals: readonly string[],
-    moves: ReadonlyMap<string, string> = new Map(),
-    knownIds: ReadonlyMap<string, string> = new Map(),
-  ): BatchResult {
+  applyBatch(upserts: readonly FileRecord[], removals: readonly string[], moves: ReadonlyMap<string, string> = new Map()): BatchResult {
     const result: BatchResult = { added: 0, updated: 0, removed: 0, renamed: 0, unchanged: 0 };
     const run = this.db.transaction(() => {
       const affectedKeys = new Set<string>();
@@ -350,7 +347,7 @@ export class VaultIndex {
           this.s.tagsDelete!.run(seq);
           this.s.linksDelete!.run(seq);
         } else {
-          seq = Number(this.s.insert!.run({ ...values, id: knownIds.get(record.path) ?? newNoteId() }).lastInsertRowid);
+          seq = Number(this.s.insert!.run({ ...values, id: this.idFor(record.path) }).lastInsertRowid);
           result.added++;
         }
         for (const k of keysOf(record.path, title, aliases)) affectedKeys.add(k);
@@ -464,6 +461,26 @@ export class VaultIndex {
         return [...exact, ...suffix];
       },
     };
+  }
+
+  /**
+   * The id a note added at `path` gets: the one a note there had before a rebuild cleared the index
+   * (while that rebuild runs, whoever adds the row: the rebuild, the watcher or a write tool), unless
+   * another note took it meanwhile (renamed on disk); else a new one.
+   */
+  private idFor(path: string): string {
+    const kept = this.keptIds?.get(path);
+    return kept !== undefined && this.s.byId!.get(kept) === undefined ? kept : newNoteId();
+  }
+
+  /**
+   * Holds the ids a rebuild is to give back (by path; from `clearFiles`) until it is done (null). The
+   * rebuild applies its chunks between other writes: a write tool's refresh or a watcher batch that
+   * adds a cleared path first must give it its old id, or the rebuild would find the row there and keep
+   * the new one.
+   */
+  keepIds(ids: ReadonlyMap<string, string> | null): void {
+    this.keptIds = ids;
   }
 
   /** Removes every file's rows, keeping the tags' own settings; returns the ids the notes had, by path, for the rebuild to keep. */

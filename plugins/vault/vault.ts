@@ -83,6 +83,10 @@ export class Vault {
   readonly index: VaultIndex;
   private watcher: FSWatcher | null = null;
   private chain: Promise<unknown> = Promise.resolve();
+  /** Watcher batches and rebuilds, one at a time (see `inTurn`). */
+  private turns: Promise<unknown> = Promise.resolve();
+  /** A watcher batch is waiting for its turn: it takes what changed when it starts, so more can join it. */
+  private flushQueued = false;
   private closed = false;
   private pending = new Set<string>();
   private pendingDirs = new Set<string>();
@@ -238,9 +242,7 @@ export class Vault {
    * mtime, or all with `force`) are read, missing ones removed; a file that reappears elsewhere with
    * the same content keeps its id. Applied in chunks, each one transaction.
    */
-  async sync(
-    options: { under?: string; paths?: Iterable<string>; force?: boolean; knownIds?: Map<string, string>; signal?: AbortSignal } = {},
-  ): Promise<BatchResult> {
+  async sync(options: { under?: string; paths?: Iterable<string>; force?: boolean; signal?: AbortSignal } = {}): Promise<BatchResult> {
     const under = options.under ?? '';
     // Given paths (what the watcher saw): only they are looked at; otherwise the folder is walked.
     const given = options.paths ? [...new Set(options.paths)] : null;
@@ -283,17 +285,38 @@ export class Vault {
       }
       const last = i + SCAN_CHUNK >= changed.length;
       const partRemovals = last ? removals.filter((p) => !claimed.has(p)) : [];
-      const r = await this.exclusive(() => this.index.applyBatch(records, partRemovals, moves, options.knownIds));
+      const r = await this.exclusive(() => this.index.applyBatch(records, partRemovals, moves));
       for (const k of ['added', 'updated', 'removed', 'renamed', 'unchanged'] as const) total[k] += r[k];
       if (last) break;
     }
     return total;
   }
 
-  /** Rebuilds the index from the files: every file read again; notes keep their ids (by path), tags their settings. */
-  async rebuild(signal?: AbortSignal): Promise<BatchResult> {
-    const ids = await this.exclusive(() => this.index.clearFiles());
-    return this.sync({ force: true, knownIds: ids, ...(signal ? { signal } : {}) });
+  /**
+   * Rebuilds the index from the files: every file read again; notes keep their ids (by path), tags
+   * their settings. Taken in turn with the watcher's batches (after those under way, before those to
+   * come); a write tool's refresh may land between its chunks, and a note it adds keeps its id too.
+   */
+  rebuild(signal?: AbortSignal): Promise<BatchResult> {
+    return this.inTurn(async () => {
+      await this.exclusive(() => this.index.keepIds(this.index.clearFiles()));
+      try {
+        return await this.sync({ force: true, ...(signal ? { signal } : {}) });
+      } finally {
+        this.index.keepIds(null);
+      }
+    });
+  }
+
+  /**
+   * Runs `fn` after every earlier watcher batch and rebuild has finished. Each of them reads files and
+   * applies what it read later; run side by side, an older read could be applied after a newer one
+   * and stay, stale, until the file changed again. In turn, the later one always reads later.
+   */
+  private inTurn<T>(fn: () => Promise<T>): Promise<T> {
+    const run = this.turns.then(fn);
+    this.turns = run.catch(() => undefined);
+    return run;
   }
 
   /** Reads the given paths again and applies them (called inside `exclusive` by the write tools). */
@@ -360,17 +383,24 @@ export class Vault {
     this.holdTimer ??= setTimeout(() => this.flush(), MAX_HOLD_MS);
   }
 
-  /** Applies what the watcher collected: a storm of thousands of events becomes one scan of the folders involved and one transaction per chunk. */
+  /**
+   * Applies what the watcher collected: a storm of thousands of events becomes one scan of the folders
+   * involved and one transaction per chunk. In turn with earlier batches and rebuilds (`inTurn`); what
+   * changes while it waits joins it.
+   */
   private flush(): void {
     if (this.quietTimer) clearTimeout(this.quietTimer);
     if (this.holdTimer) clearTimeout(this.holdTimer);
     this.quietTimer = this.holdTimer = null;
-    const files = [...this.pending];
-    const dirs = [...this.pendingDirs];
-    this.pending.clear();
-    this.pendingDirs.clear();
-    if (this.closed || (files.length === 0 && dirs.length === 0)) return;
-    void (async () => {
+    if (this.closed || this.flushQueued) return;
+    this.flushQueued = true;
+    void this.inTurn(async () => {
+      this.flushQueued = false;
+      const files = [...this.pending];
+      const dirs = [...this.pendingDirs];
+      this.pending.clear();
+      this.pendingDirs.clear();
+      if (this.closed || (files.length === 0 && dirs.length === 0)) return;
       try {
         // Folders that came or went: what is under them now, and what the index had under them.
         const topDirs = dirs.filter((d) => !dirs.some((o) => o !== d && d.startsWith(`${o}/`)));
@@ -385,7 +415,7 @@ export class Vault {
       } catch (err) {
         if (!this.closed) this.logger.warn(`vault index: applying file changes failed (${(err as Error).message}); run memo vault reindex`);
       }
-    })();
+    });
   }
 
   async close(): Promise<void> {
@@ -395,6 +425,7 @@ export class Vault {
     const w = this.watcher;
     this.watcher = null;
     await w?.close();
+    await this.turns;
     await this.chain;
   }
 

@@ -1,5 +1,9 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import Database from 'better-sqlite3';
+import { PathSandbox } from '../../../kernel/sandbox/path-sandbox.js';
+import { Vault } from '../../../plugins/vault/vault.js';
+import { VaultIndex } from '../../../plugins/vault/vault-index.js';
 import { waitFor } from '../../helpers/wait.js';
 import { hits, snapshot, value, vaultKernel, waitForHits, type VaultFixture } from './helpers.js';
 
@@ -62,6 +66,10 @@ describe('vault index kept live by the watcher', () => {
 
     const live = comparable(fx);
     expect(live.fts.filter((t: any) => t.term === 'narwhal')).toHaveLength(N / 2);
+    // Files touched just before the reindex: the watcher's batch for them comes while the rebuild
+    // runs (or, as a late event of the checkout would, after its clearing), and changes nothing.
+    const now = new Date();
+    for (let i = 40; i < 60; i++) fs.utimesSync(path.join(fx.vault, `bulk/${i % 10}/note ${i}.md`), now, now);
     value(await fx.call('vault_reindex', {}));
     expect(comparable(fx)).toEqual(live);
   });
@@ -81,6 +89,51 @@ describe('vault index kept live by the watcher', () => {
     expect(fx.read('Alpha.md')).toBe('the person wrote quokka\n');
     await waitForHits(fx, 'quokka', ['Alpha.md']);
     expect(await hits(fx, 'wombat')).toEqual([]);
+  });
+});
+
+describe('vault index rebuilt while files change', () => {
+  /** The vault of a kernel that indexed it and stopped, opened directly on its index file (no watcher). */
+  async function openDirect(files: Record<string, string>) {
+    const fx = await vaultKernel({ files });
+    value(await fx.call('vault_search_notes', { query: 'anything' }));
+    await fx.close();
+    const db = new Database(fx.dbFile);
+    const vault = new Vault(fs.realpathSync(fx.vault), 'vault', new PathSandbox(fx.root), new VaultIndex(db), fx.logger);
+    const idOf = (rel: string) => vault.index.note({ path: rel })?.id;
+    return { fx, vault, idOf, close: async () => (await vault.close().catch(() => undefined), db.close()) };
+  }
+
+  it('keeps a note its id when a write is applied between the rebuild clearing the index and reading the note back', async () => {
+    const { fx, vault, idOf, close } = await openDirect({ 'Alpha.md': 'alpha [[Beta]]\n', 'Beta.md': 'beta\n' });
+    const before = { alpha: idOf('Alpha.md'), beta: idOf('Beta.md') };
+    expect(before.alpha).toMatch(/^[0-9a-f]{16}$/);
+    // The rebuild clears the index first; a write tool's refresh (or a watcher batch) queued right
+    // behind that clearing lands before the rebuild reads the files back.
+    fx.put('Beta.md', 'beta edited\n');
+    const rebuilt = vault.rebuild();
+    await vault.exclusive(() => vault.refreshPaths(['Beta.md']));
+    expect(idOf('Beta.md')).toBe(before.beta);
+    await rebuilt;
+    expect({ alpha: idOf('Alpha.md'), beta: idOf('Beta.md') }).toEqual(before);
+    expect(vault.index.linksFrom(vault.index.note({ path: 'Alpha.md' })!.seq).map((l) => l.status)).toEqual(['resolved']);
+    await close();
+  });
+
+  it('gives a note that is new during a rebuild a new id, and one removed meanwhile no row', async () => {
+    const { fx, vault, idOf, close } = await openDirect({ 'Alpha.md': 'alpha\n', 'Gone.md': 'gone\n' });
+    const alpha = idOf('Alpha.md');
+    const gone = idOf('Gone.md');
+    fx.put('New.md', 'new\n');
+    fs.unlinkSync(path.join(fx.vault, 'Gone.md'));
+    const rebuilt = vault.rebuild();
+    await vault.exclusive(() => vault.refreshPaths(['New.md', 'Gone.md']));
+    await rebuilt;
+    expect(idOf('Alpha.md')).toBe(alpha);
+    expect(idOf('New.md')).toMatch(/^[0-9a-f]{16}$/);
+    expect([alpha, gone]).not.toContain(idOf('New.md'));
+    expect(idOf('Gone.md')).toBeUndefined();
+    await close();
   });
 });
 
