@@ -35,6 +35,11 @@ export interface AuditSink {
    * is polled.
    */
   onAppend?(listener: (records: readonly AuditRecord[]) => void): () => void;
+  /**
+   * Optional: records that an agent turn was handed to an agent CLI, with the access it had (Vault
+   * only, or Computer access: the CLI's own tools, which no audit line will show).
+   */
+  note?(event: { event: 'agent-access'; conversationId: string; backend: string; version?: string; access: 'vault' | 'computer' }): unknown;
   close(): void | Promise<void>;
 }
 

@@ -59,14 +59,22 @@ export type GapSeen = 'cut-tail' | 'emptied' | 'deleted' | 'replaced' | 'head-mi
  * next entry number):
  * - `gap`: the file was cut, emptied, deleted or replaced (or the head was), seen by this process;
  * - `keyed-chain-start`: the first keyed line after lines written before the keyed chain existed;
- * - `torn-tail-recovered`: the line before was torn by a crash mid-write.
+ * - `torn-tail-recovered`: the line before was torn by a crash mid-write;
+ * - `agent-access`: an agent turn handed to an agent CLI (`note()`): which CLI, and whether it ran
+ *   in Vault only (every tool call through this kernel) or with Computer access (its own file,
+ *   shell and web tools too, which this trail does not see).
  * Any of them carries `torn: true` when it follows a torn line.
  */
 export interface AuditEvent {
   seq: number;
   ts: string;
-  event: 'gap' | 'keyed-chain-start' | 'torn-tail-recovered';
+  event: 'gap' | 'keyed-chain-start' | 'torn-tail-recovered' | 'agent-access';
   pid: number;
+  /** agent-access: the turn's conversation, the CLI and its version, and the access it had. */
+  conversationId?: string;
+  backend?: string;
+  version?: string;
+  access?: 'vault' | 'computer';
   seen?: GapSeen;
   /** Entry numbers the file no longer has, when they are known. */
   missing?: { from: number; to: number };
@@ -274,6 +282,46 @@ export class AuditLog {
       }
     }
     return written;
+  }
+
+  /**
+   * Writes an `agent-access` event (chained and MACed like an entry, under the same lock): an agent
+   * turn was handed to an agent CLI, with the access it had. Written before the CLI starts, so a
+   * turn that crashes or hangs is on record too.
+   */
+  note(event: { event: 'agent-access'; conversationId: string; backend: string; version?: string; access: 'vault' | 'computer' }): AuditEvent {
+    if (this.fd === null) this.open();
+    const lock = this.lock!;
+    lock.acquire();
+    try {
+      if (this.fileChanged() || this.pathCheckDue()) this.reconcile(false);
+      const seq = this.lastSeq + 1;
+      const fields = {
+        seq,
+        ts: new Date().toISOString(),
+        event: event.event,
+        pid: process.pid,
+        conversationId: String(event.conversationId).slice(0, 100),
+        backend: String(event.backend).slice(0, 100),
+        ...(event.version ? { version: String(event.version).slice(0, 100) } : {}),
+        access: event.access,
+        prev: this.lastHash,
+      };
+      const sealed = sealLine(this.key!, this.lastHash, JSON.stringify(fields));
+      const bytes = Buffer.from(sealed.line, 'utf8');
+      fs.writeSync(this.fd!, bytes);
+      this.knownSize += bytes.length;
+      this.lastHash = sealed.hash;
+      this.lastTag = sealed.tag;
+      this.lastSeq = seq;
+      this.headDue = true;
+      this.headTimer ??= setImmediate(() => this.flushHead());
+      const written: AuditEvent = { ...fields, hash: sealed.hash };
+      this.events.push(written);
+      return written;
+    } finally {
+      lock.release();
+    }
   }
 
   /** Hears every batch of entries this log writes, after the write (the web console's live tail). */

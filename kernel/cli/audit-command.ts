@@ -4,8 +4,20 @@ import type { Command } from 'commander';
 import { formatVerifyReport, isAuditEvent, readAuditFileTail, verifyAuditFile, type AuditLine } from '../audit/audit-log.js';
 import { print, table, UsageError, type Cli } from './context.js';
 
-/** One row of `memo audit tail`: an entry, or a kernel event (gap, torn tail, keyed chain start). */
+/** One row of `memo audit tail`: an entry, or a kernel event (gap, torn tail, keyed chain start, an agent CLI's access). */
 function auditRow(e: AuditLine): string[] {
+  if (isAuditEvent(e) && e.event === 'agent-access') {
+    const access = e.access === 'computer' ? 'Computer access (its own tools unseen here)' : 'Vault only';
+    return [
+      e.ts,
+      'agent',
+      `(${e.event})`,
+      '-',
+      '-',
+      '-',
+      `${e.backend ?? '?'} ${e.version ?? ''}: ${access}, conversation ${e.conversationId ?? '?'}`.slice(0, 60),
+    ];
+  }
   if (isAuditEvent(e)) {
     const what = [e.seen, e.missing ? `#${e.missing.from}${e.missing.to > e.missing.from ? `-#${e.missing.to}` : ''} missing` : '', e.detail ?? '']
       .filter(Boolean)

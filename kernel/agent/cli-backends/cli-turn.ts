@@ -510,6 +510,15 @@ export async function runCliTurn(kernel: Kernel, opts: CliTurnOptions): Promise<
   try {
     emit({ type: 'turn_start', conversationId: opts.conversationId, capability, tools: kernel.registry.list().map((t) => t.spec.name) });
     emit({ type: 'backend', backend: spec.id, label: spec.label, version: detection.version, access });
+    // On the audit trail before the CLI starts: which CLI ran this turn, and whether its own tools
+    // (unseen by this trail) were allowed.
+    kernel.audit.note?.({
+      event: 'agent-access',
+      conversationId: opts.conversationId,
+      backend: spec.id,
+      ...(detection.version ? { version: detection.version } : {}),
+      access,
+    });
     if (access === 'computer') {
       // Said in the transcript and stored with the turn: these calls bypass this kernel's gate and audit.
       steps.push({

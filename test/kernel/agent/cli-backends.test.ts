@@ -3,6 +3,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import type { AgentEvent } from '../../../kernel/agent/agent-loop.js';
 import { runChatTurn } from '../../../kernel/agent/chat-turn.js';
+import { verifyAuditFile } from '../../../kernel/audit/audit-log.js';
 import { BACKENDS } from '../../../kernel/agent/cli-backends/backends.js';
 import { CliDetector, DETECTION_TTL_MS } from '../../../kernel/agent/cli-backends/cli-detector.js';
 import { CliBackends } from '../../../kernel/agent/cli-backends/cli-turn.js';
@@ -95,6 +96,16 @@ function setup(extraEnv: Record<string, string> = {}): Setup {
   return { fx, backends, bin, rec, home, written, now };
 }
 
+/** The agent-access events on a kernel's audit trail (one per turn handed to an agent CLI). */
+function accessEvents(dataDir: string): Array<Record<string, unknown>> {
+  return fs
+    .readFileSync(path.join(dataDir, 'agent-audit.jsonl'), 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as Record<string, unknown>)
+    .filter((l) => l.event === 'agent-access');
+}
+
 describe('agent CLI backends (fake claude, codex and agy on PATH, a real MCP endpoint)', () => {
   let s: Setup;
   afterEach(async () => s?.fx.close());
@@ -128,6 +139,9 @@ describe('agent CLI backends (fake claude, codex and agy on PATH, a real MCP end
         .join(''),
     ).toBe('Done: wrote buy milk');
     expect(events).toContainEqual({ type: 'backend', backend: 'claude', label: 'Claude CLI', version: '2.1.3', access: 'vault' });
+    expect(accessEvents(s.fx.dataDir)).toEqual([
+      expect.objectContaining({ event: 'agent-access', backend: 'claude', access: 'vault', conversationId: conv.id }),
+    ]);
     expect(r.reasoning).toEqual([{ message: 1, text: 'I should call note_write.' }]);
 
     // The audit has the call, by the MCP caller of this conversation.
@@ -295,6 +309,12 @@ describe('agent CLI backends (fake claude, codex and agy on PATH, a real MCP end
     expect(run.argv[run.argv.indexOf('--model') + 1]).toBe('opus');
     expect(run.env.thinking).toBe('31999');
     expect(r.steps).toEqual([expect.objectContaining({ tool: 'claude-cli:computer-access', args: { access: 'computer' } })]);
+    // And on the audit trail, chained and verified like any line: the CLI, its version, the access.
+    const events = accessEvents(s.fx.dataDir);
+    expect(events).toEqual([
+      expect.objectContaining({ event: 'agent-access', backend: 'claude', version: '2.1.3', access: 'computer', conversationId: conv.id }),
+    ]);
+    expect(verifyAuditFile(path.join(s.fx.dataDir, 'agent-audit.jsonl'))).toMatchObject({ ok: true, events: 1 });
   });
 
   it('names the conversation through the same CLI, in a run without Memo tools or its own, even when the turn had Computer access', async () => {
