@@ -6,10 +6,10 @@
 import { MemoError, type PackApi, type ToolContext } from 'memo-kernel/pack';
 import type { DataSource } from 'typeorm';
 import { Scheduler } from './scheduler.js';
-import { RoutineStore } from './store.js';
+import type { RoutineStore } from './store.js';
 
 export class RoutinesRuntime {
-  private db: Promise<DataSource> | null = null;
+  private db: Promise<{ ds: DataSource; Store: typeof RoutineStore }> | null = null;
   private closed = false;
   readonly scheduler: Scheduler;
 
@@ -17,15 +17,23 @@ export class RoutinesRuntime {
     this.scheduler = new Scheduler(this);
   }
 
-  /** The store over the pack's database (opened and migrated on first use). */
+  /**
+   * The store over the pack's database (opened and migrated on first use). The entity classes and
+   * the store, and with them TypeORM, are imported here, not when the pack loads: a kernel start
+   * that never touches a routine does not pay for them.
+   */
   async store(): Promise<RoutineStore> {
     if (this.closed) throw new MemoError('CANCELLED', 'The routines pack is unloading.');
     this.db ??= (async () => {
+      // One after the other: both import TypeORM, and jest's ESM loader fails a module two imports ask for at once.
       const { ENTITIES, MIGRATIONS } = await import('./schema.js');
-      return this.api.database({ name: 'routines', entities: ENTITIES, migrations: MIGRATIONS, portable: true });
+      const { RoutineStore: Store } = await import('./store.js');
+      const ds = await this.api.database({ name: 'routines', entities: ENTITIES, migrations: MIGRATIONS, portable: true });
+      return { ds, Store };
     })();
     this.db.catch(() => (this.db = null));
-    return new RoutineStore(await this.db);
+    const { ds, Store } = await this.db;
+    return new Store(ds);
   }
 
   now(): number {

@@ -5,7 +5,8 @@
  * refuses what it would have to guess (with what to clarify), computes the next run times from
  * the kernel's clock and reads the schedule back in plain words.
  */
-import { Cron } from 'croner';
+import { createRequire } from 'node:module';
+import type { Cron } from 'croner';
 import { MemoError } from 'memo-kernel/pack';
 
 export type Schedule =
@@ -141,8 +142,13 @@ function cronInWords(cron: string, zone: string): string {
   return `at the times of the cron schedule "${cron.trim()}" (${zone})`;
 }
 
+type CronClass = typeof Cron;
+let cronClass: CronClass | undefined;
+
+/** croner is loaded on the first cron schedule, not when the pack loads. */
 function cronOf(expr: string, zone: string): Cron {
-  return new Cron(expr, { timezone: zone, paused: true });
+  cronClass ??= (createRequire(import.meta.url)('croner') as { Cron: CronClass }).Cron;
+  return new cronClass(expr, { timezone: zone, paused: true });
 }
 
 /** Formats an instant for a person, in the routine's zone: "Mon 2026-03-30 08:30 (Europe/Istanbul)". */

@@ -28,7 +28,7 @@ import { allProjects, findProject } from './project-tools.js';
 import { runtimeOf } from './runtime.js';
 import type { TaskRow } from './schema.js';
 import { allStatuses, findStatus } from './status-tools.js';
-import { nextOccurrence } from './task-repeat.js';
+import type { NextOccurrence } from './task-repeat.js';
 import type { ToolArgs } from './tool-args.js';
 import { shown } from './vault.js';
 import { checkTag } from './write-tools.js';
@@ -470,7 +470,7 @@ function toggle(column: 'completed_at' | 'archived_at', field: 'completed' | 'ar
         const extra: string[] = [];
         const open = (await siblings(em, t.project_id, t.id)).filter((s) => s.completed_at === null).length;
         if (open) extra.push(`(${open} open subtask(s) stay open)`);
-        const repeat = repeatOf(t);
+        const repeat = await repeatOf(t);
         if (repeat) extra.push(`Repeats (${t.repeat_rule}): the next occurrence, due ${dueText(repeat)}, is created open and takes the repeat rule.`);
         else if (t.repeat_rule && t.due_date) extra.push(`Repeats (${t.repeat_rule}), but this is the last occurrence: none is created.`);
         if (extra.length) return { kind: 'fields', text: [p.text, ...extra].join('\n') } satisfies Preview;
@@ -485,7 +485,7 @@ function toggle(column: 'completed_at' | 'archived_at', field: 'completed' | 'ar
       let next: TaskRow | null = null;
       if (was !== on) {
         const at = now();
-        const repeat = column === 'completed_at' && on ? repeatOf(t) : null;
+        const repeat = column === 'completed_at' && on ? await repeatOf(t) : null;
         t[column] = on ? at : null;
         t.updated_at = at;
         await em.update(TaskRow, { id: t.id }, { [column]: t[column], updated_at: at });
@@ -505,8 +505,11 @@ function toggle(column: 'completed_at' | 'archived_at', field: 'completed' | 'ar
 // ---------------------------------------------------------------------------------------------
 // Repeating tasks: completing one creates the next occurrence
 
-function repeatOf(t: TaskRow) {
-  return t.repeat_rule && t.due_date ? nextOccurrence(t.repeat_rule, t.due_date, t.due_time) : null;
+/** ical.js (the rule's expansion) is imported on the first repeating task, not when the pack loads. */
+async function repeatOf(t: TaskRow): Promise<NextOccurrence | null> {
+  if (!t.repeat_rule || !t.due_date) return null;
+  const { nextOccurrence } = await import('./task-repeat.js');
+  return nextOccurrence(t.repeat_rule, t.due_date, t.due_time);
 }
 
 const dueText = (d: { due_date: string; due_time: string | null }) => (d.due_time ? `${d.due_date} ${d.due_time}` : d.due_date);
@@ -516,7 +519,7 @@ const dueText = (d: { due_date: string; due_time: string | null }) => (d.due_tim
  * its open subtasks and note links copied. The rule moves to it, so completing the finished one again
  * (after reopening it) makes no second copy.
  */
-async function createNextOccurrence(em: EntityManager, t: TaskRow, repeat: NonNullable<ReturnType<typeof repeatOf>>): Promise<TaskRow> {
+async function createNextOccurrence(em: EntityManager, t: TaskRow, repeat: NextOccurrence): Promise<TaskRow> {
   const { TaskRow } = await schema();
   const at = now();
   const next = em.create(TaskRow, {

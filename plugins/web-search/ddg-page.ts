@@ -2,7 +2,13 @@
  * Reading DuckDuckGo's HTML result page (html.duckduckgo.com/html/) with a real HTML parser:
  * which kind of page it is, its organic results, their real target URLs, and clean text.
  */
-import { parse, type HTMLElement } from 'node-html-parser';
+import { createRequire } from 'node:module';
+import type { HTMLElement } from 'node-html-parser';
+
+type HtmlParser = typeof import('node-html-parser');
+let htmlParser: HtmlParser | undefined;
+/** node-html-parser, loaded on the first page read rather than when the pack loads (it is most of the pack's start-up cost). */
+const parser = (): HtmlParser => (htmlParser ??= createRequire(import.meta.url)('node-html-parser') as HtmlParser);
 
 /** One organic result as read from the page, before caps are applied. */
 export interface PageResult {
@@ -46,7 +52,7 @@ const ANOMALY_TEXT = ['bots use duckduckgo too', 'confirm this search was made b
  * are skipped, redirect links are decoded, and results are deduplicated by URL.
  */
 export function readResultsPage(html: string): PageReading {
-  const root = parse(html, { comment: false });
+  const root = parser().parse(html, { comment: false });
 
   // The bot check is a modal with a challenge form posting to anomaly.js; result pages have none of it.
   if (root.querySelector('#challenge-form, form[action*="anomaly.js"], [class*="anomaly-modal"]')) return { kind: 'anomaly' };
