@@ -93,6 +93,9 @@ export const FTS_TOKENIZER = 'porter unicode61 remove_diacritics 2';
  */
 export const CREATE_FTS = `CREATE VIRTUAL TABLE notes_fts USING fts5(title, body, content='', contentless_delete=1, tokenize='${FTS_TOKENIZER}')`;
 
+/** Contents of removed notes whose ids are kept for a file that comes back with them (see `idFor`). */
+const REMEMBERED_REMOVALS = 10_000;
+
 export function newNoteId(): string {
   return randomBytes(8).toString('hex');
 }
@@ -114,6 +117,8 @@ export class VaultIndex {
   private readonly s: Record<string, Statement>;
   /** See `keepIds`. */
   private keptIds: ReadonlyMap<string, string> | null = null;
+  /** Ids of notes removed since the vault opened, by content hash, oldest first (see `idFor`). */
+  private readonly removedIds = new Map<string, string[]>();
 
   constructor(readonly db: Database) {
     // The index is rebuildable from the files: commits need not wait for the disk (WAL keeps it
@@ -347,7 +352,7 @@ export class VaultIndex {
           this.s.tagsDelete!.run(seq);
           this.s.linksDelete!.run(seq);
         } else {
-          seq = Number(this.s.insert!.run({ ...values, id: this.idFor(record.path) }).lastInsertRowid);
+          seq = Number(this.s.insert!.run({ ...values, id: this.idFor(record.path, record.hash) }).lastInsertRowid);
           result.added++;
         }
         for (const k of keysOf(record.path, title, aliases)) affectedKeys.add(k);
@@ -363,6 +368,7 @@ export class VaultIndex {
         affectedSeqs.add(row.seq);
         this.s.ftsDelete!.run(row.seq);
         this.s.delete!.run(row.seq);
+        this.rememberRemoved(row);
         result.removed++;
       }
 
@@ -464,13 +470,31 @@ export class VaultIndex {
   }
 
   /**
-   * The id a note added at `path` gets: the one a note there had before a rebuild cleared the index
-   * (while that rebuild runs, whoever adds the row: the rebuild, the watcher or a write tool), unless
-   * another note took it meanwhile (renamed on disk); else a new one.
+   * The id a note added at `path` with content `hash` gets, if no other note has it now: the one a note
+   * there had before a rebuild cleared the index (while that rebuild runs, whoever adds the row: the
+   * rebuild, the watcher or a write tool); else that of a note removed earlier with the same content (a
+   * rename on disk whose two halves reached the index in two batches: a file moved into a new folder
+   * is seen only once the watcher has found the folder); else a new one.
    */
-  private idFor(path: string): string {
+  private idFor(path: string, hash: string): string {
+    const free = (id: string | undefined): id is string => id !== undefined && this.s.byId!.get(id) === undefined;
     const kept = this.keptIds?.get(path);
-    return kept !== undefined && this.s.byId!.get(kept) === undefined ? kept : newNoteId();
+    if (free(kept)) return kept;
+    const gone = this.removedIds.get(hash);
+    while (gone?.length) {
+      const id = gone.shift();
+      if (gone.length === 0) this.removedIds.delete(hash);
+      if (free(id)) return id;
+    }
+    return newNoteId();
+  }
+
+  private rememberRemoved(row: NoteInfo): void {
+    const ids = this.removedIds.get(row.hash);
+    if (ids) ids.push(row.id);
+    else this.removedIds.set(row.hash, [row.id]);
+    // Bounded: the oldest contents are forgotten first.
+    if (this.removedIds.size > REMEMBERED_REMOVALS) this.removedIds.delete(this.removedIds.keys().next().value!);
   }
 
   /**

@@ -92,7 +92,7 @@ describe('vault index kept live by the watcher', () => {
   });
 });
 
-describe('vault index rebuilt while files change', () => {
+describe('note ids when changes reach the index in pieces (a rebuild under way, a rename seen in two batches)', () => {
   /** The vault of a kernel that indexed it and stopped, opened directly on its index file (no watcher). */
   async function openDirect(files: Record<string, string>) {
     const fx = await vaultKernel({ files });
@@ -117,6 +117,28 @@ describe('vault index rebuilt while files change', () => {
     await rebuilt;
     expect({ alpha: idOf('Alpha.md'), beta: idOf('Beta.md') }).toEqual(before);
     expect(vault.index.linksFrom(vault.index.note({ path: 'Alpha.md' })!.seq).map((l) => l.status)).toEqual(['resolved']);
+    await close();
+  });
+
+  it('keeps a note its id when a rename on disk reaches the index in two batches (the file gone first, found in its new folder later)', async () => {
+    const { fx, vault, idOf, close } = await openDirect({ 'Alpha.md': 'alpha [[Beta]]\n', 'Beta.md': 'beta\n', 'Other.md': 'other\n' });
+    const beta = idOf('Beta.md');
+    fs.mkdirSync(path.join(fx.vault, 'Moved'));
+    fs.renameSync(path.join(fx.vault, 'Beta.md'), path.join(fx.vault, 'Moved', 'Beta.md'));
+    // The watcher saw Beta.md go; the new folder (and the file in it) only in a later batch.
+    expect(await vault.sync({ paths: ['Beta.md'] })).toMatchObject({ removed: 1, renamed: 0 });
+    expect(idOf('Beta.md')).toBeUndefined();
+    expect(await vault.sync({ paths: ['Moved/Beta.md'] })).toMatchObject({ added: 1 });
+    expect(idOf('Moved/Beta.md')).toBe(beta);
+    expect(vault.index.linksFrom(vault.index.note({ path: 'Alpha.md' })!.seq).map((l) => [l.status, l.target_seq])).toEqual([
+      ['resolved', vault.index.note({ path: 'Moved/Beta.md' })!.seq],
+    ]);
+    // Other content gets a new id; the id is given back once only.
+    fs.writeFileSync(path.join(fx.vault, 'Copy.md'), 'beta\n');
+    fs.writeFileSync(path.join(fx.vault, 'Fresh.md'), 'fresh\n');
+    await vault.sync({ paths: ['Copy.md', 'Fresh.md'] });
+    expect([beta, idOf('Alpha.md'), idOf('Other.md')]).not.toContain(idOf('Copy.md'));
+    expect([beta, idOf('Alpha.md'), idOf('Other.md')]).not.toContain(idOf('Fresh.md'));
     await close();
   });
 
