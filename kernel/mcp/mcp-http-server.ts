@@ -20,6 +20,8 @@ import { McpSession } from './mcp-session.js';
 
 export const MCP_PATH = '/mcp';
 export const ROTATE_PATH = '/mcp/rotate-token';
+/** How long an idle keep-alive connection stays open (see start()). */
+const KEEP_ALIVE_MS = 65_000;
 export const HEALTH_PATH = '/healthz';
 /** The header an agent-turn backend uses to present its single-turn write capability, per request. */
 export const CAPABILITY_HEADER = 'x-memo-write-capability';
@@ -238,6 +240,11 @@ export class McpHttpEndpoint {
         else res.end();
       });
     });
+    // An idle keep-alive socket is closed by the server after this long. Node's default (5 s) races
+    // clients that reuse a socket just as the server closes it ("fetch failed", ECONNRESET), more so
+    // on a busy machine where a client's own idle timer fires late; a loopback socket is cheap to keep.
+    server.keepAliveTimeout = KEEP_ALIVE_MS;
+    server.headersTimeout = KEEP_ALIVE_MS + 1000;
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
       server.listen(this.options.port ?? 0, this.host, () => {

@@ -87,7 +87,10 @@ describe('200 concurrent MCP clients against one memo serve', () => {
                 const outcome = !r.isError ? 'ok' : text.startsWith('RATE_LIMITED:') ? 'limited' : 'error';
                 calls.push({ client: i, sent, done: performance.now(), outcome, ...(outcome === 'error' ? { detail: text.slice(0, 200) } : {}) });
               } catch (err) {
-                calls.push({ client: i, sent, done: performance.now(), outcome: 'error', detail: String((err as Error)?.message ?? err).slice(0, 200) });
+                // fetch's own message is "fetch failed"; the cause says what the socket did.
+                const cause = (err as { cause?: { code?: string; message?: string } })?.cause;
+                const why = [String((err as Error)?.message ?? err), cause?.code, cause?.message].filter(Boolean).join(': ');
+                calls.push({ client: i, sent, done: performance.now(), outcome: 'error', detail: why.slice(0, 200) });
               }
             }
           }),
