@@ -40,6 +40,7 @@ import { HostContext } from './packs/host-context.js';
 import type { PackApi } from './packs/pack-api.js';
 import { packAgent } from './agent/routine-turn.js';
 import { databaseFromSetting } from './storage/database-url.js';
+import { instanceId } from './storage/instance-id.js';
 import type { DataSource } from 'typeorm';
 
 /** The services a host may replace, each with one entry in `KernelOptions.services`. */
@@ -259,9 +260,14 @@ export class Kernel {
     // Aborted when the pack unloads or reloads: its routine turns stop with it.
     const unloading = new AbortController();
     own({ dispose: () => unloading.abort(new Error(`the pack ${packId} is unloading`)) });
+    const kernelDir = this.config.dataDir;
     return {
       packId,
       dataDir,
+      // Read on first use: made (and kept in the data folder) only for a pack that asks.
+      get instanceId() {
+        return instanceId(kernelDir);
+      },
       logger,
       clock: this.container.resolve<T.Clock>(T.Clock),
       agent: packAgent(this, unloading.signal),

@@ -20,6 +20,8 @@ export interface PackApi {
   readonly packId: string;
   /** The pack's own data folder (`<data>/packs-data/<id>`), out of every tool's reach. */
   readonly dataDir: string;
+  /** This Memo instance's id among those sharing one PostgreSQL database (MEMO_INSTANCE_ID or `data/instance-id`): for leases. */
+  readonly instanceId: string;
   readonly logger: Logger;
   /** The kernel's clock: timers a pack schedules on it run on a test's fake clock too. */
   readonly clock: Clock;
