@@ -1,5 +1,5 @@
 /** `memo serve`: the long-running host: the kernel with its packs, served over MCP (HTTP or stdio), and to CLI commands on the same data folder through its control socket. */
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { Command } from 'commander';
 import type { Kernel } from '../kernel.js';
@@ -22,6 +22,19 @@ interface ServeOptions {
   idleTimeout: string;
   maxSessions: string;
   rateLimit?: string;
+  tokenFile?: string;
+}
+
+/** The bearer token in `--token-file`: one line of at least 32 printable characters, no spaces. Errors never show it. */
+function readTokenFile(file: string): string {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8').trim();
+  } catch (err) {
+    throw new UsageError(`--token-file ${file} cannot be read (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
+  }
+  if (!/^[\x21-\x7e]{32,}$/.test(text)) throw new UsageError(`--token-file ${file} must hold one token of at least 32 printable characters and no spaces`);
+  return text;
 }
 
 /**
@@ -107,6 +120,10 @@ export function registerServeCommand(program: Command, cli: Cli): void {
       '--rate-limit <off|n>',
       'tool calls per minute for each caller, or off for no limits at all (default: memo settings rate-limit, else 30 per caller and 300 machine-wide)',
     )
+    .option(
+      '--token-file <path>',
+      'take the HTTP bearer token from this file instead of a random one (instances behind one proxy share it; 32+ characters; a rotation re-reads it)',
+    )
     .action(async (opts: ServeOptions) => {
       const { McpHttpEndpoint } = await import('../mcp/mcp-http-server.js');
       const { ConsoleServer } = await import('../console/console-server.js');
@@ -114,6 +131,8 @@ export function registerServeCommand(program: Command, cli: Cli): void {
       // Read once, then gone from the environment: nothing the kernel spawns inherits it.
       const capability = takeWriteCapabilityFromEnv();
       const endpointOptions = serveEndpointOptions(opts);
+      // Read now, so a bad file is a usage error before anything boots; a rotation reads it again.
+      let fileToken = opts.tokenFile === undefined ? undefined : readTokenFile(opts.tokenFile);
       const rate = serveRateLimit(opts.rateLimit, cli.dataDir());
       const rateLimits = rate.setting === undefined ? undefined : rateLimitOptions(rate.setting);
       // Handlers first: a supervisor may send SIGTERM (or SIGHUP) the moment it reads the ready line.
@@ -161,7 +180,19 @@ export function registerServeCommand(program: Command, cli: Cli): void {
         }
         // The web console, on the same port behind the same Host/Origin checks, with its own login.
         webConsole = new ConsoleServer(kernel, { logger });
-        endpoint = new McpHttpEndpoint(kernel, { ...endpointOptions, logger, mounts: [webConsole] });
+        const tokenFile = opts.tokenFile;
+        const token =
+          tokenFile === undefined
+            ? undefined
+            : () => {
+                try {
+                  fileToken = readTokenFile(tokenFile);
+                } catch (err) {
+                  logger.error(`${(err as Error).message}: the token stays the one read before`);
+                }
+                return fileToken!;
+              };
+        endpoint = new McpHttpEndpoint(kernel, { ...endpointOptions, logger, mounts: [webConsole], ...(token ? { token } : {}) });
         try {
           await endpoint.start();
         } catch (err) {

@@ -51,6 +51,11 @@ export interface McpHttpEndpointOptions {
    * token is asked for (the web console under `/ui`, which has its own login).
    */
   mounts?: HttpMount[];
+  /**
+   * Where the bearer token comes from, asked at construction and at every rotation. Default: a fresh
+   * random one each time. Instances behind one proxy share one (`memo serve --token-file`).
+   */
+  token?: () => string;
 }
 
 /** Routes mounted beside `/mcp`: `owns` says which paths are its; `handle` answers them. */
@@ -159,7 +164,7 @@ function rpcError(res: http.ServerResponse, status: number, code: number, messag
  *   keeps listening on the same URL with the same token.
  */
 export class McpHttpEndpoint {
-  private currentToken = generateToken();
+  private currentToken: string;
   /** Open sessions, least recently active first (a request moves its session to the end). */
   private readonly sessions = new Map<string, SessionEntry>();
   /** Ids of sessions that ended, oldest first, with the reason (bounded: see ENDED_REMEMBERED). */
@@ -184,6 +189,7 @@ export class McpHttpEndpoint {
     private readonly kernel: Kernel,
     private readonly options: McpHttpEndpointOptions = {},
   ) {
+    this.currentToken = (options.token ?? generateToken)();
     this.host = options.host ?? '127.0.0.1';
     if (!isLoopbackAddress(this.host) && !options.allowRemote) {
       throw new MemoError(
@@ -284,7 +290,7 @@ export class McpHttpEndpoint {
    * admitted is closed (their open streams end), so a leaked token buys nothing after rotation.
    */
   rotateToken(): string {
-    this.currentToken = generateToken();
+    this.currentToken = (this.options.token ?? generateToken)();
     for (const entry of [...this.sessions.values()]) this.end(entry, 'token-rotated');
     return this.currentToken;
   }
