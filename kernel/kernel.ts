@@ -435,6 +435,7 @@ export class Kernel {
     await Promise.all([...this.closing]);
     await this.skills.close();
     await this.conversations.close();
+    await this.limiter.close();
     for (const d of this.disposables.splice(0).reverse()) d.dispose();
     await this.audit.close();
   }

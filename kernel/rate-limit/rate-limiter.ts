@@ -4,6 +4,8 @@ import { inject, injectable } from '../di.js';
 import * as T from '../tokens.js';
 import { MemoError } from '../errors.js';
 import type { Caller } from '../tools/contract.js';
+import { instanceId } from '../storage/instance-id.js';
+import { SharedLimits, type LimitVerdict } from '../storage/shared-limits.js';
 
 export interface RateLimitOptions {
   /** Calls admitted per rolling window to each caller, across all tools. 0 turns the per-caller limit off. */
@@ -68,6 +70,39 @@ function resolve(base: RateLimitOptions, given: Partial<RateLimitOptions>): Rate
   return out;
 }
 
+type BudgetName = ReturnType<typeof budgetOf>;
+
+/** The refusals, word for word the same whether the limits are in memory or shared. */
+function duplicateRefusal(tool: string, budget: BudgetName, sinceMs: number, cooldownMs: number): MemoError {
+  const wait = Math.max(1, Math.ceil((cooldownMs - sinceMs) / 1000));
+  return new MemoError(
+    'RATE_LIMITED',
+    `The same ${tool} call was made by ${budget.who} ${(sinceMs / 1000).toFixed(1)} s ago; the identical call cooldown of this caller allows it once every ${cooldownMs / 1000} s. Retry in ${wait} s.`,
+    { tool, details: { retryAfterSeconds: wait, rule: 'duplicate' } },
+  );
+}
+
+function windowRefusal(tool: string, budget: BudgetName, refillMs: number, maxCalls: number, windowMs: number): MemoError {
+  const wait = Math.max(1, Math.ceil(refillMs / 1000));
+  return new MemoError(
+    'RATE_LIMITED',
+    `Tool call limit reached: ${budget.whose} ${maxCalls} calls ${per(windowMs)} (across all tools) are used up. The budget refills in ${wait} s; retry then.`,
+    { tool, details: { retryAfterSeconds: wait, rule: 'window' } },
+  );
+}
+
+function globalRefusal(tool: string, refillMs: number, globalMaxCalls: number, windowMs: number): MemoError {
+  const wait = Math.max(1, Math.ceil(refillMs / 1000));
+  return new MemoError(
+    'RATE_LIMITED',
+    `Tool call limit reached: the machine-wide ${globalMaxCalls} calls ${per(windowMs)} (all callers together) are used up. The budget refills in ${wait} s; retry then.`,
+    { tool, details: { retryAfterSeconds: wait, rule: 'global' } },
+  );
+}
+
+/** When the shared limits cannot be checked: how soon to try again (the pool reconnects by itself). */
+const UNCHECKED_RETRY_S = 5;
+
 /** One caller's budget: the times of its admitted calls in the window, and when it last made each distinct call. */
 interface Budget {
   admitted: number[];
@@ -96,12 +131,20 @@ export class RateLimiter {
   private lastSweep: number;
   private options: RateLimitOptions;
 
+  /** With a shared database: the limits of every instance on it, in PostgreSQL. */
+  private readonly shared: { store: SharedLimits; instance: () => string } | undefined;
+
   constructor(
     @inject(T.Clock) private readonly clock: Clock,
     @inject(T.RateLimits) options: Partial<RateLimitOptions> = {},
+    @inject(T.KernelConfig) config?: T.KernelConfig,
   ) {
     this.options = resolve(DEFAULT_RATE_LIMITS, options);
     this.lastSweep = clock.now();
+    if (config?.database) {
+      let id: string | undefined;
+      this.shared = { store: new SharedLimits(config.database), instance: () => (id ??= instanceId(config.dataDir)) };
+    }
   }
 
   get limits(): RateLimitOptions {
@@ -117,8 +160,17 @@ export class RateLimiter {
     this.options = resolve(this.options, options);
   }
 
-  /** Admits the caller's call or throws RATE_LIMITED saying whose budget ran out and the whole seconds to wait. */
+  /** True when the limits are shared through a database: calls are admitted with `admitShared`, not `admit`. */
+  get isShared(): boolean {
+    return this.shared !== undefined;
+  }
+
+  /**
+   * Admits the caller's call or throws RATE_LIMITED saying whose budget ran out and the whole seconds
+   * to wait. In memory, synchronously: the pipeline's hot path gets no extra tick.
+   */
   admit(tool: string, args: unknown, caller: Caller): void {
+    if (this.shared) throw new Error('these rate limits are shared through a database: admit calls with admitShared');
     const now = this.clock.now();
     const { maxCalls, windowMs, duplicateCooldownMs, globalMaxCalls } = this.options;
     this.sweep(now);
@@ -129,38 +181,18 @@ export class RateLimiter {
     if (duplicateCooldownMs > 0) {
       call = `${tool}\u0000${canonicalArgs(args)}`;
       const last = budget?.lastSeen.get(call);
-      if (last !== undefined && now - last < duplicateCooldownMs) {
-        const wait = Math.max(1, Math.ceil((duplicateCooldownMs - (now - last)) / 1000));
-        throw new MemoError(
-          'RATE_LIMITED',
-          `The same ${tool} call was made by ${budgetId.who} ${((now - last) / 1000).toFixed(1)} s ago; the identical call cooldown of this caller allows it once every ${duplicateCooldownMs / 1000} s. Retry in ${wait} s.`,
-          { tool, details: { retryAfterSeconds: wait, rule: 'duplicate' } },
-        );
-      }
+      if (last !== undefined && now - last < duplicateCooldownMs) throw duplicateRefusal(tool, budgetId, now - last, duplicateCooldownMs);
     }
 
     if (maxCalls > 0 && budget) {
       expire(budget.admitted, now, windowMs);
-      if (budget.admitted.length >= maxCalls) {
-        const wait = Math.max(1, Math.ceil((budget.admitted[0]! + windowMs - now) / 1000)); // not empty: length >= maxCalls > 0
-        throw new MemoError(
-          'RATE_LIMITED',
-          `Tool call limit reached: ${budgetId.whose} ${maxCalls} calls ${per(windowMs)} (across all tools) are used up. The budget refills in ${wait} s; retry then.`,
-          { tool, details: { retryAfterSeconds: wait, rule: 'window' } },
-        );
-      }
+      // not empty: length >= maxCalls > 0
+      if (budget.admitted.length >= maxCalls) throw windowRefusal(tool, budgetId, budget.admitted[0]! + windowMs - now, maxCalls, windowMs);
     }
 
     if (globalMaxCalls > 0) {
       expire(this.admitted, now, windowMs);
-      if (this.admitted.length >= globalMaxCalls) {
-        const wait = Math.max(1, Math.ceil((this.admitted[0]! + windowMs - now) / 1000));
-        throw new MemoError(
-          'RATE_LIMITED',
-          `Tool call limit reached: the machine-wide ${globalMaxCalls} calls ${per(windowMs)} (all callers together) are used up. The budget refills in ${wait} s; retry then.`,
-          { tool, details: { retryAfterSeconds: wait, rule: 'global' } },
-        );
-      }
+      if (this.admitted.length >= globalMaxCalls) throw globalRefusal(tool, this.admitted[0]! + windowMs - now, globalMaxCalls, windowMs);
       this.admitted.push(now);
     }
 
@@ -174,6 +206,56 @@ export class RateLimiter {
       mine.lastSeen.set(call, now);
       // Bound the caller's map when its window is off: forget entries whose cooldown has long passed.
       if (mine.lastSeen.size > 4096) for (const [k, t] of mine.lastSeen) if (now - t >= duplicateCooldownMs) mine.lastSeen.delete(k);
+    }
+  }
+
+  /** Closes the shared limits' connections (nothing to do in memory). */
+  async close(): Promise<void> {
+    await this.shared?.store.close();
+  }
+
+  /**
+   * Admits or refuses like `admit`, against the shared database: one statement that checks and records under the
+   * caller's lock (kernel/storage/shared-limits.ts). The CLI's and the host's budgets are each
+   * instance's own (they are that instance's own processes); every other caller's key names the same
+   * caller on every instance (a conversation, a routine, an MCP client by name and version), except
+   * an MCP session, whose id exists on the one instance that holds the session. Rejects with
+   * RATE_LIMITED (rule `unavailable`) when the limits cannot be checked: fail closed, not admitted.
+   */
+  async admitShared(tool: string, args: unknown, caller: Caller): Promise<void> {
+    const shared = this.shared;
+    if (!shared) return this.admit(tool, args, caller);
+    const { maxCalls, windowMs, duplicateCooldownMs, globalMaxCalls } = this.options;
+    if (maxCalls <= 0 && duplicateCooldownMs <= 0 && globalMaxCalls <= 0) return;
+    const budgetId = budgetOf(caller);
+    let verdict: LimitVerdict;
+    try {
+      const key = budgetId.key === 'cli' || budgetId.key === 'host' ? `${budgetId.key}@${shared.instance()}` : budgetId.key;
+      verdict = await shared.store.check({
+        budget: key,
+        call: duplicateCooldownMs > 0 ? `${tool}\u0000${canonicalArgs(args)}` : null,
+        maxCalls,
+        windowMs,
+        duplicateCooldownMs,
+        globalMaxCalls,
+      });
+    } catch (err) {
+      const why = (err as Error)?.message ?? String(err);
+      throw new MemoError(
+        'RATE_LIMITED',
+        `The shared rate limits could not be checked, so the call was not admitted: ${why.replace(/\.$/, '')}. Retry in ${UNCHECKED_RETRY_S} s.`,
+        { tool, details: { retryAfterSeconds: UNCHECKED_RETRY_S, rule: 'unavailable' } },
+      );
+    }
+    switch (verdict.rule) {
+      case 'admitted':
+        return;
+      case 'duplicate':
+        throw duplicateRefusal(tool, budgetId, verdict.sinceMs, duplicateCooldownMs);
+      case 'window':
+        throw windowRefusal(tool, budgetId, verdict.refillMs, maxCalls, windowMs);
+      case 'global':
+        throw globalRefusal(tool, verdict.refillMs, globalMaxCalls, windowMs);
     }
   }
 

@@ -257,7 +257,9 @@ export class ToolPipeline {
         if (turn !== undefined) request.caller.turn = turn;
       }
       for (const guard of this.guards) guard.check({ tool: name, plugin: tool.pack.id, args, caller: request.caller });
-      this.limiter.admit(name, args, request.caller);
+      // Limits shared through a database are checked there; in memory nothing is awaited.
+      if (this.limiter.isShared) await this.limiter.admitShared(name, args, request.caller);
+      else this.limiter.admit(name, args, request.caller);
       // Only an MCP caller's write needs the (asynchronous) capability check: no extra tick for the rest.
       if (request.caller.kind === 'mcp' && tool.spec.effect !== 'read') await this.checkCaller(tool, request.caller);
       call = this.context(tool, request, callId, request.signal);
