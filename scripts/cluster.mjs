@@ -238,6 +238,15 @@ async function ownPostgres(dir) {
       fs.chownSync(pgDir, as.uid, as.gid);
       fs.chownSync(initPw, as.uid, as.gid);
     }
+    if (as) {
+      try {
+        execFileSync(as.prefix[0], [...as.prefix.slice(1), 'test', '-w', pgDir], { stdio: 'ignore' });
+      } catch {
+        throw new Fail(
+          `the postgres user cannot reach ${pgDir}: every folder above it must be searchable by others (chmod o+x), or pick a --dir under one (e.g. in /var/tmp or /srv)`,
+        );
+      }
+    }
     log(`initdb ${dataDir} (PostgreSQL for this cluster, user memo, password in ${pwFile})`);
     try {
       run(bin.initdb, ['-D', dataDir, '-U', 'memo', '--auth=scram-sha-256', `--pwfile=${initPw}`, '-E', 'UTF8', '--locale=C.UTF-8'], 'initdb');
@@ -347,6 +356,10 @@ function haproxyConfig({ port, instances, socket }) {
     '  stick store-response res.hdr(mcp-session-id)',
     // A connection refused (an instance that just died) is tried on another instance; nothing else is
     // retried, so a tool call is never sent twice.
+    // A new connection to an instance for each request (loopback: cheap). A kept one that the
+    // instance's death broke would fail the next request on it, and that is no connection failure
+    // the proxy may safely retry; a refused new connection is.
+    '  option http-server-close',
     '  retries 2',
     '  retry-on conn-failure',
     '  option redispatch 1',
