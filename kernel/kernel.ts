@@ -4,6 +4,7 @@ import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { container as rootContainer, instanceCachingFactory, type DependencyContainer } from 'tsyringe';
 import { AuditLog } from './audit/audit-log.js';
+import { PgAuditLog } from './audit/pg-audit-log.js';
 import { KnownSecrets } from './audit/known-secrets.js';
 import { SystemClock } from './clock.js';
 import type { Disposable } from './disposable.js';
@@ -480,6 +481,12 @@ export function createKernel(options: KernelOptions = {}): Kernel {
     clock: () => new SystemClock(),
     logger: () => new StderrLogger(),
     auditSink: () => {
+      // With a shared database: this instance's own chain there (kernel/audit/pg-audit-log.ts).
+      if (config.database) {
+        const log = new PgAuditLog(config.database, dataDir, instanceId(dataDir));
+        log.open();
+        return log;
+      }
       const log = new AuditLog(path.join(dataDir, 'agent-audit.jsonl'));
       log.open();
       return log;
@@ -546,6 +553,8 @@ export function createKernel(options: KernelOptions = {}): Kernel {
   kernel.registerPack(kernel.skills.kernelPack());
   // A skill's allowed-tools: while a turn follows a skill, calls outside its list are refused.
   kernel.addCallGuard(kernel.skills.guard);
+  // On PostgreSQL the audit fails closed: calls are refused while their lines cannot be written.
+  if (kernel.audit instanceof PgAuditLog) kernel.addCallGuard(kernel.audit.guard);
   // A turn's capability destroyed (the turn ended, however) ends what the turn activated.
   kernel.capabilities.onRevoke((turn) => kernel.skills.endTurn(turn));
   for (const pack of options.packs ?? []) kernel.registerPack(pack);

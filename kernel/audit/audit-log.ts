@@ -45,6 +45,8 @@ export interface AuditRecord {
 
 export interface AuditEntry extends AuditRecord {
   seq: number;
+  /** On PostgreSQL: the instance whose chain the entry belongs to (storage/instance-id.ts). */
+  instance?: string;
   /** Hash of the previous line: removing, inserting or editing a line breaks the chain. */
   prev: string;
   /** HMAC-SHA256 of `prev + "\n" + this line without its hash`, keyed with the data folder's `audit.key`. */
@@ -70,6 +72,8 @@ export interface AuditEvent {
   ts: string;
   event: 'gap' | 'keyed-chain-start' | 'torn-tail-recovered' | 'agent-access';
   pid: number;
+  /** On PostgreSQL: the instance whose chain the event belongs to. */
+  instance?: string;
   /** agent-access: the turn's conversation, the CLI and its version, and the access it had. */
   conversationId?: string;
   backend?: string;

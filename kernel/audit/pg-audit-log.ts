@@ -1,0 +1,442 @@
+import type { KeyObject } from 'node:crypto';
+import * as fs from 'node:fs';
+import { createRequire } from 'node:module';
+import * as path from 'node:path';
+import { MessageChannel, receiveMessageOnPort, Worker, type MessagePort } from 'node:worker_threads';
+import { MemoError } from '../errors.js';
+import type { DatabaseUrl } from '../storage/database-url.js';
+import type { CallGuard } from '../tools/tool-pipeline.js';
+import {
+  encodeHead,
+  GENESIS_HASH,
+  HEAD_SIZE,
+  KEY_FILE,
+  loadOrCreateKey,
+  parseLine,
+  readHeadFile,
+  sealLine,
+  sealOf,
+  tagOf,
+  type AuditHead,
+} from './audit-chain.js';
+import type { AuditEntry, AuditEvent, AuditFilter, AuditRecord, GapSeen } from './audit-log.js';
+import { AUDIT_CHANNEL, AUDIT_LOCK, AUDIT_MIGRATIONS, AUDIT_SCHEMA, auditKeyId, LOCAL_HEAD_FILE } from './pg-audit-schema.js';
+import {
+  auditWorkerMain,
+  type AppendValue,
+  type AuditReply,
+  type AuditRequest,
+  type AuditWorkerData,
+  type ChainState,
+  type OpenValue,
+  type StoredRow,
+} from './pg-audit-worker.js';
+
+type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
+type Request = DistributiveOmit<AuditRequest, 'id'>;
+
+export interface PgAuditLogOptions {
+  /** How many entries (all instances) to keep in memory for tail(). Default 1000. */
+  memory?: number;
+  /** How long a call waits for the database's answer before its line counts as not written. Default 15 s. */
+  timeoutMs?: number;
+}
+
+/** A line to seal: its fields after `seq` (and the instance), before `prev`. */
+type EventFields = Record<string, unknown> & { event: AuditEvent['event'] };
+type Draft = { kind: 'entry'; record: AuditRecord } | { kind: 'event'; fields: EventFields };
+
+/** How often a batch is sealed again after another writer of the same chain got there first, before giving up. */
+const MAX_TRIES = 20;
+/** How often a refused call may ask a database marked unreachable whether it is back. */
+const PROBE_MS = 250;
+
+/**
+ * The audit trail on PostgreSQL (`MEMO_DATABASE_URL`): this instance's own hash chain in schema
+ * `memo_audit`, beside the chains of the other instances sharing the database. It keeps the file
+ * trail's promises (audit-log.ts): every line is sealed with the data folder's `audit.key` (the
+ * same keyed HMAC chain and head tag), a call's line is committed before the call returns (the
+ * pipeline's append is synchronous: this thread blocks on a worker thread that runs the
+ * transaction), a group of calls finishing together is one INSERT in one transaction, and the chain
+ * never forks: a batch commits only if the chain's head row (locked FOR UPDATE) is still the one it
+ * was sealed after, else it is sealed again after the newer head (another process with the same
+ * instance id, e.g. a CLI call beside `memo serve`); the table's unique (instance, seq) and
+ * (instance, prev) refuse a second successor whatever happens.
+ *
+ * Tamper evidence against whoever can write the database but not the data folder: the key stays in
+ * the data folder (the database only holds its id), so rows cannot be rewritten so that they
+ * verify; the chain's head row carries the head tag, and `data/audit-chain.head` keeps this
+ * instance's own copy of its head, so a cut tail or a deleted chain shows too. When the chain is not
+ * the way this instance left it, a chained `gap` event says what it found, as on files.
+ *
+ * While the database cannot be reached, `append` throws (the pipeline logs the lost line, as for a
+ * failing file write) and `guard` refuses every call before it runs; the worker probes the server
+ * every 2 s and calls go through again as soon as it answers.
+ */
+export class PgAuditLog {
+  readonly instance: string;
+  readonly keyFile: string;
+  readonly localHeadFile: string;
+  /** Refuses calls while the database cannot be reached (their lines could not be written). */
+  readonly guard: CallGuard;
+  /** Events this instance wrote (gaps seen, agent access). */
+  readonly events: AuditEvent[] = [];
+
+  private key: KeyObject | null = null;
+  private keyId = '';
+  private worker: Worker | null = null;
+  private port: MessagePort | null = null;
+  private readonly signal = new Int32Array(new SharedArrayBuffer(8));
+  private nextId = 0;
+  private lastProbe = 0;
+  private lastSeq = 0;
+  private lastHash = GENESIS_HASH;
+  private lastTag = GENESIS_HASH;
+  /** A gap event waiting to be written first in the next batch. */
+  private pendingGap: EventFields | null = null;
+  private localHeadFd: number | null = null;
+  private readonly headBuf = Buffer.alloc(HEAD_SIZE);
+  private recent: AuditEntry[] = [];
+  private seen = new Set<string>();
+  private readonly appended = new Set<(entries: readonly AuditEntry[]) => void>();
+  private readonly memory: number;
+  private readonly timeoutMs: number;
+
+  constructor(
+    private readonly url: DatabaseUrl,
+    readonly dataDir: string,
+    instance: string,
+    options: PgAuditLogOptions = {},
+  ) {
+    this.instance = instance;
+    this.memory = options.memory ?? 1000;
+    this.timeoutMs = options.timeoutMs ?? 15_000;
+    this.keyFile = path.join(dataDir, KEY_FILE);
+    this.localHeadFile = path.join(dataDir, LOCAL_HEAD_FILE);
+    this.guard = {
+      check: () => {
+        if (this.worker && Atomics.load(this.signal, 1) === 1 && !this.reachableAgain()) {
+          throw new MemoError(
+            'PERMISSION_DENIED',
+            `The audit trail's database ${this.url.display} cannot be reached, so this call could not be recorded: calls are refused until it answers again (Memo reconnects by itself).`,
+            { details: { decision: 'deny:audit-unavailable' } },
+          );
+        }
+      },
+    };
+  }
+
+  /** Opens the worker and the chain (made on first use), and loads the newest entries of every chain. */
+  open(): void {
+    if (this.worker) return;
+    fs.mkdirSync(this.dataDir, { recursive: true });
+    this.key = loadOrCreateKey(this.keyFile).key;
+    this.keyId = auditKeyId(this.key);
+    const { port1, port2 } = new MessageChannel();
+    const c = this.url.connection();
+    const workerData: AuditWorkerData = {
+      pgPath: createRequire(import.meta.url).resolve('pg'),
+      connection: { host: c.host, port: c.port, user: c.username, password: c.password, database: c.database, ssl: c.ssl },
+      instance: this.instance,
+      schema: AUDIT_SCHEMA,
+      lock: AUDIT_LOCK,
+      channel: AUDIT_CHANNEL,
+      migrations: AUDIT_MIGRATIONS,
+      signal: this.signal.buffer,
+      port: port2,
+      recent: this.memory,
+    };
+    const worker = new Worker(`(${auditWorkerMain.toString()})()`, { eval: true, workerData, transferList: [port2] });
+    worker.unref();
+    port1.unref();
+    worker.on('message', (m: { type?: string; rows?: StoredRow[] }) => {
+      if (m.type === 'entries' && m.rows) this.received(m.rows);
+    });
+    // The worker never throws out of its handlers; if it dies anyway, every later call says so.
+    worker.on('error', () => {});
+    this.worker = worker;
+    this.port = port1;
+    let opened: OpenValue;
+    try {
+      opened = this.call<OpenValue>({ op: 'open', keyId: this.keyId, genesis: GENESIS_HASH });
+    } catch (err) {
+      void this.stop();
+      throw new Error(`The audit trail cannot be opened in ${this.url.display} (schema "${AUDIT_SCHEMA}"): ${(err as Error).message}`, { cause: err });
+    }
+    if (opened.chain.keyId !== this.keyId) {
+      void this.stop();
+      throw new Error(
+        `The audit chain of instance "${this.instance}" in ${this.url.display} is sealed with the key ${opened.chain.keyId}, not with ${this.keyFile} (key ${this.keyId}): ` +
+          `copy the audit.key this instance used (every instance sharing the database should hold the same one), or give this data folder its own MEMO_INSTANCE_ID.`,
+      );
+    }
+    this.localHeadFd = fs.openSync(this.localHeadFile, fs.constants.O_RDWR | fs.constants.O_CREAT, 0o600);
+    this.adopt(opened.chain, true);
+    this.received(opened.recent, false);
+    if (this.pendingGap) this.commit([]);
+    else this.writeLocalHead();
+  }
+
+  append(record: AuditRecord): AuditEntry {
+    return this.appendBatch([record])[0]!; // one entry per record
+  }
+
+  /** Appends several records in one transaction (the pipeline's group commit). */
+  appendBatch(records: readonly AuditRecord[]): AuditEntry[] {
+    const written = this.commit(records.map((record) => ({ kind: 'entry', record })));
+    return written.filter((l): l is AuditEntry => !('event' in l));
+  }
+
+  /** An `agent-access` event (see AuditLog.note), chained and sealed like an entry. */
+  note(event: { event: 'agent-access'; conversationId: string; backend: string; version?: string; access: 'vault' | 'computer' }): AuditEvent {
+    const fields = {
+      event: event.event,
+      pid: process.pid,
+      conversationId: String(event.conversationId).slice(0, 100),
+      backend: String(event.backend).slice(0, 100),
+      ...(event.version ? { version: String(event.version).slice(0, 100) } : {}),
+      access: event.access,
+    };
+    return this.commit([{ kind: 'event', fields }]).at(-1) as AuditEvent;
+  }
+
+  /** Hears every batch of entries: this process's, right after commit, and the other instances' as they arrive. */
+  onAppend(listener: (entries: readonly AuditEntry[]) => void): () => void {
+    this.appended.add(listener);
+    return () => void this.appended.delete(listener);
+  }
+
+  /** The newest entries of all instances (at most the in-memory window), oldest first. */
+  tail(filter: AuditFilter = {}): AuditEntry[] {
+    let list = this.recent.slice(-this.memory);
+    if (filter.tool) list = list.filter((e) => e.tool === filter.tool);
+    if (filter.limit !== undefined) list = list.slice(-filter.limit);
+    return list;
+  }
+
+  async close(): Promise<void> {
+    if (!this.worker) return;
+    try {
+      this.call({ op: 'close' }, 5000);
+    } catch {
+      // Closing: the connections end with the thread anyway.
+    }
+    await this.stop();
+  }
+
+  private async stop(): Promise<void> {
+    const worker = this.worker;
+    this.worker = null;
+    this.port?.close();
+    this.port = null;
+    if (this.localHeadFd !== null) fs.closeSync(this.localHeadFd);
+    this.localHeadFd = null;
+    await worker?.terminate();
+  }
+
+  /**
+   * While the database is marked unreachable, a call asks it again (at most every 250 ms; a refused
+   * connection answers at once), so the first call after the server is back goes through.
+   */
+  private reachableAgain(): boolean {
+    const now = Date.now();
+    if (now - this.lastProbe < PROBE_MS) return false;
+    this.lastProbe = now;
+    try {
+      this.call({ op: 'ping' });
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  /** Seals `drafts` after the chain's head and commits them; sealed again after a newer head when another writer got there first. */
+  private commit(drafts: readonly Draft[]): Array<AuditEntry | AuditEvent> {
+    if (!this.worker) this.open();
+    const key = this.key!;
+    for (let attempt = 1; ; attempt++) {
+      const all: Draft[] = this.pendingGap ? [{ kind: 'event', fields: this.pendingGap }, ...drafts] : [...drafts];
+      const rows: Array<{ seq: number; ts: string; prev: string; hash: string; line: string }> = [];
+      const lines: Array<AuditEntry | AuditEvent> = [];
+      let prev = this.lastHash;
+      let seq = this.lastSeq;
+      let tag = this.lastTag;
+      for (const d of all) {
+        const gapSeq = d.kind === 'event' && typeof d.fields.seq === 'number' ? d.fields.seq : undefined;
+        seq = gapSeq ?? seq + 1;
+        let obj: Record<string, unknown>;
+        if (d.kind === 'entry') obj = { seq, instance: this.instance, ...d.record, prev };
+        else {
+          const { seq: _s, ...rest } = d.fields;
+          obj = { seq, ts: new Date().toISOString(), instance: this.instance, ...rest, prev };
+        }
+        const sealed = sealLine(key, prev, JSON.stringify(obj));
+        const ts = typeof obj.ts === 'string' ? obj.ts : new Date().toISOString();
+        rows.push({ seq, ts, prev, hash: sealed.hash, line: sealed.line.slice(0, -1) });
+        lines.push({ ...obj, hash: sealed.hash } as unknown as AuditEntry | AuditEvent);
+        prev = sealed.hash;
+        tag = sealed.tag;
+      }
+      if (rows.length === 0) return [];
+      const result = this.call<AppendValue>({ op: 'append', expect: { seq: this.lastSeq, hash: this.lastHash }, rows, head: { seq, hash: prev, tag } });
+      if (result.committed) {
+        this.lastSeq = seq;
+        this.lastHash = prev;
+        this.lastTag = tag;
+        this.pendingGap = null;
+        this.writeLocalHead();
+        const entries: AuditEntry[] = [];
+        for (const l of lines) {
+          if ('event' in l) this.events.push(l);
+          else entries.push(l);
+        }
+        if (entries.length) this.remember(entries);
+        return lines;
+      }
+      this.adopt(result.chain, false);
+      if (attempt >= MAX_TRIES) {
+        throw new Error(
+          `the audit chain of instance "${this.instance}" kept moving while ${records(drafts)} waited (${MAX_TRIES} tries): another process with the same instance id writes it without pause`,
+        );
+      }
+    }
+  }
+
+  /**
+   * Continues the chain from what the database holds. Another writer of this chain (a CLI beside
+   * `memo serve`) is normal and silent; anything else (the last row not sealed with our key, rows
+   * cut, the head altered, the chain behind this instance's own head file) queues a `gap` event.
+   */
+  private adopt(chain: ChainState, atOpen: boolean): void {
+    const key = this.key!;
+    const last = chain.last ? parseLine(chain.last.line) : null;
+    const lastOk = last !== null && last.seq === chain.last!.seq && sealOf(last, key) === 'keyed' && last.obj.instance === this.instance;
+    let known = atOpen ? this.localHead() : { seq: this.lastSeq, hash: this.lastHash };
+    if (chain.head.seq > known.seq) known = { seq: chain.head.seq, hash: chain.head.hash };
+    const lastSeq = chain.last?.seq ?? 0;
+    let seen: GapSeen | null = null;
+    let detail = '';
+    if (chain.last && !lastOk) {
+      seen = 'foreign-line';
+      detail = `entry #${lastSeq} of the chain in the database is not sealed with this data folder's key`;
+    } else if (lastSeq < known.seq) {
+      seen = lastSeq === 0 ? 'emptied' : 'cut-tail';
+      detail = lastSeq === 0 ? 'the chain in the database holds no entries' : `the chain in the database ends at entry #${lastSeq}`;
+    } else if (lastSeq === known.seq && last && last.hash !== known.hash && known.seq > 0) {
+      seen = 'replaced';
+      detail = `entry #${lastSeq} in the database is not the one last written`;
+    } else if (last && (chain.head.seq !== lastSeq || chain.head.hash !== last.hash || chain.head.tag !== tagOf(key, last))) {
+      seen = 'head-altered';
+      detail = `the chain's head row does not match its entry #${lastSeq}`;
+    }
+    this.lastSeq = lastSeq;
+    // The chain goes on from the last row whatever it is (the next line links to the hash it is stored
+    // under), so the database's one-successor rule holds and verify points at the row itself.
+    this.lastHash = chain.last?.hash ?? GENESIS_HASH;
+    this.lastTag = last && lastOk ? tagOf(key, last) : GENESIS_HASH;
+    if (!seen) {
+      // A gap seen earlier and not yet written (another writer got in first) still goes in, after its lines.
+      if (this.pendingGap) this.pendingGap.seq = Math.max(lastSeq + 1, Number(this.pendingGap.seq));
+      return;
+    }
+    this.pendingGap = {
+      event: 'gap',
+      seq: Math.max(lastSeq, known.seq) + 1,
+      pid: process.pid,
+      seen,
+      ...(lastSeq < known.seq ? { missing: { from: lastSeq + 1, to: known.seq } } : {}),
+      ...(known.seq > 0 ? { known } : {}),
+      detail,
+    };
+  }
+
+  /** This instance's own record of its head (`data/audit-chain.head`), unless it cannot be trusted. */
+  private localHead(): { seq: number; hash: string } {
+    const h = readHeadFile(this.localHeadFile);
+    return h.state === 'ok' ? { seq: h.head.seq, hash: h.head.hash } : { seq: 0, hash: GENESIS_HASH };
+  }
+
+  private writeLocalHead(): void {
+    if (this.localHeadFd === null) return;
+    const head: AuditHead = { seq: this.lastSeq, size: 0, hash: this.lastHash, tag: this.lastTag };
+    fs.writeSync(this.localHeadFd, encodeHead(head, this.headBuf), 0, HEAD_SIZE, 0);
+  }
+
+  /** Rows from the database (other writers, or the newest at open): entries join the tail, events do not. */
+  private received(rows: readonly StoredRow[], tell = true): void {
+    const fresh: AuditEntry[] = [];
+    for (const r of rows) {
+      if (this.seen.has(`${r.instance}#${r.seq}`)) continue;
+      const p = parseLine(r.line);
+      if (!p || p.event) continue;
+      fresh.push(p.obj as unknown as AuditEntry);
+    }
+    if (fresh.length === 0) return;
+    this.remember(fresh, tell);
+  }
+
+  private remember(entries: AuditEntry[], tell = true): void {
+    const before = this.recent.at(-1)?.ts;
+    for (const e of entries) {
+      this.recent.push(e);
+      this.seen.add(`${e.instance ?? this.instance}#${e.seq}`);
+    }
+    // Other instances' entries arrive a little late: keep the window in time order.
+    if (before !== undefined && entries.some((e) => e.ts < before)) this.recent.sort((a, b) => (a.ts < b.ts ? -1 : a.ts > b.ts ? 1 : 0));
+    if (this.recent.length > this.memory * 2) {
+      this.recent.splice(0, this.recent.length - this.memory);
+      this.seen = new Set(this.recent.map((e) => `${e.instance ?? this.instance}#${e.seq}`));
+    }
+    if (!tell) return;
+    for (const listener of this.appended) {
+      try {
+        listener(entries);
+      } catch {
+        // A watcher's failure never turns a written line into a failed append.
+      }
+    }
+  }
+
+  /**
+   * One request to the worker, waited for synchronously: posted, then this thread sleeps on the
+   * shared flag until the worker has answered (or `timeoutMs` passed). A late answer to an earlier
+   * request that timed out is recognised by its id and dropped.
+   */
+  private call<T>(request: Request, timeoutMs = this.timeoutMs): T {
+    const port = this.port;
+    if (!port) throw new Error(`the audit trail's connection to ${this.url.display} is closed`);
+    const id = ++this.nextId;
+    Atomics.store(this.signal, 0, 0);
+    port.postMessage({ ...request, id });
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      let received: { message: unknown } | undefined;
+      while ((received = receiveMessageOnPort(port))) {
+        const r = received.message as AuditReply;
+        if (r.id !== id) continue;
+        if (r.ok) return r.value as T;
+        throw this.failure(r);
+      }
+      const left = deadline - Date.now();
+      if (left <= 0) {
+        throw new Error(`the audit trail's database ${this.url.display} did not answer within ${Math.round(timeoutMs / 1000)} s: this line was not written`);
+      }
+      Atomics.wait(this.signal, 0, 0, left);
+      Atomics.store(this.signal, 0, 0);
+    }
+  }
+
+  private failure(r: Extract<AuditReply, { ok: false }>): Error {
+    const why = this.url.scrub(r.message);
+    if (r.unreachable) {
+      return new Error(
+        `the audit trail's database ${this.url.display} cannot be reached (${why}): this line was not written, and calls are refused until it answers again (Memo reconnects by itself)`,
+      );
+    }
+    return new Error(`the audit trail's database ${this.url.display} refused the write: ${why}`);
+  }
+}
+
+function records(drafts: readonly Draft[]): string {
+  return drafts.length === 1 ? 'one line' : `${drafts.length} lines`;
+}
