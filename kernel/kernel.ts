@@ -41,6 +41,7 @@ import { HostContext } from './packs/host-context.js';
 import type { PackApi } from './packs/pack-api.js';
 import { packAgent } from './agent/routine-turn.js';
 import { databaseFromSetting } from './storage/database-url.js';
+import { KernelStateDb } from './storage/kernel-state-db.js';
 import { instanceId } from './storage/instance-id.js';
 import type { DataSource } from 'typeorm';
 
@@ -436,7 +437,9 @@ export class Kernel {
     await Promise.all([...this.closing]);
     await this.skills.close();
     await this.conversations.close();
+    if (this.config.database) await this.container.resolve(KernelStateDb).close();
     await this.limiter.close();
+    await this.approvals.close();
     for (const d of this.disposables.splice(0).reverse()) d.dispose();
     await this.audit.close();
   }
@@ -523,9 +526,15 @@ export function createKernel(options: KernelOptions = {}): Kernel {
   });
   // The files of this kernel's data folder: each store is made for its own file.
   const logger = (d: DependencyContainer) => d.resolve<T.Logger>(T.Logger);
-  c.register(PermissionStore, { useFactory: instanceCachingFactory((d) => new PermissionStore(path.join(dataDir, 'permissions.json'), logger(d))) });
-  c.register(PackSettings, { useFactory: instanceCachingFactory((d) => new PackSettings(path.join(dataDir, 'packs.json'), logger(d))) });
-  c.register(ProviderSettings, { useFactory: instanceCachingFactory((d) => new ProviderSettings(path.join(dataDir, 'providers.json'), logger(d))) });
+  // With a shared database they are memo_kernel's rows instead, kept in step across instances (kernel/storage/kernel-state-db.ts).
+  const db = config.database;
+  if (db) c.register(KernelStateDb, { useFactory: instanceCachingFactory((d) => new KernelStateDb(db, dataDir, logger(d))) });
+  const shared = (d: DependencyContainer) => (db ? d.resolve(KernelStateDb) : undefined);
+  c.register(PermissionStore, { useFactory: instanceCachingFactory((d) => new PermissionStore(path.join(dataDir, 'permissions.json'), logger(d), shared(d))) });
+  c.register(PackSettings, { useFactory: instanceCachingFactory((d) => new PackSettings(path.join(dataDir, 'packs.json'), logger(d), shared(d))) });
+  c.register(ProviderSettings, {
+    useFactory: instanceCachingFactory((d) => new ProviderSettings(path.join(dataDir, 'providers.json'), logger(d), shared(d))),
+  });
   // Stored provider keys and sensitive environment values: scrubbed from every tool result, error and audit line.
   c.register(KnownSecrets, { useFactory: instanceCachingFactory((d) => new KnownSecrets({ providers: d.resolve(ProviderSettings) })) });
   // Asks the conversation store at check time; the store in turn tells it when a conversation goes (below).

@@ -1,9 +1,12 @@
 import { MemoError } from '../errors.js';
 import { StderrLogger, type Logger } from '../logger.js';
+import type { KernelStateDb, RemoteChange, ReplicatedView } from '../storage/kernel-state-db.js';
+import { providersTable, providerWrites } from '../storage/kernel-state-tables.js';
 import { JsonFileStore } from '../util/json-file-store.js';
 import type { ProviderConfig } from './provider.js';
 
-interface FileShape {
+/** What `data/providers.json` holds (and, with MEMO_DATABASE_URL, what memo_kernel's rows read as). */
+export interface ProviderShape {
   version: 1;
   active: string | null;
   providers: Record<string, ProviderConfig>;
@@ -16,20 +19,30 @@ const NAME = /^[a-z0-9]+(?:[-_][a-z0-9]+)*$/;
  * re-read when it changes). API keys are preferably named environment variables; a stored key never
  * leaves this file except to the provider itself, and every listing masks it. An unreadable file is
  * reported (never quoted: it may hold keys) and treated as "no providers"; the next change moves it aside.
+ *
+ * With a shared database (`db`: MEMO_DATABASE_URL) the configurations are rows of memo_kernel, read
+ * from a view in memory and written through (kernel-state-db.ts); a stored key (and header values)
+ * is sealed with `data/kernel.key` before it reaches the database, which every instance then needs.
  */
 export class ProviderSettings {
-  private readonly store: JsonFileStore<FileShape>;
+  private readonly store: JsonFileStore<ProviderShape> | null = null;
+  private readonly shared: ReplicatedView<ProviderShape> | null = null;
 
   constructor(
     readonly file: string,
     logger: Logger = new StderrLogger(),
+    private readonly db?: KernelStateDb,
   ) {
-    this.store = new JsonFileStore<FileShape>({
+    if (db) {
+      this.shared = db.view(providersTable);
+      return;
+    }
+    this.store = new JsonFileStore<ProviderShape>({
       file,
       logger,
       empty: () => ({ version: 1, active: null, providers: Object.create(null) as Record<string, ProviderConfig> }),
       parse: (json) => {
-        const parsed = json as Partial<FileShape> | null;
+        const parsed = json as Partial<ProviderShape> | null;
         if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) throw new Error('is not a JSON object');
         const providers = parsed.providers ?? {};
         if (typeof providers !== 'object' || Array.isArray(providers)) throw new Error('has a "providers" entry that is not an object');
@@ -42,11 +55,31 @@ export class ProviderSettings {
 
   /** Bumped whenever the configurations held in memory change (a save here, or a reload of the file). Read-only. */
   get version(): number {
-    return this.store.version;
+    return this.shared ? this.shared.version : this.store!.version;
   }
 
-  private get data(): FileShape {
-    return this.store.read();
+  /** Why the file could not be used, if it could not. */
+  get problem(): string | null {
+    return this.store ? this.store.problem : null;
+  }
+
+  /** Resolves once the configurations can be read (at once for the file; the first read of the database). */
+  ready(): Promise<void> {
+    return this.db ? this.db.ready() : Promise.resolve();
+  }
+
+  /** Resolves once every change made here is saved (at once for the file); rejects saying why one was not. */
+  saved(): Promise<void> {
+    return this.shared ? this.shared.saved() : Promise.resolve();
+  }
+
+  private get data(): ProviderShape {
+    return this.shared ? this.shared.read() : this.store!.read();
+  }
+
+  private change(local: (data: ProviderShape) => void, remote: RemoteChange): void {
+    if (this.shared) return this.shared.change(local, remote);
+    this.store!.update(local);
   }
 
   list(): ProviderConfig[] {
@@ -66,24 +99,24 @@ export class ProviderSettings {
   put(config: ProviderConfig): void {
     if (!NAME.test(config.name)) throw new MemoError('VALIDATION', `Provider name "${config.name}" must be lowercase letters, digits, "-" or "_".`);
     if (config.apiKey && config.apiKeyEnv) throw new MemoError('VALIDATION', 'Give either an API key environment variable or a key, not both.');
-    this.store.update((data) => {
-      data.providers[config.name] = config;
+    this.change((data) => {
+      data.providers[config.name] = structuredClone(config);
       if (!data.active) data.active = config.name;
-    });
+    }, providerWrites.put(config));
   }
 
   remove(name: string): boolean {
     if (!this.data.providers[name]) return false;
-    this.store.update((data) => {
+    this.change((data) => {
       delete data.providers[name];
-      if (data.active === name) data.active = Object.keys(data.providers)[0] ?? null;
-    });
+      if (data.active === name) data.active = (this.shared ? Object.keys(data.providers).sort()[0] : Object.keys(data.providers)[0]) ?? null;
+    }, providerWrites.remove(name));
     return true;
   }
 
   use(name: string): void {
     if (!this.data.providers[name]) throw new MemoError('NOT_FOUND', `There is no provider "${name}" (memo provider list).`);
-    this.store.update((data) => void (data.active = name));
+    this.change((data) => void (data.active = name), providerWrites.use(name));
   }
 }
 

@@ -7,8 +7,10 @@ import { isLocalProvider } from '../agent/capability-probe.js';
 import type { ModelProvider, ProviderConfig, ProviderConfigurationService } from '../agent/provider.js';
 import { fallbackTitle } from '../agent/conversation-title.js';
 import { describeProvider, ProviderSettings } from '../agent/provider-settings.js';
+import { withCommandStore } from '../storage/kernel-state-db.js';
 import { SystemClock } from '../clock.js';
 import { isMemoError } from '../errors.js';
+import { StderrLogger } from '../logger.js';
 import type { Kernel } from '../kernel.js';
 import {
   ApprovalWithdrawn,
@@ -161,6 +163,12 @@ class ChatPrompter implements ApprovalFace {
   }
 }
 
+/** Runs `use` on the provider configurations (data/providers.json, or the shared database); what it changed is saved before this resolves. */
+function withProviders<R>(ctx: CliContext, use: (settings: ProviderSettings) => R): Promise<R> {
+  const logger = new StderrLogger();
+  return withCommandStore(ctx.dataDir(), logger, (db) => new ProviderSettings(path.join(ctx.dataDir(), 'providers.json'), logger, db), use);
+}
+
 export function registerChatCommands(program: Command, ctx: CliContext): void {
   const provider = program.command('provider').description('model providers (data/providers.json)');
   provider
@@ -178,7 +186,6 @@ export function registerChatCommands(program: Command, ctx: CliContext): void {
         name: string,
         o: { kind: string; preset?: string; baseUrl?: string; model?: string; apiKeyEnv?: string; apiKeyStdin?: boolean; contextWindow?: string },
       ) => {
-        const settings = new ProviderSettings(path.join(ctx.dataDir(), 'providers.json'));
         let apiKey: string | undefined;
         if (o.apiKeyStdin) {
           // Never from argv: arguments are visible to every process on the machine.
@@ -219,23 +226,25 @@ export function registerChatCommands(program: Command, ctx: CliContext): void {
         } finally {
           await kernel.shutdown();
         }
+        let active: string | undefined;
         try {
-          settings.put(config);
+          active = await withProviders(ctx, (settings) => {
+            settings.put(config);
+            return settings.active()?.name;
+          });
         } catch (err) {
           if (isMemoError(err)) throw ctx.usage(err.message);
           throw err;
         }
-        process.stdout.write(`Stored provider ${name}${settings.active()?.name === name ? ' (active)' : ''}.\n`);
+        process.stdout.write(`Stored provider ${name}${active === name ? ' (active)' : ''}.\n`);
       },
     );
   provider
     .command('list')
     .option('--json', 'print JSON')
     .description('configured providers, keys masked')
-    .action((o: { json?: boolean }) => {
-      const settings = new ProviderSettings(path.join(ctx.dataDir(), 'providers.json'));
-      const active = settings.active()?.name;
-      const list = settings.list().map((c) => describeProvider(c, active));
+    .action(async (o: { json?: boolean }) => {
+      const list = await withProviders(ctx, (settings) => settings.list().map((c) => describeProvider(c, settings.active()?.name)));
       if (o.json) return void process.stdout.write(JSON.stringify(list) + '\n');
       if (!list.length) return void process.stdout.write('No providers configured (memo provider add).\n');
       // describeProvider's fields are strings or absent; anything else is shown as JSON rather than [object Object].
@@ -248,18 +257,16 @@ export function registerChatCommands(program: Command, ctx: CliContext): void {
   provider
     .command('remove <name>')
     .description('remove a provider configuration')
-    .action((name: string) => {
-      const settings = new ProviderSettings(path.join(ctx.dataDir(), 'providers.json'));
-      if (!settings.remove(name)) throw ctx.notFound(`There is no provider "${name}".`);
+    .action(async (name: string) => {
+      if (!(await withProviders(ctx, (settings) => settings.remove(name)))) throw ctx.notFound(`There is no provider "${name}".`);
       process.stdout.write(`Removed ${name}.\n`);
     });
   provider
     .command('use <name>')
     .description('make a provider the active one')
-    .action((name: string) => {
-      const settings = new ProviderSettings(path.join(ctx.dataDir(), 'providers.json'));
+    .action(async (name: string) => {
       try {
-        settings.use(name);
+        await withProviders(ctx, (settings) => settings.use(name));
       } catch (err) {
         throw ctx.notFound((err as Error).message);
       }

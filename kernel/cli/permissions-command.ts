@@ -1,13 +1,15 @@
 /**
  * `memo permissions list|allow|deny|revoke|always-allow`: the stored decisions (forever, until a moment, for one
- * conversation) and the person's global always-allow setting, all in `data/permissions.json`. The
- * file is the data folder's, out of every tool's reach: only this command and host apps change it
- * (a running kernel re-reads it at its next call).
+ * conversation) and the person's global always-allow setting, all in `data/permissions.json` (or,
+ * with MEMO_DATABASE_URL, the shared database's memo_kernel). The file is the data folder's, out of
+ * every tool's reach: only this command and host apps change it (a running kernel re-reads it at its
+ * next call; instances on the database hear of it within a second).
  */
 import * as path from 'node:path';
 import type { Command } from 'commander';
 import { StderrLogger } from '../logger.js';
 import { PermissionStore, type StoredDecision } from '../permissions/permission-store.js';
+import { withCommandStore } from '../storage/kernel-state-db.js';
 import { NotFound, print, table, UsageError, type Cli } from './context.js';
 import { moment } from './moments.js';
 
@@ -52,8 +54,10 @@ async function toolSpec(cli: Cli, name: string): Promise<{ danger: string; effec
   }
 }
 
-function storeOf(cli: Cli): PermissionStore {
-  return new PermissionStore(path.join(cli.dataDir(), 'permissions.json'), new StderrLogger());
+/** Runs `use` on the stored decisions; what it changed is saved (committed, on a database) before this resolves. */
+function withStore<R>(cli: Cli, use: (store: PermissionStore) => R): Promise<R> {
+  const logger = new StderrLogger();
+  return withCommandStore(cli.dataDir(), logger, (db) => new PermissionStore(path.join(cli.dataDir(), 'permissions.json'), logger, db), use);
 }
 
 export function registerPermissionsCommands(program: Command, cli: Cli): void {
@@ -64,22 +68,20 @@ export function registerPermissionsCommands(program: Command, cli: Cli): void {
     .command('list')
     .option('--json', 'print JSON: the decisions in force, each with its scope (and expiresAt or conversationId)')
     .description('list the stored decisions in force (expired ones left out)')
-    .action((opts: { json?: boolean }) => {
-      const store = storeOf(cli);
+    .action(async (opts: { json?: boolean }) => {
       const now = Date.now();
-      const list = store.list(now);
+      const { list, alwaysAllow } = await withStore(cli, (store) => ({ list: store.list(now), alwaysAllow: store.alwaysAllow }));
       if (opts.json) return print(list);
-      if (store.alwaysAllow) process.stdout.write('Always allow is ON for agent turns and routines (memo permissions always-allow status).\n');
+      if (alwaysAllow) process.stdout.write('Always allow is ON for agent turns and routines (memo permissions always-allow status).\n');
       process.stdout.write(decisionTable(list, now));
     });
   permissions
     .command('revoke <tool>')
     .description("remove a tool's stored decisions, every scope (it will be asked again)")
-    .action((toolName: string) => {
-      const store = storeOf(cli);
+    .action(async (toolName: string) => {
       const now = Date.now();
-      const had = store.list().filter((d) => d.tool === toolName);
-      if (store.revoke(toolName)) {
+      const { had, revoked } = await withStore(cli, (store) => ({ had: store.list().filter((d) => d.tool === toolName), revoked: store.revoke(toolName) }));
+      if (revoked) {
         const what = had.map((d) => `${d.decision} ${scopeText(d, now)}`).join('; ');
         process.stdout.write(`Revoked the stored decision${had.length > 1 ? 's' : ''} for ${toolName} (${what}).\n`);
       } else {
@@ -107,9 +109,8 @@ export function registerPermissionsCommands(program: Command, cli: Cli): void {
       }
       const at = new Date();
       const expiresAt = minutes === undefined ? undefined : new Date(at.getTime() + minutes * 60_000).toISOString();
-      storeOf(cli).set(
-        { tool: toolName, decision: 'allow', plugin: spec.plugin, scope: expiresAt ? 'until' : 'forever', ...(expiresAt ? { expiresAt } : {}) },
-        at,
+      await withStore(cli, (store) =>
+        store.set({ tool: toolName, decision: 'allow', plugin: spec.plugin, scope: expiresAt ? 'until' : 'forever', ...(expiresAt ? { expiresAt } : {}) }, at),
       );
       const until = expiresAt ? `until ${moment(Date.parse(expiresAt), at.getTime())}` : 'until revoked';
       process.stdout.write(
@@ -121,18 +122,19 @@ export function registerPermissionsCommands(program: Command, cli: Cli): void {
     .description('deny a tool for every caller until revoked (a stored deny wins over everything, always-allow included)')
     .action(async (toolName: string) => {
       const spec = await toolSpec(cli, toolName);
-      storeOf(cli).set({ tool: toolName, decision: 'deny', plugin: spec.plugin, scope: 'forever' }, new Date());
+      await withStore(cli, (store) => store.set({ tool: toolName, decision: 'deny', plugin: spec.plugin, scope: 'forever' }, new Date()));
       process.stdout.write(`Denied ${toolName} (${spec.plugin}) for every caller until revoked.\nUndo: memo permissions revoke ${toolName}\n`);
     });
   permissions
     .command('always-allow <state>')
     .description('the global always-allow setting: on, off, or status (never settable through a tool)')
-    .action((state: string) => {
+    .action(async (state: string) => {
       if (state !== 'on' && state !== 'off' && state !== 'status') throw new UsageError('always-allow takes on, off or status');
-      const store = storeOf(cli);
-      if (state !== 'status') store.setAlwaysAllow(state === 'on');
       // An unusable file is reported by the store (on stderr) and counts as off.
-      const on = store.alwaysAllow;
+      const on = await withStore(cli, (store) => {
+        if (state !== 'status') store.setAlwaysAllow(state === 'on');
+        return store.alwaysAllow;
+      });
       const verb = state === 'status' ? 'is' : 'is now';
       process.stdout.write(
         on

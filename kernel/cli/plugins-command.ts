@@ -7,6 +7,7 @@ import { DenyingPrompter } from '../permissions/prompter.js';
 import { listPackDirs, readManifest } from '../packs/pack-loader.js';
 import type { PackManifest } from '../packs/manifest.js';
 import { PackSettings, resolveConfig } from '../packs/pack-settings.js';
+import { withCommandStore } from '../storage/kernel-state-db.js';
 import { packInfo, packList } from '../control/kernel-views.js';
 import { registerPluginAuthoring } from './authoring-command.js';
 import { noServerOption, NotFound, print, table, UsageError, type Cli, type ServerOption } from './context.js';
@@ -41,6 +42,12 @@ function setPath(target: Record<string, unknown>, dotted: string, value: unknown
     obj = obj[k] as Record<string, unknown>;
   }
   obj[keys.at(-1)!] = value;
+}
+
+/** Runs `use` on the pack choices (data/packs.json, or the shared database); what it changed is saved before this resolves. */
+function withSettings<R>(cli: Cli, use: (settings: PackSettings) => R): Promise<R> {
+  const logger = new StderrLogger();
+  return withCommandStore(cli.dataDir(), logger, (db) => new PackSettings(path.join(cli.dataDir(), 'packs.json'), logger, db), use);
 }
 
 export function registerPluginsCommands(program: Command, cli: Cli): void {
@@ -106,11 +113,10 @@ export function registerPluginsCommands(program: Command, cli: Cli): void {
     plugins
       .command(`${verb} <id>`)
       .description(`${verb} a pack (persists in data/packs.json; a running kernel applies it at once)`)
-      .action((id: string) => {
+      .action(async (id: string) => {
         const known = knownPackIds(cli);
         if (!known.includes(id)) throw new NotFound(`There is no pack "${id}"${known.length ? ` (packs: ${known.join(', ')})` : ''}.`);
-        const settings = new PackSettings(path.join(cli.dataDir(), 'packs.json'), new StderrLogger());
-        settings.setEnabled(id, enabled);
+        await withSettings(cli, (settings) => settings.setEnabled(id, enabled));
         process.stdout.write(`${enabled ? 'Enabled' : 'Disabled'} ${id}.\n`);
       });
   }
@@ -118,12 +124,11 @@ export function registerPluginsCommands(program: Command, cli: Cli): void {
     .command('config <id> [settings...]')
     .description("show a pack's settings, or set them: key=value (value as JSON when it parses, else text)")
     .option('--json', 'print JSON')
-    .action((id: string, pairs: string[], opts: { json?: boolean }) => {
+    .action(async (id: string, pairs: string[], opts: { json?: boolean }) => {
       const manifest = manifestOf(cli, id);
-      const settings = new PackSettings(path.join(cli.dataDir(), 'packs.json'), new StderrLogger());
       let current: Record<string, unknown>;
       if (pairs.length === 0) {
-        current = resolveConfig(id, manifest.config, settings.storedConfig(id));
+        current = resolveConfig(id, manifest.config, await withSettings(cli, (settings) => settings.storedConfig(id)));
       } else {
         const changes: Record<string, unknown> = {};
         for (const pair of pairs) {
@@ -132,7 +137,7 @@ export function registerPluginsCommands(program: Command, cli: Cli): void {
           setPath(changes, pair.slice(0, eq), parseValue(pair.slice(eq + 1)));
         }
         try {
-          current = settings.setConfig(id, manifest.config, changes);
+          current = await withSettings(cli, (settings) => settings.setConfig(id, manifest.config, changes));
         } catch (err) {
           if (isMemoError(err)) throw new NotFound(err.message);
           throw err;

@@ -9,7 +9,8 @@ import { isLoopbackAddress } from '../mcp/auth.js';
 import type { McpHttpEndpoint, McpHttpEndpointOptions } from '../mcp/mcp-http-server.js';
 import { DEFAULT_IDLE_TIMEOUT_MS, DEFAULT_MAX_SESSIONS } from '../mcp/defaults.js';
 import { DEFAULT_APPROVAL_WAIT_MS } from '../permissions/approval-broker.js';
-import { parseRateLimit, rateLimitOptions, settingsStore, type RateLimitSetting } from './settings-command.js';
+import { parseRateLimit, rateLimitOptions, type RateLimitSetting } from './settings-command.js';
+import { storedSettings } from '../storage/kernel-state-settings.js';
 import { ControlServer } from '../control/control-server.js';
 import { NotFound, print, UsageError, type Cli } from './context.js';
 
@@ -39,11 +40,11 @@ function readTokenFile(file: string): string {
 
 /**
  * The rate limit of this run: `--rate-limit off|N` when given, else `memo settings rate-limit`
- * (data/settings.json), else the defaults. `source` names where it came from, for the warning.
+ * (data/settings.json, or the shared database's), else the defaults. `source` names where it came from, for the warning.
  */
-function serveRateLimit(value: string | undefined, dataDir: string): { setting: RateLimitSetting | undefined; source: string } {
+async function serveRateLimit(value: string | undefined, dataDir: string): Promise<{ setting: RateLimitSetting | undefined; source: string }> {
   if (value !== undefined) return { setting: parseRateLimit(value, '--rate-limit'), source: '--rate-limit off' };
-  return { setting: settingsStore(dataDir).read().rateLimit, source: 'memo settings rate-limit off' };
+  return { setting: (await storedSettings(dataDir)).rateLimit, source: 'memo settings rate-limit off' };
 }
 
 /** Checks serve's options before anything boots: a bad one is a usage error (exit 2). */
@@ -133,7 +134,7 @@ export function registerServeCommand(program: Command, cli: Cli): void {
       const endpointOptions = serveEndpointOptions(opts);
       // Read now, so a bad file is a usage error before anything boots; a rotation reads it again.
       let fileToken = opts.tokenFile === undefined ? undefined : readTokenFile(opts.tokenFile);
-      const rate = serveRateLimit(opts.rateLimit, cli.dataDir());
+      const rate = await serveRateLimit(opts.rateLimit, cli.dataDir());
       const rateLimits = rate.setting === undefined ? undefined : rateLimitOptions(rate.setting);
       // Handlers first: a supervisor may send SIGTERM (or SIGHUP) the moment it reads the ready line.
       const stopped = new Promise<void>((resolve) => {

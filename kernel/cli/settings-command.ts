@@ -1,40 +1,17 @@
 /**
  * `memo settings [show] | rate-limit <off|N|default>`: the administrator's settings for `memo serve`,
- * in `data/settings.json` (mode 0600, atomic, the data folder's: no tool reaches it). Today one:
+ * in `data/settings.json` (mode 0600, atomic, the data folder's: no tool reaches it), or, with
+ * MEMO_DATABASE_URL, in the shared database's memo_kernel (every instance's). Today one:
  * the rate limit every caller gets, or none at all. `memo serve --rate-limit` overrides it for one run.
  */
-import * as path from 'node:path';
 import type { Command } from 'commander';
-import { StderrLogger, type Logger } from '../logger.js';
+import { StderrLogger } from '../logger.js';
 import { DEFAULT_RATE_LIMITS, NO_RATE_LIMITS, type RateLimitOptions } from '../rate-limit/rate-limiter.js';
-import { JsonFileStore } from '../util/json-file-store.js';
+import { withCommandStore } from '../storage/kernel-state-db.js';
+import { SettingsStore, storedSettings, type RateLimitSetting } from '../storage/kernel-state-settings.js';
 import { print, UsageError, type Cli } from './context.js';
 
-/** `off`, or calls per minute for each caller. */
-export type RateLimitSetting = 'off' | number;
-
-interface Settings {
-  rateLimit?: RateLimitSetting;
-}
-
-function isRateLimit(value: unknown): value is RateLimitSetting {
-  return value === 'off' || (typeof value === 'number' && Number.isInteger(value) && value >= 1);
-}
-
-export function settingsStore(dataDir: string, logger: Logger = new StderrLogger()): JsonFileStore<Settings> {
-  return new JsonFileStore<Settings>({
-    file: path.join(dataDir, 'settings.json'),
-    logger,
-    empty: () => ({}),
-    parse: (json) => {
-      if (typeof json !== 'object' || json === null || Array.isArray(json)) throw new Error('is not a JSON object');
-      const { rateLimit } = json as Record<string, unknown>;
-      if (rateLimit !== undefined && !isRateLimit(rateLimit)) throw new Error('has a "rateLimit" that is neither "off" nor a whole number of at least 1');
-      return rateLimit === undefined ? {} : { rateLimit };
-    },
-    whileUnusable: 'the default rate limits apply',
-  });
-}
+export type { RateLimitSetting } from '../storage/kernel-state-settings.js';
 
 /** `off` or a whole number of at least 1, as typed on the command line; a usage error otherwise. */
 export function parseRateLimit(value: string, what: string): RateLimitSetting {
@@ -62,21 +39,23 @@ export function registerSettingsCommands(program: Command, cli: Cli): void {
     .command('show', { isDefault: true })
     .option('--json', 'print JSON')
     .description('print the settings')
-    .action((opts: { json?: boolean }) => {
-      const value = settingsStore(cli.dataDir()).read();
+    .action(async (opts: { json?: boolean }) => {
+      const value = await storedSettings(cli.dataDir());
       if (opts.json) return print(value);
       process.stdout.write(`${describe(value.rateLimit)}\n`);
     });
   settings
     .command('rate-limit <value>')
     .description('tool calls per minute for each caller of memo serve (N), no limits at all (off), or the default (default); applies at the next start')
-    .action((value: string) => {
-      const store = settingsStore(cli.dataDir());
+    .action(async (value: string) => {
       const setting = value === 'default' ? undefined : parseRateLimit(value, 'the rate limit');
-      store.update((s) => {
-        if (setting === undefined) delete s.rateLimit;
-        else s.rateLimit = setting;
-      });
+      const logger = new StderrLogger();
+      await withCommandStore(
+        cli.dataDir(),
+        logger,
+        (db) => new SettingsStore(cli.dataDir(), logger, db),
+        (store) => store.setRateLimit(setting),
+      );
       process.stdout.write(`${describe(setting)}; memo serve applies it at its next start.\n`);
       if (setting === 'off') process.stderr.write('memo: warning: with the rate limit off, nothing limits how fast any caller can call tools.\n');
     });

@@ -34,6 +34,8 @@ export class PackManager {
   /** Builds the PackApi for a pack; what it registers is pushed onto `owned`. Set by the kernel. */
   apiFor: ((packId: string, owned: Disposable[]) => PackApi) | null = null;
   private watchingSettings = false;
+  /** With a shared database: told when another instance changes the pack choices. */
+  private settingsChange: Disposable | null = null;
   private version = 0;
   private folders: PackFolder[] = [];
 
@@ -45,6 +47,8 @@ export class PackManager {
 
   /** Loads every pack folder found in the folders; broken ones are reported and skipped. */
   async load(folders: PackFolder[]): Promise<PackState[]> {
+    // The choices first (with a shared database, its first read): a pack must load enabled or not as stored.
+    await this.settings.ready();
     this.folders.push(...folders);
     const out: PackState[] = [];
     // One pack after another: importing several at once races inside jest's ESM loader ("request for
@@ -236,6 +240,7 @@ export class PackManager {
       this.watcher?.schedule('\u0000settings', () => this.applySettings()),
     );
     this.watchingSettings = true;
+    this.settingsChange = this.settings.onChange(() => this.watcher?.schedule('\u0000settings', () => this.applySettings()));
   }
 
   private async sync(folder: PackFolder): Promise<void> {
@@ -259,6 +264,8 @@ export class PackManager {
     for (const d of this.activations.values()) d.dispose();
     this.activations.clear();
     if (this.watchingSettings) fs.unwatchFile(this.settings.file);
+    this.settingsChange?.dispose();
+    this.settingsChange = null;
     this.watchingSettings = false;
     for (const d of this.registrations.values()) d.dispose();
     this.registrations.clear();

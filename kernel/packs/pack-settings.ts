@@ -4,13 +4,17 @@ import { describeAjvErrors } from '../tools/tool-registry.js';
 import { applyDefaults, SchemaCompiler } from '../tools/schemas.js';
 import { JsonFileStore } from '../util/json-file-store.js';
 import { MemoError } from '../errors.js';
+import type { Disposable } from '../disposable.js';
+import type { KernelStateDb, RemoteChange, ReplicatedView } from '../storage/kernel-state-db.js';
+import { packsTable, packWrites } from '../storage/kernel-state-tables.js';
 
-interface PackEntry {
+export interface PackEntry {
   enabled?: boolean;
   config?: Record<string, unknown>;
 }
 
-interface FileShape {
+/** What `data/packs.json` holds (and, with MEMO_DATABASE_URL, what memo_kernel's rows read as). */
+export interface PackShape {
   version: 1;
   packs: Record<string, PackEntry>;
 }
@@ -22,18 +26,26 @@ interface FileShape {
  * choices" (every pack with its defaults); the next change moves it aside.
  */
 export class PackSettings {
-  private readonly store: JsonFileStore<FileShape>;
+  private readonly store: JsonFileStore<PackShape> | null = null;
+  /** With a shared database (MEMO_DATABASE_URL): a row per pack in memo_kernel, read from memory, written through. */
+  private readonly shared: ReplicatedView<PackShape> | null = null;
+  private seen = -1;
 
   constructor(
     readonly file: string,
     logger: Logger,
+    private readonly db?: KernelStateDb,
   ) {
-    this.store = new JsonFileStore<FileShape>({
+    if (db) {
+      this.shared = db.view(packsTable);
+      return;
+    }
+    this.store = new JsonFileStore<PackShape>({
       file,
       logger,
       empty: () => ({ version: 1, packs: Object.create(null) as Record<string, PackEntry> }),
       parse: (json) => {
-        const packs = (json as Partial<FileShape> | null)?.packs;
+        const packs = (json as Partial<PackShape> | null)?.packs;
         if (!packs || typeof packs !== 'object' || Array.isArray(packs)) throw new Error('has no "packs" object');
         return { version: 1, packs: Object.assign(Object.create(null) as Record<string, PackEntry>, packs) };
       },
@@ -43,16 +55,45 @@ export class PackSettings {
 
   /** Why the file could not be used, if it could not. */
   get problem(): string | null {
-    return this.store.problem;
+    if (this.shared) return this.shared.loaded ? null : `the pack settings in ${this.db!.where} have not been read yet`;
+    return this.store!.problem;
   }
 
-  /** Re-reads the file if it changed; true if it did. */
+  /** Resolves once the choices can be read (at once for the file; the first read of the database). */
+  ready(): Promise<void> {
+    return this.db ? this.db.ready() : Promise.resolve();
+  }
+
+  /** Resolves once every change made here is saved (at once for the file); rejects saying why one was not. */
+  saved(): Promise<void> {
+    return this.shared ? this.shared.saved() : Promise.resolve();
+  }
+
+  /** Re-reads the file if it changed; true if it did (shared: true if the view changed since the last call). */
   refresh(): boolean {
-    return this.store.reload();
+    if (!this.shared) return this.store!.reload();
+    const changed = this.shared.version !== this.seen;
+    this.seen = this.shared.version;
+    return changed;
+  }
+
+  /** Told when another instance's change reaches the shared view (the file is polled by the pack manager instead). */
+  onChange(listener: () => void): Disposable {
+    return this.shared ? this.shared.onChange(listener) : { dispose: () => {} };
   }
 
   private get entries(): Record<string, PackEntry> {
-    return this.store.read().packs;
+    return (this.shared ? this.shared.read() : this.store!.read()).packs;
+  }
+
+  /** Every pack's stored choices, by pack id. */
+  stored(): Array<[string, PackEntry]> {
+    return Object.entries(this.entries).map(([id, entry]) => [id, structuredClone(entry)]);
+  }
+
+  private change(local: (shape: PackShape) => void, remote: RemoteChange): void {
+    if (this.shared) return this.shared.change(local, remote);
+    this.store!.update(local);
   }
 
   isEnabled(id: string, enabledByDefault = true): boolean {
@@ -65,7 +106,7 @@ export class PackSettings {
   }
 
   setEnabled(id: string, enabled: boolean): void {
-    this.store.update((shape) => void (shape.packs[id] = { ...shape.packs[id], enabled }));
+    this.change((shape) => void (shape.packs[id] = { ...shape.packs[id], enabled }), packWrites.enabled(id, enabled));
   }
 
   storedConfig(id: string): Record<string, unknown> {
@@ -77,7 +118,7 @@ export class PackSettings {
     if (!schema) throw new MemoError('VALIDATION', `Pack "${id}" declares no settings.`, { plugin: id });
     const merged = { ...this.storedConfig(id), ...changes };
     const resolved = resolveConfig(id, schema, merged);
-    this.store.update((shape) => void (shape.packs[id] = { ...shape.packs[id], config: merged }));
+    this.change((shape) => void (shape.packs[id] = { ...shape.packs[id], config: { ...shape.packs[id]?.config, ...changes } }), packWrites.config(id, changes));
     return resolved;
   }
 }

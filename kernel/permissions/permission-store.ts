@@ -1,4 +1,7 @@
+import { MemoError } from '../errors.js';
 import type { Logger } from '../logger.js';
+import type { KernelStateDb, ReplicatedView } from '../storage/kernel-state-db.js';
+import { permissionsTable, permissionWrites } from '../storage/kernel-state-tables.js';
 import { JsonFileStore } from '../util/json-file-store.js';
 
 /**
@@ -20,7 +23,8 @@ export interface StoredDecision {
   conversationId?: string;
 }
 
-interface FileShape {
+/** What `data/permissions.json` holds (and, with MEMO_DATABASE_URL, what memo_kernel's rows read as). */
+export interface PermissionShape {
   version: 2;
   /** The person's global "always allow" setting (seed 003): never settable through a tool. */
   alwaysAllow: boolean;
@@ -33,15 +37,29 @@ interface FileShape {
  * running kernel at its next call). A corrupt or unreadable file is reported once and treated as
  * "no decisions" (never as allow, always-allow off); it is moved aside, not overwritten, when the
  * next decision is saved. A version 1 file (forever decisions by tool) is read as forever decisions.
+ *
+ * With a shared database (`db`: MEMO_DATABASE_URL), the decisions are rows of memo_kernel instead
+ * (kernel-state-db.ts): read from the view in memory, written through, re-read when another
+ * instance changes them. Until the first read, every question the store is asked is refused (a
+ * stored deny might be unknown); while the view is stale (the database has not confirmed it for
+ * STALE_MS), stored denies still apply and stored allows and always-allow do not: a revocation on
+ * another instance is never missed for longer than that.
  */
 export class PermissionStore {
-  private readonly store: JsonFileStore<FileShape>;
+  private readonly store: JsonFileStore<PermissionShape> | null = null;
+  private readonly shared: ReplicatedView<PermissionShape> | null = null;
+  private staleReported = false;
 
   constructor(
     readonly file: string,
-    logger: Logger,
+    private readonly logger: Logger,
+    private readonly db?: KernelStateDb,
   ) {
-    this.store = new JsonFileStore<FileShape>({
+    if (db) {
+      this.shared = db.view(permissionsTable);
+      return;
+    }
+    this.store = new JsonFileStore<PermissionShape>({
       file,
       logger,
       empty: () => ({ version: 2, alwaysAllow: false, decisions: [] }),
@@ -50,16 +68,66 @@ export class PermissionStore {
     });
   }
 
-  /** Why the file could not be used, if it could not. */
+  /** Why the stored decisions cannot be used, if they cannot. */
   get problem(): string | null {
-    return this.store.problem;
+    if (this.shared) return this.shared.loaded ? null : `the stored permissions in ${this.db!.where} have not been read yet`;
+    return this.store!.problem;
+  }
+
+  /** Resolves once the decisions can be read (at once for the file; the first read of the database). */
+  ready(): Promise<void> {
+    return this.db ? this.db.ready() : Promise.resolve();
+  }
+
+  /** Resolves once every change made here is saved (at once for the file); rejects saying why one was not. */
+  saved(): Promise<void> {
+    return this.shared ? this.shared.saved() : Promise.resolve();
+  }
+
+  private read(): PermissionShape {
+    return this.shared ? this.shared.read() : this.store!.read();
+  }
+
+  private change(local: (shape: PermissionShape) => void, remote: Parameters<ReplicatedView<PermissionShape>['change']>[1]): void {
+    if (this.shared) return this.shared.change(local, remote);
+    // A copy: a write that fails leaves the value held as it was.
+    this.store!.update((shape) => {
+      const next = structuredClone(shape);
+      local(next);
+      return next;
+    });
+  }
+
+  /** False (with a warning, once per episode) while the shared view is stale: stored allows do not apply then. */
+  private allowsApply(): boolean {
+    if (!this.shared) return true;
+    if (!this.shared.loaded) {
+      throw new MemoError(
+        'PERMISSION_DENIED',
+        `The stored permissions have not been read from ${this.db!.where} yet, so a stored deny could be missed: medium and dangerous calls are refused until they are.`,
+        { details: { decision: 'deny:unavailable' } },
+      );
+    }
+    if (this.shared.fresh()) {
+      this.staleReported = false;
+      return true;
+    }
+    if (!this.staleReported) {
+      this.staleReported = true;
+      this.logger.warn(
+        `the stored permissions in ${this.db!.where} have not been confirmed for ${Math.round(this.shared.age() / 1000)} s: stored allows and always-allow do not apply until the database answers (stored denies still do)`,
+      );
+    }
+    return false;
   }
 
   /** The decisions in force for a tool at `now`: a deny, else the allows (expired ones left out). */
   find(tool: string, now: number, conversationId?: string): { deny?: StoredDecision; allow?: StoredDecision } {
-    const live = this.store.read().decisions.filter((d) => d.tool === tool && inForce(d, now));
+    const allows = this.allowsApply();
+    const live = this.read().decisions.filter((d) => d.tool === tool && inForce(d, now));
     const deny = live.find((d) => d.decision === 'deny');
     if (deny) return { deny };
+    if (!allows) return {};
     // The narrowest allow names the decision: this conversation, a timed one, then forever.
     const allow =
       live.find((d) => d.decision === 'allow' && d.scope === 'conversation' && d.conversationId === conversationId) ??
@@ -70,8 +138,7 @@ export class PermissionStore {
 
   /** Every decision still in force at `now` (or every one stored, with `now` omitted), by tool. */
   list(now?: number): StoredDecision[] {
-    return this.store
-      .read()
+    return this.read()
       .decisions.filter((d) => now === undefined || inForce(d, now))
       .sort((a, b) => a.tool.localeCompare(b.tool) || a.scope.localeCompare(b.scope));
   }
@@ -80,32 +147,36 @@ export class PermissionStore {
   set(decision: Omit<StoredDecision, 'at'>, at: Date): void {
     const now = at.getTime();
     const entry: StoredDecision = { ...decision, at: at.toISOString() };
-    this.store.update((shape) => ({
-      ...shape,
-      decisions: [...shape.decisions.filter((d) => inForce(d, now) && !sameSlot(d, entry)), entry],
-    }));
+    this.change(
+      (shape) => void (shape.decisions = [...shape.decisions.filter((d) => inForce(d, now) && !sameSlot(d, entry)), { ...entry }]),
+      permissionWrites.set(entry, now),
+    );
   }
 
   /** Removes a tool's stored decisions (every scope); false if there were none. */
   revoke(tool: string): boolean {
-    if (!this.store.read().decisions.some((d) => d.tool === tool)) return false;
-    this.store.update((shape) => ({ ...shape, decisions: shape.decisions.filter((d) => d.tool !== tool) }));
+    if (!this.read().decisions.some((d) => d.tool === tool)) return false;
+    this.change((shape) => void (shape.decisions = shape.decisions.filter((d) => d.tool !== tool)), permissionWrites.revoke(tool));
     return true;
   }
 
   /** Forgets a conversation's decisions (it was deleted: "nothing survives it"). */
   forgetConversation(conversationId: string): void {
-    if (!this.store.read().decisions.some((d) => d.conversationId === conversationId)) return;
-    this.store.update((shape) => ({ ...shape, decisions: shape.decisions.filter((d) => d.conversationId !== conversationId) }));
+    if (!this.read().decisions.some((d) => d.conversationId === conversationId)) return;
+    this.change(
+      (shape) => void (shape.decisions = shape.decisions.filter((d) => d.conversationId !== conversationId)),
+      permissionWrites.forgetConversation(conversationId),
+    );
   }
 
   get alwaysAllow(): boolean {
-    return this.store.read().alwaysAllow;
+    if (this.shared && !(this.shared.loaded && this.shared.fresh())) return false;
+    return this.read().alwaysAllow;
   }
 
   /** The person's global setting; only the CLI and host apps set it, never a tool. */
   setAlwaysAllow(on: boolean): void {
-    this.store.update((shape) => ({ ...shape, alwaysAllow: on }));
+    this.change((shape) => void (shape.alwaysAllow = on), permissionWrites.alwaysAllow(on));
   }
 }
 
@@ -120,7 +191,7 @@ function sameSlot(a: StoredDecision, b: StoredDecision): boolean {
 const SCOPES: readonly DecisionScope[] = ['forever', 'until', 'conversation'];
 
 /** The decisions of a parsed file; throws saying what is wrong. One bad entry spoils the file: none of it is used. */
-function parseFile(json: unknown): FileShape {
+function parseFile(json: unknown): PermissionShape {
   const raw = json as { version?: unknown; alwaysAllow?: unknown; decisions?: unknown } | null;
   if (!raw || typeof raw !== 'object') throw new Error('is not a JSON object');
   if (raw.version === 1 || raw.version === undefined) {

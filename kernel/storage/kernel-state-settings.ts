@@ -1,0 +1,83 @@
+/**
+ * The administrator's settings for `memo serve` (`memo settings`): `data/settings.json` (mode 0600,
+ * atomic, the data folder's: no tool reaches it), or, with MEMO_DATABASE_URL, memo_kernel's rows in
+ * the shared database, which every instance reads.
+ */
+import * as path from 'node:path';
+import { StderrLogger, type Logger } from '../logger.js';
+import { JsonFileStore } from '../util/json-file-store.js';
+import { withCommandStore, type KernelStateDb, type ReplicatedView } from './kernel-state-db.js';
+import { isRateLimit, settingsTable, settingsWrites } from './kernel-state-tables.js';
+
+/** `off`, or calls per minute for each caller. */
+export type RateLimitSetting = 'off' | number;
+
+export interface Settings {
+  rateLimit?: RateLimitSetting;
+}
+
+/** The settings: `data/settings.json`, or (with a shared database, `db`) memo_kernel's rows, read from memory and written through. */
+export class SettingsStore {
+  private readonly store: JsonFileStore<Settings> | null = null;
+  private readonly shared: ReplicatedView<Settings> | null = null;
+
+  constructor(
+    dataDir: string,
+    logger: Logger = new StderrLogger(),
+    private readonly db?: KernelStateDb,
+  ) {
+    if (db) {
+      this.shared = db.view(settingsTable);
+      return;
+    }
+    this.store = new JsonFileStore<Settings>({
+      file: path.join(dataDir, 'settings.json'),
+      logger,
+      empty: () => ({}),
+      parse: (json) => {
+        if (typeof json !== 'object' || json === null || Array.isArray(json)) throw new Error('is not a JSON object');
+        const { rateLimit } = json as Record<string, unknown>;
+        if (rateLimit !== undefined && !isRateLimit(rateLimit)) throw new Error('has a "rateLimit" that is neither "off" nor a whole number of at least 1');
+        return rateLimit === undefined ? {} : { rateLimit };
+      },
+      whileUnusable: 'the default rate limits apply',
+    });
+  }
+
+  /** Why the file could not be used, if it could not. */
+  get problem(): string | null {
+    return this.store ? this.store.problem : null;
+  }
+
+  ready(): Promise<void> {
+    return this.db ? this.db.ready() : Promise.resolve();
+  }
+
+  saved(): Promise<void> {
+    return this.shared ? this.shared.saved() : Promise.resolve();
+  }
+
+  read(): Settings {
+    return structuredClone(this.shared ? this.shared.read() : this.store!.read());
+  }
+
+  /** A rate limit, or the default (undefined). */
+  setRateLimit(setting: RateLimitSetting | undefined): void {
+    const local = (s: Settings) => {
+      if (setting === undefined) delete s.rateLimit;
+      else s.rateLimit = setting;
+    };
+    if (this.shared) this.shared.change(local, settingsWrites.rateLimit(setting));
+    else this.store!.update(local);
+  }
+}
+
+/** The settings as stored now (the file, or the shared database when MEMO_DATABASE_URL is set). */
+export function storedSettings(dataDir: string, logger: Logger = new StderrLogger()): Promise<Settings> {
+  return withCommandStore(
+    dataDir,
+    logger,
+    (db) => new SettingsStore(dataDir, logger, db),
+    (store) => store.read(),
+  );
+}

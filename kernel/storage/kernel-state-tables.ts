@@ -1,0 +1,287 @@
+/**
+ * The rows of `memo_kernel` (kernel-state-migrations.ts) as the stores' in-memory shapes, and each
+ * store's writes as row-level statements, so two instances changing the same store at once both
+ * land: a permission decision, a pack, a provider is its own row; a pack's settings are merged into
+ * what the row holds (jsonb `||`), not replaced by this instance's copy.
+ *
+ * Provider keys and header values are sealed with AES-256-GCM (the conversation cipher) under the key
+ * in `data/kernel.key`, bound to the provider's name, before any statement sees them: the database
+ * holds ciphertext only, so neither its logs nor a driver's error message can carry a key.
+ */
+import type { EntityManager } from 'typeorm';
+import type { ProviderConfig } from '../agent/provider.js';
+import { ConversationCipher } from '../agent/conversation-cipher.js';
+import { MemoError } from '../errors.js';
+import type { Logger } from '../logger.js';
+import type { PermissionShape, StoredDecision } from '../permissions/permission-store.js';
+import type { PackEntry, PackShape } from '../packs/pack-settings.js';
+import type { ProviderShape } from '../agent/provider-settings.js';
+import type { RateLimitSetting, Settings } from './kernel-state-settings.js';
+import type { RemoteChange, SecretBox, StoreTable } from './kernel-state-db.js';
+
+const providerContext = (name: string) => `provider/${name}/secret`;
+
+/**
+ * The box for provider secrets: the key file when there is one; a new one when there is none and no
+ * stored secret needs it; null (stored keys unreadable, none can be written) when secrets are stored
+ * and this instance lacks the file: a new key would hide why they cannot be read.
+ */
+export async function openSecretBox(m: EntityManager | { query: EntityManager['query'] }, keyFile: string, logger: Logger): Promise<SecretBox | null> {
+  let cipher: ConversationCipher | null;
+  try {
+    cipher = ConversationCipher.load(keyFile);
+  } catch {
+    logger.warn(`the key file ${keyFile} is damaged: stored provider keys cannot be read or written until it is restored (it is left as it is)`);
+    return null;
+  }
+  if (!cipher) {
+    const sealed = await m.query<unknown[]>(`SELECT 1 FROM "providers" WHERE "secret" IS NOT NULL LIMIT 1`);
+    if (sealed.length > 0) {
+      logger.warn(
+        `the key file ${keyFile} is missing: the stored provider keys in the shared database cannot be read; copy kernel.key from the data folder of an instance that has it`,
+      );
+      return null;
+    }
+    cipher = ConversationCipher.create(keyFile);
+  }
+  const c = cipher;
+  return {
+    seal: (plaintext, context) => c.encrypt(plaintext, context),
+    open: (value, context) => {
+      try {
+        return c.decrypt(value, context);
+      } catch {
+        // The cipher's own message speaks of conversations.
+        throw new Error(`it is sealed with a key ${keyFile} does not hold, or was altered`);
+      }
+    },
+  };
+}
+
+function noBox(): never {
+  throw new MemoError('CONFLICT', 'A provider key cannot be stored: this instance has no usable data/kernel.key (see the warning at its start).');
+}
+
+// --- permissions ---------------------------------------------------------------------------------
+
+interface DecisionRow {
+  tool: string;
+  scope: StoredDecision['scope'];
+  conversation_id: string;
+  decision: StoredDecision['decision'];
+  plugin: string | null;
+  given_at: string;
+  expires_at: Date | string | null;
+}
+
+export const permissionsTable: StoreTable<PermissionShape> = {
+  name: 'permissions',
+  empty: () => ({ version: 2, alwaysAllow: false, decisions: [] }),
+  async load(m) {
+    const rows = await m.query<DecisionRow[]>(
+      `SELECT "tool", "scope", "conversation_id", "decision", "plugin", "given_at", "expires_at" FROM "permission_decisions" ORDER BY "tool", "scope", "conversation_id"`,
+    );
+    const flag = await m.query<Array<{ value: unknown }>>(`SELECT "value" FROM "kernel_values" WHERE "store" = 'permissions' AND "key" = 'alwaysAllow'`);
+    return {
+      version: 2,
+      alwaysAllow: flag[0]?.value === true,
+      decisions: rows.map((r) => ({
+        tool: r.tool,
+        decision: r.decision,
+        plugin: r.plugin,
+        at: r.given_at,
+        scope: r.scope,
+        ...(r.scope === 'until' && r.expires_at !== null ? { expiresAt: new Date(r.expires_at).toISOString() } : {}),
+        ...(r.scope === 'conversation' ? { conversationId: r.conversation_id } : {}),
+      })),
+    };
+  },
+};
+
+export async function insertDecision(m: EntityManager, d: StoredDecision): Promise<void> {
+  await m.query(
+    `INSERT INTO "permission_decisions" ("tool", "scope", "conversation_id", "decision", "plugin", "given_at", "expires_at") VALUES ($1, $2, $3, $4, $5, $6, $7) ` +
+      `ON CONFLICT ("tool", "scope", "conversation_id") DO UPDATE SET "decision" = EXCLUDED."decision", "plugin" = EXCLUDED."plugin", "given_at" = EXCLUDED."given_at", "expires_at" = EXCLUDED."expires_at"`,
+    [d.tool, d.scope, d.conversationId ?? '', d.decision, d.plugin, d.at, d.scope === 'until' ? (d.expiresAt ?? null) : null],
+  );
+}
+
+async function putValue(m: EntityManager, store: string, key: string, value: unknown): Promise<void> {
+  await m.query(
+    `INSERT INTO "kernel_values" ("store", "key", "value") VALUES ($1, $2, $3::jsonb) ON CONFLICT ("store", "key") DO UPDATE SET "value" = EXCLUDED."value"`,
+    [store, key, JSON.stringify(value)],
+  );
+}
+
+export const permissionWrites = {
+  /** Replaces the decision of its slot; drops the ones expired at `now`. */
+  set:
+    (d: StoredDecision, now: number): RemoteChange =>
+    async (m) => {
+      await m.query(`DELETE FROM "permission_decisions" WHERE "scope" = 'until' AND "expires_at" <= $1`, [new Date(now).toISOString()]);
+      await insertDecision(m, d);
+    },
+  revoke:
+    (tool: string): RemoteChange =>
+    async (m) =>
+      void (await m.query(`DELETE FROM "permission_decisions" WHERE "tool" = $1`, [tool])),
+  forgetConversation:
+    (id: string): RemoteChange =>
+    async (m) =>
+      void (await m.query(`DELETE FROM "permission_decisions" WHERE "scope" = 'conversation' AND "conversation_id" = $1`, [id])),
+  alwaysAllow:
+    (on: boolean): RemoteChange =>
+    (m) =>
+      putValue(m, 'permissions', 'alwaysAllow', on),
+};
+
+// --- packs ---------------------------------------------------------------------------------------
+
+export const packsTable: StoreTable<PackShape> = {
+  name: 'packs',
+  empty: () => ({ version: 1, packs: Object.create(null) as Record<string, PackEntry> }),
+  async load(m) {
+    const rows = await m.query<Array<{ pack_id: string; enabled: boolean | null; config: Record<string, unknown> | null }>>(
+      `SELECT "pack_id", "enabled", "config" FROM "pack_settings"`,
+    );
+    const packs = Object.create(null) as Record<string, PackEntry>;
+    for (const r of rows) packs[r.pack_id] = { ...(r.enabled !== null ? { enabled: r.enabled } : {}), ...(r.config !== null ? { config: r.config } : {}) };
+    return { version: 1, packs };
+  },
+};
+
+export const packWrites = {
+  enabled:
+    (id: string, enabled: boolean): RemoteChange =>
+    async (m) =>
+      void (await m.query(
+        `INSERT INTO "pack_settings" ("pack_id", "enabled") VALUES ($1, $2) ON CONFLICT ("pack_id") DO UPDATE SET "enabled" = EXCLUDED."enabled"`,
+        [id, enabled],
+      )),
+  /** Merges `changes` into the stored settings (top-level keys, as the file store does), whatever another instance stored meanwhile. */
+  config:
+    (id: string, changes: Record<string, unknown>): RemoteChange =>
+    async (m) =>
+      void (await m.query(
+        `INSERT INTO "pack_settings" ("pack_id", "config") VALUES ($1, $2::jsonb) ON CONFLICT ("pack_id") DO UPDATE SET "config" = COALESCE("pack_settings"."config", '{}'::jsonb) || EXCLUDED."config"`,
+        [id, JSON.stringify(changes)],
+      )),
+  /** A whole entry, as the file held it (the one-time copy). */
+  entry:
+    (id: string, entry: PackEntry): RemoteChange =>
+    async (m) =>
+      void (await m.query(`INSERT INTO "pack_settings" ("pack_id", "enabled", "config") VALUES ($1, $2, $3::jsonb)`, [
+        id,
+        typeof entry.enabled === 'boolean' ? entry.enabled : null,
+        entry.config ? JSON.stringify(entry.config) : null,
+      ])),
+};
+
+// --- providers -----------------------------------------------------------------------------------
+
+interface Secret {
+  apiKey?: string;
+  headers?: Record<string, string>;
+}
+
+export const providersTable: StoreTable<ProviderShape> = {
+  name: 'providers',
+  empty: () => ({ version: 1, active: null, providers: Object.create(null) as Record<string, ProviderConfig> }),
+  async load(m, box, warn) {
+    const rows = await m.query<Array<{ name: string; config: ProviderConfig; secret: string | null }>>(`SELECT "name", "config", "secret" FROM "providers"`);
+    const active = await m.query<Array<{ value: unknown }>>(`SELECT "value" FROM "kernel_values" WHERE "store" = 'providers' AND "key" = 'active'`);
+    const providers = Object.create(null) as Record<string, ProviderConfig>;
+    for (const r of rows) {
+      let secret: Secret = {};
+      if (r.secret !== null) {
+        try {
+          if (!box) throw new Error('this instance has no usable data/kernel.key');
+          secret = JSON.parse(box.open(r.secret, providerContext(r.name))) as Secret;
+        } catch (err) {
+          // Left out rather than listed without its key: an edit would otherwise store it keyless.
+          warn(`the provider ${r.name} in the shared database is left out: its stored key cannot be read (${(err as Error).message})`);
+          continue;
+        }
+      }
+      providers[r.name] = { ...r.config, ...secret, name: r.name };
+    }
+    return { version: 1, active: typeof active[0]?.value === 'string' ? active[0].value : null, providers };
+  },
+};
+
+async function putProvider(m: EntityManager, box: SecretBox | null, config: ProviderConfig): Promise<void> {
+  const { apiKey, headers, ...plain } = config;
+  const secret: Secret = { ...(apiKey ? { apiKey } : {}), ...(headers && Object.keys(headers).length ? { headers } : {}) };
+  const sealed = Object.keys(secret).length ? (box ?? noBox()).seal(JSON.stringify(secret), providerContext(config.name)) : null;
+  await m.query(
+    `INSERT INTO "providers" ("name", "config", "secret") VALUES ($1, $2::jsonb, $3) ON CONFLICT ("name") DO UPDATE SET "config" = EXCLUDED."config", "secret" = EXCLUDED."secret"`,
+    [config.name, JSON.stringify(plain), sealed],
+  );
+}
+
+export const providerWrites = {
+  /** Adds or replaces one provider; it becomes active when none is. */
+  put:
+    (config: ProviderConfig): RemoteChange =>
+    async (m, box) => {
+      await putProvider(m, box, config);
+      await m.query(
+        `INSERT INTO "kernel_values" ("store", "key", "value") VALUES ('providers', 'active', to_jsonb($1::text)) ON CONFLICT ("store", "key") DO UPDATE SET "value" = EXCLUDED."value" WHERE "kernel_values"."value" = 'null'::jsonb`,
+        [config.name],
+      );
+    },
+  /** Removes one; if it was the active one, the first remaining (by name) becomes active. */
+  remove:
+    (name: string): RemoteChange =>
+    async (m) => {
+      await m.query(`DELETE FROM "providers" WHERE "name" = $1`, [name]);
+      const active = await m.query<Array<{ value: unknown }>>(`SELECT "value" FROM "kernel_values" WHERE "store" = 'providers' AND "key" = 'active'`);
+      if (active[0]?.value !== name) return;
+      const first = await m.query<Array<{ name: string }>>(`SELECT "name" FROM "providers" ORDER BY "name" LIMIT 1`);
+      await putValue(m, 'providers', 'active', first[0]?.name ?? null);
+    },
+  use:
+    (name: string): RemoteChange =>
+    async (m) => {
+      const exists = await m.query<unknown[]>(`SELECT 1 FROM "providers" WHERE "name" = $1`, [name]);
+      if (!exists.length) throw new MemoError('NOT_FOUND', `There is no provider "${name}" (another instance removed it).`);
+      await putValue(m, 'providers', 'active', name);
+    },
+  /** The whole store, as the file held it (the one-time copy). */
+  all:
+    (shape: ProviderShape): RemoteChange =>
+    async (m, box) => {
+      for (const config of Object.values(shape.providers)) await putProvider(m, box, config);
+      if (shape.active) await putValue(m, 'providers', 'active', shape.active);
+    },
+};
+
+// --- settings ------------------------------------------------------------------------------------
+
+export function isRateLimit(value: unknown): value is RateLimitSetting {
+  return value === 'off' || (typeof value === 'number' && Number.isInteger(value) && value >= 1);
+}
+
+export const settingsTable: StoreTable<Settings> = {
+  name: 'settings',
+  empty: () => ({}),
+  async load(m, _box, warn) {
+    const rows = await m.query<Array<{ key: string; value: unknown }>>(`SELECT "key", "value" FROM "kernel_values" WHERE "store" = 'settings'`);
+    const out: Settings = {};
+    for (const r of rows) {
+      if (r.key !== 'rateLimit') continue;
+      if (isRateLimit(r.value)) out.rateLimit = r.value;
+      else warn('the rate limit stored in the shared database is neither "off" nor a whole number of at least 1: the default applies');
+    }
+    return out;
+  },
+};
+
+export const settingsWrites = {
+  rateLimit:
+    (value: RateLimitSetting | undefined): RemoteChange =>
+    async (m) => {
+      if (value === undefined) await m.query(`DELETE FROM "kernel_values" WHERE "store" = 'settings' AND "key" = 'rateLimit'`);
+      else await putValue(m, 'settings', 'rateLimit', value);
+    },
+};
