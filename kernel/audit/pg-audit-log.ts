@@ -48,8 +48,9 @@ type Draft = { kind: 'entry'; record: AuditRecord } | { kind: 'event'; fields: E
 
 /** How often a batch is sealed again after another writer of the same chain got there first, before giving up. */
 const MAX_TRIES = 20;
-/** How often a refused call may ask a database marked unreachable whether it is back. */
-const PROBE_MS = 250;
+/** A try of an unreachable database that takes longer than this is slow: the next ones are spaced by PROBE_SLOW_MS. */
+const PROBE_QUICK_MS = 100;
+const PROBE_SLOW_MS = 5000;
 
 /**
  * The audit trail on PostgreSQL (`MEMO_DATABASE_URL`): this instance's own hash chain in schema
@@ -89,6 +90,12 @@ export class PgAuditLog {
   private readonly signal = new Int32Array(new SharedArrayBuffer(8));
   private nextId = 0;
   private lastProbe = 0;
+  /** The last try of an unreachable database had to wait for its answer. */
+  private probeWaited = false;
+  /** False until the chain has been opened in the database (the server may be away at start). */
+  private chainOpen = false;
+  /** Why the database last could not be used (for the refusal's message; password scrubbed). */
+  private reason = '';
   private lastSeq = 0;
   private lastHash = GENESIS_HASH;
   private lastTag = GENESIS_HASH;
@@ -115,10 +122,10 @@ export class PgAuditLog {
     this.localHeadFile = path.join(dataDir, LOCAL_HEAD_FILE);
     this.guard = {
       check: () => {
-        if (this.worker && Atomics.load(this.signal, 1) === 1 && !this.reachableAgain()) {
+        if (this.worker && (Atomics.load(this.signal, 1) === 1 || !this.chainOpen) && !this.reachableAgain()) {
           throw new MemoError(
             'PERMISSION_DENIED',
-            `The audit trail's database ${this.url.display} cannot be reached, so this call could not be recorded: calls are refused until it answers again (Memo reconnects by itself).`,
+            `The audit trail's database ${this.url.display} cannot be used (${this.reason || 'no answer'}), so this call could not be recorded: calls are refused until it answers again (Memo reconnects by itself).`,
             { details: { decision: 'deny:audit-unavailable' } },
           );
         }
@@ -156,21 +163,36 @@ export class PgAuditLog {
     worker.on('error', () => {});
     this.worker = worker;
     this.port = port1;
+    try {
+      this.openChain();
+    } catch (err) {
+      // A server that cannot be used yet (down, restarting, refusing the connection) does not stop
+      // the kernel: calls are refused until the chain opens, which every refused call tries again.
+      if ((err as { unreachable?: boolean }).unreachable) return;
+      void this.stop();
+      throw err;
+    }
+  }
+
+  /** Makes the chain (and the schema) on first use, checks its key, and continues from its head. */
+  private openChain(): void {
     let opened: OpenValue;
     try {
       opened = this.call<OpenValue>({ op: 'open', keyId: this.keyId, genesis: GENESIS_HASH });
     } catch (err) {
-      void this.stop();
-      throw new Error(`The audit trail cannot be opened in ${this.url.display} (schema "${AUDIT_SCHEMA}"): ${(err as Error).message}`, { cause: err });
+      throw Object.assign(
+        new Error(`The audit trail cannot be opened in ${this.url.display} (schema "${AUDIT_SCHEMA}"): ${(err as Error).message}`, { cause: err }),
+        { unreachable: (err as { unreachable?: boolean }).unreachable === true },
+      );
     }
     if (opened.chain.keyId !== this.keyId) {
-      void this.stop();
       throw new Error(
         `The audit chain of instance "${this.instance}" in ${this.url.display} is sealed with the key ${opened.chain.keyId}, not with ${this.keyFile} (key ${this.keyId}): ` +
           `copy the audit.key this instance used (every instance sharing the database should hold the same one), or give this data folder its own MEMO_INSTANCE_ID.`,
       );
     }
-    this.localHeadFd = fs.openSync(this.localHeadFile, fs.constants.O_RDWR | fs.constants.O_CREAT, 0o600);
+    this.localHeadFd ??= fs.openSync(this.localHeadFile, fs.constants.O_RDWR | fs.constants.O_CREAT, 0o600);
+    this.chainOpen = true;
     this.adopt(opened.chain, true);
     this.received(opened.recent, false);
     if (this.pendingGap) this.commit([]);
@@ -235,17 +257,23 @@ export class PgAuditLog {
   }
 
   /**
-   * While the database is marked unreachable, a call asks it again (at most every 250 ms; a refused
-   * connection answers at once), so the first call after the server is back goes through.
+   * While the database is marked unreachable, each call asks it again, so the first call after the
+   * server is back goes through. A refused connection answers within a millisecond; when the last
+   * try had to wait (a server that does not answer at all), calls are refused without asking for
+   * PROBE_SLOW_MS (the worker keeps trying in the background meanwhile).
    */
   private reachableAgain(): boolean {
-    const now = Date.now();
-    if (now - this.lastProbe < PROBE_MS) return false;
-    this.lastProbe = now;
+    const started = Date.now();
+    if (this.probeWaited && started - this.lastProbe < PROBE_SLOW_MS) return false;
+    this.lastProbe = started;
     try {
-      this.call({ op: 'ping' });
+      if (this.chainOpen) this.call({ op: 'ping' });
+      else this.openChain();
+      this.probeWaited = false;
       return true;
-    } catch {
+    } catch (err) {
+      if (!this.chainOpen && !(err as { unreachable?: boolean }).unreachable) this.reason = (err as Error).message;
+      this.probeWaited = Date.now() - started > PROBE_QUICK_MS;
       return false;
     }
   }
@@ -253,6 +281,7 @@ export class PgAuditLog {
   /** Seals `drafts` after the chain's head and commits them; sealed again after a newer head when another writer got there first. */
   private commit(drafts: readonly Draft[]): Array<AuditEntry | AuditEvent> {
     if (!this.worker) this.open();
+    if (!this.chainOpen) this.openChain();
     const key = this.key!;
     for (let attempt = 1; ; attempt++) {
       const all: Draft[] = this.pendingGap ? [{ kind: 'event', fields: this.pendingGap }, ...drafts] : [...drafts];
@@ -429,8 +458,12 @@ export class PgAuditLog {
   private failure(r: Extract<AuditReply, { ok: false }>): Error {
     const why = this.url.scrub(r.message);
     if (r.unreachable) {
-      return new Error(
-        `the audit trail's database ${this.url.display} cannot be reached (${why}): this line was not written, and calls are refused until it answers again (Memo reconnects by itself)`,
+      this.reason = why;
+      return Object.assign(
+        new Error(
+          `the audit trail's database ${this.url.display} cannot be used (${why}): this line was not written, and calls are refused until it answers again (Memo reconnects by itself)`,
+        ),
+        { unreachable: true },
       );
     }
     return new Error(`the audit trail's database ${this.url.display} refused the write: ${why}`);

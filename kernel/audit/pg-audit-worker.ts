@@ -113,6 +113,9 @@ export function auditWorkerMain(): void {
       writer = await client();
     } catch (err) {
       setDown(true);
+      // Whatever kept the connection from opening (refused, a wrong password, no such database):
+      // the database cannot be used until it can, and the main thread treats it as down.
+      if (err && typeof err === 'object') Object.assign(err, { connectFailed: true });
       throw err;
     }
     setDown(false);
@@ -310,7 +313,7 @@ export function auditWorkerMain(): void {
     void handle(req).then(
       (value) => reply({ id: req.id, ok: true, value }),
       (err: unknown) => {
-        const unreachable = isUnreachable(err);
+        const unreachable = isUnreachable(err) || (err as { connectFailed?: boolean })?.connectFailed === true;
         if (unreachable) {
           setDown(true);
           const w = writer;

@@ -1,8 +1,24 @@
-import type { AuditRecord } from '../audit/audit-log.js';
+import * as path from 'node:path';
+import { verifyAuditFile, type AuditRecord, type AuditVerifyReport } from '../audit/audit-log.js';
+import type { AuditDatabaseReport } from '../audit/pg-audit-read.js';
+import { instanceId } from '../storage/instance-id.js';
+import type { KernelConfig } from '../tokens.js';
+
+/*
+ * With MEMO_DATABASE_URL the kernel's audit sink (kernel/audit/pg-audit-log.ts) keeps the newest
+ * entries of every instance sharing the database, each carrying its `instance`, and its change feed
+ * passes on the other instances' entries as they are committed: the viewer and the live tail show
+ * them all, and `?instance=` keeps one instance's.
+ */
 
 /** What the audit viewer filters by; every field is optional, and all given ones must match. */
 export interface AuditQuery {
   tool?: string;
+  /**
+   * On PostgreSQL, where the trail shows every instance's entries (each names its `instance`): only
+   * this instance's.
+   */
+  instance?: string;
   /** A caller kind (`agent`, `mcp`, ...) or part of its id (an MCP client's name, a routine's id). */
   caller?: string;
   /** `ok`, `error` (any failure), or `denied` (refused at the permission question). */
@@ -20,11 +36,12 @@ export const MAX_AUDIT_ROWS = 1000;
 /** The query a URL's search parameters ask for, or the reason it is not one. */
 export function auditQuery(params: URLSearchParams): AuditQuery | { problem: string } {
   const q: AuditQuery = {};
-  const text = (name: 'tool' | 'caller' | 'since' | 'until') => {
+  const text = (name: 'tool' | 'instance' | 'caller' | 'since' | 'until') => {
     const v = params.get(name)?.trim();
     if (v) q[name] = v;
   };
   text('tool');
+  text('instance');
   text('caller');
   text('since');
   text('until');
@@ -45,9 +62,16 @@ export function auditQuery(params: URLSearchParams): AuditQuery | { problem: str
   return q;
 }
 
+/** The instance whose chain holds the entry (on PostgreSQL; undefined for the file trail). */
+export function instanceOf(entry: AuditRecord): string | undefined {
+  const instance = (entry as { instance?: unknown }).instance;
+  return typeof instance === 'string' ? instance : undefined;
+}
+
 /** True when `entry` is what `q` asks for. */
 export function auditMatches(entry: AuditRecord, q: AuditQuery): boolean {
   if (q.tool && entry.tool !== q.tool) return false;
+  if (q.instance && instanceOf(entry) !== q.instance) return false;
   if (q.caller) {
     const c = q.caller.toLowerCase();
     if (entry.caller.kind !== c && !(entry.caller.id ?? '').toLowerCase().includes(c)) return false;
@@ -65,4 +89,15 @@ export function auditMatches(entry: AuditRecord, q: AuditQuery): boolean {
 export function auditRows(entries: readonly AuditRecord[], q: AuditQuery): AuditRecord[] {
   const rows = entries.filter((e) => auditMatches(e, q));
   return rows.slice(-(q.limit ?? 200));
+}
+
+/**
+ * What the viewer's Verify button checks: the data folder's file, or, on PostgreSQL, every
+ * instance's chain in the database (the file is not written there, so checking it would report a
+ * deleted trail).
+ */
+export async function verifyTrail(config: KernelConfig): Promise<AuditVerifyReport | AuditDatabaseReport> {
+  if (!config.database) return verifyAuditFile(path.join(config.dataDir, 'agent-audit.jsonl'));
+  const { verifyAuditDatabase } = await import('../audit/pg-audit-read.js');
+  return verifyAuditDatabase(config.database, config.dataDir, instanceId(config.dataDir));
 }

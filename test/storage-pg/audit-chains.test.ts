@@ -12,6 +12,7 @@ import { PgAuditLog } from '../../kernel/audit/pg-audit-log.js';
 import { exportAuditChains, formatAuditDatabaseReport, verifyAuditDatabase } from '../../kernel/audit/pg-audit-read.js';
 import { DatabaseUrl } from '../../kernel/storage/database-url.js';
 import { instanceId } from '../../kernel/storage/instance-id.js';
+import { auditQuery, auditRows, verifyTrail } from '../../kernel/console/audit-view.js';
 import { makeKernel, tempDir, type Fixture } from '../helpers/kernel-fixture.js';
 import { onPostgres } from './on-postgres.js';
 
@@ -119,6 +120,51 @@ describe('the audit trail on PostgreSQL', () => {
     // B's own view has A's entry as well, once it has heard of it.
     const c = kernel(dataFolder(fs.readFileSync(path.join(a.dataDir, KEY_FILE), 'utf8')));
     expect((c.kernel.audit.tail() as AuditEntry[]).map((e) => e.instance)).toEqual([instanceId(a.dataDir), instanceId(b.dataDir)]);
+  });
+
+  it("the console's audit view lists every instance's entries, filters by instance, and its Verify checks every chain", async () => {
+    const a = kernel(dataFolder());
+    const b = kernel(dataFolder(fs.readFileSync(path.join(a.dataDir, KEY_FILE), 'utf8')));
+    const heardB = new Promise<void>((resolve) =>
+      (a.kernel.audit as PgAuditLog).onAppend((entries) => entries.some((e) => e.instance === instanceId(b.dataDir)) && resolve()),
+    );
+    await call(a, 'on a');
+    await call(b, 'on b');
+    await heardB;
+    const all = auditRows(a.kernel.audit.tail(), {});
+    expect(all.map((e) => [(e as AuditEntry).instance, e.args])).toEqual([
+      [instanceId(a.dataDir), { text: 'on a' }],
+      [instanceId(b.dataDir), { text: 'on b' }],
+    ]);
+    const q = auditQuery(new URLSearchParams({ instance: instanceId(b.dataDir) }));
+    expect('problem' in q ? q.problem : auditRows(a.kernel.audit.tail(), q).map((e) => e.args)).toEqual([{ text: 'on b' }]);
+    expect(await verifyTrail(a.kernel.config)).toMatchObject({ ok: true, chains: [{ ok: true }, { ok: true }] });
+  });
+
+  it('a running kernel that finds its chain cut in the database records a gap event, and verify explains the hole', async () => {
+    const a = kernel(dataFolder());
+    const id = instanceId(a.dataDir);
+    await call(a, 't1');
+    await call(a, 't2');
+    const [head2] = await sql(`SELECT head_hash, head_tag FROM memo_audit.chain WHERE instance = $1`, [id]);
+    await call(a, 't3');
+    await sql(`DELETE FROM memo_audit.entry WHERE instance = $1 AND seq = 3`, [id]);
+    await sql(`UPDATE memo_audit.chain SET head_seq = 2, head_hash = $2, head_tag = $3 WHERE instance = $1`, [id, head2!.head_hash, head2!.head_tag]);
+    expect((await call(a, 't4')).ok).toBe(true);
+    const lines = (await rows(id)).map((r) => JSON.parse(r.line) as Record<string, unknown>);
+    expect(lines.map((l) => [l.seq, l.event ?? (l.args as { text: string }).text])).toEqual([
+      [1, 't1'],
+      [2, 't2'],
+      [4, 'gap'],
+      [5, 't4'],
+    ]);
+    expect(lines[2]).toMatchObject({ seen: 'cut-tail', missing: { from: 3, to: 3 }, instance: id, pid: process.pid });
+    const report = await verify(a);
+    expect(report.chains[0]).toMatchObject({ ok: false, entries: 3, events: 1, problem: { recorded: true } });
+    expect(report.chains[0]!.problem!.message).toMatch(
+      /^entry #3 is missing: a kernel \(pid \d+\) found the chain in the database ends at entry #2 at \S+ and recorded it as entry #4$/,
+    );
+    expect(formatAuditDatabaseReport(report, id)).toMatch(/^instance \S+ \(this one\): GAP: entry #3 is missing/);
   });
 
   it('48 calls finishing together are one transaction, and the chain verifies', async () => {
@@ -296,12 +342,14 @@ describe('the audit trail on PostgreSQL', () => {
       const lost = await call(a, 'unrecorded');
       // The call had already run when its line could not be written: the kernel says so loudly.
       expect(lost.ok).toBe(true);
-      expect(errors(a)).toMatch(/the audit line of echo_safe \(call \S+\) could not be written: the audit trail's database .* cannot be reached/);
+      expect(errors(a)).toMatch(
+        /the audit line of echo_safe \(call \S+\) could not be written: the audit trail's database .* cannot be used \(.*ECONNREFUSED.*\)/,
+      );
       const refused = await call(a, 'refused');
       expect(refused.ok).toBe(false);
       expect(refused.ok ? '' : refused.error).toMatchObject({ code: 'PERMISSION_DENIED' });
       expect(refused.ok ? '' : refused.error.message).toMatch(
-        /^The audit trail's database postgres:\/\/memo:(\*\*\*|\[masked\])@127\.0\.0\.1:\d+\/t\d+ cannot be reached, so this call could not be recorded: calls are refused until it answers again \(Memo reconnects by itself\)\.$/,
+        /^The audit trail's database postgres:\/\/memo:(\*\*\*|\[masked\])@127\.0\.0\.1:\d+\/t\d+ cannot be used \(.*ECONNREFUSED.*\), so this call could not be recorded: calls are refused until it answers again \(Memo reconnects by itself\)\.$/,
       );
       expect(errors(a)).not.toContain(pg.server().password);
     } finally {
@@ -312,6 +360,37 @@ describe('the audit trail on PostgreSQL', () => {
     const texts = (await rows(instanceId(a.dataDir))).map((r) => (JSON.parse(r.line) as AuditEntry).args);
     expect(texts).toEqual([{ text: 'before' }, { text: 'after' }]);
     expect(await verify(a)).toMatchObject({ ok: true });
+  });
+
+  it('a kernel started while the server is down starts, refuses calls saying why, and records calls once the server is back', async () => {
+    await pg.server().stop();
+    let a: Fixture;
+    try {
+      a = kernel(dataFolder());
+      const refused = await call(a, 'too early');
+      expect(refused.ok ? '' : refused.error).toMatchObject({
+        code: 'PERMISSION_DENIED',
+        message: expect.stringMatching(/cannot be used \(.*ECONNREFUSED.*\)/),
+      });
+    } finally {
+      await pg.server().start();
+    }
+    const r = await call(a, 'on time');
+    expect(r.ok).toBe(true);
+    expect((await rows(instanceId(a.dataDir))).map((row) => (JSON.parse(row.line) as AuditEntry).args)).toEqual([{ text: 'on time' }]);
+  });
+
+  it('a wrong password: calls are refused naming the failure, and the password is in no message', async () => {
+    const wrong = pg.url().replace(encodeURIComponent(pg.server().password), 'wrong-5e7c');
+    const a = makeKernel({ dataDir: dataFolder(), databaseUrl: wrong });
+    open.push(a);
+    const refused = await call(a, 'x');
+    const message = refused.ok ? '' : refused.error.message;
+    expect(message).toMatch(/cannot be used \(password authentication failed for user "memo"\)/);
+    for (const secret of ['wrong-5e7c', pg.server().password]) {
+      expect(message).not.toContain(secret);
+      expect(JSON.stringify(a.logger.lines)).not.toContain(secret);
+    }
   });
 });
 
