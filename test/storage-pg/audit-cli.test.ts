@@ -64,7 +64,13 @@ describe('memo audit with MEMO_DATABASE_URL', () => {
         'instance beta: OK: 1 entries, keyed chain intact, head matches (#1).\n',
     });
     const json = JSON.parse(memo(b, 'audit', 'verify', '--json').stdout);
-    expect(json).toMatchObject({ ok: true, chains: [{ instance: 'alpha', entries: 2, local: false }, { instance: 'beta', entries: 1, local: true }] });
+    expect(json).toMatchObject({
+      ok: true,
+      chains: [
+        { instance: 'alpha', entries: 2, local: false },
+        { instance: 'beta', entries: 1, local: true },
+      ],
+    });
     expect(JSON.stringify(json)).not.toContain(server.password);
 
     const db = url.replace(/.*\//, '');
@@ -77,7 +83,7 @@ describe('memo audit with MEMO_DATABASE_URL', () => {
     );
   }, 120_000);
 
-  it('export writes each chain as JSONL with its head, which the file verifier accepts beside the key; --instance to standard output', async () => {
+  it('export writes each chain as JSONL with its head, which the file verifier accepts beside the key; --instance to standard output', () => {
     const { a, b } = twoInstances();
     echo(a, 'a1');
     echo(b, 'b1');
