@@ -366,8 +366,11 @@ function haproxyConfig({ port, instances, socket }) {
     '  option httpchk',
     '  http-check send meth GET uri /healthz ver HTTP/1.1 hdr Host 127.0.0.1',
     '  http-check expect status 200',
+    // A busy instance may answer its health check late: only a refused connection (a dead instance,
+    // which the retry above already routes around) or 10 s of silence, three times, take it out.
+    '  timeout check 10s',
     '  http-response set-header X-Memo-Instance %[srv_name]',
-    ...instances.map((i) => `  server ${i.name} 127.0.0.1:${i.port} check inter 1s fastinter 250ms fall 2 rise 1`),
+    ...instances.map((i) => `  server ${i.name} 127.0.0.1:${i.port} check inter 1s fastinter 250ms fall 3 rise 1`),
     '',
   ].join('\n');
 }
