@@ -34,7 +34,6 @@ export const STALE_MS = 3000;
 const MAX_RELISTEN_MS = 5000;
 
 export type KernelStoreName = 'permissions' | 'packs' | 'providers' | 'settings';
-export const KERNEL_STORES: readonly KernelStoreName[] = ['permissions', 'packs', 'providers', 'settings'];
 
 /** Decrypts and encrypts the stored provider secrets (kernel-state-tables.ts). */
 export interface SecretBox {

@@ -10,7 +10,6 @@ import * as fs from 'node:fs';
 import * as net from 'node:net';
 import * as path from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
-import { jest } from '@jest/globals';
 import { ProviderSettings } from '../../kernel/agent/provider-settings.js';
 import { AuditLog } from '../../kernel/audit/audit-log.js';
 import { main } from '../../kernel/cli/main.js';
@@ -160,6 +159,26 @@ describe('permissions shared by two kernels on one database', () => {
     a.permissions.forgetConversation('c-1');
     await a.permissions.saved();
     expect(await sql(`SELECT scope FROM memo_kernel.permission_decisions`)).toEqual([{ scope: 'until' }]);
+  });
+});
+
+describe('pack choices shared by two kernels', () => {
+  it('a pack disabled through one instance leaves the other’s tools, and comes back when enabled', async () => {
+    const { url } = await database();
+    const a = await kernelOn(url);
+    const b = await kernelOn(url);
+    await a.kernel.loadPacks(['fs-tools']);
+    await b.kernel.loadPacks(['fs-tools']);
+    await b.kernel.watch();
+    fs.writeFileSync(path.join(b.root, 'note.txt'), 'hello');
+    const read = () => b.kernel.invoke({ tool: 'read_file', args: { path: 'note.txt' }, caller: { kind: 'agent' } });
+    expect(code(await read())).toBe('ok');
+    a.kernel.packs.setEnabled('fs-tools', false);
+    await waitFor(() => !b.kernel.registry.isEnabled('fs-tools'), { what: 'fs-tools disabled at B' });
+    expect(code(await read())).toBe('TOOL_DISABLED');
+    a.kernel.packs.setEnabled('fs-tools', true);
+    await waitFor(() => b.kernel.registry.isEnabled('fs-tools'), { what: 'fs-tools enabled again at B' });
+    expect(code(await read())).toBe('ok');
   });
 });
 
@@ -366,15 +385,17 @@ describe('the CLI on the database', () => {
   let out = '';
   async function memo(dataDir: string, ...args: string[]): Promise<{ code: number; out: string }> {
     out = '';
-    const spy = jest.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
+    // What the command prints, captured in this process (the command runs here, as bin/memo would run it).
+    const write = process.stdout.write.bind(process.stdout);
+    process.stdout.write = (chunk: string | Uint8Array) => {
       out += String(chunk);
       return true;
-    });
+    };
     try {
       const exit = await main(['node', 'memo', '--data', dataDir, ...args]);
       return { code: exit, out };
     } finally {
-      spy.mockRestore();
+      process.stdout.write = write;
     }
   }
   const saved = process.env.MEMO_DATABASE_URL;
