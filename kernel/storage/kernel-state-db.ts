@@ -37,6 +37,8 @@ export type KernelStoreName = 'permissions' | 'packs' | 'providers' | 'settings'
 
 /** Decrypts and encrypts the stored provider secrets (kernel-state-tables.ts). */
 export interface SecretBox {
+  /** The id of the key new values are sealed with. */
+  readonly keyId: string;
   seal(plaintext: string, context: string): string;
   open(value: string, context: string): string;
 }

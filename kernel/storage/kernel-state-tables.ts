@@ -46,6 +46,7 @@ export async function openSecretBox(m: EntityManager | { query: EntityManager['q
   }
   const c = cipher;
   return {
+    keyId: c.currentKeyId,
     seal: (plaintext, context) => c.encrypt(plaintext, context),
     open: (value, context) => {
       try {
@@ -209,10 +210,27 @@ export const providersTable: StoreTable<ProviderShape> = {
   },
 };
 
+/**
+ * The box to seal with, once the database agrees: the first key to seal a secret is recorded, and an
+ * instance with another key (it made its own before it had a copy) is refused, so the instances never
+ * end up with keys sealed under two files that each reads only half of.
+ */
+async function agreedBox(m: EntityManager, box: SecretBox | null): Promise<SecretBox> {
+  if (!box) return noBox();
+  await m.query(`INSERT INTO "kernel_values" ("store", "key", "value") VALUES ('providers', 'keyId', to_jsonb($1::text)) ON CONFLICT DO NOTHING`, [box.keyId]);
+  const recorded = await m.query<Array<{ value: unknown }>>(`SELECT "value" FROM "kernel_values" WHERE "store" = 'providers' AND "key" = 'keyId'`);
+  if (recorded[0]?.value !== box.keyId)
+    throw new MemoError(
+      'CONFLICT',
+      `A provider key cannot be stored: the shared database's provider keys are sealed with key ${String(recorded[0]?.value)}, and this instance's data/kernel.key is another; copy kernel.key from an instance that has it.`,
+    );
+  return box;
+}
+
 async function putProvider(m: EntityManager, box: SecretBox | null, config: ProviderConfig): Promise<void> {
   const { apiKey, headers, ...plain } = config;
   const secret: Secret = { ...(apiKey ? { apiKey } : {}), ...(headers && Object.keys(headers).length ? { headers } : {}) };
-  const sealed = Object.keys(secret).length ? (box ?? noBox()).seal(JSON.stringify(secret), providerContext(config.name)) : null;
+  const sealed = Object.keys(secret).length ? (await agreedBox(m, box)).seal(JSON.stringify(secret), providerContext(config.name)) : null;
   await m.query(
     `INSERT INTO "providers" ("name", "config", "secret") VALUES ($1, $2::jsonb, $3) ON CONFLICT ("name") DO UPDATE SET "config" = EXCLUDED."config", "secret" = EXCLUDED."secret"`,
     [config.name, JSON.stringify(plain), sealed],

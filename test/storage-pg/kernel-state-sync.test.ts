@@ -265,6 +265,22 @@ describe('provider keys in the shared database', () => {
     await expect(b.providers.saved()).rejects.toThrow(/no usable data\/kernel\.key/);
     expect(b.providers.get('other')).toBeUndefined();
   });
+
+  it('are never sealed under a second key: an instance that made its own key file is refused', async () => {
+    const { url } = await database();
+    // Both start on an empty database, so each makes a key file of its own.
+    const a = await instance(url);
+    const b = await instance(url);
+    a.providers.put({ name: 'openai', kind: 'openai-compatible', apiKey: KEY });
+    await a.providers.saved();
+    b.providers.put({ name: 'groq', kind: 'openai-compatible', apiKey: 'gsk-0123456789abcdef0123' });
+    await expect(b.providers.saved()).rejects.toThrow(/sealed with key \w+, and this instance's data\/kernel\.key is another/);
+    // A provider without a stored key is fine.
+    b.providers.put({ name: 'local', kind: 'openai-compatible', baseUrl: 'http://127.0.0.1:9/v1' });
+    await b.providers.saved();
+    await waitFor(() => a.providers.get('local'), { what: 'local at A' });
+    expect(a.providers.get('groq')).toBeUndefined();
+  });
 });
 
 describe('the first start on a database', () => {
