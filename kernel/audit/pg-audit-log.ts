@@ -322,7 +322,9 @@ export class PgAuditLog {
         if (entries.length) this.remember(entries);
         return lines;
       }
-      this.adopt(result.chain, false);
+      // A chain deleted from the database is made again; its first line is the gap event saying so.
+      if (result.chain) this.adopt(result.chain, false);
+      else this.openChain();
       if (attempt >= MAX_TRIES) {
         throw new Error(
           `the audit chain of instance "${this.instance}" kept moving while ${records(drafts)} waited (${MAX_TRIES} tries): another process with the same instance id writes it without pause`,

@@ -66,7 +66,7 @@ export interface OpenValue {
 }
 
 /** What `append` answers: committed, or the chain moved on (another writer) and is not where `expect` said. */
-export type AppendValue = { committed: true } | { committed: false; chain: ChainState };
+export type AppendValue = { committed: true } | { committed: false; chain: ChainState | null };
 
 export function auditWorkerMain(): void {
   // Source text run in a worker: require is the only way in (see the file comment).
@@ -264,40 +264,53 @@ export function auditWorkerMain(): void {
       }
       return { chain, recent: recent.rows.map((r) => ({ instance: r.instance, seq: Number(r.seq), line: r.line })) } satisfies OpenValue;
     }
-    // append: one transaction for the whole batch, only if the chain is still where it was sealed after.
-    await c.query('BEGIN');
+    // append: the whole batch in one statement (one round trip, one commit), and only if the chain's
+    // head row, locked FOR UPDATE, is still the one the lines were sealed after. A writer that held
+    // the lock first has moved the head by the time this statement reads it, so nothing is written.
+    let committed: boolean;
     try {
-      const head = await c.query<{ head_seq: string; head_hash: string }>(`SELECT head_seq, head_hash FROM ${S}.chain WHERE instance = $1 FOR UPDATE`, [
-        data.instance,
-      ]);
-      const h = head.rows[0];
-      if (!h) throw new Error(`the chain of instance ${data.instance} is no longer in ${S}.chain: it was deleted`);
-      if (Number(h.head_seq) !== req.expect.seq || h.head_hash !== req.expect.hash) {
-        const chain = await chainState(c, data.instance);
-        await c.query('ROLLBACK');
-        return { committed: false, chain } satisfies AppendValue;
-      }
-      const params: unknown[] = [data.instance];
-      const values = req.rows.map((r) => {
-        params.push(r.seq, r.ts, r.prev, r.hash, r.line);
-        const n = params.length;
-        return `($1, $${n - 4}, $${n - 3}, $${n - 2}, $${n - 1}, $${n})`;
-      });
-      await c.query(`INSERT INTO ${S}.entry (instance, seq, ts, prev, hash, line) VALUES ${values.join(', ')}`, params);
-      await c.query(`UPDATE ${S}.chain SET head_seq = $2, head_hash = $3, head_tag = $4 WHERE instance = $1`, [
-        data.instance,
-        req.head.seq,
-        req.head.hash,
-        req.head.tag,
-      ]);
-      await c.query(`SELECT pg_notify($1, $2)`, [data.channel, data.instance]);
-      await c.query('COMMIT');
+      const res = await c.query<{ committed: string; notified: string }>(
+        `WITH h AS (SELECT head_seq, head_hash FROM ${S}.chain WHERE instance = $1 FOR UPDATE),
+         ok AS (SELECT 1 FROM h WHERE head_seq = $2 AND head_hash = $3),
+         ins AS (
+           INSERT INTO ${S}.entry (instance, seq, ts, prev, hash, line)
+           SELECT $1, r.seq, r.ts, r.prev, r.hash, r.line
+           FROM unnest($4::bigint[], $5::timestamptz[], $6::text[], $7::text[], $8::text[]) AS r (seq, ts, prev, hash, line)
+           WHERE EXISTS (SELECT 1 FROM ok)
+           RETURNING 1),
+         upd AS (
+           UPDATE ${S}.chain SET head_seq = $9, head_hash = $10, head_tag = $11
+           WHERE instance = $1 AND EXISTS (SELECT 1 FROM ok)
+           RETURNING 1),
+         n AS (SELECT pg_notify($12, $1) FROM upd)
+         SELECT (SELECT count(*) FROM upd) AS committed, (SELECT count(*) FROM n) AS notified, (SELECT count(*) FROM ins) AS inserted`,
+        [
+          data.instance,
+          req.expect.seq,
+          req.expect.hash,
+          req.rows.map((r) => r.seq),
+          req.rows.map((r) => r.ts),
+          req.rows.map((r) => r.prev),
+          req.rows.map((r) => r.hash),
+          req.rows.map((r) => r.line),
+          req.head.seq,
+          req.head.hash,
+          req.head.tag,
+          data.channel,
+        ],
+      );
+      committed = Number(res.rows[0]?.committed) === 1;
     } catch (err) {
-      await c.query('ROLLBACK').catch(() => {});
       // A row already holds one of these numbers or links (written behind the head's back): never a
       // second successor; the main thread continues after what is there.
       if ((err as { code?: string }).code === '23505') return { committed: false, chain: await chainState(c, data.instance) } satisfies AppendValue;
       throw err;
+    }
+    if (!committed) {
+      const found = await c.query(`SELECT 1 FROM ${S}.chain WHERE instance = $1`, [data.instance]);
+      // The chain's row is gone (deleted from the database): the main thread opens it again.
+      if (found.rows.length === 0) return { committed: false, chain: null } satisfies AppendValue;
+      return { committed: false, chain: await chainState(c, data.instance) } satisfies AppendValue;
     }
     const first = req.rows[0]?.seq ?? 0;
     if ((cursor.get(data.instance) ?? 0) >= first - 1) cursor.set(data.instance, req.head.seq);

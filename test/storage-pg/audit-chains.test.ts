@@ -167,6 +167,24 @@ describe('the audit trail on PostgreSQL', () => {
     expect(formatAuditDatabaseReport(report, id)).toMatch(/^instance \S+ \(this one\): GAP: entry #3 is missing/);
   });
 
+  it('a running kernel whose chain was deleted from the database makes it again, starting with a gap event', async () => {
+    const a = kernel(dataFolder());
+    const id = instanceId(a.dataDir);
+    await call(a, 't1');
+    await call(a, 't2');
+    await sql(`DELETE FROM memo_audit.entry WHERE instance = $1`, [id]);
+    await sql(`DELETE FROM memo_audit.chain WHERE instance = $1`, [id]);
+    expect((await call(a, 't3')).ok).toBe(true);
+    const lines = (await rows(id)).map((r) => JSON.parse(r.line) as Record<string, unknown>);
+    expect(lines.map((l) => [l.seq, l.event ?? (l.args as { text: string }).text])).toEqual([
+      [3, 'gap'],
+      [4, 't3'],
+    ]);
+    expect(lines[0]).toMatchObject({ seen: 'emptied', missing: { from: 1, to: 2 } });
+    const report = await verify(a);
+    expect(report.chains[0]).toMatchObject({ ok: false, problem: { recorded: true, message: expect.stringMatching(/^entries #1 to #2 are missing: /) } });
+  });
+
   it('48 calls finishing together are one transaction, and the chain verifies', async () => {
     const a = kernel(dataFolder());
     const log = a.kernel.audit as PgAuditLog;
