@@ -120,6 +120,7 @@ export async function benchHotReload(saves = 50): Promise<void> {
 export async function benchStartup(runs = 10): Promise<void> {
   const kernelUrl = new URL('../kernel/index.js', import.meta.url).href;
   const script = (withPacks: boolean) => `
+    const c0 = process.cpuUsage();
     const t0 = performance.now();
     const { createKernel } = await import(${JSON.stringify(kernelUrl)});
     const fs = await import('node:fs'); const os = await import('node:os'); const path = await import('node:path');
@@ -127,10 +128,11 @@ export async function benchStartup(runs = 10): Promise<void> {
     const k = createKernel({ root: base, dataDir: path.join(base, 'data'), logger: { info() {}, warn() {}, error() {} } });
     ${withPacks ? `await k.loadPacks([{ dir: ${JSON.stringify(BUILTIN)}, source: 'builtin' }]); await k.loadSkills([{ dir: ${JSON.stringify(path.resolve(here, '../skills'))}, source: 'builtin' }]);` : ''}
     const ms = performance.now() - t0;
+    const used = process.cpuUsage(c0);
     const tools = k.registry.list().length;
     await k.shutdown();
     fs.rmSync(base, { recursive: true, force: true });
-    process.stdout.write(JSON.stringify({ ms, tools }));
+    process.stdout.write(JSON.stringify({ ms, cpuMs: (used.user + used.system) / 1000, tools }));
   `;
   const once = async (withPacks: boolean) => {
     const out = await new Promise<string>((resolve, reject) => {
@@ -139,22 +141,26 @@ export async function benchStartup(runs = 10): Promise<void> {
       c.stdout.on('data', (d) => (s += d));
       c.on('exit', (code) => (code === 0 ? resolve(s) : reject(new Error(`startup run exited ${code}`))));
     });
-    return JSON.parse(out) as { ms: number; tools: number };
+    return JSON.parse(out) as { ms: number; cpuMs: number; tools: number };
   };
   // Interleaved (empty, full, empty, full, ...): on a shared machine the load drifts, and the ratio
   // should not depend on which side ran in the busier minute.
   const times = { empty: [] as number[], full: [] as number[] };
+  const cpu = { empty: [] as number[], full: [] as number[] };
   const tools = { empty: 0, full: 0 };
   for (let i = 0; i < runs; i++) {
     for (const side of ['empty', 'full'] as const) {
       const r = await once(side === 'full');
       times[side].push(r.ms);
+      cpu[side].push(r.cpuMs);
       tools[side] = r.tools;
     }
   }
-  const empty = { ms: median(times.empty), tools: tools.empty };
-  const full = { ms: median(times.full), tools: tools.full };
+  const empty = { ms: median(times.empty), cpuMs: median(cpu.empty), tools: tools.empty };
+  const full = { ms: median(times.full), cpuMs: median(cpu.full), tools: tools.full };
   console.log(`\nKernel start-up (import + create + load), median of ${runs} fresh processes each, interleaved (load ${os.loadavg()[0]!.toFixed(2)})`);
   console.log(`  empty kernel:                 ${empty.ms.toFixed(1)} ms (${empty.tools} kernel tools)`);
   console.log(`  every built-in pack + skill:  ${full.ms.toFixed(1)} ms (${full.tools} tools)   ratio ${(full.ms / empty.ms).toFixed(2)}x`);
+  // CPU time (all threads) over the same span: the work done, which a busy machine moves less than the wall clock.
+  console.log(`  CPU time, empty / full:       ${empty.cpuMs.toFixed(1)} / ${full.cpuMs.toFixed(1)} ms   ratio ${(full.cpuMs / empty.cpuMs).toFixed(2)}x`);
 }

@@ -40,6 +40,7 @@ export { environmentSecrets } from './audit/known-secrets.js';
 export type { Disposable } from './disposable.js';
 export type { Logger } from './logger.js';
 export type { PackApi, PackActivate } from './packs/pack-api.js';
+export { lazyTool } from './packs/pack-api.js';
 export { commandDone, commandFailed, commandGuarded } from './packs/pack-commands.js';
 export type { Clock, ClockTimer } from './clock.js';
 export type { AgentToolInfo, PackAgent, RoutineTurnOptions } from './agent/routine-turn.js';

@@ -6,7 +6,9 @@ import type { Logger } from '../logger.js';
 import type { ProviderFactory } from '../agent/provider.js';
 import type { ProviderSettings } from '../agent/provider-settings.js';
 import type { PackDatabaseOptions } from '../storage/pack-database.js';
-import type { JsonValue } from '../tools/contract.js';
+import { MemoError } from '../errors.js';
+import type { JsonValue, Preview, ToolAssess, ToolContext, ToolPreview, ToolRun } from '../tools/contract.js';
+import type { TypedToolImplementation } from '../pack.js';
 import type { PackCommand } from './pack-commands.js';
 import type { PackService } from './pack-services.js';
 import type { ConsolePanel } from './console-panels.js';
@@ -68,3 +70,89 @@ export interface PackApi {
 }
 
 export type PackActivate = (api: PackApi) => void | Disposable | Promise<void | Disposable>;
+
+/** Marks a tool made by `lazyTool`: its loader, so a reload or a check can import the code up front. */
+const LAZY_LOAD = Symbol.for('memo-kernel.lazy-tool');
+
+type LoadedTool = ToolRun | { run: ToolRun; preview?: ToolPreview; assess?: ToolAssess };
+
+/** A lazily loaded tool as the registry sees it: always `run`, `preview` and `assess`, each forwarding to the code once it is loaded. */
+export interface LazyTool {
+  run: ToolRun;
+  preview: ToolPreview;
+  assess: ToolAssess;
+  readonly [LAZY_LOAD]: () => Promise<unknown>;
+}
+
+/** A load error's text without the absolute paths of the pack's code (only the file names stay). */
+function withoutPaths(message: string): string {
+  return message.replace(/(?:file:\/\/)?(?:\/[^\s'"`/]+)+\/([^\s'"`/]+)/g, '$1');
+}
+
+/**
+ * One tool whose code is imported on its first call instead of when the pack loads (start-up time):
+ * `vault_create_note: lazyTool(async () => (await import('./write-tools.js')).createNote)`. The
+ * declaration (plugin.json) is unchanged, so listing, schemas, danger and the gate see the same tool;
+ * the call goes through the same pipeline, and `preview`/`assess` answer null until the code says
+ * otherwise, as if the tool had none. Code that fails to import is a `TOOL_FAILED` naming the pack and
+ * tool (the next call tries again). A reload, and `memo plugins check`, import it up front, so a
+ * broken update is refused there and the previous version keeps running.
+ */
+export function lazyTool<A>(load: () => Promise<TypedToolImplementation<A>>): TypedToolImplementation<A> {
+  let code: LoadedTool | undefined;
+  let pending: Promise<LoadedTool> | undefined;
+  const fetch = (): Promise<LoadedTool> =>
+    (pending ??= load().then(
+      (impl) => {
+        const found = impl as unknown as LoadedTool;
+        if (typeof found !== 'function' && typeof (found as { run?: unknown } | null)?.run !== 'function') {
+          pending = undefined;
+          throw new Error('the loaded module has no handler function for it');
+        }
+        return (code = found);
+      },
+      (err: unknown) => {
+        pending = undefined;
+        throw err;
+      },
+    ));
+  const loaded = async (ctx: ToolContext): Promise<LoadedTool> => {
+    try {
+      return await fetch();
+    } catch (err) {
+      const why = withoutPaths((err as Error | null)?.message ?? String(err));
+      throw new MemoError('TOOL_FAILED', `The code of ${ctx.tool} (pack "${ctx.plugin}") could not be loaded: ${why}`, {
+        plugin: ctx.plugin,
+        tool: ctx.tool,
+        cause: err,
+      });
+    }
+  };
+  const runOf = (impl: LoadedTool) => (typeof impl === 'function' ? impl : impl.run);
+  const tool: LazyTool = {
+    run: (args, ctx) => (code ? runOf(code)(args, ctx) : loaded(ctx).then((impl) => runOf(impl)(args, ctx))),
+    preview: async (args, ctx) => {
+      const impl = code ?? (await loaded(ctx));
+      return (typeof impl === 'function' ? null : ((await impl.preview?.(args, ctx)) ?? null)) as Preview;
+    },
+    assess: async (args, ctx) => {
+      const impl = code ?? (await loaded(ctx));
+      return typeof impl === 'function' ? null : ((await impl.assess?.(args, ctx)) ?? null);
+    },
+    [LAZY_LOAD]: fetch,
+  };
+  return tool as unknown as TypedToolImplementation<A>;
+}
+
+/** Imports the code of every lazily loaded tool among `handlers` (a reload or a check: errors surface now, not at the first call). */
+export async function loadLazyTools(handlers: Record<string, unknown>): Promise<void> {
+  for (const [name, impl] of Object.entries(handlers)) {
+    const load = (impl as Partial<LazyTool> | null)?.[LAZY_LOAD];
+    if (typeof load !== 'function') continue;
+    try {
+      await load();
+    } catch (err) {
+      throw Object.assign(new Error(`the code of tool ${name} failed to load: ${(err as Error | null)?.message ?? String(err)}`), { cause: err });
+    }
+  }
+}

@@ -7,7 +7,7 @@ import type { ToolImplementation } from '../tools/contract.js';
 import type { PackDefinition, PackSource } from '../tools/tool-registry.js';
 import { compileSchema, schemaProblems } from '../tools/schemas.js';
 import { MANIFEST_SCHEMA, type PackManifest } from './manifest.js';
-import type { PackActivate } from './pack-api.js';
+import { loadLazyTools, type PackActivate } from './pack-api.js';
 import { describeProblem, jsonProblem, locateSyntaxError, packFrame, ProblemError, type Problem } from './pack-problems.js';
 
 export interface PackFolder {
@@ -165,12 +165,16 @@ function installPackHooks(): void {
 /** Imports a pack's code and pairs each declared tool with its handler; code and manifest must agree exactly. */
 export async function loadPackCode(dir: string, manifest: PackManifest, version = 0): Promise<{ tools: PackDefinition['tools']; activate?: PackActivate }> {
   const file = resolveMain(dir, manifest.main);
-  // The query names the pack's folder (its files, and only they, are versioned) and makes a changed
-  // file a new module (ESM caches by URL): used by hot reload.
   const realDir = fs.realpathSync(dir);
-  if (needsPackHooks(realDir, version)) installPackHooks();
+  // With the resolve hook, the query names the pack's folder (its files, and only they, are
+  // versioned) and makes a changed file a new module (ESM caches by URL): used by hot reload. A
+  // built-in pack's first load goes without hook and without query: its files, imported now or by a
+  // lazily loaded tool later (after a hook may have been registered), all keep their plain URLs, so
+  // they stay one module graph.
+  const hooked = needsPackHooks(realDir, version);
+  if (hooked) installPackHooks();
   const query = new URLSearchParams({ ...(version ? { 'memo-v': String(version) } : {}), 'memo-pack': pathToFileURL(realDir).href });
-  const url = `${pathToFileURL(file).href}?${query.toString()}`;
+  const url = hooked ? `${pathToFileURL(file).href}?${query.toString()}` : pathToFileURL(file).href;
   let mod: Record<string, unknown>;
   try {
     mod = (await import(url)) as Record<string, unknown>;
@@ -191,6 +195,15 @@ export async function loadPackCode(dir: string, manifest: PackManifest, version 
       ...extra.map((tool) => ({ file: path.relative(dir, file), tool, message: 'has a handler in the code but is not declared in plugin.json' })),
     ];
     throw new ProblemError(problems, `its code and plugin.json disagree: ${parts.join('; ')}`);
+  }
+  // Tools whose code loads on their first call (lazyTool) load now on a reload or a check: broken
+  // code is refused here, and the previous version keeps running.
+  if (version > 0) {
+    try {
+      await loadLazyTools(handlers);
+    } catch (err) {
+      throw codeLoadError((err as Error).cause ?? err, fs.realpathSync(file), realDir);
+    }
   }
   const activate = mod.activate ?? (mod.default as Record<string, unknown> | undefined)?.activate;
   if (activate !== undefined && typeof activate !== 'function') throw new Error('its "activate" export is not a function');
@@ -240,7 +253,8 @@ export function listPackDirs(folders: PackFolder[]): PackFolder[] {
     } catch {
       continue;
     }
-    for (const e of entries.sort((a, b) => a.name.localeCompare(b.name))) {
+    // Code-unit order, not localeCompare: the same for pack ids (lowercase ASCII), without ICU's collator at start-up.
+    for (const e of entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))) {
       if (!e.isDirectory() || e.name.startsWith('.') || (only && !only.includes(e.name))) continue;
       out.push({ dir: path.join(dir, e.name), source });
     }

@@ -9,10 +9,15 @@ import { isAscii } from 'node:buffer';
 import { randomBytes } from 'node:crypto';
 import { constants as fsConstants, type Stats } from 'node:fs';
 import { copyFile, link, lstat, mkdir, readdir, realpath, rename, stat, unlink, type FileHandle } from 'node:fs/promises';
+import { createRequire } from 'node:module';
 import path from 'node:path';
-import { createTwoFilesPatch } from 'diff';
 import { isGitSegment, isMemoError, MemoError, writeFileAtomicAsync, type ErrorCode, type ResolvedPath, type ToolContext } from 'memo-kernel/pack';
 import { crashPoint, PAUSE } from './crash-points.js';
+
+type DiffLibrary = typeof import('diff');
+let diffLibrary: DiffLibrary | undefined;
+/** The diff library, loaded on the first diff rather than when the pack loads (the read tools never need it). */
+const diffs = (): DiffLibrary => (diffLibrary ??= createRequire(import.meta.url)('diff') as DiffLibrary);
 
 export const MB = 1024 * 1024;
 /** read_file refuses whole files above this, and caps a slice at it. */
@@ -177,7 +182,7 @@ export function unifiedDiff(label: string, oldText: string, newText: string, cre
     `--- ${oldName}\n+++ ${newName}\n(${why}: old ${humanBytes(Buffer.byteLength(oldText))}, ${plural(countTextLines(oldText), 'line')}; ` +
     `new ${humanBytes(Buffer.byteLength(newText))}, ${plural(countTextLines(newText), 'line')})\n`;
   if (oldText.length > DIFF_INPUT_MAX || newText.length > DIFF_INPUT_MAX) return summaryOnly('too large to show as a diff');
-  const patch = createTwoFilesPatch(oldName, newName, oldText, newText, undefined, undefined, { context: 3, timeout: DIFF_TIMEOUT_MS });
+  const patch = diffs().createTwoFilesPatch(oldName, newName, oldText, newText, undefined, undefined, { context: 3, timeout: DIFF_TIMEOUT_MS });
   if (patch === undefined) return summaryOnly('too many changes to show as a diff');
   const body = patch.replace(/^=+\n/, '');
   return capDiff(body);

@@ -3,15 +3,15 @@
  * files export `{ run, preview }` so a person sees the diff (or what a delete loses) before
  * approving. Every path goes through `ctx.sandbox`; errors are MemoErrors with the kernel's codes.
  */
-import { defineTools, type Preview, type ToolContext, type TypedToolImplementation } from 'memo-kernel/pack';
+import { defineTools, lazyTool, type Preview, type ToolContext, type TypedToolImplementation } from 'memo-kernel/pack';
 import { fsFailure } from './common.js';
-import { selfCloneTool } from './clone.js';
-import { deleteFileTool } from './delete.js';
 import { getFileInfoTool, listDirectoryTool } from './list.js';
 import { readFileTool } from './read.js';
-import { searchFilesTool } from './search.js';
 import type { ToolArgs } from './tool-args.js';
-import { deleteLinesTool, editFileTool, insertLineTool, writeFileTool } from './write.js';
+
+// The reading tools load with the pack (they are the hot path); the rest on their first call (write
+// and its diffs, search and its glob library, delete, clone), which keeps them out of start-up time.
+const write = () => import('./write.js');
 
 type Fn<A, T> = (args: A, ctx: ToolContext) => T | Promise<T>;
 
@@ -39,13 +39,13 @@ function tool<A extends object>(impl: Fn<A, unknown> | { run: Fn<A, unknown>; pr
 
 export const tools = defineTools<ToolArgs>({
   read_file: tool(readFileTool),
-  write_file: tool(writeFileTool),
-  edit_file: tool(editFileTool),
-  insert_line: tool(insertLineTool),
-  delete_lines: tool(deleteLinesTool),
-  delete_file: tool(deleteFileTool),
+  write_file: lazyTool(async () => tool((await write()).writeFileTool)),
+  edit_file: lazyTool(async () => tool((await write()).editFileTool)),
+  insert_line: lazyTool(async () => tool((await write()).insertLineTool)),
+  delete_lines: lazyTool(async () => tool((await write()).deleteLinesTool)),
+  delete_file: lazyTool(async () => tool((await import('./delete.js')).deleteFileTool)),
   list_directory: tool(listDirectoryTool),
   get_file_info: tool(getFileInfoTool),
-  search_files: tool(searchFilesTool),
-  self_clone: tool(selfCloneTool),
+  search_files: lazyTool(async () => tool((await import('./search.js')).searchFilesTool)),
+  self_clone: lazyTool(async () => tool((await import('./clone.js')).selfCloneTool)),
 });

@@ -4,58 +4,22 @@
  * FTS5 text) lives in the pack's data folder and a watcher keeps it live. `activate` contributes the
  * `memo vault init|reindex` commands; the vault itself opens on the first call that needs it.
  */
-import { defineTools, type Disposable, type PackApi, type ToolContext, type ToolImplementation } from 'memo-kernel/pack';
-import { desktopRead, desktopWrite } from './bridge.js';
-import { requireFeature, type Feature } from './features.js';
-import { createJournalEntry, deleteJournalEntry, getJournalEntry, listJournalEntries, updateJournalEntry } from './journal-tools.js';
-import {
-  addInboxTag,
-  addToInbox,
-  archiveInboxItem,
-  deleteInboxItem,
-  getInboxItem,
-  listInboxItems,
-  removeInboxTag,
-  snoozeInboxItem,
-  unarchiveInboxItem,
-  updateInboxItem,
-} from './inbox-tools.js';
-import { getCurrentNote, getTags, listFolder, readNote, searchNotes } from './read-tools.js';
-import { archiveProject, createProject, deleteProject, getProject, listProjects, reorderProjects, updateProject } from './project-tools.js';
+import { defineTools, lazyTool, type Disposable, type PackApi, type ToolContext, type ToolImplementation } from 'memo-kernel/pack';
+import type { Feature } from './features.js';
 import { register, unregister } from './runtime.js';
-import { vaultEntities } from './services.js';
-import { createStatus, deleteStatus, listStatuses, reorderStatuses, updateStatus } from './status-tools.js';
-import {
-  archiveTask,
-  completeTask,
-  convertSubtaskToTask,
-  convertTaskToSubtask,
-  createTask,
-  deleteTask,
-  duplicateTask,
-  getTask,
-  listTasks,
-  moveTask,
-  reorderTasks,
-  unarchiveTask,
-  uncompleteTask,
-  updateTask,
-} from './task-tools.js';
+import type { VaultEntities } from './services.js';
 import type { ToolArgs } from './tool-args.js';
-import {
-  addHtmlArtifact,
-  addTag,
-  createFolder,
-  createNote,
-  deleteFolder,
-  deleteNote,
-  moveToFolder,
-  reindex,
-  removeTag,
-  renameFolder,
-  renameNote,
-  updateNote,
-} from './write-tools.js';
+
+// Each tool's code is imported on its first call, not when the pack loads (most of the pack's
+// start-up time): the declarations in plugin.json are what the kernel lists, validates and gates.
+const bridge = () => import('./bridge.js');
+const inbox = () => import('./inbox-tools.js');
+const journal = () => import('./journal-tools.js');
+const projects = () => import('./project-tools.js');
+const read = () => import('./read-tools.js');
+const statuses = () => import('./status-tools.js');
+const tasks = () => import('./task-tools.js');
+const write = () => import('./write-tools.js');
 
 /** The feature switch a tool belongs to (tasks, projects and statuses are the Tasks surface), if any. */
 function featureOf(tool: string): Feature | null {
@@ -74,7 +38,7 @@ function gated(all: Record<string, ToolImplementation>): Record<string, ToolImpl
       out[name] = impl;
       continue;
     }
-    const check = (ctx: ToolContext) => requireFeature(ctx, feature);
+    const check = async (ctx: ToolContext) => (await import('./features.js')).requireFeature(ctx, feature);
     out[name] =
       typeof impl === 'function'
         ? async (args, ctx) => (await check(ctx), impl(args, ctx))
@@ -89,66 +53,66 @@ function gated(all: Record<string, ToolImplementation>): Record<string, ToolImpl
 
 export const tools = gated(
   defineTools<ToolArgs>({
-    vault_search_notes: searchNotes,
-    vault_read_note: readNote,
-    vault_list_folder: listFolder,
-    vault_get_tags: getTags,
-    vault_get_current_note: getCurrentNote,
-    vault_create_note: createNote,
-    vault_update_note: updateNote,
-    vault_rename_note: renameNote,
-    vault_delete_note: deleteNote,
-    vault_create_folder: createFolder,
-    vault_rename_folder: renameFolder,
-    vault_delete_folder: deleteFolder,
-    vault_move_to_folder: moveToFolder,
-    vault_add_tag: addTag,
-    vault_remove_tag: removeTag,
-    vault_add_html_artifact: addHtmlArtifact,
-    vault_reindex: reindex,
-    vault_list_statuses: listStatuses,
-    vault_create_status: createStatus,
-    vault_update_status: updateStatus,
-    vault_delete_status: deleteStatus,
-    vault_reorder_statuses: reorderStatuses,
-    vault_list_projects: listProjects,
-    vault_get_project: getProject,
-    vault_create_project: createProject,
-    vault_update_project: updateProject,
-    vault_delete_project: deleteProject,
-    vault_archive_project: archiveProject,
-    vault_reorder_projects: reorderProjects,
-    vault_list_tasks: listTasks,
-    vault_get_task: getTask,
-    vault_create_task: createTask,
-    vault_update_task: updateTask,
-    vault_delete_task: deleteTask,
-    vault_complete_task: completeTask,
-    vault_uncomplete_task: uncompleteTask,
-    vault_archive_task: archiveTask,
-    vault_unarchive_task: unarchiveTask,
-    vault_move_task: moveTask,
-    vault_reorder_tasks: reorderTasks,
-    vault_duplicate_task: duplicateTask,
-    vault_convert_task_to_subtask: convertTaskToSubtask,
-    vault_convert_subtask_to_task: convertSubtaskToTask,
-    vault_get_journal_entry: getJournalEntry,
-    vault_list_journal_entries: listJournalEntries,
-    vault_create_journal_entry: createJournalEntry,
-    vault_update_journal_entry: updateJournalEntry,
-    vault_delete_journal_entry: deleteJournalEntry,
-    vault_list_inbox_items: listInboxItems,
-    vault_get_inbox_item: getInboxItem,
-    vault_add_to_inbox: addToInbox,
-    vault_update_inbox_item: updateInboxItem,
-    vault_snooze_inbox_item: snoozeInboxItem,
-    vault_archive_inbox_item: archiveInboxItem,
-    vault_unarchive_inbox_item: unarchiveInboxItem,
-    vault_delete_inbox_item: deleteInboxItem,
-    vault_add_inbox_tag: addInboxTag,
-    vault_remove_inbox_tag: removeInboxTag,
-    vault_desktop_read: desktopRead,
-    vault_desktop_write: desktopWrite,
+    vault_search_notes: lazyTool(async () => (await read()).searchNotes),
+    vault_read_note: lazyTool(async () => (await read()).readNote),
+    vault_list_folder: lazyTool(async () => (await read()).listFolder),
+    vault_get_tags: lazyTool(async () => (await read()).getTags),
+    vault_get_current_note: lazyTool(async () => (await read()).getCurrentNote),
+    vault_create_note: lazyTool(async () => (await write()).createNote),
+    vault_update_note: lazyTool(async () => (await write()).updateNote),
+    vault_rename_note: lazyTool(async () => (await write()).renameNote),
+    vault_delete_note: lazyTool(async () => (await write()).deleteNote),
+    vault_create_folder: lazyTool(async () => (await write()).createFolder),
+    vault_rename_folder: lazyTool(async () => (await write()).renameFolder),
+    vault_delete_folder: lazyTool(async () => (await write()).deleteFolder),
+    vault_move_to_folder: lazyTool(async () => (await write()).moveToFolder),
+    vault_add_tag: lazyTool(async () => (await write()).addTag),
+    vault_remove_tag: lazyTool(async () => (await write()).removeTag),
+    vault_add_html_artifact: lazyTool(async () => (await write()).addHtmlArtifact),
+    vault_reindex: lazyTool(async () => (await write()).reindex),
+    vault_list_statuses: lazyTool(async () => (await statuses()).listStatuses),
+    vault_create_status: lazyTool(async () => (await statuses()).createStatus),
+    vault_update_status: lazyTool(async () => (await statuses()).updateStatus),
+    vault_delete_status: lazyTool(async () => (await statuses()).deleteStatus),
+    vault_reorder_statuses: lazyTool(async () => (await statuses()).reorderStatuses),
+    vault_list_projects: lazyTool(async () => (await projects()).listProjects),
+    vault_get_project: lazyTool(async () => (await projects()).getProject),
+    vault_create_project: lazyTool(async () => (await projects()).createProject),
+    vault_update_project: lazyTool(async () => (await projects()).updateProject),
+    vault_delete_project: lazyTool(async () => (await projects()).deleteProject),
+    vault_archive_project: lazyTool(async () => (await projects()).archiveProject),
+    vault_reorder_projects: lazyTool(async () => (await projects()).reorderProjects),
+    vault_list_tasks: lazyTool(async () => (await tasks()).listTasks),
+    vault_get_task: lazyTool(async () => (await tasks()).getTask),
+    vault_create_task: lazyTool(async () => (await tasks()).createTask),
+    vault_update_task: lazyTool(async () => (await tasks()).updateTask),
+    vault_delete_task: lazyTool(async () => (await tasks()).deleteTask),
+    vault_complete_task: lazyTool(async () => (await tasks()).completeTask),
+    vault_uncomplete_task: lazyTool(async () => (await tasks()).uncompleteTask),
+    vault_archive_task: lazyTool(async () => (await tasks()).archiveTask),
+    vault_unarchive_task: lazyTool(async () => (await tasks()).unarchiveTask),
+    vault_move_task: lazyTool(async () => (await tasks()).moveTask),
+    vault_reorder_tasks: lazyTool(async () => (await tasks()).reorderTasks),
+    vault_duplicate_task: lazyTool(async () => (await tasks()).duplicateTask),
+    vault_convert_task_to_subtask: lazyTool(async () => (await tasks()).convertTaskToSubtask),
+    vault_convert_subtask_to_task: lazyTool(async () => (await tasks()).convertSubtaskToTask),
+    vault_get_journal_entry: lazyTool(async () => (await journal()).getJournalEntry),
+    vault_list_journal_entries: lazyTool(async () => (await journal()).listJournalEntries),
+    vault_create_journal_entry: lazyTool(async () => (await journal()).createJournalEntry),
+    vault_update_journal_entry: lazyTool(async () => (await journal()).updateJournalEntry),
+    vault_delete_journal_entry: lazyTool(async () => (await journal()).deleteJournalEntry),
+    vault_list_inbox_items: lazyTool(async () => (await inbox()).listInboxItems),
+    vault_get_inbox_item: lazyTool(async () => (await inbox()).getInboxItem),
+    vault_add_to_inbox: lazyTool(async () => (await inbox()).addToInbox),
+    vault_update_inbox_item: lazyTool(async () => (await inbox()).updateInboxItem),
+    vault_snooze_inbox_item: lazyTool(async () => (await inbox()).snoozeInboxItem),
+    vault_archive_inbox_item: lazyTool(async () => (await inbox()).archiveInboxItem),
+    vault_unarchive_inbox_item: lazyTool(async () => (await inbox()).unarchiveInboxItem),
+    vault_delete_inbox_item: lazyTool(async () => (await inbox()).deleteInboxItem),
+    vault_add_inbox_tag: lazyTool(async () => (await inbox()).addInboxTag),
+    vault_remove_inbox_tag: lazyTool(async () => (await inbox()).removeInboxTag),
+    vault_desktop_read: lazyTool(async () => (await bridge()).desktopRead),
+    vault_desktop_write: lazyTool(async () => (await bridge()).desktopWrite),
   }),
 );
 
@@ -169,9 +133,27 @@ function report(ctx: CommandOutput, r: CallResult, done: (v: Record<string, unkn
   return 0;
 }
 
+/** `vault.entities` for other packs; its code (the planning store, tasks) is imported on the first use. */
+function entities(api: PackApi): VaultEntities {
+  let offered: Promise<VaultEntities> | undefined;
+  const real = () =>
+    (offered ??= import('./services.js').then(
+      (m) => m.vaultEntities(api),
+      (err: unknown) => {
+        offered = undefined;
+        throw err;
+      },
+    ));
+  return {
+    location: async (ctx) => (await real()).location(ctx),
+    find: async (ctx, type, ref) => (await real()).find(ctx, type, ref),
+    featureOn: async (ctx, feature: Feature) => (await real()).featureOn(ctx, feature),
+  };
+}
+
 export function activate(api: PackApi): Disposable {
   const rt = register(api);
-  api.provide('vault.entities', vaultEntities(api));
+  api.provide('vault.entities', entities(api));
   api.commands.register({
     name: 'vault',
     description: 'the markdown vault: set it up and rebuild its index',

@@ -8,10 +8,13 @@ import path from 'node:path';
 import type { DataSource } from 'typeorm';
 import type { Database } from 'better-sqlite3';
 import { MemoError, type PackApi, type ToolContext } from 'memo-kernel/pack';
-import { shown, Vault } from './vault.js';
-import { VaultIndex } from './vault-index.js';
+import type { Vault } from './vault.js';
 
 export const NOT_CONFIGURED = 'no vault configured: run memo vault init';
+
+let vaultModule: Promise<typeof import('./vault.js')> | undefined;
+/** The vault's code (files, index, markdown), imported with the first vault rather than when the pack loads. */
+const vaultCode = () => (vaultModule ??= import('./vault.js'));
 
 export class VaultRuntime {
   private db: Promise<DataSource> | null = null;
@@ -75,6 +78,7 @@ export class VaultRuntime {
   async vault(ctx: ToolContext, options: { create?: boolean } = {}): Promise<Vault> {
     if (this.disposed) throw new MemoError('CANCELLED', 'The vault pack is unloading.');
     const folder = this.folderSetting(ctx);
+    const { shown } = await vaultCode();
     const resolved = await ctx.sandbox.resolve(folder, options.create ? 'write' : 'read');
     if (resolved.relative === '') {
       throw new MemoError(
@@ -109,6 +113,8 @@ export class VaultRuntime {
 
   private async open(ctx: ToolContext, real: string, folder: string): Promise<Vault> {
     const ds = await this.database();
+    const { Vault } = await vaultCode();
+    const { VaultIndex } = await import('./vault-index.js');
     // typeorm's better-sqlite3 driver keeps the connection here: the index's batches use it directly.
     const index = new VaultIndex(sqliteOf(ds));
     const vault = new Vault(real, folder, ctx.sandbox, index, this.api.logger);

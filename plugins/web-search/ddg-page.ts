@@ -170,7 +170,8 @@ export function cleanText(s: string): string {
     .trim();
 }
 
-const graphemes = new Intl.Segmenter(undefined, { granularity: 'grapheme' });
+/** Made on the first cut, not when the pack loads (ICU's break data takes milliseconds to set up). */
+let graphemes: Intl.Segmenter | undefined;
 
 /**
  * At most `max` UTF-16 units, ending in "…" when cut. Cuts between graphemes (never inside an
@@ -180,7 +181,7 @@ export function capText(s: string, max: number): string {
   if (s.length <= max) return s;
   const room = max - 1;
   let cut = 0;
-  for (const { segment, index } of graphemes.segment(s)) {
+  for (const { segment, index } of (graphemes ??= new Intl.Segmenter(undefined, { granularity: 'grapheme' })).segment(s)) {
     if (index + segment.length > room) break;
     cut = index + segment.length;
   }
