@@ -479,6 +479,15 @@ describe('while the database does not answer', () => {
       a.permissions.set({ tool: 'write_file', decision: 'allow', plugin: 'fs-tools', scope: 'forever' }, new Date());
       await expect(a.permissions.saved()).rejects.toThrow(/cannot be reached/);
       expect(a.permissions.list().map((d) => d.tool)).toEqual(['read_env', 'run_command']);
+      // A key that could not be saved is in no message.
+      a.providers.put({ name: 'openai', kind: 'openai-compatible', apiKey: KEY });
+      const failure = await a.providers.saved().then(
+        () => null,
+        (err: Error) => err,
+      );
+      expect(failure?.message).toMatch(/cannot be reached/);
+      expect(`${failure?.message} ${String(failure?.stack)} ${JSON.stringify(a.logger.lines)}`).not.toContain(KEY);
+      expect(a.providers.get('openai')).toBeUndefined();
     } finally {
       await server.start();
     }
