@@ -440,6 +440,7 @@ export class Kernel {
     if (this.config.database) await this.container.resolve(KernelStateDb).close();
     await this.limiter.close();
     await this.approvals.close();
+    await this.approvals.close();
     for (const d of this.disposables.splice(0).reverse()) d.dispose();
     await this.audit.close();
   }

@@ -1,5 +1,28 @@
-import type { ApprovalView } from '../control/kernel-views.js';
+import { approvalView, type ApprovalView } from '../control/kernel-views.js';
+import type { AnswerResult, PendingApproval } from '../permissions/approval-broker.js';
 import { isPermissionAnswer, type ApprovalReply } from '../permissions/prompter.js';
+
+/** A request as the console lists it: with a shared database, also the instance it waits on, and whether that instance is gone. */
+export type ConsoleApprovalView = ApprovalView & { instance?: string; gone?: boolean };
+
+export function consoleView(p: PendingApproval): ConsoleApprovalView {
+  return { ...approvalView(p), ...(p.instance !== undefined ? { instance: p.instance } : {}), ...(p.gone ? { gone: true, answerable: false } : {}) };
+}
+
+/** The HTTP status of an answer that did not count. */
+export function refusalStatus(code: Exclude<AnswerResult, { ok: true }>['code']): number {
+  switch (code) {
+    case 'NOT_PENDING':
+      return 404;
+    case 'GONE':
+      return 410;
+    case 'UNAVAILABLE':
+      return 503;
+    default:
+      // ALREADY_ANSWERED, NOT_ANSWERABLE: the request is (or was) there, and this answer conflicts with its state.
+      return 409;
+  }
+}
 
 export interface Refusal {
   code: string;

@@ -25,13 +25,12 @@ import { createRequire } from 'node:module';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describeProvider } from '../agent/provider-settings.js';
-import { approvalList, approvalView, type ApprovalView } from '../control/kernel-views.js';
 import { SystemClock, type Clock } from '../clock.js';
 import type { Disposable } from '../disposable.js';
 import type { Kernel } from '../kernel.js';
 import type { Logger } from '../logger.js';
 import type { ApprovalEvent } from '../permissions/approval-broker.js';
-import { consoleReply } from './approval-answers.js';
+import { consoleReply, consoleView, refusalStatus, type ConsoleApprovalView } from './approval-answers.js';
 import { auditQuery, auditRows } from './audit-view.js';
 import { verifyAuditFile, type AuditRecord } from '../audit/audit-log.js';
 import { maskArgs, MASK } from '../audit/masking.js';
@@ -157,7 +156,7 @@ function wellEscaped(route: string): boolean {
 
 /** A broker event as the console's stream carries it: a settled edit says `edit`, never the edited arguments (they are not masked). */
 function eventData(event: ApprovalEvent): { name: string; data: unknown } {
-  if (event.kind === 'asked') return { name: 'asked', data: approvalView(event.approval) };
+  if (event.kind === 'asked') return { name: 'asked', data: consoleView(event.approval) };
   if (event.outcome === 'answered')
     return { name: 'settled', data: { id: event.id, outcome: 'answered', by: event.by, reply: typeof event.reply === 'string' ? event.reply : 'edit' } };
   return { name: 'settled', data: { id: event.id, outcome: event.outcome, ...(event.reason ? { reason: event.reason } : {}) } };
@@ -248,12 +247,13 @@ export class ConsoleServer {
    * A request as the page shows it: the broker's view plus how long it still waits by the kernel's
    * clock (the page counts down from that, so a browser whose clock differs still shows the truth).
    */
-  private withCountdown(view: ApprovalView): ApprovalView & { expiresInMs: number } {
+  private withCountdown(view: ConsoleApprovalView): ConsoleApprovalView & { expiresInMs: number } {
     return { ...view, expiresInMs: Math.max(0, Date.parse(view.expiresAt) - this.clock.now()) };
   }
 
-  private pendingViews(): Array<ApprovalView & { expiresInMs: number }> {
-    return approvalList(this.kernel).map((v) => this.withCountdown(v));
+  /** Every waiting request: this instance's and, with a shared database, the other instances' (listed with theirs). */
+  private pendingViews(): Array<ConsoleApprovalView & { expiresInMs: number }> {
+    return this.kernel.approvals.pending().map((p) => this.withCountdown(consoleView(p)));
   }
 
   /** Answers one request under `/ui`; the endpoint has already checked Host and Origin are loopback. */
@@ -546,7 +546,11 @@ export class ConsoleServer {
     if (method !== 'GET' && method !== 'HEAD' && !/^application\/json\b/i.test(req.headers['content-type'] ?? ''))
       return this.json(res, 415, { error: 'BAD_REQUEST', message: 'Send JSON (Content-Type: application/json).' });
     if (route === '/session' && method === 'GET') return this.json(res, 200, { expiresAt: new Date(expires).toISOString() });
-    if (route === '/approvals' && method === 'GET') return this.json(res, 200, this.pendingViews());
+    if (route === '/approvals' && method === 'GET') {
+      // With a shared database, the other instances' requests are read before the list is given.
+      await this.kernel.approvals.sync();
+      return this.json(res, 200, this.pendingViews());
+    }
     if (route === '/events' && method === 'GET') return this.events(req, res, session);
     const answer = /^\/approvals\/([^/]+)$/.exec(route);
     if (answer && method === 'POST') return this.answer(req, res, decodeURIComponent(answer[1]!));
@@ -692,9 +696,14 @@ export class ConsoleServer {
   private async answer(req: http.IncomingMessage, res: http.ServerResponse, id: string): Promise<void> {
     const body = await readJson(req);
     if ('error' in body) return this.json(res, body.status, { error: 'BAD_REQUEST', message: body.error });
-    const view = approvalList(this.kernel).find((v) => v.id === id);
+    const view = this.pendingViews().find((v) => v.id === id);
     const gone = { error: 'NOT_PENDING', message: 'This request is no longer waiting: it was answered, expired or cancelled.' };
     if (!view) return this.json(res, 404, gone);
+    if (view.gone)
+      return this.json(res, 410, {
+        error: 'GONE',
+        message: `The instance ${view.instance ?? ''} that asked this stopped before it was answered: the call will not run, so it cannot be answered.`,
+      });
     if (!view.answerable)
       return this.json(res, 409, {
         error: 'NOT_ANSWERABLE',
@@ -702,7 +711,9 @@ export class ConsoleServer {
       });
     const reply = consoleReply(body.value, view);
     if ('code' in reply) return this.json(res, 400, { error: reply.code, message: reply.message });
-    if (!this.kernel.approvals.answer(id, reply.reply, 'console')) return this.json(res, 404, gone);
+    // With a shared database, two people may answer on two instances at once: exactly one answer counts.
+    const given = await this.kernel.approvals.answerAnywhere(id, reply.reply, 'console');
+    if (!given.ok) return this.json(res, refusalStatus(given.code), { error: given.code, message: given.message });
     return this.json(res, 200, { id, tool: view.tool, reply: typeof reply.reply === 'string' ? reply.reply : 'edit' });
   }
 
@@ -750,7 +761,7 @@ export class ConsoleServer {
     req.on('close', end);
     const listening: Disposable = this.kernel.approvals.onChange((event) => {
       const { name, data } = eventData(event);
-      write(name, name === 'asked' ? this.withCountdown(data as ApprovalView) : data);
+      write(name, name === 'asked' ? this.withCountdown(data as ConsoleApprovalView) : data);
     });
     write('pending', this.pendingViews());
   }

@@ -2,9 +2,12 @@ import { EventEmitter } from 'node:events';
 import type { Clock } from '../clock.js';
 import { inject, injectable } from '../di.js';
 import { toDisposable, type Disposable } from '../disposable.js';
+import type { Logger } from '../logger.js';
+import { instanceId } from '../storage/instance-id.js';
 import * as T from '../tokens.js';
 import { withDeadline } from '../util/with-deadline.js';
 import { ApprovalWithdrawn, type ApprovalFace, type ApprovalReply, type PermissionRequest } from './prompter.js';
+import { SharedApprovals, type ClaimResult, type RemoteApproval, type SettledNote, type SharedView } from './shared-approvals.js';
 
 /** How long a request waits in the broker when no face is attached (seed 003: an approval expires after 30 minutes). */
 export const DEFAULT_APPROVAL_WAIT_MS = 30 * 60_000;
@@ -19,7 +22,14 @@ export interface PendingApproval {
   faces: string[];
   /** False for a request put to one face only (a CLI call's own prompt): `answer()` refuses it. */
   answerable: boolean;
+  /** With a shared database: the instance a request of another instance waits on (`answerAnywhere` answers it). */
+  instance?: string;
+  /** That instance stopped before the request was answered: listed until its expiry, not answerable. */
+  gone?: boolean;
 }
+
+/** How `answerAnywhere` went: given, or why not. */
+export type AnswerResult = ClaimResult | { ok: false; code: 'NOT_ANSWERABLE'; message: string };
 
 /** What happened to a request: asked, or settled (and how). */
 export type ApprovalEvent =
@@ -51,6 +61,8 @@ interface Entry {
   hadFaces: boolean;
   settle: (outcome: Settled) => void;
   lastRefusal: string;
+  /** Put in the shared inbox (a database is set and the request is not one face's alone). */
+  published: boolean;
 }
 
 /**
@@ -60,36 +72,72 @@ interface Entry {
  * A host can also answer a listed request directly (`answer(id, reply)`). A request with no face
  * waits up to 30 minutes (its expiry is an outcome of its own, not a denial); with faces, as long
  * as the longest of their waits (60 s for a terminal, seed 000).
+ *
+ * With a shared database (`MEMO_DATABASE_URL`) the inbox is every instance's (shared-approvals.ts):
+ * `pending()` and `onChange` include the requests waiting on other instances (with `instance`), and
+ * `answerAnywhere` answers them; exactly one answer to a request counts, whichever instance gives it.
+ * Without one, nothing here touches a database.
  */
 @injectable()
 export class ApprovalBroker {
   private readonly faces = new Set<ApprovalFace>();
   private readonly entries = new Map<string, Entry>();
   private readonly events = new EventEmitter();
+  private readonly shared: SharedApprovals | undefined;
 
   constructor(
     @inject(T.Clock) private readonly clock: Clock,
     @inject(T.PromptTimeoutMs) private readonly faceWaitMs: number,
     @inject(T.ApprovalWaitMs) private readonly brokerWaitMs: number = DEFAULT_APPROVAL_WAIT_MS,
     @inject(T.UnattendedApprovals) private readonly unattended: 'wait' | 'refuse' = 'wait',
-  ) {}
+    @inject(T.KernelConfig) config?: T.KernelConfig,
+    @inject(T.Logger) logger?: Logger,
+  ) {
+    const database = config?.database;
+    if (database) {
+      this.shared = new SharedApprovals(
+        database,
+        () => instanceId(config.dataDir),
+        {
+          changed: (asked, settled) => this.remoteChanged(asked, settled),
+          answered: (id, reply, by) => this.entries.get(id)?.settle({ kind: 'reply', reply, by }),
+          watchers: () => this.faces.size + this.events.listenerCount('change'),
+          mine: () => [...this.entries.values()].filter((e) => e.published).map((e) => ({ id: e.pending.id, view: sharedView(e.pending) })),
+        },
+        logger,
+      );
+    }
+  }
 
   /**
    * Whether anyone could answer a request now: a face is attached, or someone watches the requests
-   * (`onChange`: `memo approvals list --watch`, the console, a host app's own dialog).
+   * (`onChange`: `memo approvals list --watch`, the console, a host app's own dialog), here or, with a
+   * shared database, on another live instance.
    */
   get attended(): boolean {
-    return this.faces.size > 0 || this.events.listenerCount('change') > 0;
+    return this.faces.size > 0 || this.events.listenerCount('change') > 0 || this.shared?.attendedElsewhere === true;
   }
 
   /** Attaches a face: it is asked every pending request now, and every new one until disposed. */
   attach(face: ApprovalFace): Disposable {
     this.faces.add(face);
+    this.shared?.watchersChanged();
     for (const entry of this.entries.values()) if (!entry.exclusive) this.put(entry, face);
     return toDisposable(() => {
       this.faces.delete(face);
+      this.shared?.watchersChanged();
       for (const entry of this.entries.values()) this.withdraw(entry, face, new ApprovalWithdrawn('detached'));
     });
+  }
+
+  /** With a shared database: resolves once the other instances' requests have been read (or after a few seconds). */
+  sync(): Promise<void> {
+    return this.shared ? this.shared.ready() : Promise.resolve();
+  }
+
+  /** Closes the shared inbox (nothing to do without a database). */
+  async close(): Promise<void> {
+    await this.shared?.close();
   }
 
   /** The names of the attached faces. */
@@ -97,23 +145,93 @@ export class ApprovalBroker {
     return [...this.faces].map((f) => f.name);
   }
 
-  /** The requests waiting for an answer, oldest first. */
+  /** The requests waiting for an answer, oldest first (this instance's, then, with a shared database, the others'). */
   pending(): PendingApproval[] {
-    return [...this.entries.values()].map((e) => ({ ...e.pending, faces: [...e.asking.keys()].map((f) => f.name) }));
+    const mine = [...this.entries.values()].map((e) => ({ ...e.pending, faces: [...e.asking.keys()].map((f) => f.name) }));
+    if (!this.shared) return mine;
+    void this.shared.ready();
+    return [...mine, ...this.shared.list().map(remotePending)];
   }
 
   /** Called once per request asked and once per request settled. */
   onChange(listener: (event: ApprovalEvent) => void): Disposable {
     this.events.on('change', listener);
-    return toDisposable(() => this.events.off('change', listener));
+    if (this.shared) {
+      void this.shared.ready();
+      this.shared.watchersChanged();
+    }
+    return toDisposable(() => {
+      this.events.off('change', listener);
+      this.shared?.watchersChanged();
+    });
   }
 
-  /** Answers a pending request from outside any face (a host app's own UI, `memo approvals answer`). False if no such request waits. */
+  /**
+   * Answers a pending request of this instance from outside any face (a host app's own UI, `memo
+   * approvals answer`). False if no such request waits here. With a shared database the answer is
+   * recorded first, and one given on another instance at the same moment may win instead:
+   * `answerAnywhere` says which.
+   */
   answer(id: string, reply: ApprovalReply, by = 'host'): boolean {
     const entry = this.entries.get(id);
     if (!entry || entry.exclusive) return false;
-    entry.settle({ kind: 'reply', reply, by });
+    void this.reply(entry, reply, by);
     return true;
+  }
+
+  /**
+   * Answers a request waiting here or, with a shared database, on another instance (the web
+   * console): resolves with whether this answer is the one that counts, or why not (already answered
+   * elsewhere, its instance is gone, no longer waiting, the database cannot be reached).
+   */
+  answerAnywhere(id: string, reply: ApprovalReply, by: string): Promise<AnswerResult> {
+    const entry = this.entries.get(id);
+    if (entry?.exclusive)
+      return Promise.resolve({
+        ok: false,
+        code: 'NOT_ANSWERABLE',
+        message: `${entry.pending.request.tool} was asked at its own terminal; it can be answered only there.`,
+      });
+    if (entry) return this.reply(entry, reply, by);
+    if (this.shared) return this.shared.claim(id, reply, `${by}@${this.shared.name}`, false);
+    return Promise.resolve({ ok: false, code: 'NOT_PENDING', message: 'This request is no longer waiting: it was answered, expired or cancelled.' });
+  }
+
+  /**
+   * A reply for one of this instance's requests. Without a shared database it settles the request at
+   * once; with one it is recorded first, and only the first answer recorded counts (another
+   * instance's may have come first: the request then settles with that one). When nothing else is
+   * recorded (the database cannot be reached, or the request was never put there), this instance holds
+   * the call, so its own answer counts.
+   */
+  private async reply(entry: Entry, reply: ApprovalReply, by: string): Promise<AnswerResult> {
+    if (!this.shared || !entry.published) {
+      entry.settle({ kind: 'reply', reply, by });
+      return { ok: true };
+    }
+    const claimed = await this.shared.claim(entry.pending.id, reply, by, true);
+    if (claimed.ok || claimed.code !== 'ALREADY_ANSWERED') {
+      entry.settle({ kind: 'reply', reply, by });
+      return { ok: true };
+    }
+    if (claimed.winner) entry.settle({ kind: 'reply', reply: claimed.winner.reply, by: claimed.winner.by });
+    return claimed;
+  }
+
+  /** Other instances' requests came, changed or went: told to this broker's watchers as their own are. */
+  private remoteChanged(asked: RemoteApproval[], settled: Array<{ id: string; note: SettledNote }>): void {
+    for (const r of asked) this.emit({ kind: 'asked', approval: remotePending(r) });
+    for (const { id, note } of settled) {
+      if (note.outcome === 'answered')
+        this.emit({
+          kind: 'settled',
+          id,
+          outcome: 'answered',
+          by: note.by ?? 'unknown',
+          reply: note.reply === undefined || note.reply === 'edit' ? { edit: {} } : (note.reply as ApprovalReply),
+        });
+      else this.emit({ kind: 'settled', id, outcome: note.outcome, ...(note.reason ? { reason: note.reason } : {}) });
+    }
   }
 
   /**
@@ -121,6 +239,12 @@ export class ApprovalBroker {
    * call's: its abort is a cancellation. Never rejects.
    */
   request(question: Omit<PermissionRequest, 'deadline'>, signal: AbortSignal, only?: ApprovalFace): Promise<BrokerOutcome> {
+    // Whether someone watches on another instance is known once the shared inbox has been read.
+    if (!only && this.shared && this.unattended === 'refuse' && !this.attended) return this.shared.ready().then(() => this.ask(question, signal, only));
+    return this.ask(question, signal, only);
+  }
+
+  private ask(question: Omit<PermissionRequest, 'deadline'>, signal: AbortSignal, only?: ApprovalFace): Promise<BrokerOutcome> {
     const faces = only ? [only] : [...this.faces];
     const hadFaces = faces.length > 0;
     if (!only && this.unattended === 'refuse' && !this.attended) return Promise.resolve({ kind: 'unattended' });
@@ -136,6 +260,7 @@ export class ApprovalBroker {
         refused: new Set(),
         hadFaces,
         lastRefusal: '',
+        published: false,
         settle: (outcome) => {
           if (this.entries.get(request.callId) !== entry) return;
           this.entries.delete(request.callId);
@@ -152,6 +277,7 @@ export class ApprovalBroker {
               : { kind: 'settled', id: request.callId, outcome: outcome.kind, ...(outcome.kind === 'unanswered' ? { reason: outcome.reason } : {}) },
           );
           resolve(outcome);
+          if (entry.published) this.shared?.settled(request.callId, request.revision, settledNote(outcome));
         },
       };
       const onStop = () => {
@@ -164,6 +290,12 @@ export class ApprovalBroker {
         return;
       }
       this.entries.set(request.callId, entry);
+      if (this.shared && !only) {
+        entry.published = true;
+        this.shared.publish(request.callId, sharedView(entry.pending)).catch(() => {
+          // Logged by the shared inbox; the request still waits here, and is put there again once it answers.
+        });
+      }
       waiting.signal.addEventListener('abort', onStop, { once: true });
       this.emit({ kind: 'asked', approval: this.pending().find((p) => p.id === request.callId)! });
       for (const face of faces) this.put(entry, face);
@@ -185,7 +317,7 @@ export class ApprovalBroker {
         if (entry.asking.get(face) !== controller || controller.signal.aborted) return;
         // The face that answered is done with its question: only the others are withdrawn.
         entry.asking.delete(face);
-        entry.settle({ kind: 'reply', reply: r, by: face.name });
+        void this.reply(entry, r, face.name);
       },
       (err: unknown) => {
         if (entry.asking.get(face) !== controller || controller.signal.aborted) return;
@@ -208,4 +340,35 @@ export class ApprovalBroker {
   private emit(event: ApprovalEvent): void {
     this.events.emit('change', event);
   }
+}
+
+/** A request as another instance's inbox gets it: the caller by kind and name only (no session id, no write capability). */
+function sharedView(p: PendingApproval): SharedView {
+  const c = p.request.caller;
+  return {
+    request: {
+      ...p.request,
+      caller: { kind: c.kind, ...(c.id !== undefined ? { id: c.id } : {}), ...(c.conversationId !== undefined ? { conversationId: c.conversationId } : {}) },
+    },
+    since: p.since,
+  };
+}
+
+function remotePending(r: RemoteApproval): PendingApproval {
+  return {
+    id: r.id,
+    request: { ...r.view.request, caller: r.view.request.caller },
+    since: r.view.since,
+    faces: [],
+    answerable: !r.gone,
+    instance: r.instance,
+    ...(r.gone ? { gone: true } : {}),
+  };
+}
+
+/** How a request ended, for the other inboxes: an edit is named, never sent. */
+function settledNote(outcome: Settled): SettledNote {
+  if (outcome.kind === 'reply') return { outcome: 'answered', by: outcome.by, reply: typeof outcome.reply === 'string' ? outcome.reply : 'edit' };
+  if (outcome.kind === 'unanswered') return { outcome: 'unanswered', reason: outcome.reason };
+  return { outcome: outcome.kind };
 }

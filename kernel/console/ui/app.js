@@ -186,6 +186,11 @@ function ApprovalCard({ approval, selected, onSelect, announce }) {
       <dt>Caller</dt>
       <dd>${callerText(approval.caller)}</dd>
       ${
+        approval.instance &&
+        html`<dt>Instance</dt>
+          <dd>${approval.instance}</dd>`
+      }
+      ${
         approval.revision > 1 &&
         html`<dt>Revision</dt>
           <dd>${approval.revision}${approval.editedBy ? `, edited by ${approval.editedBy}` : ''}</dd>`
@@ -199,14 +204,19 @@ function ApprovalCard({ approval, selected, onSelect, announce }) {
       <pre>${JSON.stringify(approval.args, null, 2)}</pre>
     </details>
     ${
-      !approval.answerable
-        ? html`<p class="note">Asked by a <code>memo tools call</code> at its own terminal: it can be answered only there.</p>`
-        : editing
-          ? html`<${Editor} approval=${approval} onSend=${(args) => answer(args)} onCancel=${() => setEditing(false)} />`
-          : html`<div class="answer-row">
-              <${Answers} approval=${approval} answer=${answer} />
-              ${approval.editable && html`<button type="button" class="edit" onClick=${() => setEditing(true)}>Edit arguments…</button>`}
-            </div>`
+      approval.gone
+        ? html`<p class="note" role="note">
+            Gone: the instance ${approval.instance} that asked this stopped before anyone answered. The call will not run, so it cannot be answered; it leaves
+            the list at its expiry.
+          </p>`
+        : !approval.answerable
+          ? html`<p class="note">Asked by a <code>memo tools call</code> at its own terminal: it can be answered only there.</p>`
+          : editing
+            ? html`<${Editor} approval=${approval} onSend=${(args) => answer(args)} onCancel=${() => setEditing(false)} />`
+            : html`<div class="answer-row">
+                <${Answers} approval=${approval} answer=${answer} />
+                ${approval.editable && html`<button type="button" class="edit" onClick=${() => setEditing(true)}>Edit arguments…</button>`}
+              </div>`
     }
   </article>`;
 }

@@ -1,0 +1,481 @@
+/**
+ * The approvals inbox of every instance on one PostgreSQL database (`MEMO_DATABASE_URL`), schema
+ * `memo_approvals`: each instance's approval broker publishes the requests waiting in it, lists the
+ * others', and can answer them. The call itself always waits in the broker of the instance that made
+ * it (its owner); the database carries the question out and the answer back.
+ *
+ * - **One answer wins**: answering is one conditional UPDATE (`state = 'pending'` to `answered`), the
+ *   owner's own faces included, so two people clicking on two instances cannot both succeed; the
+ *   loser is told who answered first.
+ * - **Wake-ups**: NOTIFY on the channel `memo_approvals` (asked, answered, settled) wakes the owner of
+ *   an answered request and refreshes every other inbox; each instance also re-reads every 2 s
+ *   (the fallback for a notification lost while its listening connection was down).
+ * - **Gone**: each running broker beats every 2 s (`instances.seen_at`, the database's clock). A
+ *   request whose owner has not beaten for 10 s (killed, or cut off) is marked `gone`: listed as such,
+ *   not answerable, until its expiry. An owner that reconnects publishes its waiting requests again.
+ * - The answer row holds an edit's arguments only until the owner takes it. A settled request stays
+ *   10 minutes as `settled` (how it ended and who answered, no arguments), so a late second answer
+ *   is told who answered first.
+ */
+import { randomUUID } from 'node:crypto';
+import pg from 'pg';
+import type { DataSource, MigrationInterface, QueryRunner } from 'typeorm';
+import type { DatabaseUrl } from '../storage/database-url.js';
+import type { Logger } from '../logger.js';
+import type { ApprovalReply, PermissionRequest } from './prompter.js';
+
+export const APPROVALS_SCHEMA = 'memo_approvals';
+const CHANNEL = 'memo_approvals';
+const BEAT_MS = 2_000;
+const STALE_S = 10;
+/** How long a caller waits for the first read of the shared inbox before going on with what it has. */
+const FIRST_READ_WAIT_MS = 3_000;
+
+class CreateApprovals1796188100000 implements MigrationInterface {
+  async up(qr: QueryRunner): Promise<void> {
+    await qr.query(`CREATE TABLE "instances" (
+      "incarnation" text PRIMARY KEY, "instance" text NOT NULL, "seen_at" timestamptz NOT NULL, "watchers" integer NOT NULL)`);
+    await qr.query(`CREATE TABLE "approvals" (
+      "id" text PRIMARY KEY, "instance" text NOT NULL, "incarnation" text NOT NULL, "revision" integer NOT NULL,
+      "view" jsonb NOT NULL, "state" text NOT NULL CHECK ("state" IN ('pending', 'answered', 'settled', 'gone')),
+      "answer" jsonb, "answered_by" text, "reply" text, "outcome" text,
+      "expires_at" timestamptz NOT NULL, "changed_at" timestamptz NOT NULL DEFAULT now())`);
+    await qr.query(`CREATE INDEX "approvals_incarnation" ON "approvals" ("incarnation")`);
+  }
+  async down(qr: QueryRunner): Promise<void> {
+    await qr.query(`DROP TABLE "approvals"`);
+    await qr.query(`DROP TABLE "instances"`);
+  }
+}
+
+/** What another instance's inbox shows of a request: no session id, no write capability. */
+export interface SharedView {
+  request: Omit<PermissionRequest, 'caller'> & { caller: { kind: PermissionRequest['caller']['kind']; id?: string; conversationId?: string } };
+  since: number;
+}
+
+/** A request waiting (or gone) on another instance. */
+export interface RemoteApproval {
+  id: string;
+  instance: string;
+  view: SharedView;
+  gone: boolean;
+}
+
+export type ClaimResult =
+  | { ok: true }
+  | { ok: false; code: 'NOT_PENDING' | 'ALREADY_ANSWERED' | 'GONE' | 'UNAVAILABLE'; message: string; winner?: { reply: ApprovalReply; by: string } };
+
+/** How a settled request is told to the other inboxes. */
+export interface SettledNote {
+  outcome: 'answered' | 'timeout' | 'expired' | 'cancelled' | 'unanswered';
+  by?: string;
+  reply?: string;
+  reason?: string;
+}
+
+export interface SharedApprovalsHost {
+  /** Other instances' requests were asked (or changed: a new revision, gone), or left the inbox (and how, when known). */
+  changed(asked: RemoteApproval[], settled: Array<{ id: string; note: SettledNote }>): void;
+  /** One of this broker's requests was answered on another instance. */
+  answered(id: string, reply: ApprovalReply, by: string): void;
+  /** How many faces and watchers this broker has (others wait for a request only when someone watches). */
+  watchers(): number;
+  /** The requests this broker waits on, for publishing again after an outage. */
+  mine(): Array<{ id: string; view: SharedView }>;
+}
+
+interface Row {
+  id: string;
+  instance: string;
+  incarnation: string;
+  view: SharedView;
+  state: 'pending' | 'answered' | 'settled' | 'gone';
+}
+
+export class SharedApprovals {
+  /** This broker's run: a restarted instance is a new incarnation, so its old requests go gone. */
+  private readonly incarnation = randomUUID();
+  private instanceId: string | undefined;
+  private opening: Promise<DataSource> | undefined;
+  private started: Promise<void> | undefined;
+  private listener: pg.Client | undefined;
+  private beat: NodeJS.Timeout | undefined;
+  private reconnect: NodeJS.Timeout | undefined;
+  private refreshing: Promise<void> | undefined;
+  private refreshAgain = false;
+  private remote = new Map<string, RemoteApproval>();
+  private readonly notes = new Map<string, SettledNote>();
+  private watchingElsewhere = false;
+  /** Database writes per request, in order: a revision's publish never overtakes the previous one's delete. */
+  private readonly chains = new Map<string, Promise<unknown>>();
+  private down = false;
+  private closed = false;
+
+  constructor(
+    private readonly url: DatabaseUrl,
+    private readonly instance: () => string,
+    private readonly host: SharedApprovalsHost,
+    private readonly logger: Logger | undefined,
+  ) {}
+
+  get name(): string {
+    return (this.instanceId ??= this.instance());
+  }
+
+  /** Other instances' requests, as last read. */
+  list(): RemoteApproval[] {
+    return [...this.remote.values()];
+  }
+
+  /** Whether a face or watcher is attached to another live instance. */
+  get attendedElsewhere(): boolean {
+    return this.watchingElsewhere;
+  }
+
+  /** Starts listening, beating and polling (once); resolves after the first read, or after a short wait. */
+  start(): Promise<void> {
+    this.started ??= this.open().then(
+      async () => {
+        await this.listen();
+        await this.tick();
+        this.beat = setInterval(() => void this.tick(), BEAT_MS);
+        this.beat.unref();
+      },
+      (err: unknown) => {
+        this.started = undefined;
+        throw err;
+      },
+    );
+    return this.started;
+  }
+
+  /** `start`, waited for at most a few seconds; never rejects (an unreachable database leaves the inbox local). */
+  async ready(): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      this.start().catch((err: unknown) => this.warn(`the shared approvals inbox cannot be opened: ${(err as Error).message}`)),
+      new Promise<void>((r) => (timer = setTimeout(r, FIRST_READ_WAIT_MS))),
+    ]);
+    clearTimeout(timer);
+  }
+
+  /** Puts one of this broker's requests (or a new revision of it) in the shared inbox. */
+  publish(id: string, view: SharedView): Promise<void> {
+    return this.chain(id, async () => {
+      await this.start();
+      const ds = await this.open();
+      await ds.query(
+        `WITH up AS (
+           INSERT INTO "approvals" ("id", "instance", "incarnation", "revision", "view", "state", "expires_at")
+           VALUES ($1, $2, $3, $4, $5, 'pending', to_timestamp($6 / 1000.0))
+           ON CONFLICT ("id") DO UPDATE SET "instance" = $2, "incarnation" = $3, "revision" = $4, "view" = $5, "state" = 'pending',
+             "answer" = NULL, "answered_by" = NULL, "reply" = NULL, "outcome" = NULL, "expires_at" = to_timestamp($6 / 1000.0), "changed_at" = now()
+           RETURNING "id")
+         SELECT pg_notify($7, $8) FROM up`,
+        [id, this.name, this.incarnation, view.request.revision, JSON.stringify(view), view.request.deadline, CHANNEL, note({ k: 'asked', id })],
+      );
+    });
+  }
+
+  /**
+   * Answers a request in the shared inbox: this broker's own (`own`) or another instance's. Exactly
+   * one answer to a request wins; a losing one learns the winner's (for its owner) or who it was.
+   */
+  claim(id: string, reply: ApprovalReply, by: string, own: boolean): Promise<ClaimResult> {
+    const attempt = async (): Promise<ClaimResult> => {
+      const ds = await this.open();
+      const won = await ds.query<Array<{ incarnation: string }>>(
+        `UPDATE "approvals" SET "state" = 'answered', "answer" = $2, "answered_by" = $3, "reply" = $5, "changed_at" = now()
+         WHERE "id" = $1 AND "state" = 'pending' ${own ? `AND "incarnation" = $4` : `AND "incarnation" <> $4`} RETURNING "incarnation"`,
+        [id, JSON.stringify(reply), by, this.incarnation, typeof reply === 'string' ? reply : 'edit'],
+      );
+      // UPDATE ... RETURNING comes back as [rows, count] from typeorm's postgres driver.
+      const rows = (Array.isArray(won[0]) ? won[0] : won) as Array<{ incarnation: string }>;
+      if (rows.length > 0) {
+        await ds.query(`SELECT pg_notify($1, $2)`, [CHANNEL, note({ k: 'answered', id, inc: rows[0]!.incarnation })]);
+        return { ok: true };
+      }
+      const found = await ds.query<
+        Array<{ state: string; answer: ApprovalReply | null; answered_by: string | null; instance: string; outcome: string | null }>
+      >(`SELECT "state", "answer", "answered_by", "instance", "outcome" FROM "approvals" WHERE "id" = $1`, [id]);
+      const row = found[0];
+      if (row?.state === 'answered' || (row?.state === 'settled' && row.outcome === 'answered'))
+        return {
+          ok: false,
+          code: 'ALREADY_ANSWERED',
+          message: `This request was already answered (${row.answered_by ?? 'by someone'}); exactly one answer counts, and yours was not applied.`,
+          ...(row.answer !== null ? { winner: { reply: row.answer, by: row.answered_by ?? 'unknown' } } : {}),
+        };
+      if (row?.state === 'gone')
+        return {
+          ok: false,
+          code: 'GONE',
+          message: `The instance ${row.instance} that asked this stopped before it was answered: the call will not run, so it cannot be answered.`,
+        };
+      return { ok: false, code: 'NOT_PENDING', message: 'This request is no longer waiting: it was answered, expired or cancelled.' };
+    };
+    const run = () =>
+      attempt().catch((err: unknown): ClaimResult => ({
+        ok: false,
+        code: 'UNAVAILABLE',
+        message: `The shared approvals cannot be reached, so the answer was not given: ${this.url.scrub((err as Error)?.message ?? String(err))}`,
+      }));
+    return own ? this.chain(id, run) : run();
+  }
+
+  /** The answer another instance gave to one of this broker's requests, once it is recorded. */
+  async answerOf(id: string): Promise<{ reply: ApprovalReply; by: string } | undefined> {
+    const ds = await this.open();
+    const rows = await ds.query<Array<{ answer: ApprovalReply; answered_by: string }>>(
+      `SELECT "answer", "answered_by" FROM "approvals" WHERE "id" = $1 AND "incarnation" = $2 AND "state" = 'answered'`,
+      [id, this.incarnation],
+    );
+    const row = rows[0];
+    return row ? { reply: row.answer, by: row.answered_by } : undefined;
+  }
+
+  /** One of this broker's requests ended: it leaves the shared inbox, and the answer it held is dropped. */
+  settled(id: string, revision: number, how: SettledNote): void {
+    void this.chain(id, async () => {
+      const ds = await this.open();
+      await ds.query(
+        `WITH done AS (
+           UPDATE "approvals" SET "state" = 'settled', "answer" = NULL, "outcome" = $6, "answered_by" = $7, "reply" = $8, "changed_at" = now()
+           WHERE "id" = $1 AND "incarnation" = $2 AND "revision" = $3 RETURNING "id")
+         SELECT pg_notify($4, $5) FROM done`,
+        [id, this.incarnation, revision, CHANNEL, note({ k: 'settled', id, ...how }), how.outcome, how.by ?? null, how.reply ?? null],
+      );
+    }).catch((err: unknown) => this.warn(`a settled approval request could not be taken out of the shared inbox: ${(err as Error).message}`));
+  }
+
+  /** Faces or watchers came or went here: the other instances learn it at once. */
+  watchersChanged(): void {
+    if (this.started && !this.closed) void this.heartbeat().catch(() => {});
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    clearInterval(this.beat);
+    clearTimeout(this.reconnect);
+    await Promise.allSettled([...this.chains.values()]);
+    const listener = this.listener;
+    this.listener = undefined;
+    await listener?.end().catch(() => {});
+    const ds = await this.opening?.catch(() => undefined);
+    if (ds?.isInitialized) {
+      await ds.query(`DELETE FROM "instances" WHERE "incarnation" = $1`, [this.incarnation]).catch(() => {});
+      await ds.destroy().catch(() => {});
+    }
+  }
+
+  private open(): Promise<DataSource> {
+    if (this.closed) return Promise.reject(new Error('the kernel is shutting down'));
+    if (!this.opening) {
+      const opening = import('../storage/postgres.js').then(({ openPostgres }) =>
+        openPostgres(this.url, APPROVALS_SCHEMA, { entities: [], migrations: [CreateApprovals1796188100000] }),
+      );
+      this.opening = opening;
+      opening.catch(() => {
+        if (this.opening === opening) this.opening = undefined;
+      });
+    }
+    return this.opening;
+  }
+
+  private chain<T>(id: string, step: () => Promise<T>): Promise<T> {
+    const before = this.chains.get(id) ?? Promise.resolve();
+    const next = before.then(step, step);
+    const tail = next.catch(() => {});
+    this.chains.set(id, tail);
+    void tail.then(() => {
+      if (this.chains.get(id) === tail) this.chains.delete(id);
+    });
+    return next;
+  }
+
+  /** A connection of its own that LISTENs; lost, it is made again (and everything re-read) a second later. */
+  private async listen(): Promise<void> {
+    if (this.closed || this.listener) return;
+    const c = this.url.connection();
+    const client = new pg.Client({
+      host: c.host,
+      port: c.port,
+      user: c.username,
+      password: c.password,
+      database: c.database,
+      ssl: c.ssl,
+      application_name: 'memo-approvals',
+      connectionTimeoutMillis: 10_000,
+    });
+    const lost = () => {
+      if (this.listener !== client) return;
+      this.listener = undefined;
+      void client.end().catch(() => {});
+      if (!this.closed) {
+        clearTimeout(this.reconnect);
+        this.reconnect = setTimeout(
+          () =>
+            void this.listen().then(
+              () => this.tick(),
+              () => {},
+            ),
+          1_000,
+        );
+        this.reconnect.unref();
+      }
+    };
+    client.on('error', lost);
+    client.on('end', lost);
+    client.on('notification', (msg) => {
+      if (msg.channel !== CHANNEL) return;
+      this.heard(msg.payload ?? '');
+    });
+    this.listener = client;
+    try {
+      await client.connect();
+      await client.query(`LISTEN ${CHANNEL}`);
+    } catch (err) {
+      lost();
+      throw new Error(`The database ${this.url.display} cannot be reached for approvals: ${this.url.scrub((err as Error).message)}`, { cause: err });
+    }
+  }
+
+  private heard(payload: string): void {
+    let msg: { k?: string; id?: string; inc?: string; outcome?: SettledNote['outcome']; by?: string; reply?: string; reason?: string };
+    try {
+      msg = JSON.parse(payload) as typeof msg;
+    } catch {
+      return;
+    }
+    if (msg.k === 'answered' && msg.inc === this.incarnation && typeof msg.id === 'string') void this.takeAnswer(msg.id);
+    if (msg.k === 'settled' && typeof msg.id === 'string' && msg.outcome)
+      this.notes.set(msg.id, {
+        outcome: msg.outcome,
+        ...(msg.by ? { by: msg.by } : {}),
+        ...(msg.reply ? { reply: msg.reply } : {}),
+        ...(msg.reason ? { reason: msg.reason } : {}),
+      });
+    this.refresh().catch(() => {
+      // The next beat reads again.
+    });
+  }
+
+  private async takeAnswer(id: string): Promise<void> {
+    try {
+      const a = await this.answerOf(id);
+      if (a) this.host.answered(id, a.reply, a.by);
+    } catch (err) {
+      // The next beat looks for it again.
+      this.warn(`an answer given on another instance could not be read yet: ${(err as Error).message}`);
+    }
+  }
+
+  /** Beat, mark the requests of instances that stopped beating as gone, take missed answers, re-read. */
+  private async tick(): Promise<void> {
+    if (this.closed) return;
+    try {
+      await this.heartbeat();
+      const ds = await this.open();
+      if (this.down) {
+        this.down = false;
+        // Back after an outage: this broker's requests may have been marked gone meanwhile.
+        for (const m of this.host.mine()) void this.publish(m.id, m.view).catch(() => {});
+      }
+      const marked = await ds.query<[unknown[], number]>(
+        `UPDATE "approvals" SET "state" = 'gone', "answer" = NULL, "changed_at" = now()
+         WHERE "state" IN ('pending', 'answered') AND "incarnation" NOT IN (SELECT "incarnation" FROM "instances" WHERE "seen_at" > now() - make_interval(secs => $1))
+         RETURNING "id"`,
+        [STALE_S],
+      );
+      if ((marked[1] ?? 0) > 0) await ds.query(`SELECT pg_notify($1, $2)`, [CHANNEL, note({ k: 'gone' })]);
+      await ds.query(
+        `DELETE FROM "approvals" WHERE ("state" = 'gone' AND "expires_at" < now()) OR ("state" = 'settled' AND "changed_at" < now() - interval '10 minutes')`,
+      );
+      await ds.query(`DELETE FROM "instances" WHERE "seen_at" < now() - interval '1 day'`);
+      const answered = await ds.query<Array<{ id: string }>>(`SELECT "id" FROM "approvals" WHERE "incarnation" = $1 AND "state" = 'answered'`, [
+        this.incarnation,
+      ]);
+      for (const { id } of answered) void this.takeAnswer(id);
+      await this.refresh();
+    } catch (err) {
+      if (!this.down) this.warn(`the shared approvals inbox cannot be reached; requests wait here until it answers again: ${(err as Error).message}`);
+      this.down = true;
+    }
+  }
+
+  private async heartbeat(): Promise<void> {
+    const ds = await this.open();
+    const rows = await ds.query<Array<{ watching: boolean }>>(
+      `WITH me AS (
+         INSERT INTO "instances" ("incarnation", "instance", "seen_at", "watchers") VALUES ($1, $2, now(), $3)
+         ON CONFLICT ("incarnation") DO UPDATE SET "seen_at" = now(), "watchers" = $3 RETURNING 1)
+       SELECT EXISTS (SELECT 1 FROM "instances" WHERE "incarnation" <> $1 AND "watchers" > 0 AND "seen_at" > now() - make_interval(secs => $4)) AS "watching"
+       FROM me`,
+      [this.incarnation, this.name, this.host.watchers(), STALE_S],
+    );
+    this.watchingElsewhere = rows[0]?.watching === true;
+  }
+
+  /** Re-reads the other instances' requests and tells the broker what changed (one read at a time, the last request coalesced). */
+  private refresh(): Promise<void> {
+    if (this.closed) return Promise.resolve();
+    if (this.refreshing) {
+      this.refreshAgain = true;
+      return this.refreshing;
+    }
+    this.refreshing = (async () => {
+      do {
+        this.refreshAgain = false;
+        const ds = await this.open();
+        // An answered request is out of every inbox already; only its owner still has to take the answer.
+        const rows = await ds.query<Array<Row & { answered_by: string | null; reply: string | null; outcome: SettledNote['outcome'] | null }>>(
+          `SELECT "id", "instance", "incarnation", "view", "state", "answered_by", "reply", "outcome"
+           FROM "approvals" WHERE "incarnation" <> $1 ORDER BY "changed_at", "id"`,
+          [this.incarnation],
+        );
+        const next = new Map<string, RemoteApproval>();
+        const ended = new Map<string, SettledNote>();
+        for (const r of rows) {
+          if (r.state === 'pending' || r.state === 'gone') next.set(r.id, { id: r.id, instance: r.instance, view: r.view, gone: r.state === 'gone' });
+          else
+            ended.set(r.id, {
+              outcome: r.state === 'answered' ? 'answered' : (r.outcome ?? 'unanswered'),
+              ...(r.answered_by ? { by: r.answered_by } : {}),
+              ...(r.reply ? { reply: r.reply } : {}),
+            });
+        }
+        const asked = [...next.values()].filter((r) => {
+          const before = this.remote.get(r.id);
+          return !before || before.gone !== r.gone || before.view.request.revision !== r.view.request.revision;
+        });
+        const settled: Array<{ id: string; note: SettledNote }> = [];
+        for (const [id, before] of this.remote) {
+          if (next.has(id)) continue;
+          settled.push({
+            id,
+            note: this.notes.get(id) ?? ended.get(id) ?? { outcome: 'unanswered', reason: `it is no longer waiting on instance ${before.instance}` },
+          });
+        }
+        for (const { id } of settled) this.notes.delete(id);
+        // Notes of requests this inbox never listed (settled before it read them) are dropped now and then.
+        if (this.notes.size > 1000) this.notes.clear();
+        this.remote = next;
+        if (asked.length || settled.length) this.host.changed(asked, settled);
+      } while (this.refreshAgain && !this.closed);
+    })().finally(() => {
+      this.refreshing = undefined;
+    });
+    return this.refreshing;
+  }
+
+  private warn(message: string): void {
+    this.logger?.warn(this.url.scrub(message));
+  }
+}
+
+/** A notification's payload: ids and outcomes only (no arguments, no edits), well under NOTIFY's 8000 bytes. */
+function note(fields: Record<string, unknown>): string {
+  return JSON.stringify(fields);
+}
