@@ -90,6 +90,8 @@ export class PgAuditLog {
   private readonly signal = new Int32Array(new SharedArrayBuffer(8));
   private nextId = 0;
   private lastProbe = 0;
+  /** Set when the worker thread is gone (it failed, or was stopped). */
+  private workerGone: string | undefined;
   /** The last try of an unreachable database had to wait for its answer. */
   private probeWaited = false;
   /** False until the chain has been opened in the database (the server may be away at start). */
@@ -159,8 +161,14 @@ export class PgAuditLog {
     worker.on('message', (m: { type?: string; rows?: StoredRow[] }) => {
       if (m.type === 'entries' && m.rows) this.received(m.rows);
     });
-    // The worker never throws out of its handlers; if it dies anyway, every later call says so.
-    worker.on('error', () => {});
+    // The worker never throws out of its handlers; if it dies anyway, every later call says so at once.
+    worker.on('error', (err) => {
+      if (this.worker === worker) this.workerGone = `its worker thread failed: ${this.url.scrub(err.message)}`;
+    });
+    worker.on('exit', () => {
+      if (this.worker === worker) this.workerGone ??= 'its worker thread ended';
+    });
+    this.workerGone = undefined;
     this.worker = worker;
     this.port = port1;
     try {
@@ -435,7 +443,8 @@ export class PgAuditLog {
    */
   private call<T>(request: Request, timeoutMs = this.timeoutMs): T {
     const port = this.port;
-    if (!port) throw new Error(`the audit trail's connection to ${this.url.display} is closed`);
+    if (!port || this.workerGone)
+      throw new Error(`the audit trail's connection to ${this.url.display} is closed${this.workerGone ? `: ${this.workerGone}` : ''}`);
     const id = ++this.nextId;
     Atomics.store(this.signal, 0, 0);
     port.postMessage({ ...request, id });

@@ -185,6 +185,18 @@ describe('the audit trail on PostgreSQL', () => {
     expect(report.chains[0]).toMatchObject({ ok: false, problem: { recorded: true, message: expect.stringMatching(/^entries #1 to #2 are missing: /) } });
   });
 
+  it("records an agent CLI's access as a chained event in the instance's chain (note), shown by tail only as an event", async () => {
+    const a = kernel(dataFolder());
+    await call(a, 'before');
+    const event = (a.kernel.audit as PgAuditLog).note({ event: 'agent-access', conversationId: 'c1', backend: 'claude', version: '2.1', access: 'computer' });
+    await call(a, 'after');
+    const lines = (await rows(instanceId(a.dataDir))).map((r) => JSON.parse(r.line) as Record<string, unknown>);
+    expect(lines.map((l) => l.event ?? 'entry')).toEqual(['entry', 'agent-access', 'entry']);
+    expect(lines[1]).toMatchObject({ seq: 2, instance: instanceId(a.dataDir), backend: 'claude', access: 'computer', hash: event.hash });
+    expect(a.kernel.audit.tail().map((e) => e.args)).toEqual([{ text: 'before' }, { text: 'after' }]);
+    expect(await verify(a)).toMatchObject({ ok: true, chains: [{ entries: 2, events: 1 }] });
+  });
+
   it('48 calls finishing together are one transaction, and the chain verifies', async () => {
     const a = kernel(dataFolder());
     const log = a.kernel.audit as PgAuditLog;
