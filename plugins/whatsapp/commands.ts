@@ -128,7 +128,7 @@ async function link(rt: WhatsAppRuntime, ctx: Ctx): Promise<number> {
       });
     await conn.settled();
     await printing;
-    const counts = (await rt.history()).counts();
+    const counts = await (await rt.history()).counts();
     return done(
       ctx,
       { linked: true, ...me, history: counts },
@@ -164,7 +164,7 @@ export function whatsappCommand(rt: WhatsAppRuntime): PackCommand {
         run: (ctx) =>
           guarded(ctx, async () => {
             const me = rt.linked() ? accountText(rt.dataDir) : null;
-            const counts = (await rt.history()).counts();
+            const counts = await (await rt.history()).counts();
             const connection = rt.connection ? { state: rt.connection.state, ...(rt.connection.detail ? { detail: rt.connection.detail } : {}) } : null;
             const text = [
               me ? `Linked as ${me.name ?? '(no name)'} ${me.number ?? ''}`.trim() : 'Not linked (memo whatsapp link links a phone).',

@@ -215,9 +215,9 @@ export class WhatsAppConnection {
       auth: auth.state,
       browser: BROWSER,
       logger: quietLogger(this.logger),
-      getMessage: (key) => {
-        const row = key.remoteJid && key.id && key.fromMe ? store.messageByKey(key.remoteJid, key.id, true) : null;
-        return Promise.resolve(row?.text ? { conversation: row.text } : undefined);
+      getMessage: async (key) => {
+        const row = key.remoteJid && key.id && key.fromMe ? await store.messageByKey(key.remoteJid, key.id, true) : null;
+        return row?.text ? { conversation: row.text } : undefined;
       },
     });
     if (this.stopped) {
@@ -235,7 +235,7 @@ export class WhatsAppConnection {
 
   private async handle(socket: WhatsAppSocket, events: Partial<BaileysEventMap>, auth: AuthStore, store: WhatsAppStore): Promise<void> {
     if (events['creds.update']) await auth.saveCreds();
-    store.apply(events);
+    await store.apply(events);
     if (events['messaging-history.status']) for (const l of this.listeners) l.historyDone?.();
     const update = events['connection.update'];
     if (!update || socket !== this.socket) return;

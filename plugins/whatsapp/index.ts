@@ -1,6 +1,7 @@
 /**
  * The built-in `whatsapp` pack: a linked WhatsApp device through Baileys (the multi-device
- * protocol, no browser), a local history fed by its events (SQLite + FTS5), three read tools and
+ * protocol, no browser), a history fed by its events (SQLite + FTS5, or PostgreSQL + tsvector when
+ * MEMO_DATABASE_URL is set, with one owner instance of the connection at a time), three read tools and
  * whatsapp_send, which previews the resolved recipient and the exact text. `activate` contributes
  * `memo whatsapp link|status|unlink`, the web console's link panel (console-link.ts) and the
  * connection service `memo serve` runs.
@@ -36,19 +37,48 @@ const LINK_POLL_MS = 3000;
  * also looks every few seconds for a phone linked meanwhile (by `memo whatsapp link` in another
  * terminal, which it lets finish first), linked again after the phone dropped this device, or a
  * start that failed, so the server never needs a restart for any of these.
+ *
+ * With the history in PostgreSQL (several instances), only the instance holding the owner lease
+ * (lease.ts) connects: each tick takes or renews it (every third of its length), an instance that
+ * finds it held by another leaves the connection to that one, an owner that cannot renew in time
+ * stops its socket, and a clean stop gives the lease up so another linked instance takes over at once.
  */
 function connectionService(rt: WhatsAppRuntime): PackService {
   let timer: NodeJS.Timeout | null = null;
   let busy = false;
+  /** When this instance last confirmed it holds the lease (Date.now()). */
+  let confirmed = 0;
   return {
     name: 'connection',
     async start(ctx) {
+      const every = Math.min(LINK_POLL_MS, Math.floor(rt.leaseMs() / 3));
+      const stopSocket = async (why: string) => {
+        if (!rt.connection) return;
+        ctx.logger.warn(`whatsapp: ${why}; this instance stops its connection`);
+        await rt.disconnect();
+      };
       const tick = async () => {
         if (busy || ctx.signal.aborted || !rt.linked() || rt.linkingElsewhere()) return;
-        // A connection another session took over stays stopped: taking it back would only start a tug of war.
-        if (rt.connection && rt.connection.state !== 'logged-out') return;
         busy = true;
         try {
+          const lease = await rt.lease();
+          if (lease) {
+            let owned: boolean;
+            try {
+              owned = await lease.claim();
+            } catch (err) {
+              // The database is unreachable: keep the socket only while the last renewal still covers it.
+              if (Date.now() - confirmed > rt.leaseMs() - every) await stopSocket('the owner lease could not be renewed in time');
+              throw err;
+            }
+            if (!owned) {
+              await stopSocket(`the instance ${(await lease.holder())?.instance ?? 'another'} took over the connection's lease`);
+              return;
+            }
+            confirmed = Date.now();
+          }
+          // A connection another session took over stays stopped: taking it back would only start a tug of war.
+          if (rt.connection && rt.connection.state !== 'logged-out') return;
           await rt.connect();
         } finally {
           busy = false;
@@ -58,13 +88,16 @@ function connectionService(rt: WhatsAppRuntime): PackService {
       await tick().catch((err: unknown) => ctx.logger.warn(`whatsapp: could not start the connection: ${(err as Error)?.message ?? String(err)}`));
       timer = setInterval(() => {
         tick().catch((err: unknown) => ctx.logger.warn(`whatsapp: could not start the connection: ${(err as Error)?.message ?? String(err)}`));
-      }, LINK_POLL_MS);
+      }, every);
       timer.unref();
     },
-    stop: () => {
+    stop: async () => {
       if (timer) clearInterval(timer);
       timer = null;
-      return rt.disconnect();
+      await rt.disconnect();
+      // Given up on a clean stop, so another instance need not wait for it to run out.
+      const lease = await rt.lease().catch(() => null);
+      await lease?.release().catch(() => undefined);
     },
   };
 }

@@ -17,14 +17,17 @@ export const NOT_LINKED =
 /** The history, or NOT_FOUND saying how to link when there is neither a link nor any history. */
 export async function readableHistory(rt: WhatsAppRuntime): Promise<WhatsAppStore> {
   const store = await rt.history();
-  if (!rt.linked() && store.counts().chats === 0) throw new MemoError('NOT_FOUND', NOT_LINKED);
+  if (!rt.linked() && (await store.counts()).chats === 0) throw new MemoError('NOT_FOUND', NOT_LINKED);
   return store;
 }
 
 /** What the reader should know about how fresh the history is. */
-export function connectionNote(rt: WhatsAppRuntime): string {
+export async function connectionNote(rt: WhatsAppRuntime): Promise<string> {
   const state = rt.connection?.state;
   if (state === 'open') return 'connected: the history is live';
+  // Another instance sharing the database holds the connection: its events land in the same history.
+  const owner = await rt.ownerElsewhere();
+  if (owner) return `the connection is owned by the Memo instance ${owner.instance}: showing the shared history it keeps current`;
   if (!rt.linked()) return 'not linked: showing the history kept so far (memo whatsapp link links a phone)';
   if (rt.connection) return `not connected (${rt.connection.detail ?? state}): showing the local history`;
   return 'the connection runs in memo serve, not in this process: showing the local history as it was last synced';
@@ -35,30 +38,30 @@ export function isoOf(ts: number): string {
 }
 
 /** Names for senders, looked up once per call. */
-function senderNames(store: WhatsAppStore): (m: MessageInfo) => string {
+function senderNames(store: WhatsAppStore): (m: MessageInfo) => Promise<string> {
   const cache = new Map<string, string>();
-  return (m) => {
+  return async (m) => {
     if (m.from_me) return 'me';
     const jid = m.sender_jid;
     if (!jid) return m.push_name ?? 'unknown';
     let name = cache.get(jid);
     if (name === undefined) {
-      name = displayName(store, jid) ?? m.push_name ?? phoneOf(jid) ?? jid;
+      name = (await displayName(store, jid)) ?? m.push_name ?? phoneOf(jid) ?? jid;
       cache.set(jid, name);
     }
     return name;
   };
 }
 
-function chatLabel(store: WhatsAppStore, jid: string): string {
-  return displayName(store, jid) ?? phoneOf(jid) ?? (isGroupJid(jid) ? 'unnamed group' : jid);
+async function chatLabel(store: WhatsAppStore, jid: string): Promise<string> {
+  return (await displayName(store, jid)) ?? phoneOf(jid) ?? (isGroupJid(jid) ? 'unnamed group' : jid);
 }
 
-function shown(m: MessageInfo, from: (m: MessageInfo) => string) {
+async function shown(m: MessageInfo, from: (m: MessageInfo) => Promise<string>) {
   return {
     id: m.msg_id,
     at: isoOf(m.ts),
-    from: from(m),
+    from: await from(m),
     from_me: m.from_me,
     kind: m.kind,
     text: m.deleted ? null : m.text,
@@ -78,55 +81,57 @@ export async function latest(args: ToolArgs['whatsapp_latest'], ctx: ToolContext
   const rt = runtimeOf(ctx);
   const store = await readableHistory(rt);
   const from = senderNames(store);
-  const chats = store.latestChats(args.limit ?? 20, args.unread_only ?? false).map((c) => {
-    const last = store.lastMessage(c.jid);
-    return {
+  const chats = [];
+  for (const c of await store.latestChats(args.limit ?? 20, args.unread_only ?? false)) {
+    const last = await store.lastMessage(c.jid);
+    chats.push({
       chat_id: c.jid,
-      name: chatLabel(store, c.jid),
+      name: await chatLabel(store, c.jid),
       number: phoneOf(c.jid),
       is_group: c.is_group,
       unread: c.unread,
       ...(c.archived ? { archived: true } : {}),
       last_message: last
-        ? { from: from(last), at: isoOf(last.ts), kind: last.kind, text: last.deleted ? null : last.text, ...(last.deleted ? { deleted: true } : {}) }
+        ? { from: await from(last), at: isoOf(last.ts), kind: last.kind, text: last.deleted ? null : last.text, ...(last.deleted ? { deleted: true } : {}) }
         : null,
-    };
-  });
-  return { chats, connection: connectionNote(rt) };
+    });
+  }
+  return { chats, connection: await connectionNote(rt) };
 }
 
 export async function messages(args: ToolArgs['whatsapp_messages'], ctx: ToolContext) {
   const rt = runtimeOf(ctx);
   const store = await readableHistory(rt);
-  const chat = resolveRecipient(store, args.chat, 'read');
+  const chat = await resolveRecipient(store, args.chat, 'read');
   const limit = args.limit ?? 30;
   let before: { ts: number; seq?: number } | undefined;
   if (args.before) {
     const cursor = /^(\d+):(\d+)$/.exec(args.before);
     before = cursor ? { ts: Number(cursor[1]), seq: Number(cursor[2]) } : { ts: secondsOf(args.before, 'before') };
   }
-  const rows = store.messages(chat.chat_id, limit + 1, before);
+  const rows = await store.messages(chat.chat_id, limit + 1, before);
   const page = rows.slice(0, limit);
   const from = senderNames(store);
   const last = page[page.length - 1];
   return {
-    chat: { chat_id: chat.chat_id, name: chat.name ?? chatLabel(store, chat.chat_id), number: chat.number, is_group: chat.is_group },
-    messages: page.map((m) => shown(m, from)),
+    chat: { chat_id: chat.chat_id, name: chat.name ?? (await chatLabel(store, chat.chat_id)), number: chat.number, is_group: chat.is_group },
+    messages: await Promise.all(page.map((m) => shown(m, from))),
     ...(rows.length > limit && last ? { next_before: `${last.ts}:${last.seq}` } : {}),
-    connection: connectionNote(rt),
+    connection: await connectionNote(rt),
   };
 }
 
 export async function search(args: ToolArgs['whatsapp_search'], ctx: ToolContext) {
   const rt = runtimeOf(ctx);
   const store = await readableHistory(rt);
-  const { match, terms } = matchExpression(args.query);
+  const { match, terms, parts } = matchExpression(args.query);
   if (!match) throw new MemoError('VALIDATION', `"${args.query}" has no word to search for (letters or digits).`);
-  const chats = args.chat ? [resolveRecipient(store, args.chat, 'read').chat_id] : undefined;
+  const chats = args.chat ? [(await resolveRecipient(store, args.chat, 'read')).chat_id] : undefined;
   const me = args.sender !== undefined && /^(me|myself|i)$/i.test(args.sender.trim());
-  const senders = args.sender !== undefined && !me ? sendersMatching(store, args.sender) : undefined;
-  const { order, rows } = store.search({
+  const senders = args.sender !== undefined && !me ? await sendersMatching(store, args.sender) : undefined;
+  const { order, rows } = await store.search({
     match,
+    parts,
     ...(chats ? { chats } : {}),
     ...(senders ? { senders } : {}),
     ...(me ? { fromMe: true } : {}),
@@ -138,17 +143,19 @@ export async function search(args: ToolArgs['whatsapp_search'], ctx: ToolContext
   return {
     terms,
     order: order === 'relevance' ? 'best match first' : 'newest first (too many matches to rank: add words or filters to narrow)',
-    results: rows.map((m) => ({
-      chat_id: m.chat_jid,
-      chat: chatLabel(store, m.chat_jid),
-      is_group: isGroupJid(m.chat_jid),
-      id: m.msg_id,
-      from: from(m),
-      at: isoOf(m.ts),
-      snippet: m.snippet,
-      ...(m.edited ? { edited: true } : {}),
-    })),
+    results: await Promise.all(
+      rows.map(async (m) => ({
+        chat_id: m.chat_jid,
+        chat: await chatLabel(store, m.chat_jid),
+        is_group: isGroupJid(m.chat_jid),
+        id: m.msg_id,
+        from: await from(m),
+        at: isoOf(m.ts),
+        snippet: m.snippet,
+        ...(m.edited ? { edited: true } : {}),
+      })),
+    ),
     ...(senders && senders.length === 0 ? { note: `Nobody in the history is named "${args.sender}".` } : {}),
-    connection: connectionNote(rt),
+    connection: await connectionNote(rt),
   };
 }

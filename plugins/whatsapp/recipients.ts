@@ -35,42 +35,43 @@ export function foldName(s: string): string {
 }
 
 /** The name shown for a chat or person: a saved contact name first, then their own, then the chat's, then a message's push name. */
-export function displayName(store: WhatsAppStore, jid: string): string | null {
-  const chat = store.chatOf(jid);
+export async function displayName(store: WhatsAppStore, jid: string): Promise<string | null> {
+  const chat = await store.chatOf(jid);
   if (isGroupJid(jid)) return chat?.name ?? null;
-  const c = store.contactOf(jid);
-  return c?.name ?? c?.notify ?? c?.verified_name ?? chat?.name ?? store.pushNameOf(jid);
+  const c = await store.contactOf(jid);
+  return c?.name ?? c?.notify ?? c?.verified_name ?? chat?.name ?? (await store.pushNameOf(jid));
 }
 
-function directory(store: WhatsAppStore): Map<string, Entry> {
+async function directory(store: WhatsAppStore): Promise<Map<string, Entry>> {
   const out = new Map<string, Entry>();
   const entry = (jid: string): Entry => {
     let e = out.get(jid);
     if (!e) out.set(jid, (e = { jid, is_group: isGroupJid(jid), names: [] }));
     return e;
   };
-  for (const c of store.allChats()) {
+  const [chats, contacts] = await Promise.all([store.allChats(), store.allContacts()]);
+  for (const c of chats) {
     const e = entry(c.jid);
     if (c.name) e.names.push(c.name);
   }
-  for (const c of store.allContacts()) {
+  for (const c of contacts) {
     const e = entry(c.jid);
     for (const n of [c.name, c.notify, c.verified_name]) if (n) e.names.push(n);
   }
   return out;
 }
 
-function recipientOf(store: WhatsAppStore, jid: string, matched: Recipient['matched']): Recipient {
-  return { chat_id: jid, name: displayName(store, jid), number: phoneOf(jid), is_group: isGroupJid(jid), known: true, matched };
+async function recipientOf(store: WhatsAppStore, jid: string, matched: Recipient['matched']): Promise<Recipient> {
+  return { chat_id: jid, name: await displayName(store, jid), number: phoneOf(jid), is_group: isGroupJid(jid), known: true, matched };
 }
 
-const knownJid = (store: WhatsAppStore, jid: string): boolean => !!store.chatOf(jid) || !!store.contactOf(jid);
+const knownJid = async (store: WhatsAppStore, jid: string): Promise<boolean> => !!(await store.chatOf(jid)) || !!(await store.contactOf(jid));
 
-function candidates(store: WhatsAppStore, entries: Entry[]): Array<Omit<Recipient, 'known' | 'matched'>> {
-  return entries
-    .map((e) => ({ chat_id: e.jid, name: displayName(store, e.jid), number: phoneOf(e.jid), is_group: e.is_group }))
-    .sort((a, b) => (a.name ?? '').localeCompare(b.name ?? '') || a.chat_id.localeCompare(b.chat_id))
-    .slice(0, 10);
+async function candidates(store: WhatsAppStore, entries: Entry[]): Promise<Array<Omit<Recipient, 'known' | 'matched'>>> {
+  const named = await Promise.all(
+    entries.map(async (e) => ({ chat_id: e.jid, name: await displayName(store, e.jid), number: phoneOf(e.jid), is_group: e.is_group })),
+  );
+  return named.sort((a, b) => (a.name ?? '').localeCompare(b.name ?? '') || a.chat_id.localeCompare(b.chat_id)).slice(0, 10);
 }
 
 /**
@@ -78,18 +79,18 @@ function candidates(store: WhatsAppStore, entries: Entry[]): Array<Omit<Recipien
  * (the person named it exactly); reads need a chat that exists. Throws NOT_FOUND (nothing fits) or
  * CONFLICT (several fit; details.candidates lists them), each saying what to do.
  */
-export function resolveRecipient(store: WhatsAppStore, input: string, purpose: 'read' | 'send'): Recipient {
+export async function resolveRecipient(store: WhatsAppStore, input: string, purpose: 'read' | 'send'): Promise<Recipient> {
   const text = input.trim();
   if (text.includes('@')) {
-    const jid = store.canonical(text);
-    if (jid && knownJid(store, jid)) return recipientOf(store, jid, 'id');
+    const jid = await store.canonical(text);
+    if (jid && (await knownJid(store, jid))) return recipientOf(store, jid, 'id');
     if (jid && isPnJid(jid) && purpose === 'send') return { chat_id: jid, name: null, number: phoneOf(jid), is_group: false, known: false, matched: 'id' };
     throw new MemoError('NOT_FOUND', `No WhatsApp chat has the id "${text}". whatsapp_latest lists the chats with their chat_id.`);
   }
   const digits = phoneDigits(text);
   if (digits) {
     const jid = `${digits}@${PN_SERVER}`;
-    if (knownJid(store, jid)) return recipientOf(store, jid, 'number');
+    if (await knownJid(store, jid)) return recipientOf(store, jid, 'number');
     if (purpose === 'send') return { chat_id: jid, name: null, number: `+${digits}`, is_group: false, known: false, matched: 'number' };
     throw new MemoError(
       'NOT_FOUND',
@@ -97,21 +98,23 @@ export function resolveRecipient(store: WhatsAppStore, input: string, purpose: '
     );
   }
   const wanted = foldName(text);
-  const all = [...directory(store).values()];
+  const all = [...(await directory(store)).values()];
   const exact = all.filter((e) => e.names.some((n) => foldName(n) === wanted));
-  const pick = (found: Entry[], how: 'name' | 'partial'): Recipient | null => {
+  const pick = async (found: Entry[], how: 'name' | 'partial'): Promise<Recipient | null> => {
     if (found.length === 1) return recipientOf(store, found[0]!.jid, how);
-    if (found.length > 1)
+    if (found.length > 1) {
+      const listed = await candidates(store, found);
       throw new MemoError(
         'CONFLICT',
-        `"${text}" fits ${found.length} WhatsApp chats (${candidates(store, found)
+        `"${text}" fits ${found.length} WhatsApp chats (${listed
           .map((c) => `${c.name ?? c.chat_id}${c.number ? ` ${c.number}` : c.is_group ? ' (group)' : ''}`)
           .join('; ')}). Nothing was ${purpose === 'send' ? 'sent' : 'read'}: name one exactly, by its number or chat_id.`,
-        { details: { candidates: candidates(store, found) } },
+        { details: { candidates: listed } },
       );
+    }
     return null;
   };
-  const byName = pick(exact, 'name');
+  const byName = await pick(exact, 'name');
   if (byName) return byName;
   // Every word the person gave is a whole word of one name ("ali" finds "Ali Yılmaz" before "Alice"),
   // else starts one ("ali" then finds "Alice", never "Natalie").
@@ -119,7 +122,7 @@ export function resolveRecipient(store: WhatsAppStore, input: string, purpose: '
   const wordsOf = (n: string) => foldName(n).split(/[\s\-_.,()]+/);
   const whole = all.filter((e) => e.names.some((n) => words.every((w) => wordsOf(n).includes(w))));
   const partial = whole.length ? whole : all.filter((e) => e.names.some((n) => words.every((w) => wordsOf(n).some((nw) => nw.startsWith(w)))));
-  const byPart = pick(partial, 'partial');
+  const byPart = await pick(partial, 'partial');
   if (byPart) return byPart;
   throw new MemoError(
     'NOT_FOUND',
@@ -128,13 +131,13 @@ export function resolveRecipient(store: WhatsAppStore, input: string, purpose: '
 }
 
 /** The people (never groups) a name or number can mean, for a search's sender filter: all that fit, since a filter may be broad. */
-export function sendersMatching(store: WhatsAppStore, input: string): string[] {
+export async function sendersMatching(store: WhatsAppStore, input: string): Promise<string[]> {
   const text = input.trim();
-  if (text.includes('@')) return [store.canonical(text)].filter((j): j is string => !!j && !isGroupJid(j));
+  if (text.includes('@')) return [await store.canonical(text)].filter((j): j is string => !!j && !isGroupJid(j));
   const digits = phoneDigits(text);
   if (digits) return [`${digits}@${PN_SERVER}`];
   const wanted = foldName(text).split(' ');
-  return [...directory(store).values()]
+  return [...(await directory(store)).values()]
     .filter((e) => !e.is_group && (isPnJid(e.jid) || isLidJid(e.jid)))
     .filter((e) =>
       e.names.some((n) => {

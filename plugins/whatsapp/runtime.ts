@@ -11,7 +11,8 @@ import type { Database } from 'better-sqlite3';
 import type { DataSource } from 'typeorm';
 import { isLinked, openAuthStore, removeAuth, type AuthStore } from './auth-store.js';
 import { WhatsAppConnection, type ConnectionEvents, type SocketMaker } from './connection.js';
-import { WhatsAppStore } from './store.js';
+import type { LeaseHolder, OwnerLease } from './lease.js';
+import type { WhatsAppStore } from './store.js';
 
 /** The marker file of a `memo whatsapp link` in progress (its pid). */
 const LINKING = 'linking.pid';
@@ -43,6 +44,7 @@ export class SendLimiter {
 export class WhatsAppRuntime {
   private db: Promise<DataSource> | null = null;
   private store: Promise<WhatsAppStore> | null = null;
+  private _lease: OwnerLease | null = null;
   private auth: Promise<AuthStore> | null = null;
   private _connection: WhatsAppConnection | null = null;
   readonly limiter: SendLimiter;
@@ -69,17 +71,47 @@ export class WhatsAppRuntime {
     this.store ??= (async () => {
       this.db ??= (async () => {
         const { ENTITIES, MIGRATIONS } = await import('./schema.js');
-        return this.api.database({ name: 'whatsapp', entities: ENTITIES, migrations: MIGRATIONS });
+        // Portable: in the shared PostgreSQL database when MEMO_DATABASE_URL is set, else whatsapp.sqlite.
+        return this.api.database({ name: 'whatsapp', entities: ENTITIES, migrations: MIGRATIONS, portable: true });
       })();
       const ds = await this.db;
+      // One import after the other: jest's ESM loader can stall on two at once that share modules.
+      const engines = await import('./store-engines.js');
+      const { WhatsAppStore } = await import('./store.js');
+      if (ds.options.type === 'postgres') {
+        const { copySqliteOnce } = await import('./sqlite-copy.js');
+        const { OwnerLease } = await import('./lease.js');
+        await copySqliteOnce(this.api.dataDir, ds, this.api.logger);
+        this._lease = new OwnerLease(ds, this.api.instanceId, this.leaseMs());
+        return new WhatsAppStore(new engines.PostgresEngine(ds));
+      }
       // typeorm's better-sqlite3 driver keeps the connection here: the store's batches use it directly.
-      return new WhatsAppStore((ds.driver as unknown as { databaseConnection: Database }).databaseConnection);
+      return new WhatsAppStore(new engines.SqliteEngine((ds.driver as unknown as { databaseConnection: Database }).databaseConnection));
     })();
     this.store.catch(() => {
       this.store = null;
       this.db = null;
     });
     return this.store;
+  }
+
+  /** How long an owner's lease lasts unless renewed (pack setting ownerLeaseSeconds, default 30). */
+  leaseMs(): number {
+    const s = this.api.config().ownerLeaseSeconds;
+    return (typeof s === 'number' && s > 0 ? s : 30) * 1000;
+  }
+
+  /** The connection's owner lease, when the history is in PostgreSQL (null on SQLite: one instance per data folder). */
+  async lease(): Promise<OwnerLease | null> {
+    await this.history();
+    return this._lease;
+  }
+
+  /** Another instance holding the connection's lease (PostgreSQL), or null. */
+  async ownerElsewhere(): Promise<LeaseHolder | null> {
+    const lease = await this.lease();
+    const holder = lease ? await lease.holder() : null;
+    return holder && holder.instance !== lease!.instance ? holder : null;
   }
 
   private authStore(): Promise<AuthStore> {

@@ -19,9 +19,19 @@ type Args = ToolArgs['whatsapp_send'];
 /** The recipient each call was previewed with, by call id (dropped when the call runs or after a while). */
 const previewed = new Map<string, { chat_id: string; at: number }>();
 
-function connectionFor(rt: WhatsAppRuntime) {
-  if (!rt.linked()) throw new MemoError('TOOL_FAILED', `${NOT_LINKED} Nothing was sent.`);
+async function connectionFor(rt: WhatsAppRuntime) {
   const conn = rt.connection;
+  if (!conn || conn.state !== 'open') {
+    // Several instances on one database: the one holding the lease sends; this one says which it is.
+    const owner = await rt.ownerElsewhere();
+    if (owner)
+      throw new MemoError(
+        'TOOL_FAILED',
+        `WhatsApp's connection is owned by the Memo instance ${owner.instance}, not this one (${rt.api.instanceId}). Nothing was sent: send from ${owner.instance} (its MCP endpoint or console).`,
+        { details: { owner: owner.instance, instance: rt.api.instanceId } },
+      );
+  }
+  if (!rt.linked()) throw new MemoError('TOOL_FAILED', `${NOT_LINKED} Nothing was sent.`);
   if (!conn || conn.state !== 'open')
     throw new MemoError(
       'TOOL_FAILED',
@@ -53,7 +63,7 @@ function label(r: Recipient): string {
 export const sendTool = {
   async assess(args: Args, ctx: ToolContext): Promise<Concern | null> {
     const rt = runtimeOf(ctx);
-    connectionFor(rt);
+    await connectionFor(rt);
     checkRate(rt);
     await recipientFor(rt, args.to);
     if (ctx.config.confirmEverySend === false) return null;
@@ -83,7 +93,7 @@ export const sendTool = {
 
   async run(args: Args, ctx: ToolContext) {
     const rt = runtimeOf(ctx);
-    const conn = connectionFor(rt);
+    const conn = await connectionFor(rt);
     checkRate(rt);
     const r = await recipientFor(rt, args.to);
     const approved = previewed.get(ctx.callId);
@@ -107,7 +117,7 @@ export const sendTool = {
     const store = await rt.history();
     return {
       sent: true,
-      to: { chat_id: r.chat_id, name: r.name ?? displayName(store, r.chat_id), number: r.number, is_group: r.is_group },
+      to: { chat_id: r.chat_id, name: r.name ?? (await displayName(store, r.chat_id)), number: r.number, is_group: r.is_group },
       message_id: sent?.key?.id ?? null,
       characters: [...args.text].length,
     };

@@ -9,6 +9,13 @@ import { fakeMaker, msgId, type FakeSocket } from './fake-socket.js';
 
 export const PLUGINS = path.resolve('plugins');
 
+/** Each test's kernels are shut down when it ends (on PostgreSQL an open kernel holds connections). */
+const open = new Set<Fixture>();
+afterEach(async () => {
+  for (const fx of [...open]) await fx.close();
+  open.clear();
+});
+
 export interface WhatsAppFixture extends Fixture {
   call(tool: string, args: Record<string, unknown>): Promise<ToolResult>;
   command(sub: string, options?: Record<string, unknown>, signal?: AbortSignal): Promise<{ code: number; out: unknown[] }>;
@@ -43,6 +50,7 @@ export async function whatsappKernel(
     ...(options.root ? { root: options.root } : {}),
     ...(options.dataDir ? { dataDir: options.dataDir } : {}),
   });
+  open.add(fx);
   const statuses = await fx.kernel.loadPacks([{ dir: PLUGINS, source: 'builtin', only: ['whatsapp', ...(options.alsoLoad ?? [])] }]);
   const mine = statuses.find((s) => s.id === 'whatsapp');
   if (mine?.status !== 'loaded') throw new Error(`whatsapp did not load: ${mine?.error ?? 'not found'}`);
@@ -99,14 +107,20 @@ export async function pairPhone(fx: WhatsAppFixture): Promise<{ sock: FakeSocket
   return { sock: next, qr };
 }
 
-/** Links through the real `memo whatsapp link` flow against the fake socket; leaves the kernel serving with a fresh socket. */
-export async function linkedKernel(options: Parameters<typeof whatsappKernel>[0] = {}): Promise<{ fx: WhatsAppFixture; sock: FakeSocket }> {
-  const fx = await whatsappKernel(options);
+/** Links through the real `memo whatsapp link` flow against the fake socket (the command stops its socket when done). */
+export async function link(fx: WhatsAppFixture): Promise<void> {
+  const count = fx.sockets.length;
   const linking = fx.command('link', { json: true, historyWait: '0' });
-  await waitFor(() => fx.sockets.length > 0, { what: 'the link command to open a socket' });
+  await waitFor(() => fx.sockets.length > count, { what: 'the link command to open a socket' });
   await pairPhone(fx);
   const r = await linking;
   if (r.code !== 0) throw new Error(`link failed: ${JSON.stringify(r.out)}`);
+}
+
+/** Links through the real `memo whatsapp link` flow against the fake socket; leaves the kernel serving with a fresh socket. */
+export async function linkedKernel(options: Parameters<typeof whatsappKernel>[0] = {}): Promise<{ fx: WhatsAppFixture; sock: FakeSocket }> {
+  const fx = await whatsappKernel(options);
+  await link(fx);
   const sock = await fx.serve();
   sock.open();
   await sock.settle();

@@ -1,0 +1,186 @@
+/**
+ * The two engines the WhatsApp store runs on (store.ts writes its logic once, as Steps):
+ *
+ * - SQLite (no MEMO_DATABASE_URL): `packs-data/whatsapp/whatsapp.sqlite`, better-sqlite3 under the
+ *   pack's typeorm DataSource, every batch synchronous inside one transaction; search by FTS5 (bm25).
+ * - PostgreSQL (MEMO_DATABASE_URL set): the schema `pack_whatsapp__whatsapp`, every batch in one
+ *   transaction, one batch after the other; search by the `words` tsvector column and its GIN index,
+ *   the words made by text-index.ts exactly as FTS5 makes them, ranked by ts_rank.
+ */
+import type { Database, Statement } from 'better-sqlite3';
+import type { DataSource, QueryRunner } from 'typeorm';
+import { messageRow, MESSAGE_COLUMNS, RANKED_MAX, type Op, type SearchFilters, type SearchRow, type Steps, type StoreEngine } from './store.js';
+import { snippetOf, tsqueryOf } from './text-index.js';
+
+type Result = { order: 'relevance' | 'newest'; rows: SearchRow[] };
+
+export class SqliteEngine implements StoreEngine {
+  readonly dialect = 'sqlite' as const;
+  private readonly statements = new Map<string, Statement>();
+
+  constructor(readonly db: Database) {
+    // The history is the phone's copy: commits need not wait for the disk (WAL keeps the file
+    // consistent; a lost last batch is sent again by the phone on the next connection).
+    db.pragma('synchronous = NORMAL');
+  }
+
+  private statement(sql: string): Statement {
+    let s = this.statements.get(sql);
+    if (!s) this.statements.set(sql, (s = this.db.prepare(sql)));
+    return s;
+  }
+
+  private exec(op: Op): unknown {
+    const s = this.statement(op.sql);
+    return op.kind === 'get' ? s.get(...op.params) : op.kind === 'all' ? s.all(...op.params) : s.run(...op.params);
+  }
+
+  private drive<T>(steps: Steps<T>): T {
+    let r = steps.next();
+    while (!r.done) r = steps.next(this.exec(r.value));
+    return r.value;
+  }
+
+  // Synchronous underneath: a batch is one better-sqlite3 transaction, never interleaved with a read.
+  // (A throw inside the executor rejects the promise.)
+  read<T>(steps: Steps<T>): Promise<T> {
+    return new Promise((resolve) => resolve(this.drive(steps)));
+  }
+
+  write<T>(steps: Steps<T>): Promise<T> {
+    return new Promise((resolve) => resolve(this.db.transaction(() => this.drive(steps))()));
+  }
+
+  /**
+   * Up to RANKED_MAX matches are ranked by bm25 (best first, then newest). Beyond that, ranking costs
+   * more than the goal of 10 ms (bm25 over 15,000 matches of a common word is 14 ms) and says little
+   * (a word that common fits everything about equally), so the newest matches come first, found by
+   * walking the time index backwards.
+   */
+  search(where: string[], params: unknown[], f: SearchFilters): Promise<Result> {
+    return new Promise((resolve) => resolve(this.searchNow(where, params, f)));
+  }
+
+  private searchNow(where: string[], params: unknown[], f: SearchFilters): Result {
+    const matches = (this.statement(`SELECT count(*) AS n FROM wa_messages_fts WHERE wa_messages_fts MATCH ?`).get(f.match) as { n: number }).n;
+    if (matches <= RANKED_MAX) {
+      const sql = `SELECT ${MESSAGE_COLUMNS}, snippet(wa_messages_fts, 0, '[', ']', '…', 16) AS snippet, wa_messages_fts.rank AS score
+                   FROM wa_messages_fts JOIN wa_messages m ON m.seq = wa_messages_fts.rowid
+                   WHERE wa_messages_fts MATCH ? AND ${where.join(' AND ')} ORDER BY wa_messages_fts.rank, m.ts DESC LIMIT ?`;
+      const rows = this.db.prepare(sql).all(f.match, ...params, f.limit) as Array<Record<string, unknown>>;
+      return { order: 'relevance', rows: rows.map((r) => ({ ...messageRow(r), snippet: r.snippet as string, score: r.score as number })) };
+    }
+    // One chat: walk that chat's messages by time; one sender: let SQLite pick; else the whole time index.
+    const index = f.chats?.length === 1 ? 'INDEXED BY IDX_wa_messages_chat_ts' : f.senders || f.fromMe ? '' : 'INDEXED BY IDX_wa_messages_ts';
+    const sql = `SELECT ${MESSAGE_COLUMNS} FROM wa_messages m ${index}
+                 WHERE m.seq IN (SELECT rowid FROM wa_messages_fts WHERE wa_messages_fts MATCH ?) AND ${where.join(' AND ')}
+                 ORDER BY m.ts DESC, m.seq DESC LIMIT ?`;
+    const rows = (this.db.prepare(sql).all(f.match, ...params, f.limit) as Array<Record<string, unknown>>).map(messageRow);
+    // FTS5 ignores `rowid = ?` bound as a REAL, which is how better-sqlite3 binds a JS number: cast it.
+    const snippet = this.statement(
+      `SELECT snippet(wa_messages_fts, 0, '[', ']', '…', 16) AS s FROM wa_messages_fts WHERE wa_messages_fts MATCH ? AND rowid = CAST(? AS INTEGER)`,
+    );
+    return {
+      order: 'newest',
+      rows: rows.map((m) => ({ ...m, snippet: (snippet.get(f.match, m.seq) as { s: string } | undefined)?.s ?? m.text ?? '', score: 0 })),
+    };
+  }
+}
+
+/** `?` placeholders as PostgreSQL's `$1, $2, …` (the store's statements have no `?` inside a string). */
+function numbered(sql: string): string {
+  let i = 0;
+  return sql.replace(/\?/g, () => `$${++i}`);
+}
+
+export class PostgresEngine implements StoreEngine {
+  readonly dialect = 'postgres' as const;
+  private readonly sql = new Map<string, string>();
+  /** Batches run one after the other, as Baileys hands them over. */
+  private writing: Promise<unknown> = Promise.resolve();
+  /** Reads too, on a connection of their own: a tool's many small reads never take more than one from the pool. */
+  private reading: Promise<unknown> = Promise.resolve();
+
+  constructor(readonly ds: DataSource) {}
+
+  private async exec(qr: QueryRunner, op: Op): Promise<unknown> {
+    let text = this.sql.get(op.sql);
+    if (text === undefined) this.sql.set(op.sql, (text = numbered(op.sql)));
+    const { records } = (await qr.query(text, op.params, true)) as { records: unknown[] };
+    return op.kind === 'get' ? records[0] : op.kind === 'all' ? records : undefined;
+  }
+
+  private async drive<T>(qr: QueryRunner, steps: Steps<T>): Promise<T> {
+    let r = steps.next();
+    while (!r.done) r = steps.next(await this.exec(qr, r.value));
+    return r.value;
+  }
+
+  private async withRunner<T>(fn: (qr: QueryRunner) => Promise<T>): Promise<T> {
+    const qr = this.ds.createQueryRunner();
+    try {
+      return await fn(qr);
+    } finally {
+      await qr.release();
+    }
+  }
+
+  read<T>(steps: Steps<T>): Promise<T> {
+    return this.queuedRead((qr) => this.drive(qr, steps));
+  }
+
+  private queuedRead<T>(fn: (qr: QueryRunner) => Promise<T>): Promise<T> {
+    const work = this.reading.then(() => this.withRunner(fn));
+    this.reading = work.catch(() => undefined);
+    return work;
+  }
+
+  write<T>(steps: Steps<T>): Promise<T> {
+    const work = this.writing.then(() =>
+      this.withRunner(async (qr) => {
+        await qr.startTransaction();
+        try {
+          const out = await this.drive(qr, steps);
+          await qr.commitTransaction();
+          return out;
+        } catch (err) {
+          await qr.rollbackTransaction().catch(() => undefined);
+          throw err;
+        }
+      }),
+    );
+    this.writing = work.catch(() => undefined);
+    return work;
+  }
+
+  /**
+   * The same order as SQLite's: up to RANKED_MAX matches ranked (ts_rank, normalised by the text's
+   * length as bm25 is; best first, then newest), more returned newest first. Snippets are made from
+   * the matched rows' text (text-index.ts), in FTS5's shape.
+   */
+  async search(where: string[], params: unknown[], f: SearchFilters): Promise<Result> {
+    const query = tsqueryOf(f.parts);
+    if (!query) return { order: 'relevance', rows: [] };
+    return this.queuedRead(async (qr) => {
+      const q = async (sql: string, ...p: unknown[]) => ((await qr.query(numbered(sql), p, true)) as { records: Array<Record<string, unknown>> }).records;
+      const [{ n }] = (await q(`SELECT CAST(COUNT(*) AS INTEGER) AS n FROM wa_messages WHERE words @@ CAST(? AS tsquery)`, query)) as [{ n: number }];
+      const ranked = n <= RANKED_MAX;
+      const rows = await q(
+        `SELECT ${MESSAGE_COLUMNS}${ranked ? ', ts_rank(m.words, CAST(? AS tsquery), 1) AS score' : ''} FROM wa_messages m
+         WHERE m.words @@ CAST(? AS tsquery) AND ${where.join(' AND ')}
+         ORDER BY ${ranked ? 'score DESC, m.ts DESC' : 'm.ts DESC, m.seq DESC'} LIMIT ?`,
+        ...(ranked ? [query] : []),
+        query,
+        ...params,
+        f.limit,
+      );
+      return {
+        order: ranked ? 'relevance' : 'newest',
+        rows: rows.map((r) => {
+          const m = messageRow(r);
+          return { ...m, snippet: snippetOf(m.text, f.parts), score: ranked ? -Number(r.score) : 0 };
+        }),
+      };
+    });
+  }
+}
