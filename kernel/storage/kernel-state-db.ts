@@ -216,6 +216,7 @@ export class KernelStateDb {
   private relistenMs = 250;
   private relistenTimer: NodeJS.Timeout | null = null;
   private closed = false;
+  private checking = false;
   private lastProblem = '';
   readonly instance: string;
   readonly keyFile: string;
@@ -371,7 +372,9 @@ export class KernelStateDb {
   /** The fallback: compares every store's counter with the view's, and reads the ones that moved. */
   private async check(): Promise<void> {
     const ds = this.ds;
-    if (!ds || this.closed) return;
+    // One check at a time: a slow or unreachable database must not pile up a query per second.
+    if (!ds || this.closed || this.checking) return;
+    this.checking = true;
     const startedAt = performance.now();
     try {
       const rows = await ds.query<Array<{ store: KernelStoreName; version: string }>>(`SELECT "store", "version" FROM "state_versions"`);
@@ -389,6 +392,8 @@ export class KernelStateDb {
       const problem = (err as Error).message;
       if (problem !== this.lastProblem) this.logger.warn(`the kernel state cannot be read again: ${problem}`);
       this.lastProblem = problem;
+    } finally {
+      this.checking = false;
     }
   }
 
