@@ -42,6 +42,15 @@ async function sessionClient(name: string) {
   return { client, transport, rec };
 }
 
+/** A process that ended is gone from /proc, or a zombie (state Z) waiting for its parent. */
+function alive(pid: number): boolean {
+  try {
+    return !/^\d+ \(.*\) Z/.test(fs.readFileSync(`/proc/${pid}/stat`, 'utf8'));
+  } catch {
+    return false;
+  }
+}
+
 const listTasks = (n: number) => ({ name: 'vault_list_tasks', arguments: { limit: (n % 50) + 1 } });
 
 describe('two memo serve instances behind HAProxy (scripts/cluster.mjs, its own PostgreSQL)', () => {
@@ -82,7 +91,7 @@ describe('two memo serve instances behind HAProxy (scripts/cluster.mjs, its own 
     await s.client.close();
   });
 
-  it('keeps serving through the other instance when one is killed with SIGKILL, and sends calls to the restarted one once it is back', async () => {
+  it('answer a 2025-11-25 session whose instance was killed with 404, the signal to initialise again, and serve the new session', async () => {
     // A 2025-11-25 session on memo-1 (sessions open round-robin: a few tries at most).
     let session: Awaited<ReturnType<typeof sessionClient>> | undefined;
     for (let tries = 0; tries < 6 && !session; tries++) {
@@ -91,9 +100,47 @@ describe('two memo serve instances behind HAProxy (scripts/cluster.mjs, its own 
       else await s.client.close();
     }
     expect(session).toBeDefined();
-    const victim = cluster.info.instances.find((i) => i.name === 'memo-1')!;
     const victimPid = cluster.state().instances.find((i) => i.name === 'memo-1')!.pid;
 
+    // A pid of 0 would signal this whole process group.
+    expect(victimPid).toBeGreaterThan(1);
+    process.kill(victimPid, 'SIGKILL');
+    await waitFor(() => !alive(victimPid), { what: 'memo-1 to be gone', intervalMs: 5 });
+    // The proxy closes the client connections that carried memo-1's answers (the session's event
+    // stream among them); the client's pool hands a closed one to the next request for a moment
+    // ("fetch failed"). Once the proxy has taken memo-1 out (or it is back), the session's next
+    // request is answered 404, by the other instance or by memo-1 started again: the signal to
+    // initialise again, never a hang.
+    await waitFor(
+      async () => {
+        const { status } = await cluster.status();
+        const m1 = status.instances.find((i) => i.name === 'memo-1')!;
+        return m1.proxy === 'down' || (m1.pid !== 0 && m1.pid !== victimPid);
+      },
+      { what: 'the proxy to take memo-1 out, or memo-1 to be back', intervalMs: 100 },
+    );
+    const lost = await session!.client.callTool(listTasks(7), undefined, { timeout: 130_000 }).then(
+      () => null,
+      (err: unknown) => err as { code?: number; message: string },
+    );
+    expect(lost).toMatchObject({ code: 404 });
+    expect(lost!.message).toMatch(/Session not found.*Initialize a new session/);
+    await session!.client.close();
+    const again = await sessionClient('session-again');
+    expect((await again.client.callTool(listTasks(8))).isError).toBeFalsy();
+    await again.client.close();
+    await waitFor(
+      async () => {
+        const pid = cluster.state().instances.find((i) => i.name === 'memo-1')!.pid;
+        return pid !== 0 && pid !== victimPid && (await cluster.status()).code === 0;
+      },
+      { what: 'memo-1 to be started again and healthy', timeoutMs: 180_000, intervalMs: 250 },
+    );
+  }, 300_000);
+
+  it('keeps serving through the other instance when one is killed with SIGKILL, and sends calls to the restarted one once it is back', async () => {
+    const victim = cluster.info.instances.find((i) => i.name === 'memo-1')!;
+    const victimPid = cluster.state().instances.find((i) => i.name === 'memo-1')!.pid;
     interface Call {
       sent: number;
       done: number;
@@ -133,21 +180,12 @@ describe('two memo serve instances behind HAProxy (scripts/cluster.mjs, its own 
     );
     try {
       await waitFor(() => calls.filter((c) => c.ok && c.instance === 'memo-1').length >= 5, { what: 'memo-1 to serve calls before the kill' });
-      const killedAt = performance.now();
+      expect(victimPid).toBeGreaterThan(1);
       process.kill(victimPid, 'SIGKILL');
-
-      // The session lived in memo-1: its next request is answered 404 (by the restarted memo-1 or
-      // the other instance), the specification's signal to initialise again, and never hangs.
-      const lost = await session!.client.callTool(listTasks(7), undefined, { timeout: 130_000 }).then(
-        () => null,
-        (err: unknown) => err as { code?: number; message: string },
-      );
-      expect(lost).toMatchObject({ code: 404 });
-      expect(lost!.message).toMatch(/Session not found.*Initialize a new session/);
-      await session!.client.close();
-      const again = await sessionClient('session-again');
-      expect((await again.client.callTool(listTasks(8))).isError).toBeFalsy();
-      await again.client.close();
+      // SIGKILL takes effect a moment later: until then the instance still accepts connections, and
+      // a call sent then is in flight when it dies. "After the kill" starts once it is gone.
+      await waitFor(() => !alive(victimPid), { what: 'memo-1 to be gone', intervalMs: 5 });
+      const killedAt = performance.now();
 
       // The supervisor starts memo-1 again on its port; the proxy's health check takes it back.
       await waitFor(
@@ -198,14 +236,6 @@ describe('two memo serve instances behind HAProxy (scripts/cluster.mjs, its own 
     const pids = [...cluster.pids(), cluster.info.proxy.pid];
     const pgPid = Number(fs.readFileSync(path.join(cluster.info.dir, 'pg', 'data', 'postmaster.pid'), 'utf8').split('\n')[0]);
     expect(await cluster.stop()).toBe(0);
-    // A process that ended is gone from /proc, or a zombie (state Z) waiting for its parent.
-    const alive = (pid: number) => {
-      try {
-        return !/^\d+ \(.*\) Z/.test(fs.readFileSync(`/proc/${pid}/stat`, 'utf8'));
-      } catch {
-        return false;
-      }
-    };
     expect([...pids, pgPid].filter(alive)).toEqual([]);
     expect(fs.existsSync(path.join(cluster.info.dir, 'pg', 'data', 'postmaster.pid'))).toBe(false);
     const after = await cluster.status();
