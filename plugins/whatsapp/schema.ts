@@ -118,7 +118,7 @@ export const CREATE_FTS = `CREATE VIRTUAL TABLE wa_messages_fts USING fts5(text,
 /**
  * The same tables on PostgreSQL (this migration's first run there is always on an empty schema):
  * JIDs compared byte-wise (COLLATE "C", as SQLite does), times as bigint, the words as a tsvector
- * column with a GIN index, and the owner lease.
+ * column with a GIN index and their number (bm25's document length), and the owner lease.
  */
 async function upPostgres(qr: QueryRunner): Promise<void> {
   const jid = `varchar COLLATE "C"`;
@@ -145,7 +145,8 @@ async function upPostgres(qr: QueryRunner): Promise<void> {
     "text" text,
     "edited" boolean NOT NULL,
     "deleted" boolean NOT NULL,
-    "words" tsvector NOT NULL DEFAULT ''::tsvector)`);
+    "words" tsvector NOT NULL DEFAULT ''::tsvector,
+    "word_count" integer NOT NULL DEFAULT 0)`);
   await qr.query(`CREATE UNIQUE INDEX "IDX_wa_messages_key" ON "wa_messages" ("chat_jid", "msg_id", "from_me")`);
   await qr.query(`CREATE INDEX "IDX_wa_messages_chat_ts" ON "wa_messages" ("chat_jid", "ts")`);
   await qr.query(`CREATE INDEX "IDX_wa_messages_sender" ON "wa_messages" ("sender_jid")`);

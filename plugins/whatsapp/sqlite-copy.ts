@@ -4,14 +4,16 @@
  * and still empty: every chat, contact, LID pair and message (with its seq, so paging cursors stay
  * valid, and its words for search) in one transaction that checks the counts before it commits. A
  * store that already has rows (another instance copied or received its history first) is left as it
- * is, with a warning; a failed copy leaves nothing behind and is tried again at the next start. The
- * SQLite file is kept as it was (the person's data, should the shared database be lost).
+ * is, with a warning; a failed copy leaves nothing behind and is tried again at the next start. A
+ * copy that committed leaves `whatsapp.sqlite.copied` beside the file (naming the database, never the
+ * password), so later starts on that database skip it. The SQLite file is kept as it was (the
+ * person's data, should the shared database be lost).
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Logger } from 'memo-kernel/pack';
 import type { DataSource, QueryRunner } from 'typeorm';
-import { tsvectorOf } from './text-index.js';
+import { wordsOf } from './text-index.js';
 
 const TABLES = [
   { name: 'wa_chats', columns: ['jid', 'name', 'is_group', 'unread', 'last_at', 'archived'], booleans: ['is_group', 'archived'] },
@@ -24,12 +26,12 @@ const TABLES = [
   },
 ] as const;
 
-/** Rows per INSERT (12 parameters a message: well under PostgreSQL's 65,535). */
+/** Rows per INSERT (13 parameters a message: well under PostgreSQL's 65,535). */
 const CHUNK = 500;
 
 async function insert(qr: QueryRunner, table: (typeof TABLES)[number], rows: Array<Record<string, unknown>>): Promise<void> {
   const words = table.name === 'wa_messages';
-  const columns: string[] = [...table.columns, ...(words ? ['words'] : [])];
+  const columns: string[] = [...table.columns, ...(words ? ['words', 'word_count'] : [])];
   for (let i = 0; i < rows.length; i += CHUNK) {
     const params: unknown[] = [];
     const values = rows.slice(i, i + CHUNK).map((r) => {
@@ -38,8 +40,11 @@ async function insert(qr: QueryRunner, table: (typeof TABLES)[number], rows: Arr
         return `$${params.length}`;
       });
       if (words) {
-        params.push(tsvectorOf(r.text as string | null));
+        const w = wordsOf(r.text as string | null);
+        params.push(w.vector);
         slots.push(`CAST($${params.length} AS tsvector)`);
+        params.push(w.count);
+        slots.push(`$${params.length}`);
       }
       return `(${slots.join(', ')})`;
     });
@@ -47,10 +52,21 @@ async function insert(qr: QueryRunner, table: (typeof TABLES)[number], rows: Arr
   }
 }
 
+/** The marker a copy leaves in the data folder: which database it went into (host, port and database name; no password). */
+const MARKER = 'whatsapp.sqlite.copied';
+
+function databaseOf(ds: DataSource): string {
+  const o = ds.options as { host?: string; port?: number; database?: string };
+  return `${o.host ?? ''}:${o.port ?? ''}/${o.database ?? ''}`;
+}
+
 /** Copies whatsapp.sqlite in `packDir` into the PostgreSQL store once (see above); the number of messages copied. */
 export async function copySqliteOnce(packDir: string, ds: DataSource, logger: Logger): Promise<number> {
   const file = path.join(packDir, 'whatsapp.sqlite');
   if (!fs.existsSync(file)) return 0;
+  const marker = path.join(packDir, MARKER);
+  const target = databaseOf(ds);
+  if (fs.existsSync(marker) && fs.readFileSync(marker, 'utf8').trim() === target) return 0;
   const { default: Sqlite } = await import('better-sqlite3');
   const old = new Sqlite(file, { readonly: true, fileMustExist: true });
   try {
@@ -89,6 +105,7 @@ export async function copySqliteOnce(packDir: string, ds: DataSource, logger: Lo
     } finally {
       await qr.release();
     }
+    fs.writeFileSync(marker, `${target}\n`, { mode: 0o600 });
     const copied = source.get('wa_messages')!.length;
     logger.info(`whatsapp: copied the history in ${file} (${copied} messages) into PostgreSQL; the file is kept as it was`);
     return copied;

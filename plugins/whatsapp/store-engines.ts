@@ -5,12 +5,22 @@
  *   pack's typeorm DataSource, every batch synchronous inside one transaction; search by FTS5 (bm25).
  * - PostgreSQL (MEMO_DATABASE_URL set): the schema `pack_whatsapp__whatsapp`, every batch in one
  *   transaction, one batch after the other; search by the `words` tsvector column and its GIN index,
- *   the words made by text-index.ts exactly as FTS5 makes them, ranked by ts_rank.
+ *   the words made by text-index.ts exactly as FTS5 makes them, ranked by FTS5's bm25.
  */
 import type { Database, Statement } from 'better-sqlite3';
 import type { DataSource, QueryRunner } from 'typeorm';
-import { messageRow, MESSAGE_COLUMNS, RANKED_MAX, type Op, type SearchFilters, type SearchRow, type Steps, type StoreEngine } from './store.js';
-import { snippetOf, tsqueryOf } from './text-index.js';
+import {
+  messageRow,
+  MESSAGE_COLUMNS,
+  RANKED_MAX,
+  type MessageInfo,
+  type Op,
+  type SearchFilters,
+  type SearchRow,
+  type Steps,
+  type StoreEngine,
+} from './store.js';
+import { frequencies, snippetOf, tsqueryOf } from './text-index.js';
 
 type Result = { order: 'relevance' | 'newest'; rows: SearchRow[] };
 
@@ -154,33 +164,56 @@ export class PostgresEngine implements StoreEngine {
   }
 
   /**
-   * The same order as SQLite's: up to RANKED_MAX matches ranked (ts_rank, normalised by the text's
-   * length as bm25 is; best first, then newest), more returned newest first. Snippets are made from
-   * the matched rows' text (text-index.ts), in FTS5's shape.
+   * The same order as SQLite's: up to RANKED_MAX matches ranked by bm25 as FTS5 computes it (k1 1.2,
+   * b 0.75; each part's share of the rows with text, its count in the message, the message's length
+   * against the average), best first, then newest; more are returned newest first. The scores are
+   * computed here from the matched rows' text (at most RANKED_MAX of them), with the row count and
+   * total length from the table and each part's row count from the GIN index; snippets are made from
+   * the same text (text-index.ts), in FTS5's shape.
    */
   async search(where: string[], params: unknown[], f: SearchFilters): Promise<Result> {
     const query = tsqueryOf(f.parts);
     if (!query) return { order: 'relevance', rows: [] };
     return this.queuedRead(async (qr) => {
       const q = async (sql: string, ...p: unknown[]) => ((await qr.query(numbered(sql), p, true)) as { records: Array<Record<string, unknown>> }).records;
-      const [{ n }] = (await q(`SELECT CAST(COUNT(*) AS INTEGER) AS n FROM wa_messages WHERE words @@ CAST(? AS tsquery)`, query)) as [{ n: number }];
-      const ranked = n <= RANKED_MAX;
-      const rows = await q(
-        `SELECT ${MESSAGE_COLUMNS}${ranked ? ', ts_rank(m.words, CAST(? AS tsquery), 1) AS score' : ''} FROM wa_messages m
-         WHERE m.words @@ CAST(? AS tsquery) AND ${where.join(' AND ')}
-         ORDER BY ${ranked ? 'score DESC, m.ts DESC' : 'm.ts DESC, m.seq DESC'} LIMIT ?`,
-        ...(ranked ? [query] : []),
-        query,
-        ...params,
-        f.limit,
+      const count = async (tsquery: string) =>
+        Number((await q(`SELECT CAST(COUNT(*) AS INTEGER) AS n FROM wa_messages WHERE words @@ CAST(? AS tsquery)`, tsquery))[0]!.n);
+      const snippet = (m: MessageInfo) => snippetOf(m.text, f.parts);
+      if ((await count(query)) > RANKED_MAX) {
+        const rows = await q(
+          `SELECT ${MESSAGE_COLUMNS} FROM wa_messages m WHERE m.words @@ CAST(? AS tsquery) AND ${where.join(' AND ')} ORDER BY m.ts DESC, m.seq DESC LIMIT ?`,
+          query,
+          ...params,
+          f.limit,
+        );
+        return { order: 'newest', rows: rows.map((r) => ({ ...messageRow(r), snippet: snippet(messageRow(r)), score: 0 })) };
+      }
+      const rows = (
+        await q(`SELECT ${MESSAGE_COLUMNS} FROM wa_messages m WHERE m.words @@ CAST(? AS tsquery) AND ${where.join(' AND ')}`, query, ...params)
+      ).map(messageRow);
+      if (!rows.length) return { order: 'relevance', rows: [] };
+      const [totals] = await q(
+        `SELECT CAST(COUNT(*) AS INTEGER) AS n, CAST(COALESCE(SUM(word_count), 0) AS BIGINT) AS words FROM wa_messages WHERE text IS NOT NULL AND text <> ''`,
       );
-      return {
-        order: ranked ? 'relevance' : 'newest',
-        rows: rows.map((r) => {
-          const m = messageRow(r);
-          return { ...m, snippet: snippetOf(m.text, f.parts), score: ranked ? -Number(r.score) : 0 };
-        }),
-      };
+      const docs = Number(totals!.n);
+      const avg = Number(totals!.words) / Math.max(1, docs);
+      const idf: number[] = [];
+      for (const part of f.parts) {
+        const hits = await count(tsqueryOf([part]) ?? query);
+        const v = Math.log((docs - hits + 0.5) / (hits + 0.5));
+        idf.push(v > 0 ? v : 1e-6);
+      }
+      const scored = rows.map((m) => {
+        const { size, counts } = frequencies(m.text, f.parts);
+        const score = counts.reduce((sum, tf, i) => sum + (idf[i]! * (tf * (K1 + 1))) / (tf + K1 * (1 - B + (B * size) / avg)), 0);
+        return { ...m, snippet: '', score: -score };
+      });
+      scored.sort((a, b) => a.score - b.score || b.ts - a.ts);
+      return { order: 'relevance', rows: scored.slice(0, f.limit).map((m) => ({ ...m, snippet: snippet(m) })) };
     });
   }
 }
+
+/** FTS5's bm25 parameters. */
+const K1 = 1.2;
+const B = 0.75;

@@ -19,7 +19,7 @@ import type { BaileysEventMap, Chat, Contact, WAMessage, WAMessageKey, WAMessage
 import { contentOf, isProtocolOnly } from './message-content.js';
 import { isChatJid, isGroupJid, isLidJid, isPnJid, normalizeJid } from './jid.js';
 import type { QueryPart } from './search-query.js';
-import { tsvectorOf } from './text-index.js';
+import { wordsOf } from './text-index.js';
 
 export type WhatsAppEvents = Partial<BaileysEventMap>;
 
@@ -188,9 +188,9 @@ const DIALECT = {
   },
   postgres: {
     dialect: 'postgres' as const,
-    msgInsert: `INSERT INTO wa_messages (chat_jid, msg_id, from_me, sender_jid, push_name, ts, kind, text, edited, deleted, words)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, CAST(? AS tsvector)) RETURNING seq`,
-    words: `UPDATE wa_messages SET words = CAST(? AS tsvector) WHERE seq = ?`,
+    msgInsert: `INSERT INTO wa_messages (chat_jid, msg_id, from_me, sender_jid, push_name, ts, kind, text, edited, deleted, words, word_count)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, CAST(? AS tsvector), ?) RETURNING seq`,
+    words: `UPDATE wa_messages SET words = CAST(? AS tsvector), word_count = ? WHERE seq = ?`,
   },
 };
 
@@ -232,15 +232,18 @@ export class WhatsAppStore {
     return this.engine.read(this.canon(n));
   }
 
-  /** The extra insert parameter PostgreSQL takes: the text's words. */
+  /** The extra insert parameters PostgreSQL takes: the text's words and their number. */
   private words(text: string | null): unknown[] {
-    return this.sql.dialect === 'postgres' ? [tsvectorOf(text)] : [];
+    if (this.sql.dialect !== 'postgres') return [];
+    const w = wordsOf(text);
+    return [w.vector, w.count];
   }
 
   /** Keeps a message's indexed words in step with its text. */
   private *index(seq: number, oldText: string | null, text: string | null): Steps<void> {
     if (this.sql.dialect === 'postgres') {
-      yield run(this.sql.words, tsvectorOf(text), seq);
+      const w = wordsOf(text);
+      yield run(this.sql.words, w.vector, w.count, seq);
       return;
     }
     if (oldText) yield run(this.sql.ftsDelete, seq, oldText);
