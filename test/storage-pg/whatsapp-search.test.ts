@@ -49,17 +49,17 @@ const BATCHES: WhatsAppEvents[] = [
         textMessage(ALICE, 'typo: pary tonight', { id: 'M11', ts: T0 + 10 }),
       ],
       isLatest: true,
-    } as never,
+    },
   },
   // The LID's number becomes known: its chat and messages fold into the number's.
   { 'lid-mapping.update': { lid: ZEYNEP_LID, pn: ZEYNEP } },
   {
     'messages.update': [
-      { key: { remoteJid: ALICE, id: 'M10', fromMe: false }, update: { message: null, messageStubType: 1 } } as never,
+      { key: { remoteJid: ALICE, id: 'M10', fromMe: false }, update: { message: null, messageStubType: 1 } },
       {
         key: { remoteJid: ALICE, id: 'M11', fromMe: false },
         update: { message: { editedMessage: { message: { conversation: 'fixed: party tonight' } } } },
-      } as never,
+      },
     ],
   },
 ];
