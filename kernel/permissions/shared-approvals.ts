@@ -109,7 +109,10 @@ export class SharedApprovals {
   private watchingElsewhere = false;
   /** Database writes per request, in order: a revision's publish never overtakes the previous one's delete. */
   private readonly chains = new Map<string, Promise<unknown>>();
-  private down = false;
+  /** True until the first beat, and after a failed one: the next good beat publishes this broker's requests (again). */
+  private down = true;
+  private warnedDown = false;
+  private readonly unsettled = new Map<string, { revision: number; how: SettledNote }>();
   private closed = false;
 
   constructor(
@@ -163,18 +166,24 @@ export class SharedApprovals {
   /** Puts one of this broker's requests (or a new revision of it) in the shared inbox. */
   publish(id: string, view: SharedView): Promise<void> {
     return this.chain(id, async () => {
-      await this.start();
-      const ds = await this.open();
-      await ds.query(
-        `WITH up AS (
+      try {
+        await this.start();
+        const ds = await this.open();
+        await ds.query(
+          `WITH up AS (
            INSERT INTO "approvals" ("id", "instance", "incarnation", "revision", "view", "state", "expires_at")
            VALUES ($1, $2, $3, $4, $5, 'pending', to_timestamp($6 / 1000.0))
            ON CONFLICT ("id") DO UPDATE SET "instance" = $2, "incarnation" = $3, "revision" = $4, "view" = $5, "state" = 'pending',
              "answer" = NULL, "answered_by" = NULL, "reply" = NULL, "outcome" = NULL, "expires_at" = to_timestamp($6 / 1000.0), "changed_at" = now()
            RETURNING "id")
          SELECT pg_notify($7, $8) FROM up`,
-        [id, this.name, this.incarnation, view.request.revision, JSON.stringify(view), view.request.deadline, CHANNEL, note({ k: 'asked', id })],
-      );
+          [id, this.name, this.incarnation, view.request.revision, JSON.stringify(view), view.request.deadline, CHANNEL, note({ k: 'asked', id })],
+        );
+      } catch (err) {
+        // Not put there (the database is down): the next good beat puts every waiting request there again.
+        this.down = true;
+        throw err;
+      }
     });
   }
 
@@ -237,6 +246,8 @@ export class SharedApprovals {
 
   /** One of this broker's requests ended: it leaves the shared inbox, and the answer it held is dropped. */
   settled(id: string, revision: number, how: SettledNote): void {
+    // Kept until it is recorded: the next good beat tries again (others would list it as waiting).
+    this.unsettled.set(id, { revision, how });
     void this.chain(id, async () => {
       const ds = await this.open();
       await ds.query(
@@ -246,6 +257,7 @@ export class SharedApprovals {
          SELECT pg_notify($4, $5) FROM done`,
         [id, this.incarnation, revision, CHANNEL, note({ k: 'settled', id, ...how }), how.outcome, how.by ?? null, how.reply ?? null],
       );
+      if (this.unsettled.get(id)?.revision === revision) this.unsettled.delete(id);
     }).catch((err: unknown) => this.warn(`a settled approval request could not be taken out of the shared inbox: ${(err as Error).message}`));
   }
 
@@ -380,9 +392,11 @@ export class SharedApprovals {
       const ds = await this.open();
       if (this.down) {
         this.down = false;
-        // Back after an outage: this broker's requests may have been marked gone meanwhile.
+        this.warnedDown = false;
+        // First beat, or back after an outage: requests asked meanwhile were not put there, or were marked gone.
         for (const m of this.host.mine()) void this.publish(m.id, m.view).catch(() => {});
       }
+      for (const [id, { revision, how }] of this.unsettled) this.settled(id, revision, how);
       const marked = await ds.query<[unknown[], number]>(
         `UPDATE "approvals" SET "state" = 'gone', "answer" = NULL, "changed_at" = now()
          WHERE "state" IN ('pending', 'answered') AND "incarnation" NOT IN (SELECT "incarnation" FROM "instances" WHERE "seen_at" > now() - make_interval(secs => $1))
@@ -400,8 +414,10 @@ export class SharedApprovals {
       for (const { id } of answered) void this.takeAnswer(id);
       await this.refresh();
     } catch (err) {
-      if (!this.down) this.warn(`the shared approvals inbox cannot be reached; requests wait here until it answers again: ${(err as Error).message}`);
+      if (!this.down || !this.warnedDown)
+        this.warn(`the shared approvals inbox cannot be reached; requests wait here until it answers again: ${(err as Error).message}`);
       this.down = true;
+      this.warnedDown = true;
     }
   }
 

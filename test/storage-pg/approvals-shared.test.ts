@@ -4,6 +4,7 @@
  * with the usual meaning (allow once, deny, allow forever, an edit), and when two people answer one
  * request at once on two instances, exactly one answer counts and the other is told so.
  */
+import type { AuditRecord } from '../../kernel/audit/audit-log.js';
 import type { ApprovalEvent } from '../../kernel/permissions/approval-broker.js';
 import type { ToolResult } from '../../kernel/tools/contract.js';
 import { echoPack, makeKernel, tool, type Fixture } from '../helpers/kernel-fixture.js';
@@ -31,9 +32,15 @@ async function permissionsRead(fx: Fixture): Promise<void> {
 }
 
 /** Kernels with no face of their own on one fresh database: their requests wait in the broker. */
-async function instances(n: number): Promise<Fixture[] & [Fixture, Fixture, Fixture]> {
+async function instances(n: number, options: { auditInMemory?: boolean } = {}): Promise<Fixture[] & [Fixture, Fixture, Fixture]> {
   const databaseUrl = await server.database();
-  const made = Array.from({ length: n }, () => makeKernel({ databaseUrl, prompter: null, packs: [echoPack(), editable] }));
+  const sink = () => {
+    const records: AuditRecord[] = [];
+    return { append: (r: AuditRecord) => records.push(r), tail: () => records, close: () => {} };
+  };
+  const made = Array.from({ length: n }, () =>
+    makeKernel({ databaseUrl, prompter: null, packs: [echoPack(), editable], ...(options.auditInMemory ? { services: { auditSink: sink() } } : {}) }),
+  );
   await Promise.all(made.map(permissionsRead));
   return made as Fixture[] & [Fixture, Fixture, Fixture];
 }
@@ -194,5 +201,46 @@ describe('approvals shared through PostgreSQL', () => {
     expect(late.status).toBe(404);
     events.close();
     await Promise.all([a.close(), b.close(), c.close()]);
+  });
+});
+
+describe('shared approvals while PostgreSQL is down', () => {
+  afterEach(async () => {
+    await server.start();
+  });
+
+  it('keeps requests waiting on their own instance, answers them there, and shares them again once the server is back', async () => {
+    // An audit sink in memory: on PostgreSQL the audit trail refuses every call while the server is
+    // down (its own rule); what is checked here is what the approvals do meanwhile.
+    const [a, b] = await instances(2, { auditInMemory: true });
+    // Both inboxes are open before the outage.
+    const first = ask(a, 'before');
+    const { id: before } = await listedOn(b, 'before');
+    await b.kernel.approvals.answerAnywhere(before, 'allow-once', 'console');
+    expect(await first).toMatchObject({ ok: true });
+
+    await server.stop();
+    const local = ask(a, 'answered here');
+    const localId = await waitFor(() => a.kernel.approvals.pending().find((p) => (p.request.args as { text: string }).text === 'answered here')?.id);
+    // The instance that holds the call answers it without the database.
+    await expect(a.kernel.approvals.answerAnywhere(localId, 'allow-once', 'host')).resolves.toEqual({ ok: true });
+    expect(await local).toMatchObject({ ok: true, value: { echoed: { text: 'answered here' } } });
+    // Another instance cannot answer anything meanwhile, and says why.
+    const waiting = ask(a, 'shared later');
+    const waitingId = await waitFor(() => a.kernel.approvals.pending().find((p) => (p.request.args as { text: string }).text === 'shared later')?.id);
+    const refused = await b.kernel.approvals.answerAnywhere(waitingId, 'allow-once', 'console');
+    expect(refused).toMatchObject({
+      ok: false,
+      code: 'UNAVAILABLE',
+      message: expect.stringMatching(/^The shared approvals cannot be reached, so the answer was not given: /),
+    });
+    expect(!refused.ok && refused.message).not.toContain(server.password);
+
+    await server.start();
+    const { id } = await listedOn(b, 'shared later');
+    expect(id).toBe(waitingId);
+    await expect(b.kernel.approvals.answerAnywhere(id, 'allow-once', 'console')).resolves.toEqual({ ok: true });
+    expect(await waiting).toMatchObject({ ok: true, value: { echoed: { text: 'shared later' } } });
+    await Promise.all([a.close(), b.close()]);
   });
 });
