@@ -110,6 +110,25 @@ describe('the approval broker', () => {
     expect(fx.kernel.audit.tail({ tool: 'echo_dangerous' }).at(-1)).toMatchObject({ decision: 'deny:once', answeredBy: 'my-app' });
   });
 
+  it('answers by id with answerAnywhere without a shared database: given once, then refused as no longer waiting', async () => {
+    fx = makeKernel({ prompter: null });
+    const pending = fx.kernel.invoke({ tool: 'echo_medium', args: { text: 'x' }, caller: { kind: 'routine', id: 'r' } });
+    await fx.kernel.approvals.sync();
+    const listed = await waitFor(() => fx.kernel.approvals.pending()[0]);
+    // One instance: nothing is marked with an instance, nothing is gone.
+    expect(listed.instance).toBeUndefined();
+    expect(listed.gone).toBeUndefined();
+    await expect(fx.kernel.approvals.answerAnywhere(listed.id, 'allow-once', 'console')).resolves.toEqual({ ok: true });
+    expect(code(await pending)).toBe('ok');
+    expect(fx.kernel.audit.tail({ tool: 'echo_medium' }).at(-1)).toMatchObject({ decision: 'allow:once', answeredBy: 'console' });
+    await expect(fx.kernel.approvals.answerAnywhere(listed.id, 'deny-once', 'console')).resolves.toEqual({
+      ok: false,
+      code: 'NOT_PENDING',
+      message: 'This request is no longer waiting: it was answered, expired or cancelled.',
+    });
+    expect(fx.kernel.limiter.isShared).toBe(false);
+  });
+
   it('withdraws a detached face’s questions and keeps the request waiting for another', async () => {
     fx = makeKernel({ prompter: null });
     const leaving = new HeldFace('terminal');
