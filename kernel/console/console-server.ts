@@ -31,8 +31,8 @@ import type { Kernel } from '../kernel.js';
 import type { Logger } from '../logger.js';
 import type { ApprovalEvent } from '../permissions/approval-broker.js';
 import { consoleReply, consoleView, refusalStatus, type ConsoleApprovalView } from './approval-answers.js';
-import { auditQuery, auditRows } from './audit-view.js';
-import { verifyAuditFile, type AuditRecord } from '../audit/audit-log.js';
+import { auditQuery, auditRows, verifyTrail } from './audit-view.js';
+import type { AuditRecord } from '../audit/audit-log.js';
 import { maskArgs, MASK } from '../audit/masking.js';
 import { ConsoleAuth, cookieValue, DEFAULT_SESSION_TTL_MS } from './console-auth.js';
 import { ConsoleChat } from './console-chat.js';
@@ -346,6 +346,20 @@ export class ConsoleServer {
     send(res, status, JSON.stringify(body), { 'Content-Type': 'application/json', 'Cache-Control': 'no-store', ...this.headers, ...extra });
   }
 
+  /**
+   * Answers a settings change once it is stored: at once for the data folder's files; with a shared
+   * database, once committed there. A change the database refused has been undone, and the person is
+   * told so (503) rather than shown a success.
+   */
+  private async committed(res: http.ServerResponse, saved: Promise<void>, status: number, body: unknown): Promise<void> {
+    try {
+      await saved;
+    } catch (err) {
+      return this.json(res, 503, { error: 'UNAVAILABLE', message: `The change was not saved, and is undone: ${(err as Error)?.message ?? String(err)}` });
+    }
+    return this.json(res, status, body);
+  }
+
   /** Packs as the console lists them: status, load errors, tools, and settings with secrets masked (write-only). */
   private packViews() {
     return this.kernel.packs.list().map((p) => ({
@@ -516,7 +530,7 @@ export class ConsoleServer {
     if (change !== 'config') {
       this.kernel.packs.setEnabled(id, change === 'enable');
       this.options.logger?.info(`console: ${change}d the pack ${id}`);
-      return this.json(res, 200, { id, enabled: change === 'enable' });
+      return this.committed(res, this.kernel.packs.saved(), 200, { id, enabled: change === 'enable' });
     }
     const changes = (body.value as { changes?: unknown }).changes;
     if (typeof changes !== 'object' || changes === null || Array.isArray(changes))
@@ -525,7 +539,7 @@ export class ConsoleServer {
     const real = Object.fromEntries(Object.entries(changes).filter(([, v]) => v !== MASK));
     try {
       const config = this.kernel.packs.setConfig(id, real);
-      return this.json(res, 200, { id, config: maskArgs(config).masked });
+      return this.committed(res, this.kernel.packs.saved(), 200, { id, config: maskArgs(config).masked });
     } catch (err) {
       // Settings that break the pack's schema: a coded error saying which (checked by code, not class).
       const code = (err as { code?: unknown } | null)?.code;
@@ -559,7 +573,7 @@ export class ConsoleServer {
       if ('problem' in q) return this.json(res, 400, { error: 'BAD_REQUEST', message: `${q.problem}.` });
       return this.json(res, 200, { entries: auditRows(this.kernel.audit.tail(), q), kept: this.kernel.audit.tail().length });
     }
-    if (route === '/audit/verify' && method === 'POST') return this.json(res, 200, verifyAuditFile(path.join(this.kernel.config.dataDir, 'agent-audit.jsonl')));
+    if (route === '/audit/verify' && method === 'POST') return this.json(res, 200, await verifyTrail(this.kernel.config));
     if (route === '/packs' && method === 'GET') return this.json(res, 200, this.packViews());
     const pack = /^\/packs\/([^/]+)\/(enable|disable|config)$/.exec(route);
     if (pack && method === 'POST') return this.packChange(req, res, decodeURIComponent(pack[1]!), pack[2] as 'enable' | 'disable' | 'config');
@@ -587,7 +601,7 @@ export class ConsoleServer {
       const r = saveProvider(this.kernel, body.value);
       if ('code' in r) return this.json(res, r.status, { error: r.code, message: r.message });
       this.options.logger?.info(`console: ${r.created ? 'added' : 'updated'} the provider ${String(r.provider.name)}`);
-      return this.json(res, r.created ? 201 : 200, r);
+      return this.committed(res, this.kernel.providerSettings.saved(), r.created ? 201 : 200, r);
     }
     const provider = /^\/providers\/([^/]+)\/(probe|remove)$/.exec(route);
     if (provider && method === 'POST') {
@@ -597,7 +611,7 @@ export class ConsoleServer {
       if (provider[2] === 'remove') {
         if (!this.kernel.providerSettings.remove(name)) return this.json(res, 404, { error: 'NOT_FOUND', message: `There is no provider "${name}".` });
         this.options.logger?.info(`console: removed the provider ${name}`);
-        return this.json(res, 200, { removed: name, active: this.kernel.providerSettings.active()?.name ?? null });
+        return this.committed(res, this.kernel.providerSettings.saved(), 200, { removed: name, active: this.kernel.providerSettings.active()?.name ?? null });
       }
       const stop = new AbortController();
       res.on('close', () => stop.abort(new Error('the console page went away')));
@@ -611,7 +625,7 @@ export class ConsoleServer {
       if (!this.kernel.providerSettings.get(name)) return this.json(res, 404, { error: 'NOT_FOUND', message: `There is no provider "${name}".` });
       this.kernel.providerSettings.use(name);
       this.options.logger?.info(`console: the active provider is now ${name}`);
-      return this.json(res, 200, { active: name });
+      return this.committed(res, this.kernel.providerSettings.saved(), 200, { active: name });
     }
     if (route === '/skills' && method === 'GET')
       return this.json(
@@ -633,7 +647,7 @@ export class ConsoleServer {
       // A person's choice, made here as with `memo permissions always-allow`; no tool can reach this.
       this.kernel.permissions.setAlwaysAllow(on.value.on);
       this.options.logger?.info(`console: global always-allow turned ${on.value.on ? 'on' : 'off'}`);
-      return this.json(res, 200, { alwaysAllow: this.kernel.permissions.alwaysAllow });
+      return this.committed(res, this.kernel.permissions.saved(), 200, { alwaysAllow: on.value.on });
     }
     if (route.startsWith('/chat')) return this.chatApi(req, res, route.slice('/chat'.length), method);
     if (route === '/panels' && method === 'GET') return this.json(res, 200, this.panelViews());
@@ -650,7 +664,7 @@ export class ConsoleServer {
       const tool = decodeURIComponent(revoke[1]!);
       if (!this.kernel.permissions.revoke(tool)) return this.json(res, 404, { error: 'NOT_FOUND', message: `No stored decision for ${tool}.` });
       this.options.logger?.info(`console: revoked the stored decisions for ${tool}`);
-      return this.json(res, 200, { revoked: tool });
+      return this.committed(res, this.kernel.permissions.saved(), 200, { revoked: tool });
     }
     return this.json(res, 404, { error: 'NOT_FOUND', message: `No ${method} ${CONSOLE_PATH}/api${route}.` });
   }

@@ -197,6 +197,11 @@ export class PackManager {
     this.registry.setEnabled(id, enabled);
   }
 
+  /** Resolves once every enable/disable and settings change made here is stored (with a shared database: committed); rejects saying why one was not. */
+  saved(): Promise<void> {
+    return this.settings.saved();
+  }
+
   /** Validates, persists and applies new settings for a pack; returns the settings in force. */
   setConfig(id: string, changes: Record<string, unknown>): Readonly<Record<string, unknown>> {
     const state = this.states.get(id);

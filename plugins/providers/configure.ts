@@ -175,10 +175,12 @@ export function configureProvider(getApi: () => PackApi | undefined): TypedToolI
         return { kind: 'text', text: `Provider "${args.name}" will not be stored: ${(err as Error).message}` };
       }
     },
-    run: (args) => {
+    run: async (args) => {
       const store = settings();
       const plan = planConfiguration(args, store.get(args.name));
       store.put(plan.next);
+      // With a shared database the result says "stored" only once the row is committed; a failed write is undone and is this call's error.
+      await store.saved();
       const active = store.active()?.name === plan.next.name;
       const provider = maskedConfig(plan.next);
       return {

@@ -43,8 +43,10 @@ describe('a kernel on PostgreSQL when the server goes away', () => {
     );
     expect(message).not.toContain(server.password);
     await expect(fx.kernel.conversations.info(conv.id)).rejects.toThrow(/schema "memo_agent"\) cannot be reached/);
-    // A tool that needs no database is not held up by the one that is down.
-    expect(value(await fx.call('echo_safe', { text: 'still here' }))).toEqual({ echoed: { text: 'still here' } });
+    // The audit trail is in the same database: while its lines cannot be written every call is refused (fail closed), saying why.
+    const refused = await fx.call('echo_safe', { text: 'not audited' });
+    expect(refused).toMatchObject({ ok: false, error: { code: 'PERMISSION_DENIED', message: expect.stringMatching(/audit/) } });
+    expect(JSON.stringify(refused)).not.toContain(server.password);
 
     await server.start();
     const listed = value(await fx.call('list_routines', {})).routines.map((r: { id: string }) => r.id);
@@ -56,6 +58,7 @@ describe('a kernel on PostgreSQL when the server goes away', () => {
         .sort(),
     ).toEqual([before, after].sort());
     expect((await fx.kernel.conversations.info(conv.id)).title).toBe('kept');
+    expect(value(await fx.call('echo_safe', { text: 'still here' }))).toEqual({ echoed: { text: 'still here' } });
     await fx.close();
   });
 

@@ -33,6 +33,23 @@ function AuditDetail({ entry }) {
   </dl>`;
 }
 
+/**
+ * What Verify found: the data folder's file (one chain), or, on a shared database, every instance's
+ * chain, one sentence each.
+ */
+function verifyText(verify) {
+  const count = (n) => `${n} ${n === 1 ? 'entry' : 'entries'}`;
+  if (!Array.isArray(verify.chains)) {
+    return verify.ok
+      ? `Verified: ${count(verify.entries)}, the keyed chain and its head are intact.`
+      : `Verify failed: ${verify.problem?.message ?? 'unknown problem'}`;
+  }
+  const chains = verify.chains.map((c) => (c.ok ? `${c.instance}: ${count(c.entries)}, intact` : `${c.instance}: ${c.problem?.message ?? 'not intact'}`));
+  if (verify.problem) chains.unshift(`${verify.problem.instance}: ${verify.problem.message}`);
+  const head = verify.ok ? `Verified ${verify.chains.length} ${verify.chains.length === 1 ? 'chain' : 'chains'} in ${verify.database}` : 'Verify failed';
+  return `${head}. ${chains.join('; ')}.`;
+}
+
 export function AuditRow({ entry }) {
   const quiet = unasked(entry);
   return html`<li class=${`audit-row ${quiet ? 'quiet' : ''} ${entry.outcome === 'error' ? 'failed' : ''}`}>
@@ -41,6 +58,7 @@ export function AuditRow({ entry }) {
         <time datetime=${entry.ts}>${new Date(entry.ts).toLocaleTimeString()}</time>
         <code class="tool">${entry.tool}</code>
         <span class="who">${callerText(entry.caller)}</span>
+        ${entry.instance && html`<span class="instance" title="the instance that ran the call">${entry.instance}</span>`}
         <span class="decision">${entry.decision}</span>
         <span class="outcome">${entry.outcome === 'ok' ? 'ok' : (entry.error?.code ?? 'error')}</span>
       </summary>
@@ -109,12 +127,7 @@ export function AuditPage({ events }) {
       <div class="field"><label for="f-until">To</label><input id="f-until" type="datetime-local" value=${filter.until} onInput=${set('until')} /></div>
       <div class="actions"><button type="submit" class="primary">Filter</button><button type="button" onClick=${runVerify}>Verify the chain</button></div>
     </form>
-    ${
-      verify &&
-      html`<p class=${verify.ok ? 'verify ok' : 'verify bad'} role="status">
-        ${verify.ok ? `Verified: ${verify.entries} ${verify.entries === 1 ? 'entry' : 'entries'}, the keyed chain and its head are intact.` : `Verify failed: ${verify.problem?.message ?? 'unknown problem'}`}
-      </p>`
-    }
+    ${verify && html`<p class=${verify.ok ? 'verify ok' : 'verify bad'} role="status">${verifyText(verify)}</p>`}
     ${problem && html`<p class="problem" role="alert">${problem}</p>`}
     ${
       entries === null

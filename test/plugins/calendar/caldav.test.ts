@@ -206,7 +206,8 @@ describeWithRadicale('CalDAV accounts against a real Radicale server', () => {
 
   it('keeps the password out of the audit trail and the pack’s settings', () => {
     expect(JSON.stringify(fx.kernel.audit.tail({ limit: 1000 }))).not.toContain(server.password);
-    expect(fs.readFileSync(path.join(fx.dataDir, 'agent-audit.jsonl'), 'utf8')).not.toContain(server.password);
+    // Without a shared database the trail is the data folder's file; with one, its lines are the rows tail() read.
+    if (!process.env.MEMO_DATABASE_URL) expect(fs.readFileSync(path.join(fx.dataDir, 'agent-audit.jsonl'), 'utf8')).not.toContain(server.password);
     expect(fs.readFileSync(path.join(fx.packData, 'sources.json'), 'utf8')).not.toContain(server.password);
   });
 });
