@@ -11,8 +11,9 @@
 // run as the postgres user under root, in D/pg, on 127.0.0.1 only, with a generated password kept in
 // D/pg-password) unless --database-url or MEMO_DATABASE_URL names one; N instances (default 2), each
 // with its own data folder (D/instances/memo-<i>/data) and port, the same sandbox root, the same
-// database, the same bearer token (D/token, `memo serve --token-file`) and the same conversation key
-// (D/agent.key, copied into every data folder); and HAProxy (Debian's haproxy) on 127.0.0.1:P in front.
+// database, the same bearer token (D/token, `memo serve --token-file`) and the same keys (agent.key,
+// kernel.key, audit.key in D/keys, copied into every data folder); and HAProxy (Debian's haproxy) on
+// 127.0.0.1:P in front.
 // An instance that exits is started again on its port; Ctrl-C (or `stop`) ends everything it started.
 //
 // The proxy balances round-robin with no stickiness for the stateless 2026-07-28 revision. A
@@ -290,31 +291,42 @@ function ensureToken(dir) {
 }
 
 /**
- * One conversation key for all instances (conversations in PostgreSQL are encrypted with it): D/agent.key,
- * made once (or adopted from the first instance that has one) and copied into every data folder. An
- * instance whose key differs is refused, never overwritten: its conversations would become unreadable.
+ * The keys every instance must hold the same copy of, made by the kernel's own code: agent.key
+ * (conversations in PostgreSQL are encrypted with it), kernel.key (stored provider keys in the
+ * shared settings are sealed with it) and audit.key (every instance's chain is sealed with it, so
+ * `memo audit verify` on any instance checks every chain).
  */
-async function shareConversationKey(dir, datas) {
-  const shared = path.join(dir, 'agent.key');
-  if (!fs.existsSync(shared)) {
-    const existing = datas.map((d) => path.join(d, 'agent.key')).find((f) => fs.existsSync(f));
-    if (existing) fs.copyFileSync(existing, shared);
-    else {
-      const { ConversationCipher } = await import(path.join(PACKAGE, 'dist', 'kernel', 'agent', 'conversation-cipher.js'));
-      ConversationCipher.create(shared);
+const SHARED_KEYS = [
+  { name: 'agent.key', module: 'agent/conversation-cipher.js', make: (m, file) => m.ConversationCipher.create(file) },
+  { name: 'kernel.key', module: 'agent/conversation-cipher.js', make: (m, file) => m.ConversationCipher.create(file) },
+  { name: 'audit.key', module: 'audit/audit-chain.js', make: (m, file) => m.loadOrCreateKey(file) },
+];
+
+/**
+ * Each shared key in D/keys: made once (or adopted from the first instance that has one) and copied
+ * into every data folder. An instance whose copy differs is refused, never overwritten: what it
+ * sealed or encrypted would become unreadable.
+ */
+async function shareKeys(dir, datas) {
+  const keys = path.join(dir, 'keys');
+  fs.mkdirSync(keys, { recursive: true, mode: 0o700 });
+  for (const k of SHARED_KEYS) {
+    const shared = path.join(keys, k.name);
+    if (!fs.existsSync(shared)) {
+      const existing = datas.map((d) => path.join(d, k.name)).find((f) => fs.existsSync(f));
+      if (existing) fs.copyFileSync(existing, shared);
+      else k.make(await import(path.join(PACKAGE, 'dist', 'kernel', k.module)), shared);
+      fs.chmodSync(shared, 0o600);
     }
-    fs.chmodSync(shared, 0o600);
-  }
-  const key = fs.readFileSync(shared);
-  for (const data of datas) {
-    const file = path.join(data, 'agent.key');
-    if (!fs.existsSync(file)) {
-      fs.copyFileSync(shared, file);
-      fs.chmodSync(file, 0o600);
-    } else if (!fs.readFileSync(file).equals(key)) {
-      throw new Fail(
-        `${file} differs from ${shared}: every instance must decrypt the same conversations. Keep the right key in both places (nothing was changed).`,
-      );
+    const key = fs.readFileSync(shared);
+    for (const data of datas) {
+      const file = path.join(data, k.name);
+      if (!fs.existsSync(file)) {
+        fs.copyFileSync(shared, file);
+        fs.chmodSync(file, 0o600);
+      } else if (!fs.readFileSync(file).equals(key)) {
+        throw new Fail(`${file} differs from ${shared}: every instance needs the same ${k.name}. Keep the right key in both places (nothing was changed).`);
+      }
     }
   }
 }
@@ -472,7 +484,7 @@ async function start(opts) {
       }
     }
     const tokenFile = ensureToken(opts.dir);
-    await shareConversationKey(
+    await shareKeys(
       opts.dir,
       instances.map((i) => i.data),
     );

@@ -55,6 +55,12 @@ const listTasks = (n: number) => ({ name: 'vault_list_tasks', arguments: { limit
 
 describe('two memo serve instances behind HAProxy (scripts/cluster.mjs, its own PostgreSQL)', () => {
   it('accept the one token on every instance and at the proxy; rotate-token replaces it on all of them at once', async () => {
+    // The keys every instance must share are the same file in every data folder (private to its owner).
+    for (const name of ['agent.key', 'kernel.key', 'audit.key']) {
+      const copies = cluster.info.instances.map((i) => fs.readFileSync(path.join(i.data, name), 'utf8'));
+      expect(new Set(copies).size).toBe(1);
+      for (const i of cluster.info.instances) expect(fs.statSync(path.join(i.data, name)).mode & 0o077).toBe(0);
+    }
     const direct = cluster.info.instances.map((i) => `http://127.0.0.1:${i.port}/mcp`);
     for (const url of [...direct, cluster.info.url]) {
       expect((await rawInitialize(url, headers())).status).toBe(200);
@@ -186,6 +192,17 @@ describe('two memo serve instances behind HAProxy (scripts/cluster.mjs, its own 
       // a call sent then is in flight when it dies. "After the kill" starts once it is gone.
       await waitFor(() => !alive(victimPid), { what: 'memo-1 to be gone', intervalMs: 5 });
       const killedAt = performance.now();
+      // The proxy closes the client connections that carried memo-1's answers, and a client's pool may
+      // hand one of them to a new call in that moment ("fetch failed"): settled once the proxy has
+      // taken memo-1 out (or it is back).
+      await waitFor(
+        async () => {
+          const m1 = (await cluster.status()).status.instances.find((i) => i.name === 'memo-1')!;
+          return m1.proxy === 'down' || (m1.pid !== 0 && m1.pid !== victimPid);
+        },
+        { what: 'the proxy to take memo-1 out, or memo-1 to be back', intervalMs: 100 },
+      );
+      const settledAt = performance.now();
 
       // The supervisor starts memo-1 again on its port; the proxy's health check takes it back.
       await waitFor(
@@ -207,16 +224,17 @@ describe('two memo serve instances behind HAProxy (scripts/cluster.mjs, its own 
       const during = calls.filter((c) => c.sent > killedAt && c.sent < backAt);
       const errors = calls.filter((c) => !c.ok);
       console.log(
-        `failover: ${calls.length} calls, ${errors.length} failed (in flight on memo-1 when it was killed), ` +
+        `failover: ${calls.length} calls, ${errors.length} failed (${errors.filter((c) => c.sent < killedAt).length} in flight on memo-1 when it was killed, the others sent before the proxy took it out, ${((settledAt - killedAt) / 1000).toFixed(1)} s), ` +
           `${during.length} sent while memo-1 was down or starting (${during.filter((c) => c.ok).length} answered, by ${[...new Set(during.filter((c) => c.ok).map((c) => c.instance))].join(', ')}), ` +
           `memo-1 back after ${((backAt - killedAt) / 1000).toFixed(1)} s${errors[0] ? `; the failure: ${errors[0].detail}` : ''}`,
       );
       // The other instance kept serving while memo-1 was gone.
       expect(during.filter((c) => c.ok && c.instance === 'memo-2').length).toBeGreaterThan(0);
-      // Only calls already sent to memo-1 when it died failed (a dead connection is tried on the
-      // other instance; a call is never sent twice): at most one per client, none sent afterwards.
-      expect(errors.filter((c) => c.sent > killedAt)).toEqual([]);
-      expect(errors.length).toBeLessThanOrEqual(clients.length);
+      // Only calls around the death failed: in flight on memo-1, or handed a connection the proxy was
+      // closing (a refused connection is tried on the other instance; a call is never sent twice).
+      // None sent once the proxy had taken memo-1 out, and at most two per client.
+      expect(errors.filter((c) => c.sent > settledAt)).toEqual([]);
+      expect(errors.length).toBeLessThanOrEqual(2 * clients.length);
       expect(victim.port).toBe(cluster.state().instances.find((i) => i.name === 'memo-1')!.port);
     } finally {
       running = false;
