@@ -5,6 +5,7 @@ import { benchHotReload, benchStartup } from './packs.js';
 import { benchFsTools } from './fs-tools.js';
 import { benchMcp } from './mcp.js';
 import { benchPeers } from './peers.js';
+import { benchScale } from './scale.js';
 import { benchVault } from './vault.js';
 import { benchWhatsapp } from './whatsapp.js';
 
@@ -23,3 +24,4 @@ if (!only || only === 'peers') await benchPeers();
 if (!only || only === 'agent') await benchAgent();
 if (!only || only === 'vault') await benchVault();
 if (!only || only === 'whatsapp') await benchWhatsapp();
+if (!only || only === 'scale') await benchScale();
