@@ -252,7 +252,7 @@ export class SharedApprovals {
       const ds = await this.open();
       await ds.query(
         `WITH done AS (
-           UPDATE "approvals" SET "state" = 'settled', "answer" = NULL, "outcome" = $6, "answered_by" = $7, "reply" = $8, "changed_at" = now()
+           UPDATE "approvals" SET "state" = 'settled', "answer" = NULL, "view" = '{}', "outcome" = $6, "answered_by" = $7, "reply" = $8, "changed_at" = now()
            WHERE "id" = $1 AND "incarnation" = $2 AND "revision" = $3 RETURNING "id")
          SELECT pg_notify($4, $5) FROM done`,
         [id, this.incarnation, revision, CHANNEL, note({ k: 'settled', id, ...how }), how.outcome, how.by ?? null, how.reply ?? null],
@@ -408,10 +408,17 @@ export class SharedApprovals {
         `DELETE FROM "approvals" WHERE ("state" = 'gone' AND "expires_at" < now()) OR ("state" = 'settled' AND "changed_at" < now() - interval '10 minutes')`,
       );
       await ds.query(`DELETE FROM "instances" WHERE "seen_at" < now() - interval '1 day'`);
-      const answered = await ds.query<Array<{ id: string }>>(`SELECT "id" FROM "approvals" WHERE "incarnation" = $1 AND "state" = 'answered'`, [
-        this.incarnation,
-      ]);
-      for (const { id } of answered) void this.takeAnswer(id);
+      // Answers whose notification was missed; and requests of this broker marked gone while its beats
+      // were late (a stalled event loop), which still wait here: put back.
+      const own = await ds.query<Array<{ id: string; state: string }>>(
+        `SELECT "id", "state" FROM "approvals" WHERE "incarnation" = $1 AND "state" IN ('answered', 'gone')`,
+        [this.incarnation],
+      );
+      const waiting = new Map(this.host.mine().map((m) => [m.id, m.view]));
+      for (const { id, state } of own) {
+        if (state === 'answered') void this.takeAnswer(id);
+        else if (waiting.has(id)) void this.publish(id, waiting.get(id)!).catch(() => {});
+      }
       await this.refresh();
     } catch (err) {
       if (!this.down || !this.warnedDown)
