@@ -45,6 +45,30 @@ export interface PgAuditLogOptions {
 /** A line to seal: its fields after `seq` (and the instance), before `prev`. */
 type EventFields = Record<string, unknown> & { event: AuditEvent['event'] };
 type Draft = { kind: 'entry'; record: AuditRecord } | { kind: 'event'; fields: EventFields };
+type Line = AuditEntry | AuditEvent;
+
+/** Lines handed to append, appendBatch or note, waiting for their commit. */
+interface Waiter {
+  drafts: readonly Draft[];
+  resolve: (lines: Line[]) => void;
+  reject: (err: unknown) => void;
+}
+
+/** A batch sealed after the chain's head, ready to commit. */
+interface Sealed {
+  rows: Array<{ seq: number; ts: string; prev: string; hash: string; line: string }>;
+  lines: Line[];
+  seq: number;
+  prev: string;
+  tag: string;
+}
+
+/** A request to the worker answered asynchronously (see request). */
+interface InFlight {
+  resolve: (value: unknown) => void;
+  reject: (err: unknown) => void;
+  timer: NodeJS.Timeout;
+}
 
 /** How often a batch is sealed again after another writer of the same chain got there first, before giving up. */
 const MAX_TRIES = 20;
@@ -56,9 +80,10 @@ const PROBE_SLOW_MS = 5000;
  * The audit trail on PostgreSQL (`MEMO_DATABASE_URL`): this instance's own hash chain in schema
  * `memo_audit`, beside the chains of the other instances sharing the database. It keeps the file
  * trail's promises (audit-log.ts): every line is sealed with the data folder's `audit.key` (the
- * same keyed HMAC chain and head tag), a call's line is committed before the call returns (the
- * pipeline's append is synchronous: this thread blocks on a worker thread that runs the
- * transaction), a group of calls finishing together is one INSERT in one transaction, and the chain
+ * same keyed HMAC chain and head tag), a call's line is committed before the call returns (append
+ * answers with a promise, resolved when the worker thread that runs the transaction reports the
+ * commit; the pipeline waits for it, the event loop does not), lines arriving while a commit is in
+ * flight wait for it and go together in the next one (one INSERT in one transaction), and the chain
  * never forks: a batch commits only if the chain's head row (locked FOR UPDATE) is still the one it
  * was sealed after, else it is sealed again after the newer head (another process with the same
  * instance id, e.g. a CLI call beside `memo serve`); the table's unique (instance, seq) and
@@ -106,6 +131,15 @@ export class PgAuditLog {
   private localHeadFd: number | null = null;
   private readonly headBuf = Buffer.alloc(HEAD_SIZE);
   private recent: AuditEntry[] = [];
+  /** Lines waiting for the commit in flight to end: they go together in the next one. */
+  private waiting: Waiter[] = [];
+  /** True while a commit is in flight (drain runs); `drained` settles when it stops. */
+  private draining = false;
+  private drained: Promise<void> = Promise.resolve();
+  /** Requests posted to the worker whose answers arrive as messages (by id). */
+  private readonly inFlight = new Map<number, InFlight>();
+  /** How many batches this instance has committed (one statement each). */
+  private commits = 0;
   private seen = new Set<string>();
   private readonly appended = new Set<(entries: readonly AuditEntry[]) => void>();
   private readonly memory: number;
@@ -157,16 +191,21 @@ export class PgAuditLog {
     };
     const worker = new Worker(`(${auditWorkerMain.toString()})()`, { eval: true, workerData, transferList: [port2] });
     worker.unref();
+    port1.on('message', (r: AuditReply) => this.answered(r));
     port1.unref();
     worker.on('message', (m: { type?: string; rows?: StoredRow[] }) => {
       if (m.type === 'entries' && m.rows) this.received(m.rows);
     });
     // The worker never throws out of its handlers; if it dies anyway, every later call says so at once.
     worker.on('error', (err) => {
-      if (this.worker === worker) this.workerGone = `its worker thread failed: ${this.url.scrub(err.message)}`;
+      if (this.worker !== worker) return;
+      this.workerGone = `its worker thread failed: ${this.url.scrub(err.message)}`;
+      this.abandon();
     });
     worker.on('exit', () => {
-      if (this.worker === worker) this.workerGone ??= 'its worker thread ended';
+      if (this.worker !== worker) return;
+      this.workerGone ??= 'its worker thread ended';
+      this.abandon();
     });
     this.workerGone = undefined;
     this.worker = worker;
@@ -188,11 +227,33 @@ export class PgAuditLog {
     try {
       opened = this.call<OpenValue>({ op: 'open', keyId: this.keyId, genesis: GENESIS_HASH });
     } catch (err) {
-      throw Object.assign(
-        new Error(`The audit trail cannot be opened in ${this.url.display} (schema "${AUDIT_SCHEMA}"): ${(err as Error).message}`, { cause: err }),
-        { unreachable: (err as { unreachable?: boolean }).unreachable === true },
-      );
+      throw this.openFailure(err);
     }
+    this.opened(opened);
+    // A gap found at open is written at once (the next calls' lines follow it in the same queue).
+    if (this.pendingGap) this.enqueue([]).catch(() => {});
+    else this.writeLocalHead();
+  }
+
+  /** openChain without blocking this thread (from a commit that found the chain deleted); a gap found goes first in the batch being sealed. */
+  private async openChainAsync(): Promise<void> {
+    let opened: OpenValue;
+    try {
+      opened = await this.request<OpenValue>({ op: 'open', keyId: this.keyId, genesis: GENESIS_HASH });
+    } catch (err) {
+      throw this.openFailure(err);
+    }
+    this.opened(opened);
+  }
+
+  private openFailure(err: unknown): Error {
+    return Object.assign(
+      new Error(`The audit trail cannot be opened in ${this.url.display} (schema "${AUDIT_SCHEMA}"): ${(err as Error).message}`, { cause: err }),
+      { unreachable: (err as { unreachable?: boolean }).unreachable === true },
+    );
+  }
+
+  private opened(opened: OpenValue): void {
     if (opened.chain.keyId !== this.keyId) {
       throw new Error(
         `The audit chain of instance "${this.instance}" in ${this.url.display} is sealed with the key ${opened.chain.keyId}, not with ${this.keyFile} (key ${this.keyId}): ` +
@@ -203,22 +264,24 @@ export class PgAuditLog {
     this.chainOpen = true;
     this.adopt(opened.chain, true);
     this.received(opened.recent, false);
-    if (this.pendingGap) this.commit([]);
-    else this.writeLocalHead();
   }
 
-  append(record: AuditRecord): AuditEntry {
-    return this.appendBatch([record])[0]!; // one entry per record
+  /** Resolves with the entry once it is committed (rejects when it could not be written). */
+  async append(record: AuditRecord): Promise<AuditEntry> {
+    return (await this.enqueue([{ kind: 'entry', record }]))[0] as AuditEntry;
   }
 
-  /** Appends several records in one transaction (the pipeline's group commit). */
-  appendBatch(records: readonly AuditRecord[]): AuditEntry[] {
-    const written = this.commit(records.map((record) => ({ kind: 'entry', record })));
-    return written.filter((l): l is AuditEntry => !('event' in l));
+  /** Appends several records in one transaction (the pipeline's group commit); resolves once they are committed. */
+  async appendBatch(records: readonly AuditRecord[]): Promise<AuditEntry[]> {
+    return (await this.enqueue(records.map((record) => ({ kind: 'entry', record })))) as AuditEntry[];
   }
 
-  /** An `agent-access` event (see AuditLog.note), chained and sealed like an entry. */
-  note(event: { event: 'agent-access'; conversationId: string; backend: string; version?: string; access: 'vault' | 'computer' }): AuditEvent {
+  /**
+   * An `agent-access` event (see AuditLog.note), chained and sealed like an entry; resolves once it
+   * is committed. A caller that does not wait still leaves no unhandled rejection: a failed write
+   * marks the database unusable, so the guard refuses the next calls.
+   */
+  note(event: { event: 'agent-access'; conversationId: string; backend: string; version?: string; access: 'vault' | 'computer' }): Promise<AuditEvent> {
     const fields = {
       event: event.event,
       pid: process.pid,
@@ -227,7 +290,14 @@ export class PgAuditLog {
       ...(event.version ? { version: String(event.version).slice(0, 100) } : {}),
       access: event.access,
     };
-    return this.commit([{ kind: 'event', fields }]).at(-1) as AuditEvent;
+    const written = this.enqueue([{ kind: 'event', fields }]).then((lines) => lines[0] as AuditEvent);
+    written.catch(() => {});
+    return written;
+  }
+
+  /** How many batches this instance has committed, each one statement and one transaction (group commit). */
+  get committedBatches(): number {
+    return this.commits;
   }
 
   /** Hears every batch of entries: this process's, right after commit, and the other instances' as they arrive. */
@@ -244,10 +314,12 @@ export class PgAuditLog {
     return list;
   }
 
+  /** Waits for the lines handed over (in flight and queued) to be committed, then ends the connections. */
   async close(): Promise<void> {
     if (!this.worker) return;
+    while (this.draining) await this.drained;
     try {
-      this.call({ op: 'close' }, 5000);
+      await this.request({ op: 'close' }, 5000);
     } catch {
       // Closing: the connections end with the thread anyway.
     }
@@ -259,6 +331,7 @@ export class PgAuditLog {
     this.worker = null;
     this.port?.close();
     this.port = null;
+    this.abandon();
     if (this.localHeadFd !== null) fs.closeSync(this.localHeadFd);
     this.localHeadFd = null;
     await worker?.terminate();
@@ -286,59 +359,112 @@ export class PgAuditLog {
     }
   }
 
+  /**
+   * Queues `drafts` for the next commit and resolves with their sealed lines once it is done. One
+   * commit is in flight at a time: lines handed over meanwhile wait and go together in the next
+   * one (real group commit: the more calls at once, the more lines per statement).
+   */
+  private enqueue(drafts: readonly Draft[]): Promise<Line[]> {
+    return new Promise<Line[]>((resolve, reject) => {
+      this.waiting.push({ drafts, resolve, reject });
+      if (this.draining) return;
+      this.draining = true;
+      this.drained = this.drain();
+    });
+  }
+
+  private async drain(): Promise<void> {
+    try {
+      while (this.waiting.length > 0) {
+        const group = this.waiting;
+        this.waiting = [];
+        const drafts = group.length === 1 ? group[0]!.drafts : group.flatMap((w) => w.drafts);
+        try {
+          const lines = await this.commit(drafts);
+          // A gap event written first belongs to nobody's call.
+          let at = lines.length - drafts.length;
+          for (const w of group) {
+            w.resolve(lines.slice(at, at + w.drafts.length));
+            at += w.drafts.length;
+          }
+        } catch (err) {
+          for (const w of group) w.reject(err);
+        }
+      }
+    } finally {
+      this.draining = false;
+    }
+  }
+
   /** Seals `drafts` after the chain's head and commits them; sealed again after a newer head when another writer got there first. */
-  private commit(drafts: readonly Draft[]): Array<AuditEntry | AuditEvent> {
+  private async commit(drafts: readonly Draft[]): Promise<Line[]> {
     if (!this.worker) this.open();
-    if (!this.chainOpen) this.openChain();
-    const key = this.key!;
+    if (!this.chainOpen) await this.openChainAsync();
     for (let attempt = 1; ; attempt++) {
-      const all: Draft[] = this.pendingGap ? [{ kind: 'event', fields: this.pendingGap }, ...drafts] : [...drafts];
-      const rows: Array<{ seq: number; ts: string; prev: string; hash: string; line: string }> = [];
-      const lines: Array<AuditEntry | AuditEvent> = [];
-      let prev = this.lastHash;
-      let seq = this.lastSeq;
-      let tag = this.lastTag;
-      for (const d of all) {
-        const gapSeq = d.kind === 'event' && typeof d.fields.seq === 'number' ? d.fields.seq : undefined;
-        seq = gapSeq ?? seq + 1;
-        let obj: Record<string, unknown>;
-        if (d.kind === 'entry') obj = { seq, instance: this.instance, ...d.record, prev };
-        else {
-          const { seq: _s, ...rest } = d.fields;
-          obj = { seq, ts: new Date().toISOString(), instance: this.instance, ...rest, prev };
-        }
-        const sealed = sealLine(key, prev, JSON.stringify(obj));
-        const ts = typeof obj.ts === 'string' ? obj.ts : new Date().toISOString();
-        rows.push({ seq, ts, prev, hash: sealed.hash, line: sealed.line.slice(0, -1) });
-        lines.push({ ...obj, hash: sealed.hash } as unknown as AuditEntry | AuditEvent);
-        prev = sealed.hash;
-        tag = sealed.tag;
-      }
-      if (rows.length === 0) return [];
-      const result = this.call<AppendValue>({ op: 'append', expect: { seq: this.lastSeq, hash: this.lastHash }, rows, head: { seq, hash: prev, tag } });
-      if (result.committed) {
-        this.lastSeq = seq;
-        this.lastHash = prev;
-        this.lastTag = tag;
-        this.pendingGap = null;
-        this.writeLocalHead();
-        const entries: AuditEntry[] = [];
-        for (const l of lines) {
-          if ('event' in l) this.events.push(l);
-          else entries.push(l);
-        }
-        if (entries.length) this.remember(entries);
-        return lines;
-      }
+      const sealed = this.seal(drafts);
+      if (!sealed) return [];
+      const result = await this.request<AppendValue>({
+        op: 'append',
+        expect: { seq: this.lastSeq, hash: this.lastHash },
+        rows: sealed.rows,
+        head: { seq: sealed.seq, hash: sealed.prev, tag: sealed.tag },
+      });
+      if (result.committed) return this.committed(sealed);
       // A chain deleted from the database is made again; its first line is the gap event saying so.
       if (result.chain) this.adopt(result.chain, false);
-      else this.openChain();
+      else await this.openChainAsync();
       if (attempt >= MAX_TRIES) {
         throw new Error(
           `the audit chain of instance "${this.instance}" kept moving while ${records(drafts)} waited (${MAX_TRIES} tries): another process with the same instance id writes it without pause`,
         );
       }
     }
+  }
+
+  /** Seals a waiting gap event (first) and `drafts` after the chain's head as this instance knows it. */
+  private seal(drafts: readonly Draft[]): Sealed | null {
+    const key = this.key!;
+    const all: Draft[] = this.pendingGap ? [{ kind: 'event', fields: this.pendingGap }, ...drafts] : [...drafts];
+    if (all.length === 0) return null;
+    const rows: Sealed['rows'] = [];
+    const lines: Line[] = [];
+    let prev = this.lastHash;
+    let seq = this.lastSeq;
+    let tag = this.lastTag;
+    for (const d of all) {
+      const gapSeq = d.kind === 'event' && typeof d.fields.seq === 'number' ? d.fields.seq : undefined;
+      seq = gapSeq ?? seq + 1;
+      let obj: Record<string, unknown>;
+      if (d.kind === 'entry') obj = { seq, instance: this.instance, ...d.record, prev };
+      else {
+        const { seq: _s, ...rest } = d.fields;
+        obj = { seq, ts: new Date().toISOString(), instance: this.instance, ...rest, prev };
+      }
+      const line = sealLine(key, prev, JSON.stringify(obj));
+      const ts = typeof obj.ts === 'string' ? obj.ts : new Date().toISOString();
+      rows.push({ seq, ts, prev, hash: line.hash, line: line.line.slice(0, -1) });
+      lines.push({ ...obj, hash: line.hash } as unknown as Line);
+      prev = line.hash;
+      tag = line.tag;
+    }
+    return { rows, lines, seq, prev, tag };
+  }
+
+  /** The batch is in the database: the head moves on, and the tail and change feed hear its entries. */
+  private committed(sealed: Sealed): Line[] {
+    this.commits++;
+    this.lastSeq = sealed.seq;
+    this.lastHash = sealed.prev;
+    this.lastTag = sealed.tag;
+    this.pendingGap = null;
+    this.writeLocalHead();
+    const entries: AuditEntry[] = [];
+    for (const l of sealed.lines) {
+      if ('event' in l) this.events.push(l);
+      else entries.push(l);
+    }
+    if (entries.length) this.remember(entries);
+    return sealed.lines;
   }
 
   /**
@@ -438,13 +564,14 @@ export class PgAuditLog {
 
   /**
    * One request to the worker, waited for synchronously: posted, then this thread sleeps on the
-   * shared flag until the worker has answered (or `timeoutMs` passed). A late answer to an earlier
-   * request that timed out is recognised by its id and dropped.
+   * shared flag until the worker has answered (or `timeoutMs` passed). Only for what must be
+   * synchronous: opening the chain while the kernel is built, and the guard's question whether a
+   * database marked unusable answers again. Answers to asynchronous requests read meanwhile are
+   * handed on; a late answer to an earlier request that timed out is dropped.
    */
   private call<T>(request: Request, timeoutMs = this.timeoutMs): T {
     const port = this.port;
-    if (!port || this.workerGone)
-      throw new Error(`the audit trail's connection to ${this.url.display} is closed${this.workerGone ? `: ${this.workerGone}` : ''}`);
+    if (!port || this.workerGone) throw this.closedError();
     const id = ++this.nextId;
     Atomics.store(this.signal, 0, 0);
     port.postMessage({ ...request, id });
@@ -453,17 +580,61 @@ export class PgAuditLog {
       let received: { message: unknown } | undefined;
       while ((received = receiveMessageOnPort(port))) {
         const r = received.message as AuditReply;
-        if (r.id !== id) continue;
+        if (r.id !== id) {
+          this.answered(r);
+          continue;
+        }
         if (r.ok) return r.value as T;
         throw this.failure(r);
       }
       const left = deadline - Date.now();
-      if (left <= 0) {
-        throw new Error(`the audit trail's database ${this.url.display} did not answer within ${Math.round(timeoutMs / 1000)} s: this line was not written`);
-      }
+      if (left <= 0) throw this.lateError(timeoutMs);
       Atomics.wait(this.signal, 0, 0, left);
       Atomics.store(this.signal, 0, 0);
     }
+  }
+
+  /** One request to the worker, answered by a message (see answered): this thread goes on meanwhile. */
+  private request<T>(request: Request, timeoutMs = this.timeoutMs): Promise<T> {
+    const port = this.port;
+    if (!port || this.workerGone) return Promise.reject(this.closedError());
+    const id = ++this.nextId;
+    return new Promise<T>((resolve, reject) => {
+      // A referenced timer: the process stays up until the answer (a CLI call's line is committed before it exits).
+      const timer = setTimeout(() => {
+        this.inFlight.delete(id);
+        reject(this.lateError(timeoutMs));
+      }, timeoutMs);
+      this.inFlight.set(id, { resolve: resolve as (value: unknown) => void, reject, timer });
+      port.postMessage({ ...request, id });
+    });
+  }
+
+  private answered(r: AuditReply): void {
+    const waiting = this.inFlight.get(r.id);
+    if (!waiting) return;
+    this.inFlight.delete(r.id);
+    clearTimeout(waiting.timer);
+    if (r.ok) waiting.resolve(r.value);
+    else waiting.reject(this.failure(r));
+  }
+
+  /** The worker is gone: every request still waiting fails now, saying so. */
+  private abandon(): void {
+    const error = this.closedError();
+    for (const [id, waiting] of this.inFlight) {
+      this.inFlight.delete(id);
+      clearTimeout(waiting.timer);
+      waiting.reject(error);
+    }
+  }
+
+  private closedError(): Error {
+    return new Error(`the audit trail's connection to ${this.url.display} is closed${this.workerGone ? `: ${this.workerGone}` : ''}`);
+  }
+
+  private lateError(timeoutMs: number): Error {
+    return new Error(`the audit trail's database ${this.url.display} did not answer within ${Math.round(timeoutMs / 1000)} s: this line was not written`);
   }
 
   private failure(r: Extract<AuditReply, { ok: false }>): Error {

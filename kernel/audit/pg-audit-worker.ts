@@ -3,10 +3,12 @@ import type { ClientConfig } from 'pg';
 import type { AuditMigration } from './pg-audit-schema.js';
 
 /**
- * The audit writer's database side, run in a worker thread (pg-audit-log.ts). The kernel's audit
- * sink is synchronous (a call's line is written before the call returns, and the kernel is built
- * synchronously), so the main thread posts each request and blocks on a shared flag until this
- * thread has committed it; requests therefore arrive one at a time. Beside that, this thread follows
+ * The audit writer's database side, run in a worker thread (pg-audit-log.ts). The main thread posts
+ * requests on a port and hears each answer as a message (a call's line is committed before the
+ * call returns, without blocking the event loop); every answer also raises a shared flag, on which
+ * the main thread blocks for the few requests that must be synchronous (opening the chain while the
+ * kernel is built, asking a database marked unusable whether it answers again). The main thread
+ * has at most one append in flight. Beside that, this thread follows
  * the other instances' chains (LISTEN on the commit channel, and a re-read every 2 s as the fallback)
  * and posts their new entries to the main thread's ordinary message queue (the live tail).
  *
@@ -107,8 +109,14 @@ export function auditWorkerMain(): void {
     }
     return c;
   };
-  const writerClient = async (): Promise<import('pg').Client> => {
-    if (writer) return writer;
+  let connecting: Promise<import('pg').Client> | null = null;
+  // Requests overlap (a probe beside an append): they share one connection attempt.
+  const writerClient = (): Promise<import('pg').Client> => {
+    if (writer) return Promise.resolve(writer);
+    connecting ??= connectWriter().finally(() => (connecting = null));
+    return connecting;
+  };
+  const connectWriter = async (): Promise<import('pg').Client> => {
     try {
       writer = await client();
     } catch (err) {

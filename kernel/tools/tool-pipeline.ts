@@ -65,6 +65,13 @@ function canBatch(sink: AuditSink): sink is BatchingAuditSink {
   return typeof (sink as Partial<BatchingAuditSink>).appendBatch === 'function';
 }
 
+/** A sink's append that answers with a promise (it is durable once that resolves). */
+function isThenable(value: unknown): value is PromiseLike<unknown> {
+  return typeof value === 'object' && value !== null && typeof (value as { then?: unknown }).then === 'function';
+}
+
+function noop(): void {}
+
 /** A finished call's audit line waiting for its group's write. */
 interface QueuedLine {
   record: AuditRecord;
@@ -202,7 +209,7 @@ export class ToolPipeline {
   /** Aborts every running handler; later calls are refused with CANCELLED. Lines waiting for their group's write are written now. */
   close(): void {
     this.shutdown.abort();
-    this.flushAudit();
+    void this.flushAudit();
   }
 
   async invoke(request: ToolCallRequest, invokeOptions: InvokeOptions = {}): Promise<ToolResult> {
@@ -340,7 +347,9 @@ export class ToolPipeline {
    * fsync). Group commit: while other calls are running, the line waits for the end of this
    * event-loop turn, and every call that finishes in the same turn shares one lock and one write
    * (the sink's appendBatch). A call with nothing else running, the usual case of one caller, is
-   * written at once, with no wait. Returns what to wait for, or undefined when it is written.
+   * written at once, with no wait. A sink whose append returns a promise (the audit trail on
+   * PostgreSQL) is waited for: the call returns once its line is committed. Returns what to wait
+   * for, or undefined when it is written.
    */
   private commitLine(line: QueuedLine): Promise<void> | undefined {
     this.auditQueue.push(line);
@@ -348,40 +357,54 @@ export class ToolPipeline {
       if (!this.auditFlush) {
         let resolve!: () => void;
         const done = new Promise<void>((r) => (resolve = r));
-        this.auditFlush = { done, resolve, immediate: setImmediate(() => this.flushAudit()) };
+        this.auditFlush = { done, resolve, immediate: setImmediate(() => void this.flushAudit()) };
       }
       return this.auditFlush.done;
     }
-    this.flushAudit();
-    return undefined;
+    return this.flushAudit();
   }
 
-  private flushAudit(): void {
+  /** Hands the queued lines to the sink; returns undefined when they are written, or what to wait for (an asynchronous sink). */
+  private flushAudit(): Promise<void> | undefined {
     const batch = this.auditQueue;
     const flush = this.auditFlush;
     this.auditQueue = [];
     this.auditFlush = null;
     if (flush) clearImmediate(flush.immediate);
+    let pending: Promise<void> | undefined;
     try {
-      if (batch.length === 0) return;
+      if (batch.length === 0) return undefined;
       if (batch.length > 1 && canBatch(this.audit)) {
         try {
-          this.audit.appendBatch(batch.map((l) => l.record));
+          const written = this.audit.appendBatch(batch.map((l) => l.record));
+          if (isThenable(written)) pending = this.settle(written, batch);
         } catch (err) {
           for (const l of batch) this.lineLost(l, err);
         }
-        return;
+        return pending;
       }
       for (const l of batch) {
         try {
-          this.audit.append(l.record);
+          const written = this.audit.append(l.record);
+          if (isThenable(written)) pending = pending ? Promise.all([pending, this.settle(written, [l])]).then(noop) : this.settle(written, [l]);
         } catch (err) {
           this.lineLost(l, err);
         }
       }
+      return pending;
     } finally {
-      flush?.resolve();
+      if (flush) {
+        if (pending) void pending.then(flush.resolve);
+        else flush.resolve();
+      }
     }
+  }
+
+  /** An asynchronous sink's answer: a rejection is a lost line, as a throw is. */
+  private settle(written: PromiseLike<unknown>, lines: readonly QueuedLine[]): Promise<void> {
+    return Promise.resolve(written).then(noop, (err: unknown) => {
+      for (const l of lines) this.lineLost(l, err);
+    });
   }
 
   /**

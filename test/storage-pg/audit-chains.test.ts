@@ -188,7 +188,13 @@ describe('the audit trail on PostgreSQL', () => {
   it("records an agent CLI's access as a chained event in the instance's chain (note), shown by tail only as an event", async () => {
     const a = kernel(dataFolder());
     await call(a, 'before');
-    const event = (a.kernel.audit as PgAuditLog).note({ event: 'agent-access', conversationId: 'c1', backend: 'claude', version: '2.1', access: 'computer' });
+    const event = await (a.kernel.audit as PgAuditLog).note({
+      event: 'agent-access',
+      conversationId: 'c1',
+      backend: 'claude',
+      version: '2.1',
+      access: 'computer',
+    });
     await call(a, 'after');
     const lines = (await rows(instanceId(a.dataDir))).map((r) => JSON.parse(r.line) as Record<string, unknown>);
     expect(lines.map((l) => l.event ?? 'entry')).toEqual(['entry', 'agent-access', 'entry']);
