@@ -240,7 +240,8 @@ export class ApprovalBroker {
    */
   request(question: Omit<PermissionRequest, 'deadline'>, signal: AbortSignal, only?: ApprovalFace): Promise<BrokerOutcome> {
     // Whether someone watches on another instance is known once the shared inbox has been read.
-    if (!only && this.shared && this.unattended === 'refuse' && !this.attended) return this.shared.ready().then(() => this.ask(question, signal, only));
+    if (!only && this.shared && this.unattended === 'refuse' && !this.attended)
+      return this.shared.lookForWatchers().then(() => this.ask(question, signal, only));
     return this.ask(question, signal, only);
   }
 

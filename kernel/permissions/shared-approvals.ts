@@ -157,7 +157,12 @@ export class SharedApprovals {
   async ready(): Promise<void> {
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([
-      this.start().catch((err: unknown) => this.warn(`the shared approvals inbox cannot be opened: ${(err as Error).message}`)),
+      this.start().catch((err: unknown) => {
+        // Once per outage: every listing asks again.
+        if (this.warnedDown) return;
+        this.warnedDown = true;
+        this.warn(`the shared approvals inbox cannot be opened: ${(err as Error).message}`);
+      }),
       new Promise<void>((r) => (timer = setTimeout(r, FIRST_READ_WAIT_MS))),
     ]);
     clearTimeout(timer);
@@ -259,6 +264,12 @@ export class SharedApprovals {
       );
       if (this.unsettled.get(id)?.revision === revision) this.unsettled.delete(id);
     }).catch((err: unknown) => this.warn(`a settled approval request could not be taken out of the shared inbox: ${(err as Error).message}`));
+  }
+
+  /** Reads now whether someone watches on another instance (before refusing a request nobody here watches). Never rejects. */
+  async lookForWatchers(): Promise<void> {
+    await this.ready();
+    if (this.started && !this.closed) await this.heartbeat().catch(() => {});
   }
 
   /** Faces or watchers came or went here: the other instances learn it at once. */
