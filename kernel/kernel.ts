@@ -433,18 +433,50 @@ export class Kernel {
     await this.services.stop();
     this.pipeline.close();
     this.capabilities.revokeAll();
-    await this.packs.close();
-    await Promise.all([...this.closing]);
+    await this.closeWithin('the packs', () => this.packs.close(), logger);
+    await this.closeWithin("the packs' databases", () => Promise.all([...this.closing]), logger);
     await this.skills.close();
-    await this.conversations.close();
-    if (this.config.database) await this.container.resolve(KernelStateDb).close();
-    await this.limiter.close();
-    await this.approvals.close();
-    await this.approvals.close();
+    // The shared stores close together, each connection pool ended; a database that hangs (no answer,
+    // not refused) must not keep the process from stopping.
+    await this.closeWithin(
+      'the shared stores',
+      () =>
+        Promise.all([
+          this.conversations.close(),
+          this.config.database ? this.container.resolve(KernelStateDb).close() : undefined,
+          this.limiter.close(),
+          this.approvals.close(),
+        ]),
+      logger,
+    );
     for (const d of this.disposables.splice(0).reverse()) d.dispose();
-    await this.audit.close();
+    await this.closeWithin('the audit trail', () => this.audit.close(), logger);
+  }
+
+  /**
+   * Runs one shutdown step, giving up on it after SHUTDOWN_STEP_MS with a warning: with a shared
+   * database that stopped answering, ending a connection pool waits for replies that never come.
+   * What it left open is abandoned (memo serve then exits regardless).
+   */
+  private async closeWithin(what: string, step: () => unknown, logger: T.Logger): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<'late'>((resolve) => {
+      timer = setTimeout(() => resolve('late'), SHUTDOWN_STEP_MS);
+      timer.unref();
+    });
+    try {
+      const outcome = await Promise.race([Promise.resolve().then(step).then(() => 'done' as const), late]);
+      if (outcome === 'late') logger.warn(`${what} did not close within ${SHUTDOWN_STEP_MS / 1000} s (a database that does not answer?); shutting down without waiting`);
+    } catch (err) {
+      logger.warn(`${what} did not close cleanly: ${(err as Error)?.message ?? String(err)}`);
+    } finally {
+      clearTimeout(timer);
+    }
   }
 }
+
+/** How long one step of shutdown (a store's close) may take before it is abandoned. */
+const SHUTDOWN_STEP_MS = 5_000;
 
 /** A prompter as a face of the broker: its own name if it has one (the terminal's is `terminal`), else `host`. */
 function asFace(prompter: T.Prompter): ApprovalFace {

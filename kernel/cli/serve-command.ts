@@ -253,6 +253,9 @@ export function registerServeCommand(program: Command, cli: Cli): void {
         // The socket goes first, so no CLI command reaches a kernel that is shutting down.
         await control?.close();
         await kernel?.shutdown();
+        // Everything is closed or was abandoned by shutdown (a database that stopped answering):
+        // a connection still open must not keep the process alive. A clean stop exits before this fires.
+        setTimeout(() => process.exit(process.exitCode ?? 0), 2_000).unref();
       }
     });
 }

@@ -38,6 +38,13 @@ export interface TestPostgres {
   /** Stops the server at once, like a crash (start() brings it back on the same folder and port). */
   stop(): Promise<void>;
   start(): Promise<void>;
+  /**
+   * Hangs the server without closing anything (SIGSTOP to the postmaster and every backend): sockets
+   * stay open and queries get no answer, as when the database machine stalls or the network drops
+   * packets. thaw() (SIGCONT) lets it go on; the file's teardown thaws it before stopping it.
+   */
+  freeze(): void;
+  thaw(): void;
   /** How long initdb plus the first start took, in ms (the tests report it; they never assert it). */
   startMs: number;
 }
@@ -183,7 +190,35 @@ export async function startPostgres(options: { timeZone?: string } = {}): Promis
     }
   }
   let running = true;
+  const frozen: number[] = [];
+  /** The postmaster (first line of postmaster.pid) and its children: the backends and the server's own workers. */
+  const serverPids = (): number[] => {
+    const main = Number(fs.readFileSync(path.join(dataDir, 'postmaster.pid'), 'utf8').split('\n')[0]);
+    if (!Number.isInteger(main) || main <= 1) throw new Error('postmaster.pid names no process');
+    const children = fs
+      .readdirSync('/proc')
+      .filter((d) => /^\d+$/.test(d))
+      .filter((d) => {
+        try {
+          return Number(fs.readFileSync(`/proc/${d}/stat`, 'utf8').replace(/^.*\) /s, '').split(' ')[1]) === main;
+        } catch {
+          return false;
+        }
+      })
+      .map(Number);
+    return [main, ...children];
+  };
+  const thaw = () => {
+    for (const pid of frozen.splice(0)) {
+      try {
+        process.kill(pid, 'SIGCONT');
+      } catch {
+        // gone already
+      }
+    }
+  };
   const stop = async () => {
+    thaw();
     if (!running) return;
     running = false;
     await exec(bin.pgCtl, ['-D', dataDir, '-m', 'immediate', '-w', 'stop'], 'pg_ctl stop');
@@ -219,7 +254,16 @@ export async function startPostgres(options: { timeZone?: string } = {}): Promis
       running = true;
     },
     stop,
+    freeze() {
+      if (!running) throw new Error('the server is not running');
+      for (const pid of serverPids()) {
+        process.kill(pid, 'SIGSTOP');
+        frozen.push(pid);
+      }
+    },
+    thaw,
     async start() {
+      thaw();
       if (running) return;
       await start();
       running = true;

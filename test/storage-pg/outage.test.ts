@@ -18,6 +18,7 @@ beforeAll(async () => {
 
 const saved = process.env.MEMO_DATABASE_URL;
 afterEach(async () => {
+  server.thaw();
   await server.start();
   if (saved === undefined) delete process.env.MEMO_DATABASE_URL;
   else process.env.MEMO_DATABASE_URL = saved;
@@ -72,4 +73,17 @@ describe('a kernel on PostgreSQL when the server goes away', () => {
     expect((await store.list()).map((c) => c.id)).toEqual([conv.id]);
     await store.close();
   });
+
+  it('shuts down even when the database hangs (no answer at all), warning which stores it left open', async () => {
+    process.env.MEMO_DATABASE_URL = await server.database();
+    const fx = await routinesKernel();
+    value(await fx.call('create_routine', { name: 'Open', prompt: 'p', schedule: daily }));
+    await fx.kernel.conversations.create({ title: 'opened' });
+    server.freeze();
+    // Resolves (jest's timeout would fail the test otherwise) although no close can be answered.
+    await fx.kernel.shutdown();
+    const warned = fx.logger.lines.map((l) => JSON.stringify(l)).join('\n');
+    expect(warned).toMatch(/did not close within 5 s/);
+    server.thaw();
+  }, 60_000);
 });
