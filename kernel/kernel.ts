@@ -465,8 +465,14 @@ export class Kernel {
       timer.unref();
     });
     try {
-      const outcome = await Promise.race([Promise.resolve().then(step).then(() => 'done' as const), late]);
-      if (outcome === 'late') logger.warn(`${what} did not close within ${SHUTDOWN_STEP_MS / 1000} s (a database that does not answer?); shutting down without waiting`);
+      const outcome = await Promise.race([
+        Promise.resolve()
+          .then(step)
+          .then(() => 'done' as const),
+        late,
+      ]);
+      if (outcome === 'late')
+        logger.warn(`${what} did not close within ${SHUTDOWN_STEP_MS / 1000} s (a database that does not answer?); shutting down without waiting`);
     } catch (err) {
       logger.warn(`${what} did not close cleanly: ${(err as Error)?.message ?? String(err)}`);
     } finally {

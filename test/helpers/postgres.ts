@@ -200,7 +200,14 @@ export async function startPostgres(options: { timeZone?: string } = {}): Promis
       .filter((d) => /^\d+$/.test(d))
       .filter((d) => {
         try {
-          return Number(fs.readFileSync(`/proc/${d}/stat`, 'utf8').replace(/^.*\) /s, '').split(' ')[1]) === main;
+          return (
+            Number(
+              fs
+                .readFileSync(`/proc/${d}/stat`, 'utf8')
+                .replace(/^.*\) /s, '')
+                .split(' ')[1],
+            ) === main
+          );
         } catch {
           return false;
         }
