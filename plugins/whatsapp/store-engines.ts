@@ -97,6 +97,12 @@ export class SqliteEngine implements StoreEngine {
   }
 }
 
+/** How long bm25's totals are kept when this store has not written (another instance may have). */
+const TOTALS_MS = 5000;
+
+/** How long the engine keeps its read connection after the last read. */
+const READER_IDLE_MS = 50;
+
 /** `?` placeholders as PostgreSQL's `$1, $2, …` (the store's statements have no `?` inside a string). */
 function numbered(sql: string): string {
   let i = 0;
@@ -110,6 +116,9 @@ export class PostgresEngine implements StoreEngine {
   private writing: Promise<unknown> = Promise.resolve();
   /** Reads too, on a connection of their own: a tool's many small reads never take more than one from the pool. */
   private reading: Promise<unknown> = Promise.resolve();
+  private reader: QueryRunner | null = null;
+  private totals: { docs: number; words: number; at: number } | null = null;
+  private idle: NodeJS.Timeout | null = null;
 
   constructor(readonly ds: DataSource) {}
 
@@ -139,8 +148,32 @@ export class PostgresEngine implements StoreEngine {
     return this.queuedRead((qr) => this.drive(qr, steps));
   }
 
+  /**
+   * Reads take turns on one connection, kept while they come (a tool's dozens of small reads would
+   * otherwise each take one from the pool and give it back) and given back after READER_IDLE_MS
+   * without one, so the pool can close when the pack unloads; a read that fails drops it, so a lost
+   * connection is replaced by the next read.
+   */
   private queuedRead<T>(fn: (qr: QueryRunner) => Promise<T>): Promise<T> {
-    const work = this.reading.then(() => this.withRunner(fn));
+    const work = this.reading.then(async () => {
+      if (this.idle) clearTimeout(this.idle);
+      this.idle = null;
+      const reader = (this.reader ??= this.ds.createQueryRunner());
+      try {
+        return await fn(reader);
+      } catch (err) {
+        this.reader = null;
+        await reader.release().catch(() => undefined);
+        throw err;
+      } finally {
+        this.idle ??= setTimeout(() => {
+          this.idle = null;
+          const r = this.reader;
+          this.reader = null;
+          void r?.release().catch(() => undefined);
+        }, READER_IDLE_MS);
+      }
+    });
     this.reading = work.catch(() => undefined);
     return work;
   }
@@ -152,6 +185,7 @@ export class PostgresEngine implements StoreEngine {
         try {
           const out = await this.drive(qr, steps);
           await qr.commitTransaction();
+          this.totals = null;
           return out;
         } catch (err) {
           await qr.rollbackTransaction().catch(() => undefined);
@@ -192,11 +226,15 @@ export class PostgresEngine implements StoreEngine {
         await q(`SELECT ${MESSAGE_COLUMNS} FROM wa_messages m WHERE m.words @@ CAST(? AS tsquery) AND ${where.join(' AND ')}`, query, ...params)
       ).map(messageRow);
       if (!rows.length) return { order: 'relevance', rows: [] };
-      const [totals] = await q(
-        `SELECT CAST(COUNT(*) AS INTEGER) AS n, CAST(COALESCE(SUM(word_count), 0) AS BIGINT) AS words FROM wa_messages WHERE text IS NOT NULL AND text <> ''`,
-      );
-      const docs = Number(totals!.n);
-      const avg = Number(totals!.words) / Math.max(1, docs);
+      // bm25's row count and total length: a scan of the table, so kept until this store writes or TOTALS_MS pass (another instance's writes).
+      if (!this.totals || this.totals.at < Date.now() - TOTALS_MS) {
+        const [t] = await q(
+          `SELECT CAST(COUNT(*) AS INTEGER) AS n, CAST(COALESCE(SUM(word_count), 0) AS BIGINT) AS words FROM wa_messages WHERE text IS NOT NULL AND text <> ''`,
+        );
+        this.totals = { docs: Number(t!.n), words: Number(t!.words), at: Date.now() };
+      }
+      const docs = this.totals.docs;
+      const avg = this.totals.words / Math.max(1, docs);
       const idf: number[] = [];
       for (const part of f.parts) {
         const hits = await count(tsqueryOf([part]) ?? query);
