@@ -1,7 +1,7 @@
 import type { Logger } from '../logger.js';
 import type { JsonSchema } from '../tools/contract.js';
 import { describeAjvErrors } from '../tools/tool-registry.js';
-import { applyDefaults, SchemaCompiler } from '../tools/schemas.js';
+import { applyDefaults, plainlySatisfies, SchemaCompiler } from '../tools/schemas.js';
 import { JsonFileStore } from '../util/json-file-store.js';
 import { MemoError } from '../errors.js';
 import type { Disposable } from '../disposable.js';
@@ -134,9 +134,12 @@ export function resolveConfig(
   schemas: SchemaCompiler = configSchemas,
 ): Record<string, unknown> {
   if (!schema) return { ...values };
-  const validate = schemas.compile(schema);
   const copy = structuredClone(values);
   applyDefaults(schema, copy);
+  // Plain settings that plainly pass need no compiled validator (a start loads several packs' settings);
+  // anything else, and every failure, is compiled and reported by Ajv.
+  if (plainlySatisfies(schema, copy)) return copy;
+  const validate = schemas.compile(schema);
   if (!validate(copy)) {
     throw new MemoError('VALIDATION', `Invalid settings for pack "${id}": ${describeAjvErrors(validate.errors).join('; ')}.`, {
       plugin: id,

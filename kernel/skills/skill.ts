@@ -7,6 +7,7 @@ import { TOOL_DECLARATION_FIELDS } from '../tools/tool-declaration.js';
 import { codeFrame, ProblemError, type Problem } from '../packs/pack-problems.js';
 import { mapAllowedTools, splitAllowedTools, type Allowance } from './allowed-tools.js';
 import { parseTemplate, templateProblems, type TemplateToken } from './command-template.js';
+import { readSimpleFrontmatter } from './frontmatter.js';
 
 /** The Agent Skills limit on a description: longer ones load with a warning and are cut in listings. */
 export const DESCRIPTION_LIMIT = 1024;
@@ -146,7 +147,8 @@ export function readSkill(dir: string, schemas?: SchemaCompiler, options: ReadSk
   const { yaml, body } = split;
   let fm: unknown;
   try {
-    fm = parseYaml(yaml);
+    // The common shape is read quickly; anything else (and every error) is the full parser's.
+    fm = readSimpleFrontmatter(yaml) ?? parseYaml(yaml);
   } catch (err) {
     // The YAML starts on the file's second line (after "---").
     const pos = (err as { linePos?: Array<{ line: number; col: number }> }).linePos?.[0];
@@ -227,7 +229,8 @@ export function readSkill(dir: string, schemas?: SchemaCompiler, options: ReadSk
     for (const p of decl.paths ?? [])
       if (!Object.hasOwn(decl.parameters.properties ?? {}, p)) found.push({ field: 'paths', message: `paths names "${p}", which is not a parameter` });
     try {
-      if (schemas) schemas.compile(decl.parameters);
+      // Checked now (a plain schema without a compilation), compiled when the tool is first called.
+      if (schemas) schemas.check(decl.parameters);
       else compileSchema(decl.parameters);
     } catch (err) {
       found.push({ field: 'parameters', message: `its parameters schema cannot be compiled: ${(err as Error).message}` });

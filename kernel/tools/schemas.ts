@@ -44,8 +44,7 @@ export function compileSchema(schema: object): ValidateFunction {
  * compiles it on its first call; `errors` mirrors the compiled one's after each call.
  */
 function lazyValidator(schema: object): ValidateFunction {
-  const ajv = sharedAjv();
-  if (!ajv.validateSchema(schema)) throw new Error(`schema is invalid: ${ajv.errorsText(ajv.errors)}`);
+  checkSchema(schema);
   let compiled: ValidateFunction | undefined;
   const validate = ((data: unknown) => {
     compiled ??= compileSchema(schema);
@@ -55,6 +54,192 @@ function lazyValidator(schema: object): ValidateFunction {
   }) as ValidateFunction;
   validate.schema = schema;
   return validate;
+}
+
+/** Draft-07's simple types (its meta-schema's `simpleTypes`). */
+const SIMPLE_TYPES = new Set(['array', 'boolean', 'integer', 'null', 'number', 'object', 'string']);
+const isNumber = (v: unknown) => typeof v === 'number' && Number.isFinite(v);
+const isCount = (v: unknown) => Number.isInteger(v) && (v as number) >= 0;
+const isPrimitive = (v: unknown) => v === null || (typeof v !== 'object' && typeof v !== 'function');
+const uniquePrimitives = (v: unknown[]) => v.every(isPrimitive) && new Set(v).size === v.length;
+
+/** What the draft-07 meta-schema asks of each keyword this check reads; a node with any other keyword is Ajv's to judge. */
+const KEYWORD_RULES: Record<string, (value: unknown, ajv: Ajv) => boolean> = {
+  type: (v) =>
+    typeof v === 'string'
+      ? SIMPLE_TYPES.has(v)
+      : Array.isArray(v) && v.length > 0 && v.every((t) => typeof t === 'string' && SIMPLE_TYPES.has(t)) && new Set(v).size === v.length,
+  title: (v) => typeof v === 'string',
+  description: (v) => typeof v === 'string',
+  $comment: (v) => typeof v === 'string',
+  format: (v) => typeof v === 'string',
+  default: () => true,
+  const: () => true,
+  examples: (v) => Array.isArray(v),
+  readOnly: (v) => typeof v === 'boolean',
+  minimum: isNumber,
+  maximum: isNumber,
+  exclusiveMinimum: isNumber,
+  exclusiveMaximum: isNumber,
+  multipleOf: (v) => isNumber(v) && (v as number) > 0,
+  minLength: isCount,
+  maxLength: isCount,
+  minItems: isCount,
+  maxItems: isCount,
+  minProperties: isCount,
+  maxProperties: isCount,
+  uniqueItems: (v) => typeof v === 'boolean',
+  required: (v) => Array.isArray(v) && v.every((x) => typeof x === 'string') && new Set(v).size === v.length,
+  enum: (v) => Array.isArray(v) && v.length > 0 && uniquePrimitives(v),
+  // The same function the meta-schema's `format: "regex"` calls (ajv-formats'); none known: Ajv's to judge.
+  pattern: (v, ajv) => typeof v === 'string' && typeof ajv.formats.regex === 'function' && (ajv.formats.regex as (s: string) => boolean)(v),
+  properties: (v, ajv) => typeof v === 'object' && v !== null && !Array.isArray(v) && Object.values(v).every((sub) => plainSchema(sub, ajv)),
+  additionalProperties: (v, ajv) => plainSchema(v, ajv),
+  items: (v, ajv) => plainSchema(v, ajv),
+  contains: (v, ajv) => plainSchema(v, ajv),
+  propertyNames: (v, ajv) => plainSchema(v, ajv),
+  not: (v, ajv) => plainSchema(v, ajv),
+  anyOf: (v, ajv) => Array.isArray(v) && v.length > 0 && v.every((sub) => plainSchema(sub, ajv)),
+  oneOf: (v, ajv) => Array.isArray(v) && v.length > 0 && v.every((sub) => plainSchema(sub, ajv)),
+  allOf: (v, ajv) => Array.isArray(v) && v.length > 0 && v.every((sub) => plainSchema(sub, ajv)),
+};
+
+/** True only when `node` is certainly a valid draft-07 schema built of the keywords above; false: ask Ajv. */
+function plainSchema(node: unknown, ajv: Ajv): boolean {
+  if (typeof node === 'boolean') return true;
+  if (typeof node !== 'object' || node === null || Array.isArray(node)) return false;
+  for (const [key, value] of Object.entries(node)) {
+    const rule = Object.hasOwn(KEYWORD_RULES, key) ? KEYWORD_RULES[key] : undefined;
+    if (!rule || !rule(value, ajv)) return false;
+  }
+  return true;
+}
+
+/** Whether the quick walk alone accepts `schema` as a valid draft-07 schema (false: Ajv's meta-schema check decides). */
+export function isPlainSchema(schema: unknown): boolean {
+  return plainSchema(schema, sharedAjv());
+}
+
+/**
+ * Checks a schema against the meta-schema, throwing what is wrong. A schema built only of the common
+ * keywords, each plainly well-formed, is accepted by a quick walk (a start registers about a hundred
+ * tools); anything else is checked, and every refusal worded, by Ajv's meta-schema validator as before.
+ */
+function checkSchema(schema: object): void {
+  const ajv = sharedAjv();
+  if (plainSchema(schema, ajv)) return;
+  if (!ajv.validateSchema(schema)) throw new Error(`schema is invalid: ${ajv.errorsText(ajv.errors)}`);
+}
+
+/** The keywords `plainlySatisfies` reads; a schema with any other keyword is left to Ajv. */
+const PLAIN_KEYWORDS = new Set([
+  'type',
+  'properties',
+  'additionalProperties',
+  'required',
+  'enum',
+  'minimum',
+  'maximum',
+  'minLength',
+  'maxLength',
+  'pattern',
+  'format',
+  'default',
+  'description',
+  'title',
+]);
+
+/** Whether `data` satisfies `node` (a schema in the plain subset); throws Unsure outside it. */
+function plainCheck(node: unknown, data: unknown, ajv: Ajv): boolean {
+  if (typeof node !== 'object' || node === null || Array.isArray(node)) throw new PlainUnsure();
+  const s = node as Record<string, unknown>;
+  for (const key of Object.keys(s)) if (!PLAIN_KEYWORDS.has(key)) throw new PlainUnsure();
+  if (typeof data === 'number' && !Number.isFinite(data)) throw new PlainUnsure();
+  const isObject = typeof data === 'object' && data !== null && !Array.isArray(data);
+  switch (s.type) {
+    case undefined:
+      break;
+    case 'object':
+      if (!isObject) return false;
+      break;
+    case 'string':
+    case 'boolean':
+      if (typeof data !== s.type) return false;
+      break;
+    case 'number':
+      if (typeof data !== 'number') return false;
+      break;
+    case 'integer':
+      if (!Number.isInteger(data)) return false;
+      break;
+    default:
+      throw new PlainUnsure();
+  }
+  if (s.enum !== undefined) {
+    const values = s.enum as unknown[];
+    if (!values.every((v) => v === null || typeof v !== 'object')) throw new PlainUnsure();
+    if (!values.includes(data)) return false;
+  }
+  if (typeof data === 'number') {
+    if (typeof s.minimum === 'number' && data < s.minimum) return false;
+    if (typeof s.maximum === 'number' && data > s.maximum) return false;
+  }
+  if (typeof data === 'string') {
+    // Ajv counts code points (a surrogate pair is one), as spreading a string does.
+    if (s.minLength !== undefined || s.maxLength !== undefined) {
+      const length = [...data].length;
+      if (typeof s.minLength === 'number' && length < s.minLength) return false;
+      if (typeof s.maxLength === 'number' && length > s.maxLength) return false;
+    }
+    if (typeof s.pattern === 'string') {
+      let re: RegExp;
+      try {
+        re = new RegExp(s.pattern, 'u');
+      } catch {
+        throw new PlainUnsure();
+      }
+      if (!re.test(data)) return false;
+    }
+    if (s.format !== undefined) {
+      // The very function Ajv's compiled code would call for this format (ajv-formats'); unknown: Ajv's to say.
+      const format = typeof s.format === 'string' && Object.hasOwn(ajv.formats, s.format) ? ajv.formats[s.format] : undefined;
+      if (typeof format !== 'function') throw new PlainUnsure();
+      if (!(format as (value: string) => boolean)(data)) return false;
+    }
+  } else if (s.format !== undefined && typeof s.format !== 'string') throw new PlainUnsure();
+  if (isObject) {
+    const obj = data as Record<string, unknown>;
+    const props = (s.properties ?? {}) as Record<string, unknown>;
+    // Names an object inherits read differently by property access (Ajv's) and by own keys: Ajv's to say.
+    const names = [...Object.keys(props), ...((s.required as string[] | undefined) ?? [])];
+    if (names.some((name) => name in Object.prototype || name === '__proto__')) throw new PlainUnsure();
+    for (const name of (s.required as string[] | undefined) ?? []) if (obj[name] === undefined) return false;
+    for (const [name, sub] of Object.entries(props)) if (obj[name] !== undefined && !plainCheck(sub, obj[name], ajv)) return false;
+    if (s.additionalProperties === false) {
+      for (const key in obj) if (!Object.hasOwn(props, key)) return false;
+    } else if (s.additionalProperties !== undefined && s.additionalProperties !== true) throw new PlainUnsure();
+  }
+  return true;
+}
+
+class PlainUnsure extends Error {}
+
+/**
+ * True only when `data` certainly satisfies `schema` and Ajv would compile `schema`: a valid schema
+ * (checked against the meta-schema) built only of plain keywords (object, string, number, integer and
+ * boolean types, properties, required, additionalProperties true/false, primitive enums, bounds,
+ * lengths, a pattern, a format Ajv knows). False means "ask Ajv", never "invalid": a settings check
+ * that passes costs no compilation, and one that fails is compiled and reported by Ajv as before.
+ */
+export function plainlySatisfies(schema: JsonSchema, data: unknown): boolean {
+  const ajv = sharedAjv();
+  if (!plainSchema(schema, ajv) && !ajv.validateSchema(schema)) return false;
+  try {
+    return plainCheck(schema, data, ajv);
+  } catch (err) {
+    if (err instanceof PlainUnsure) return false;
+    throw err;
+  }
 }
 
 interface Entry {
@@ -87,6 +272,17 @@ export class SchemaCompiler {
     const entry = this.entry(key, schema);
     if (entry.holders === 0) this.touchIdle(key);
     return entry.validate;
+  }
+
+  /**
+   * Throws what compiling `schema` would throw, compiling it only when a quick walk cannot tell: a
+   * schema of the plain keywords with no `pattern` (Ajv compiles it with the `u` flag, which the
+   * meta-schema does not check) and no `format` (an unknown one fails) compiles whenever it is valid.
+   * A word of either name anywhere in the schema (a property called "pattern") means compile.
+   */
+  check(schema: JsonSchema): void {
+    if (isPlainSchema(schema) && !/"(?:pattern|format)":/.test(JSON.stringify(schema))) return;
+    this.compile(schema);
   }
 
   /**
