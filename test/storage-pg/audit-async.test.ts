@@ -198,6 +198,39 @@ describe('the audit trail on PostgreSQL does not block the event loop', () => {
     expect(new Set(tx.rows.map((r) => r.xmin)).size).toBe(1);
   });
 
+  it("the sink's close waits for the commit in flight and the lines queued behind it, then ends its connections", async () => {
+    const a = kernel();
+    const instance = instanceId(a.dataDir);
+    const log = a.kernel.audit as PgAuditLog;
+    expect((await call(a, 'first')).ok).toBe(true);
+    const watch = await observer();
+    const lock = await holdHead(instance);
+    const record = (i: number): AuditRecord => ({
+      ts: new Date().toISOString(),
+      id: `c${i}`,
+      caller: { kind: 'agent' },
+      tool: 'echo_safe',
+      pack: null,
+      args: { i },
+      decision: 'auto',
+      outcome: 'ok',
+      summary: '',
+      durationMs: 0,
+    });
+    const inFlight = log.append(record(1));
+    await untilWaitingForLock(watch);
+    const queued = log.append(record(2));
+    const closing = log.close();
+    await turn();
+    await lock.release();
+    await closing;
+    expect((await inFlight).seq).toBe(2);
+    expect((await queued).seq).toBe(3);
+    expect(await entryCount(watch, instance)).toBe(3);
+    const left = await watch.query(`SELECT 1 FROM pg_stat_activity WHERE application_name = 'memo-audit' AND datname = current_database()`);
+    expect(left.rowCount).toBe(0);
+  });
+
   it("shutdown waits for the commit in flight and the lines queued behind it: every call's row is in the table once close returns, none reported lost", async () => {
     const a = kernel();
     const instance = instanceId(a.dataDir);
