@@ -95,9 +95,11 @@ const PROBE_SLOW_MS = 5000;
  * instance's own copy of its head, so a cut tail or a deleted chain shows too. When the chain is not
  * the way this instance left it, a chained `gap` event says what it found, as on files.
  *
- * While the database cannot be reached, `append` throws (the pipeline logs the lost line, as for a
- * failing file write) and `guard` refuses every call before it runs; the worker probes the server
- * every 2 s and calls go through again as soon as it answers.
+ * While the database cannot be reached, `append`'s promise rejects (the pipeline logs the lost line,
+ * as for a failing file write) and `guard` refuses every call before it runs; the worker probes the
+ * server every 2 s and calls go through again as soon as it answers. Only the guard's question to a
+ * database marked unusable, and opening the chain while the kernel is built, still wait on this
+ * thread (the guard is synchronous; see call).
  */
 export class PgAuditLog {
   readonly instance: string;
