@@ -96,8 +96,7 @@ function connectionService(rt: WhatsAppRuntime): PackService {
       timer = null;
       await rt.disconnect();
       // Given up on a clean stop, so another instance need not wait for it to run out.
-      const lease = await rt.lease().catch(() => null);
-      await lease?.release().catch(() => undefined);
+      await rt.openLease?.release().catch(() => undefined);
     },
   };
 }

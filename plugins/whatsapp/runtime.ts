@@ -107,6 +107,11 @@ export class WhatsAppRuntime {
     return this._lease;
   }
 
+  /** The lease if the history is already open on PostgreSQL (never opens it). */
+  get openLease(): OwnerLease | null {
+    return this._lease;
+  }
+
   /** Another instance holding the connection's lease (PostgreSQL), or null. */
   async ownerElsewhere(): Promise<LeaseHolder | null> {
     const lease = await this.lease();
