@@ -511,8 +511,8 @@ export async function runCliTurn(kernel: Kernel, opts: CliTurnOptions): Promise<
     emit({ type: 'turn_start', conversationId: opts.conversationId, capability, tools: kernel.registry.list().map((t) => t.spec.name) });
     emit({ type: 'backend', backend: spec.id, label: spec.label, version: detection.version, access });
     // On the audit trail before the CLI starts: which CLI ran this turn, and whether its own tools
-    // (unseen by this trail) were allowed.
-    kernel.audit.note?.({
+    // (unseen by this trail) were allowed. Committed before the CLI starts (a shared database's sink answers with a promise).
+    await kernel.audit.note?.({
       event: 'agent-access',
       conversationId: opts.conversationId,
       backend: spec.id,
