@@ -38,7 +38,10 @@ type Request = DistributiveOmit<AuditRequest, 'id'>;
 export interface PgAuditLogOptions {
   /** How many entries (all instances) to keep in memory for tail(). Default 1000. */
   memory?: number;
-  /** How long a call waits for the database's answer before its line counts as not written. Default 15 s. */
+  /**
+   * How long a statement (and, at most 5 s, a connection attempt) may take before the database counts
+   * as unreachable: the line is not written and calls are refused until it answers. Default 10 s.
+   */
   timeoutMs?: number;
 }
 
@@ -72,9 +75,16 @@ interface InFlight {
 
 /** How often a batch is sealed again after another writer of the same chain got there first, before giving up. */
 const MAX_TRIES = 20;
-/** A try of an unreachable database that takes longer than this is slow: the next ones are spaced by PROBE_SLOW_MS. */
-const PROBE_QUICK_MS = 100;
-const PROBE_SLOW_MS = 5000;
+/**
+ * How long the guard waits for its question to a database marked unusable: a server that is back
+ * answers well within PROBE_WAIT_MS (the first call after a restart goes through). Once a question
+ * was left unanswered (a server that accepts connections but never answers: hung, stopped), the
+ * next ones wait PROBE_HUNG_WAIT_MS at most, and calls are refused at once while one is in flight.
+ */
+const PROBE_WAIT_MS = 500;
+const PROBE_HUNG_WAIT_MS = 20;
+/** How much longer than the database's own timeout this thread waits for the worker's answer (connection attempt included). */
+const WORKER_GRACE_MS = 6000;
 
 /**
  * The audit trail on PostgreSQL (`MEMO_DATABASE_URL`): this instance's own hash chain in schema
@@ -95,11 +105,13 @@ const PROBE_SLOW_MS = 5000;
  * instance's own copy of its head, so a cut tail or a deleted chain shows too. When the chain is not
  * the way this instance left it, a chained `gap` event says what it found, as on files.
  *
- * While the database cannot be reached, `append`'s promise rejects (the pipeline logs the lost line,
- * as for a failing file write) and `guard` refuses every call before it runs; the worker probes the
- * server every 2 s and calls go through again as soon as it answers. Only the guard's question to a
- * database marked unusable, and opening the chain while the kernel is built, still wait on this
- * thread (the guard is synchronous; see call).
+ * While the database cannot be reached (refused, or no answer within `timeoutMs`: a hung server
+ * counts as unreachable, and its stuck connection is dropped), `append`'s promise rejects (the
+ * pipeline logs the lost line and says so in the call's summary) and `guard` refuses every call
+ * before it runs; any lost line trips the guard so. The worker probes the server every 2 s and calls
+ * go through again as soon as it answers. The guard's question to a database marked unusable waits
+ * on this thread at most PROBE_WAIT_MS (PROBE_HUNG_WAIT_MS once a question went unanswered), and not
+ * at all while one is in flight; opening the chain while the kernel is built waits (see call).
  */
 export class PgAuditLog {
   readonly instance: string;
@@ -116,11 +128,12 @@ export class PgAuditLog {
   private port: MessagePort | null = null;
   private readonly signal = new Int32Array(new SharedArrayBuffer(8));
   private nextId = 0;
-  private lastProbe = 0;
+  /** The guard's question to a database marked unusable, still in flight (its answer is handled in answered). */
+  private probe: { id: number; op: 'ping' | 'open' } | null = null;
+  /** The guard's last question was left unanswered within its wait (the server hangs): the next ones wait less. */
+  private probeHung = false;
   /** Set when the worker thread is gone (it failed, or was stopped). */
   private workerGone: string | undefined;
-  /** The last try of an unreachable database had to wait for its answer. */
-  private probeWaited = false;
   /** False until the chain has been opened in the database (the server may be away at start). */
   private chainOpen = false;
   /** Why the database last could not be used (for the refusal's message; password scrubbed). */
@@ -155,7 +168,7 @@ export class PgAuditLog {
   ) {
     this.instance = instance;
     this.memory = options.memory ?? 1000;
-    this.timeoutMs = options.timeoutMs ?? 15_000;
+    this.timeoutMs = (options.timeoutMs ?? 10_000) + WORKER_GRACE_MS;
     this.keyFile = path.join(dataDir, KEY_FILE);
     this.localHeadFile = path.join(dataDir, LOCAL_HEAD_FILE);
     this.guard = {
@@ -190,6 +203,7 @@ export class PgAuditLog {
       signal: this.signal.buffer,
       port: port2,
       recent: this.memory,
+      queryTimeoutMs: this.timeoutMs - WORKER_GRACE_MS,
     };
     const worker = new Worker(`(${auditWorkerMain.toString()})()`, { eval: true, workerData, transferList: [port2] });
     worker.unref();
@@ -340,25 +354,73 @@ export class PgAuditLog {
   }
 
   /**
-   * While the database is marked unreachable, each call asks it again, so the first call after the
-   * server is back goes through. A refused connection answers within a millisecond; when the last
-   * try had to wait (a server that does not answer at all), calls are refused without asking for
-   * PROBE_SLOW_MS (the worker keeps trying in the background meanwhile).
+   * While the database is marked unusable, the guard asks it again (a ping, or opening the chain if it
+   * never opened) and waits a little for the answer (PROBE_WAIT_MS): a server that is back (or refuses
+   * at once) answers within it, so the first call after a restart goes through. A server that does not
+   * answer leaves the question in flight, and calls are refused at once until its answer arrives (then
+   * handled in answered); the questions after it wait PROBE_HUNG_WAIT_MS at most.
    */
   private reachableAgain(): boolean {
-    const started = Date.now();
-    if (this.probeWaited && started - this.lastProbe < PROBE_SLOW_MS) return false;
-    this.lastProbe = started;
-    try {
-      if (this.chainOpen) this.call({ op: 'ping' });
-      else this.openChain();
-      this.probeWaited = false;
-      return true;
-    } catch (err) {
-      if (!this.chainOpen && !(err as { unreachable?: boolean }).unreachable) this.reason = (err as Error).message;
-      this.probeWaited = Date.now() - started > PROBE_QUICK_MS;
+    const port = this.port;
+    if (!port || this.workerGone) {
+      this.reason = this.workerGone ?? 'closed';
       return false;
     }
+    // A question already in flight is not waited for: the call is refused at once unless its answer is here.
+    const fresh = !this.probe;
+    if (!this.probe) {
+      const op = this.chainOpen ? 'ping' : 'open';
+      const id = ++this.nextId;
+      this.probe = { id, op };
+      Atomics.store(this.signal, 0, 0);
+      port.postMessage(op === 'ping' ? { id, op } : { id, op, keyId: this.keyId, genesis: GENESIS_HASH });
+    }
+    const probe = this.probe;
+    const deadline = Date.now() + (fresh ? (this.probeHung ? PROBE_HUNG_WAIT_MS : PROBE_WAIT_MS) : 0);
+    for (;;) {
+      let received: { message: unknown } | undefined;
+      while ((received = receiveMessageOnPort(port))) this.answered(received.message as AuditReply);
+      if (this.probe !== probe) {
+        this.probeHung = false;
+        return this.chainOpen && Atomics.load(this.signal, 1) === 0;
+      }
+      const left = deadline - Date.now();
+      if (left <= 0) {
+        if (fresh) this.probeHung = true;
+        return false;
+      }
+      Atomics.wait(this.signal, 0, 0, left);
+      Atomics.store(this.signal, 0, 0);
+    }
+  }
+
+  /** The guard's question answered: the chain opens if it was not, and calls go through again if it answered. */
+  private probed(r: AuditReply, op: 'ping' | 'open'): void {
+    this.probe = null;
+    if (!r.ok) {
+      const err = this.failure(r);
+      if (!r.unreachable) this.reason = err.message;
+      return;
+    }
+    if (op === 'open') {
+      try {
+        this.opened(r.value as OpenValue);
+      } catch (err) {
+        this.reason = (err as Error).message;
+        return;
+      }
+    }
+    Atomics.store(this.signal, 1, 0);
+    if (op === 'open') {
+      if (this.pendingGap) this.enqueue([]).catch(() => {});
+      else this.writeLocalHead();
+    }
+  }
+
+  /** A line could not be written: the guard refuses the next calls until the database answers again. */
+  private markDown(err: unknown): void {
+    if (!(err as { unreachable?: boolean }).unreachable) this.reason = this.url.scrub((err as Error)?.message ?? String(err));
+    Atomics.store(this.signal, 1, 1);
   }
 
   /**
@@ -390,6 +452,9 @@ export class PgAuditLog {
             at += w.drafts.length;
           }
         } catch (err) {
+          // Whatever kept these lines out of the database, no further call runs unaudited: the guard
+          // refuses calls until the database answers again (the worker's probe, or the guard's).
+          this.markDown(err);
           for (const w of group) w.reject(err);
         }
       }
@@ -401,6 +466,9 @@ export class PgAuditLog {
   /** Seals `drafts` after the chain's head and commits them; sealed again after a newer head when another writer got there first. */
   private async commit(drafts: readonly Draft[]): Promise<Line[]> {
     if (!this.worker) this.open();
+    // A database marked unusable is not asked again for each line (a hung server would hold every
+    // refused call's line, and so the refusal, until its timeout): the line is lost at once.
+    if (this.worker && Atomics.load(this.signal, 1) === 1) throw this.downError();
     if (!this.chainOpen) await this.openChainAsync();
     for (let attempt = 1; ; attempt++) {
       const sealed = this.seal(drafts);
@@ -613,6 +681,7 @@ export class PgAuditLog {
   }
 
   private answered(r: AuditReply): void {
+    if (this.probe && r.id === this.probe.id) return this.probed(r, this.probe.op);
     const waiting = this.inFlight.get(r.id);
     if (!waiting) return;
     this.inFlight.delete(r.id);
@@ -623,6 +692,7 @@ export class PgAuditLog {
 
   /** The worker is gone: every request still waiting fails now, saying so. */
   private abandon(): void {
+    this.probe = null;
     const error = this.closedError();
     for (const [id, waiting] of this.inFlight) {
       this.inFlight.delete(id);
@@ -635,17 +705,34 @@ export class PgAuditLog {
     return new Error(`the audit trail's connection to ${this.url.display} is closed${this.workerGone ? `: ${this.workerGone}` : ''}`);
   }
 
+  /** No answer in time: the database counts as unreachable (the guard refuses calls until it answers). */
+  private downError(): Error {
+    return Object.assign(
+      new Error(
+        `the audit trail's database ${this.url.display} cannot be used (${this.reason || 'no answer'}): this line was not written, and calls are refused until it answers again (Memo reconnects by itself)`,
+      ),
+      { unreachable: true },
+    );
+  }
+
   private lateError(timeoutMs: number): Error {
-    return new Error(`the audit trail's database ${this.url.display} did not answer within ${Math.round(timeoutMs / 1000)} s: this line was not written`);
+    this.reason = `no answer within ${Math.round(timeoutMs / 1000)} s`;
+    Atomics.store(this.signal, 1, 1);
+    return Object.assign(
+      new Error(`the audit trail's database ${this.url.display} did not answer within ${Math.round(timeoutMs / 1000)} s: this line may not have been written`),
+      { unreachable: true },
+    );
   }
 
   private failure(r: Extract<AuditReply, { ok: false }>): Error {
     const why = this.url.scrub(r.message);
     if (r.unreachable) {
       this.reason = why;
+      // A statement that timed out was sent: the server may still commit it when it wakes up.
+      const written = /timeout/i.test(why) ? 'this line may not have been written' : 'this line was not written';
       return Object.assign(
         new Error(
-          `the audit trail's database ${this.url.display} cannot be used (${why}): this line was not written, and calls are refused until it answers again (Memo reconnects by itself)`,
+          `the audit trail's database ${this.url.display} cannot be used (${why}): ${written}, and calls are refused until it answers again (Memo reconnects by itself)`,
         ),
         { unreachable: true },
       );

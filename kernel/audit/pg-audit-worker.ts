@@ -31,6 +31,8 @@ export interface AuditWorkerData {
   port: MessagePort;
   /** How many of the newest entries (all chains) `open` returns. */
   recent: number;
+  /** How long a statement (and, at most 5 s, a connection attempt) may take before the server counts as unreachable. */
+  queryTimeoutMs: number;
 }
 
 export interface StoredRow {
@@ -92,11 +94,17 @@ export function auditWorkerMain(): void {
     const e = err as { code?: string; message?: string };
     return (
       (e.code !== undefined && UNREACHABLE.has(e.code)) ||
-      /Connection terminated|connection timeout|not queryable|Client has encountered a connection error/i.test(e.message ?? '')
+      // pg's own timeouts: a server that accepts the connection but never answers (hung, stopped) is unreachable too.
+      /Connection terminated|connection timeout|Query read timeout|not queryable|Client has encountered a connection error/i.test(e.message ?? '')
     );
   };
   const client = async (): Promise<import('pg').Client> => {
-    const c = new pg.Client({ ...data.connection, connectionTimeoutMillis: 5000, query_timeout: 10_000, application_name: 'memo-audit' });
+    const c = new pg.Client({
+      ...data.connection,
+      connectionTimeoutMillis: Math.min(5000, data.queryTimeoutMs),
+      query_timeout: data.queryTimeoutMs,
+      application_name: 'memo-audit',
+    });
     c.on('error', () => {
       if (writer === c) writer = null;
       if (reader === c) reader = null;
@@ -108,6 +116,14 @@ export function auditWorkerMain(): void {
       throw err;
     }
     return c;
+  };
+  /** Ends a client that may be stuck (a server that stopped answering): its socket is destroyed, not politely closed. */
+  const drop = (c: import('pg').Client | null): void => {
+    if (!c) return;
+    if (writer === c) writer = null;
+    if (reader === c) reader = null;
+    c.end().catch(() => {});
+    (c as unknown as { connection?: { stream?: { destroy?: () => void } } }).connection?.stream?.destroy?.();
   };
   let connecting: Promise<import('pg').Client> | null = null;
   // Requests overlap (a probe beside an append): they share one connection attempt.
@@ -216,23 +232,26 @@ export function auditWorkerMain(): void {
       } while (again && !closed);
     } catch {
       // The server is away: the next tick reconnects and catches up from the cursors.
-      const r = reader;
-      reader = null;
-      r?.end().catch(() => {});
+      drop(reader);
     } finally {
       fetching = false;
     }
   };
 
   /** While the database is down, probe it so calls are let through again as soon as it answers. */
+  let probing = false;
   const probe = async (): Promise<void> => {
-    if (Atomics.load(signal, 1) === 0 || closed) return;
+    if (Atomics.load(signal, 1) === 0 || closed || probing) return;
+    probing = true;
+    let c: import('pg').Client | null = null;
     try {
-      await (await writerClient()).query('SELECT 1');
+      c = await writerClient();
+      await c.query('SELECT 1');
+      setDown(false);
     } catch {
-      const w = writer;
-      writer = null;
-      w?.end().catch(() => {});
+      drop(c ?? writer);
+    } finally {
+      probing = false;
     }
   };
 
@@ -246,6 +265,7 @@ export function auditWorkerMain(): void {
     const c = await writerClient();
     if (req.op === 'ping') {
       await c.query('SELECT 1');
+      setDown(false);
       return null;
     }
     if (req.op === 'open') {
@@ -337,9 +357,7 @@ export function auditWorkerMain(): void {
         const unreachable = isUnreachable(err) || (err as { connectFailed?: boolean })?.connectFailed === true;
         if (unreachable) {
           setDown(true);
-          const w = writer;
-          writer = null;
-          w?.end().catch(() => {});
+          drop(writer);
         }
         const code = (err as { code?: unknown }).code;
         reply({ id: req.id, ok: false, message: (err as Error)?.message ?? String(err), unreachable, code: typeof code === 'string' ? code : undefined });

@@ -72,11 +72,21 @@ function isThenable(value: unknown): value is PromiseLike<unknown> {
 
 function noop(): void {}
 
+/**
+ * A call that ran but whose audit line could not be written keeps its result (it cannot be un-run,
+ * and an error would invite running it again), but its summary says so: never a silent clean success.
+ */
+function unrecorded(result: ToolResult): ToolResult {
+  return result.ok ? { ...result, summary: `${result.summary} (its audit line could not be written)` } : result;
+}
+
 /** A finished call's audit line waiting for its group's write. */
 interface QueuedLine {
   record: AuditRecord;
   name: string;
   callId: string;
+  /** Set when the line could not be written (see lineLost). */
+  lost?: boolean;
 }
 
 interface CallContext {
@@ -335,11 +345,12 @@ export class ToolPipeline {
       record = this.record(result, ts, request.caller, tool, edited ? edited.maskedArgs : masked, decision, { answeredBy, editedBy: edited?.by });
     } catch (err) {
       this.lineLost({ name, callId }, err);
-      return result;
+      return unrecorded(result);
     }
-    const written = this.commitLine({ record, name, callId });
+    const line: QueuedLine = { record, name, callId };
+    const written = this.commitLine(line);
     if (written) await written;
-    return result;
+    return line.lost ? unrecorded(result) : result;
   }
 
   /**
@@ -408,10 +419,12 @@ export class ToolPipeline {
   }
 
   /**
-   * invoke never throws: the call has happened and its caller gets its result; the person running
-   * the kernel is told loudly that the trail has a hole (`memo audit verify` shows it too).
+   * invoke never throws: the call has happened and its caller gets its result, whose summary says the
+   * line is missing (see unrecorded); the person running the kernel is told loudly that the trail has
+   * a hole (`memo audit verify` shows it too).
    */
-  private lineLost(line: { name: string; callId: string }, err: unknown): void {
+  private lineLost(line: { name: string; callId: string; lost?: boolean }, err: unknown): void {
+    line.lost = true;
     this.options.logger?.error(`the audit line of ${line.name} (call ${line.callId}) could not be written: ${(err as Error)?.message ?? String(err)}`);
   }
 

@@ -1,0 +1,112 @@
+/**
+ * The audit trail on PostgreSQL with a server that hangs (SIGSTOP of its processes: it keeps the
+ * connections open and answers nothing), not one that is down: the call whose line could not be
+ * written says so, the calls after it are refused before they run, and once the server answers
+ * again (SIGCONT) calls go through without a restart and the chain verifies.
+ */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import type { AuditEntry } from '../../kernel/audit/audit-log.js';
+import { verifyAuditDatabase } from '../../kernel/audit/pg-audit-read.js';
+import { DatabaseUrl } from '../../kernel/storage/database-url.js';
+import { instanceId } from '../../kernel/storage/instance-id.js';
+import type { PackDefinition } from '../../kernel/tools/tool-registry.js';
+import { echoPack, makeKernel, tempDir, tool, type Fixture } from '../helpers/kernel-fixture.js';
+import { onPostgres } from './on-postgres.js';
+
+const pg = onPostgres(['memo_audit']);
+
+/** A pack whose one tool leaves a visible trace: a file named after its argument in `dir`. */
+function touchPack(dir: string): PackDefinition {
+  return {
+    id: 'touch-pack',
+    version: '1.0.0',
+    tools: [
+      {
+        spec: tool('touch_file', 'safe', 'write'),
+        impl: (args: Record<string, unknown>) => {
+          fs.writeFileSync(path.join(dir, String(args.text)), 'ran');
+          return { touched: args.text };
+        },
+      },
+    ],
+  };
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+describe('the audit trail on PostgreSQL while the server hangs', () => {
+  let fx: Fixture | undefined;
+  afterEach(async () => {
+    pg.server().thaw();
+    await fx?.close();
+    fx = undefined;
+  });
+
+  it('the call whose line is lost says so, the next calls are refused before they run, and after the server answers again calls go through and the chain verifies', async () => {
+    const traces = tempDir('memo-pg-audit-hang-');
+    const dataDir = path.join(tempDir('memo-pg-audit-hang-data-'), 'data');
+    fx = makeKernel({ dataDir, packs: [echoPack(), touchPack(traces)] });
+    const touch = (text: string) => fx!.kernel.invoke({ tool: 'touch_file', args: { text }, caller: { kind: 'agent' } });
+    const ran = (text: string) => fs.existsSync(path.join(traces, text));
+
+    const before = await touch('before');
+    expect(before).toMatchObject({ ok: true, summary: expect.not.stringMatching(/audit/) });
+
+    const refusalMs: number[] = [];
+    pg.server().freeze();
+    try {
+      // The call runs, its commit gets no answer: the result stays the tool's, and its summary says the line is missing.
+      const first = await touch('first');
+      expect(ran('first')).toBe(true);
+      expect(first).toMatchObject({ ok: true, value: { touched: 'first' }, summary: expect.stringMatching(/its audit line could not be written\)$/) });
+      const errors = fx.logger.lines.filter((l) => l.level === 'error').map((l) => l.message);
+      expect(errors).toContainEqual(
+        expect.stringMatching(
+          /the audit line of touch_file \(call \S+\) could not be written: .*(Query read timeout|did not answer).*may not have been written/,
+        ),
+      );
+
+      // From then on calls are refused before they run, while the server still hangs.
+      for (const text of ['second', 'third', 'fourth']) {
+        const started = performance.now();
+        const refused = await touch(text);
+        refusalMs.push(Math.round(performance.now() - started));
+        expect(refused).toMatchObject({ ok: false, error: { code: 'PERMISSION_DENIED', details: { decision: 'deny:audit-unavailable' } } });
+        expect(refused.ok ? '' : refused.error.message).toMatch(/^The audit trail's database .* cannot be used \(.*\), so this call could not be recorded/);
+        expect(ran(text)).toBe(false);
+      }
+    } finally {
+      pg.server().thaw();
+    }
+
+    // The server answers again: the same kernel lets calls through by itself (refused ones meanwhile do not run).
+    let after = await touch('after');
+    let refusedMeanwhile = 0;
+    while (!after.ok) {
+      expect(after.error).toMatchObject({ code: 'PERMISSION_DENIED' });
+      expect(ran('after')).toBe(false);
+      refusedMeanwhile++;
+      await sleep(100);
+      after = await touch('after');
+    }
+    expect(ran('after')).toBe(true);
+    expect(after).toMatchObject({ ok: true, summary: expect.not.stringMatching(/audit/) });
+    const again = await touch('again');
+    expect(again.ok).toBe(true);
+
+    const instance = instanceId(dataDir);
+    const db = pg.url().replace(/.*\//, '');
+    const rows = await pg.server().query<{ line: string }>(`SELECT line FROM memo_audit.entry WHERE instance = $1 ORDER BY seq`, [instance], db);
+    const lines = rows.map((r) => JSON.parse(r.line) as AuditEntry & { event?: string });
+    const texts = lines.filter((l) => !l.event && l.tool === 'touch_file').map((l) => (l.args as { text: string }).text);
+    // The refused calls' lines were lost with the server (they never ran); the first call's statement
+    // may still have committed when the server resumed (it was sent before the timeout), never twice.
+    expect(['before', 'first', 'after', 'again'].filter((t) => texts.includes(t))).toEqual(texts);
+    expect(texts).toEqual(expect.arrayContaining(['before', 'after', 'again']));
+    expect(await verifyAuditDatabase(DatabaseUrl.parse(pg.url()), dataDir, instance)).toMatchObject({ ok: true });
+    process.stdout.write(
+      `refusals while frozen took ${refusalMs.join(', ')} ms; calls refused after thaw before recovery: ${refusedMeanwhile}; first line committed anyway: ${texts.includes('first')}\n`,
+    );
+  });
+});
