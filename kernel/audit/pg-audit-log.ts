@@ -129,7 +129,12 @@ export class PgAuditLog {
   private readonly signal = new Int32Array(new SharedArrayBuffer(8));
   private nextId = 0;
   /** The guard's question to a database marked unusable, still in flight (its answer is handled in answered). */
-  private probe: { id: number; op: 'ping' | 'open' } | null = null;
+  private probe: { id: number; op: 'ping' | 'open'; write: boolean } | null = null;
+  /**
+   * A line was refused by a database that answers (no room, read only, no permission): calls are
+   * refused until a row can be written again (the guard's question then writes one and rolls it back).
+   */
+  private writeRefused = false;
   /** The guard's last question was left unanswered within its wait (the server hangs): the next ones wait less. */
   private probeHung = false;
   /** Set when the worker thread is gone (it failed, or was stopped). */
@@ -173,7 +178,7 @@ export class PgAuditLog {
     this.localHeadFile = path.join(dataDir, LOCAL_HEAD_FILE);
     this.guard = {
       check: () => {
-        if (this.worker && (Atomics.load(this.signal, 1) === 1 || !this.chainOpen) && !this.reachableAgain()) {
+        if (this.worker && (Atomics.load(this.signal, 1) === 1 || !this.chainOpen || this.writeRefused) && !this.reachableAgain()) {
           throw new MemoError(
             'PERMISSION_DENIED',
             `The audit trail's database ${this.url.display} cannot be used (${this.reason || 'no answer'}), so this call could not be recorded: calls are refused until it answers again (Memo reconnects by itself).`,
@@ -371,9 +376,9 @@ export class PgAuditLog {
     if (!this.probe) {
       const op = this.chainOpen ? 'ping' : 'open';
       const id = ++this.nextId;
-      this.probe = { id, op };
+      this.probe = { id, op, write: this.writeRefused };
       Atomics.store(this.signal, 0, 0);
-      port.postMessage(op === 'ping' ? { id, op } : { id, op, keyId: this.keyId, genesis: GENESIS_HASH });
+      port.postMessage(op === 'ping' ? { id, op, write: this.writeRefused } : { id, op, keyId: this.keyId, genesis: GENESIS_HASH });
     }
     const probe = this.probe;
     const deadline = Date.now() + (fresh ? (this.probeHung ? PROBE_HUNG_WAIT_MS : PROBE_WAIT_MS) : 0);
@@ -382,7 +387,7 @@ export class PgAuditLog {
       while ((received = receiveMessageOnPort(port))) this.answered(received.message as AuditReply);
       if (this.probe !== probe) {
         this.probeHung = false;
-        return this.chainOpen && Atomics.load(this.signal, 1) === 0;
+        return this.chainOpen && Atomics.load(this.signal, 1) === 0 && !this.writeRefused;
       }
       const left = deadline - Date.now();
       if (left <= 0) {
@@ -395,11 +400,11 @@ export class PgAuditLog {
   }
 
   /** The guard's question answered: the chain opens if it was not, and calls go through again if it answered. */
-  private probed(r: AuditReply, op: 'ping' | 'open'): void {
+  private probed(r: AuditReply, { op, write }: { op: 'ping' | 'open'; write: boolean }): void {
     this.probe = null;
     if (!r.ok) {
       const err = this.failure(r);
-      if (!r.unreachable) this.reason = err.message;
+      if (!r.unreachable) this.reason = this.why(err);
       return;
     }
     if (op === 'open') {
@@ -410,6 +415,7 @@ export class PgAuditLog {
         return;
       }
     }
+    if (write) this.writeRefused = false;
     Atomics.store(this.signal, 1, 0);
     if (op === 'open') {
       if (this.pendingGap) this.enqueue([]).catch(() => {});
@@ -419,8 +425,16 @@ export class PgAuditLog {
 
   /** A line could not be written: the guard refuses the next calls until the database answers again. */
   private markDown(err: unknown): void {
-    if (!(err as { unreachable?: boolean }).unreachable) this.reason = this.url.scrub((err as Error)?.message ?? String(err));
-    Atomics.store(this.signal, 1, 1);
+    if ((err as { unreachable?: boolean }).unreachable) Atomics.store(this.signal, 1, 1);
+    else {
+      this.reason = this.why(err);
+      this.writeRefused = true;
+    }
+  }
+
+  /** An error's message for the refusal's parentheses: without the database's name (the refusal names it), password scrubbed. */
+  private why(err: unknown): string {
+    return this.url.scrub((err as Error)?.message ?? String(err)).replace(`the audit trail's database ${this.url.display} `, '');
   }
 
   /**
@@ -468,7 +482,7 @@ export class PgAuditLog {
     if (!this.worker) this.open();
     // A database marked unusable is not asked again for each line (a hung server would hold every
     // refused call's line, and so the refusal, until its timeout): the line is lost at once.
-    if (this.worker && Atomics.load(this.signal, 1) === 1) throw this.downError();
+    if (this.worker && (Atomics.load(this.signal, 1) === 1 || this.writeRefused)) throw this.downError();
     if (!this.chainOpen) await this.openChainAsync();
     for (let attempt = 1; ; attempt++) {
       const sealed = this.seal(drafts);
@@ -681,7 +695,7 @@ export class PgAuditLog {
   }
 
   private answered(r: AuditReply): void {
-    if (this.probe && r.id === this.probe.id) return this.probed(r, this.probe.op);
+    if (this.probe && r.id === this.probe.id) return this.probed(r, this.probe);
     const waiting = this.inFlight.get(r.id);
     if (!waiting) return;
     this.inFlight.delete(r.id);

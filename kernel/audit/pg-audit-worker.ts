@@ -58,7 +58,8 @@ export type AuditRequest =
       rows: Array<{ seq: number; ts: string; prev: string; hash: string; line: string }>;
       head: { seq: number; hash: string; tag: string };
     }
-  | { id: number; op: 'ping' }
+  /** `write`: ask whether a line could be written (a row inserted and rolled back), not only whether the server answers. */
+  | { id: number; op: 'ping'; write?: boolean }
   | { id: number; op: 'close' };
 
 export type AuditReply = { id: number; ok: true; value: unknown } | { id: number; ok: false; message: string; unreachable: boolean; code?: string | undefined };
@@ -264,7 +265,14 @@ export function auditWorkerMain(): void {
     }
     const c = await writerClient();
     if (req.op === 'ping') {
-      await c.query('SELECT 1');
+      if (req.write) {
+        await c.query('BEGIN');
+        try {
+          await c.query(`INSERT INTO ${S}.entry (instance, seq, ts, prev, hash, line) VALUES ($1, 0, now(), '', '', '')`, [data.instance]);
+        } finally {
+          await c.query('ROLLBACK');
+        }
+      } else await c.query('SELECT 1');
       setDown(false);
       return null;
     }

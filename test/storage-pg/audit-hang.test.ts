@@ -10,6 +10,7 @@ import type { AuditEntry } from '../../kernel/audit/audit-log.js';
 import { verifyAuditDatabase } from '../../kernel/audit/pg-audit-read.js';
 import { DatabaseUrl } from '../../kernel/storage/database-url.js';
 import { instanceId } from '../../kernel/storage/instance-id.js';
+import type { ToolResult } from '../../kernel/tools/contract.js';
 import type { PackDefinition } from '../../kernel/tools/tool-registry.js';
 import { echoPack, makeKernel, tempDir, tool, type Fixture } from '../helpers/kernel-fixture.js';
 import { onPostgres } from './on-postgres.js';
@@ -34,6 +35,22 @@ function touchPack(dir: string): PackDefinition {
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * Calls `touch(text)` until it goes through (the guard's question may still be in flight when the
+ * database is back): each refusal meanwhile must be the audit's, and must not have run the tool.
+ */
+async function untilThrough(touch: (text: string) => Promise<ToolResult>, ran: (text: string) => boolean, text: string) {
+  let refused = 0;
+  for (;;) {
+    const r = await touch(text);
+    if (r.ok) return { result: r, refused };
+    expect(r.error).toMatchObject({ code: 'PERMISSION_DENIED', details: { decision: 'deny:audit-unavailable' } });
+    expect(ran(text)).toBe(false);
+    refused++;
+    await sleep(100);
+  }
+}
 
 describe('the audit trail on PostgreSQL while the server hangs', () => {
   let fx: Fixture | undefined;
@@ -81,15 +98,7 @@ describe('the audit trail on PostgreSQL while the server hangs', () => {
     }
 
     // The server answers again: the same kernel lets calls through by itself (refused ones meanwhile do not run).
-    let after = await touch('after');
-    let refusedMeanwhile = 0;
-    while (!after.ok) {
-      expect(after.error).toMatchObject({ code: 'PERMISSION_DENIED' });
-      expect(ran('after')).toBe(false);
-      refusedMeanwhile++;
-      await sleep(100);
-      after = await touch('after');
-    }
+    const { result: after, refused: refusedMeanwhile } = await untilThrough(touch, ran, 'after');
     expect(ran('after')).toBe(true);
     expect(after).toMatchObject({ ok: true, summary: expect.not.stringMatching(/audit/) });
     const again = await touch('again');
@@ -108,5 +117,41 @@ describe('the audit trail on PostgreSQL while the server hangs', () => {
     process.stdout.write(
       `refusals while frozen took ${refusalMs.join(', ')} ms; calls refused after thaw before recovery: ${refusedMeanwhile}; first line committed anyway: ${texts.includes('first')}\n`,
     );
+  });
+
+  it('a line the database refuses although it answers (a write that fails) also trips the guard: calls are refused and do not run until a row can be written again', async () => {
+    const traces = tempDir('memo-pg-audit-refused-');
+    const dataDir = path.join(tempDir('memo-pg-audit-refused-data-'), 'data');
+    fx = makeKernel({ dataDir, packs: [echoPack(), touchPack(traces)] });
+    const touch = (text: string) => fx!.kernel.invoke({ tool: 'touch_file', args: { text }, caller: { kind: 'agent' } });
+    const ran = (text: string) => fs.existsSync(path.join(traces, text));
+    const db = pg.url().replace(/.*\//, '');
+    const sql = (text: string) => pg.server().query(text, [], db);
+
+    expect((await touch('before')).ok).toBe(true);
+    await sql(`CREATE FUNCTION memo_audit.no_room() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'no room left for audit rows'; END $$`);
+    await sql(`CREATE TRIGGER no_room BEFORE INSERT ON memo_audit.entry FOR EACH ROW EXECUTE FUNCTION memo_audit.no_room()`);
+    const first = await touch('first');
+    expect(ran('first')).toBe(true);
+    expect(first).toMatchObject({ ok: true, summary: expect.stringMatching(/its audit line could not be written\)$/) });
+    // The server answers every question, but no line can be written: the guard keeps refusing (it asks by writing a row it rolls back).
+    for (const text of ['second', 'third']) {
+      const refused = await touch(text);
+      expect(refused).toMatchObject({ ok: false, error: { code: 'PERMISSION_DENIED', details: { decision: 'deny:audit-unavailable' } } });
+      expect(refused.ok ? '' : refused.error.message).toMatch(/cannot be used \(refused the write: no room left for audit rows\)/);
+      expect(ran(text)).toBe(false);
+    }
+    await sql(`DROP TRIGGER no_room ON memo_audit.entry`);
+    const { result: after } = await untilThrough(touch, ran, 'after');
+    expect(after).toMatchObject({ ok: true, summary: expect.not.stringMatching(/audit/) });
+    expect(ran('after')).toBe(true);
+    const instance = instanceId(dataDir);
+    const rows = await pg.server().query<{ line: string }>(`SELECT line FROM memo_audit.entry WHERE instance = $1 ORDER BY seq`, [instance], db);
+    const texts = rows
+      .map((r) => JSON.parse(r.line) as AuditEntry)
+      .filter((l) => l.tool === 'touch_file')
+      .map((l) => (l.args as { text: string }).text);
+    expect(texts).toEqual(['before', 'after']);
+    expect(await verifyAuditDatabase(DatabaseUrl.parse(pg.url()), dataDir, instance)).toMatchObject({ ok: true });
   });
 });
