@@ -2,14 +2,15 @@
 // Several `memo serve` instances behind one address, on one PostgreSQL database (issue 25).
 //
 //   node scripts/cluster.mjs start  [--dir D] [--instances N] [--port P] [--root R]
-//                                   [--database-url URL | --sqlite] [--json] [-- <memo serve options>]
+//                                   [--database-url-file F | --sqlite] [--json] [-- <memo serve options>]
 //   node scripts/cluster.mjs status [--dir D] [--json]
 //   node scripts/cluster.mjs stop   [--dir D]
 //   node scripts/cluster.mjs rotate-token [--dir D]
 //
 // `start` runs in the foreground and supervises: a PostgreSQL server of its own (Debian's postgresql,
 // run as the postgres user under root, in D/pg, on 127.0.0.1 only, with a generated password kept in
-// D/pg-password) unless --database-url or MEMO_DATABASE_URL names one; N instances (default 2), each
+// D/pg-password) unless MEMO_DATABASE_URL or --database-url-file names one (never a command-line
+// argument: any local user reads those in ps; the instances get it in their environment); N instances (default 2), each
 // with its own data folder (D/instances/memo-<i>/data) and port, the same sandbox root, the same
 // database, the same bearer token (D/token, `memo serve --token-file`) and the same keys (agent.key,
 // kernel.key, audit.key in D/keys, copied into every data folder); and HAProxy (Debian's haproxy) on
@@ -47,7 +48,8 @@ function usage() {
     '  --instances N      memo serve instances, 1-9 (default 2)',
     '  --port P           the proxy port on 127.0.0.1 (default: a free one)',
     '  --root R           the sandbox root every instance serves (default D/root; the vault is R/vault)',
-    '  --database-url U   an existing PostgreSQL database (default: MEMO_DATABASE_URL, else a server of its own in D/pg)',
+    '  --database-url-file F  a file (mode 0600) holding the URL of an existing PostgreSQL database',
+    '                     (or MEMO_DATABASE_URL; default: a server of its own in D/pg)',
     '  --sqlite           no database: one instance on SQLite files (for comparison)',
     '  --json             print one JSON line when ready (start) or the state (status)',
     '  -- ...             anything after -- is passed to every memo serve (e.g. -- --rate-limit off)',
@@ -71,7 +73,11 @@ function parseArgs(argv) {
     else if (a === '--instances') opts.instances = Number(value());
     else if (a === '--port') opts.port = Number(value());
     else if (a === '--root') opts.root = value();
-    else if (a === '--database-url') opts.databaseUrl = value();
+    else if (a === '--database-url')
+      throw new Fail(
+        '--database-url is not accepted: a password on a command line is readable by every local user (ps). Set MEMO_DATABASE_URL, or put the URL in a file only you can read (chmod 600) and pass --database-url-file',
+      );
+    else if (a === '--database-url-file') opts.databaseUrlFile = value();
     else if (a === '--sqlite') opts.sqlite = true;
     else if (a === '--json') opts.json = true;
     else throw new Fail(`unknown option ${a}\n${usage()}`);
@@ -81,9 +87,42 @@ function parseArgs(argv) {
   if (!Number.isInteger(opts.port) || opts.port < 0 || opts.port > 65535) throw new Fail('--port must be a whole number from 0 to 65535');
   if (opts.sqlite && opts.instances !== 1)
     throw new Fail('--sqlite runs one instance: instances on SQLite files share nothing (each has its own conversations, tasks, routines)');
-  if (opts.sqlite && opts.databaseUrl) throw new Fail('--sqlite and --database-url exclude each other');
+  if (opts.sqlite && opts.databaseUrlFile) throw new Fail('--sqlite and --database-url-file exclude each other');
   opts.dir = path.resolve(opts.dir);
+  // Read (and its mode checked) before anything is made.
+  if (opts.command === 'start' && opts.databaseUrlFile) opts.databaseUrl = readDatabaseUrlFile(opts.databaseUrlFile);
   return opts;
+}
+
+/**
+ * The database URL from --database-url-file: a file only its owner may read or write (like
+ * memo serve's --token-file), holding one postgres:// URL. Errors name the file, never its content.
+ */
+function readDatabaseUrlFile(file) {
+  let st;
+  try {
+    st = fs.statSync(file);
+  } catch (err) {
+    throw new Fail(`--database-url-file ${file} cannot be read (${err.code ?? 'error'})`);
+  }
+  if (!st.isFile()) throw new Fail(`--database-url-file ${file} is not a file`);
+  if ((st.mode & 0o077) !== 0) throw new Fail(`--database-url-file ${file} may be read by others (mode ${(st.mode & 0o777).toString(8)}): chmod 600 ${file}`);
+  const text = fs.readFileSync(file, 'utf8').trim();
+  let url;
+  try {
+    url = new URL(text);
+  } catch {
+    throw new Fail(`--database-url-file ${file} must hold one postgres:// URL`);
+  }
+  if (url.protocol !== 'postgres:' && url.protocol !== 'postgresql:') throw new Fail(`--database-url-file ${file} must hold one postgres:// URL`);
+  return text;
+}
+
+/** This process's environment without MEMO_DATABASE_URL: only memo serve is given the database's password. */
+function withoutDatabaseUrl() {
+  const env = { ...process.env };
+  delete env.MEMO_DATABASE_URL;
+  return env;
 }
 
 /** A URL with its password replaced by *** (the password is never printed). */
@@ -128,7 +167,7 @@ function postgresBinaries() {
   const pgCtl = onPath('pg_ctl') ?? versioned('pg_ctl');
   if (!initdb || !pgCtl)
     throw new Fail(
-      "PostgreSQL's server programs (initdb, pg_ctl) were not found: install Debian's package (apt-get install -y postgresql), or pass --database-url for a server you run",
+      "PostgreSQL's server programs (initdb, pg_ctl) were not found: install Debian's package (apt-get install -y postgresql), or name a server you run (MEMO_DATABASE_URL or --database-url-file)",
     );
   return { initdb, pgCtl };
 }
@@ -217,7 +256,7 @@ async function ownPostgres(dir) {
   const run = (file, args, what) => {
     const [cmd, ...rest] = [...(as?.prefix ?? []), file, ...args];
     try {
-      execFileSync(cmd, rest, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, LC_ALL: 'C.UTF-8' } });
+      execFileSync(cmd, rest, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...withoutDatabaseUrl(), LC_ALL: 'C.UTF-8' } });
     } catch (err) {
       let tail = '';
       try {
@@ -359,6 +398,11 @@ function haproxyConfig({ port, instances, socket }) {
     '  timeout http-request 30s',
     'frontend memo',
     `  bind 127.0.0.1:${port}`,
+    // The web console keeps its login sessions in the instance's memory: its pages and API go to a
+    // backend that keeps a browser on one instance. /mcp stays round-robin with no stickiness.
+    '  acl console path /ui',
+    '  acl console path_beg /ui/',
+    '  use_backend memo_console if console',
     '  default_backend memo',
     'backend memo',
     '  balance roundrobin',
@@ -383,6 +427,25 @@ function haproxyConfig({ port, instances, socket }) {
     '  timeout check 10s',
     '  http-response set-header X-Memo-Instance %[srv_name]',
     ...instances.map((i) => `  server ${i.name} 127.0.0.1:${i.port} check inter 1s fastinter 250ms fall 3 rise 1`),
+    // The console: the first answer sets a cookie naming the instance (MEMO_SERVER, HttpOnly,
+    // SameSite=Strict, not cached), later requests carrying it go there. A login link names the
+    // instance whose one-time code it holds (?server=memo-N), so it reaches that one. The servers
+    // follow the health of the memo backend's (no second health check).
+    'backend memo_console',
+    '  balance roundrobin',
+    // preserve: the Set-Cookie of a login's answer below is left as it is.
+    '  cookie MEMO_SERVER insert indirect nocache preserve httponly attr SameSite=Strict',
+    '  option http-server-close',
+    '  retries 2',
+    '  retry-on conn-failure',
+    '  option redispatch 1',
+    '  http-response set-header X-Memo-Instance %[srv_name]',
+    // HAProxy inserts no cookie for a server a use-server rule chose: the login's answer sets it here
+    // (http-request rules run before use-server rules wherever they are written).
+    '  http-request set-var(txn.login) str(yes) if { path /ui/login }',
+    ...instances.map((i) => `  use-server ${i.name} if { path /ui/login } { urlp(server) -m str ${i.name} }`),
+    '  http-response add-header Set-Cookie "MEMO_SERVER=%[srv_name]; Path=/ui; HttpOnly; SameSite=Strict" if { var(txn.login) -m str yes }',
+    ...instances.map((i) => `  server ${i.name} 127.0.0.1:${i.port} track memo/${i.name} cookie ${i.name}`),
     '',
   ].join('\n');
 }
@@ -426,7 +489,7 @@ async function start(opts) {
     const home = path.join(opts.dir, 'instances', name);
     const data = path.join(home, 'data');
     fs.mkdirSync(data, { recursive: true, mode: 0o700 });
-    return { name, data, log: path.join(home, 'serve.log'), port: 0, pid: 0, child: null, restarts: [] };
+    return { name, data, log: path.join(home, 'serve.log'), port: 0, pid: 0, child: null, restarts: [], console: null };
   });
 
   let database = null;
@@ -476,6 +539,7 @@ async function start(opts) {
   process.on('SIGTERM', onSignal);
   try {
     if (!opts.sqlite) {
+      // Only ever from the environment or a 0600 file, and passed on in the environment (never argv).
       const given = opts.databaseUrl ?? process.env.MEMO_DATABASE_URL?.trim();
       if (given) database = given;
       else {
@@ -531,6 +595,7 @@ async function start(opts) {
             const info = JSON.parse(line);
             inst.port = Number(new URL(info.url).port);
             inst.pid = child.pid;
+            inst.console = typeof info.console === 'string' ? info.console : null;
             resolve();
           } catch {
             reject(new Fail(`${inst.name} printed something other than its ready line (see ${inst.log})`));
@@ -578,7 +643,7 @@ async function start(opts) {
     fs.writeFileSync(path.join(opts.dir, 'haproxy.cfg'), haproxyConfig({ port: proxyPort, instances, socket }));
     const proxyLog = fs.openSync(path.join(opts.dir, 'haproxy.log'), 'a');
     fs.rmSync(socket, { force: true });
-    proxy = spawn(haproxy, ['-db', '-f', path.join(opts.dir, 'haproxy.cfg')], { stdio: ['ignore', proxyLog, proxyLog] });
+    proxy = spawn(haproxy, ['-db', '-f', path.join(opts.dir, 'haproxy.cfg')], { stdio: ['ignore', proxyLog, proxyLog], env: withoutDatabaseUrl() });
     fs.closeSync(proxyLog);
     const proxyExit = new Promise((r) => proxy.once('exit', (code, signal) => r(signal ?? `code ${code}`)));
     const deadline = Date.now() + 30_000;
@@ -591,6 +656,14 @@ async function start(opts) {
     saveState();
     const token = fs.readFileSync(tokenFile, 'utf8').trim();
     const url = `http://127.0.0.1:${proxyPort}/mcp`;
+    /** An instance's one-time console login link, through the proxy and naming that instance. */
+    const consoleLink = (inst) => {
+      if (!inst.console) return null;
+      const link = new URL(inst.console);
+      link.port = String(proxyPort);
+      link.searchParams.set('server', inst.name);
+      return link.toString();
+    };
     const summary = {
       url,
       token,
@@ -600,7 +673,8 @@ async function start(opts) {
       database: database ? redact(database) : null,
       supervisor: process.pid,
       proxy: { pid: proxy.pid, port: proxyPort, socket },
-      instances: instances.map((i) => ({ name: i.name, pid: i.pid, port: i.port, data: i.data })),
+      console: consoleLink(instances[0]),
+      instances: instances.map((i) => ({ name: i.name, pid: i.pid, port: i.port, data: i.data, console: consoleLink(i) })),
     };
     if (opts.json) process.stdout.write(JSON.stringify(summary) + '\n');
     else
@@ -608,6 +682,7 @@ async function start(opts) {
         `Memo cluster running: ${instances.length} instance(s) behind HAProxy\n` +
           `  url:      ${url}\n  token:    ${token} (in ${tokenFile})\n  database: ${summary.database ?? 'none (SQLite)'}\n` +
           instances.map((i) => `  ${i.name}:  pid ${i.pid}, http://127.0.0.1:${i.port}/mcp, data ${i.data}\n`).join('') +
+          `  console:  ${summary.console} (web console, works once)\n` +
           `HTTP client config:\n${JSON.stringify({ mcpServers: { memo: { type: 'http', url, headers: { Authorization: `Bearer ${token}` } } } })}\n` +
           `Status: node scripts/cluster.mjs status --dir ${opts.dir}   Stop: Ctrl-C, or node scripts/cluster.mjs stop --dir ${opts.dir}\n`,
       );

@@ -13,7 +13,7 @@ import { StreamableHTTPClientTransport as V1Transport } from '@modelcontextproto
 import { requireFreshBuild } from '../helpers/dist.js';
 import { waitFor } from '../helpers/wait.js';
 import { rawInitialize } from '../mcp/mcp-helpers.js';
-import { Cluster, recordingFetch, run } from './harness/cluster.js';
+import { Cluster, commandLinesHolding, processTree, recordingFetch, run } from './harness/cluster.js';
 
 let cluster: Cluster;
 let token: string;
@@ -54,6 +54,16 @@ function alive(pid: number): boolean {
 const listTasks = (n: number) => ({ name: 'vault_list_tasks', arguments: { limit: (n % 50) + 1 } });
 
 describe('two memo serve instances behind HAProxy (scripts/cluster.mjs, its own PostgreSQL)', () => {
+  it("keep the generated database password in D/pg-password (0600) and off every started process's command line", () => {
+    const file = path.join(cluster.info.dir, 'pg-password');
+    expect(fs.statSync(file).mode & 0o777).toBe(0o600);
+    const password = fs.readFileSync(file, 'utf8').trim();
+    expect(password.length).toBeGreaterThanOrEqual(24);
+    const tree = processTree(cluster.child.pid!);
+    for (const pid of [...cluster.pids(), cluster.info.proxy.pid]) expect(tree).toContain(pid);
+    expect(commandLinesHolding(password)).toEqual([]);
+  });
+
   it('accept the one token on every instance and at the proxy; rotate-token replaces it on all of them at once', async () => {
     // The keys every instance must share are the same file in every data folder (private to its owner).
     for (const name of ['agent.key', 'kernel.key', 'audit.key']) {

@@ -4,8 +4,10 @@
  * throwaway PostgreSQL server, about once a second each for a minute (MEMO_LOAD_SECONDS to change it),
  * with the default limits. The proxy spreads every client's calls over both instances, so the limits
  * only hold if the instances share them (PostgreSQL, schema memo_limits). Every call ends as a result
- * or a clean RATE_LIMITED refusal, none as a transport or server error; no limit is granted twice
- * across the instances (checked soundly from the clients' side); each instance's resident memory stays
+ * or a clean RATE_LIMITED refusal, none as a transport or server error; the machine-wide ceiling is
+ * not granted twice across the instances (checked soundly from the clients' side; at one call a
+ * second per client that ceiling, not a client's own 30 a minute, is what binds: the per-caller
+ * budget across instances is tested in multi-proxy.test.ts); each instance's resident memory stays
  * under 400 MB. The figures (calls, p50/p99, peak RSS per instance) are printed for README.
  */
 import { performance } from 'node:perf_hooks';
@@ -132,15 +134,8 @@ describe('200 concurrent MCP clients across two memo serve instances behind HAPr
       expect(ok.length).toBeGreaterThan(0);
       expect(byInstance('memo-1').length).toBeGreaterThan(0);
       expect(byInstance('memo-2').length).toBeGreaterThan(0);
-      // No limit granted twice across the instances: each client's own 30 a minute, whichever
-      // instance answered, and the 300-a-minute ceiling over all clients and both instances.
-      for (let i = 0; i < CLIENTS; i++)
-        expect(
-          overGranted(
-            calls.filter((c) => c.client === i),
-            DEFAULT_RATE_LIMITS.maxCalls,
-          ),
-        ).toBeNull();
+      // The 300-a-minute ceiling over all clients and both instances is not granted twice. (A
+      // client's own 30 a minute cannot bind here: 300 shared by 200 clients leaves each ~1.5.)
       expect(overGranted(calls, DEFAULT_RATE_LIMITS.globalMaxCalls)).toBeNull();
       for (const [, mb] of peak) expect(mb).toBeLessThan(RSS_LIMIT_MB);
     },

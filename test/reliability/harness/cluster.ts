@@ -22,7 +22,9 @@ export interface ClusterInfo {
   database: string | null;
   supervisor: number;
   proxy: { pid: number; port: number; socket: string };
-  instances: Array<{ name: string; pid: number; port: number; data: string }>;
+  /** memo-1's one-time web console login link, through the proxy. */
+  console: string | null;
+  instances: Array<{ name: string; pid: number; port: number; data: string; console: string | null }>;
 }
 
 /** What `cluster.mjs status --json` prints. */
@@ -41,6 +43,49 @@ export function run(args: string[]): Promise<{ code: number | null; stdout: stri
     c.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
     c.on('close', (code) => resolve({ code, stdout, stderr }));
   });
+}
+
+/**
+ * Every process on the machine whose command line holds `secret` (pid and command line, the secret
+ * masked): what any local user could read in ps or /proc/<pid>/cmdline.
+ */
+export function commandLinesHolding(secret: string): Array<{ pid: number; cmdline: string }> {
+  const found: Array<{ pid: number; cmdline: string }> = [];
+  for (const entry of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    let text: string;
+    try {
+      text = fs.readFileSync(`/proc/${entry}/cmdline`, 'utf8');
+    } catch {
+      continue; // ended meanwhile
+    }
+    if (text.includes(secret)) found.push({ pid: Number(entry), cmdline: text.split('\0').join(' ').split(secret).join('***') });
+  }
+  return found;
+}
+
+/** The pids of `pid` and every process below it (children, their children...), read from /proc. */
+export function processTree(pid: number): number[] {
+  const parents = new Map<number, number[]>();
+  for (const entry of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      // /proc/<pid>/stat: "pid (comm) state ppid ..."; comm may hold spaces or parentheses.
+      const stat = fs.readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      parents.set(ppid, [...(parents.get(ppid) ?? []), Number(entry)]);
+    } catch {
+      // ended meanwhile
+    }
+  }
+  const out: number[] = [];
+  const todo = [pid];
+  while (todo.length) {
+    const p = todo.pop()!;
+    out.push(p);
+    todo.push(...(parents.get(p) ?? []));
+  }
+  return out;
 }
 
 export function rssMb(pid: number): number {
@@ -63,20 +108,25 @@ export class Cluster {
 
   /**
    * Starts a cluster in a new temp folder: `instances` memo serve behind HAProxy, on `databaseUrl`
-   * (else the script's own PostgreSQL), `serveArgs` passed to every memo serve.
+   * (given in MEMO_DATABASE_URL, or with `viaFile` in a 0600 --database-url-file; never on a command
+   * line), else the script's own PostgreSQL; `serveArgs` passed to every memo serve.
    */
-  static async start(opts: { instances: number; databaseUrl?: string; sqlite?: boolean; serveArgs?: string[] }): Promise<Cluster> {
+  static async start(opts: { instances: number; databaseUrl?: string; viaFile?: boolean; sqlite?: boolean; serveArgs?: string[] }): Promise<Cluster> {
     const base = tempDir('memo-cluster-');
     // The postgres user runs the cluster's own server in dir/pg: it must be able to pass through.
     fs.chmodSync(base, 0o711);
     const dir = path.join(base, 'cluster');
     const args = ['start', '--dir', dir, '--instances', String(opts.instances), '--json'];
-    if (opts.databaseUrl) args.push('--database-url', opts.databaseUrl);
-    if (opts.sqlite) args.push('--sqlite');
-    if (opts.serveArgs?.length) args.push('--', ...opts.serveArgs);
     // MEMO_DATABASE_URL of the runner must not leak in: the cluster uses what it is given, or its own.
     const env = { ...process.env };
     delete env.MEMO_DATABASE_URL;
+    if (opts.databaseUrl && opts.viaFile) {
+      const file = path.join(base, 'database-url');
+      fs.writeFileSync(file, `${opts.databaseUrl}\n`, { mode: 0o600 });
+      args.push('--database-url-file', file);
+    } else if (opts.databaseUrl) env.MEMO_DATABASE_URL = opts.databaseUrl;
+    if (opts.sqlite) args.push('--sqlite');
+    if (opts.serveArgs?.length) args.push('--', ...opts.serveArgs);
     const child = spawn(process.execPath, [CLUSTER_SCRIPT, ...args], { stdio: ['pipe', 'pipe', 'pipe'], env });
     atTeardown(async () => {
       if (child.exitCode === null && child.signalCode === null) {
