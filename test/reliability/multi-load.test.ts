@@ -54,7 +54,7 @@ describe('200 concurrent MCP clients across two memo serve instances behind HAPr
   beforeAll(requireFreshBuild);
 
   it(
-    `answers every call of 200 clients for ${SECONDS} s with a result or a clean refusal, grants no limit twice across the instances, and keeps each instance under ${RSS_LIMIT_MB} MB`,
+    `answers every call of 200 clients for ${SECONDS} s with a result or a clean refusal, never grants the machine-wide ceiling twice across the instances, and keeps each instance under ${RSS_LIMIT_MB} MB`,
     async () => {
       const pg = await startPostgres();
       const cluster = await Cluster.start({ instances: 2, databaseUrl: await pg.database('memo') });
