@@ -258,7 +258,10 @@ async function httpClientV1(url: string, token?: string): Promise<BenchClient> {
 /** The v2 client over stdio, spawning `node <args>`. Pinned to 2026-07-28, the SDK first probes on a sibling process. */
 async function stdioClientV2(args: string[], era: Era): Promise<BenchClient> {
   const client = new ClientV2({ name: 'bench', version: '2.4.0' }, v2Options(era));
-  await client.connect(new StdioClientV2({ command: process.execPath, args, env: getDefaultEnvironment(), stderr: 'ignore' }));
+  // BENCH_MCP_CPU_PROF=<dir>: each server child writes a V8 CPU profile there when it exits.
+  const prof = process.env.BENCH_MCP_CPU_PROF;
+  const argv = prof ? ['--cpu-prof', `--cpu-prof-dir=${prof}`, ...args] : args;
+  await client.connect(new StdioClientV2({ command: process.execPath, args: argv, env: getDefaultEnvironment(), stderr: 'ignore' }));
   return wrapV2(client, () => client.close());
 }
 
@@ -389,9 +392,9 @@ async function benchHttp(calls: number, dir: string): Promise<GroupResult[]> {
   return out;
 }
 
-async function benchStdio(calls: number, dir: string): Promise<GroupResult[]> {
+async function benchStdio(calls: number, dir: string, eras: readonly Era[] = ['sessions', 'stateless']): Promise<GroupResult[]> {
   const out: GroupResult[] = [];
-  for (const era of ['sessions', 'stateless'] as const) {
+  for (const era of eras) {
     const bare = await stdioClientV2([SELF, '--serve', 'bare-stdio'], era);
     const memo = await stdioClientV2([SELF, '--serve', 'memo-stdio', path.join(dir, `stdio-${era}`)], era);
     try {
@@ -511,6 +514,8 @@ export async function benchMcp(calls = Number(process.env.BENCH_MCP_CALLS ?? 200
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'memo-bench-mcp-'));
   try {
     console.log(`\nMCP: ${calls} calls per run, ${PASSES} runs per side (best kept); load average ${load()} (${os.cpus().length} CPUs)`);
+    // BENCH_MCP_ONLY=stdio-stateless runs only the 2026-07-28 stdio groups (for profiling and repeated runs).
+    if (process.env.BENCH_MCP_ONLY === 'stdio-stateless') return { ratios: printGroups(await benchStdio(calls, dir, ['stateless']), calls), launchMs: {} };
     const ratios = printGroups(await benchHttp(calls, dir), calls);
     ratios.push(...printGroups(await benchStdio(calls, dir), calls));
     const launchMs = await benchLaunch(dir);
