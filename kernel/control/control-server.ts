@@ -287,6 +287,12 @@ export class ControlServer {
     if (matches.length > 1) return { code: 'AMBIGUOUS', message: `${matches.length} pending requests start with ${id}: give more of the id` };
     const view = matches[0];
     if (!view) return { code: 'NOT_PENDING', message: notPending(id) };
+    const gone = kernel.approvals.pending().find((p) => p.id === view.id && p.gone);
+    if (gone)
+      return {
+        code: 'GONE',
+        message: `${view.tool} (${view.id}) waits on instance ${gone.instance ?? '?'}, which is not answering (stopped, or cut off from the database); it cannot be answered now, and waits again if that instance comes back`,
+      };
     if (!view.answerable)
       return {
         code: 'NOT_ANSWERABLE',
@@ -424,7 +430,9 @@ export class ControlServer {
           if ('code' in found) return refuse(found.code, found.message);
           const reply = replyOf(req, found.view);
           if ('code' in reply) return refuse(reply.code, reply.message);
-          if (!kernel.approvals.answer(found.view.id, reply.reply, 'cli')) return refuse('NOT_PENDING', notPending(String(req.id)));
+          // Waiting here or, with a shared database, on another instance: exactly one answer counts.
+          const answered = await kernel.approvals.answerAnywhere(found.view.id, reply.reply, 'cli');
+          if (!answered.ok) return refuse(answered.code, answered.code === 'NOT_PENDING' ? notPending(String(req.id)) : answered.message);
           return finish({ type: 'result', value: { id: found.view.id, tool: found.view.tool, reply: typeof reply.reply === 'string' ? reply.reply : 'edit' } });
         }
         default:

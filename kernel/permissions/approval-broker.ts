@@ -91,7 +91,7 @@ export class ApprovalBroker {
     @inject(T.ApprovalWaitMs) private readonly brokerWaitMs: number = DEFAULT_APPROVAL_WAIT_MS,
     @inject(T.UnattendedApprovals) private readonly unattended: 'wait' | 'refuse' = 'wait',
     @inject(T.KernelConfig) config?: T.KernelConfig,
-    @inject(T.Logger) logger?: Logger,
+    @inject(T.Logger) private readonly logger?: Logger,
   ) {
     const database = config?.database;
     if (database) {
@@ -200,22 +200,65 @@ export class ApprovalBroker {
   /**
    * A reply for one of this instance's requests. Without a shared database it settles the request at
    * once; with one it is recorded first, and only the first answer recorded counts (another
-   * instance's may have come first: the request then settles with that one). When nothing else is
-   * recorded (the database cannot be reached, or the request was never put there), this instance holds
-   * the call, so its own answer counts.
+   * instance's may have come first: the request then settles with that one). When the claim is not
+   * recorded, the database decides: an answer committed there wins; when it holds none (the row is
+   * missing or no longer waiting), this instance's answer counts. When the database cannot be reached
+   * and the request was put there (someone may have answered it, and been told so), this answer is
+   * refused and the request keeps waiting: never two answers that both "count". A request that never
+   * reached the database (asked during the outage) is answered here.
    */
   private async reply(entry: Entry, reply: ApprovalReply, by: string): Promise<AnswerResult> {
-    if (!this.shared || !entry.published) {
+    const shared = this.shared;
+    if (!shared || !entry.published) {
       entry.settle({ kind: 'reply', reply, by });
       return { ok: true };
     }
-    const claimed = await this.shared.claim(entry.pending.id, reply, by, true);
-    if (claimed.ok || claimed.code !== 'ALREADY_ANSWERED') {
+    const id = entry.pending.id;
+    const claimed = await shared.claim(id, reply, by, true);
+    if (claimed.ok) {
       entry.settle({ kind: 'reply', reply, by });
       return { ok: true };
     }
-    if (claimed.winner) entry.settle({ kind: 'reply', reply: claimed.winner.reply, by: claimed.winner.by });
-    return claimed;
+    if (claimed.code === 'ALREADY_ANSWERED' && claimed.winner) {
+      entry.settle({ kind: 'reply', reply: claimed.winner.reply, by: claimed.winner.by });
+      return claimed;
+    }
+    let committed: { reply: ApprovalReply; by: string } | undefined;
+    let unreachable: string | undefined;
+    try {
+      committed = await shared.answerOf(id);
+      // Reachable now, but the claim was not recorded: the request may still wait there, so another
+      // answer could still come in after a local one. Not applied; answering again decides.
+      if (!committed && claimed.code === 'UNAVAILABLE') unreachable = claimed.message;
+    } catch (err) {
+      unreachable = (err as Error)?.message ?? String(err);
+    }
+    if (unreachable !== undefined) {
+      if (!shared.isShared(id)) {
+        // Never put in the shared inbox: nobody else can have answered it.
+        entry.settle({ kind: 'reply', reply, by });
+        return { ok: true };
+      }
+      const message =
+        `The shared approvals cannot be reached, and this request is in the shared inbox, where someone on another instance ` +
+        `may already have answered it: your answer was not applied and the request still waits; answer again once the database answers (${this.shared?.scrub(unreachable) ?? unreachable})`;
+      this.logger?.warn(`${entry.pending.request.tool} (${id}): ${message}`);
+      if (!this.entries.has(id))
+        return { ok: false, code: 'NOT_PENDING', message: 'This request is no longer waiting: it was answered, expired or cancelled.' };
+      return { ok: false, code: 'UNAVAILABLE', message };
+    }
+    if (committed) {
+      entry.settle({ kind: 'reply', reply: committed.reply, by: committed.by });
+      return {
+        ok: false,
+        code: 'ALREADY_ANSWERED',
+        message: `This request was already answered (${committed.by}); exactly one answer counts, and yours was not applied.`,
+        winner: committed,
+      };
+    }
+    // The database holds no answer for it (and it is not waiting there): this instance's counts.
+    entry.settle({ kind: 'reply', reply, by });
+    return { ok: true };
   }
 
   /** Other instances' requests came, changed or went: told to this broker's watchers as their own are. */

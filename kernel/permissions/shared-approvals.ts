@@ -11,8 +11,11 @@
  *   an answered request and refreshes every other inbox; each instance also re-reads every 2 s
  *   (the fallback for a notification lost while its listening connection was down).
  * - **Gone**: each running broker beats every 2 s (`instances.seen_at`, the database's clock). A
- *   request whose owner has not beaten for 10 s (killed, or cut off) is marked `gone`: listed as such,
- *   not answerable, until its expiry. An owner that reconnects publishes its waiting requests again.
+ *   waiting request whose owner has not beaten for 10 s (killed, or cut off) is marked `gone`: listed
+ *   as such, not answerable by the others, until its expiry. An owner that reconnects publishes its
+ *   waiting requests again (pending once more). An answered request is never marked gone nor put back:
+ *   its answer stays until its owner takes it (or it expires).
+ * - Every statement is bounded (5 s) and the beats never overlap: a hung database is an unreachable one.
  * - The answer row holds an edit's arguments only until the owner takes it. A settled request stays
  *   10 minutes as `settled` (how it ended and who answered, no arguments), so a late second answer
  *   is told who answered first.
@@ -30,6 +33,8 @@ const BEAT_MS = 2_000;
 const STALE_S = 10;
 /** How long a caller waits for the first read of the shared inbox before going on with what it has. */
 const FIRST_READ_WAIT_MS = 3_000;
+/** A statement (or a connection for it) not answered within this is abandoned, its connection closed: a hung database counts as unreachable. */
+const QUERY_TIMEOUT_MS = 5_000;
 
 class CreateApprovals1796188100000 implements MigrationInterface {
   async up(qr: QueryRunner): Promise<void> {
@@ -114,6 +119,10 @@ export class SharedApprovals {
   private warnedDown = false;
   private readonly unsettled = new Map<string, { revision: number; how: SettledNote }>();
   private closed = false;
+  /** A beat is running: the next one is skipped (a hung database never piles them up). */
+  private ticking = false;
+  /** This broker's requests known to be in the shared inbox. */
+  private readonly landed = new Set<string>();
 
   constructor(
     private readonly url: DatabaseUrl,
@@ -173,17 +182,25 @@ export class SharedApprovals {
     return this.chain(id, async () => {
       try {
         await this.start();
-        const ds = await this.open();
-        await ds.query(
+        // Settled meanwhile (a beat's republish queued behind its settle): never put back.
+        if (!this.host.mine().some((m) => m.id === id && m.view.request.revision === view.request.revision)) return;
+        // A row already answered (or settled) for this revision is never put back to pending: its answer
+        // was given and its answerer told so. Only a new revision (after an edit) replaces it.
+        await this.q(
           `WITH up AS (
            INSERT INTO "approvals" ("id", "instance", "incarnation", "revision", "view", "state", "expires_at")
            VALUES ($1, $2, $3, $4, $5, 'pending', to_timestamp($6 / 1000.0))
            ON CONFLICT ("id") DO UPDATE SET "instance" = $2, "incarnation" = $3, "revision" = $4, "view" = $5, "state" = 'pending',
              "answer" = NULL, "answered_by" = NULL, "reply" = NULL, "outcome" = NULL, "expires_at" = to_timestamp($6 / 1000.0), "changed_at" = now()
+           WHERE "approvals"."state" IN ('pending', 'gone') OR "approvals"."revision" < $4
            RETURNING "id")
          SELECT pg_notify($7, $8) FROM up`,
           [id, this.name, this.incarnation, view.request.revision, JSON.stringify(view), view.request.deadline, CHANNEL, note({ k: 'asked', id })],
         );
+        this.landed.add(id);
+        // Answered before this: the owner takes that answer.
+        const answered = await this.answerOf(id);
+        if (answered) this.host.answered(id, answered.reply, answered.by);
       } catch (err) {
         // Not put there (the database is down): the next good beat puts every waiting request there again.
         this.down = true;
@@ -198,21 +215,29 @@ export class SharedApprovals {
    */
   claim(id: string, reply: ApprovalReply, by: string, own: boolean): Promise<ClaimResult> {
     const attempt = async (): Promise<ClaimResult> => {
-      const ds = await this.open();
-      const won = await ds.query<Array<{ incarnation: string }>>(
-        `UPDATE "approvals" SET "state" = 'answered', "answer" = $2, "answered_by" = $3, "reply" = $5, "changed_at" = now()
-         WHERE "id" = $1 AND "state" = 'pending' ${own ? `AND "incarnation" = $4` : `AND "incarnation" <> $4`} RETURNING "incarnation"`,
-        [id, JSON.stringify(reply), by, this.incarnation, typeof reply === 'string' ? reply : 'edit'],
+      // The notification is part of the statement: the answer is recorded and announced together, or
+      // neither (a winner is never told "not given" for an answer that counts). The owner, which holds
+      // the call and is alive, may answer its own request even if it was marked gone while it was late.
+      // A statement this side gave up on may still run when a hung server wakes up: it must then change
+      // nothing (this answerer was told "not given"). So it applies only before a deadline on the server's
+      // own clock, read first, that comes before this side gives up (QUERY_TIMEOUT_MS after sending it).
+      const [deadline] = await this.q<Array<{ until: string }>>(`SELECT (clock_timestamp() + make_interval(secs => $1))::text AS "until"`, [
+        (QUERY_TIMEOUT_MS - 1_000) / 1000,
+      ]);
+      const won = await this.q<Array<{ incarnation: string }>>(
+        `WITH won AS (
+           UPDATE "approvals" SET "state" = 'answered', "answer" = $2, "answered_by" = $3, "reply" = $5, "changed_at" = now()
+           WHERE "id" = $1 AND ${own ? `"state" IN ('pending', 'gone') AND "incarnation" = $4` : `"state" = 'pending' AND "incarnation" <> $4`}
+             AND clock_timestamp() < $7::timestamptz
+           RETURNING "incarnation")
+         SELECT "incarnation", pg_notify($6, json_build_object('k', 'answered', 'id', $1::text, 'inc', "incarnation")::text) FROM won`,
+        [id, JSON.stringify(reply), by, this.incarnation, typeof reply === 'string' ? reply : 'edit', CHANNEL, deadline!.until],
       );
-      // UPDATE ... RETURNING comes back as [rows, count] from typeorm's postgres driver.
-      const rows = (Array.isArray(won[0]) ? won[0] : won) as Array<{ incarnation: string }>;
-      if (rows.length > 0) {
-        await ds.query(`SELECT pg_notify($1, $2)`, [CHANNEL, note({ k: 'answered', id, inc: rows[0]!.incarnation })]);
-        return { ok: true };
-      }
-      const found = await ds.query<
-        Array<{ state: string; answer: ApprovalReply | null; answered_by: string | null; instance: string; outcome: string | null }>
-      >(`SELECT "state", "answer", "answered_by", "instance", "outcome" FROM "approvals" WHERE "id" = $1`, [id]);
+      if (won.length > 0) return { ok: true };
+      const found = await this.q<Array<{ state: string; answer: ApprovalReply | null; answered_by: string | null; instance: string; outcome: string | null }>>(
+        `SELECT "state", "answer", "answered_by", "instance", "outcome" FROM "approvals" WHERE "id" = $1`,
+        [id],
+      );
       const row = found[0];
       if (row?.state === 'answered' || (row?.state === 'settled' && row.outcome === 'answered'))
         return {
@@ -225,7 +250,7 @@ export class SharedApprovals {
         return {
           ok: false,
           code: 'GONE',
-          message: `The instance ${row.instance} that asked this stopped before it was answered: the call will not run, so it cannot be answered.`,
+          message: `The instance ${row.instance} that asked this is not answering (stopped, or cut off from the database), so it cannot be answered now; if that instance comes back, the request waits again and can be answered then.`,
         };
       return { ok: false, code: 'NOT_PENDING', message: 'This request is no longer waiting: it was answered, expired or cancelled.' };
     };
@@ -240,8 +265,7 @@ export class SharedApprovals {
 
   /** The answer another instance gave to one of this broker's requests, once it is recorded. */
   async answerOf(id: string): Promise<{ reply: ApprovalReply; by: string } | undefined> {
-    const ds = await this.open();
-    const rows = await ds.query<Array<{ answer: ApprovalReply; answered_by: string }>>(
+    const rows = await this.q<Array<{ answer: ApprovalReply; answered_by: string }>>(
       `SELECT "answer", "answered_by" FROM "approvals" WHERE "id" = $1 AND "incarnation" = $2 AND "state" = 'answered'`,
       [id, this.incarnation],
     );
@@ -249,13 +273,23 @@ export class SharedApprovals {
     return row ? { reply: row.answer, by: row.answered_by } : undefined;
   }
 
+  /** A database message without the password. */
+  scrub(message: string): string {
+    return this.url.scrub(message);
+  }
+
+  /** Whether one of this broker's requests was put in the shared inbox (others may have answered it there). */
+  isShared(id: string): boolean {
+    return this.landed.has(id);
+  }
+
   /** One of this broker's requests ended: it leaves the shared inbox, and the answer it held is dropped. */
   settled(id: string, revision: number, how: SettledNote): void {
+    this.landed.delete(id);
     // Kept until it is recorded: the next good beat tries again (others would list it as waiting).
     this.unsettled.set(id, { revision, how });
     void this.chain(id, async () => {
-      const ds = await this.open();
-      await ds.query(
+      await this.q(
         `WITH done AS (
            UPDATE "approvals" SET "state" = 'settled', "answer" = NULL, "view" = '{}', "outcome" = $6, "answered_by" = $7, "reply" = $8, "changed_at" = now()
            WHERE "id" = $1 AND "incarnation" = $2 AND "revision" = $3 RETURNING "id")
@@ -288,8 +322,39 @@ export class SharedApprovals {
     await listener?.end().catch(() => {});
     const ds = await this.opening?.catch(() => undefined);
     if (ds?.isInitialized) {
-      await ds.query(`DELETE FROM "instances" WHERE "incarnation" = $1`, [this.incarnation]).catch(() => {});
+      await this.q(`DELETE FROM "instances" WHERE "incarnation" = $1`, [this.incarnation], ds).catch(() => {});
       await ds.destroy().catch(() => {});
+    }
+  }
+
+  /**
+   * One statement on a connection of its own, bounded: not answered within QUERY_TIMEOUT_MS (the
+   * server hangs, packets are dropped), it is abandoned and its connection closed, and this rejects.
+   * UPDATE ... RETURNING comes back as [rows, count] from typeorm's postgres driver: the rows are returned.
+   */
+  private async q<T = unknown[]>(sql: string, params: unknown[] = [], opened?: DataSource): Promise<T> {
+    const ds = opened ?? (await this.open());
+    const qr = ds.createQueryRunner() as QueryRunner & { releasePostgresConnection(err?: Error): Promise<void> };
+    const connecting = qr.connect() as Promise<unknown>;
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`The database ${this.url.display} did not answer within ${QUERY_TIMEOUT_MS / 1000} s`)), QUERY_TIMEOUT_MS);
+    });
+    timeout.catch(() => {});
+    try {
+      await Promise.race([connecting, timeout]);
+      const result = (await Promise.race([qr.query(sql, params), timeout])) as unknown[];
+      void qr.release();
+      return (result.length === 2 && Array.isArray(result[0]) && typeof result[1] === 'number' ? result[0] : result) as T;
+    } catch (err) {
+      // Closed, not returned to the pool: a connection whose statement hangs is useless.
+      void connecting.then(
+        () => qr.releasePostgresConnection(err as Error),
+        () => {},
+      );
+      throw err;
+    } finally {
+      clearTimeout(timer);
     }
   }
 
@@ -397,10 +462,10 @@ export class SharedApprovals {
 
   /** Beat, mark the requests of instances that stopped beating as gone, take missed answers, re-read. */
   private async tick(): Promise<void> {
-    if (this.closed) return;
+    if (this.closed || this.ticking) return;
+    this.ticking = true;
     try {
       await this.heartbeat();
-      const ds = await this.open();
       if (this.down) {
         this.down = false;
         this.warnedDown = false;
@@ -408,20 +473,26 @@ export class SharedApprovals {
         for (const m of this.host.mine()) void this.publish(m.id, m.view).catch(() => {});
       }
       for (const [id, { revision, how }] of this.unsettled) this.settled(id, revision, how);
-      const marked = await ds.query<[unknown[], number]>(
-        `UPDATE "approvals" SET "state" = 'gone', "answer" = NULL, "changed_at" = now()
-         WHERE "state" IN ('pending', 'answered') AND "incarnation" NOT IN (SELECT "incarnation" FROM "instances" WHERE "seen_at" > now() - make_interval(secs => $1))
-         RETURNING "id"`,
+      // Only waiting requests go gone: an answered one keeps its answer (its answerer was told it counts)
+      // until its owner takes it, or it expires.
+      await this.q(
+        `WITH marked AS (
+           UPDATE "approvals" SET "state" = 'gone', "changed_at" = now()
+           WHERE "state" = 'pending' AND "incarnation" NOT IN (SELECT "incarnation" FROM "instances" WHERE "seen_at" > now() - make_interval(secs => $1))
+           RETURNING "id")
+         SELECT pg_notify($2, $3) FROM (SELECT 1 FROM marked LIMIT 1) AS any_marked`,
+        [STALE_S, CHANNEL, note({ k: 'gone' })],
+      );
+      // An answer whose owner stopped stays until the request's expiry; a live owner takes it first.
+      await this.q(
+        `DELETE FROM "approvals" WHERE ("state" = 'gone' AND "expires_at" < now()) OR ("state" = 'settled' AND "changed_at" < now() - interval '10 minutes')
+           OR ("state" = 'answered' AND "expires_at" < now() AND "incarnation" NOT IN (SELECT "incarnation" FROM "instances" WHERE "seen_at" > now() - make_interval(secs => $1)))`,
         [STALE_S],
       );
-      if ((marked[1] ?? 0) > 0) await ds.query(`SELECT pg_notify($1, $2)`, [CHANNEL, note({ k: 'gone' })]);
-      await ds.query(
-        `DELETE FROM "approvals" WHERE ("state" = 'gone' AND "expires_at" < now()) OR ("state" = 'settled' AND "changed_at" < now() - interval '10 minutes')`,
-      );
-      await ds.query(`DELETE FROM "instances" WHERE "seen_at" < now() - interval '1 day'`);
+      await this.q(`DELETE FROM "instances" WHERE "seen_at" < now() - interval '1 day'`);
       // Answers whose notification was missed; and requests of this broker marked gone while its beats
       // were late (a stalled event loop), which still wait here: put back.
-      const own = await ds.query<Array<{ id: string; state: string }>>(
+      const own = await this.q<Array<{ id: string; state: string }>>(
         `SELECT "id", "state" FROM "approvals" WHERE "incarnation" = $1 AND "state" IN ('answered', 'gone')`,
         [this.incarnation],
       );
@@ -436,12 +507,13 @@ export class SharedApprovals {
         this.warn(`the shared approvals inbox cannot be reached; requests wait here until it answers again: ${(err as Error).message}`);
       this.down = true;
       this.warnedDown = true;
+    } finally {
+      this.ticking = false;
     }
   }
 
   private async heartbeat(): Promise<void> {
-    const ds = await this.open();
-    const rows = await ds.query<Array<{ watching: boolean }>>(
+    const rows = await this.q<Array<{ watching: boolean }>>(
       `WITH me AS (
          INSERT INTO "instances" ("incarnation", "instance", "seen_at", "watchers") VALUES ($1, $2, now(), $3)
          ON CONFLICT ("incarnation") DO UPDATE SET "seen_at" = now(), "watchers" = $3 RETURNING 1)
@@ -462,9 +534,8 @@ export class SharedApprovals {
     this.refreshing = (async () => {
       do {
         this.refreshAgain = false;
-        const ds = await this.open();
         // An answered request is out of every inbox already; only its owner still has to take the answer.
-        const rows = await ds.query<Array<Row & { answered_by: string | null; reply: string | null; outcome: SettledNote['outcome'] | null }>>(
+        const rows = await this.q<Array<Row & { answered_by: string | null; reply: string | null; outcome: SettledNote['outcome'] | null }>>(
           `SELECT "id", "instance", "incarnation", "view", "state", "answered_by", "reply", "outcome"
            FROM "approvals" WHERE "incarnation" <> $1 ORDER BY "changed_at", "id"`,
           [this.incarnation],
