@@ -287,12 +287,6 @@ export class ControlServer {
     if (matches.length > 1) return { code: 'AMBIGUOUS', message: `${matches.length} pending requests start with ${id}: give more of the id` };
     const view = matches[0];
     if (!view) return { code: 'NOT_PENDING', message: notPending(id) };
-    const gone = kernel.approvals.pending().find((p) => p.id === view.id && p.gone);
-    if (gone)
-      return {
-        code: 'GONE',
-        message: `${view.tool} (${view.id}) waits on instance ${gone.instance ?? '?'}, which is not answering (stopped, or cut off from the database); it cannot be answered now, and waits again if that instance comes back`,
-      };
     if (!view.answerable)
       return {
         code: 'NOT_ANSWERABLE',

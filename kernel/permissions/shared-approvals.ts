@@ -120,7 +120,7 @@ export class SharedApprovals {
   private readonly unsettled = new Map<string, { revision: number; how: SettledNote }>();
   private closed = false;
   /** A beat is running: the next one is skipped (a hung database never piles them up). */
-  private ticking = false;
+  private ticking: Promise<void> | undefined;
   /** This broker's requests known to be in the shared inbox. */
   private readonly landed = new Set<string>();
 
@@ -316,7 +316,8 @@ export class SharedApprovals {
     this.closed = true;
     clearInterval(this.beat);
     clearTimeout(this.reconnect);
-    await Promise.allSettled([...this.chains.values()]);
+    // Statements in flight end (each is bounded) before the pool closes.
+    await Promise.allSettled([...this.chains.values(), this.ticking, this.refreshing]);
     const listener = this.listener;
     this.listener = undefined;
     await listener?.end().catch(() => {});
@@ -462,8 +463,14 @@ export class SharedApprovals {
 
   /** Beat, mark the requests of instances that stopped beating as gone, take missed answers, re-read. */
   private async tick(): Promise<void> {
-    if (this.closed || this.ticking) return;
-    this.ticking = true;
+    if (this.closed || this.ticking) return this.ticking;
+    this.ticking = this.beatOnce().finally(() => {
+      this.ticking = undefined;
+    });
+    return this.ticking;
+  }
+
+  private async beatOnce(): Promise<void> {
     try {
       await this.heartbeat();
       if (this.down) {
@@ -507,8 +514,6 @@ export class SharedApprovals {
         this.warn(`the shared approvals inbox cannot be reached; requests wait here until it answers again: ${(err as Error).message}`);
       this.down = true;
       this.warnedDown = true;
-    } finally {
-      this.ticking = false;
     }
   }
 
