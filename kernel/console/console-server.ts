@@ -716,7 +716,7 @@ export class ConsoleServer {
     if (view.gone)
       return this.json(res, 410, {
         error: 'GONE',
-        message: `The instance ${view.instance ?? ''} that asked this stopped before it was answered: the call will not run, so it cannot be answered.`,
+        message: `The instance ${view.instance ?? ''} that asked this is not answering (stopped, or cut off from the database), so it cannot be answered now; if that instance comes back, the request waits again and can be answered then.`,
       });
     if (!view.answerable)
       return this.json(res, 409, {

@@ -84,7 +84,10 @@ describe('approvals of an instance that dies', () => {
       expect(listed).toEqual([expect.objectContaining({ id, instance, gone: true, answerable: false })]);
       const answer = await post(b.origin, `/ui/api/approvals/${id}`, cookie, { answer: 'allow-once' });
       expect(answer.status).toBe(410);
-      expect(JSON.parse(answer.body)).toMatchObject({ error: 'GONE', message: expect.stringContaining(`The instance ${instance} that asked this`) });
+      expect(JSON.parse(answer.body)).toMatchObject({
+        error: 'GONE',
+        message: `The instance ${instance} that asked this is not answering (stopped, or cut off from the database), so it cannot be answered now; if that instance comes back, the request waits again and can be answered then.`,
+      });
       await b.close();
     },
     SPAWN_TIMEOUT_MS,
