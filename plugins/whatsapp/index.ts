@@ -39,23 +39,47 @@ const LINK_POLL_MS = 3000;
  * start that failed, so the server never needs a restart for any of these.
  *
  * With the history in PostgreSQL (several instances), only the instance holding the owner lease
- * (lease.ts) connects: each tick takes or renews it (every third of its length), an instance that
- * finds it held by another leaves the connection to that one, an owner that cannot renew in time
- * stops its socket, and a clean stop gives the lease up so another linked instance takes over at once.
+ * (lease.ts) connects: each tick takes or renews it (every third of its length, each claim bounded by
+ * that much), and an instance that finds it held by another leaves the connection to that one. A
+ * renewal counts from when it was sent (the database starts the lease no earlier), and a timer of its
+ * own, apart from the ticks, stops the socket a sixth of the lease before the last confirmed one could
+ * run out, so an owner cut off from the database (its claims hanging or failing) has stopped before
+ * any other instance can take the lease over. A clean stop gives the lease up so another linked
+ * instance takes over at once.
  */
 function connectionService(rt: WhatsAppRuntime): PackService {
   let timer: NodeJS.Timeout | null = null;
   let busy = false;
-  /** When this instance last confirmed it holds the lease (Date.now()). */
-  let confirmed = 0;
+  /** Until when (Date.now()) this instance may keep a socket: the last confirmed lease, less the margin. */
+  let holdUntil = 0;
+  /** Stops the socket at holdUntil, whatever the ticks and claims are doing. */
+  let expiry: NodeJS.Timeout | null = null;
+  const disarm = () => {
+    if (expiry) clearTimeout(expiry);
+    expiry = null;
+  };
   return {
     name: 'connection',
     async start(ctx) {
-      const every = Math.min(LINK_POLL_MS, Math.floor(rt.leaseMs() / 3));
+      const ttl = rt.leaseMs();
+      const every = Math.min(LINK_POLL_MS, Math.floor(ttl / 3));
+      const margin = Math.floor(ttl / 6);
+      const warn = (err: unknown) => ctx.logger.warn(`whatsapp: could not start the connection: ${(err as Error)?.message ?? String(err)}`);
       const stopSocket = async (why: string) => {
         if (!rt.connection) return;
         ctx.logger.warn(`whatsapp: ${why}; this instance stops its connection`);
         await rt.disconnect();
+      };
+      const arm = () => {
+        disarm();
+        expiry = setTimeout(
+          () => {
+            expiry = null;
+            stopSocket('the owner lease could not be renewed before it could run out').catch(warn);
+          },
+          Math.max(0, holdUntil - Date.now()),
+        );
+        expiry.unref();
       };
       const tick = async () => {
         if (busy || ctx.signal.aborted || !rt.linked() || rt.linkingElsewhere()) return;
@@ -63,19 +87,18 @@ function connectionService(rt: WhatsAppRuntime): PackService {
         try {
           const lease = await rt.lease();
           if (lease) {
-            let owned: boolean;
-            try {
-              owned = await lease.claim();
-            } catch (err) {
-              // The database is unreachable: keep the socket only while the last renewal still covers it.
-              if (Date.now() - confirmed > rt.leaseMs() - every) await stopSocket('the owner lease could not be renewed in time');
-              throw err;
-            }
-            if (!owned) {
-              await stopSocket(`the instance ${(await lease.holder())?.instance ?? 'another'} took over the connection's lease`);
+            // A claim that fails or hangs past `every` throws; the expiry timer stops the socket in time.
+            const claim = await lease.claim(Math.floor(ttl / 3));
+            if (!claim.owned) {
+              holdUntil = 0;
+              disarm();
+              await stopSocket("another instance holds the connection's lease");
               return;
             }
-            confirmed = Date.now();
+            holdUntil = Math.max(holdUntil, claim.sentAt + ttl - margin);
+            arm();
+            // Confirmed too late to be worth a socket: the next tick renews it first.
+            if (Date.now() >= holdUntil) return;
           }
           // A connection another session took over stays stopped: taking it back would only start a tug of war.
           if (rt.connection && rt.connection.state !== 'logged-out') return;
@@ -85,18 +108,18 @@ function connectionService(rt: WhatsAppRuntime): PackService {
         }
       };
       if (!rt.linked()) ctx.logger.info('whatsapp: no phone linked yet (memo whatsapp link); the connection starts once one is');
-      await tick().catch((err: unknown) => ctx.logger.warn(`whatsapp: could not start the connection: ${(err as Error)?.message ?? String(err)}`));
-      timer = setInterval(() => {
-        tick().catch((err: unknown) => ctx.logger.warn(`whatsapp: could not start the connection: ${(err as Error)?.message ?? String(err)}`));
-      }, every);
+      await tick().catch(warn);
+      timer = setInterval(() => void tick().catch(warn), every);
       timer.unref();
     },
     stop: async () => {
       if (timer) clearInterval(timer);
       timer = null;
+      disarm();
+      holdUntil = 0;
       await rt.disconnect();
       // Given up on a clean stop, so another instance need not wait for it to run out.
-      await rt.openLease?.release().catch(() => undefined);
+      await rt.openLease?.release(Math.floor(rt.leaseMs() / 3)).catch(() => undefined);
     },
   };
 }
