@@ -49,8 +49,16 @@ export async function openPostgres(url: DatabaseUrl, schema: string, options: St
     applicationName: 'memo',
     connectTimeoutMS: 10_000,
     poolSize: POOL_SIZE,
-    // Every connection of the pool starts in this schema alone.
-    extra: { options: `-c search_path=${schema}` },
+    extra: {
+      // Every connection of the pool starts in this schema alone.
+      options: `-c search_path=${schema}`,
+      // A connection that dies while checked out but between queries (a QueryRunner kept for a
+      // transaction or a run of reads, when the server restarts or the network drops) emits 'error'
+      // on its client, which the pool listens for only while the client is idle: unheard, it would
+      // end the process. Heard here, the holder's next query fails instead, and the pool drops the
+      // dead client when it is given back.
+      onConnect: (client: { on(event: 'error', listener: () => void): unknown }) => void client.on('error', () => {}),
+    },
     logger: SILENT,
     // A connection that dies while idle (the server restarted) is dropped from the pool and replaced
     // on next use; the call that needed it gets the error, never the process.

@@ -10,6 +10,7 @@ import { Column, Entity, PrimaryColumn, type DataSource, type MigrationInterface
 import { DatabaseUrl, databaseFromSetting } from '../../../kernel/storage/database-url.js';
 import { openPackDatabase, packSchema, type PackDatabaseOptions } from '../../../kernel/storage/pack-database.js';
 import { tempDir } from '../../helpers/kernel-fixture.js';
+import { waitFor } from '../../helpers/wait.js';
 import { startPostgres, type TestPostgres } from '../../helpers/postgres.js';
 
 @Entity('notes')
@@ -213,6 +214,22 @@ describe('a pack database on PostgreSQL', () => {
     expect(await ds.getRepository(Note).find()).toEqual([{ id: '1', text: 'before the restart' }]);
     await ds.getRepository(Note).insert({ id: '2', text: 'after the restart' });
     expect(await ds.getRepository(Note).count()).toBe(2);
+  });
+
+  it('survives a connection of its pool that dies while checked out between queries: the holder’s next query fails, the process goes on', async () => {
+    const url = await server.database();
+    const ds = await open(url, 'notes', V1);
+    // A client taken straight from the store's pool (as a pack's kept connection or a lease does), not a typeorm QueryRunner, which listens itself.
+    type Raw = { query(sql: string): Promise<{ rows: Array<{ pid: number }> }>; release(err?: Error): void; _queryable: boolean };
+    const pool = (ds.driver as unknown as { master: { connect(): Promise<Raw> } }).master;
+    const held = await pool.connect();
+    const [{ pid }] = (await held.query('SELECT pg_backend_pid() AS pid')).rows as [{ pid: number }];
+    // Killed from outside while checked out and idle: its client emits 'error'; unheard, that would end the process.
+    await server.query('SELECT pg_terminate_backend($1)', [pid]);
+    await waitFor(() => !held._queryable);
+    await expect(held.query('SELECT 1')).rejects.toThrow();
+    held.release();
+    expect(await ds.getRepository(Note).count()).toBe(0);
   });
 });
 
