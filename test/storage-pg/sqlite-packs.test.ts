@@ -1,11 +1,11 @@
 /**
- * Packs whose databases are SQLite-only (FTS5, the better-sqlite3 handle) and not marked portable —
- * the vault and WhatsApp — keep working when the kernel has a shared PostgreSQL database: their
- * search suites run here as they are with MEMO_DATABASE_URL set, and nothing of theirs lands in it.
+ * A pack database that is SQLite-only (FTS5, the better-sqlite3 handle) and not marked portable —
+ * the vault's note index — keeps working when the kernel has a shared PostgreSQL database: the
+ * vault's search suite runs here as it is with MEMO_DATABASE_URL set, and nothing of it lands there.
+ * (WhatsApp's store is portable now: its suites rerun on PostgreSQL in whatsapp-suites.test.ts.)
  */
 import { onPostgres } from './on-postgres.js';
 import '../plugins/vault/search.test.js';
-import '../plugins/whatsapp/search.test.js';
 
 const pg = onPostgres([]);
 
