@@ -64,7 +64,29 @@ interface Sealed {
   seq: number;
   prev: string;
   tag: string;
+  /** The lost lines its `lines-lost` event names (cleared once it is committed). */
+  lost: Lost | null;
 }
+
+/**
+ * Lines that could not be written (the database was down, hung or refused them), kept in memory
+ * only until a chained `lines-lost` gap event naming them is committed: calls by id and tool (never
+ * their arguments), at most MAX_LOST_LISTED of them, then counted.
+ */
+interface Lost {
+  count: number;
+  calls: Array<{ id: string; tool: string; outcome: 'ok' | 'error' }>;
+  /** Kernel events (not calls) among them, by kind. */
+  events: number;
+  /** When the first and the last of them were lost (this clock). */
+  from: string;
+  to: string;
+  /** Lines whose statement timed out: a hung server may still have committed them when it woke up. */
+  unconfirmed: number;
+}
+
+/** How many lost calls a `lines-lost` gap event names one by one; the rest are counted. */
+const MAX_LOST_LISTED = 100;
 
 /** A request to the worker answered asynchronously (see request). */
 interface InFlight {
@@ -109,7 +131,9 @@ const WORKER_GRACE_MS = 6000;
  * counts as unreachable, and its stuck connection is dropped), `append`'s promise rejects (the
  * pipeline logs the lost line and says so in the call's summary) and `guard` refuses every call
  * before it runs; any lost line trips the guard so. The worker probes the server every 2 s and calls
- * go through again as soon as it answers. The guard's question to a database marked unusable waits
+ * go through again as soon as it answers. The lines lost meanwhile are remembered (in memory only) and,
+ * once the database can be used again, a chained `gap` event (`seen: 'lines-lost'`) names them first
+ * in the next batch (see lostEvent). The guard's question to a database marked unusable waits
  * on this thread at most PROBE_WAIT_MS (PROBE_HUNG_WAIT_MS once a question went unanswered), and not
  * at all while one is in flight; opening the chain while the kernel is built waits (see call).
  */
@@ -148,6 +172,14 @@ export class PgAuditLog {
   private lastTag = GENESIS_HASH;
   /** A gap event waiting to be written first in the next batch. */
   private pendingGap: EventFields | null = null;
+  /** Lines lost since the last `lines-lost` event was committed (memory only: a process killed before it is written loses this). */
+  private lost: Lost | null = null;
+  /**
+   * The last batch whose statement timed out (a hung server may commit it when it wakes up): its
+   * last hash and how many call lines it held. Found as the chain's last row later, it was written
+   * after all and is taken off `lost`.
+   */
+  private unconfirmed: { hash: string; calls: Set<string>; lines: number } | null = null;
   private localHeadFd: number | null = null;
   private readonly headBuf = Buffer.alloc(HEAD_SIZE);
   private recent: AuditEntry[] = [];
@@ -417,10 +449,41 @@ export class PgAuditLog {
     }
     if (write) this.writeRefused = false;
     Atomics.store(this.signal, 1, 0);
-    if (op === 'open') {
-      if (this.pendingGap) this.enqueue([]).catch(() => {});
-      else this.writeLocalHead();
+    // The database answers again: what was lost meanwhile goes into the chain at once (and with the next line if this fails).
+    if (this.pendingGap || this.lost) this.enqueue([]).catch(() => {});
+    else if (op === 'open') this.writeLocalHead();
+  }
+
+  /** Lines that could not be written are remembered (in memory) for the `lines-lost` event written once the database is usable again. */
+  private noteLost(drafts: readonly Draft[], err: unknown): void {
+    if (drafts.length === 0) return;
+    const now = new Date().toISOString();
+    const lost = (this.lost ??= { count: 0, calls: [], events: 0, from: now, to: now, unconfirmed: 0 });
+    const calls = new Set<string>();
+    for (const d of drafts) {
+      lost.count++;
+      if (d.kind === 'entry') {
+        calls.add(d.record.id);
+        if (lost.calls.length < MAX_LOST_LISTED) lost.calls.push({ id: d.record.id, tool: d.record.tool, outcome: d.record.outcome });
+      } else lost.events++;
     }
+    lost.to = now;
+    const sealedHash = (err as { sealedHash?: unknown } | null)?.sealedHash;
+    if (typeof sealedHash === 'string') {
+      lost.unconfirmed += drafts.length;
+      this.unconfirmed = { hash: sealedHash, calls, lines: drafts.length };
+    }
+  }
+
+  /** The batch whose statement timed out was committed after all (found as the chain's last row): its lines are not lost. */
+  private confirmed(batch: { calls: Set<string>; lines: number }): void {
+    this.unconfirmed = null;
+    const lost = this.lost;
+    if (!lost) return;
+    lost.count -= batch.lines;
+    lost.unconfirmed = Math.max(0, lost.unconfirmed - batch.lines);
+    lost.calls = lost.calls.filter((c) => !batch.calls.has(c.id));
+    if (lost.count <= 0) this.lost = null;
   }
 
   /** A line could not be written: the guard refuses the next calls until the database answers again. */
@@ -469,6 +532,7 @@ export class PgAuditLog {
           // Whatever kept these lines out of the database, no further call runs unaudited: the guard
           // refuses calls until the database answers again (the worker's probe, or the guard's).
           this.markDown(err);
+          this.noteLost(drafts, err);
           for (const w of group) w.reject(err);
         }
       }
@@ -487,12 +551,19 @@ export class PgAuditLog {
     for (let attempt = 1; ; attempt++) {
       const sealed = this.seal(drafts);
       if (!sealed) return [];
-      const result = await this.request<AppendValue>({
-        op: 'append',
-        expect: { seq: this.lastSeq, hash: this.lastHash },
-        rows: sealed.rows,
-        head: { seq: sealed.seq, hash: sealed.prev, tag: sealed.tag },
-      });
+      let result: AppendValue;
+      try {
+        result = await this.request<AppendValue>({
+          op: 'append',
+          expect: { seq: this.lastSeq, hash: this.lastHash },
+          rows: sealed.rows,
+          head: { seq: sealed.seq, hash: sealed.prev, tag: sealed.tag },
+        });
+      } catch (err) {
+        // Sent but not answered: the batch may still commit, and would then end with this hash.
+        if (err && typeof err === 'object' && /may not have been written/.test((err as Error).message)) Object.assign(err, { sealedHash: sealed.prev });
+        throw err;
+      }
       if (result.committed) return this.committed(sealed);
       // A chain deleted from the database is made again; its first line is the gap event saying so.
       if (result.chain) this.adopt(result.chain, false);
@@ -505,10 +576,14 @@ export class PgAuditLog {
     }
   }
 
-  /** Seals a waiting gap event (first) and `drafts` after the chain's head as this instance knows it. */
+  /** Seals a waiting gap event and a `lines-lost` event (first) and `drafts` after the chain's head as this instance knows it. */
   private seal(drafts: readonly Draft[]): Sealed | null {
     const key = this.key!;
-    const all: Draft[] = this.pendingGap ? [{ kind: 'event', fields: this.pendingGap }, ...drafts] : [...drafts];
+    const all: Draft[] = [];
+    if (this.pendingGap) all.push({ kind: 'event', fields: this.pendingGap });
+    const lost = this.lost;
+    if (lost) all.push({ kind: 'event', fields: lostEvent(lost) });
+    all.push(...drafts);
     if (all.length === 0) return null;
     const rows: Sealed['rows'] = [];
     const lines: Line[] = [];
@@ -531,7 +606,7 @@ export class PgAuditLog {
       prev = line.hash;
       tag = line.tag;
     }
-    return { rows, lines, seq, prev, tag };
+    return { rows, lines, seq, prev, tag, lost };
   }
 
   /** The batch is in the database: the head moves on, and the tail and change feed hear its entries. */
@@ -541,6 +616,10 @@ export class PgAuditLog {
     this.lastHash = sealed.prev;
     this.lastTag = sealed.tag;
     this.pendingGap = null;
+    if (sealed.lost && this.lost === sealed.lost) {
+      this.lost = null;
+      this.unconfirmed = null;
+    }
     this.writeLocalHead();
     const entries: AuditEntry[] = [];
     for (const l of sealed.lines) {
@@ -578,6 +657,7 @@ export class PgAuditLog {
       seen = 'head-altered';
       detail = `the chain's head row does not match its entry #${lastSeq}`;
     }
+    if (this.unconfirmed && lastOk && chain.last!.hash === this.unconfirmed.hash) this.confirmed(this.unconfirmed);
     this.lastSeq = lastSeq;
     // The chain goes on from the last row whatever it is (the next line links to the hash it is stored
     // under), so the database's one-successor rule holds and verify points at the row itself.
@@ -624,7 +704,10 @@ export class PgAuditLog {
     this.remember(fresh, tell);
   }
 
-  private remember(entries: AuditEntry[], tell = true): void {
+  private remember(all: AuditEntry[], tell = true): void {
+    // This process's own entries may come back from the change feed before the commit's answer: each is kept (and told) once.
+    const entries = all.filter((e) => !this.seen.has(`${e.instance ?? this.instance}#${e.seq}`));
+    if (entries.length === 0) return;
     const before = this.recent.at(-1)?.ts;
     for (const e of entries) {
       this.recent.push(e);
@@ -753,6 +836,35 @@ export class PgAuditLog {
     }
     return new Error(`the audit trail's database ${this.url.display} refused the write: ${why}`);
   }
+}
+
+/**
+ * The chained `gap` event (seen `lines-lost`) for lines that could not be written: how many, the
+ * calls by id and tool (never their arguments; at most MAX_LOST_LISTED), and when.
+ */
+function lostEvent(lost: Lost): EventFields {
+  const calls = lost.count - lost.events;
+  const what = [calls ? `${calls} call line${calls === 1 ? '' : 's'}` : '', lost.events ? `${lost.events} kernel event${lost.events === 1 ? '' : 's'}` : '']
+    .filter(Boolean)
+    .join(' and ');
+  const unconfirmed = lost.unconfirmed
+    ? ` (${lost.unconfirmed} of them sent in a statement that got no answer: the server may have committed ${lost.unconfirmed === 1 ? 'it' : 'them'} before this event)`
+    : '';
+  return {
+    event: 'gap',
+    pid: process.pid,
+    seen: 'lines-lost',
+    lost: {
+      lines: lost.count,
+      calls: lost.calls,
+      ...(calls > lost.calls.length ? { unlisted: calls - lost.calls.length } : {}),
+      ...(lost.events ? { events: lost.events } : {}),
+      ...(lost.unconfirmed ? { unconfirmed: lost.unconfirmed } : {}),
+      from: lost.from,
+      to: lost.to,
+    },
+    detail: `${what} could not be written between ${lost.from} and ${lost.to} (the database could not be used)${unconfirmed}`,
+  };
 }
 
 function records(drafts: readonly Draft[]): string {

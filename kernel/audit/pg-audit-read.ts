@@ -30,8 +30,21 @@ export interface ChainReport {
   head: { seq: number; hash: string };
   /** True for this data folder's own instance: its `audit-chain.head` was compared too. */
   local: boolean;
-  gaps: RecordedGap[];
+  gaps: ChainGap[];
   problem?: AuditProblem;
+}
+
+/** A recorded gap; `lost` for a `lines-lost` one: lines a kernel could not write while the database could not be used. */
+export interface ChainGap extends RecordedGap {
+  lost?: {
+    lines: number;
+    calls: Array<{ id: string; tool: string; outcome?: 'ok' | 'error' }>;
+    unlisted?: number;
+    events?: number;
+    unconfirmed?: number;
+    from: string;
+    to: string;
+  };
 }
 
 export interface AuditDatabaseReport {
@@ -125,6 +138,17 @@ function keysAt(dataDir: string, extra: readonly string[]): Map<string, KeyObjec
   return keys;
 }
 
+/** The calls a `lines-lost` gap names, for the report's sentence (the first ten by tool and id, then a count). */
+function lostCalls(gap: ChainGap): string {
+  const calls = Array.isArray(gap.lost?.calls) ? gap.lost.calls : [];
+  if (calls.length === 0) return '';
+  const more = calls.length - 10 + (gap.lost?.unlisted ?? 0);
+  return ` (calls: ${calls
+    .slice(0, 10)
+    .map((c) => `${String(c.tool)} ${String(c.id)}`)
+    .join(', ')}${more > 0 ? ` and ${more} more` : ''})`;
+}
+
 function chainBreak(seq: number, prevSeq: number): AuditProblem {
   if (seq > prevSeq + 1) {
     const range = seq - 1 > prevSeq + 1 ? `#${prevSeq + 1} to #${seq - 1}` : `#${prevSeq + 1}`;
@@ -165,7 +189,10 @@ async function verifyChain(c: Client, row: ChainRow, keys: Map<string, KeyObject
         line: 0,
         kind: gap.seen === 'foreign-line' ? 'inserted' : gap.seen === 'head-altered' || gap.seen === 'head-missing' ? 'head' : 'removed',
         recorded: true,
-        message: `${lost}: a kernel (pid ${gap.pid ?? '?'}) found ${gap.detail ?? gap.seen}${gap.ts ? ` at ${gap.ts}` : ''} and recorded it as entry #${gap.line}`,
+        message:
+          gap.seen === 'lines-lost'
+            ? `lines are missing: ${gap.detail ?? 'lines could not be written'}${lostCalls(gap)}; a kernel (pid ${gap.pid ?? '?'}) recorded it${gap.ts ? ` at ${gap.ts}` : ''} as entry #${gap.line}`
+            : `${lost}: a kernel (pid ${gap.pid ?? '?'}) found ${gap.detail ?? gap.seen}${gap.ts ? ` at ${gap.ts}` : ''} and recorded it as entry #${gap.line}`,
       };
     }
     if (problem) report.problem = problem;
@@ -209,11 +236,12 @@ async function verifyChain(c: Client, row: ChainRow, keys: Map<string, KeyObject
     const isGap = p.event === 'gap';
     if (p.prev !== prevHash || (isGap ? p.seq <= prevSeq : p.seq !== prevSeq + 1)) return done(chainBreak(p.seq, prevSeq));
     if (isGap) {
-      const o = p.obj as { seen?: string; missing?: { from: number; to: number }; ts?: string; pid?: number; detail?: string };
+      const o = p.obj as { seen?: string; missing?: { from: number; to: number }; ts?: string; pid?: number; detail?: string; lost?: ChainGap['lost'] };
       report.gaps.push({
         line: p.seq,
         seen: o.seen ?? 'gap',
         ...(o.missing ? { missing: o.missing } : {}),
+        ...(o.lost && typeof o.lost === 'object' ? { lost: o.lost } : {}),
         ...(o.ts ? { ts: o.ts } : {}),
         ...(o.pid ? { pid: o.pid } : {}),
         ...(o.detail ? { detail: o.detail } : {}),

@@ -393,9 +393,22 @@ describe('the audit trail on PostgreSQL', () => {
     }
     const after = await call(a, 'after');
     expect(after.ok).toBe(true);
-    const texts = (await rows(instanceId(a.dataDir))).map((r) => (JSON.parse(r.line) as AuditEntry).args);
-    expect(texts).toEqual([{ text: 'before' }, { text: 'after' }]);
-    expect(await verify(a)).toMatchObject({ ok: true });
+    // The lines lost meanwhile (the call that ran, the one refused) are named by a chained gap event, written before the next line.
+    const lines = (await rows(instanceId(a.dataDir))).map((r) => JSON.parse(r.line) as AuditEntry & { event?: string; lost?: { calls: unknown[] } });
+    expect(lines.map((l) => l.event ?? l.args)).toEqual([{ text: 'before' }, 'gap', { text: 'after' }]);
+    const ids = [...errors(a).matchAll(/the audit line of echo_safe \(call (\S+)\)/g)].map((m) => m[1]);
+    expect(ids).toHaveLength(2);
+    expect(lines[1]).toMatchObject({
+      seen: 'lines-lost',
+      lost: {
+        lines: 2,
+        calls: [
+          { id: ids[0], tool: 'echo_safe', outcome: 'ok' },
+          { id: ids[1], tool: 'echo_safe', outcome: 'error' },
+        ],
+      },
+    });
+    expect(await verify(a)).toMatchObject({ ok: false, chains: [{ problem: { recorded: true }, gaps: [{ seen: 'lines-lost' }] }] });
   });
 
   it('a kernel started while the server is down starts, refuses calls saying why, and records calls once the server is back', async () => {
@@ -413,7 +426,10 @@ describe('the audit trail on PostgreSQL', () => {
     }
     const r = await call(a, 'on time');
     expect(r.ok).toBe(true);
-    expect((await rows(instanceId(a.dataDir))).map((row) => (JSON.parse(row.line) as AuditEntry).args)).toEqual([{ text: 'on time' }]);
+    // The refusal's line, lost while the chain could not even be opened, is named by the chain's first line.
+    const lines = (await rows(instanceId(a.dataDir))).map((row) => JSON.parse(row.line) as AuditEntry & { event?: string });
+    expect(lines.map((l) => l.event ?? l.args)).toEqual(['gap', { text: 'on time' }]);
+    expect(lines[0]).toMatchObject({ seq: 1, seen: 'lines-lost', lost: { lines: 1, calls: [{ tool: 'echo_safe', outcome: 'error' }] } });
   });
 
   it('a wrong password: calls are refused naming the failure, and the password is in no message', async () => {

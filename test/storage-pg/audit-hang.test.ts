@@ -7,7 +7,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { AuditEntry } from '../../kernel/audit/audit-log.js';
-import { verifyAuditDatabase } from '../../kernel/audit/pg-audit-read.js';
+import { formatAuditDatabaseReport, verifyAuditDatabase } from '../../kernel/audit/pg-audit-read.js';
 import { DatabaseUrl } from '../../kernel/storage/database-url.js';
 import { instanceId } from '../../kernel/storage/instance-id.js';
 import type { ToolResult } from '../../kernel/tools/contract.js';
@@ -32,6 +32,15 @@ function touchPack(dir: string): PackDefinition {
       },
     ],
   };
+}
+
+/** The calls whose audit line the pipeline reported lost (stderr), in order: [call id, tool]. */
+function loggedLost(fx: Fixture): Array<{ id: string; tool: string }> {
+  return fx.logger.lines
+    .filter((l) => l.level === 'error')
+    .map((l) => /the audit line of (\S+) \(call (\S+)\) could not be written/.exec(l.message))
+    .filter((m): m is RegExpExecArray => m !== null)
+    .map((m) => ({ id: m[2]!, tool: m[1]! }));
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -113,10 +122,89 @@ describe('the audit trail on PostgreSQL while the server hangs', () => {
     // may still have committed when the server resumed (it was sent before the timeout), never twice.
     expect(['before', 'first', 'after', 'again'].filter((t) => texts.includes(t))).toEqual(texts);
     expect(texts).toEqual(expect.arrayContaining(['before', 'after', 'again']));
-    expect(await verifyAuditDatabase(DatabaseUrl.parse(pg.url()), dataDir, instance)).toMatchObject({ ok: true });
+    // Every line not written (the refused calls' too; a first line committed anyway is no loss) is named by a recorded gap.
+    const written = new Set(lines.map((l) => l.id));
+    const lost = loggedLost(fx).filter((c) => !written.has(c.id));
+    expect(lost.length).toBeGreaterThanOrEqual(3);
+    const report = await verifyAuditDatabase(DatabaseUrl.parse(pg.url()), dataDir, instance);
+    expect(report.chains.find((c) => c.instance === instance)).toMatchObject({
+      ok: false,
+      problem: { recorded: true },
+      gaps: [{ seen: 'lines-lost', lost: { lines: lost.length, calls: lost.map((c) => expect.objectContaining(c)) } }],
+    });
     process.stdout.write(
       `refusals while frozen took ${refusalMs.join(', ')} ms; calls refused after thaw before recovery: ${refusedMeanwhile}; first line committed anyway: ${texts.includes('first')}\n`,
     );
+  });
+
+  it('a line lost while the server hangs is named in the chain once it answers again: a lines-lost gap event with the call id and tool, which verify reports as a recorded gap', async () => {
+    const traces = tempDir('memo-pg-audit-lost-');
+    const dataDir = path.join(tempDir('memo-pg-audit-lost-data-'), 'data');
+    fx = makeKernel({ dataDir, packs: [echoPack(), touchPack(traces)] });
+    const touch = (text: string) => fx!.kernel.invoke({ tool: 'touch_file', args: { text }, caller: { kind: 'agent' } });
+    const ran = (text: string) => fs.existsSync(path.join(traces, text));
+    expect((await touch('before')).ok).toBe(true);
+
+    pg.server().freeze();
+    let first: ToolResult;
+    let second: ToolResult;
+    try {
+      // The first call's commit is sent and gets no answer; the second call ran before the database was
+      // marked unusable, and its line waits behind that commit: it is never sent, so it is surely lost.
+      const pending = touch('first');
+      await sleep(300);
+      [first, second] = await Promise.all([pending, touch('second')]);
+    } finally {
+      pg.server().thaw();
+    }
+    expect(ran('first') && ran('second')).toBe(true);
+    for (const r of [first, second]) expect(r).toMatchObject({ ok: true, summary: expect.stringMatching(/its audit line could not be written\)$/) });
+    const ids = loggedLost(fx).map((c) => c.id);
+    expect(ids).toHaveLength(2);
+    const [firstId, secondId] = ids as [string, string];
+
+    // The next call goes through once the server answers; the lost lines' event is written before its line.
+    const { result: after } = await untilThrough(touch, ran, 'after');
+    expect(after).toMatchObject({ ok: true, summary: expect.not.stringMatching(/audit/) });
+
+    const instance = instanceId(dataDir);
+    const db = pg.url().replace(/.*\//, '');
+    const rows = await pg.server().query<{ line: string }>(`SELECT line FROM memo_audit.entry WHERE instance = $1 ORDER BY seq`, [instance], db);
+    const lines = rows.map(
+      (r) => JSON.parse(r.line) as AuditEntry & { event?: string; seen?: string; lost?: { lines: number; calls: unknown[]; unconfirmed?: number } },
+    );
+    const calls = lines.filter((l) => !l.event && l.tool === 'touch_file');
+    // The first line may have been committed when the server woke up (its statement was sent); the second never was.
+    const firstWritten = calls.some((l) => l.id === firstId);
+    expect(calls.map((l) => (l.args as { text: string }).text)).toEqual(firstWritten ? ['before', 'first', 'after'] : ['before', 'after']);
+    const gaps = lines.filter((l) => l.event === 'gap');
+    expect(gaps).toHaveLength(1);
+    // Lost: the second line, the first unless it was committed, and any refusal's line while the guard still found the server away.
+    const written = new Set(calls.map((l) => l.id));
+    const lostCalls = loggedLost(fx)
+      .filter((c) => !written.has(c.id))
+      .map((c) => expect.objectContaining(c));
+    expect(loggedLost(fx).map((c) => c.id)).toEqual(expect.arrayContaining(firstWritten ? [secondId] : [firstId, secondId]));
+    expect(gaps[0]).toMatchObject({ seen: 'lines-lost', instance, lost: { lines: lostCalls.length, calls: lostCalls } });
+    // No arguments of the lost calls in it.
+    expect(JSON.stringify(gaps[0])).not.toMatch(/"(first|second)"/);
+    // It comes right before the call that went through after the server answered.
+    expect(lines.indexOf(gaps[0]!)).toBe(lines.findIndex((l) => !l.event && (l.args as { text?: string })?.text === 'after') - 1);
+
+    // verify reports it as a recorded gap naming the lost call, and finds nothing else wrong with the chain.
+    const report = await verifyAuditDatabase(DatabaseUrl.parse(pg.url()), dataDir, instance);
+    const mine = report.chains.find((c) => c.instance === instance)!;
+    expect(report.problem).toBeUndefined();
+    expect(mine).toMatchObject({ ok: false, local: true, gaps: [{ seen: 'lines-lost', lost: { calls: lostCalls } }], problem: { recorded: true } });
+    expect(mine.problem!.message).toContain(`touch_file ${secondId}`);
+    const printed = formatAuditDatabaseReport(report, instance);
+    expect(printed).toMatch(
+      new RegExp(
+        `instance ${instance} \\(this one\\): GAP: lines are missing: ${lostCalls.length} call lines? could not be written between .*touch_file ${secondId}`,
+      ),
+    );
+    expect(printed).not.toContain('TAMPERED');
+    process.stdout.write(`lost-line gap: ${printed}`);
   });
 
   it('a line the database refuses although it answers (a write that fails) also trips the guard: calls are refused and do not run until a row can be written again', async () => {
@@ -152,6 +240,16 @@ describe('the audit trail on PostgreSQL while the server hangs', () => {
       .filter((l) => l.tool === 'touch_file')
       .map((l) => (l.args as { text: string }).text);
     expect(texts).toEqual(['before', 'after']);
-    expect(await verifyAuditDatabase(DatabaseUrl.parse(pg.url()), dataDir, instance)).toMatchObject({ ok: true });
+    // The refused line is named by a recorded gap (by call id and tool), the rest of the chain verifies.
+    // The lines not written (the first call's, which ran, and the refused calls', which did not) are named by a recorded gap.
+    const lost = loggedLost(fx);
+    expect(lost.length).toBeGreaterThanOrEqual(3);
+    const report = await verifyAuditDatabase(DatabaseUrl.parse(pg.url()), dataDir, instance);
+    expect(report.chains.find((c) => c.instance === instance)).toMatchObject({
+      ok: false,
+      problem: { recorded: true },
+      gaps: [{ seen: 'lines-lost', lost: { lines: lost.length, calls: lost.map((c) => expect.objectContaining(c)) } }],
+    });
+    expect(report.chains.find((c) => c.instance === instance)!.gaps[0]!.lost!.calls.map((c) => c.outcome)).toEqual(['ok', ...lost.slice(1).map(() => 'error')]);
   });
 });
