@@ -40,12 +40,22 @@ export type ApprovalEvent =
 /** How a request ended, for the gate. */
 export type BrokerOutcome =
   | { kind: 'reply'; reply: ApprovalReply; by: string }
-  /** `timeout`: a face's wait (60 s for a terminal) ran out; `expired`: it waited in the broker (30 minutes). */
-  | { kind: 'timeout' | 'expired' | 'cancelled'; waitedMs: number }
+  /**
+   * `timeout`: a face's wait (60 s for a terminal) ran out; `expired`: it waited in the broker (30 minutes).
+   * `unrecorded`: an answer given on this instance that could not be recorded in the shared inbox (its
+   * database could not be reached), so it was not applied.
+   */
+  | { kind: 'timeout' | 'expired' | 'cancelled'; waitedMs: number; unrecorded?: UnrecordedAnswer }
   /** Every face it was put to refused to answer (e.g. no terminal); `reason` is the last one's. */
   | { kind: 'unanswered'; reason: string }
   /** No face attached and nobody watching, with `unattendedApprovals: 'refuse'`: refused without waiting. */
   | { kind: 'unattended' };
+
+/** An answer given here that the shared inbox could not record (its database could not be reached). */
+export interface UnrecordedAnswer {
+  answer: string;
+  by: string;
+}
 
 /** How a request that waited in the broker ended. */
 type Settled = Exclude<BrokerOutcome, { kind: 'unattended' }>;
@@ -63,6 +73,10 @@ interface Entry {
   lastRefusal: string;
   /** Put in the shared inbox (a database is set and the request is not one face's alone). */
   published: boolean;
+  /** The last allow given here that could not be recorded (the database could not be reached): named if the request times out. */
+  unrecorded?: UnrecordedAnswer;
+  /** Faces whose answer could not be recorded: asked again once the database answers. */
+  reask: Set<ApprovalFace>;
 }
 
 /**
@@ -103,6 +117,7 @@ export class ApprovalBroker {
           answered: (id, reply, by) => this.entries.get(id)?.settle({ kind: 'reply', reply, by }),
           watchers: () => this.faces.size + this.events.listenerCount('change'),
           mine: () => [...this.entries.values()].filter((e) => e.published).map((e) => ({ id: e.pending.id, view: sharedView(e.pending) })),
+          reachable: () => this.askAgain(),
         },
         logger,
       );
@@ -239,6 +254,17 @@ export class ApprovalBroker {
         entry.settle({ kind: 'reply', reply, by });
         return { ok: true };
       }
+      if (reply === 'deny-once' || reply === 'deny-forever') {
+        // A denial runs nothing: it settles the request here at once. Should someone on another instance
+        // have allowed it meanwhile, this denial wins; the shared inbox records it (and says so) once it answers.
+        this.logger?.warn(
+          `${entry.pending.request.tool} (${id}): denied here (${reply} by ${by}) while the shared approvals cannot be reached; ` +
+            `a denial applies at once, and wins over any answer given on another instance meanwhile (${this.shared?.scrub(unreachable) ?? unreachable})`,
+        );
+        entry.settle({ kind: 'reply', reply, by });
+        return { ok: true };
+      }
+      entry.unrecorded = { answer: typeof reply === 'string' ? reply : 'edit', by };
       const message =
         `The shared approvals cannot be reached, and this request is in the shared inbox, where someone on another instance ` +
         `may already have answered it: your answer was not applied and the request still waits; answer again once the database answers (${this.shared?.scrub(unreachable) ?? unreachable})`;
@@ -305,6 +331,7 @@ export class ApprovalBroker {
         hadFaces,
         lastRefusal: '',
         published: false,
+        reask: new Set(),
         settle: (outcome) => {
           if (this.entries.get(request.callId) !== entry) return;
           this.entries.delete(request.callId);
@@ -326,7 +353,8 @@ export class ApprovalBroker {
       };
       const onStop = () => {
         const waited = this.clock.now() - since;
-        if (waiting.cause === 'timeout') entry.settle({ kind: hadFaces ? 'timeout' : 'expired', waitedMs: waited });
+        const unrecorded = entry.unrecorded ? { unrecorded: entry.unrecorded } : {};
+        if (waiting.cause === 'timeout') entry.settle({ kind: hadFaces ? 'timeout' : 'expired', waitedMs: waited, ...unrecorded });
         else entry.settle({ kind: 'cancelled', waitedMs: waited });
       };
       if (waiting.signal.aborted) {
@@ -361,7 +389,10 @@ export class ApprovalBroker {
         if (entry.asking.get(face) !== controller || controller.signal.aborted) return;
         // The face that answered is done with its question: only the others are withdrawn.
         entry.asking.delete(face);
-        void this.reply(entry, r, face.name);
+        void this.reply(entry, r, face.name).then((result) => {
+          // Not recorded (the database cannot be reached): a face asks once, so it is asked again once the database answers.
+          if (!result.ok && result.code === 'UNAVAILABLE' && this.entries.get(entry.pending.id) === entry) entry.reask.add(face);
+        });
       },
       (err: unknown) => {
         if (entry.asking.get(face) !== controller || controller.signal.aborted) return;
@@ -372,6 +403,15 @@ export class ApprovalBroker {
         if (entry.hadFaces && entry.asking.size === 0) entry.settle({ kind: 'unanswered', reason: entry.lastRefusal });
       },
     );
+  }
+
+  /** The shared database answers again: faces whose answer it could not record are asked again (those still attached). */
+  private askAgain(): void {
+    for (const entry of this.entries.values()) {
+      const faces = [...entry.reask];
+      entry.reask.clear();
+      for (const face of faces) if (this.faces.has(face)) this.put(entry, face);
+    }
   }
 
   private withdraw(entry: Entry, face: ApprovalFace, why: ApprovalWithdrawn): void {

@@ -283,13 +283,17 @@ export class PermissionGate {
       case 'timeout':
         throw new MemoError(
           'PERMISSION_TIMEOUT',
-          `Nobody answered the permission prompt for ${call.tool} within ${Math.round(outcome.waitedMs / 1000)} s, so it was denied.`,
+          outcome.unrecorded
+            ? `${call.tool} was denied: the answer given here (${outcome.unrecorded.answer} by ${outcome.unrecorded.by}) could not be recorded because the shared approvals database could not be reached, and nobody answered through it within ${Math.round(outcome.waitedMs / 1000)} s.`
+            : `Nobody answered the permission prompt for ${call.tool} within ${Math.round(outcome.waitedMs / 1000)} s, so it was denied.`,
           { tool: call.tool, plugin: call.plugin, details: { decision: 'deny:timeout' } },
         );
       case 'expired':
         throw new MemoError(
           'APPROVAL_EXPIRED',
-          `The approval request for ${call.tool} expired after ${Math.round(outcome.waitedMs / 60_000)} minutes without an answer; it did not run. Ask again if it is still wanted.`,
+          outcome.unrecorded
+            ? `The approval request for ${call.tool} expired after ${Math.round(outcome.waitedMs / 60_000)} minutes; it did not run: the answer given here (${outcome.unrecorded.answer} by ${outcome.unrecorded.by}) could not be recorded because the shared approvals database could not be reached, and nobody answered through it. Ask again if it is still wanted.`
+            : `The approval request for ${call.tool} expired after ${Math.round(outcome.waitedMs / 60_000)} minutes without an answer; it did not run. Ask again if it is still wanted.`,
           { tool: call.tool, plugin: call.plugin, details: { decision: 'expired' } },
         );
       case 'unattended':

@@ -88,6 +88,8 @@ export interface SharedApprovalsHost {
   watchers(): number;
   /** The requests this broker waits on, for publishing again after an outage. */
   mine(): Array<{ id: string; view: SharedView }>;
+  /** A beat reached the database (faces whose answers it could not record may be asked again). */
+  reachable?(): void;
 }
 
 interface Row {
@@ -289,13 +291,22 @@ export class SharedApprovals {
     // Kept until it is recorded: the next good beat tries again (others would list it as waiting).
     this.unsettled.set(id, { revision, how });
     void this.chain(id, async () => {
-      await this.q(
+      // What the row held before: an answer committed on another instance while this one could not
+      // reach the database, after the request had ended here (a denial given here wins), is told.
+      const [was] = await this.q<Array<{ state: string; by: string | null; reply: string | null }>>(
         `WITH done AS (
-           UPDATE "approvals" SET "state" = 'settled', "answer" = NULL, "view" = '{}', "outcome" = $6, "answered_by" = $7, "reply" = $8, "changed_at" = now()
-           WHERE "id" = $1 AND "incarnation" = $2 AND "revision" = $3 RETURNING "id")
-         SELECT pg_notify($4, $5) FROM done`,
+           UPDATE "approvals" AS a SET "state" = 'settled', "answer" = NULL, "view" = '{}', "outcome" = $6, "answered_by" = $7, "reply" = $8, "changed_at" = now()
+           FROM (SELECT "id", "state", "answered_by", "reply" FROM "approvals" WHERE "id" = $1 FOR UPDATE) AS old
+           WHERE a."id" = old."id" AND a."incarnation" = $2 AND a."revision" = $3
+           RETURNING old."state", old."answered_by" AS "by", old."reply")
+         SELECT "state", "by", "reply", pg_notify($4, $5) FROM done`,
         [id, this.incarnation, revision, CHANNEL, note({ k: 'settled', id, ...how }), how.outcome, how.by ?? null, how.reply ?? null],
       );
+      if (was?.state === 'answered' && (was.by !== (how.by ?? null) || was.reply !== (how.reply ?? null)))
+        this.warn(
+          `approval request ${id}: the answer given on another instance (${was.reply ?? 'an answer'} by ${was.by ?? 'someone'}) was recorded while this instance ` +
+            `could not reach the database, but the request had already ended here (${how.outcome}${how.reply ? `: ${how.reply}` : ''}${how.by ? ` by ${how.by}` : ''}), which counts; the shared inbox now says so`,
+        );
       if (this.unsettled.get(id)?.revision === revision) this.unsettled.delete(id);
     }).catch((err: unknown) => this.warn(`a settled approval request could not be taken out of the shared inbox: ${(err as Error).message}`));
   }
@@ -479,6 +490,8 @@ export class SharedApprovals {
         // First beat, or back after an outage: requests asked meanwhile were not put there, or were marked gone.
         for (const m of this.host.mine()) void this.publish(m.id, m.view).catch(() => {});
       }
+      // Reached (an outage may have been shorter than a beat): answers it could not record are asked for again.
+      this.host.reachable?.();
       for (const [id, { revision, how }] of this.unsettled) this.settled(id, revision, how);
       // Only waiting requests go gone: an answered one keeps its answer (its answerer was told it counts)
       // until its owner takes it, or it expires.
