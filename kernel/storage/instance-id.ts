@@ -14,31 +14,29 @@ const known = new Map<string, string>();
 /**
  * The name of this Memo instance among those sharing one PostgreSQL database: `MEMO_INSTANCE_ID` when
  * set (lower-case letters, digits and dashes, at most 40), otherwise an id made once and kept in
- * `<dataDir>/instance-id`, so a restarted instance is the same instance. Each instance has its own
+ * `<dataDir>/instance-id`, so a restarted instance is the same instance (a given MEMO_INSTANCE_ID is
+ * written there too, so the folder keeps its name for commands run without it). Each instance has its own
  * data folder; two instances given the same id (a copied data folder, one variable set twice) would
  * share audit chains and leases, so a host that clones data folders must set the variable.
  */
 export function instanceId(dataDir: string, env: NodeJS.ProcessEnv = process.env): string {
   const given = env.MEMO_INSTANCE_ID?.trim();
-  if (given) {
-    if (!INSTANCE_ID.test(given))
-      throw new MemoError('VALIDATION', 'MEMO_INSTANCE_ID must be 1-40 lower-case letters, digits or dashes, starting with a letter or digit.');
-    return given;
-  }
+  if (given && !INSTANCE_ID.test(given))
+    throw new MemoError('VALIDATION', 'MEMO_INSTANCE_ID must be 1-40 lower-case letters, digits or dashes, starting with a letter or digit.');
   const cached = known.get(dataDir);
-  if (cached) return cached;
+  if (cached && (!given || cached === given)) return cached;
   const file = path.join(dataDir, FILE);
-  let id: string | undefined;
+  let stored: string | undefined;
   try {
-    const stored = fs.readFileSync(file, 'utf8').trim();
-    if (INSTANCE_ID.test(stored)) id = stored;
+    const text = fs.readFileSync(file, 'utf8').trim();
+    if (INSTANCE_ID.test(text)) stored = text;
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
   }
-  if (!id) {
-    id = `i-${randomBytes(6).toString('hex')}`;
-    writeFileAtomic(file, `${id}\n`, 0o600);
-  }
+  // The variable wins, and the folder remembers it: a `memo` command run later on this data folder
+  // without the variable (memo audit verify, say) is the same instance, not a new one.
+  const id = given ?? stored ?? `i-${randomBytes(6).toString('hex')}`;
+  if (id !== stored) writeFileAtomic(file, `${id}\n`, 0o600);
   known.set(dataDir, id);
   return id;
 }

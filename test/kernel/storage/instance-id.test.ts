@@ -20,9 +20,20 @@ describe('instanceId', () => {
   it('takes MEMO_INSTANCE_ID when it is set, and refuses one that is not a short lower-case name', () => {
     const dir = tempDir();
     expect(instanceId(dir, { MEMO_INSTANCE_ID: 'memo-a' })).toBe('memo-a');
-    expect(fs.existsSync(path.join(dir, 'instance-id'))).toBe(false);
     expect(() => instanceId(dir, { MEMO_INSTANCE_ID: 'A/../b' })).toThrow(/MEMO_INSTANCE_ID must be/);
     expect(() => instanceId(dir, { MEMO_INSTANCE_ID: 'x'.repeat(41) })).toThrow(/MEMO_INSTANCE_ID must be/);
+  });
+
+  it('keeps a given MEMO_INSTANCE_ID in the folder, so a later command without the variable is the same instance', () => {
+    const dir = tempDir();
+    const made = instanceId(dir, {});
+    const other = tempDir();
+    fs.cpSync(dir, other, { recursive: true });
+    // A copied folder is named by the variable, which replaces the copied id.
+    expect(instanceId(other, { MEMO_INSTANCE_ID: 'memo-2' })).toBe('memo-2');
+    expect(fs.readFileSync(path.join(other, 'instance-id'), 'utf8').trim()).toBe('memo-2');
+    expect(instanceId(other, {})).toBe('memo-2');
+    expect(instanceId(dir, {})).toBe(made);
   });
 
   it('replaces a stored id that is not a valid name rather than use it', () => {
