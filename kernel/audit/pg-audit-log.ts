@@ -228,10 +228,9 @@ export class PgAuditLog {
     this.key = loadOrCreateKey(this.keyFile).key;
     this.keyId = auditKeyId(this.key);
     const { port1, port2 } = new MessageChannel();
-    const c = this.url.connection();
     const workerData: AuditWorkerData = {
       pgPath: createRequire(import.meta.url).resolve('pg'),
-      connection: { host: c.host, port: c.port, user: c.username, password: c.password, database: c.database, ssl: c.ssl },
+      connection: this.url.clientOptions(),
       instance: this.instance,
       schema: AUDIT_SCHEMA,
       lock: AUDIT_LOCK,

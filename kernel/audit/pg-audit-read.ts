@@ -60,14 +60,8 @@ export interface AuditDatabaseReport {
 
 async function connect(url: DatabaseUrl): Promise<Client> {
   const pg = (await import('pg')).default;
-  const c = url.connection();
   const client = new pg.Client({
-    host: c.host,
-    port: c.port,
-    user: c.username,
-    password: c.password,
-    database: c.database,
-    ssl: c.ssl,
+    ...url.clientOptions(),
     connectionTimeoutMillis: 10_000,
     application_name: 'memo-audit',
   });

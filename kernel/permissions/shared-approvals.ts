@@ -398,14 +398,8 @@ export class SharedApprovals {
   /** A connection of its own that LISTENs; lost, it is made again (and everything re-read) a second later. */
   private async listen(): Promise<void> {
     if (this.closed || this.listener) return;
-    const c = this.url.connection();
     const client = new pg.Client({
-      host: c.host,
-      port: c.port,
-      user: c.username,
-      password: c.password,
-      database: c.database,
-      ssl: c.ssl,
+      ...this.url.clientOptions(),
       application_name: 'memo-approvals',
       connectionTimeoutMillis: 10_000,
     });

@@ -100,6 +100,12 @@ export class DatabaseUrl {
     };
   }
 
+  /** The same parts as node-postgres's own `Client` takes them (`user`, not typeorm's `username`), for a connection outside a store's pool. */
+  clientOptions(): { host: string; port: number; user: string; password: string; database: string; ssl: PostgresConnection['ssl'] } {
+    const c = this.connection();
+    return { host: c.host, port: c.port, user: c.username, password: c.password, database: c.database, ssl: c.ssl };
+  }
+
   /** `text` with the password (as written and percent-encoded) replaced by ***. */
   scrub(text: string): string {
     if (!this.#password) return text;
