@@ -8,6 +8,7 @@ import { DatabaseUrl } from '../../kernel/storage/database-url.js';
 import { ConversationStore } from '../../kernel/agent/conversation-store.js';
 import * as path from 'node:path';
 import { tempDir } from '../helpers/kernel-fixture.js';
+import { waitFor } from '../helpers/wait.js';
 import { startPostgres, type TestPostgres } from '../helpers/postgres.js';
 import { routinesKernel, value } from '../plugins/routines/helpers.js';
 
@@ -75,7 +76,8 @@ describe('a kernel on PostgreSQL when the server goes away', () => {
   });
 
   it('shuts down even when the database hangs (no answer at all), warning which stores it left open', async () => {
-    process.env.MEMO_DATABASE_URL = await server.database();
+    const url = await server.database();
+    process.env.MEMO_DATABASE_URL = url;
     const fx = await routinesKernel();
     value(await fx.call('create_routine', { name: 'Open', prompt: 'p', schedule: daily }));
     await fx.kernel.conversations.create({ title: 'opened' });
@@ -84,6 +86,14 @@ describe('a kernel on PostgreSQL when the server goes away', () => {
     await fx.kernel.shutdown();
     const warned = fx.logger.lines.map((l) => JSON.stringify(l)).join('\n');
     expect(warned).toMatch(/did not close within 5 s/);
+    // The stores it abandoned finish closing once the server answers again: none of its connections stays open.
     server.thaw();
-  }, 60_000);
+    const database = new URL(url).pathname.slice(1);
+    await waitFor(
+      async () =>
+        (await server.query<{ n: number }>(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()`, [database]))[0]!
+          .n === 0,
+      { what: "the abandoned stores' connections to close", timeoutMs: 30_000 },
+    );
+  }, 90_000);
 });
