@@ -1,5 +1,6 @@
 import type { DataSource } from 'typeorm';
 import { MemoError } from '../errors.js';
+import { isConnectionLoss } from './connection-loss.js';
 import type { DatabaseUrl } from './database-url.js';
 import { checkSynchronize, describeFailure, destroyQuietly, migrate, namedMigrations, SILENT, trackedMigrations, type StoreOptions } from './migrations.js';
 
@@ -57,7 +58,10 @@ export async function openPostgres(url: DatabaseUrl, schema: string, options: St
       // on its client, which the pool listens for only while the client is idle: unheard, it would
       // end the process. Heard here, the holder's next query fails instead, and the pool drops the
       // dead client when it is given back.
-      onConnect: (client: { on(event: 'error', listener: () => void): unknown }) => void client.on('error', () => {}),
+      onConnect: (client: PgClient) => {
+        client.on('error', () => {});
+        explainLostQueries(client, label, url);
+      },
     },
     logger: SILENT,
     // A connection that dies while idle (the server restarted) is dropped from the pool and replaced
@@ -123,4 +127,42 @@ function explainConnectionFailures(ds: DataSource, label: string, url: DatabaseU
     callback
       ? connect((err, client, release) => callback(err ? unreachable(err) : err, client, release))
       : (connect() as Promise<unknown>).catch((err: Error) => Promise.reject(unreachable(err)));
+}
+
+type PgClient = { on(event: 'error', listener: () => void): unknown; query: (...args: unknown[]) => unknown };
+
+/**
+ * A connection lost under a query (the server crashed, restarted or was shut down, the network
+ * dropped) fails that query with the driver's bare words ("Connection terminated unexpectedly",
+ * "read ECONNRESET", "terminating connection due to administrator command"). The caller gets a
+ * sentence naming the database instead, saying a write under way may or may not have been saved
+ * (a COMMIT whose answer was lost) and that Memo reconnects by itself; the driver's error stays as
+ * the cause, its code on the error. A statement's own failure (a constraint, a syntax error) is
+ * passed on untouched.
+ */
+function explainLostQueries(client: PgClient, label: string, url: DatabaseUrl): void {
+  const query = client.query.bind(client);
+  const lost = (err: unknown): unknown => {
+    if (!isConnectionLoss(err)) return err;
+    const e = err as Error & { code?: unknown };
+    return Object.assign(
+      new Error(
+        `The database ${label} cannot be reached: the connection was lost during a query (${url.scrub(String(e.message))}); a write under way may or may not have been saved. Calls that need it fail until it answers again, and Memo reconnects by itself.`,
+        { cause: err },
+      ),
+      { code: e.code },
+    );
+  };
+  client.query = (...args: unknown[]) => {
+    const last = args.length - 1;
+    const callback = args[last];
+    if (typeof callback === 'function') {
+      args[last] = (err: unknown, ...rest: unknown[]) => (callback as (...a: unknown[]) => unknown)(err ? lost(err) : err, ...rest);
+      return query(...args);
+    }
+    const pending = query(...args);
+    // A submittable (a cursor, a stream) reports through itself; only the promise form is explained here.
+    const submittable = typeof (args[0] as { submit?: unknown } | null)?.submit === 'function';
+    return !submittable && pending instanceof Promise ? pending.catch((err: unknown) => Promise.reject(lost(err) as Error)) : pending;
+  };
 }

@@ -6,6 +6,7 @@
  */
 import { DatabaseUrl } from '../../kernel/storage/database-url.js';
 import { ConversationStore } from '../../kernel/agent/conversation-store.js';
+import { openPostgres } from '../../kernel/storage/postgres.js';
 import * as path from 'node:path';
 import { tempDir } from '../helpers/kernel-fixture.js';
 import { waitFor } from '../helpers/wait.js';
@@ -73,6 +74,36 @@ describe('a kernel on PostgreSQL when the server goes away', () => {
     const conv = await store.create({ title: 'after the outage' });
     expect((await store.list()).map((c) => c.id)).toEqual([conv.id]);
     await store.close();
+  });
+
+  it("says the database cannot be reached when the connection is lost under a running query, and passes a statement's own error on untouched", async () => {
+    const url = DatabaseUrl.parse(await server.database());
+    const ds = await openPostgres(url, 'lost_query', { entities: [], migrations: [] });
+    try {
+      const running = ds.query(`SELECT pg_sleep(30) /* lost-under-me */`);
+      const settled = running.then(
+        () => null,
+        (err: Error & { code?: string }) => err,
+      );
+      // The server ends that one backend, as a restart or an administrator would.
+      await waitFor(
+        async () =>
+          (await server.query(`SELECT pg_terminate_backend(pid) AS t FROM pg_stat_activity WHERE query LIKE '%lost-under-me%' AND pid <> pg_backend_pid()`))
+            .length === 1,
+      );
+      const err = await settled;
+      expect(err).not.toBeNull();
+      expect(err!.message).toMatch(
+        /^The database postgres:\/\/memo:(\*\*\*|\[masked\])@127\.0\.0\.1:\d+\/t\d+ \(schema "lost_query"\) cannot be reached: the connection was lost during a query \(terminating connection due to administrator command\); a write under way may or may not have been saved\. Calls that need it fail until it answers again, and Memo reconnects by itself\.$/,
+      );
+      expect(err!.code).toBe('57P01');
+      expect(err!.message).not.toContain(server.password);
+      // The pool drops the dead connection; the next query works, and a statement's own failure keeps the server's words.
+      expect(await ds.query('SELECT 1 AS one')).toEqual([{ one: 1 }]);
+      await expect(ds.query('SELECT * FROM no_such_table')).rejects.toThrow(/^relation "no_such_table" does not exist$/);
+    } finally {
+      await ds.destroy();
+    }
   });
 
   it('shuts down even when the database hangs (no answer at all), warning which stores it left open', async () => {
