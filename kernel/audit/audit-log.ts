@@ -119,15 +119,6 @@ export interface AuditLogOptions {
    * process's lines and a cut, emptied or rewritten file are caught on every append (a pread).
    */
   pathCheckMs?: number;
-  /**
-   * The head checkpoint is rewritten with the append that changes it, unless the previous head
-   * write was less than this many ms ago: then at the end of the current event-loop turn (or with
-   * the next append after the lag, or on close). Default 1 ms: a call spaced from the previous one
-   * (the normal case) gets its own head write; a burst of calls pays for one per millisecond. A
-   * process killed in a burst leaves its head at most that far behind the log (verify accepts a log
-   * ahead of its head). 0 writes the head with every append.
-   */
-  headLagMs?: number;
   /** Called (synchronously) when an append or open has to wait for another process's lock. */
   onLockWait?: () => void;
 }
@@ -167,9 +158,6 @@ export class AuditLog {
   private lastSeq = 0;
   private knownSize = 0;
   private lastPathCheck = 0;
-  private headWrittenAt = 0;
-  private headDue = false;
-  private headTimer: NodeJS.Immediate | null = null;
   private recent: AuditEntry[] = [];
   private readonly appended = new Set<(entries: readonly AuditEntry[]) => void>();
   private readonly headBuf = Buffer.alloc(HEAD_SIZE);
@@ -177,7 +165,6 @@ export class AuditLog {
   private readonly memory: number;
   private readonly lockTimeoutMs: number;
   private readonly pathCheckMs: number;
-  private readonly headLagMs: number;
   private readonly onLockWait: (() => void) | undefined;
   readonly headFile: string;
   readonly keyFile: string;
@@ -196,7 +183,6 @@ export class AuditLog {
     this.memory = opts.memory ?? 1000;
     this.lockTimeoutMs = opts.lockTimeoutMs ?? 10_000;
     this.pathCheckMs = opts.pathCheckMs ?? 100;
-    this.headLagMs = opts.headLagMs ?? 1;
     this.onLockWait = opts.onLockWait;
     this.headFile = headPathFor(file);
     this.keyFile = keyPathFor(file);
@@ -223,7 +209,6 @@ export class AuditLog {
   }
 
   close(): void {
-    this.flushHead();
     if (this.fd !== null) fs.closeSync(this.fd);
     if (this.headFd !== null) fs.closeSync(this.headFd);
     this.lock?.close();
@@ -267,12 +252,7 @@ export class AuditLog {
       this.lastHash = prev;
       this.lastTag = tag;
       this.lastSeq = seq;
-      const now = Date.now();
-      if (now - this.headWrittenAt >= this.headLagMs) this.writeHead(now);
-      else {
-        this.headDue = true;
-        this.headTimer ??= setImmediate(() => this.flushHead());
-      }
+      this.writeHead();
     } finally {
       lock.release();
     }
@@ -318,8 +298,7 @@ export class AuditLog {
       this.lastHash = sealed.hash;
       this.lastTag = sealed.tag;
       this.lastSeq = seq;
-      this.headDue = true;
-      this.headTimer ??= setImmediate(() => this.flushHead());
+      this.writeHead();
       const written: AuditEvent = { ...fields, hash: sealed.hash };
       this.events.push(written);
       return written;
@@ -353,25 +332,10 @@ export class AuditLog {
     this.headId = { ino: st.ino, dev: st.dev };
   }
 
-  private writeHead(now = Date.now()): void {
+  /** Rewrites the head checkpoint in place (one pwrite), under the lock of the write it follows. */
+  private writeHead(): void {
     const head: AuditHead = { seq: this.lastSeq, size: this.knownSize, hash: this.lastHash, tag: this.lastTag };
     fs.writeSync(this.headFd!, encodeHead(head, this.headBuf), 0, HEAD_SIZE, 0);
-    this.headWrittenAt = now;
-    this.headDue = false;
-  }
-
-  /** Writes a deferred head, unless another process appended since (its head is newer). */
-  private flushHead(): void {
-    if (this.headTimer) clearImmediate(this.headTimer);
-    this.headTimer = null;
-    if (!this.headDue || this.fd === null || !this.lock) return;
-    this.lock.acquire();
-    try {
-      if (!this.fileChanged()) this.writeHead();
-      this.headDue = false;
-    } finally {
-      this.lock.release();
-    }
   }
 
   /**
