@@ -1,3 +1,4 @@
+import { getEventListeners } from 'node:events';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import Database from 'better-sqlite3';
@@ -303,6 +304,62 @@ describe('the invocation pipeline', () => {
     ac.abort();
     expect(errorCode(await pending)).toBe('CANCELLED');
     expect(handlerSawAbort).toBe(true);
+  });
+
+  it('cancels a call whose handler never looks at its signal, when the caller aborts in a later turn, and a signal read afterwards is already aborted', async () => {
+    let ctxOf: { signal: AbortSignal } | undefined;
+    fx = makeKernel({
+      packs: [
+        {
+          id: 'deaf',
+          tools: [
+            {
+              spec: tool('wait', 'safe'),
+              impl: (_a, ctx) => {
+                ctxOf = ctx;
+                return new Promise(() => {});
+              },
+            },
+          ],
+        },
+      ],
+    });
+    const ac = new AbortController();
+    const pending = fx.kernel.invoke({ tool: 'wait', args: {}, caller: { kind: 'agent' }, signal: ac.signal });
+    await new Promise((r) => setTimeout(r, 5));
+    ac.abort(new Error('user pressed stop'));
+    expect(errorCode(await pending)).toBe('CANCELLED');
+    expect(ctxOf!.signal.aborted).toBe(true);
+    expect((ctxOf!.signal.reason as Error).message).toBe('user pressed stop');
+  });
+
+  it('cancels a call whose caller aborted synchronously after starting it, before its handler runs', async () => {
+    let ran = false;
+    fx = makeKernel({ packs: [{ id: 'p', tools: [{ spec: tool('t', 'safe'), impl: () => ((ran = true), 'done') }] }] });
+    const ac = new AbortController();
+    const pending = fx.kernel.invoke({ tool: 't', args: {}, caller: { kind: 'agent' }, signal: ac.signal });
+    ac.abort();
+    expect(errorCode(await pending)).toBe('CANCELLED');
+    expect(ran).toBe(false);
+  });
+
+  it('leaves no listener on a caller signal reused for many calls, quick or slow', async () => {
+    fx = makeKernel({
+      packs: [
+        {
+          id: 'p',
+          tools: [
+            { spec: tool('quick', 'safe'), impl: () => 'ok' },
+            { spec: tool('slow', 'safe'), impl: () => new Promise((r) => setTimeout(() => r('ok'), 2)) },
+          ],
+        },
+      ],
+    });
+    const ac = new AbortController();
+    for (let i = 0; i < 20; i++) {
+      expect((await fx.kernel.invoke({ tool: i % 2 ? 'slow' : 'quick', args: {}, caller: { kind: 'agent' }, signal: ac.signal })).ok).toBe(true);
+    }
+    expect(getEventListeners(ac.signal, 'abort')).toHaveLength(0);
   });
 
   it('aborts running handlers at shutdown', async () => {
