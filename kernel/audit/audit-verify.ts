@@ -40,6 +40,49 @@ export interface RecordedGap {
   pid?: number;
   detail?: string;
   recoveredTo?: string;
+  /** The instance whose kernel wrote the event (lines of a PostgreSQL chain, also once exported, name it). */
+  instance?: string;
+  /** For a `lines-lost` gap: the lines a kernel could not write while its database could not be used. */
+  lost?: LostLines;
+}
+
+/** What a `lines-lost` gap event records (pg-audit-log.ts lostEvent): calls by id and tool, never their arguments. */
+export interface LostLines {
+  lines: number;
+  calls: Array<{ id: string; tool: string; outcome?: 'ok' | 'error' }>;
+  /** Calls lost beyond those listed one by one. */
+  unlisted?: number;
+  /** Kernel events (not calls) among the lines. */
+  events?: number;
+  /** Lines sent in a statement that got no answer (the server may have committed them). */
+  unconfirmed?: number;
+  from: string;
+  to: string;
+}
+
+/** How many lost calls the sentence names one by one; the rest are counted. */
+const LOST_CALLS_NAMED = 10;
+
+/**
+ * The sentence for a `lines-lost` gap, the same in `memo audit verify` on the database and on an
+ * exported chain (`--file`): what was lost, the calls it names (tool and id, the first ten, then a
+ * count), and which instance's kernel recorded it, where (`at`: "entry #5", "line 5").
+ */
+export function lostLinesMessage(g: RecordedGap, at: string): string {
+  const lost = g.lost && typeof g.lost === 'object' ? g.lost : undefined;
+  const count = lost && Number.isInteger(lost.lines) ? lost.lines : undefined;
+  const what =
+    g.detail ??
+    (count !== undefined ? `${count} line${count === 1 ? '' : 's'} could not be written (the database could not be used)` : 'lines could not be written');
+  const calls = lost && Array.isArray(lost.calls) ? lost.calls : [];
+  const more = Math.max(0, calls.length - LOST_CALLS_NAMED) + (lost && Number.isInteger(lost.unlisted) ? (lost.unlisted ?? 0) : 0);
+  const named = calls
+    .slice(0, LOST_CALLS_NAMED)
+    .map((c) => `${String(c?.tool)} ${String(c?.id)}`)
+    .join(', ');
+  const which = named ? ` (calls: ${named}${more > 0 ? ` and ${more} more` : ''})` : '';
+  const who = `a kernel${g.instance ? ` of instance ${g.instance}` : ''} (pid ${g.pid ?? '?'})`;
+  return `lines are missing: ${what}${which}; ${who} recorded it${g.ts ? ` at ${g.ts}` : ''} as ${at}`;
 }
 
 export interface AuditVerifyReport {
@@ -94,12 +137,38 @@ const SEEN_WORDS: Record<string, string> = {
 };
 
 function gapProblem(g: RecordedGap, logName: string): AuditProblem {
+  if (g.seen === 'lines-lost') return { line: g.line, kind: 'removed', recorded: true, message: `${logName}: ${lostLinesMessage(g, `line ${g.line}`)}` };
   const kind: AuditProblemKind =
     g.seen === 'head-missing' || g.seen === 'head-altered' ? 'head' : g.seen === 'foreign-line' ? 'inserted' : (g.seen as AuditProblemKind);
   const lost = g.missing ? `${range(g.missing)} missing from ${logName}` : logName;
   const who = `a kernel (pid ${g.pid ?? '?'}) found ${SEEN_WORDS[g.seen] ?? g.seen}${g.ts ? ` at ${g.ts}` : ''}`;
   const saved = g.recoveredTo ? `; it saved what it still held of the old file to ${g.recoveredTo}` : '';
   return { line: g.line, kind, recorded: true, message: `${lost}: ${who} and recorded it at line ${g.line}${saved}` };
+}
+
+/** A gap event's fields, as verify reports them (`line`: the line number in a file, the entry number in the database). */
+export function recordedGap(line: number, obj: Record<string, unknown>): RecordedGap {
+  const o = obj as {
+    seen?: string;
+    missing?: { from: number; to: number };
+    ts?: string;
+    pid?: number;
+    detail?: string;
+    recoveredTo?: string;
+    instance?: string;
+    lost?: LostLines;
+  };
+  return {
+    line,
+    seen: typeof o.seen === 'string' ? o.seen : 'gap',
+    ...(o.missing ? { missing: o.missing } : {}),
+    ...(o.ts ? { ts: o.ts } : {}),
+    ...(o.pid ? { pid: o.pid } : {}),
+    ...(o.detail ? { detail: o.detail } : {}),
+    ...(o.recoveredTo ? { recoveredTo: o.recoveredTo } : {}),
+    ...(typeof o.instance === 'string' ? { instance: o.instance } : {}),
+    ...(o.lost && typeof o.lost === 'object' ? { lost: o.lost } : {}),
+  };
 }
 
 /**
@@ -254,16 +323,7 @@ export function verifyAuditFile(file: string): AuditVerifyReport {
       return done(chainBreak(n, p.seq, prevSeq));
     }
     if (isGap) {
-      const o = p.obj as { seen?: string; missing?: { from: number; to: number }; ts?: string; pid?: number; detail?: string; recoveredTo?: string };
-      report.gaps.push({
-        line: n,
-        seen: o.seen ?? 'gap',
-        ...(o.missing ? { missing: o.missing } : {}),
-        ...(o.ts ? { ts: o.ts } : {}),
-        ...(o.pid ? { pid: o.pid } : {}),
-        ...(o.detail ? { detail: o.detail } : {}),
-        ...(o.recoveredTo ? { recoveredTo: o.recoveredTo } : {}),
-      });
+      report.gaps.push(recordedGap(n, p.obj));
     }
     if (p.event) report.events++;
     else report.entries++;

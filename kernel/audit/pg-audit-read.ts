@@ -6,7 +6,7 @@ import type { Client } from 'pg';
 import type { DatabaseUrl } from '../storage/database-url.js';
 import { encodeHead, GENESIS_HASH, HEAD_SIZE, headPathFor, KEY_FILE, parseLine, readHeadFile, readKey, sealOf, tagOf, type ParsedLine } from './audit-chain.js';
 import { isAuditEvent, type AuditLine } from './audit-log.js';
-import type { AuditProblem, RecordedGap } from './audit-verify.js';
+import { lostLinesMessage, recordedGap, type AuditProblem, type RecordedGap } from './audit-verify.js';
 import { AUDIT_SCHEMA, auditKeyId, LOCAL_HEAD_FILE } from './pg-audit-schema.js';
 
 /**
@@ -35,17 +35,7 @@ export interface ChainReport {
 }
 
 /** A recorded gap; `lost` for a `lines-lost` one: lines a kernel could not write while the database could not be used. */
-export interface ChainGap extends RecordedGap {
-  lost?: {
-    lines: number;
-    calls: Array<{ id: string; tool: string; outcome?: 'ok' | 'error' }>;
-    unlisted?: number;
-    events?: number;
-    unconfirmed?: number;
-    from: string;
-    to: string;
-  };
-}
+export type ChainGap = RecordedGap;
 
 export interface AuditDatabaseReport {
   ok: boolean;
@@ -132,17 +122,6 @@ function keysAt(dataDir: string, extra: readonly string[]): Map<string, KeyObjec
   return keys;
 }
 
-/** The calls a `lines-lost` gap names, for the report's sentence (the first ten by tool and id, then a count). */
-function lostCalls(gap: ChainGap): string {
-  const calls = Array.isArray(gap.lost?.calls) ? gap.lost.calls : [];
-  if (calls.length === 0) return '';
-  const more = calls.length - 10 + (gap.lost?.unlisted ?? 0);
-  return ` (calls: ${calls
-    .slice(0, 10)
-    .map((c) => `${String(c.tool)} ${String(c.id)}`)
-    .join(', ')}${more > 0 ? ` and ${more} more` : ''})`;
-}
-
 function chainBreak(seq: number, prevSeq: number): AuditProblem {
   if (seq > prevSeq + 1) {
     const range = seq - 1 > prevSeq + 1 ? `#${prevSeq + 1} to #${seq - 1}` : `#${prevSeq + 1}`;
@@ -185,7 +164,7 @@ async function verifyChain(c: Client, row: ChainRow, keys: Map<string, KeyObject
         recorded: true,
         message:
           gap.seen === 'lines-lost'
-            ? `lines are missing: ${gap.detail ?? 'lines could not be written'}${lostCalls(gap)}; a kernel (pid ${gap.pid ?? '?'}) recorded it${gap.ts ? ` at ${gap.ts}` : ''} as entry #${gap.line}`
+            ? lostLinesMessage(gap, `entry #${gap.line}`)
             : `${lost}: a kernel (pid ${gap.pid ?? '?'}) found ${gap.detail ?? gap.seen}${gap.ts ? ` at ${gap.ts}` : ''} and recorded it as entry #${gap.line}`,
       };
     }
@@ -229,18 +208,7 @@ async function verifyChain(c: Client, row: ChainRow, keys: Map<string, KeyObject
     }
     const isGap = p.event === 'gap';
     if (p.prev !== prevHash || (isGap ? p.seq <= prevSeq : p.seq !== prevSeq + 1)) return done(chainBreak(p.seq, prevSeq));
-    if (isGap) {
-      const o = p.obj as { seen?: string; missing?: { from: number; to: number }; ts?: string; pid?: number; detail?: string; lost?: ChainGap['lost'] };
-      report.gaps.push({
-        line: p.seq,
-        seen: o.seen ?? 'gap',
-        ...(o.missing ? { missing: o.missing } : {}),
-        ...(o.lost && typeof o.lost === 'object' ? { lost: o.lost } : {}),
-        ...(o.ts ? { ts: o.ts } : {}),
-        ...(o.pid ? { pid: o.pid } : {}),
-        ...(o.detail ? { detail: o.detail } : {}),
-      });
-    }
+    if (isGap) report.gaps.push(recordedGap(p.seq, p.obj));
     if (p.event) report.events++;
     else report.entries++;
     if (localHead && p.seq === localHead.seq) atLocal = p;
