@@ -14,10 +14,15 @@
  *   where the descriptor really is; a read then reopens that very descriptor through /proc/self/fd,
  *   so what is read is what was checked, with no realpath walk and no comparison afterwards.
  *
+ * - other names of the kernel's state that paths cannot tell apart: a bind mount showing (part of)
+ *   the data folder under the root is refused like the data folder itself (KernelState reads the
+ *   mount table); a hard link to one of its files is refused once the file checked (the fstat both
+ *   routes already make) has more than one link and its inode is one of the kernel's files.
+ *
  * Known limits (the kernel gives Node no openat2(RESOLVE_BENEATH)): a process racing us can still
  * swap a *parent* directory between the check and a caller's own `fs` call; only the `open*`
- * helpers here detect that afterwards. Hard links and bind mounts inside the root are not detected:
- * they are the same file/directory as far as paths can tell.
+ * helpers here detect that afterwards. The mount table is read again at most every 250 ms, so a
+ * bind mount made less than that before a call may go unseen by it.
  */
 import type { Sandbox } from '../tools/contract.js';
 import { closeSync, constants as fsConstants, fstatSync, openSync, readSync, readlinkSync, realpathSync, statSync, type BigIntStats } from 'node:fs';
@@ -402,6 +407,8 @@ export class PathSandbox implements Sandbox {
     this.rootSegments = segmentsOf(real);
     this.protectedDirs = protectedDirsBelow(this.rootSegments);
     this.fast = options.fastPath !== false && probePathDescriptors(real);
+    // Bind mounts made since the last look: read the mount table now, not up to 250 ms later.
+    state?.refreshMounts(true);
   }
 
   /**
@@ -413,7 +420,18 @@ export class PathSandbox implements Sandbox {
     if (!this.isInside(real)) throw this.outsideRoot(requested, intent);
     const relative = path.relative(this.root, real);
     this.checkProtected(requested, absolute, real, relative, intent);
+    this.checkLinks(requested, stats, intent);
     return { requested, absolute, real, relative, exists: true, isDirectory: stats.isDirectory(), fileId: idOf(stats) };
+  }
+
+  /**
+   * A file with more than one name may be a hard link to a kernel file, which no path comparison
+   * can see: its inode is compared with theirs. One link (nearly every file) costs nothing more.
+   */
+  private checkLinks(requested: string, stats: BigIntStats, intent: PathIntent): void {
+    if (!this.state || stats.nlink <= 1n) return;
+    const area = this.state.linkedOwner(stats);
+    if (area) throw this.kernelProtected(requested, intent, area, 'is a hard link to a file in');
   }
 
   /** Whether a real (already resolved) absolute path is the root or inside it, segment by segment. */
@@ -456,7 +474,7 @@ export class PathSandbox implements Sandbox {
     const relative = path.relative(this.root, location.real);
     this.checkProtected(requested, absolute, location.real, relative, intent);
 
-    return this.describe(requested, absolute, location, relative);
+    return this.describe(requested, absolute, location, relative, intent);
   }
 
   /**
@@ -648,7 +666,7 @@ export class PathSandbox implements Sandbox {
     }
   }
 
-  private async describe(requested: string, absolute: string, location: RealLocation, relative: string): Promise<ResolvedPath> {
+  private async describe(requested: string, absolute: string, location: RealLocation, relative: string, intent: PathIntent): Promise<ResolvedPath> {
     const base = { requested, absolute, real: location.real, relative };
     if (!location.exists) return { ...base, exists: false, isDirectory: false };
     let stats;
@@ -659,6 +677,7 @@ export class PathSandbox implements Sandbox {
     }
     // realpath said this was a real, link-free path; a link now means it was swapped under us.
     if (stats.isSymbolicLink()) throw changedWhileOpening(requested);
+    this.checkLinks(requested, stats, intent);
     return { ...base, exists: true, isDirectory: stats.isDirectory(), fileId: idOf(stats) };
   }
 
@@ -705,7 +724,12 @@ export class PathSandbox implements Sandbox {
     );
   }
 
-  private kernelProtected(requested: string, intent: PathIntent, area: KernelArea, relation: 'is inside' | 'contains'): MemoError {
+  private kernelProtected(
+    requested: string,
+    intent: PathIntent,
+    area: KernelArea,
+    relation: 'is inside' | 'contains' | 'is a hard link to a file in',
+  ): MemoError {
     const what = area.reach === 'all' ? 'which no tool may read, list or change' : 'which no tool may change';
     return fail(
       'PATH_PROTECTED',
