@@ -4,6 +4,7 @@ import path from 'node:path';
 import { isMemoError } from '../../../kernel/errors.js';
 import { KernelState } from '../../../kernel/sandbox/kernel-state.js';
 import { PathSandbox } from '../../../kernel/sandbox/path-sandbox.js';
+import { makeKernel, tempDir, type Fixture } from '../../helpers/kernel-fixture.js';
 
 /**
  * A hard link inside the root to a file of the data folder is the kernel's file under another name:
@@ -157,5 +158,40 @@ describe('KernelState.linkedOwner', () => {
     expect(state.except(skills).linkedOwner(stats)).toBeNull();
     registration.dispose();
     expect(state.linkedOwner(stats)).toBeNull();
+  });
+});
+
+describe('the file tools, through a real kernel (data folder ./data inside the root)', () => {
+  let fx: Fixture;
+  let kernelFile: string;
+  const call = (tool: string, args: Record<string, unknown>) => fx.kernel.invoke({ tool, args, caller: { kind: 'agent' } });
+
+  beforeEach(async () => {
+    const workspace = tempDir('memo-hardlink-kernel-');
+    fx = makeKernel({ packs: [], root: workspace, dataDir: path.join(workspace, 'data') });
+    await fx.kernel.loadPacks([{ dir: path.resolve('plugins'), source: 'builtin' }]);
+    fx.prompter.setFallback('allow-once');
+    kernelFile = path.join(fx.dataDir, 'agent.key');
+    writeFileSync(kernelFile, KEY, { mode: 0o600 });
+    linkSync(kernelFile, path.join(fx.root, 'readme.txt'));
+  });
+  afterEach(async () => {
+    const workspace = fx.root;
+    await fx.close();
+    await fs.rm(workspace, { recursive: true, force: true });
+  });
+
+  it.each<[string, Record<string, unknown>]>([
+    ['read_file', { path: 'readme.txt' }],
+    ['get_file_info', { path: 'readme.txt' }],
+    ['write_file', { path: 'readme.txt', content: 'replaced' }],
+    ['edit_file', { path: 'readme.txt', oldText: 'KERNEL', newText: 'gone' }],
+    ['insert_line', { path: 'readme.txt', line: 1, content: 'x' }],
+    ['delete_lines', { path: 'readme.txt', startLine: 1, endLine: 1 }],
+  ])('%s of a hard link to a kernel file is refused and the file is left as it was', async (tool, args) => {
+    const r = await call(tool, args);
+    expect(r.ok ? `ran: ${JSON.stringify(r.value).slice(0, 200)}` : r.error.code).toBe('PATH_PROTECTED');
+    expect(JSON.stringify(r)).not.toContain(KEY);
+    expect(await fs.readFile(kernelFile, 'utf8')).toBe(KEY);
   });
 });
