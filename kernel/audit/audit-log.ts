@@ -1,6 +1,7 @@
 import type { KeyObject } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { performance } from 'node:perf_hooks';
 import type { CallerKind } from '../tools/contract.js';
 import {
   encodeHead,
@@ -119,6 +120,16 @@ export interface AuditLogOptions {
    * process's lines and a cut, emptied or rewritten file are caught on every append (a pread).
    */
   pathCheckMs?: number;
+  /**
+   * How long the head checkpoint may trail the lines it seals, in ms. Default 5. An append writes
+   * it (under its own lock) when the last head write is that old; otherwise it marks it due and a
+   * timer rewrites it (under the lock, unless another process appended since: its head is newer), so
+   * a run of calls shares a head write or two instead of paying a pwrite each; close() writes it at
+   * once. A process killed in that window leaves its head up to this far behind its trail,
+   * which verify accepts (a trail ahead of its head); only lines cut within the window after such a
+   * crash would go unnoticed. 0 writes the head with every batch, under the batch's lock.
+   */
+  headLagMs?: number;
   /** Called (synchronously) when an append or open has to wait for another process's lock. */
   onLockWait?: () => void;
 }
@@ -138,8 +149,8 @@ interface FileId {
  * OS owns the page). Around the write, under an exclusive flock shared with every other process
  * writing this file: a one-pread probe tells whether someone else appended (or the file shrank or
  * was rewritten), and a throttled stat whether the path still names our file; if not, the tail is
- * re-read and the chain continues from it. After the write, the head checkpoint
- * (`agent-audit.head`) is rewritten in place with one pwrite.
+ * re-read and the chain continues from it. The head checkpoint (`agent-audit.head`) follows
+ * within `headLagMs` (one pwrite under the lock for a whole run of calls), and at close.
  *
  * When the file is not the way this process left it (cut, emptied, deleted, replaced, a head that
  * is gone), the log reopens or recreates it and writes a `gap` event saying what it saw, so
@@ -158,6 +169,9 @@ export class AuditLog {
   private lastSeq = 0;
   private knownSize = 0;
   private lastPathCheck = 0;
+  private headDue = false;
+  private headWrittenAt = 0;
+  private headTimer: NodeJS.Timeout | null = null;
   private recent: AuditEntry[] = [];
   private readonly appended = new Set<(entries: readonly AuditEntry[]) => void>();
   private readonly headBuf = Buffer.alloc(HEAD_SIZE);
@@ -165,6 +179,7 @@ export class AuditLog {
   private readonly memory: number;
   private readonly lockTimeoutMs: number;
   private readonly pathCheckMs: number;
+  private readonly headLagMs: number;
   private readonly onLockWait: (() => void) | undefined;
   readonly headFile: string;
   readonly keyFile: string;
@@ -183,6 +198,7 @@ export class AuditLog {
     this.memory = opts.memory ?? 1000;
     this.lockTimeoutMs = opts.lockTimeoutMs ?? 10_000;
     this.pathCheckMs = opts.pathCheckMs ?? 100;
+    this.headLagMs = opts.headLagMs ?? 5;
     this.onLockWait = opts.onLockWait;
     this.headFile = headPathFor(file);
     this.keyFile = keyPathFor(file);
@@ -209,6 +225,7 @@ export class AuditLog {
   }
 
   close(): void {
+    this.flushHead();
     if (this.fd !== null) fs.closeSync(this.fd);
     if (this.headFd !== null) fs.closeSync(this.headFd);
     this.lock?.close();
@@ -252,7 +269,7 @@ export class AuditLog {
       this.lastHash = prev;
       this.lastTag = tag;
       this.lastSeq = seq;
-      this.writeHead();
+      this.headLater();
     } finally {
       lock.release();
     }
@@ -298,7 +315,7 @@ export class AuditLog {
       this.lastHash = sealed.hash;
       this.lastTag = sealed.tag;
       this.lastSeq = seq;
-      this.writeHead();
+      this.headLater();
       const written: AuditEvent = { ...fields, hash: sealed.hash };
       this.events.push(written);
       return written;
@@ -332,10 +349,45 @@ export class AuditLog {
     this.headId = { ino: st.ino, dev: st.dev };
   }
 
-  /** Rewrites the head checkpoint in place (one pwrite), under the lock of the write it follows. */
+  /** Rewrites the head checkpoint in place (one pwrite); the caller holds the lock. */
   private writeHead(): void {
     const head: AuditHead = { seq: this.lastSeq, size: this.knownSize, hash: this.lastHash, tag: this.lastTag };
     fs.writeSync(this.headFd!, encodeHead(head, this.headBuf), 0, HEAD_SIZE, 0);
+    this.headDue = false;
+    this.headWrittenAt = performance.now();
+  }
+
+  /** After a write, under its lock: the head now, or (headLagMs > 0) by the timer. */
+  private headLater(): void {
+    if (this.headLagMs <= 0 || performance.now() - this.headWrittenAt >= this.headLagMs) return this.writeHead();
+    this.headDue = true;
+    if (!this.headTimer) {
+      this.headTimer = setTimeout(() => {
+        try {
+          this.flushHead();
+        } catch {
+          // The lock was not to be had (another process stuck holding it): the head stays due, and
+          // the next append or close() writes it; the lines themselves are already in the file.
+          this.headTimer = null;
+        }
+      }, this.headLagMs);
+      // A due head never keeps the process alive: close() writes it, and a crash is what the lag allows.
+      this.headTimer.unref();
+    }
+  }
+
+  /** Writes a due head, unless another process appended since (its head is newer). */
+  private flushHead(): void {
+    if (this.headTimer) clearTimeout(this.headTimer);
+    this.headTimer = null;
+    if (!this.headDue || this.fd === null || !this.lock) return;
+    this.lock.acquire();
+    try {
+      if (!this.fileChanged()) this.writeHead();
+      this.headDue = false;
+    } finally {
+      this.lock.release();
+    }
   }
 
   /**

@@ -2,6 +2,8 @@ import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { AuditLog, verifyAuditFile } from '../../kernel/audit/audit-log.js';
+import { headPathFor, readHeadFile } from '../../kernel/audit/audit-chain.js';
+import { waitFor } from '../helpers/wait.js';
 import { auditTempDir, compileAuditModules, lines, record, removeTempDirs, writeLines, writeLog } from './audit/helpers.js';
 import { nth } from '../helpers/nth.js';
 
@@ -130,6 +132,29 @@ describe('the audit log', () => {
     expect(verifyAuditFile(file)).toMatchObject({ ok: true, entries: 5 });
   });
 
+  it('brings the head checkpoint up to the last line within its lag when calls stop, and at once on close', async () => {
+    const dir = auditTempDir();
+    const file = path.join(dir, 'agent-audit.jsonl');
+    const seqOfHead = () => {
+      const h = readHeadFile(headPathFor(file));
+      return h.state === 'ok' ? h.head.seq : -1;
+    };
+    const log = new AuditLog(file, { headLagMs: 20 });
+    log.open(); // writes the head (line 0)
+    await new Promise((r) => setTimeout(r, 30)); // longer than the lag
+    log.append(record(1));
+    expect(seqOfHead()).toBe(1); // the first append after a quiet spell writes it itself
+    log.append(record(2));
+    log.append(record(3));
+    expect(seqOfHead()).toBe(1); // a run of calls inside the lag shares one later write
+    await waitFor(() => seqOfHead() === 3, { what: 'the head to reach line 3' });
+    expect(verifyAuditFile(file)).toMatchObject({ ok: true, entries: 3 });
+    log.append(record(4));
+    log.append(record(5));
+    log.close();
+    expect(seqOfHead()).toBe(5);
+  });
+
   it('loses no line when the process is killed with SIGKILL right after a call returns', () => {
     const dir = auditTempDir();
     const file = path.join(dir, 'agent-audit.jsonl');
@@ -145,8 +170,8 @@ describe('the audit log', () => {
     const res = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8' });
     expect(res.stderr).toBe('');
     expect(res.signal).toBe('SIGKILL');
-    // In a burst the head checkpoint is written at most once per millisecond, so a kill leaves it at
-    // most that far behind: verify accepts a log ahead of its head.
+    // In a burst the head checkpoint is written at most once per headLagMs (5 ms), so a kill leaves
+    // it at most that far behind: verify accepts a log ahead of its head.
     const report = verifyAuditFile(file);
     expect(report).toMatchObject({ ok: true, entries: 500 });
     expect(report.head!.seq).toBeGreaterThan(0);
