@@ -39,7 +39,8 @@ export function approvalBlock(a: ApprovalView, now: number): string {
     if (lines.length > PREVIEW_LINES) rows.push(`${pad}… ${lines.length - PREVIEW_LINES} more lines (memo approvals list --json has them all)`);
   }
   if (a.concern) rows.push(`  concern:   ${a.concern.reason.startsWith(`${a.concern.rule}:`) ? a.concern.reason : `${a.concern.reason} (${a.concern.rule})`}`);
-  if (a.answerable) {
+  if (a.gone) rows.push(`  answers:   none now: instance ${a.instance ?? '?'} that asked it is not answering (stopped, or cut off from the database)`);
+  else if (a.answerable) {
     rows.push(`  answers:   ${a.answers.join(', ')}${a.editable ? `, or --edit '<json>'` : ''}`);
     rows.push(`  answer:    memo approvals answer ${a.id} ${a.answers[0] ?? 'allow-once'}`);
   } else rows.push(`  answers:   only at the terminal of the memo tools call that made it`);

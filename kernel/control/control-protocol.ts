@@ -14,7 +14,8 @@
  *           | {"v":1,"op":"approvals.answer","id","answer"}       -> result: {"id","tool","reply"}, answered as `cli`
  *           | {"v":1,"op":"approvals.answer","id","edit":{...}}   (only a request whose tool is editable)
  *             errors: NOT_PENDING (unknown or settled id), AMBIGUOUS (a prefix of several), NOT_EDITABLE,
- *             ANSWER_NOT_OFFERED (not among the request's answers), NOT_ANSWERABLE (a memo tools call's own prompt)
+ *             ANSWER_NOT_OFFERED (not among the request's answers), NOT_ANSWERABLE (a memo tools call's own prompt),
+ *             GONE (with a shared database: the instance it waits on is not answering; the console's 410)
  *           | {"v":1,"op":"approvals.watch"}
  *   server -> {"v":1,"type":"approvals","pending":[...]}, then per change
  *             {"v":1,"type":"approval","event":"asked","approval"} | {"v":1,"type":"approval","event":"settled","id","outcome",...}

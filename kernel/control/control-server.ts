@@ -36,7 +36,7 @@ import {
   socketPathIn,
   type ServerHello,
 } from './control-protocol.js';
-import { approvalList, approvalView, CONTROL_CALL_SESSION, packInfo, packList, toolList, type ApprovalView } from './kernel-views.js';
+import { approvalList, approvalView, CONTROL_CALL_SESSION, goneMessage, packInfo, packList, toolList, type ApprovalView } from './kernel-views.js';
 
 /** A connection that sends no request within this long is closed. */
 const REQUEST_WAIT_MS = 30_000;
@@ -287,6 +287,8 @@ export class ControlServer {
     if (matches.length > 1) return { code: 'AMBIGUOUS', message: `${matches.length} pending requests start with ${id}: give more of the id` };
     const view = matches[0];
     if (!view) return { code: 'NOT_PENDING', message: notPending(id) };
+    // Its instance stopped beating: say so (as the console does), not that a memo tools call asked it.
+    if (view.gone) return { code: 'GONE', message: goneMessage(view.instance) };
     if (!view.answerable)
       return {
         code: 'NOT_ANSWERABLE',

@@ -111,9 +111,22 @@ export interface ApprovalView {
   faces: string[];
   /**
    * False for a `memo tools call` made through the control socket: its question goes to the
-   * terminal of the command that made it, and only there can it be answered.
+   * terminal of the command that made it, and only there can it be answered; false too for a
+   * request whose instance is gone.
    */
   answerable: boolean;
+  /** With a shared database: the instance a request of another instance waits on. */
+  instance?: string;
+  /** That instance is not answering (stopped, or cut off from the database): listed until it expires, not answerable now. */
+  gone?: boolean;
+}
+
+/**
+ * Why a request of a gone instance cannot be answered: the words of the web console (HTTP 410) and
+ * of the shared inbox's refusal (GONE).
+ */
+export function goneMessage(instance: string | undefined): string {
+  return `The instance ${instance ?? ''} that asked this is not answering (stopped, or cut off from the database), so it cannot be answered now; if that instance comes back, the request waits again and can be answered then.`;
 }
 
 /** The session id the control server gives each `memo tools call` it runs (see control-server.ts). */
@@ -143,7 +156,9 @@ export function approvalView(p: PendingApproval): ApprovalView {
     ...(r.editedBy ? { editedBy: r.editedBy } : {}),
     ...(r.editProblem ? { editProblem: r.editProblem } : {}),
     faces: p.faces,
-    answerable: !(r.caller.kind === 'cli' && r.caller.sessionId?.startsWith(CONTROL_CALL_SESSION) === true),
+    answerable: !p.gone && !(r.caller.kind === 'cli' && r.caller.sessionId?.startsWith(CONTROL_CALL_SESSION) === true),
+    ...(p.instance !== undefined ? { instance: p.instance } : {}),
+    ...(p.gone ? { gone: true } : {}),
   };
 }
 
