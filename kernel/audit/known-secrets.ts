@@ -22,7 +22,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import type { ToolContext } from '../tools/contract.js';
+import type { Preview, ToolContext } from '../tools/contract.js';
 import { MASK } from './masking.js';
 import { isSensitiveName } from './secret-names.js';
 import { findSecretRanges } from './secret-rules.js';
@@ -403,4 +403,62 @@ export function attachKnownSecrets(ctx: object, secrets: KnownSecrets): void {
 /** The known secrets of the kernel running this call (null outside a call). */
 export function knownSecretsOf(ctx: ToolContext | object): KnownSecrets | null {
   return byContext.get(ctx) ?? null;
+}
+
+const SVG_DATA_URL = /^data:image\/svg\+xml((?:;[a-z-]+=[^;,]*)*)(;base64)?,/i;
+
+/** The text a reader of an SVG sees: XML character references and the five entities decoded. */
+function xmlText(text: string): string {
+  return text.replace(/&(#x[0-9a-f]+|#[0-9]+|amp|lt|gt|quot|apos);/gi, (whole, ref: string) => {
+    const r = ref.toLowerCase();
+    if (r.startsWith('#')) {
+      const code = r.startsWith('#x') ? parseInt(r.slice(2), 16) : parseInt(r.slice(1), 10);
+      return code <= 0x10ffff ? String.fromCodePoint(code) : whole;
+    }
+    return { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'" }[r] ?? whole;
+  });
+}
+
+/** What the SVG's text elements draw, one after the other (a label wrapped onto several lines read as one). */
+function drawnText(svg: string): string {
+  let out = '';
+  for (const m of svg.matchAll(/<text\b[^>]*>([\s\S]*?)<\/text>/gi)) out += (m[1] ?? '').replace(/<[^>]*>/g, '');
+  return xmlText(out);
+}
+
+/**
+ * A preview image with the known secrets scrubbed, or null when it cannot be vouched for (then it is
+ * left out: the preview's text says what the call does). An SVG data: URL is decoded and scrubbed
+ * as text, then encoded again as it was; it is dropped if a secret still shows once its XML
+ * references are decoded or its text elements are read together (a label wrapped mid-word). Any
+ * other image (a PNG: text drawn as pixels cannot be read) is dropped.
+ */
+function scrubPreviewImage(image: string, known: Pick<KnownSecrets, 'scrub' | 'contains'>): string | null {
+  const m = SVG_DATA_URL.exec(image);
+  if (!m) return null;
+  const data = image.slice(m[0].length);
+  const base64 = m[2] !== undefined;
+  let svg: string;
+  try {
+    svg = base64 ? Buffer.from(data, 'base64').toString('utf8') : decodeURIComponent(data);
+  } catch {
+    return null;
+  }
+  const clean = known.scrub(svg);
+  if (known.contains(xmlText(clean)) || known.contains(drawnText(clean))) return null;
+  if (clean === svg) return image;
+  return m[0] + (base64 ? Buffer.from(clean, 'utf8').toString('base64') : encodeURIComponent(clean));
+}
+
+/**
+ * A tool's preview with the known secrets scrubbed from all it shows: its text, and its image (the
+ * canvas pack's SVG of the drawing, where a label is plain text inside base64). The preview is not
+ * changed; a copy is returned. An image that cannot be checked is left out (see scrubPreviewImage).
+ */
+export function scrubPreview<P extends Preview>(preview: P, known: Pick<KnownSecrets, 'scrub' | 'contains'>): P {
+  const { image, ...rest } = preview as P & { image?: unknown };
+  const out = { ...rest, text: typeof preview.text === 'string' ? known.scrub(preview.text) : preview.text } as P;
+  if (image === undefined) return out;
+  const clean = typeof image === 'string' ? scrubPreviewImage(image, known) : null;
+  return clean === null ? out : { ...out, image: clean };
 }
