@@ -60,16 +60,14 @@ async function link(rt: WhatsAppRuntime, ctx: Ctx): Promise<number> {
   let conn: WhatsAppConnection | null = null;
   let finish: (r: { state: ConnectionState; detail?: string }) => void = () => {};
   const paired = new Promise<{ state: ConnectionState; detail?: string }>((resolve) => {
-    const timer = setTimeout(
-      () =>
-        finish({ state: 'closed', detail: `No phone paired within ${timeoutMs / 1000} s${lastProblem ? ` (last: ${lastProblem.replace(/\.$/, '')})` : ''}.` }),
-      timeoutMs,
-    );
+    // Whichever way the wait ends without a phone, the last connection problem is named with it.
+    const last = () => (lastProblem ? ` (last: ${lastProblem.replace(/\.$/, '')})` : '');
+    const timer = setTimeout(() => finish({ state: 'closed', detail: `No phone paired within ${timeoutMs / 1000} s${last()}.` }), timeoutMs);
     finish = (r) => {
       clearTimeout(timer);
       resolve(r);
     };
-    ctx.signal.addEventListener('abort', () => finish({ state: 'stopped', detail: 'Stopped before a phone paired.' }), { once: true });
+    ctx.signal.addEventListener('abort', () => finish({ state: 'stopped', detail: `Stopped before a phone paired${last()}.` }), { once: true });
   });
   const onQr = (qr: string) => {
     if (phone) {

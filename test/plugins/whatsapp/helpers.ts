@@ -18,7 +18,8 @@ afterEach(async () => {
 
 export interface WhatsAppFixture extends Fixture {
   call(tool: string, args: Record<string, unknown>): Promise<ToolResult>;
-  command(sub: string, options?: Record<string, unknown>, signal?: AbortSignal): Promise<{ code: number; out: unknown[] }>;
+  /** Runs `memo whatsapp <sub>`; what it prints is pushed to `out` as it goes. */
+  command(sub: string, options?: Record<string, unknown>, signal?: AbortSignal, out?: unknown[]): Promise<{ code: number; out: unknown[] }>;
   /** Every socket the pack made, newest last. */
   sockets: FakeSocket[];
   socket(): FakeSocket;
@@ -56,10 +57,9 @@ export async function whatsappKernel(
   if (mine?.status !== 'loaded') throw new Error(`whatsapp did not load: ${mine?.error ?? 'not found'}`);
   if (options.config) fx.kernel.packs.setConfig('whatsapp', options.config);
   if (!options.prompter) fx.prompter.setFallback('allow-once');
-  const command: WhatsAppFixture['command'] = async (sub, opts = {}, signal = new AbortController().signal) => {
+  const command: WhatsAppFixture['command'] = async (sub, opts = {}, signal = new AbortController().signal, out: unknown[] = []) => {
     const s = fx.kernel.commands.get('whatsapp')?.command.subcommands.find((c) => c.name === sub);
     if (!s) throw new Error(`no memo whatsapp ${sub}`);
-    const out: unknown[] = [];
     const code = await s.run({
       args: {},
       options: opts,
