@@ -5,6 +5,7 @@ import { toDisposable, type Disposable } from '../disposable.js';
 import type { Kernel } from '../kernel.js';
 import type { Logger } from '../logger.js';
 import type { Skill } from '../skills/skill.js';
+import { oneLine } from '../skills/skill-index.js';
 import type { Caller, ProgressUpdate, ToolResult } from '../tools/contract.js';
 import { isPlainObject, toCallToolResult, toMcpTool } from './mcp-tool-mapping.js';
 
@@ -164,7 +165,7 @@ export class MemoMcpServer {
       return this.callTool(callParams(request), ctx);
     };
     server.setRequestHandler('prompts/list', () => ({
-      prompts: this.kernel.skills.loaded().map((s) => ({ name: s.name, description: s.description })),
+      prompts: this.kernel.skills.loaded().map((s) => ({ name: s.name, description: oneLine(s.description) })),
     }));
     server.setRequestHandler('prompts/get', async (request, ctx) => {
       const name = request.params.name;
@@ -177,7 +178,7 @@ export class MemoMcpServer {
       const files = skill.files.filter((f) => f !== 'SKILL.md');
       const listing = files.length ? `\n\n---\nFiles of this skill, as resources:\n${files.map((f) => `- ${SKILL_URI}${name}/${f}`).join('\n')}` : '';
       return {
-        description: skill.description,
+        description: oneLine(skill.description),
         messages: [{ role: 'user' as const, content: { type: 'text' as const, text: `${skill.instructions}${listing}` } }],
       };
     });
@@ -271,7 +272,7 @@ export class MemoMcpServer {
   private skillSource(): SkillSource {
     const entry = (skill: Skill): McpSkill => ({
       uri: `${SKILL_URI}${skill.name}/SKILL.md`,
-      frontmatter: { name: skill.name, description: skill.description },
+      frontmatter: { name: skill.name, description: oneLine(skill.description) },
       resources: 'dynamic',
     });
     const find = (uri: string): Skill | undefined => {
@@ -296,7 +297,7 @@ export class MemoMcpServer {
           this.kernel.skills.loaded().map((s) => ({
             uri: `${SKILL_URI}${s.name}/SKILL.md`,
             name: `${s.name}/SKILL.md`,
-            description: s.description,
+            description: oneLine(s.description),
             mimeType: 'text/markdown',
           })),
         ),

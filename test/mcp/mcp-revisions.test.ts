@@ -274,6 +274,34 @@ describe('MCP: both protocol revisions on one endpoint, skills over MCP', () => 
     }
   });
 
+  it('lists a skill whose description is over the 1,024-character limit cut to one line, on every list, and reads it whole', async () => {
+    const words = Array.from({ length: 300 }, (_, i) => `word${i}`).join(' ');
+    const extra = tempDir('memo-skills-long-');
+    writeSkill(extra, 'long-description', words, 'Body.');
+    await fx.kernel.loadSkills([{ dir: extra, source: 'extra' }]);
+    const cut = (d: unknown) => {
+      expect(typeof d).toBe('string');
+      expect((d as string).length).toBeLessThanOrEqual(1024);
+      expect(d as string).toMatch(/^word0 word1 .*…$/);
+    };
+    const old = await connect(endpoint.url, endpoint.token);
+    try {
+      const { prompts } = await old.client.listPrompts();
+      cut(prompts.find((p) => p.name === 'long-description')?.description);
+      const got = await old.client.getPrompt({ name: 'long-description' });
+      cut(got.description);
+      const { resources } = await old.client.listResources();
+      cut(resources.find((r) => r.uri === 'skill://long-description/SKILL.md')?.description);
+      const skillMd = await old.client.readResource({ uri: 'skill://long-description/SKILL.md' });
+      expect((skillMd.contents[0] as { text: string }).text).toContain(words);
+    } finally {
+      await old.close();
+    }
+    const { body } = await stateless(endpoint, 'skills/list');
+    expect(body.error).toBeUndefined();
+    cut((body.result.skills as { uri: string; frontmatter: { description: string } }[]).find((s) => s.uri === 'skill://long-description/SKILL.md')?.frontmatter.description);
+  });
+
   it('serves the skills extension to a client that negotiates it (skills/list over the stateless revision)', async () => {
     const { body } = await stateless(endpoint, 'skills/list');
     expect(body.error).toBeUndefined();
