@@ -4,7 +4,7 @@ import * as T from '../tokens.js';
 import type { AuditSink } from '../tokens.js';
 import type { AuditRecord } from '../audit/audit-log.js';
 import { inject, injectable } from '../di.js';
-import { attachKnownSecrets, KnownSecrets } from '../audit/known-secrets.js';
+import { attachKnownSecrets, KnownSecrets, scrubPreview } from '../audit/known-secrets.js';
 import { MASK, maskArgs, maskText } from '../audit/masking.js';
 import type { Clock, ClockTimer } from '../clock.js';
 import type { Logger } from '../logger.js';
@@ -289,7 +289,7 @@ export class ToolPipeline {
       const cleanConcern = (c: typeof concern) => (c ? { verdict: 'ask' as const, rule: String(c.rule), reason: this.clean(String(c.reason), secrets) } : null);
       const previewOf = (a: Record<string, unknown>) => async () => {
         const p = tool.preview ? await tool.preview(a, ctx.ctx) : null;
-        return p && typeof p.text === 'string' ? { ...p, text: this.known.scrub(p.text) } : p;
+        return p && typeof p.text === 'string' ? scrubPreview(p, this.known) : p;
       };
       ctx.checkOuter();
       const outcome = await this.gate.check({

@@ -2,8 +2,8 @@
  * A known secret drawn on a canvas (an agent writes a key into a label) must not reach the person
  * asked, nor `memo approvals list --json`, the console or the control socket, through the drawing
  * preview's image: the SVG's text is plain text inside the base64 data: URL. The pipeline scrubs the
- * preview's text; its image needs scrubPreview (kernel/audit/known-secrets.ts) in tool-pipeline.ts
- * previewOf. Real pack, real renderer, a secret in the kernel's environment.
+ * preview's text and, through scrubPreview (kernel/audit/known-secrets.ts) in tool-pipeline.ts
+ * previewOf, its image. Real pack, real renderer, a secret in the kernel's environment.
  */
 import { KnownSecrets, scrubPreview } from '../../../kernel/audit/known-secrets.js';
 import type { Preview } from '../../../kernel/tools/contract.js';
@@ -47,22 +47,18 @@ describe('a known secret drawn on a canvas, in the approval preview', () => {
     expect(asked.text).toContain('[masked]');
   });
 
-  // The leak: the rendered SVG draws the secret. Fails until tool-pipeline.ts previewOf calls
-  // scrubPreview; then turn it.failing into it.
-  it.failing('has no known secret in its image', () => {
-    expect(asked.image).toMatch(/^data:image\/svg\+xml;base64,/);
-    expect(svgOf(asked)).not.toContain(SECRET);
-  });
-
-  it('scrubPreview takes the secret out of the rendered SVG and keeps the rest of the picture', () => {
-    expect(svgOf(asked)).toContain(SECRET); // what is put to the person today
-    const clean = scrubPreview(asked, new KnownSecrets({ env: { [ENV_NAME]: SECRET } }));
-    expect(clean.text).toBe(asked.text);
-    expect(clean.image).toMatch(/^data:image\/svg\+xml;base64,[A-Za-z0-9+/]+={0,2}$/);
-    const svg = svgOf(clean);
+  // The rendered SVG draws the label: the pipeline's previewOf runs scrubPreview on the image too.
+  it('has no known secret in its image, and keeps the rest of the picture', () => {
+    expect(asked.image).toMatch(/^data:image\/svg\+xml;base64,[A-Za-z0-9+/]+={0,2}$/);
+    const svg = svgOf(asked);
     expect(svg).not.toContain(SECRET);
     expect(svg).toContain('[masked]');
     expect(svg).toContain('Quarterly plan');
     expect(svg).toMatch(/^<\?xml version="1\.0" encoding="UTF-8"\?>\n<svg /);
+  });
+
+  it('scrubPreview leaves a scrubbed preview as it is', () => {
+    const again = scrubPreview(asked, new KnownSecrets({ env: { [ENV_NAME]: SECRET } }));
+    expect(again).toEqual(asked);
   });
 });
