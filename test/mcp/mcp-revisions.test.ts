@@ -299,7 +299,10 @@ describe('MCP: both protocol revisions on one endpoint, skills over MCP', () => 
     }
     const { body } = await stateless(endpoint, 'skills/list');
     expect(body.error).toBeUndefined();
-    cut((body.result.skills as { uri: string; frontmatter: { description: string } }[]).find((s) => s.uri === 'skill://long-description/SKILL.md')?.frontmatter.description);
+    cut(
+      (body.result.skills as { uri: string; frontmatter: { description: string } }[]).find((s) => s.uri === 'skill://long-description/SKILL.md')?.frontmatter
+        .description,
+    );
   });
 
   it('serves the skills extension to a client that negotiates it (skills/list over the stateless revision)', async () => {
