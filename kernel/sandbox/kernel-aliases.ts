@@ -144,6 +144,8 @@ interface DirRecord {
   ctimeNs: bigint;
   /** Listed too soon after its last change for its mtime to be trusted (timestamps are coarse): listed again next time. */
   racy: boolean;
+  /** Could not be listed (EACCES, EMFILE...): any file might be in it, so a lookup answers as if it were. */
+  unreadable: boolean;
   /** Device and inode (`"dev:ino"`) of every entry that is not a folder. */
   files: Set<string>;
   subdirs: string[];
@@ -168,21 +170,27 @@ export class InodeIndex {
   private readonly dirs = new Map<string, DirRecord>();
   private tops: readonly string[] = [];
 
-  /** The folders to index (real paths), in order; the index of a folder here is what `lookup` returns. */
+  /** The folders to index (real paths), in order; the index of a folder here is what `lookup` returns. Unchanged tops keep what is known. */
   setTops(tops: readonly string[]): void {
+    if (tops.length === this.tops.length && tops.every((t, i) => t === this.tops[i])) return;
     this.tops = [...tops];
     this.dirs.clear();
   }
 
   /**
    * The index (into the folders given to `setTops`) of the folder holding another name of the
-   * inode `dev:ino`, and the folder's path, or null.
+   * inode `dev:ino`, and the folder's path, or null. It fails closed: while a folder of an area
+   * cannot be listed, the answer is that folder (the inode may be in it).
    */
   lookup(dev: bigint, ino: bigint): { top: number; dir: string } | null {
     this.update();
     const key = `${dev}:${ino}`;
-    for (const [dir, record] of this.dirs) if (record.files.has(key)) return { top: record.area, dir };
-    return null;
+    let unknown: { top: number; dir: string } | null = null;
+    for (const [dir, record] of this.dirs) {
+      if (record.files.has(key)) return { top: record.area, dir };
+      if (record.unreadable && !unknown) unknown = { top: record.area, dir };
+    }
+    return unknown;
   }
 
   /** Lists the folders that changed (or appeared) since they were last listed. */
@@ -228,6 +236,7 @@ export class InodeIndex {
       ctimeNs: stats.ctimeNs,
       // A change sets the mtime to the present: only a recent one could come out the same again.
       racy: stats.mtimeNs > listedAt - RACY_NS,
+      unreadable: false,
       files: new Set(),
       subdirs: [],
       area,
@@ -236,8 +245,9 @@ export class InodeIndex {
     try {
       names = readdirSync(dir);
     } catch {
-      names = []; // unreadable: nothing can be known of it (the kernel's own folders are readable to the kernel)
+      names = []; // unreadable: nothing can be known of it, so lookups treat any inode as its (listed again next time)
       record.racy = true;
+      record.unreadable = true;
     }
     for (const name of names) {
       const entry = path.join(dir, name);

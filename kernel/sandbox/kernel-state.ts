@@ -183,9 +183,11 @@ export class KernelState {
     const shared = this.shared;
     if (shared.indexedVersion !== shared.version) {
       shared.indexed = this.entries.filter((e) => e.area.reach === 'all');
-      shared.inodes.setTops(shared.indexed.map((e) => realOr(e.area.dir)));
       shared.indexedVersion = shared.version;
     }
+    // Real paths worked out again each time (a few realpaths, and only for files with several
+    // links): a data folder made, moved or reached through a new link since is indexed where it is now.
+    shared.inodes.setTops(shared.indexed.map((e) => realOr(e.area.dir)));
     const hit = shared.inodes.lookup(stats.dev, stats.ino);
     if (!hit) return null;
     const dirSegments = foldedSegments(hit.dir);

@@ -429,8 +429,7 @@ export class PathSandbox implements Sandbox {
    * can see: its inode is compared with theirs. One link (nearly every file) costs nothing more.
    */
   private checkLinks(requested: string, stats: BigIntStats, intent: PathIntent): void {
-    if (!this.state || stats.nlink <= 1n) return;
-    const area = this.state.linkedOwner(stats);
+    const area = this.kernelFile(stats);
     if (area) throw this.kernelProtected(requested, intent, area, 'is a hard link to a file in');
   }
 
@@ -447,6 +446,12 @@ export class PathSandbox implements Sandbox {
    */
   kernelArea(realPath: string, access: 'read' | 'change' = 'read'): KernelArea | null {
     return this.state?.owner(realPath, access) ?? null;
+  }
+
+  /** The kernel area a file with more than one link is another name of (see `checkLinks`), or null. */
+  kernelFile(stats: { dev: bigint; ino: bigint; nlink: bigint; isDirectory(): boolean }): KernelArea | null {
+    if (!this.state || stats.nlink <= 1n) return null;
+    return this.state.linkedOwner(stats);
   }
 
   /**

@@ -69,6 +69,12 @@ export interface Sandbox {
   isInside(realPath: string): boolean;
   /** The kernel area (data folder, pack code...) a real path lies in, if any: such paths are not workspace files. */
   kernelArea(realPath: string, access?: 'read' | 'change'): KernelArea | null;
+  /**
+   * The kernel area a file is another name of (a hard link to a kernel file), from the file's own
+   * bigint stats (fstat of what was opened, or lstat), or null. Walkers and bulk readers that open
+   * files without `resolve` ask it for every regular file with more than one link; one link costs nothing.
+   */
+  kernelFile(stats: { dev: bigint; ino: bigint; nlink: bigint; isDirectory(): boolean }): KernelArea | null;
   resolve(requested: string, intent: PathIntent): Promise<ResolvedPath>;
   openForRead(requested: string): Promise<{ handle: FileHandle; resolved: ResolvedPath; size: number }>;
   /**

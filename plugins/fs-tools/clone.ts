@@ -1,6 +1,7 @@
 /** self_clone: copies the whole project (the workspace root) into another local directory. */
-import { constants as fsConstants, realpathSync } from 'node:fs';
-import { chmod, copyFile, lstat, mkdir, readdir, realpath, symlink } from 'node:fs/promises';
+import { constants as fsConstants, createWriteStream, realpathSync } from 'node:fs';
+import { pipeline } from 'node:stream/promises';
+import { chmod, copyFile, lstat, mkdir, open, readdir, realpath, symlink } from 'node:fs/promises';
 import path from 'node:path';
 import { SYSTEM_DIRS, type Preview, type ToolContext } from 'memo-kernel/pack';
 import { checkSignal, errnoOf, fail, fsFailure, humanBytes, plural, shown } from './common.js';
@@ -178,6 +179,33 @@ async function linkInCopy(ctx: ToolContext, linkReal: string, rel: string): Prom
 }
 
 /**
+ * Copies one regular file. One that had other names when it was listed is copied from a descriptor
+ * whose own fstat is checked again (the name could have been swapped for a link to a kernel file
+ * since); any other file by `copyFile`.
+ */
+async function copyChecked(ctx: ToolContext, src: string, to: string, linked: boolean): Promise<void> {
+  if (!linked) {
+    await copyFile(src, to, fsConstants.COPYFILE_EXCL | fsConstants.COPYFILE_FICLONE);
+    return;
+  }
+  const from = await open(src, fsConstants.O_RDONLY | fsConstants.O_NOFOLLOW);
+  try {
+    const st = await from.stat({ bigint: true });
+    if (!st.isFile() || ctx.sandbox.kernelFile(st)) {
+      throw fail(
+        'PATH_PROTECTED',
+        `${shown(path.relative(ctx.sandbox.root, src))} became a link to the kernel's own state while the project was copied; the copy stopped.`,
+      );
+    }
+    const mode = Number(st.mode & 0o7777n);
+    await pipeline(from.createReadStream({ autoClose: false }), createWriteStream(to, { flags: 'wx', mode }));
+    await chmod(to, mode); // as copyFile keeps it, whatever the umask
+  } finally {
+    await from.close();
+  }
+}
+
+/**
  * Walks the project without following links. With `dest` it copies; without, it only counts
  * (for the preview), stopping after `max` entries.
  */
@@ -217,9 +245,15 @@ async function walk(ctx: ToolContext, dest: string | null, max = Number.POSITIVE
         }
         stack.push(childRel);
       } else if (st.isFile()) {
+        // A file with another name may be a hard link to a kernel file: never copied out (a copy
+        // would be a file of one link, which nothing would recognise any more).
+        if (st.nlink > 1 && ctx.sandbox.kernelFile(await lstat(src, { bigint: true }))) {
+          report.skippedKernelState.push(childRel);
+          continue;
+        }
         report.files++;
         report.bytes += st.size;
-        if (dest) await copyFile(src, path.join(dest, childRel), fsConstants.COPYFILE_EXCL | fsConstants.COPYFILE_FICLONE);
+        if (dest) await copyChecked(ctx, src, path.join(dest, childRel), st.nlink > 1);
         if (dest && report.files - lastProgress >= PROGRESS_EVERY) {
           lastProgress = report.files;
           ctx.progress({ progress: report.files, message: `${plural(report.files, 'file')} copied (${humanBytes(report.bytes)})` });
@@ -250,7 +284,7 @@ function describeSkips(r: CloneReport): string {
   if (r.skippedLinksCount) parts.push(`${plural(r.skippedLinksCount, 'symbolic link')} skipped (pointing outside the project or nowhere)`);
   if (r.skippedOtherCount) parts.push(`${plural(r.skippedOtherCount, 'special file')} skipped`);
   if (r.skippedKernelState.length)
-    parts.push(`the kernel's own ${plural(r.skippedKernelState.length, 'folder')} left out (${r.skippedKernelState.join(', ')})`);
+    parts.push(`the kernel's own ${plural(r.skippedKernelState.length, 'folder or file', 'folders or files')} left out (${r.skippedKernelState.join(', ')})`);
   return parts.length ? `; ${parts.join(', ')}` : '';
 }
 

@@ -8,7 +8,7 @@
  */
 import { createHash } from 'node:crypto';
 import { constants as fsConstants, type Stats } from 'node:fs';
-import { lstat, mkdir, readdir, readFile, open, realpath } from 'node:fs/promises';
+import { lstat, mkdir, readdir, open, realpath } from 'node:fs/promises';
 import path from 'node:path';
 import type { FSWatcher } from 'chokidar';
 import { MemoError, type Logger, type ResolvedPath, type Sandbox, type ToolContext, type PathIntent } from 'memo-kernel/pack';
@@ -148,27 +148,33 @@ export class Vault {
       if ((await realpath(path.dirname(abs))) !== path.dirname(abs)) return null;
       stats ??= await lstat(abs);
       if (!stats.isFile()) return null;
-      if (fileType !== 'markdown') {
-        let hash: string;
-        if (stats.size <= FULL_HASH_BYTES) hash = sha256(await readFile(abs));
-        else {
-          const h = await open(abs, 'r');
-          try {
+      // Read through one descriptor that follows no link; a file with other names (a hard link)
+      // is checked by that descriptor's own fstat against the kernel's files, and never indexed if one.
+      const h = await open(abs, fsConstants.O_RDONLY | fsConstants.O_NOFOLLOW);
+      try {
+        if (stats.nlink > 1) {
+          const own = await h.stat({ bigint: true });
+          if (!own.isFile() || this.sandbox.kernelFile(own) !== null) return null;
+        }
+        if (fileType !== 'markdown') {
+          let hash: string;
+          if (stats.size <= FULL_HASH_BYTES) hash = sha256(await h.readFile());
+          else {
             const buf = Buffer.alloc(1024 * 1024);
             const { bytesRead } = await h.read(buf, 0, buf.length, 0);
             hash = `p:${stats.size}:${sha256(buf.subarray(0, bytesRead))}`;
-          } finally {
-            await h.close();
           }
+          return { path: rel, fileType, size: stats.size, mtime: stats.mtimeMs, hash, parsed: null };
         }
-        return { path: rel, fileType, size: stats.size, mtime: stats.mtimeMs, hash, parsed: null };
+        const buf = await h.readFile();
+        const text = buf.length > MAX_PARSE_BYTES ? '' : buf.toString('utf8');
+        return { path: rel, fileType, size: buf.length, mtime: stats.mtimeMs, hash: sha256(buf), parsed: parseNote(text) };
+      } finally {
+        await h.close();
       }
-      const buf = await readFile(abs);
-      const text = buf.length > MAX_PARSE_BYTES ? '' : buf.toString('utf8');
-      return { path: rel, fileType, size: buf.length, mtime: stats.mtimeMs, hash: sha256(buf), parsed: parseNote(text) };
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code;
-      if (code === 'ENOENT' || code === 'ENOTDIR') return null;
+      if (code === 'ENOENT' || code === 'ENOTDIR' || code === 'ELOOP') return null; // gone, or swapped for a link meanwhile
       throw err;
     }
   }
@@ -181,7 +187,9 @@ export class Vault {
       if ((await realpath(path.dirname(abs))) !== path.dirname(abs)) return null;
       const h = await open(abs, fsConstants.O_RDONLY | fsConstants.O_NOFOLLOW);
       try {
-        const buf = Buffer.allocUnsafe(Math.min((await h.stat()).size, SNIPPET_READ_BYTES));
+        const own = await h.stat({ bigint: true });
+        if (!own.isFile() || this.sandbox.kernelFile(own) !== null) return null;
+        const buf = Buffer.allocUnsafe(Math.min(Number(own.size), SNIPPET_READ_BYTES));
         const { bytesRead } = await h.read(buf, 0, buf.length, 0);
         return makeSnippet(splitFrontMatter(buf.subarray(0, bytesRead).toString('utf8')).body, terms);
       } finally {

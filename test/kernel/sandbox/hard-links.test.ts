@@ -194,4 +194,33 @@ describe('the file tools, through a real kernel (data folder ./data inside the r
     expect(JSON.stringify(r)).not.toContain(KEY);
     expect(await fs.readFile(kernelFile, 'utf8')).toBe(KEY);
   });
+
+  it('self_clone leaves a hard link to a kernel file out of the copy, and copies a file linked twice inside the project', async () => {
+    writeFileSync(path.join(fx.root, 'notes.txt'), 'plain notes', { mode: 0o640 });
+    linkSync(path.join(fx.root, 'notes.txt'), path.join(fx.root, 'notes-again.txt'));
+    const target = path.join(tempDir('memo-hardlink-clone-'), 'copy');
+    const r = await call('self_clone', { target });
+    expect(r.ok).toBe(true);
+    const value = (r as { value: { kernelState?: string[]; skipped?: { kernelState?: string[] } } }).value;
+    expect(JSON.stringify(value)).toContain('readme.txt');
+    expect(JSON.stringify(r)).not.toContain(KEY);
+    await expect(fs.stat(path.join(target, 'readme.txt'))).rejects.toMatchObject({ code: 'ENOENT' });
+    expect(await fs.readFile(path.join(target, 'notes-again.txt'), 'utf8')).toBe('plain notes');
+    expect((await fs.stat(path.join(target, 'notes-again.txt'))).mode & 0o777).toBe(0o640);
+    expect(await fs.readFile(kernelFile, 'utf8')).toBe(KEY);
+    await fs.rm(path.dirname(target), { recursive: true, force: true });
+  });
+
+  it('the vault never indexes or shows a hard link to a kernel file placed among its notes', async () => {
+    await fs.mkdir(path.join(fx.root, 'vault'), { recursive: true });
+    writeFileSync(path.join(fx.root, 'vault', 'plain.md'), '# Plain\nKERNEL words here are fine.\n');
+    linkSync(kernelFile, path.join(fx.root, 'vault', 'keys.md'));
+    const search = await call('vault_search_notes', { query: 'KERNEL' });
+    expect(JSON.stringify(search)).not.toContain(KEY);
+    expect(JSON.stringify(search)).toContain('plain.md');
+    expect(JSON.stringify(search)).not.toContain('keys.md');
+    const read = await call('vault_read_note', { path: 'keys.md' });
+    expect(read.ok).toBe(false);
+    expect(JSON.stringify(read)).not.toContain(KEY);
+  });
 });
