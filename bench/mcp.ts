@@ -514,8 +514,9 @@ export async function benchMcp(calls = Number(process.env.BENCH_MCP_CALLS ?? 200
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'memo-bench-mcp-'));
   try {
     console.log(`\nMCP: ${calls} calls per run, ${PASSES} runs per side (best kept); load average ${load()} (${os.cpus().length} CPUs)`);
-    // BENCH_MCP_ONLY=stdio-stateless runs only the 2026-07-28 stdio groups (for profiling and repeated runs).
+    // BENCH_MCP_ONLY=stdio-stateless runs only the 2026-07-28 stdio groups, =stdio both revisions' (for profiling and repeated runs).
     if (process.env.BENCH_MCP_ONLY === 'stdio-stateless') return { ratios: printGroups(await benchStdio(calls, dir, ['stateless']), calls), launchMs: {} };
+    if (process.env.BENCH_MCP_ONLY === 'stdio') return { ratios: printGroups(await benchStdio(calls, dir), calls), launchMs: {} };
     const ratios = printGroups(await benchHttp(calls, dir), calls);
     ratios.push(...printGroups(await benchStdio(calls, dir), calls));
     const launchMs = await benchLaunch(dir);
