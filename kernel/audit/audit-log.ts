@@ -225,13 +225,18 @@ export class AuditLog {
   }
 
   close(): void {
-    this.flushHead();
-    if (this.fd !== null) fs.closeSync(this.fd);
-    if (this.headFd !== null) fs.closeSync(this.headFd);
-    this.lock?.close();
-    this.fd = null;
-    this.headFd = null;
-    this.lock = null;
+    try {
+      this.flushHead();
+    } finally {
+      // A head that could not be written (the lock not to be had) still lets go of the files; the
+      // error says why, and verify accepts a trail ahead of its head.
+      if (this.fd !== null) fs.closeSync(this.fd);
+      if (this.headFd !== null) fs.closeSync(this.headFd);
+      this.lock?.close();
+      this.fd = null;
+      this.headFd = null;
+      this.lock = null;
+    }
   }
 
   append(record: AuditRecord): AuditEntry {

@@ -3,6 +3,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { AuditLog, verifyAuditFile } from '../../kernel/audit/audit-log.js';
 import { headPathFor, readHeadFile } from '../../kernel/audit/audit-chain.js';
+import { AuditFileLock, AuditLockTimeout } from '../../kernel/audit/audit-lock.js';
 import { waitFor } from '../helpers/wait.js';
 import { auditTempDir, compileAuditModules, lines, record, removeTempDirs, writeLines, writeLog } from './audit/helpers.js';
 import { nth } from '../helpers/nth.js';
@@ -153,6 +154,32 @@ describe('the audit log', () => {
     log.append(record(5));
     log.close();
     expect(seqOfHead()).toBe(5);
+  });
+
+  it('closes its files even when the due head cannot be written because another holder keeps the lock', () => {
+    const dir = auditTempDir();
+    const file = path.join(dir, 'agent-audit.jsonl');
+    const log = new AuditLog(file, { headLagMs: 60_000, lockTimeoutMs: 50 });
+    log.open();
+    log.append(record(1));
+    log.append(record(2)); // inside the lag: the head is due
+    const open = () =>
+      fs.readdirSync('/proc/self/fd').filter((fd) => {
+        try {
+          return fs.readlinkSync(`/proc/self/fd/${fd}`).startsWith(dir);
+        } catch {
+          return false;
+        }
+      }).length;
+    const other = new AuditFileLock(log.lockFile);
+    other.acquire();
+    try {
+      expect(() => log.close()).toThrow(AuditLockTimeout);
+      expect(open()).toBe(1); // only the other holder's lock file
+    } finally {
+      other.close();
+    }
+    expect(verifyAuditFile(file)).toMatchObject({ ok: true, entries: 2 });
   });
 
   it('loses no line when the process is killed with SIGKILL right after a call returns', () => {
