@@ -261,7 +261,10 @@ async function stdioClientV2(args: string[], era: Era): Promise<BenchClient> {
   // BENCH_MCP_CPU_PROF=<dir>: each server child writes a V8 CPU profile there when it exits.
   const prof = process.env.BENCH_MCP_CPU_PROF;
   const argv = prof ? ['--cpu-prof', `--cpu-prof-dir=${prof}`, ...args] : args;
-  await client.connect(new StdioClientV2({ command: process.execPath, args: argv, env: getDefaultEnvironment(), stderr: 'ignore' }));
+  // BENCH_MCP_BREAKDOWN=1: the children's breakdown lines (see timeRequests) come through on stderr.
+  const breakdown = process.env.BENCH_MCP_BREAKDOWN;
+  const env = { ...getDefaultEnvironment(), ...(breakdown ? { BENCH_MCP_BREAKDOWN: breakdown } : {}) };
+  await client.connect(new StdioClientV2({ command: process.execPath, args: argv, env, stderr: breakdown ? 'inherit' : 'ignore' }));
   return wrapV2(client, () => client.close());
 }
 
@@ -398,7 +401,8 @@ async function benchStdio(calls: number, dir: string, eras: readonly Era[] = ['s
     const bare = await stdioClientV2([SELF, '--serve', 'bare-stdio'], era);
     const memo = await stdioClientV2([SELF, '--serve', 'memo-stdio', path.join(dir, `stdio-${era}`)], era);
     try {
-      for (const c of [1, 16]) {
+      // The breakdown times one request at a time (see timeRequests).
+      for (const c of process.env.BENCH_MCP_BREAKDOWN ? [1] : [1, 16]) {
         const title = era === 'sessions' ? '2025-11-25 (initialize) over stdio' : '2026-07-28 stateless over stdio';
         const sides: Side[] = [
           { name: `c=${c}: bare v2 serveStdio`, clients: [bare], workers: c },
@@ -529,9 +533,85 @@ export async function benchMcp(calls = Number(process.env.BENCH_MCP_CALLS ?? 200
   }
 }
 
+/**
+ * BENCH_MCP_BREAKDOWN=1 (stdio, concurrency 1): a server child times each request from its bytes
+ * arriving on stdin to its response's write returning, and in Memo's child the part spent in
+ * `kernel.invoke` and, inside it, in the audit append; each child prints one line to stderr when it
+ * exits. These are wall-clock spans measured on the server, per call: a CPU profile of a process
+ * woken for every call misattributes native time (its samples put a flock at 8 us where timing it
+ * in place gives 2).
+ */
+function timeRequests(kind: string): { watch(kernel: Kernel): void } {
+  const now = () => process.hrtime.bigint();
+  const sum = { requests: 0, server: 0n, invoke: 0n, audit: 0n };
+  let arrived = 0n;
+  const emit = process.stdin.emit.bind(process.stdin) as (event: string | symbol, ...args: unknown[]) => boolean;
+  process.stdin.emit = ((event: string | symbol, ...args: unknown[]) => {
+    if (event === 'data') arrived = now();
+    return emit(event, ...args);
+  }) as typeof process.stdin.emit;
+  const write = process.stdout.write.bind(process.stdout) as (...args: unknown[]) => boolean;
+  process.stdout.write = (...args: unknown[]) => {
+    const ok = write(...args);
+    if (arrived !== 0n) {
+      sum.server += now() - arrived;
+      sum.requests++;
+      arrived = 0n;
+    }
+    return ok;
+  };
+  let watched = false;
+  const watch = (kernel: Kernel) => {
+    watched = true;
+    const invoke = kernel.invoke.bind(kernel);
+    kernel.invoke = async (...args) => {
+      const t = now();
+      try {
+        return await invoke(...args);
+      } finally {
+        sum.invoke += now() - t;
+      }
+    };
+    let depth = 0;
+    const sink = kernel.audit as { append: (...a: never[]) => unknown; appendBatch?: (...a: never[]) => unknown };
+    for (const name of ['append', 'appendBatch'] as const) {
+      const original = sink[name]?.bind(sink);
+      if (!original) continue;
+      sink[name] = (...a: never[]) => {
+        // append calls appendBatch: the outer one counts.
+        if (depth > 0) return original(...a);
+        depth++;
+        const t = now();
+        try {
+          return original(...a);
+        } finally {
+          depth--;
+          sum.audit += now() - t;
+        }
+      };
+    }
+  };
+  let reported = false;
+  const report = () => {
+    if (reported) return;
+    reported = true;
+    // The 2026-07-28 client's probe on a sibling process answers a request or two: not a measurement.
+    if (sum.requests < 100) return;
+    const us = (ns: bigint) => (Number(ns) / sum.requests / 1000).toFixed(1);
+    const inside = watched ? `; kernel.invoke ${us(sum.invoke)} us, of which the audit append ${us(sum.audit)} us` : '';
+    process.stderr.write(`breakdown ${kind}: ${sum.requests} requests, server ${us(sum.server)} us a request (bytes in to response written)${inside}\n`);
+  };
+  // When the client hangs up (it may then stop the child with a signal, which skips exit handlers).
+  process.stdin.once('end', report);
+  process.once('exit', report);
+  return { watch };
+}
+
 /** The child-process servers the benchmark launches: `node dist/bench/mcp.js --serve <kind> [dir]`. */
 async function serveChild(kind: string | undefined, dir: string | undefined): Promise<void> {
+  const breakdown = process.env.BENCH_MCP_BREAKDOWN && kind?.endsWith('-stdio');
   if (kind === 'bare-stdio') {
+    if (breakdown) timeRequests(kind);
     serveStdio(() => bareServerV2());
     return;
   }
@@ -542,8 +622,11 @@ async function serveChild(kind: string | undefined, dir: string | undefined): Pr
     return;
   }
   if (kind === 'memo-stdio' && dir) {
+    // Patched before stdout is reserved: the reserved stream writes through the timed write.
+    const timing = breakdown ? timeRequests(kind) : undefined;
     const stdout = reserveStdoutForProtocol();
     const kernel = memoKernel(dir);
+    timing?.watch(kernel);
     const stdio = new McpStdioServer(kernel, { stdout });
     await stdio.start();
     await stdio.closed;
