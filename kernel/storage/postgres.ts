@@ -123,11 +123,21 @@ function explainConnectionFailures(ds: DataSource, label: string, url: DatabaseU
       ),
       { code: (err as { code?: unknown }).code },
     );
+  // A client whose query lost its connection goes back to the pool as broken, so the pool drops it.
+  // Given back plainly it could be handed out again before its socket's close is heard (the server's
+  // FATAL answer comes first), and the next call would fail on a connection already known to be dead.
+  const giveBack = (client: unknown, release: unknown) => (err?: unknown) => {
+    const lost = LOST.get(client as object);
+    (release as (err?: unknown) => void)(err ?? lost);
+  };
   pool.connect = (callback) =>
     callback
-      ? connect((err, client, release) => callback(err ? unreachable(err) : err, client, release))
+      ? connect((err, client, release) => callback(err ? unreachable(err) : err, client, err ? release : giveBack(client, release)))
       : (connect() as Promise<unknown>).catch((err: Error) => Promise.reject(unreachable(err)));
 }
+
+/** The connection-loss error each client's query last failed with; such a client is not given back for reuse. */
+const LOST = new WeakMap<object, Error>();
 
 type PgClient = { on(event: 'error', listener: () => void): unknown; query: (...args: unknown[]) => unknown };
 
@@ -145,6 +155,7 @@ function explainLostQueries(client: PgClient, label: string, url: DatabaseUrl): 
   const lost = (err: unknown): unknown => {
     if (!isConnectionLoss(err)) return err;
     const e = err as Error & { code?: unknown };
+    LOST.set(client, e);
     return Object.assign(
       new Error(
         `The database ${label} cannot be reached: the connection was lost during a query (${url.scrub(String(e.message))}); a write under way may or may not have been saved. Calls that need it fail until it answers again, and Memo reconnects by itself.`,

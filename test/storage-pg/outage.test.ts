@@ -81,9 +81,14 @@ describe('a kernel on PostgreSQL when the server goes away', () => {
     const ds = await openPostgres(url, 'lost_query', { entities: [], migrations: [] });
     try {
       const running = ds.query(`SELECT pg_sleep(30) /* lost-under-me */`);
+      // The next query starts the moment the lost one fails: before the dead socket's close is heard.
+      let next: Promise<unknown> | undefined;
       const settled = running.then(
         () => null,
-        (err: Error & { code?: string }) => err,
+        (err: Error & { code?: string }) => {
+          next = ds.query('SELECT 1 AS one');
+          return err;
+        },
       );
       // The server ends that one backend, as a restart or an administrator would.
       await waitFor(
@@ -98,7 +103,9 @@ describe('a kernel on PostgreSQL when the server goes away', () => {
       );
       expect(err!.code).toBe('57P01');
       expect(err!.message).not.toContain(server.password);
-      // The pool drops the dead connection; the next query works, and a statement's own failure keeps the server's words.
+      // The pool drops the dead connection at once: the next query, started before the socket's close
+      // was heard, runs on a live one; and a statement's own failure keeps the server's words.
+      expect(await next).toEqual([{ one: 1 }]);
       expect(await ds.query('SELECT 1 AS one')).toEqual([{ one: 1 }]);
       await expect(ds.query('SELECT * FROM no_such_table')).rejects.toThrow(/^relation "no_such_table" does not exist$/);
     } finally {
