@@ -262,9 +262,12 @@ export class AuditLog {
       let text = '';
       for (const record of records) {
         seq++;
-        const sealed = sealLine(this.key!, prev, JSON.stringify({ seq, ...record, prev }));
+        // One object: sealed as it stands, then given its hash (the line carries the hash last, as the entry does).
+        const entry = { seq, ...record, prev } as AuditEntry;
+        const sealed = sealLine(this.key!, prev, JSON.stringify(entry));
+        entry.hash = sealed.hash;
         text += sealed.line;
-        written.push({ seq, ...record, prev, hash: sealed.hash });
+        written.push(entry);
         prev = sealed.hash;
         tag = sealed.tag;
       }

@@ -70,6 +70,20 @@ const ALWAYS_ALLOW_CALLERS: ReadonlySet<Caller['kind']> = new Set(['agent', 'rou
 /** The most edits one question takes before the call is refused (a loop between a face and a broken tool). */
 const MAX_EDITS = 20;
 
+/** Deletes, `confirm: always` tools and calls the tool itself has a concern about are asked every time. */
+function asksEveryTime(call: { effect: Effect; confirm?: 'always' | undefined }, concern: Concern | null | undefined): boolean {
+  return call.effect === 'delete' || call.confirm === 'always' || !!concern;
+}
+
+/**
+ * Whether the gate lets a call through without looking anything up or asking anyone (decision
+ * `auto`): a `safe` tool's call that is not asked every time. `check` answers exactly these calls
+ * with `auto`; the pipeline asks this first, so the everyday read builds no question it never asks.
+ */
+export function isAutomatic(call: { danger: Danger; effect: Effect; confirm?: 'always' | undefined }, concern: Concern | null | undefined): boolean {
+  return call.danger === 'safe' && !asksEveryTime(call, concern);
+}
+
 /**
  * The permission gate. `safe` tools run; anything else is answered by a stored decision, by the
  * person's global "always allow" (agent turns and routines only), or by asking through the approval
@@ -93,8 +107,8 @@ export class PermissionGate {
 
   /** Resolves with how the call was allowed, or throws PERMISSION_DENIED / PERMISSION_TIMEOUT / APPROVAL_EXPIRED / CANCELLED. */
   async check(call: GateCall): Promise<GateOutcome> {
-    const everyTime = (concern: Concern | null | undefined) => call.effect === 'delete' || call.confirm === 'always' || !!concern;
-    if (call.danger === 'safe' && !everyTime(call.concern)) return { decision: 'auto' };
+    const everyTime = (concern: Concern | null | undefined) => asksEveryTime(call, concern);
+    if (isAutomatic(call, call.concern)) return { decision: 'auto' };
 
     const now = this.clock.now();
     const conversationId = call.caller.conversationId;

@@ -9,13 +9,13 @@ import { MASK, maskArgs, maskText } from '../audit/masking.js';
 import type { Clock, ClockTimer } from '../clock.js';
 import type { Logger } from '../logger.js';
 import { isMemoError, MemoError, toErrorInfo, type ToolErrorInfo } from '../errors.js';
-import { PermissionGate } from '../permissions/permission-gate.js';
+import { isAutomatic, PermissionGate, type GateOutcome } from '../permissions/permission-gate.js';
 import type { Prompter } from '../permissions/prompter.js';
 import { WriteCapabilities } from '../permissions/write-capabilities.js';
 import { RateLimiter } from '../rate-limit/rate-limiter.js';
 import type { PathSandbox } from '../sandbox/path-sandbox.js';
 import type { CommandJudge } from '../sandbox/command-judge.js';
-import type { Caller, JsonValue, ToolCallRequest, ToolContext, ToolResult } from './contract.js';
+import type { Caller, Concern, JsonValue, ToolCallRequest, ToolContext, ToolResult } from './contract.js';
 import { describeAjvErrors, ToolRegistry, type RegisteredTool } from './tool-registry.js';
 import { CallStop } from './call-stop.js';
 
@@ -70,6 +70,9 @@ function isThenable(value: unknown): value is PromiseLike<unknown> {
 }
 
 function noop(): void {}
+
+/** The gate's answer to a call it lets through by itself (see isAutomatic). */
+const AUTOMATIC: GateOutcome = Object.freeze({ decision: 'auto' });
 
 /**
  * A call that ran but whose audit line could not be written keeps its result (it cannot be un-run,
@@ -286,47 +289,14 @@ export class ToolPipeline {
       // The tool's own judgement comes before anyone is asked: a refusal ends the call here, and a
       // concern makes the gate ask whatever is stored.
       const concern = tool.assess ? await tool.assess(args, ctx.ctx) : null;
-      const cleanConcern = (c: typeof concern) => (c ? { verdict: 'ask' as const, rule: String(c.rule), reason: this.clean(String(c.reason), secrets) } : null);
-      const previewOf = (a: Record<string, unknown>) => async () => {
-        const p = tool.preview ? await tool.preview(a, ctx.ctx) : null;
-        return p && typeof p.text === 'string' ? scrubPreview(p, this.known) : p;
-      };
       ctx.checkOuter();
-      const outcome = await this.gate.check({
-        callId,
-        tool: name,
-        plugin: tool.pack.id,
-        danger: tool.spec.danger,
-        effect: tool.spec.effect,
-        ...(tool.spec.confirm ? { confirm: tool.spec.confirm } : {}),
-        ...(concern ? { concern: cleanConcern(concern) } : {}),
-        maskedArgs: masked,
-        // The prompter learns who calls, not the caller's write capability.
-        caller: ctx.ctx.caller,
-        // Read only by a prompt that waits for a person: most calls never make the signal (see CallStop).
-        get signal() {
-          return ctx.ctx.signal;
-        },
-        ...(invokeOptions.prompter ? { prompter: invokeOptions.prompter } : {}),
-        preview: previewOf(args),
-        // A tool that accepts edits: the edited call goes through the same checks as the agent's
-        // (schema, the tool's own judgement, a fresh preview) before it is put to the person again.
-        ...(tool.spec.editable
-          ? {
-              revise: async (edit: Record<string, unknown>) => {
-                // The person saw masked arguments: a value left as "[masked]" means "keep what the agent sent".
-                const revised = this.validate(tool, unmask(edit, args));
-                const again = tool.assess ? await tool.assess(revised, ctx.ctx) : null;
-                return {
-                  args: revised,
-                  maskedArgs: this.known.scrubValue(maskArgs(revised, tool.spec.sensitiveArgs ?? []).masked),
-                  concern: cleanConcern(again),
-                  preview: previewOf(revised),
-                };
-              },
-            }
-          : {}),
-      });
+      let outcome: GateOutcome;
+      if (isAutomatic(tool.spec, concern)) {
+        // Nobody to ask, but still one turn: the handler never runs inside the caller's own invoke(),
+        // so a caller that aborts right after starting the call is heard before it runs.
+        await Promise.resolve();
+        outcome = AUTOMATIC;
+      } else outcome = await this.ask(tool, args, masked, secrets, callId, concern, ctx, invokeOptions);
       decision = outcome.decision;
       answeredBy = outcome.answeredBy;
       const runArgs = outcome.edited?.args ?? args;
@@ -431,6 +401,59 @@ export class ToolPipeline {
   private lineLost(line: { name: string; callId: string; lost?: boolean }, err: unknown): void {
     line.lost = true;
     this.options.logger?.error(`the audit line of ${line.name} (call ${line.callId}) could not be written: ${(err as Error)?.message ?? String(err)}`);
+  }
+
+  /** Puts a call the gate does not let through by itself (see isAutomatic) to the permission gate. */
+  private ask(
+    tool: RegisteredTool,
+    args: Record<string, unknown>,
+    masked: unknown,
+    secrets: readonly string[],
+    callId: string,
+    concern: Concern | null,
+    ctx: CallContext,
+    invokeOptions: InvokeOptions,
+  ): Promise<GateOutcome> {
+    const cleanConcern = (c: Concern | null) => (c ? { verdict: 'ask' as const, rule: String(c.rule), reason: this.clean(String(c.reason), secrets) } : null);
+    const previewOf = (a: Record<string, unknown>) => async () => {
+      const p = tool.preview ? await tool.preview(a, ctx.ctx) : null;
+      return p && typeof p.text === 'string' ? scrubPreview(p, this.known) : p;
+    };
+    return this.gate.check({
+      callId,
+      tool: tool.spec.name,
+      plugin: tool.pack.id,
+      danger: tool.spec.danger,
+      effect: tool.spec.effect,
+      ...(tool.spec.confirm ? { confirm: tool.spec.confirm } : {}),
+      ...(concern ? { concern: cleanConcern(concern) } : {}),
+      maskedArgs: masked,
+      // The prompter learns who calls, not the caller's write capability.
+      caller: ctx.ctx.caller,
+      // Read only by a prompt that waits for a person: most calls never make the signal (see CallStop).
+      get signal() {
+        return ctx.ctx.signal;
+      },
+      ...(invokeOptions.prompter ? { prompter: invokeOptions.prompter } : {}),
+      preview: previewOf(args),
+      // A tool that accepts edits: the edited call goes through the same checks as the agent's
+      // (schema, the tool's own judgement, a fresh preview) before it is put to the person again.
+      ...(tool.spec.editable
+        ? {
+            revise: async (edit: Record<string, unknown>) => {
+              // The person saw masked arguments: a value left as "[masked]" means "keep what the agent sent".
+              const revised = this.validate(tool, unmask(edit, args));
+              const again = tool.assess ? await tool.assess(revised, ctx.ctx) : null;
+              return {
+                args: revised,
+                maskedArgs: this.known.scrubValue(maskArgs(revised, tool.spec.sensitiveArgs ?? []).masked),
+                concern: cleanConcern(again),
+                preview: previewOf(revised),
+              };
+            },
+          }
+        : {}),
+    });
   }
 
   private validate(tool: RegisteredTool, raw: unknown): Record<string, unknown> {
