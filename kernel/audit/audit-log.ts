@@ -141,6 +141,29 @@ interface FileId {
   dev: number;
 }
 
+const { O_RDWR, O_CREAT, O_APPEND } = fs.constants;
+/** Linux only: reads through this descriptor leave the file's access time alone. */
+const O_NOATIME = (fs.constants as { O_NOATIME?: number }).O_NOATIME ?? 0;
+
+/**
+ * Opens the trail for appending and for the one-byte probe read before each append (a+). Where the
+ * system allows (Linux, and the file is this user's), without access-time updates: on a relatime
+ * mount every probe after a write would otherwise mark the file's inode dirty again, a journal
+ * update for a read that changes nothing.
+ */
+function openTrail(file: string): number {
+  const flags = O_RDWR | O_CREAT | O_APPEND;
+  if (O_NOATIME) {
+    try {
+      return fs.openSync(file, flags | O_NOATIME, 0o600);
+    } catch (err) {
+      // Someone else's file (only its owner may ask for O_NOATIME): opened the ordinary way.
+      if ((err as NodeJS.ErrnoException).code !== 'EPERM') throw err;
+    }
+  }
+  return fs.openSync(file, flags, 0o600);
+}
+
 /**
  * The append-only audit trail.
  *
@@ -214,7 +237,7 @@ export class AuditLog {
     lock.open();
     this.lock = lock;
     const existed = fs.existsSync(this.file);
-    this.fd = fs.openSync(this.file, 'a+', 0o600);
+    this.fd = openTrail(this.file);
     this.openHead();
     lock.acquire();
     try {
@@ -438,7 +461,7 @@ export class AuditLog {
       seen = pst ? 'replaced' : 'deleted';
       detail = pst ? `${path.basename(this.file)} now names another file` : `${path.basename(this.file)} was deleted`;
       oldFd = this.fd!;
-      this.fd = fs.openSync(this.file, 'a+', 0o600);
+      this.fd = openTrail(this.file);
     }
     // The head too (a deleted head is recreated; the log says the rest).
     const hst = fs.statSync(this.headFile, { throwIfNoEntry: false });
