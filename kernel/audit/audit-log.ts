@@ -294,9 +294,8 @@ export class AuditLog {
         prev = sealed.hash;
         tag = sealed.tag;
       }
-      const bytes = Buffer.from(text, 'utf8');
-      fs.writeSync(this.fd!, bytes);
-      this.knownSize += bytes.length;
+      // The string goes to write(2) as it is (no Buffer of our own); what it wrote is what the file grew by.
+      this.knownSize += fs.writeSync(this.fd!, text, null, 'utf8');
       this.lastHash = prev;
       this.lastTag = tag;
       this.lastSeq = seq;

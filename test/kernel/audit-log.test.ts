@@ -134,6 +134,19 @@ describe('the audit log', () => {
     expect(verifyAuditFile(file)).toMatchObject({ ok: true, entries: 8 });
   });
 
+  it('counts the bytes of lines with multi-byte characters: the head checkpoint names the file size, and the file verifies with no gap event', () => {
+    const file = writeLog(2);
+    const log = new AuditLog(file);
+    log.open();
+    log.append(record(3));
+    log.append(record(4, { args: { path: 'ünïcødé/日本語/🚀.txt' }, summary: 'ça marche ✓' }));
+    log.close();
+    const head = readHeadFile(headPathFor(file));
+    expect(head.state === 'ok' ? head.head.size : -1).toBe(fs.statSync(file).size);
+    expect(verifyAuditFile(file)).toMatchObject({ ok: true, entries: 4, events: 0 });
+    expect(lines(file).map((l) => (JSON.parse(l) as { args?: { path?: string } }).args?.path)).toContain('ünïcødé/日本語/🚀.txt');
+  });
+
   it('continues the chain when another process appended to the same file', () => {
     const file = writeLog(2);
     const a = new AuditLog(file);
