@@ -107,7 +107,6 @@ export class PermissionGate {
 
   /** Resolves with how the call was allowed, or throws PERMISSION_DENIED / PERMISSION_TIMEOUT / APPROVAL_EXPIRED / CANCELLED. */
   async check(call: GateCall): Promise<GateOutcome> {
-    const everyTime = (concern: Concern | null | undefined) => asksEveryTime(call, concern);
     if (isAutomatic(call, call.concern)) return { decision: 'auto' };
 
     const now = this.clock.now();
@@ -119,7 +118,7 @@ export class PermissionGate {
       return { decision: 'allow:always-allow' };
 
     const sessionKey = call.caller.sessionId ?? SESSION_DEFAULT;
-    if (!everyTime(call.concern)) {
+    if (!asksEveryTime(call, call.concern)) {
       // Only a routine's own calls: no other caller can name its way into a run's grant.
       if (call.caller.kind === 'routine' && call.caller.sessionId !== undefined && this.preApproved.get(call.caller.sessionId)?.has(call.tool))
         return { decision: 'allow:pre-approved' };
@@ -140,7 +139,7 @@ export class PermissionGate {
     let editProblem: string | undefined;
     for (let revision = 1, asked = 0; ; asked++) {
       if (asked > MAX_EDITS) throw this.denied(call, 'deny:edits', `${call.tool} was refused after ${MAX_EDITS} edits without an answer.`);
-      const askEveryTime = everyTime(current.concern);
+      const askEveryTime = asksEveryTime(call, current.concern);
       const reply = await this.ask(call, current, askEveryTime, revision, edited?.by, editProblem);
       if (typeof reply.answer !== 'string') {
         // An edit: checked and previewed again, then put to the person as a new revision.
