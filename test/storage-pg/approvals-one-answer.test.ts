@@ -5,6 +5,7 @@
  * unreachable without piling up beats, and `memo approvals answer` answers another instance's request.
  * Real PostgreSQL throughout; SharedApprovals instances share one database as three instances would.
  */
+import { ManualClock } from '../../kernel/clock.js';
 import { reachServer } from '../../kernel/control/control-client.js';
 import { ControlServer } from '../../kernel/control/control-server.js';
 import { MemoryLogger } from '../../kernel/logger.js';
@@ -143,7 +144,12 @@ describe('the owner never applies its own answer over one committed elsewhere', 
   it('refuses the local answer while the database hangs if the request is in the shared inbox, then applies the answer given there', async () => {
     const databaseUrl = await server.database();
     const sink = () => ({ append: () => {}, tail: () => [], close: () => {} });
-    const [a, b] = [0, 1].map(() => makeKernel({ databaseUrl, prompter: null, packs: [echoPack()], services: { auditSink: sink() } })) as [Fixture, Fixture];
+    // The request's expiry is set on the kernel's clock and compared with the database's: the fake
+    // clock starts now, else the answered row would be long expired, and the other instance's beat
+    // would delete it once A missed its beats for 10 s while the server hung.
+    const [a, b] = [0, 1].map(() =>
+      makeKernel({ databaseUrl, prompter: null, packs: [echoPack()], services: { auditSink: sink() }, clock: new ManualClock(Date.now()) }),
+    ) as [Fixture, Fixture];
     await Promise.all(
       [a, b].map(async (fx) => {
         await (fx.kernel.permissions as { ready?: () => Promise<void> }).ready?.();

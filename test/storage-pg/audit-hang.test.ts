@@ -117,10 +117,18 @@ describe('the audit trail on PostgreSQL while the server hangs', () => {
     const db = pg.url().replace(/.*\//, '');
     const rows = await pg.server().query<{ line: string }>(`SELECT line FROM memo_audit.entry WHERE instance = $1 ORDER BY seq`, [instance], db);
     const lines = rows.map((r) => JSON.parse(r.line) as AuditEntry & { event?: string });
-    const texts = lines.filter((l) => !l.event && l.tool === 'touch_file').map((l) => (l.args as { text: string }).text);
-    // The refused calls' lines were lost with the server (they never ran); the first call's statement
-    // may still have committed when the server resumed (it was sent before the timeout), never twice.
+    const callLines = lines.filter((l) => !l.event && l.tool === 'touch_file');
+    const texts = callLines.filter((l) => l.outcome === 'ok').map((l) => (l.args as { text: string }).text);
+    // The calls that ran are recorded in order, each once; the first call's statement may still have
+    // committed when the server resumed (it was sent before the timeout), never twice.
     expect(['before', 'first', 'after', 'again'].filter((t) => texts.includes(t))).toEqual(texts);
+    // The other lines are refusals: those made while the server hung were lost with it, but a call
+    // refused just after it answered again (the guard's question still in flight) may have its
+    // refusal recorded. Such a line says why the call did not run.
+    for (const refusal of callLines.filter((l) => l.outcome !== 'ok')) {
+      expect(refusal).toMatchObject({ decision: 'deny:audit-unavailable', error: { code: 'PERMISSION_DENIED' } });
+      expect(['second', 'third', 'fourth', 'after']).toContain((refusal.args as { text: string }).text);
+    }
     expect(texts).toEqual(expect.arrayContaining(['before', 'after', 'again']));
     // Every line not written (the refused calls' too; a first line committed anyway is no loss) is named by a recorded gap.
     const written = new Set(lines.map((l) => l.id));
