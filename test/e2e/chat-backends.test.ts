@@ -1,14 +1,18 @@
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { requireFreshBuild } from '../helpers/dist.js';
 import { tempDir } from '../helpers/kernel-fixture.js';
-import { recordedRuns, writeFakeClis } from '../kernel/agent/fake-clis.js';
+import { containmentInfo } from '../../kernel/sandbox/process-runner.js';
+import { SPAWN_TIMEOUT_MS, waitFor } from '../helpers/wait.js';
+import { recordedRuns, runProcesses, writeFakeClis } from '../kernel/agent/fake-clis.js';
 
 const BIN = path.resolve('bin/memo');
 const PACKS = path.resolve('test/fixtures/packs');
 
 beforeAll(requireFreshBuild);
+
+const containment = await containmentInfo();
 
 interface World {
   root: string;
@@ -113,4 +117,50 @@ describe('memo chat --backend', () => {
     expect(text.stdout).toMatch(/codex {2}Codex CLI {2}not detected: `codex` is not on PATH/);
     expect(text.stdout).toContain('set up: install it, then run `codex login` once');
   });
+
+  // With PID namespaces (process-containment.ts) the CLI is the init of its own, tied to Memo by a
+  // parent-death signal; without them Memo cleans up only when it gets to (see README, Security).
+  (containment.mode === 'namespace' ? it : it.skip)(
+    'Memo killed with SIGKILL mid-turn takes the CLI down with it, and what the CLI left in a session of its own',
+    async () => {
+      const w = world();
+      const child = spawn(process.execPath, [BIN, '--packs', PACKS, '--root', w.root, '--data', w.data, 'chat', '-p', 'hello', '--backend', 'claude'], {
+        stdio: ['ignore', 'ignore', 'pipe'],
+        env: {
+          ...process.env,
+          PATH: `${w.bin}${path.delimiter}${process.env.PATH ?? ''}`,
+          HOME: w.home,
+          FAKE_CLI_RECORD: w.rec,
+          // The CLI never answers (and ignores SIGTERM); first it starts a process in a session of its own.
+          FAKE_CLI_HANG: '1',
+          FAKE_CLI_LEAVE: 'escape',
+        },
+      });
+      let stderr = '';
+      child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+      const ended = new Promise<void>((r) => child.once('exit', () => r()));
+      const memoPid = child.pid!;
+      try {
+        await waitFor(() => fs.existsSync(path.join(w.rec, 'claude-leftover.pid')), { what: () => `the CLI to start its leftover (memo said: ${stderr})` });
+        const started = runProcesses(w.rec, undefined, [memoPid]);
+        // The CLI, the process it left, and what contains them.
+        expect(started.length).toBeGreaterThanOrEqual(2);
+        expect(runProcesses(w.rec, 'leftover', [memoPid])).toHaveLength(1);
+        child.kill('SIGKILL');
+        await ended;
+        await waitFor(() => runProcesses(w.rec, undefined, [memoPid]).length === 0, {
+          what: () => `everything the turn started to end with Memo (live: ${runProcesses(w.rec, undefined, [memoPid]).join(', ')})`,
+        });
+      } finally {
+        child.kill('SIGKILL');
+        for (const pid of runProcesses(w.rec, undefined, [memoPid]))
+          try {
+            process.kill(pid, 'SIGKILL');
+          } catch {
+            // gone
+          }
+      }
+    },
+    SPAWN_TIMEOUT_MS,
+  );
 });

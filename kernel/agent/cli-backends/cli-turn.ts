@@ -4,6 +4,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import * as readline from 'node:readline';
 import { isMemoError } from '../../errors.js';
+import { createContainment, resolveContainment } from '../../sandbox/process-containment.js';
 import type { Kernel } from '../../kernel.js';
 import type { AgentEvent, AgentStep, StopReason, TurnResult } from '../agent-loop.js';
 import type { ChatMessage, ChatRequest, ChatResponse, ModelProvider } from '../provider.js';
@@ -346,33 +347,42 @@ async function runCli(provider: CliBackendProvider, req: RunRequest): Promise<Cl
       }
     };
 
+    // Contained like a shell command (process-containment.ts): where PID namespaces can be used the CLI
+    // is the init of its own, tied to this process by a parent-death signal, so whatever it starts
+    // (setsid, double fork) ends with the turn, and all of it ends if Memo itself is killed.
+    const containment = createContainment(await resolveContainment());
     const code = await new Promise<number | null | Error>((resolve) => {
       let child: ChildProcessWithoutNullStreams;
       try {
-        // Its own process group: stopping the turn, or its end, reaches whatever the CLI started too.
-        child = spawn(detection.path, inv.args, { cwd: provider.backends.kernel.config.root, env, stdio: ['pipe', 'pipe', 'pipe'], detached: true });
+        const [file, ...args] = containment.argv([detection.path, ...inv.args]);
+        // Its own process group as well: stopping the turn, or its end, reaches whatever the CLI started too.
+        child = spawn(file!, args, { cwd: provider.backends.kernel.config.root, env: containment.env(env), stdio: ['pipe', 'pipe', 'pipe'], detached: true });
       } catch (err) {
         resolve(err as Error);
         return;
       }
       const pgid = child.pid;
-      if (pgid !== undefined) liveGroups.add(pgid);
+      if (pgid !== undefined) {
+        liveGroups.add(pgid);
+        containment.started(pgid);
+      }
       let exited = false;
       let settled = false;
       let grace: NodeJS.Timeout | undefined;
-      let killer: NodeJS.Timeout | undefined;
+      let markExited!: () => void;
+      const exitSeen = new Promise<void>((r) => (markExited = r));
       const lines = readline.createInterface({ input: child.stdout, crlfDelay: Infinity });
       const finish = (result: number | null | Error) => {
         if (settled) return;
         settled = true;
         req.signal?.removeEventListener('abort', onAbort);
         clearTimeout(grace);
-        clearTimeout(killer);
         // Whatever the CLI left running ends with the turn (it may hold stdout, or outlive it otherwise).
         if (pgid !== undefined) {
           signalGroup(pgid, 'SIGKILL');
           liveGroups.delete(pgid);
         }
+        void containment.afterExit().catch(() => {});
         lines.close();
         child.stdout.destroy();
         child.stderr.destroy();
@@ -382,10 +392,9 @@ async function runCli(provider: CliBackendProvider, req: RunRequest): Promise<Cl
         // The CLI already exited with its answer: the turn only stops waiting for what it left behind.
         if (exited) return finish(child.exitCode);
         out.cancelled = true;
-        if (pgid !== undefined) signalGroup(pgid, 'SIGTERM');
-        // A CLI that ignores SIGTERM is killed, with its whole group; the turn never waits on it.
-        killer = setTimeout(() => pgid !== undefined && signalGroup(pgid, 'SIGKILL'), KILL_AFTER_MS);
-        killer.unref();
+        // SIGTERM to all it started; a CLI that ignores it is killed after KILL_AFTER_MS, with everything
+        // it started; the turn never waits on it.
+        void containment.terminate(KILL_AFTER_MS, exitSeen).catch(() => {});
       };
       if (req.signal?.aborted) onAbort();
       req.signal?.addEventListener('abort', onAbort, { once: true });
@@ -407,6 +416,7 @@ async function runCli(provider: CliBackendProvider, req: RunRequest): Promise<Cl
       const stdoutDone = new Promise<void>((r) => lines.once('close', r));
       child.once('exit', (exit) => {
         exited = true;
+        markExited();
         // The capability dies the moment the CLI exits, before the wait for the rest of its output.
         req.onExit?.();
         // The rest of stdout, unless something the CLI left running holds it open: then a short, bounded wait.

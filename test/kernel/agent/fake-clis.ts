@@ -225,6 +225,29 @@ export function recordedRuns(recordDir: string, kind: string): any[] {
   return runs;
 }
 
+/**
+ * Host pids of the live processes of a fake CLI's runs: their environment names the run's record
+ * folder. The CLI may be the init of a PID namespace of its own, where the pids it sees are not the
+ * host's, so they are found by their environment. A zombie counts as ended (its environment is gone).
+ * `leftover`: only what the CLI left running (FAKE_CLI_LEAVE). Not this process, nor those in `except`.
+ */
+export function runProcesses(rec: string, only?: 'leftover', except: number[] = []): number[] {
+  const marker = Buffer.from(`FAKE_CLI_RECORD=${rec}\0`);
+  const found: number[] = [];
+  for (const name of fs.readdirSync('/proc')) {
+    const pid = Number(name);
+    if (!Number.isInteger(pid) || pid === process.pid || except.includes(pid)) continue;
+    let environ: Buffer;
+    try {
+      environ = fs.readFileSync(`/proc/${pid}/environ`);
+    } catch {
+      continue; // gone, or not ours
+    }
+    if (environ.includes(marker) && (only !== 'leftover' || environ.includes('FAKE_LEFTOVER='))) found.push(pid);
+  }
+  return found;
+}
+
 /** How many times `<kind> --version` ran. */
 export function versionChecks(recordDir: string, kind: string): number {
   const f = path.join(recordDir, `${kind}-version.log`);

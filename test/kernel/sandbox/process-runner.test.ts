@@ -1,10 +1,12 @@
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { randomInt } from 'node:crypto';
 import * as fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { containmentInfo, runProcess, type RunOptions } from '../../../kernel/sandbox/process-runner.js';
 import { resolveContainment, type ContainmentMode } from '../../../kernel/sandbox/process-containment.js';
+import { requireFreshBuild } from '../../helpers/dist.js';
 import { nth } from '../../helpers/nth.js';
 import { processesWithArg } from '../../helpers/processes.js';
 import { waitFor } from '../../helpers/wait.js';
@@ -313,6 +315,30 @@ describe('the sweep fallback', () => {
     );
     expect(r).toMatchObject({ exitCode: 0, stdout: 'started\n', stderr: '' });
     expect(await goneWithin(t)).toBe(true);
+  });
+
+  it('ends the command, and what it started in a session of its own, when the process that ran it is killed with SIGKILL', async () => {
+    requireFreshBuild();
+    const t = token();
+    const ready = path.join(tmp, 'ready');
+    // A node process of its own runs the command through the compiled runner, then is killed outright:
+    // it gets no chance to clean up, so only the parent-death signal can end the command.
+    const runner = pathToFileURL(path.resolve('dist/kernel/sandbox/process-runner.js')).href;
+    const script = `const { runProcess } = await import(${JSON.stringify(runner)});
+      await runProcess(['/bin/sh', '-c', ${JSON.stringify(`setsid -f /bin/sleep ${t}; touch ${ready}; exec /bin/sleep ${t}`)}],
+        { cwd: ${JSON.stringify(tmp)}, env: process.env, timeoutMs: 600000, maxOutputBytes: 1000, signal: new AbortController().signal, containment: 'namespace' });`;
+    const host = spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: 'ignore' });
+    const exited = new Promise<void>((r) => host.once('exit', () => r()));
+    try {
+      await waitFor(() => fs.existsSync(ready), { what: 'the command to start' });
+      // The two sleeps, and the unshare that contains them (the token is in its command line too).
+      expect(processesWith(t).filter((pid) => pid !== host.pid).length).toBeGreaterThanOrEqual(3);
+      host.kill('SIGKILL');
+      await exited;
+      expect(await goneWithin(t)).toBe(true);
+    } finally {
+      host.kill('SIGKILL');
+    }
   });
 
   it('shows the command only its own processes', async () => {
