@@ -1,4 +1,5 @@
 import { inspect } from 'node:util';
+import { MASK } from '../audit/masking.js';
 import { MemoError } from '../errors.js';
 
 /** The SSL modes understood, as libpq names them. `require` encrypts without checking the certificate, as libpq does. */
@@ -15,12 +16,10 @@ export interface PostgresConnection {
   ssl: boolean | { rejectUnauthorized: boolean };
 }
 
-const MASK = '***';
-
 /**
  * A PostgreSQL connection URL (`MEMO_DATABASE_URL`, or the kernel option `databaseUrl`). The password
  * is kept in a private field: printing, logging or JSON-encoding the object, or an error that names
- * it, shows `display` (`postgres://memo:***@db:5432/memo`), and `scrub` takes the password out of a
+ * it, shows `display` (`postgres://memo:[masked]@db:5432/memo`, the mark every masked secret carries), and `scrub` takes the password out of a
  * driver's message before it travels on. Accepted: `postgres://` or `postgresql://`, user, password,
  * host (or `?host=/socket/folder`), port (default 5432), database (default: the user name), and
  * `?sslmode=disable|require|verify-ca|verify-full`; anything else is refused, so a setting that would

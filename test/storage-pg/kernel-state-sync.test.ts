@@ -387,7 +387,7 @@ describe('before the database answers', () => {
     expect(r.ok ? null : r.error).toMatchObject({
       code: 'PERMISSION_DENIED',
       message: expect.stringMatching(
-        /^The stored permissions have not been read from postgres:\/\/memo:(\*\*\*|\[masked\])@127\.0\.0\.1:\d+\/memo \(schema "memo_kernel"\) yet/,
+        /^The stored permissions have not been read from postgres:\/\/memo:\[masked\]@127\.0\.0\.1:\d+\/memo \(schema "memo_kernel"\) yet/,
       ),
     });
     expect(code(await fx.kernel.invoke({ tool: 'echo_safe', args: { text: 'x' }, caller: { kind: 'agent' } }))).toBe('ok');

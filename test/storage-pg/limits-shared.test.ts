@@ -188,7 +188,7 @@ describe('rate limits shared through PostgreSQL', () => {
     const down = refusal(await call(a, { n: 2 }));
     expect(down).toMatchObject({ code: 'RATE_LIMITED', details: { rule: 'unavailable', retryAfterSeconds: 5 } });
     expect(down!.message).toMatch(
-      /^The shared rate limits could not be checked, so the call was not admitted: The database postgres:\/\/memo:(\*\*\*|\[masked\])@127\.0\.0\.1:\d+\/t\d+ \(schema "memo_limits"\) cannot be reached \(connect ECONNREFUSED [^)]*\); calls that need it fail until it answers again, and Memo reconnects by itself\. Retry in 5 s\.$/,
+      /^The shared rate limits could not be checked, so the call was not admitted: The database postgres:\/\/memo:\[masked\]@127\.0\.0\.1:\d+\/t\d+ \(schema "memo_limits"\) cannot be reached \(connect ECONNREFUSED [^)]*\); calls that need it fail until it answers again, and Memo reconnects by itself\. Retry in 5 s\.$/,
     );
     expect(down!.message).not.toContain(server.password);
     // A kernel whose limits were never opened fails closed too.

@@ -99,7 +99,7 @@ describe('a kernel on PostgreSQL when the server goes away', () => {
       const err = await settled;
       expect(err).not.toBeNull();
       expect(err!.message).toMatch(
-        /^The database postgres:\/\/memo:(\*\*\*|\[masked\])@127\.0\.0\.1:\d+\/t\d+ \(schema "lost_query"\) cannot be reached: the connection was lost during a query \(terminating connection due to administrator command\); a write under way may or may not have been saved\. Calls that need it fail until it answers again, and Memo reconnects by itself\.$/,
+        /^The database postgres:\/\/memo:\[masked\]@127\.0\.0\.1:\d+\/t\d+ \(schema "lost_query"\) cannot be reached: the connection was lost during a query \(terminating connection due to administrator command\); a write under way may or may not have been saved\. Calls that need it fail until it answers again, and Memo reconnects by itself\.$/,
       );
       expect(err!.code).toBe('57P01');
       expect(err!.message).not.toContain(server.password);

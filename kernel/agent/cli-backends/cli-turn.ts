@@ -3,6 +3,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import * as readline from 'node:readline';
+import { MASK } from '../../audit/masking.js';
 import { isMemoError } from '../../errors.js';
 import { createContainment, resolveContainment } from '../../sandbox/process-containment.js';
 import type { Kernel } from '../../kernel.js';
@@ -426,7 +427,7 @@ async function runCli(provider: CliBackendProvider, req: RunRequest): Promise<Cl
     });
 
     // What the CLI printed may echo its configuration: the endpoint token and the capability never reach a message.
-    const hide = (text: string) => [req.mcp?.token, req.mcp?.capability].reduce<string>((t, secret) => (secret ? t.split(secret).join('[masked]') : t), text);
+    const hide = (text: string) => [req.mcp?.token, req.mcp?.capability].reduce<string>((t, secret) => (secret ? t.split(secret).join(MASK) : t), text);
     stderr = hide(stderr);
     if (failed) failed = hide(failed);
     if (code instanceof Error) {

@@ -238,7 +238,7 @@ describe('the database URL’s password', () => {
     const url = DatabaseUrl.parse('postgres://memo:s3cr%2Fet-pw@db.example:6543/memo_prod?sslmode=require');
     const shown = [String(url), url.toString(), JSON.stringify({ url }), inspect(url), inspect({ nested: { url } }), url.display];
     for (const s of shown) expect(s).not.toMatch(/s3cr/);
-    expect(url.display).toBe('postgres://memo:***@db.example:6543/memo_prod');
+    expect(url.display).toBe('postgres://memo:[masked]@db.example:6543/memo_prod');
     expect(url.connection()).toMatchObject({
       host: 'db.example',
       port: 6543,
@@ -247,7 +247,7 @@ describe('the database URL’s password', () => {
       database: 'memo_prod',
       ssl: { rejectUnauthorized: false },
     });
-    expect(url.scrub('FATAL: s3cr/et-pw and s3cr%2Fet-pw')).toBe('FATAL: *** and ***');
+    expect(url.scrub('FATAL: s3cr/et-pw and s3cr%2Fet-pw')).toBe('FATAL: [masked] and [masked]');
   });
 
   it.each([
@@ -285,7 +285,7 @@ describe('the database URL’s password', () => {
     expect(caught).toBeInstanceOf(Error);
     const everything = inspect(caught, { depth: 10, showHidden: true });
     expect((caught as Error).message).toMatch(/cannot be opened: password authentication failed for user "memo"/);
-    expect((caught as Error).message).toContain(`postgres://memo:***@127.0.0.1:${server.port}/`);
+    expect((caught as Error).message).toContain(`postgres://memo:[masked]@127.0.0.1:${server.port}/`);
     expect(everything).not.toContain('wrong-pw-5e7c');
     expect(everything).not.toContain(server.password);
   });
