@@ -58,6 +58,8 @@ export interface LostLines {
   unconfirmed?: number;
   from: string;
   to: string;
+  /** An earlier run's record of lost lines (data/audit-lost.json) could not be read: how many is not known. */
+  unreadable?: boolean;
 }
 
 /** How many lost calls the sentence names one by one; the rest are counted. */

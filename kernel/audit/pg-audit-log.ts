@@ -20,7 +20,7 @@ import {
   type AuditHead,
 } from './audit-chain.js';
 import type { AuditEntry, AuditEvent, AuditFilter, AuditRecord, GapSeen } from './audit-log.js';
-import { AUDIT_CHANNEL, AUDIT_LOCK, AUDIT_MIGRATIONS, AUDIT_SCHEMA, auditKeyId, LOCAL_HEAD_FILE } from './pg-audit-schema.js';
+import { AUDIT_CHANNEL, AUDIT_LOCK, AUDIT_MIGRATIONS, AUDIT_SCHEMA, auditKeyId, LOCAL_HEAD_FILE, LOST_FILE } from './pg-audit-schema.js';
 import {
   auditWorkerMain,
   type AppendValue,
@@ -69,11 +69,19 @@ interface Sealed {
 }
 
 /**
- * Lines that could not be written (the database was down, hung or refused them), kept in memory
- * only until a chained `lines-lost` gap event naming them is committed: calls by id and tool (never
- * their arguments), at most MAX_LOST_LISTED of them, then counted.
+ * Lines that could not be written (the database was down, hung or refused them), kept until a
+ * chained `lines-lost` gap event naming them is committed: calls by id and tool (never their
+ * arguments), at most MAX_LOST_LISTED of them, then counted. Kept in memory and in
+ * `data/audit-lost.json` (LOST_FILE), so a kernel stopped or killed before the database came back
+ * writes the event on its next start.
  */
 interface Lost {
+  /** The process that could not write them. */
+  pid: number;
+  /** Read back from LOST_FILE at start: an earlier run of this instance (`pid`) lost them, all or some (this run lost more since). */
+  earlier?: 'all' | 'some';
+  /** LOST_FILE could not be read back: why (how many lines an earlier run lost is then not known). */
+  unreadable?: string;
   count: number;
   calls: Array<{ id: string; tool: string; outcome: 'ok' | 'error' }>;
   /** Kernel events (not calls) among them, by kind. */
@@ -131,7 +139,7 @@ const WORKER_GRACE_MS = 6000;
  * counts as unreachable, and its stuck connection is dropped), `append`'s promise rejects (the
  * pipeline logs the lost line and says so in the call's summary) and `guard` refuses every call
  * before it runs; any lost line trips the guard so. The worker probes the server every 2 s and calls
- * go through again as soon as it answers. The lines lost meanwhile are remembered (in memory only) and,
+ * go through again as soon as it answers. The lines lost meanwhile are remembered (in memory, and in data/audit-lost.json for the next start) and,
  * once the database can be used again, a chained `gap` event (`seen: 'lines-lost'`) names them first
  * in the next batch (see lostEvent). The guard's question to a database marked unusable waits
  * on this thread at most PROBE_WAIT_MS (PROBE_HUNG_WAIT_MS once a question went unanswered), and not
@@ -172,8 +180,9 @@ export class PgAuditLog {
   private lastTag = GENESIS_HASH;
   /** A gap event waiting to be written first in the next batch. */
   private pendingGap: EventFields | null = null;
-  /** Lines lost since the last `lines-lost` event was committed (memory only: a process killed before it is written loses this). */
+  /** Lines lost since the last `lines-lost` event was committed (also in LOST_FILE, see saveLost). */
   private lost: Lost | null = null;
+  readonly lostFile: string;
   /**
    * The last batch whose statement timed out (a hung server may commit it when it wakes up): its
    * last hash and how many call lines it held. Found as the chain's last row later, it was written
@@ -208,6 +217,7 @@ export class PgAuditLog {
     this.timeoutMs = (options.timeoutMs ?? 10_000) + WORKER_GRACE_MS;
     this.keyFile = path.join(dataDir, KEY_FILE);
     this.localHeadFile = path.join(dataDir, LOCAL_HEAD_FILE);
+    this.lostFile = path.join(dataDir, LOST_FILE);
     this.guard = {
       check: () => {
         if (this.worker && (Atomics.load(this.signal, 1) === 1 || !this.chainOpen || this.writeRefused) && !this.reachableAgain()) {
@@ -262,6 +272,7 @@ export class PgAuditLog {
     this.workerGone = undefined;
     this.worker = worker;
     this.port = port1;
+    this.loadLost();
     try {
       this.openChain();
     } catch (err) {
@@ -282,8 +293,8 @@ export class PgAuditLog {
       throw this.openFailure(err);
     }
     this.opened(opened);
-    // A gap found at open is written at once (the next calls' lines follow it in the same queue).
-    if (this.pendingGap) this.enqueue([]).catch(() => {});
+    // A gap found at open, or lines an earlier run lost, are written at once (the next calls' lines follow in the same queue).
+    if (this.pendingGap || this.lost) this.enqueue([]).catch(() => {});
     else this.writeLocalHead();
   }
 
@@ -453,11 +464,12 @@ export class PgAuditLog {
     else if (op === 'open') this.writeLocalHead();
   }
 
-  /** Lines that could not be written are remembered (in memory) for the `lines-lost` event written once the database is usable again. */
+  /** Lines that could not be written are remembered (in memory and LOST_FILE) for the `lines-lost` event written once the database is usable again. */
   private noteLost(drafts: readonly Draft[], err: unknown): void {
     if (drafts.length === 0) return;
     const now = new Date().toISOString();
-    const lost = (this.lost ??= { count: 0, calls: [], events: 0, from: now, to: now, unconfirmed: 0 });
+    const lost = (this.lost ??= { pid: process.pid, count: 0, calls: [], events: 0, from: now, to: now, unconfirmed: 0 });
+    if (lost.earlier) lost.earlier = 'some';
     const calls = new Set<string>();
     for (const d of drafts) {
       lost.count++;
@@ -472,6 +484,49 @@ export class PgAuditLog {
       lost.unconfirmed += drafts.length;
       this.unconfirmed = { hash: sealedHash, calls, lines: drafts.length };
     }
+    this.saveLost();
+  }
+
+  /**
+   * Writes `lost` (and the batch that may have been committed after all) to LOST_FILE, or removes the
+   * file once nothing is lost: replaced whole by a rename, so a crash leaves the old record or the new.
+   * Not fsynced, like the trail's own lines. Should it fail (no room), the record stays in memory.
+   */
+  private saveLost(): void {
+    try {
+      if (!this.lost) {
+        fs.rmSync(this.lostFile, { force: true });
+        return;
+      }
+      const u = this.unconfirmed;
+      const text = JSON.stringify({ version: 1, lost: this.lost, ...(u ? { unconfirmed: { hash: u.hash, calls: [...u.calls], lines: u.lines } } : {}) });
+      const tmp = `${this.lostFile}.${process.pid}.tmp`;
+      fs.writeFileSync(tmp, text, { mode: 0o600 });
+      fs.renameSync(tmp, this.lostFile);
+    } catch {
+      // Kept in memory: the event is still written if this process lives until the database answers.
+    }
+  }
+
+  /** Reads back what an earlier run lost (LOST_FILE): an unreadable record is named in the event rather than dropped. */
+  private loadLost(): void {
+    let text: string;
+    try {
+      text = fs.readFileSync(this.lostFile, 'utf8');
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return;
+      text = '';
+    }
+    const read = parseLostFile(text);
+    if ('lost' in read) {
+      if (!this.lost) {
+        this.lost = { ...read.lost, earlier: 'all' };
+        if (read.unconfirmed) this.unconfirmed = read.unconfirmed;
+      }
+      return;
+    }
+    const now = new Date().toISOString();
+    this.lost ??= { pid: 0, unreadable: read.why, count: 0, calls: [], events: 0, from: now, to: now, unconfirmed: 0 };
   }
 
   /** The batch whose statement timed out was committed after all (found as the chain's last row): its lines are not lost. */
@@ -482,7 +537,8 @@ export class PgAuditLog {
     lost.count -= batch.lines;
     lost.unconfirmed = Math.max(0, lost.unconfirmed - batch.lines);
     lost.calls = lost.calls.filter((c) => !batch.calls.has(c.id));
-    if (lost.count <= 0) this.lost = null;
+    if (lost.count <= 0 && !lost.unreadable) this.lost = null;
+    this.saveLost();
   }
 
   /** A line could not be written: the guard refuses the next calls until the database answers again. */
@@ -618,6 +674,7 @@ export class PgAuditLog {
     if (sealed.lost && this.lost === sealed.lost) {
       this.lost = null;
       this.unconfirmed = null;
+      this.saveLost();
     }
     this.writeLocalHead();
     const entries: AuditEntry[] = [];
@@ -843,6 +900,10 @@ export class PgAuditLog {
  */
 function lostEvent(lost: Lost): EventFields {
   const calls = lost.count - lost.events;
+  const earlier = lost.earlier ? ` (${lost.earlier === 'all' ? 'by' : 'some by'} an earlier run of this instance, pid ${lost.pid})` : '';
+  const unreadable = lost.unreadable
+    ? `${lost.count ? '; also, ' : ''}the record of lines an earlier run of this instance could not write (${LOST_FILE}) could not be read (${lost.unreadable}): how many are missing is not known`
+    : '';
   const what = [calls ? `${calls} call line${calls === 1 ? '' : 's'}` : '', lost.events ? `${lost.events} kernel event${lost.events === 1 ? '' : 's'}` : '']
     .filter(Boolean)
     .join(' and ');
@@ -861,9 +922,55 @@ function lostEvent(lost: Lost): EventFields {
       ...(lost.unconfirmed ? { unconfirmed: lost.unconfirmed } : {}),
       from: lost.from,
       to: lost.to,
+      ...(lost.unreadable ? { unreadable: true } : {}),
     },
-    detail: `${what} could not be written between ${lost.from} and ${lost.to} (the database could not be used)${unconfirmed}`,
+    detail: lost.count
+      ? `${what} could not be written between ${lost.from} and ${lost.to}${earlier} (the database could not be used)${unconfirmed}${unreadable}`
+      : unreadable.replace(/^t/, 'T'),
   };
+}
+
+/** LOST_FILE's text, checked field by field: the record, or why it cannot be used. */
+function parseLostFile(text: string): { lost: Lost; unconfirmed?: { hash: string; calls: Set<string>; lines: number } } | { why: string } {
+  let v: unknown;
+  try {
+    v = JSON.parse(text);
+  } catch {
+    return { why: text ? 'it is not JSON' : 'it cannot be read' };
+  }
+  const o = v as { version?: unknown; lost?: Record<string, unknown>; unconfirmed?: Record<string, unknown> };
+  const l = o?.lost;
+  const count = (x: unknown): x is number => Number.isSafeInteger(x) && (x as number) >= 0;
+  const call = (c: unknown) => {
+    const r = c as Record<string, unknown> | null;
+    return typeof r?.id === 'string' && typeof r.tool === 'string' && (r.outcome === 'ok' || r.outcome === 'error');
+  };
+  if (
+    o?.version !== 1 ||
+    !l ||
+    !count(l.pid) ||
+    !count(l.count) ||
+    !count(l.events) ||
+    !count(l.unconfirmed) ||
+    typeof l.from !== 'string' ||
+    typeof l.to !== 'string' ||
+    !Array.isArray(l.calls) ||
+    !l.calls.every(call)
+  )
+    return { why: 'it is not a record of lost lines' };
+  const lost: Lost = {
+    pid: l.pid,
+    count: l.count,
+    calls: (l.calls as Lost['calls']).slice(0, MAX_LOST_LISTED).map((c) => ({ id: c.id, tool: c.tool, outcome: c.outcome })),
+    events: l.events,
+    from: l.from,
+    to: l.to,
+    unconfirmed: l.unconfirmed,
+  };
+  const u = o.unconfirmed;
+  if (u && typeof u.hash === 'string' && count(u.lines) && Array.isArray(u.calls) && u.calls.every((c) => typeof c === 'string'))
+    return { lost, unconfirmed: { hash: u.hash, calls: new Set(u.calls), lines: u.lines } };
+  return { lost };
 }
 
 function records(drafts: readonly Draft[]): string {

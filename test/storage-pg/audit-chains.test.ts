@@ -9,6 +9,7 @@ import * as path from 'node:path';
 import { verifyAuditFile, type AuditEntry } from '../../kernel/audit/audit-log.js';
 import { KEY_FILE } from '../../kernel/audit/audit-chain.js';
 import { PgAuditLog } from '../../kernel/audit/pg-audit-log.js';
+import { LOST_FILE } from '../../kernel/audit/pg-audit-schema.js';
 import { exportAuditChains, formatAuditDatabaseReport, verifyAuditDatabase } from '../../kernel/audit/pg-audit-read.js';
 import { DatabaseUrl } from '../../kernel/storage/database-url.js';
 import { instanceId } from '../../kernel/storage/instance-id.js';
@@ -409,6 +410,73 @@ describe('the audit trail on PostgreSQL', () => {
       },
     });
     expect(await verify(a)).toMatchObject({ ok: false, chains: [{ problem: { recorded: true }, gaps: [{ seen: 'lines-lost' }] }] });
+  });
+
+  it('lines lost while the server is down are named by the next start of the instance when the kernel stopped first: the record waits in data/audit-lost.json until the gap event is committed', async () => {
+    const dir = dataFolder();
+    const a = kernel(dir);
+    await call(a, 'before');
+    const file = path.join(dir, LOST_FILE);
+    let ids: string[];
+    await pg.server().stop();
+    try {
+      expect((await call(a, 'unrecorded')).ok).toBe(true);
+      expect((await call(a, 'refused')).ok).toBe(false);
+      ids = [...errors(a).matchAll(/the audit line of echo_safe \(call (\S+)\)/g)].map((m) => m[1]!);
+      expect(ids).toHaveLength(2);
+      // Written before each call returned: calls by id and tool, never their arguments; the owner's alone.
+      const record = JSON.parse(fs.readFileSync(file, 'utf8'));
+      expect(record).toMatchObject({ lost: { count: 2, calls: ids.map((id) => ({ id, tool: 'echo_safe' })) } });
+      expect(fs.readFileSync(file, 'utf8')).not.toContain('unrecorded');
+      expect(fs.statSync(file).mode & 0o777).toBe(0o600);
+      // Stopped before the server came back: this process no longer has the record in memory.
+      await a.close();
+      open.splice(open.indexOf(a), 1);
+    } finally {
+      await pg.server().start();
+    }
+    const b = kernel(dir);
+    expect((await call(b, 'after')).ok).toBe(true);
+    const lines = (await rows(instanceId(dir))).map((r) => JSON.parse(r.line) as AuditEntry & { event?: string; detail?: string });
+    expect(lines.map((l) => l.event ?? l.args)).toEqual([{ text: 'before' }, 'gap', { text: 'after' }]);
+    expect(lines[1]).toMatchObject({
+      seen: 'lines-lost',
+      lost: {
+        lines: 2,
+        calls: [
+          { id: ids[0], tool: 'echo_safe', outcome: 'ok' },
+          { id: ids[1], tool: 'echo_safe', outcome: 'error' },
+        ],
+      },
+      detail: expect.stringMatching(
+        /^2 call lines could not be written between \S+ and \S+ \(by an earlier run of this instance, pid \d+\) \(the database could not be used\)$/,
+      ),
+    });
+    expect(fs.existsSync(file)).toBe(false);
+    const report = await verify(b);
+    expect(report).toMatchObject({ ok: false, chains: [{ problem: { recorded: true }, gaps: [{ seen: 'lines-lost', lost: { lines: 2 } }] }] });
+    expect(formatAuditDatabaseReport(report, instanceId(dir))).toContain(`calls: echo_safe ${ids[0]}, echo_safe ${ids[1]}`);
+  });
+
+  it('an unreadable record of lost lines is not dropped: the next start writes a gap event saying lines an earlier run lost are not known, then removes it', async () => {
+    const dir = dataFolder();
+    const a = kernel(dir);
+    await call(a, 'before');
+    await a.close();
+    open.splice(open.indexOf(a), 1);
+    const file = path.join(dir, LOST_FILE);
+    fs.writeFileSync(file, '{"version":1,"lost":{"count":', { mode: 0o600 });
+    const b = kernel(dir);
+    expect((await call(b, 'after')).ok).toBe(true);
+    const lines = (await rows(instanceId(dir))).map((r) => JSON.parse(r.line) as AuditEntry & { event?: string; detail?: string });
+    expect(lines.map((l) => l.event ?? l.args)).toEqual([{ text: 'before' }, 'gap', { text: 'after' }]);
+    expect(lines[1]).toMatchObject({
+      seen: 'lines-lost',
+      lost: { lines: 0, calls: [], unreadable: true },
+      detail: `The record of lines an earlier run of this instance could not write (${LOST_FILE}) could not be read (it is not JSON): how many are missing is not known`,
+    });
+    expect(fs.existsSync(file)).toBe(false);
+    expect(await verify(b)).toMatchObject({ ok: false, chains: [{ problem: { recorded: true }, gaps: [{ seen: 'lines-lost' }] }] });
   });
 
   it('a kernel started while the server is down starts, refuses calls saying why, and records calls once the server is back', async () => {
