@@ -339,7 +339,10 @@ class NamespaceContainment implements Containment {
     // frozen instead, so it does not go on with its script during the grace; the others get SIGTERM.
     const frozen = init !== undefined && !init.catchesTerm;
     if (frozen) signal(init.pid, 'SIGSTOP');
-    for (const m of members) signal(m.pid, 'SIGTERM');
+    // The init first: its signal is pending before any child of it dies of its own. Signalled after, a
+    // script waiting on that child (`sleep & wait`) could already have ended normally, its trap never run.
+    if (init) signal(init.pid, 'SIGTERM');
+    for (const m of members) if (m !== init) signal(m.pid, 'SIGTERM');
     const deadline = performance.now() + graceMs;
     while (!this.exitedFlag && performance.now() < deadline) {
       await Promise.race([exited, delay(50)]);
