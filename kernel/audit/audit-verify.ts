@@ -58,7 +58,9 @@ export interface LostLines {
   unconfirmed?: number;
   from: string;
   to: string;
-  /** An earlier run's record of lost lines (data/audit-lost.json) could not be read: how many is not known. */
+  /** The lines include those of earlier runs of the instance (read back from their records at start): their pids. */
+  earlier?: number[];
+  /** An earlier run's record of lost lines could not be read: how many it held is not known. */
   unreadable?: boolean;
 }
 

@@ -20,7 +20,7 @@ import {
   type AuditHead,
 } from './audit-chain.js';
 import type { AuditEntry, AuditEvent, AuditFilter, AuditRecord, GapSeen } from './audit-log.js';
-import { AUDIT_CHANNEL, AUDIT_LOCK, AUDIT_MIGRATIONS, AUDIT_SCHEMA, auditKeyId, LOCAL_HEAD_FILE, LOST_FILE } from './pg-audit-schema.js';
+import { AUDIT_CHANNEL, AUDIT_LOCK, AUDIT_MIGRATIONS, AUDIT_SCHEMA, auditKeyId, LOCAL_HEAD_FILE } from './pg-audit-schema.js';
 import {
   auditWorkerMain,
   type AppendValue,
@@ -71,17 +71,17 @@ interface Sealed {
 /**
  * Lines that could not be written (the database was down, hung or refused them), kept until a
  * chained `lines-lost` gap event naming them is committed: calls by id and tool (never their
- * arguments), at most MAX_LOST_LISTED of them, then counted. Kept in memory and in
- * `data/audit-lost.json` (LOST_FILE), so a kernel stopped or killed before the database came back
- * writes the event on its next start.
+ * arguments), at most MAX_LOST_LISTED of them, then counted. Kept in memory and in a file of this
+ * process's own in the data folder (lostFileName), so a kernel stopped or killed before the database
+ * came back has them named by the next start of the instance (adoptLost).
  */
 interface Lost {
-  /** The process that could not write them. */
-  pid: number;
-  /** Read back from LOST_FILE at start: an earlier run of this instance (`pid`) lost them, all or some (this run lost more since). */
-  earlier?: 'all' | 'some';
-  /** LOST_FILE could not be read back: why (how many lines an earlier run lost is then not known). */
-  unreadable?: string;
+  /** Lines this process itself lost (the rest were read back from the records of earlier runs). */
+  mine: number;
+  /** Earlier runs of this instance whose records were read back at start: their pids. */
+  earlier: number[];
+  /** Records of earlier runs that could not be read: which, and why (how many lines they held is not known). */
+  unreadable: string[];
   count: number;
   calls: Array<{ id: string; tool: string; outcome: 'ok' | 'error' }>;
   /** Kernel events (not calls) among them, by kind. */
@@ -91,6 +91,37 @@ interface Lost {
   to: string;
   /** Lines whose statement timed out: a hung server may still have committed them when it woke up. */
   unconfirmed: number;
+}
+
+const emptyLost = (now: string): Lost => ({ mine: 0, earlier: [], unreadable: [], count: 0, calls: [], events: 0, from: now, to: now, unconfirmed: 0 });
+
+/** A batch whose statement got no answer (a hung server may have committed it): its last hash, its calls, how many lines. */
+interface Unconfirmed {
+  hash: string;
+  calls: Set<string>;
+  lines: number;
+}
+
+/**
+ * The lost-lines record of one PgAuditLog: `audit-lost.<pid>-<n>.json` (n counts the logs this process
+ * opened), `.claim-<k>` added while it takes over the record of a run that ended. Each process writes
+ * and removes only its own files, so a CLI call beside `memo serve` never overwrites serve's record.
+ */
+const LOST_NAME = /^audit-lost\.(\d+)-(\d+)(?:\.claim-\d+)?\.json(\.tmp)?$/;
+const lostFileName = (pid: number, n: number, claim?: number) => `audit-lost.${pid}-${n}${claim === undefined ? '' : `.claim-${claim}`}.json`;
+/** Lost-lines files of the logs open in this process (by owner `<pid>-<n>`): never taken over. */
+const lostOwnersOpen = new Set<string>();
+let lostLogs = 0;
+
+/** Whether the process that owns a lost-lines file still runs (its own logs: whether that log is open). */
+function ownerRuns(pid: number, owner: string): boolean {
+  if (pid === process.pid) return lostOwnersOpen.has(owner);
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code !== 'ESRCH';
+  }
 }
 
 /** How many lost calls a `lines-lost` gap event names one by one; the rest are counted. */
@@ -139,7 +170,7 @@ const WORKER_GRACE_MS = 6000;
  * counts as unreachable, and its stuck connection is dropped), `append`'s promise rejects (the
  * pipeline logs the lost line and says so in the call's summary) and `guard` refuses every call
  * before it runs; any lost line trips the guard so. The worker probes the server every 2 s and calls
- * go through again as soon as it answers. The lines lost meanwhile are remembered (in memory, and in data/audit-lost.json for the next start) and,
+ * go through again as soon as it answers. The lines lost meanwhile are remembered (in memory, and in a file of this process's own in the data folder for the next start) and,
  * once the database can be used again, a chained `gap` event (`seen: 'lines-lost'`) names them first
  * in the next batch (see lostEvent). The guard's question to a database marked unusable waits
  * on this thread at most PROBE_WAIT_MS (PROBE_HUNG_WAIT_MS once a question went unanswered), and not
@@ -180,15 +211,17 @@ export class PgAuditLog {
   private lastTag = GENESIS_HASH;
   /** A gap event waiting to be written first in the next batch. */
   private pendingGap: EventFields | null = null;
-  /** Lines lost since the last `lines-lost` event was committed (also in LOST_FILE, see saveLost). */
+  /** Lines lost since the last `lines-lost` event was committed (also in `lostFile`, see saveLost). */
   private lost: Lost | null = null;
+  /** This log's own lost-lines file (lostFileName); `lostOwner` is its `<pid>-<n>`. */
   readonly lostFile: string;
+  private readonly lostOwner: string;
   /**
    * The last batch whose statement timed out (a hung server may commit it when it wakes up): its
    * last hash and how many call lines it held. Found as the chain's last row later, it was written
    * after all and is taken off `lost`.
    */
-  private unconfirmed: { hash: string; calls: Set<string>; lines: number } | null = null;
+  private unconfirmed: Unconfirmed | null = null;
   private localHeadFd: number | null = null;
   private readonly headBuf = Buffer.alloc(HEAD_SIZE);
   private recent: AuditEntry[] = [];
@@ -217,7 +250,9 @@ export class PgAuditLog {
     this.timeoutMs = (options.timeoutMs ?? 10_000) + WORKER_GRACE_MS;
     this.keyFile = path.join(dataDir, KEY_FILE);
     this.localHeadFile = path.join(dataDir, LOCAL_HEAD_FILE);
-    this.lostFile = path.join(dataDir, LOST_FILE);
+    const n = ++lostLogs;
+    this.lostOwner = `${process.pid}-${n}`;
+    this.lostFile = path.join(dataDir, lostFileName(process.pid, n));
     this.guard = {
       check: () => {
         if (this.worker && (Atomics.load(this.signal, 1) === 1 || !this.chainOpen || this.writeRefused) && !this.reachableAgain()) {
@@ -272,7 +307,8 @@ export class PgAuditLog {
     this.workerGone = undefined;
     this.worker = worker;
     this.port = port1;
-    this.loadLost();
+    lostOwnersOpen.add(this.lostOwner);
+    this.adoptLost();
     try {
       this.openChain();
     } catch (err) {
@@ -397,6 +433,8 @@ export class PgAuditLog {
     this.abandon();
     if (this.localHeadFd !== null) fs.closeSync(this.localHeadFd);
     this.localHeadFd = null;
+    // Its record stays (lines still lost): the next start of the instance takes it over.
+    lostOwnersOpen.delete(this.lostOwner);
     await worker?.terminate();
   }
 
@@ -464,12 +502,12 @@ export class PgAuditLog {
     else if (op === 'open') this.writeLocalHead();
   }
 
-  /** Lines that could not be written are remembered (in memory and LOST_FILE) for the `lines-lost` event written once the database is usable again. */
+  /** Lines that could not be written are remembered (in memory and `lostFile`) for the `lines-lost` event written once the database is usable again. */
   private noteLost(drafts: readonly Draft[], err: unknown): void {
     if (drafts.length === 0) return;
     const now = new Date().toISOString();
-    const lost = (this.lost ??= { pid: process.pid, count: 0, calls: [], events: 0, from: now, to: now, unconfirmed: 0 });
-    if (lost.earlier) lost.earlier = 'some';
+    const lost = (this.lost ??= emptyLost(now));
+    lost.mine += drafts.length;
     const calls = new Set<string>();
     for (const d of drafts) {
       lost.count++;
@@ -488,45 +526,99 @@ export class PgAuditLog {
   }
 
   /**
-   * Writes `lost` (and the batch that may have been committed after all) to LOST_FILE, or removes the
-   * file once nothing is lost: replaced whole by a rename, so a crash leaves the old record or the new.
-   * Not fsynced, like the trail's own lines. Should it fail (no room), the record stays in memory.
+   * Writes `lost` (and the batch that may have been committed after all) to this log's own file, or
+   * removes it once nothing is lost: replaced whole by a rename, so a crash leaves the old record or
+   * the new. Not fsynced, like the trail's own lines. Should it fail (no room), the record stays in memory.
    */
-  private saveLost(): void {
+  private saveLost(): boolean {
     try {
       if (!this.lost) {
         fs.rmSync(this.lostFile, { force: true });
-        return;
+        return true;
       }
       const u = this.unconfirmed;
-      const text = JSON.stringify({ version: 1, lost: this.lost, ...(u ? { unconfirmed: { hash: u.hash, calls: [...u.calls], lines: u.lines } } : {}) });
-      const tmp = `${this.lostFile}.${process.pid}.tmp`;
-      fs.writeFileSync(tmp, text, { mode: 0o600 });
-      fs.renameSync(tmp, this.lostFile);
+      const text = JSON.stringify({
+        version: 1,
+        instance: this.instance,
+        lost: this.lost,
+        ...(u ? { unconfirmed: { hash: u.hash, calls: [...u.calls], lines: u.lines } } : {}),
+      });
+      fs.writeFileSync(`${this.lostFile}.tmp`, text, { mode: 0o600 });
+      fs.renameSync(`${this.lostFile}.tmp`, this.lostFile);
+      return true;
     } catch {
       // Kept in memory: the event is still written if this process lives until the database answers.
+      return false;
     }
   }
 
-  /** Reads back what an earlier run lost (LOST_FILE): an unreadable record is named in the event rather than dropped. */
-  private loadLost(): void {
-    let text: string;
+  /**
+   * Takes over the lost-lines records of runs of this instance that ended (their process is gone, or
+   * their log in this process was closed): each is claimed by a rename (of two starts, one gets it),
+   * added to this log's record, which is saved, and only then removed. A record that cannot be read is
+   * named in the event rather than dropped. Records of another instance id are left to it.
+   */
+  private adoptLost(): void {
+    let names: string[];
     try {
-      text = fs.readFileSync(this.lostFile, 'utf8');
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return;
-      text = '';
-    }
-    const read = parseLostFile(text);
-    if ('lost' in read) {
-      if (!this.lost) {
-        this.lost = { ...read.lost, earlier: 'all' };
-        if (read.unconfirmed) this.unconfirmed = read.unconfirmed;
-      }
+      names = fs.readdirSync(this.dataDir);
+    } catch {
       return;
     }
-    const now = new Date().toISOString();
-    this.lost ??= { pid: 0, unreadable: read.why, count: 0, calls: [], events: 0, from: now, to: now, unconfirmed: 0 };
+    let claims = 0;
+    for (const name of names) {
+      const m = LOST_NAME.exec(name);
+      if (!m) continue;
+      const pid = Number(m[1]);
+      if (ownerRuns(pid, `${m[1]}-${m[2]}`)) continue;
+      const file = path.join(this.dataDir, name);
+      if (m[3]) {
+        // A write cut short by a crash: the record it was replacing is still there.
+        fs.rmSync(file, { force: true });
+        continue;
+      }
+      const claimed = path.join(this.dataDir, lostFileName(process.pid, Number(this.lostOwner.split('-')[1]), ++claims));
+      try {
+        fs.renameSync(file, claimed);
+      } catch {
+        continue; // another start took it
+      }
+      let text = '';
+      try {
+        text = fs.readFileSync(claimed, 'utf8');
+      } catch {
+        // named as unreadable below
+      }
+      const read = parseLostFile(text, pid);
+      if ('instance' in read && read.instance !== this.instance) {
+        // Another instance's chain (MEMO_INSTANCE_ID differs): given back under its own name.
+        fs.renameSync(claimed, file);
+        continue;
+      }
+      this.merge(name, read);
+      // Removed once its lines are in this log's own record (kept, should that not be written).
+      if (this.saveLost()) fs.rmSync(claimed, { force: true });
+    }
+  }
+
+  /** Adds an earlier run's record (or the reason it cannot be read) to this log's. */
+  private merge(name: string, read: ReturnType<typeof parseLostFile>): void {
+    const lost = (this.lost ??= emptyLost(new Date().toISOString()));
+    if (!('lost' in read)) {
+      lost.unreadable.push(`${name}: ${read.why}`);
+      return;
+    }
+    const r = read.lost;
+    const fresh = lost.count === 0;
+    for (const pid of [...r.earlier, ...(r.mine > 0 ? [read.pid] : [])]) if (!lost.earlier.includes(pid)) lost.earlier.push(pid);
+    lost.unreadable.push(...r.unreadable);
+    lost.count += r.count;
+    lost.events += r.events;
+    lost.unconfirmed += r.unconfirmed;
+    lost.calls.push(...r.calls.slice(0, Math.max(0, MAX_LOST_LISTED - lost.calls.length)));
+    if (fresh || r.from < lost.from) lost.from = r.from;
+    if (fresh || r.to > lost.to) lost.to = r.to;
+    if (!this.unconfirmed && read.unconfirmed) this.unconfirmed = read.unconfirmed;
   }
 
   /** The batch whose statement timed out was committed after all (found as the chain's last row): its lines are not lost. */
@@ -537,7 +629,7 @@ export class PgAuditLog {
     lost.count -= batch.lines;
     lost.unconfirmed = Math.max(0, lost.unconfirmed - batch.lines);
     lost.calls = lost.calls.filter((c) => !batch.calls.has(c.id));
-    if (lost.count <= 0 && !lost.unreadable) this.lost = null;
+    if (lost.count <= 0 && lost.unreadable.length === 0) this.lost = null;
     this.saveLost();
   }
 
@@ -900,9 +992,10 @@ export class PgAuditLog {
  */
 function lostEvent(lost: Lost): EventFields {
   const calls = lost.count - lost.events;
-  const earlier = lost.earlier ? ` (${lost.earlier === 'all' ? 'by' : 'some by'} an earlier run of this instance, pid ${lost.pid})` : '';
-  const unreadable = lost.unreadable
-    ? `${lost.count ? '; also, ' : ''}the record of lines an earlier run of this instance could not write (${LOST_FILE}) could not be read (${lost.unreadable}): how many are missing is not known`
+  const runs = lost.earlier.length === 1 ? 'an earlier run' : 'earlier runs';
+  const earlier = lost.earlier.length ? ` (${lost.mine ? 'some ' : ''}by ${runs} of this instance, pid ${lost.earlier.join(', ')})` : '';
+  const unreadable = lost.unreadable.length
+    ? `${lost.count ? '; also, ' : ''}the record of lines an earlier run of this instance could not write could not be read (${lost.unreadable.join('; ')}): how many are missing is not known`
     : '';
   const what = [calls ? `${calls} call line${calls === 1 ? '' : 's'}` : '', lost.events ? `${lost.events} kernel event${lost.events === 1 ? '' : 's'}` : '']
     .filter(Boolean)
@@ -922,7 +1015,8 @@ function lostEvent(lost: Lost): EventFields {
       ...(lost.unconfirmed ? { unconfirmed: lost.unconfirmed } : {}),
       from: lost.from,
       to: lost.to,
-      ...(lost.unreadable ? { unreadable: true } : {}),
+      ...(lost.earlier.length ? { earlier: lost.earlier } : {}),
+      ...(lost.unreadable.length ? { unreadable: true } : {}),
     },
     detail: lost.count
       ? `${what} could not be written between ${lost.from} and ${lost.to}${earlier} (the database could not be used)${unconfirmed}${unreadable}`
@@ -930,15 +1024,15 @@ function lostEvent(lost: Lost): EventFields {
   };
 }
 
-/** LOST_FILE's text, checked field by field: the record, or why it cannot be used. */
-function parseLostFile(text: string): { lost: Lost; unconfirmed?: { hash: string; calls: Set<string>; lines: number } } | { why: string } {
+/** A lost-lines file's text, checked field by field: the record (with the instance and pid that wrote it), or why it cannot be used. */
+function parseLostFile(text: string, pid: number): { instance: string; pid: number; lost: Lost; unconfirmed?: Unconfirmed } | { why: string } {
   let v: unknown;
   try {
     v = JSON.parse(text);
   } catch {
     return { why: text ? 'it is not JSON' : 'it cannot be read' };
   }
-  const o = v as { version?: unknown; lost?: Record<string, unknown>; unconfirmed?: Record<string, unknown> };
+  const o = v as { version?: unknown; instance?: unknown; lost?: Record<string, unknown>; unconfirmed?: Record<string, unknown> };
   const l = o?.lost;
   const count = (x: unknown): x is number => Number.isSafeInteger(x) && (x as number) >= 0;
   const call = (c: unknown) => {
@@ -947,8 +1041,13 @@ function parseLostFile(text: string): { lost: Lost; unconfirmed?: { hash: string
   };
   if (
     o?.version !== 1 ||
+    typeof o.instance !== 'string' ||
     !l ||
-    !count(l.pid) ||
+    !count(l.mine) ||
+    !Array.isArray(l.earlier) ||
+    !l.earlier.every(count) ||
+    !Array.isArray(l.unreadable) ||
+    !l.unreadable.every((u) => typeof u === 'string') ||
     !count(l.count) ||
     !count(l.events) ||
     !count(l.unconfirmed) ||
@@ -959,7 +1058,9 @@ function parseLostFile(text: string): { lost: Lost; unconfirmed?: { hash: string
   )
     return { why: 'it is not a record of lost lines' };
   const lost: Lost = {
-    pid: l.pid,
+    mine: l.mine,
+    earlier: l.earlier,
+    unreadable: l.unreadable,
     count: l.count,
     calls: (l.calls as Lost['calls']).slice(0, MAX_LOST_LISTED).map((c) => ({ id: c.id, tool: c.tool, outcome: c.outcome })),
     events: l.events,
@@ -968,9 +1069,11 @@ function parseLostFile(text: string): { lost: Lost; unconfirmed?: { hash: string
     unconfirmed: l.unconfirmed,
   };
   const u = o.unconfirmed;
-  if (u && typeof u.hash === 'string' && count(u.lines) && Array.isArray(u.calls) && u.calls.every((c) => typeof c === 'string'))
-    return { lost, unconfirmed: { hash: u.hash, calls: new Set(u.calls), lines: u.lines } };
-  return { lost };
+  const unconfirmed =
+    u && typeof u.hash === 'string' && count(u.lines) && Array.isArray(u.calls) && u.calls.every((c) => typeof c === 'string')
+      ? { hash: u.hash, calls: new Set(u.calls), lines: u.lines }
+      : undefined;
+  return { instance: o.instance, pid, lost, ...(unconfirmed ? { unconfirmed } : {}) };
 }
 
 function records(drafts: readonly Draft[]): string {

@@ -66,12 +66,5 @@ export function auditKeyId(key: KeyObject): string {
   return createHmac('sha256', key).update('memo audit key id').digest('hex').slice(0, 16);
 }
 
-/**
- * `data/audit-lost.json`: the lines this instance could not write while the database could not be
- * used, kept until a chained `lines-lost` event naming them is committed, so a kernel stopped or
- * killed during an outage names them in its chain on its next start.
- */
-export const LOST_FILE = 'audit-lost.json';
-
 /** `data/audit-chain.head`: this instance's own record of its chain's head, outside the database. */
 export const LOCAL_HEAD_FILE = 'audit-chain.head';

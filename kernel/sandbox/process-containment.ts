@@ -45,6 +45,9 @@ export interface ContainmentInfo {
   reason?: string;
 }
 
+/** What util-linux unshare prints (and exits 1) when the command it forked died of SIGKILL. */
+export const UNSHARE_SIGKILL = /(^|\n)unshare: sigprocmask unblock failed: [^\n]*\n?$/;
+
 /** The environment variable that marks a command's processes in the sweep mode. */
 export const RUN_ID_VAR = 'MEMO_RUN_ID';
 

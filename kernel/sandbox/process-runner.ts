@@ -1,5 +1,13 @@
 import { spawn } from 'node:child_process';
-import { createContainment, executableExists, plainContainment, resolveContainment, type Containment, type ContainmentChoice } from './process-containment.js';
+import {
+  createContainment,
+  executableExists,
+  plainContainment,
+  resolveContainment,
+  UNSHARE_SIGKILL,
+  type Containment,
+  type ContainmentChoice,
+} from './process-containment.js';
 
 export { containmentInfo } from './process-containment.js';
 
@@ -57,8 +65,6 @@ export interface RunResult {
 const KILL_GRACE_MS = 2000;
 /** How long stdout/stderr may stay open after the command exited. */
 const DRAIN_MS = 1000;
-/** What util-linux unshare prints (and exits 1) when the command it forked died of SIGKILL. */
-const UNSHARE_SIGKILL = /(^|\n)unshare: sigprocmask unblock failed: [^\n]*\n?$/;
 
 /** Keeps the first 60% and the last 40% of a stream within the cap: errors tend to be at the end. */
 class CappedBuffer {

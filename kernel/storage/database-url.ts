@@ -105,7 +105,7 @@ export class DatabaseUrl {
     return { host: c.host, port: c.port, user: c.username, password: c.password, database: c.database, ssl: c.ssl };
   }
 
-  /** `text` with the password (as written and percent-encoded) replaced by ***. */
+  /** `text` with the password (as written and percent-encoded) replaced by [masked]. */
   scrub(text: string): string {
     if (!this.#password) return text;
     let out = text;

@@ -9,7 +9,6 @@ import * as path from 'node:path';
 import { verifyAuditFile, type AuditEntry } from '../../kernel/audit/audit-log.js';
 import { KEY_FILE } from '../../kernel/audit/audit-chain.js';
 import { PgAuditLog } from '../../kernel/audit/pg-audit-log.js';
-import { LOST_FILE } from '../../kernel/audit/pg-audit-schema.js';
 import { exportAuditChains, formatAuditDatabaseReport, verifyAuditDatabase } from '../../kernel/audit/pg-audit-read.js';
 import { DatabaseUrl } from '../../kernel/storage/database-url.js';
 import { instanceId } from '../../kernel/storage/instance-id.js';
@@ -52,6 +51,8 @@ const errors = (fx: Fixture) =>
     .map((l) => l.message)
     .join('\n');
 const call = (fx: Fixture, text: string) => fx.kernel.invoke({ tool: 'echo_safe', args: { text }, caller: { kind: 'agent' } });
+/** The lost-lines records in a data folder (audit-lost.<pid>-<n>.json, one per audit log that lost lines). */
+const lostFiles = (dir: string) => fs.readdirSync(dir).filter((n) => /^audit-lost\..*\.json$/.test(n));
 const verify = (fx: Fixture) => verifyAuditDatabase(DatabaseUrl.parse(pg.url()), fx.dataDir, instanceId(fx.dataDir));
 
 describe('the audit trail on PostgreSQL', () => {
@@ -412,11 +413,10 @@ describe('the audit trail on PostgreSQL', () => {
     expect(await verify(a)).toMatchObject({ ok: false, chains: [{ problem: { recorded: true }, gaps: [{ seen: 'lines-lost' }] }] });
   });
 
-  it('lines lost while the server is down are named by the next start of the instance when the kernel stopped first: the record waits in data/audit-lost.json until the gap event is committed', async () => {
+  it('lines lost while the server is down are named by the next start of the instance when the kernel stopped first: the record waits in a file of its own until the gap event is committed', async () => {
     const dir = dataFolder();
     const a = kernel(dir);
     await call(a, 'before');
-    const file = path.join(dir, LOST_FILE);
     let ids: string[];
     await pg.server().stop();
     try {
@@ -425,8 +425,10 @@ describe('the audit trail on PostgreSQL', () => {
       ids = [...errors(a).matchAll(/the audit line of echo_safe \(call (\S+)\)/g)].map((m) => m[1]!);
       expect(ids).toHaveLength(2);
       // Written before each call returned: calls by id and tool, never their arguments; the owner's alone.
-      const record = JSON.parse(fs.readFileSync(file, 'utf8'));
-      expect(record).toMatchObject({ lost: { count: 2, calls: ids.map((id) => ({ id, tool: 'echo_safe' })) } });
+      const [name] = lostFiles(dir);
+      expect(name).toMatch(new RegExp(`^audit-lost\\.${process.pid}-\\d+\\.json$`));
+      const file = path.join(dir, name!);
+      expect(JSON.parse(fs.readFileSync(file, 'utf8'))).toMatchObject({ lost: { count: 2, mine: 2, calls: ids.map((id) => ({ id, tool: 'echo_safe' })) } });
       expect(fs.readFileSync(file, 'utf8')).not.toContain('unrecorded');
       expect(fs.statSync(file).mode & 0o777).toBe(0o600);
       // Stopped before the server came back: this process no longer has the record in memory.
@@ -447,15 +449,49 @@ describe('the audit trail on PostgreSQL', () => {
           { id: ids[0], tool: 'echo_safe', outcome: 'ok' },
           { id: ids[1], tool: 'echo_safe', outcome: 'error' },
         ],
+        earlier: [process.pid],
       },
       detail: expect.stringMatching(
         /^2 call lines could not be written between \S+ and \S+ \(by an earlier run of this instance, pid \d+\) \(the database could not be used\)$/,
       ),
     });
-    expect(fs.existsSync(file)).toBe(false);
+    expect(lostFiles(dir)).toEqual([]);
     const report = await verify(b);
     expect(report).toMatchObject({ ok: false, chains: [{ problem: { recorded: true }, gaps: [{ seen: 'lines-lost', lost: { lines: 2 } }] }] });
     expect(formatAuditDatabaseReport(report, instanceId(dir))).toContain(`calls: echo_safe ${ids[0]}, echo_safe ${ids[1]}`);
+  });
+
+  it("two kernels on one data folder through an outage keep a record each: the one still running names its own lines, and the stopped one's are named by the next start, none overwritten", async () => {
+    const dir = dataFolder();
+    const a = kernel(dir);
+    const b = kernel(dir);
+    await call(a, 'before');
+    await pg.server().stop();
+    try {
+      await call(a, 'from a');
+      await call(b, 'from b');
+      expect(lostFiles(dir)).toHaveLength(2);
+      await a.close();
+      open.splice(open.indexOf(a), 1);
+    } finally {
+      await pg.server().start();
+    }
+    const lostBy = (fx: Fixture) => [...errors(fx).matchAll(/the audit line of echo_safe \(call (\S+)\)/g)].map((m) => m[1]!);
+    const [ofA, ofB] = [lostBy(a), lostBy(b)];
+    expect([ofA.length, ofB.length]).toEqual([1, 1]);
+    expect((await call(b, 'after')).ok).toBe(true);
+    // B's event names B's line only; A's record is still there for the next start.
+    expect(lostFiles(dir)).toHaveLength(1);
+    const c = kernel(dir);
+    expect((await call(c, 'last')).ok).toBe(true);
+    expect(lostFiles(dir)).toEqual([]);
+    const gaps = (await rows(instanceId(dir)))
+      .map((r) => JSON.parse(r.line) as { event?: string; lost?: { calls: Array<{ id: string }>; earlier?: number[] } })
+      .filter((l) => l.event === 'gap');
+    expect(gaps.map((g) => [g.lost?.calls.map((x) => x.id), g.lost?.earlier ?? []])).toEqual([
+      [ofB, []],
+      [ofA, [process.pid]],
+    ]);
   });
 
   it('an unreadable record of lost lines is not dropped: the next start writes a gap event saying lines an earlier run lost are not known, then removes it', async () => {
@@ -464,8 +500,9 @@ describe('the audit trail on PostgreSQL', () => {
     await call(a, 'before');
     await a.close();
     open.splice(open.indexOf(a), 1);
-    const file = path.join(dir, LOST_FILE);
-    fs.writeFileSync(file, '{"version":1,"lost":{"count":', { mode: 0o600 });
+    // Left by a process that is gone (pids never go this high).
+    fs.writeFileSync(path.join(dir, 'audit-lost.99999999-1.json'), '{"version":1,"lost":{"count":', { mode: 0o600 });
+    fs.writeFileSync(path.join(dir, 'audit-lost.99999999-1.json.tmp'), '{"version":1', { mode: 0o600 });
     const b = kernel(dir);
     expect((await call(b, 'after')).ok).toBe(true);
     const lines = (await rows(instanceId(dir))).map((r) => JSON.parse(r.line) as AuditEntry & { event?: string; detail?: string });
@@ -473,9 +510,12 @@ describe('the audit trail on PostgreSQL', () => {
     expect(lines[1]).toMatchObject({
       seen: 'lines-lost',
       lost: { lines: 0, calls: [], unreadable: true },
-      detail: `The record of lines an earlier run of this instance could not write (${LOST_FILE}) could not be read (it is not JSON): how many are missing is not known`,
+      detail:
+        'The record of lines an earlier run of this instance could not write could not be read (audit-lost.99999999-1.json: it is not JSON): how many are missing is not known',
     });
-    expect(fs.existsSync(file)).toBe(false);
+    // The unfinished write of that process is gone too.
+    expect(lostFiles(dir)).toEqual([]);
+    expect(fs.readdirSync(dir).filter((n) => n.startsWith('audit-lost'))).toEqual([]);
     expect(await verify(b)).toMatchObject({ ok: false, chains: [{ problem: { recorded: true }, gaps: [{ seen: 'lines-lost' }] }] });
   });
 

@@ -5,7 +5,7 @@ import * as path from 'node:path';
 import * as readline from 'node:readline';
 import { MASK } from '../../audit/masking.js';
 import { isMemoError } from '../../errors.js';
-import { createContainment, resolveContainment } from '../../sandbox/process-containment.js';
+import { createContainment, resolveContainment, UNSHARE_SIGKILL } from '../../sandbox/process-containment.js';
 import type { Kernel } from '../../kernel.js';
 import type { AgentEvent, AgentStep, StopReason, TurnResult } from '../agent-loop.js';
 import type { ChatMessage, ChatRequest, ChatResponse, ModelProvider } from '../provider.js';
@@ -352,7 +352,7 @@ async function runCli(provider: CliBackendProvider, req: RunRequest): Promise<Cl
     // is the init of its own, tied to this process by a parent-death signal, so whatever it starts
     // (setsid, double fork) ends with the turn, and all of it ends if Memo itself is killed.
     const containment = createContainment(await resolveContainment());
-    const code = await new Promise<number | null | Error>((resolve) => {
+    let code = await new Promise<number | null | Error>((resolve) => {
       let child: ChildProcessWithoutNullStreams;
       try {
         const [file, ...args] = containment.argv([detection.path, ...inv.args]);
@@ -429,6 +429,11 @@ async function runCli(provider: CliBackendProvider, req: RunRequest): Promise<Cl
     // What the CLI printed may echo its configuration: the endpoint token and the capability never reach a message.
     const hide = (text: string) => [req.mcp?.token, req.mcp?.capability].reduce<string>((t, secret) => (secret ? t.split(secret).join(MASK) : t), text);
     stderr = hide(stderr);
+    // unshare cannot re-raise SIGKILL on itself when the CLI died of one (the OOM killer): it says so and exits 1.
+    if (containment.mode === 'namespace' && code === 1 && UNSHARE_SIGKILL.test(stderr)) {
+      code = null;
+      stderr = stderr.replace(UNSHARE_SIGKILL, '$1');
+    }
     if (failed) failed = hide(failed);
     if (code instanceof Error) {
       const reason = (code as NodeJS.ErrnoException).code === 'ENOENT' ? `${detection.path} no longer exists` : code.message;

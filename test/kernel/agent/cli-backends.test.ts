@@ -7,6 +7,7 @@ import { verifyAuditFile } from '../../../kernel/audit/audit-log.js';
 import { BACKENDS } from '../../../kernel/agent/cli-backends/backends.js';
 import { CliDetector, DETECTION_TTL_MS } from '../../../kernel/agent/cli-backends/cli-detector.js';
 import { CliBackends } from '../../../kernel/agent/cli-backends/cli-turn.js';
+import { containmentInfo } from '../../../kernel/sandbox/process-runner.js';
 import type { PackDefinition } from '../../../kernel/tools/tool-registry.js';
 import { makeKernel, tempDir, type Fixture } from '../../helpers/kernel-fixture.js';
 import { waitFor } from '../../helpers/wait.js';
@@ -89,6 +90,8 @@ function accessEvents(dataDir: string): Array<Record<string, unknown>> {
     .map((l) => JSON.parse(l) as Record<string, unknown>)
     .filter((l) => l.event === 'agent-access');
 }
+
+const containment = await containmentInfo();
 
 describe('agent CLI backends (fake claude, codex and agy on PATH, a real MCP endpoint)', () => {
   let s: Setup;
@@ -480,7 +483,34 @@ describe('agent CLI backends (fake claude, codex and agy on PATH, a real MCP end
     }
   }, 20_000);
 
-  it("a process the CLI left in a session of its own (out of its process group's reach) ends with the turn, and cannot write with the turn's capability meanwhile", async () => {
+  (containment.mode === 'namespace' ? it : it.skip)(
+    "a process the CLI left in a session of its own, without the sweep's marker, still ends with the turn (the CLI is the init of its own PID namespace)",
+    async () => {
+      s = setup({ FAKE_CLI_LEAVE: 'escape' });
+      const conv = await s.fx.kernel.conversations.create();
+      s.fx.prompter.answer('allow-once', 'allow-once');
+      try {
+        const r = await runChatTurn(s.fx.kernel, {
+          provider: s.backends.provider('codex'),
+          model: '',
+          conversationId: conv.id,
+          userMessage: 'hello',
+          titles: false,
+        });
+        expect(r.answer).toBe('You said: hello');
+        expect(fs.existsSync(path.join(s.rec, 'codex-leftover.pid'))).toBe(true);
+        await waitFor(() => runProcesses(s.rec).length === 0, { what: () => `the leftover to be killed (live: ${runProcesses(s.rec).join(', ')})` });
+        expect(s.written).toEqual([]);
+      } finally {
+        killLeftover(s.rec);
+      }
+    },
+    20_000,
+  );
+
+  it("the turn's capability dies as soon as the CLI exits: a process it left that escaped containment (sweep mode, no marker, own session) cannot write with it afterwards", async () => {
+    const saved = process.env.MEMO_PROCESS_CONTAINMENT;
+    process.env.MEMO_PROCESS_CONTAINMENT = 'sweep';
     s = setup({ FAKE_CLI_LEAVE: 'escape' });
     const conv = await s.fx.kernel.conversations.create();
     // Were the capability still live, the gate would let the leftover's write through.
@@ -495,18 +525,16 @@ describe('agent CLI backends (fake claude, codex and agy on PATH, a real MCP end
       });
       expect(r.stopReason).toBe('final');
       expect(r.answer).toBe('You said: hello');
-      expect(fs.existsSync(path.join(s.rec, 'codex-leftover.pid'))).toBe(true);
-      await waitFor(() => runProcesses(s.rec).length === 0, { what: () => `the leftover to be killed (live: ${runProcesses(s.rec).join(', ')})` });
-      // It may have tried its write between the CLI's exit and its own end: the capability had died first.
       const file = path.join(s.rec, 'codex-leftover.json');
-      if (fs.existsSync(file))
-        expect(JSON.parse(fs.readFileSync(file, 'utf8'))).toMatchObject({
-          isError: true,
-          text: expect.stringMatching(/^PERMISSION_DENIED: .*writes need a running Memo agent turn/),
-        });
+      await waitFor(() => fs.existsSync(file), { what: () => 'the leftover to try its write' });
+      const attempt = JSON.parse(fs.readFileSync(file, 'utf8'));
+      expect(attempt.isError).toBe(true);
+      expect(attempt.text).toMatch(/^PERMISSION_DENIED: .*writes need a running Memo agent turn/);
       expect(s.written).toEqual([]);
       expect(s.fx.prompter.asked).toHaveLength(0);
     } finally {
+      if (saved === undefined) delete process.env.MEMO_PROCESS_CONTAINMENT;
+      else process.env.MEMO_PROCESS_CONTAINMENT = saved;
       killLeftover(s.rec);
     }
   }, 20_000);

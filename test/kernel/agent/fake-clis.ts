@@ -100,17 +100,16 @@ const out = (o) => process.stdout.write(JSON.stringify(o) + '\n');
 /**
  * What a CLI may leave running, holding its stdout: FAKE_CLI_LEAVE=group, a child in the CLI's process
  * group that never ends (a hook, a background shell); FAKE_CLI_LEAVE=escape, one in a session of its
- * own (out of the group's reach) that, once the CLI has exited, tries a write with the turn's
- * capability and records what it got in <cli>-leftover.json. Either writes its pid to <cli>-leftover.pid.
+ * own (out of the group's reach) and without the sweep's MEMO_RUN_ID marker, that, once the CLI has
+ * exited, tries a write with the turn's capability and records what it got in <cli>-leftover.json.
+ * Either writes its pid to <cli>-leftover.pid.
  */
 function leave(ep) {
   const { spawn } = require('node:child_process');
   const mode = process.env.FAKE_CLI_LEAVE;
-  const c = spawn(process.execPath, [process.argv[1]], {
-    stdio: ['ignore', 'inherit', 'ignore'],
-    detached: mode === 'escape',
-    env: { ...process.env, FAKE_LEFTOVER: mode, LEFT_BY: String(process.pid), LEFT_EP: JSON.stringify(ep) },
-  });
+  const env = { ...process.env, FAKE_LEFTOVER: mode, LEFT_BY: String(process.pid), LEFT_EP: JSON.stringify(ep) };
+  if (mode === 'escape') delete env.MEMO_RUN_ID;
+  const c = spawn(process.execPath, [process.argv[1]], { stdio: ['ignore', 'inherit', 'ignore'], detached: mode === 'escape', env });
   c.unref();
   fs.writeFileSync(path.join(recordDir, KIND + '-leftover.pid.tmp'), String(c.pid));
   fs.renameSync(path.join(recordDir, KIND + '-leftover.pid.tmp'), path.join(recordDir, KIND + '-leftover.pid'));
