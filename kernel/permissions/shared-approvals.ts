@@ -206,6 +206,10 @@ export class SharedApprovals {
       } catch (err) {
         // Not put there (the database is down): the next good beat puts every waiting request there again.
         this.down = true;
+        // Sent, and no answer (the server hangs, or the connection broke): it may have been put there,
+        // and answered on another instance meanwhile. Counted as shared, so an answer given here while
+        // the database cannot be reached is not applied over one that may count there.
+        if ((err as { sent?: boolean } | null)?.sent) this.landed.add(id);
         throw err;
       }
     });
@@ -342,6 +346,7 @@ export class SharedApprovals {
   /**
    * One statement on a connection of its own, bounded: not answered within QUERY_TIMEOUT_MS (the
    * server hangs, packets are dropped), it is abandoned and its connection closed, and this rejects.
+   * A rejection after the statement was sent carries `sent: true`: the server may have run it.
    * UPDATE ... RETURNING comes back as [rows, count] from typeorm's postgres driver: the rows are returned.
    */
   private async q<T = unknown[]>(sql: string, params: unknown[] = [], opened?: DataSource): Promise<T> {
@@ -353,8 +358,10 @@ export class SharedApprovals {
       timer = setTimeout(() => reject(new Error(`The database ${this.url.display} did not answer within ${QUERY_TIMEOUT_MS / 1000} s`)), QUERY_TIMEOUT_MS);
     });
     timeout.catch(() => {});
+    let sent = false;
     try {
       await Promise.race([connecting, timeout]);
+      sent = true;
       const result = (await Promise.race([qr.query(sql, params), timeout])) as unknown[];
       void qr.release();
       return (result.length === 2 && Array.isArray(result[0]) && typeof result[1] === 'number' ? result[0] : result) as T;
@@ -364,6 +371,7 @@ export class SharedApprovals {
         () => qr.releasePostgresConnection(err as Error),
         () => {},
       );
+      if (sent && err instanceof Error) Object.assign(err, { sent: true });
       throw err;
     } finally {
       clearTimeout(timer);

@@ -178,6 +178,65 @@ describe('the owner never applies its own answer over one committed elsewhere', 
   }, 120_000);
 });
 
+describe('a request whose publish got no answer', () => {
+  afterEach(() => server.thaw());
+
+  it('counts as shared: the owner refuses its local answer while the database hangs, then applies the answer another instance gave', async () => {
+    const databaseUrl = await server.database();
+    const sink = () => ({ append: () => {}, tail: () => [], close: () => {} });
+    const [a, b] = [0, 1].map(() =>
+      makeKernel({ databaseUrl, prompter: null, packs: [echoPack()], services: { auditSink: sink() }, clock: new ManualClock(Date.now()) }),
+    ) as [Fixture, Fixture];
+    await Promise.all(
+      [a, b].map(async (fx) => {
+        await (fx.kernel.permissions as { ready?: () => Promise<void> }).ready?.();
+      }),
+    );
+    type Q = (sql: string, params?: unknown[], opened?: unknown) => Promise<unknown>;
+    const shared = (a.kernel.approvals as unknown as { shared: Inner & { q: Q; tick: () => Promise<void> } }).shared;
+    // Until the end A's beats only say it is alive: they neither put its request there again nor look
+    // for answers, so nothing but this test's steps tells A what the database holds.
+    shared.tick = () => shared.heartbeat().catch(() => {});
+    // And A misses the notification of B's answer (the database hangs right after it).
+    shared.takeAnswer = async () => {};
+    // The publish commits, and its answer is lost: the server hangs right after it, so the statement
+    // A then waits on gets no answer (the real timeout of A's own query path).
+    const realQ: Q = shared.q.bind(shared);
+    let published = false;
+    let answerLost = false;
+    shared.q = async (sql, params, opened) => {
+      if (published || !sql.includes('INSERT INTO "approvals"')) return realQ(sql, params, opened);
+      published = true;
+      await realQ(sql, params, opened);
+      server.freeze();
+      try {
+        return await realQ('SELECT 1');
+      } finally {
+        server.thaw();
+        answerLost = true;
+      }
+    };
+    const call = a.kernel.invoke({ tool: 'echo_medium', args: { text: 'maybe shared' }, caller: { kind: 'routine', id: 'nightly' } });
+    await b.kernel.approvals.sync();
+    const id = await waitFor(() => b.kernel.approvals.pending().find((p) => p.instance)?.id, { what: 'the request listed on B' });
+    await waitFor(() => answerLost, { what: "the publish's answer to be lost" });
+    await expect(b.kernel.approvals.answerAnywhere(id, 'deny-once', 'console')).resolves.toEqual({ ok: true });
+    server.freeze();
+    const local = await a.kernel.approvals.answerAnywhere(id, 'allow-once', 'host');
+    expect(local).toMatchObject({
+      ok: false,
+      code: 'UNAVAILABLE',
+      message: expect.stringContaining('your answer was not applied and the request still waits'),
+    });
+    server.thaw();
+    delete (shared as Partial<typeof shared>).tick;
+    delete shared.takeAnswer;
+    // The next beat finds the answer given on B: that one counts, and the call did not run.
+    expect(await call).toMatchObject({ ok: false });
+    await Promise.all([a.close(), b.close()]);
+  }, 120_000);
+});
+
 describe('a hung database', () => {
   afterEach(() => server.thaw());
 
