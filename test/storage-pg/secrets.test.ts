@@ -45,13 +45,13 @@ describe('the database password', () => {
     // The kernel's own settings (which packs are on) live in the database: packs do not load on a guess.
     let loadError = '';
     await fx.kernel.loadPacks([{ dir: PLUGINS, source: 'builtin', only: ['routines'] }]).catch((err: Error) => (loadError = err.message));
-    expect(loadError).toMatch(new RegExp(`postgres://memo:\\*\\*\\*@127\\.0\\.0\\.1:${server.port}/t\\d+.*password authentication failed`));
+    expect(loadError).toMatch(new RegExp(`postgres://memo:\\[masked\\]@127\\.0\\.0\\.1:${server.port}/t\\d+.*password authentication failed`));
     // A call is refused, fail closed: its audit line could not be written to the database.
     const r = await fx.kernel.invoke({ tool: 'echo_safe', args: { text: 'x' }, caller: { kind: 'agent', conversationId: 'c-1' } });
     expect(r.ok).toBe(false);
     const message = r.ok ? '' : r.error.message;
     expect(message).toMatch(/audit/);
-    expect(message).toMatch(new RegExp(`postgres://memo:(\\*\\*\\*|\\[masked\\])@127\\.0\\.0\\.1:${server.port}/t\\d+`));
+    expect(message).toMatch(new RegExp(`postgres://memo:\\[masked\\]@127\\.0\\.0\\.1:${server.port}/t\\d+`));
     expect(message).toContain('password authentication failed');
     const shown = everythingShown(fx, [r, loadError]);
     for (const secret of ['wrong-5e7c', encodeURIComponent('wrong-5e7c/@:'), ...forms()]) expect(shown).not.toContain(secret);
