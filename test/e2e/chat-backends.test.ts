@@ -130,6 +130,8 @@ describe('memo chat --backend', () => {
           ...process.env,
           PATH: `${w.bin}${path.delimiter}${process.env.PATH ?? ''}`,
           HOME: w.home,
+          // Killed, Memo cannot remove the turn's run folder: it goes with the test's own.
+          TMPDIR: w.home,
           FAKE_CLI_RECORD: w.rec,
           // The CLI never answers (and ignores SIGTERM); first it starts a process in a session of its own.
           FAKE_CLI_HANG: '1',
