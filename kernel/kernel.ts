@@ -23,6 +23,7 @@ import { DEFAULT_TOOL_TIMEOUT_MS, ToolPipeline, type CallGuard, type InvokeOptio
 import { ToolRegistry, type PackDefinition } from './tools/tool-registry.js';
 import { PathSandbox } from './sandbox/path-sandbox.js';
 import { KernelState } from './sandbox/kernel-state.js';
+import { registerKernelAreas } from './sandbox/os-sandbox.js';
 import type { PackFolder } from './packs/pack-loader.js';
 import { PackManager, type PackState } from './packs/pack-manager.js';
 import { PackSettings } from './packs/pack-settings.js';
@@ -94,6 +95,11 @@ export interface KernelOptions {
    * MEMO_DATABASE_URL from the environment; unset or blank, SQLite files in dataDir.
    */
   databaseUrl?: string;
+  /**
+   * Where the OS sandbox (bubblewrap) cannot start: `refuse` commands (default) or run them `judged`
+   * only, the command judge being the only wall. The CLI passes the person's `memo settings sandbox`.
+   */
+  sandboxFallback?: 'refuse' | 'judged';
 }
 
 function checkRoot(root: string): string {
@@ -233,6 +239,8 @@ export class Kernel {
     this.approvals = container.resolve(ApprovalBroker);
     const prompter = container.resolve<T.Prompter | null>(T.Prompter);
     if (prompter) this.disposables.push(this.approvals.attach(asFace(prompter)));
+    // Every command run in this process (any kernel's, any pack's) finds this kernel's areas masked.
+    this.disposables.push(registerKernelAreas({ areas: () => this.state.areas(), fallback: () => this.config.sandboxFallback ?? 'refuse' }));
     this.pipeline = container.resolve(ToolPipeline);
     this.packs = container.resolve(PackManager);
     this.skills = container.resolve(SkillManager);
@@ -512,6 +520,7 @@ export function createKernel(options: KernelOptions = {}): Kernel {
       options.databaseUrl !== undefined
         ? databaseFromSetting(options.databaseUrl, 'The databaseUrl option')
         : databaseFromSetting(process.env.MEMO_DATABASE_URL),
+    sandboxFallback: options.sandboxFallback ?? 'refuse',
   };
 
   const c = rootContainer.createChildContainer();

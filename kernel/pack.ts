@@ -33,7 +33,7 @@ export { SYSTEM_DIRS, isGitSegment } from './sandbox/path-sandbox.js';
 export type { KernelArea } from './sandbox/kernel-state.js';
 export type { CommandVerdict, JudgeOptions } from './sandbox/command-judge.js';
 export { runProcess, type RunOptions, type RunResult } from './sandbox/process-runner.js';
-export { assessCommand } from './sandbox/command-assessment.js';
+export { assessCommand, judgeCommand, type CommandJudgement } from './sandbox/command-assessment.js';
 export { isSensitiveKey as isSensitiveName, maskText as maskSecrets } from './audit/masking.js';
 export { findSecret, type SecretFinding } from './audit/secret-check.js';
 export { environmentSecrets } from './audit/known-secrets.js';

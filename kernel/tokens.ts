@@ -98,4 +98,9 @@ export interface KernelConfig {
   defaultToolTimeoutMs: number;
   /** The shared PostgreSQL database for pack databases and conversations, or null: SQLite files in dataDir. Prints with its password masked. */
   database: DatabaseUrl | null;
+  /**
+   * Where the OS sandbox cannot start: refuse commands (the default) or run them judged only. A
+   * person's setting (`memo settings sandbox`), never a tool's.
+   */
+  sandboxFallback?: 'refuse' | 'judged';
 }

@@ -19,3 +19,6 @@ if (existsSync('skills')) cpSync('skills', join('dist', 'skills'), { recursive: 
 
 // The web console's front end: plain ES modules, HTML and CSS served as they are (no bundler).
 cpSync(join('kernel', 'console', 'ui'), join('dist', 'kernel', 'console', 'ui'), { recursive: true });
+
+// The OS sandbox's bridge runs by path inside the sandbox: a plain ES module beside the compiled code.
+cpSync(join('kernel', 'sandbox', 'sandbox-bridge.mjs'), join('dist', 'kernel', 'sandbox', 'sandbox-bridge.mjs'));

@@ -13,6 +13,7 @@ import type { Prompter } from '../permissions/prompter.js';
 import type { RateLimitOptions } from '../rate-limit/rate-limiter.js';
 import type { PackFolder } from '../packs/pack-loader.js';
 import { optInSkillFolders } from '../skills/skill-folders.js';
+import { storedSettings } from '../storage/kernel-state-settings.js';
 import type { SkillFolder } from '../skills/skill-manager.js';
 
 /** A mistake in how the command was called: exit code 2, one line, nothing written. */
@@ -78,9 +79,12 @@ export function cliContext(g: () => GlobalOptions, setExit: (code: number) => vo
     async boot(prompter, quiet = true, rateLimits) {
       let kernel: Kernel;
       try {
+        // A person's choice for commands where the OS sandbox cannot start (memo settings sandbox).
+        const sandbox = (await storedSettings(dataDir(), new StderrLogger(true))).sandbox;
         kernel = createKernel({
           root: g().root ?? process.cwd(),
           dataDir: dataDir(),
+          ...(sandbox ? { sandboxFallback: sandbox } : {}),
           prompter,
           // No face (memo serve): a request nobody watches is refused at once, saying how to be asked.
           ...(prompter === null ? { unattendedApprovals: 'refuse' as const } : {}),

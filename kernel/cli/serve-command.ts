@@ -11,6 +11,7 @@ import { DEFAULT_IDLE_TIMEOUT_MS, DEFAULT_MAX_SESSIONS } from '../mcp/defaults.j
 import { DEFAULT_APPROVAL_WAIT_MS } from '../permissions/approval-broker.js';
 import { parseRateLimit, rateLimitOptions, type RateLimitSetting } from './settings-command.js';
 import { storedSettings } from '../storage/kernel-state-settings.js';
+import { describeSandbox, osSandboxStatus } from '../sandbox/os-sandbox.js';
 import { ControlServer } from '../control/control-server.js';
 import { NotFound, print, UsageError, type Cli } from './context.js';
 
@@ -157,6 +158,11 @@ export function registerServeCommand(program: Command, cli: Cli): void {
         // No face of its own: a request (from an MCP client, a routine, a pack service) waits in the
         // broker for memo approvals, the console or a host, up to 30 minutes (then APPROVAL_EXPIRED).
         kernel = await cli.boot(null, false, rateLimits);
+        // One line on what stands under commands: the OS sandbox, or why not and what happens instead.
+        const sandbox = await osSandboxStatus();
+        const sandboxLine = describeSandbox(sandbox, kernel.config.sandboxFallback ?? 'refuse');
+        if (sandbox.available) logger.info(sandboxLine);
+        else logger.warn(sandboxLine);
         if (rate.setting === 'off') logger.warn(`rate limits are off (${rate.source}): no caller and no machine-wide ceiling limits tool calls`);
         await kernel.watch();
         // Pack services (schedulers, sockets, sync loops) run for as long as serve does.

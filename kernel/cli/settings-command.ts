@@ -8,7 +8,7 @@ import type { Command } from 'commander';
 import { StderrLogger } from '../logger.js';
 import { DEFAULT_RATE_LIMITS, NO_RATE_LIMITS, type RateLimitOptions } from '../rate-limit/rate-limiter.js';
 import { withCommandStore } from '../storage/kernel-state-db.js';
-import { SettingsStore, storedSettings, type RateLimitSetting } from '../storage/kernel-state-settings.js';
+import { SettingsStore, storedSettings, type RateLimitSetting, type SandboxSetting } from '../storage/kernel-state-settings.js';
 import { print, UsageError, type Cli } from './context.js';
 
 export type { RateLimitSetting } from '../storage/kernel-state-settings.js';
@@ -26,6 +26,12 @@ export function rateLimitOptions(setting: RateLimitSetting): Partial<RateLimitOp
   return { maxCalls: setting, globalMaxCalls: Math.max(DEFAULT_RATE_LIMITS.globalMaxCalls, setting) };
 }
 
+function describeSandboxSetting(setting: SandboxSetting | undefined): string {
+  return setting === 'judged'
+    ? 'sandbox: judged (where the OS sandbox cannot start, commands run with the command judge as the only wall)'
+    : 'sandbox: refuse (where the OS sandbox cannot start, commands are refused; the default)';
+}
+
 function describe(setting: RateLimitSetting | undefined): string {
   if (setting === undefined)
     return `rate limit: default (${DEFAULT_RATE_LIMITS.maxCalls} calls per minute for each caller, ${DEFAULT_RATE_LIMITS.globalMaxCalls} machine-wide)`;
@@ -34,7 +40,9 @@ function describe(setting: RateLimitSetting | undefined): string {
 }
 
 export function registerSettingsCommands(program: Command, cli: Cli): void {
-  const settings = program.command('settings').description('administrator settings for memo serve (data/settings.json): the rate limit');
+  const settings = program
+    .command('settings')
+    .description('administrator settings (data/settings.json): the rate limit of memo serve, and what commands do where the OS sandbox cannot start');
   settings
     .command('show', { isDefault: true })
     .option('--json', 'print JSON')
@@ -42,7 +50,25 @@ export function registerSettingsCommands(program: Command, cli: Cli): void {
     .action(async (opts: { json?: boolean }) => {
       const value = await storedSettings(cli.dataDir());
       if (opts.json) return print(value);
-      process.stdout.write(`${describe(value.rateLimit)}\n`);
+      process.stdout.write(`${describe(value.rateLimit)}\n${describeSandboxSetting(value.sandbox)}\n`);
+    });
+  settings
+    .command('sandbox <refuse|judged>')
+    .description('where the OS sandbox (bubblewrap) cannot start: refuse commands (default), or run them judged only; applies at the next start')
+    .action(async (value: string) => {
+      if (value !== 'refuse' && value !== 'judged') throw new UsageError('the sandbox setting is refuse or judged');
+      const logger = new StderrLogger();
+      await withCommandStore(
+        cli.dataDir(),
+        logger,
+        (db) => new SettingsStore(cli.dataDir(), logger, db),
+        (store) => store.setSandbox(value === 'refuse' ? undefined : value),
+      );
+      process.stdout.write(`${describeSandboxSetting(value)}; memo serve applies it at its next start.\n`);
+      if (value === 'judged')
+        process.stderr.write(
+          'memo: warning: where the OS sandbox cannot start, commands an agent runs will reach the data folder and the network with only the command judge in the way.\n',
+        );
     });
   settings
     .command('rate-limit <value>')

@@ -1,18 +1,61 @@
 import { MemoError } from '../errors.js';
 import type { Concern, Judge } from '../tools/contract.js';
-import type { JudgeOptions } from './command-judge.js';
+import type { CommandVerdict, JudgeOptions } from './command-judge.js';
+import { commandSandbox } from './os-sandbox.js';
+import type { NetworkGrant } from './network-proxy.js';
+
+export interface CommandJudgement {
+  /** What makes a person decide every time (the judge's `ask`, the network), or null. */
+  concern: Concern | null;
+  /** The network the command gets if it runs: null (off), or the grant a person's answer allows. */
+  network: NetworkGrant | null;
+  /** Whether it runs in the OS sandbox (false only where a person chose `memo settings sandbox judged`). */
+  sandboxed: boolean;
+}
+
+export interface AssessOptions {
+  cwd?: string;
+  /** Domains a command allowed network may reach (a pack setting); empty or absent: any public one. */
+  networkDomains?: readonly string[];
+}
+
+function describeGrant(grant: NetworkGrant): string {
+  return grant.domains === 'any' ? 'any public address' : grant.domains.join(', ');
+}
 
 /**
- * The command judge's verdict as a tool's `assess` answer, for every tool that runs a command
- * (run_command, skill command tools): `blocked` refuses the call before anyone is asked
- * (COMMAND_BLOCKED, naming the rule), `ask` becomes a concern (asked every time, no standing
- * approval, denied where nobody can be asked), `allowed` is no concern.
+ * The command judge's verdict and the OS sandbox's state, as one judgement for every tool that runs a
+ * command (run_command, skill command tools):
+ * - the sandbox cannot start and a person has not chosen to run commands judged only: refused
+ *   (COMMAND_BLOCKED, rule sandbox-unavailable), before anyone is asked;
+ * - `blocked`: refused before anyone is asked (COMMAND_BLOCKED, naming the rule);
+ * - `ask`: a concern (asked every time, no standing approval, denied where nobody can be asked);
+ * - network use (curl, git fetch, npm ci): a concern too, which names the domains; the command gets
+ *   network only when that question was answered yes, and runs with none otherwise;
+ * - `allowed` with no network: no concern.
  */
-export async function assessCommand(judge: Judge, command: string, options: JudgeOptions = {}): Promise<Concern | null> {
-  const verdict = await judge.judge(command, options);
+export async function judgeCommand(judge: Judge, command: string, options: AssessOptions = {}): Promise<CommandJudgement> {
+  const mode = await commandSandbox();
+  const judgeOptions: JudgeOptions & { osSandbox?: boolean } = { osSandbox: mode.sandboxed };
+  if (options.cwd !== undefined) judgeOptions.cwd = options.cwd;
+  const verdict = (await judge.judge(command, judgeOptions)) as CommandVerdict & { network?: { programs: string[] } };
   if (verdict.verdict === 'blocked') {
     throw new MemoError('COMMAND_BLOCKED', `${verdict.reason} (rule ${verdict.rule})`, { details: { rule: verdict.rule } });
   }
-  if (verdict.verdict === 'ask') return { verdict: 'ask', rule: verdict.rule ?? 'ask', reason: verdict.reason };
-  return null;
+  const programs = verdict.network?.programs ?? [];
+  const network: NetworkGrant | null = programs.length > 0 ? { domains: options.networkDomains?.length ? [...options.networkDomains] : 'any' } : null;
+  const networkText = network
+    ? `It uses the network (${programs.join(', ')}): allowed, it runs with network to ${describeGrant(network)} (never this machine's or the local network's addresses); denied, it does not run.`
+    : '';
+  if (verdict.verdict === 'ask') {
+    const reason = networkText ? `${verdict.reason} ${networkText}` : verdict.reason;
+    return { concern: { verdict: 'ask', rule: verdict.rule ?? 'ask', reason, ...(network ? { network } : {}) }, network, sandboxed: mode.sandboxed };
+  }
+  if (network) return { concern: { verdict: 'ask', rule: 'network', reason: networkText, network }, network, sandboxed: mode.sandboxed };
+  return { concern: null, network: null, sandboxed: mode.sandboxed };
+}
+
+/** judgeCommand's concern, as a tool's `assess` answer. */
+export async function assessCommand(judge: Judge, command: string, options: AssessOptions = {}): Promise<Concern | null> {
+  return (await judgeCommand(judge, command, options)).concern;
 }

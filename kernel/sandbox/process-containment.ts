@@ -35,6 +35,11 @@ export interface NamespacePlan {
   userNamespace: boolean;
   /** `/proc` inside shows the namespace's own processes. */
   mountProc: boolean;
+  /**
+   * The namespace's init is a reaper that runs the command as its child (bwrap's): termination goes to
+   * the command, and the init ends as it ends; otherwise the command itself is the init.
+   */
+  reaper?: boolean;
 }
 
 export interface ContainmentInfo {
@@ -316,7 +321,15 @@ class NamespaceContainment implements Containment {
   private async nsId(): Promise<string | null> {
     const ns = await readNs(this.pid, 'pid_for_children');
     ownPidNs ??= readNs('self', 'pid');
-    return ns && ns !== (await ownPidNs) ? ns : null;
+    const own = await ownPidNs;
+    if (ns && ns !== own) return ns;
+    // bwrap (the OS sandbox) clones its child straight into the new namespace: the child's is the one.
+    for (const s of await Promise.all((await listPids()).map(readStat))) {
+      if (s?.ppid !== this.pid) continue;
+      const child = await readNs(s.pid, 'pid');
+      if (child && child !== own) return child;
+    }
+    return null;
   }
   /**
    * SIGKILL to the `unshare` parent first (so its exit status says SIGKILL), then to the init. The
@@ -340,7 +353,7 @@ class NamespaceContainment implements Containment {
     const init = members.find((m) => m.nsPid === 1);
     // A namespace's init only receives the signals it handles. One that would ignore SIGTERM is
     // frozen instead, so it does not go on with its script during the grace; the others get SIGTERM.
-    const frozen = init !== undefined && !init.catchesTerm;
+    const frozen = init !== undefined && !init.catchesTerm && this.plan.reaper !== true;
     if (frozen) signal(init.pid, 'SIGSTOP');
     // The init first: its signal is pending before any child of it dies of its own. Signalled after, a
     // script waiting on that child (`sleep & wait`) could already have ended normally, its trap never run.

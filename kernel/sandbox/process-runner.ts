@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { commandSandbox, prepareSandbox, type SandboxRequest, type SandboxRun } from './os-sandbox.js';
 import {
   createContainment,
   executableExists,
@@ -43,6 +44,13 @@ export interface RunOptions {
    * environment variable `MEMO_PROCESS_CONTAINMENT=sweep`); `namespace` fails when none can be made.
    */
   containment?: ContainmentChoice;
+  /**
+   * The OS sandbox (os-sandbox.ts) the command runs in: by default one whose only writable folder is
+   * `cwd`, with no network. `false` runs it on the host as it is, for the kernel's own helpers only
+   * (never a command an agent or a model chose). Where the sandbox cannot start the command is refused
+   * (COMMAND_BLOCKED, rule sandbox-unavailable) unless a person chose `memo settings sandbox judged`.
+   */
+  sandbox?: SandboxRequest | false;
   /** SIGTERM to SIGKILL on timeout or cancellation (default 2000 ms). */
   killGraceMs?: number;
   /** After the command exited, how long stdout/stderr may stay open before reading stops (default 1000 ms). */
@@ -56,6 +64,8 @@ export interface RunResult {
   stderr: string;
   /** True when either stream was cut; the text says how much was dropped. */
   truncated: boolean;
+  /** Whether it ran in the OS sandbox (false: judged only, or `sandbox: false`). */
+  sandboxed: boolean;
   timedOut: boolean;
   cancelled: boolean;
   durationMs: number;
@@ -125,21 +135,59 @@ export function runProcess(argv: string[], opts: RunOptions): Promise<RunResult>
     stdout: '',
     stderr: '',
     truncated: false,
+    sandboxed: false,
     timedOut: false,
     cancelled: true,
     durationMs: performance.now() - started,
   });
   // Cancelled before it started: nothing runs.
   if (opts.signal.aborted) return Promise.resolve(notStarted());
-  return resolveContainment(opts.containment).then((info) => {
-    if (opts.signal.aborted) return notStarted();
+  return (async () => {
     // A command that cannot be started is spawned plainly, so the error is the runtime's own.
-    const containment = executableExists(argv[0] ?? '', env) ? createContainment(info) : plainContainment();
-    return runContained(argv, opts, env, containment, started);
-  });
+    if (!executableExists(argv[0] ?? '', env)) return runContained(argv, opts, env, plainContainment(), started, null);
+    const mode = opts.sandbox === false ? null : await commandSandbox();
+    if (mode?.sandboxed) {
+      const request = opts.sandbox || { writable: [opts.cwd] };
+      const box = await prepareSandbox(request, mode.status);
+      if (opts.signal.aborted) {
+        await box.dispose();
+        return notStarted();
+      }
+      // bwrap makes the PID namespace (its reaper is pid 1, the command pid 2): the namespace
+      // containment finds it through bwrap's child, and --die-with-parent ties it to this process.
+      const containment = createContainment({ mode: 'namespace', plan: { prefix: [], userNamespace: false, mountProc: true, reaper: true } });
+      try {
+        return await runContained(box.argv(argv), opts, box.env(env), containment, started, box);
+      } finally {
+        await box.dispose();
+      }
+    }
+    const info = await resolveContainment(opts.containment);
+    if (opts.signal.aborted) return notStarted();
+    return runContained(argv, opts, env, createContainment(info), started, null);
+  })();
 }
 
-function runContained(argv: string[], opts: RunOptions, env: NodeJS.ProcessEnv, containment: Containment, started: number): Promise<RunResult> {
+/** What bwrap exits with when its command died of a signal (128 + the signal's number, as a shell says it). */
+const BWRAP_SIGNALS: Partial<Record<number, NodeJS.Signals>> = {
+  129: 'SIGHUP',
+  130: 'SIGINT',
+  131: 'SIGQUIT',
+  134: 'SIGABRT',
+  137: 'SIGKILL',
+  139: 'SIGSEGV',
+  141: 'SIGPIPE',
+  143: 'SIGTERM',
+};
+
+function runContained(
+  argv: string[],
+  opts: RunOptions,
+  env: NodeJS.ProcessEnv,
+  containment: Containment,
+  started: number,
+  box: SandboxRun | null,
+): Promise<RunResult> {
   return new Promise<RunResult>((resolve) => {
     const stdout = new CappedBuffer(opts.maxOutputBytes);
     const stderr = new CappedBuffer(opts.maxOutputBytes);
@@ -208,6 +256,10 @@ function runContained(argv: string[], opts: RunOptions, env: NodeJS.ProcessEnv, 
           signal = 'SIGKILL';
           errText = errText.replace(UNSHARE_SIGKILL, '$1');
         }
+        if (box && exitCode !== null && BWRAP_SIGNALS[exitCode]) {
+          signal = BWRAP_SIGNALS[exitCode]!;
+          exitCode = null;
+        }
         const spawnText = spawnError
           ? `${(spawnError as NodeJS.ErrnoException).code === 'ENOENT' ? `command not found: ${argv[0]}` : spawnError.message}\n`
           : '';
@@ -220,6 +272,7 @@ function runContained(argv: string[], opts: RunOptions, env: NodeJS.ProcessEnv, 
           stdout: stdout.text(),
           stderr: spawnText + errText + abandonedText,
           truncated: stdout.truncated || stderr.truncated,
+          sandboxed: box !== null,
           timedOut,
           cancelled,
           durationMs: performance.now() - started,

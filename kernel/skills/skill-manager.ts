@@ -8,7 +8,7 @@ import { describeProblem, type Problem } from '../packs/pack-problems.js';
 import { inject, injectable } from '../di.js';
 import * as T from '../tokens.js';
 import { CommandJudge } from '../sandbox/command-judge.js';
-import { assessCommand } from '../sandbox/command-assessment.js';
+import { assessCommand, judgeCommand } from '../sandbox/command-assessment.js';
 import { KernelState } from '../sandbox/kernel-state.js';
 import { loadParser } from '../sandbox/judge/parser.js';
 import { PathSandbox } from '../sandbox/path-sandbox.js';
@@ -279,13 +279,16 @@ export class SkillManager {
           },
           run: async (args, ctx) => {
             const p = await prepare(args, ctx);
-            // Judged again at run time, against the file system as it is now.
-            await assessCommand(judge, p.display, { cwd: p.cwd });
+            // Judged again at run time, against the file system as it is now. A network concern that
+            // reaches here was answered yes by a person.
+            const { network } = await judgeCommand(judge, p.display, { cwd: p.cwd });
             const r = await runProcess(p.argv, {
               cwd: p.cwd,
               signal: ctx.signal,
               timeoutMs: (spec.timeoutMs ?? SKILL_TOOL_TIMEOUT_MS) + 1000,
               maxOutputBytes: SKILL_OUTPUT_CAP,
+              // The skill's own folder (its bundled scripts) is shown read-only inside the masked skill folders.
+              sandbox: { writable: [ctx.root], reveal: [skill.dir], network },
             });
             return {
               command: p.display,

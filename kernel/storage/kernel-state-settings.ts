@@ -7,13 +7,17 @@ import * as path from 'node:path';
 import { StderrLogger, type Logger } from '../logger.js';
 import { JsonFileStore } from '../util/json-file-store.js';
 import { withCommandStore, type KernelStateDb, type ReplicatedView } from './kernel-state-db.js';
-import { isRateLimit, settingsTable, settingsWrites } from './kernel-state-tables.js';
+import { isRateLimit, isSandboxSetting, settingsTable, settingsWrites } from './kernel-state-tables.js';
 
 /** `off`, or calls per minute for each caller. */
 export type RateLimitSetting = 'off' | number;
 
+/** Where the OS sandbox cannot start: refuse commands (default), or run them with the judge as the only wall. */
+export type SandboxSetting = 'refuse' | 'judged';
+
 export interface Settings {
   rateLimit?: RateLimitSetting;
+  sandbox?: SandboxSetting;
 }
 
 /** The settings: `data/settings.json`, or (with a shared database, `db`) memo_kernel's rows, read from memory and written through. */
@@ -36,11 +40,12 @@ export class SettingsStore {
       empty: () => ({}),
       parse: (json) => {
         if (typeof json !== 'object' || json === null || Array.isArray(json)) throw new Error('is not a JSON object');
-        const { rateLimit } = json as Record<string, unknown>;
+        const { rateLimit, sandbox } = json as Record<string, unknown>;
         if (rateLimit !== undefined && !isRateLimit(rateLimit)) throw new Error('has a "rateLimit" that is neither "off" nor a whole number of at least 1');
-        return rateLimit === undefined ? {} : { rateLimit };
+        if (sandbox !== undefined && !isSandboxSetting(sandbox)) throw new Error('has a "sandbox" that is neither "refuse" nor "judged"');
+        return { ...(rateLimit === undefined ? {} : { rateLimit }), ...(sandbox === undefined ? {} : { sandbox }) };
       },
-      whileUnusable: 'the default rate limits apply',
+      whileUnusable: 'the default rate limits apply, and commands are refused where the OS sandbox cannot start',
     });
   }
 
@@ -68,6 +73,16 @@ export class SettingsStore {
       else s.rateLimit = setting;
     };
     if (this.shared) this.shared.change(local, settingsWrites.rateLimit(setting));
+    else this.store!.update(local);
+  }
+
+  /** What commands do where the OS sandbox cannot start; undefined: the default (refuse). */
+  setSandbox(setting: SandboxSetting | undefined): void {
+    const local = (s: Settings) => {
+      if (setting === undefined) delete s.sandbox;
+      else s.sandbox = setting;
+    };
+    if (this.shared) this.shared.change(local, settingsWrites.sandbox(setting));
     else this.store!.update(local);
   }
 }

@@ -16,7 +16,7 @@ import type { Logger } from '../logger.js';
 import type { PermissionShape, StoredDecision } from '../permissions/permission-store.js';
 import type { PackEntry, PackShape } from '../packs/pack-settings.js';
 import type { ProviderShape } from '../agent/provider-settings.js';
-import type { RateLimitSetting, Settings } from './kernel-state-settings.js';
+import type { RateLimitSetting, SandboxSetting, Settings } from './kernel-state-settings.js';
 import type { RemoteChange, SecretBox, StoreTable } from './kernel-state-db.js';
 
 const providerContext = (name: string) => `provider/${name}/secret`;
@@ -280,6 +280,10 @@ export function isRateLimit(value: unknown): value is RateLimitSetting {
   return value === 'off' || (typeof value === 'number' && Number.isInteger(value) && value >= 1);
 }
 
+export function isSandboxSetting(value: unknown): value is SandboxSetting {
+  return value === 'refuse' || value === 'judged';
+}
+
 export const settingsTable: StoreTable<Settings> = {
   name: 'settings',
   empty: () => ({}),
@@ -287,6 +291,11 @@ export const settingsTable: StoreTable<Settings> = {
     const rows = await m.query<Array<{ key: string; value: unknown }>>(`SELECT "key", "value" FROM "kernel_values" WHERE "store" = 'settings'`);
     const out: Settings = {};
     for (const r of rows) {
+      if (r.key === 'sandbox') {
+        if (isSandboxSetting(r.value)) out.sandbox = r.value;
+        else warn('the sandbox setting stored in the shared database is neither "refuse" nor "judged": commands are refused where the OS sandbox cannot start');
+        continue;
+      }
       if (r.key !== 'rateLimit') continue;
       if (isRateLimit(r.value)) out.rateLimit = r.value;
       else warn('the rate limit stored in the shared database is neither "off" nor a whole number of at least 1: the default applies');
@@ -301,5 +310,11 @@ export const settingsWrites = {
     async (m) => {
       if (value === undefined) await m.query(`DELETE FROM "kernel_values" WHERE "store" = 'settings' AND "key" = 'rateLimit'`);
       else await putValue(m, 'settings', 'rateLimit', value);
+    },
+  sandbox:
+    (value: SandboxSetting | undefined): RemoteChange =>
+    async (m) => {
+      if (value === undefined) await m.query(`DELETE FROM "kernel_values" WHERE "store" = 'settings' AND "key" = 'sandbox'`);
+      else await putValue(m, 'settings', 'sandbox', value);
     },
 };

@@ -129,6 +129,8 @@ export interface Concern {
   rule: string;
   /** One sentence for the person asked. */
   reason: string;
+  /** The network a command gets if the person allows it (the OS sandbox keeps it off otherwise). */
+  network?: { domains: 'any' | string[] };
 }
 
 export type ToolRun = (args: Record<string, unknown>, ctx: ToolContext) => unknown;

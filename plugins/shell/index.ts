@@ -1,5 +1,6 @@
 import {
   assessCommand,
+  judgeCommand,
   defineTools,
   environmentSecrets,
   isSensitiveName,
@@ -26,6 +27,11 @@ function envSecrets(env: NodeJS.ProcessEnv): string[] {
   return environmentSecrets(env).map(([value]) => value);
 }
 
+function networkDomains(ctx: ToolContext): string[] {
+  const d = ctx.config.networkDomains;
+  return Array.isArray(d) ? d.filter((x): x is string => typeof x === 'string') : [];
+}
+
 async function workingDir(cwd: string | undefined, ctx: ToolContext): Promise<string> {
   const requested = cwd !== undefined && cwd !== '' ? cwd : '.';
   const resolved = await ctx.sandbox.resolve(requested, 'list');
@@ -38,7 +44,9 @@ const runCommand: TypedToolImplementation<ToolArgs['run_command']> = {
   // Judged before anyone is asked: a blocked command is refused outright (nobody is asked about
   // what could never run); one the judge cannot vouch for (inline interpreter code, options that run
   // commands) is asked every time, whatever is stored, and denied where nobody can be asked.
-  assess: async (args, ctx) => assessCommand(ctx.judge, args.command, { cwd: await workingDir(args.cwd, ctx) }),
+  // Network use (curl, git fetch, npm ci) is a concern too: the command gets network only when the
+  // person asked allows it, and the OS sandbox keeps it off otherwise.
+  assess: async (args, ctx) => assessCommand(ctx.judge, args.command, { cwd: await workingDir(args.cwd, ctx), networkDomains: networkDomains(ctx) }),
   preview: async (args, ctx) => ({
     kind: 'command',
     text: `$ ${args.command}\n(in ${await workingDir(args.cwd, ctx).catch(() => args.cwd ?? '.')})`,
@@ -48,8 +56,15 @@ const runCommand: TypedToolImplementation<ToolArgs['run_command']> = {
     const cwd = await workingDir(args.cwd, ctx);
     // The blacklist holds whatever the permission policy says: judged again on every run, against
     // the file system as it is now (a link made since the question could point elsewhere).
-    await assessCommand(ctx.judge, command, { cwd });
-    const r = await runProcess(['/bin/bash', '-c', command], { cwd, signal: ctx.signal, timeoutMs: 61_000, maxOutputBytes: OUTPUT_CAP });
+    // A network concern reaching this point was answered yes by a person (a concern is asked every time).
+    const { network } = await judgeCommand(ctx.judge, command, { cwd, networkDomains: networkDomains(ctx) });
+    const r = await runProcess(['/bin/bash', '-c', command], {
+      cwd,
+      signal: ctx.signal,
+      timeoutMs: 61_000,
+      maxOutputBytes: OUTPUT_CAP,
+      sandbox: { writable: [ctx.root], network },
+    });
     const secrets = envSecrets(process.env);
     return {
       exitCode: r.exitCode,
@@ -57,6 +72,8 @@ const runCommand: TypedToolImplementation<ToolArgs['run_command']> = {
       stdout: maskSecrets(r.stdout, secrets),
       stderr: maskSecrets(r.stderr, secrets),
       truncated: r.truncated,
+      sandboxed: r.sandboxed,
+      network: network ? (network.domains === 'any' ? 'any' : network.domains) : 'off',
       durationMs: Math.round(r.durationMs),
       summary: `exit ${r.exitCode ?? r.signal}${r.truncated ? ' (output cut)' : ''}`,
     };

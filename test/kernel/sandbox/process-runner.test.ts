@@ -101,7 +101,11 @@ function escapee(ready: string, t: string): string {
   return `sh -c 'touch "$1"; exec sleep "$2"' escapee ${ready} ${t}`;
 }
 
+// The containment strategies on their own, as they run where a person chose commands judged only
+// (memo settings sandbox judged) or for the kernel's own helpers; os-sandbox.test.ts runs the same
+// behaviours inside bubblewrap.
 const opts = (extra: Partial<RunOptions> = {}): RunOptions => ({
+  sandbox: false,
   cwd: tmp,
   signal: new AbortController().signal,
   timeoutMs: 30_000,
@@ -326,7 +330,7 @@ describe('the sweep fallback', () => {
     const runner = pathToFileURL(path.resolve('dist/kernel/sandbox/process-runner.js')).href;
     const script = `const { runProcess } = await import(${JSON.stringify(runner)});
       await runProcess(['/bin/sh', '-c', ${JSON.stringify(`setsid -f /bin/sleep ${t}; touch ${ready}; exec /bin/sleep ${t}`)}],
-        { cwd: ${JSON.stringify(tmp)}, env: process.env, timeoutMs: 600000, maxOutputBytes: 1000, signal: new AbortController().signal, containment: 'namespace' });`;
+        { cwd: ${JSON.stringify(tmp)}, env: process.env, timeoutMs: 600000, maxOutputBytes: 1000, signal: new AbortController().signal, containment: 'namespace', sandbox: false });`;
     const host = spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: 'ignore' });
     const exited = new Promise<void>((r) => host.once('exit', () => r()));
     try {

@@ -134,6 +134,6 @@ describe('read_env and run_command with a table of environment variables', () =>
         caller: { kind: 'agent' },
       }),
     );
-    expect(r.stdout).toBe(`${fx.kernel.config.root}\n${fx.kernel.config.root}\n${M}\nredis://:${M}@cache:6379/0\n${process.env.HOME}\n`);
+    expect(r.stdout).toBe(`${fx.kernel.config.root}\n${fx.kernel.config.root}\n${M}\nredis://:${M}@cache:6379/0\n/tmp/home\n`);
   });
 });

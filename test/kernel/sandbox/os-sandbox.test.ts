@@ -1,0 +1,330 @@
+/**
+ * The OS wall (bubblewrap) under run_command and runProcess, tried as an attacker would: with the
+ * default layout (the data folder inside the root), by spellings the command judge cannot see (a
+ * script file run by bash), so only the sandbox stands in the way. Real bwrap, real files, real
+ * loopback listeners; nothing of the sandbox is mocked.
+ */
+import { spawn, spawnSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { osSandboxStatus, BWRAP_ENV } from '../../../kernel/sandbox/os-sandbox.js';
+import { runProcess, type RunOptions } from '../../../kernel/sandbox/process-runner.js';
+import { isPublicAddress } from '../../../kernel/sandbox/network-proxy.js';
+import type { ToolResult } from '../../../kernel/tools/contract.js';
+import { makeKernel, tempDir, type Fixture } from '../../helpers/kernel-fixture.js';
+import { requireFreshBuild } from '../../helpers/dist.js';
+import { waitFor } from '../../helpers/wait.js';
+
+const value = (r: ToolResult): any => (r.ok ? r.value : undefined);
+const REPO = path.resolve('.');
+const MEMO_BIN = path.join(REPO, 'bin', 'memo');
+
+const status = await osSandboxStatus();
+if (!status.available) throw new Error(`these tests need bubblewrap: ${status.reason}`);
+
+/** A kernel whose data folder is inside its root (the default layout), with the built-in packs. */
+async function defaultLayout(): Promise<Fixture> {
+  const root = tempDir('memo-root-');
+  const fx = makeKernel({ packs: [], root, dataDir: path.join(root, 'data') });
+  await fx.kernel.loadPacks([{ dir: path.resolve('plugins'), source: 'builtin' }]);
+  fx.prompter.setFallback('allow-once');
+  // The audit trail and its key exist once a call was recorded.
+  await fx.kernel.invoke({ tool: 'read_env', args: { names: ['PATH'] }, caller: { kind: 'agent' } });
+  return fx;
+}
+
+const run = (fx: Fixture, command: string) => fx.kernel.invoke({ tool: 'run_command', args: { command }, caller: { kind: 'agent' } });
+
+/** Runs a script file the judge cannot read: only the OS stands between it and the kernel's state. */
+async function runScript(fx: Fixture, body: string): Promise<{ stdout: string; stderr: string; exitCode: number | null; sandboxed: boolean }> {
+  fs.writeFileSync(path.join(fx.root, 'attack.sh'), body);
+  const r = await run(fx, 'bash attack.sh');
+  if (!r.ok) throw new Error(`run_command failed: ${r.error.code}: ${r.error.message}`);
+  return value(r);
+}
+
+describe('run_command in the OS sandbox, with the data folder inside the root', () => {
+  let fx: Fixture;
+  beforeEach(async () => (fx = await defaultLayout()));
+  afterEach(async () => fx.close());
+
+  it('runs everyday commands sandboxed and gives their output: ls, git status, a write inside the root', async () => {
+    fs.writeFileSync(path.join(fx.root, 'notes.txt'), 'hello\n');
+    const ls = value(await run(fx, 'ls'));
+    expect(ls).toMatchObject({ exitCode: 0, sandboxed: true });
+    expect(ls.stdout).toContain('notes.txt');
+    const git = value(await run(fx, 'git init -q . && git status --short'));
+    expect(git).toMatchObject({ exitCode: 0, sandboxed: true });
+    expect(git.stdout).toContain('notes.txt');
+    expect(value(await run(fx, 'echo written > out.txt && cat out.txt'))).toMatchObject({ exitCode: 0, stdout: 'written\n' });
+    expect(fs.readFileSync(path.join(fx.root, 'out.txt'), 'utf8')).toBe('written\n');
+  });
+
+  it('runs npm test in a project, with a private writable HOME for npm', async () => {
+    fs.writeFileSync(path.join(fx.root, 'package.json'), JSON.stringify({ name: 'p', version: '1.0.0', scripts: { test: 'echo tests-ran' } }));
+    const r = value(await run(fx, 'npm test'));
+    expect(r).toMatchObject({ exitCode: 0, sandboxed: true });
+    expect(r.stdout).toContain('tests-ran');
+  });
+
+  it('shows no spelling of the data folder or the audit key, and changes nothing in it', async () => {
+    const key = fs.readFileSync(path.join(fx.dataDir, 'audit.key'), 'utf8').trim();
+    expect(key).toMatch(/^[0-9a-f]{64}$/);
+    const before = fs.readdirSync(fx.dataDir).sort();
+    const r = await runScript(
+      fx,
+      [
+        'cat data/audit.key',
+        'cat ~+/data/audit.key',
+        'cat "$PWD/data/audit.key"',
+        'cat "$(pwd)/data/audit.key"',
+        `cat ${fx.dataDir}/audit.key`,
+        'ls -la data',
+        'grep -r . . 2>/dev/null | rev',
+        'tar c . 2>/dev/null | base64',
+        'echo \'{"decisions":[{"tool":"write_file","decision":"allow","scope":"forever"}]}\' > data/permissions.json',
+        'touch data/planted',
+        'rm -rf data/*',
+        'echo done',
+      ].join('\n'),
+    );
+    expect(r.sandboxed).toBe(true);
+    expect(r.stdout).toContain('done');
+    const all = `${r.stdout}\n${r.stderr}`;
+    expect(all).not.toContain(key);
+    expect(all).not.toContain([...key].reverse().join(''));
+    expect(Buffer.from(all.replace(/\s/g, ''), 'base64').toString('latin1')).not.toContain(key);
+    expect(fs.readdirSync(fx.dataDir).sort()).toEqual(before);
+    expect(fs.readFileSync(path.join(fx.dataDir, 'audit.key'), 'utf8').trim()).toBe(key);
+    // write_file is still asked.
+    const asked = fx.prompter.asked.length;
+    await fx.kernel.invoke({ tool: 'write_file', args: { path: 'x.txt', content: 'x' }, caller: { kind: 'agent' } });
+    expect(fx.prompter.asked.length).toBe(asked + 1);
+  });
+
+  it("lets everyday recursive commands run: the data folder is out of the sandbox's reach, not in their way", async () => {
+    fs.mkdirSync(path.join(fx.root, 'src'));
+    fs.writeFileSync(path.join(fx.root, 'src', 'a.pyc'), '');
+    const r = await runScript(fx, "find . -name '*.pyc' -delete && echo deleted");
+    expect(r.stdout).toContain('deleted');
+    expect(fs.existsSync(path.join(fx.root, 'src', 'a.pyc'))).toBe(false);
+    expect(fs.existsSync(path.join(fx.dataDir, 'audit.key'))).toBe(true);
+  });
+
+  it("cannot turn on always-allow or answer approvals through memo's own CLI, whatever it is called", async () => {
+    const r = await runScript(
+      fx,
+      [
+        `node ${MEMO_BIN} permissions always-allow on`,
+        `node ${MEMO_BIN} --data ${fx.dataDir} permissions always-allow on`,
+        `node ${MEMO_BIN} --data ${fx.dataDir} permissions allow write_file`,
+        `node ${MEMO_BIN} --data ${fx.dataDir} approvals answer 1 allow-once`,
+        'echo done',
+      ].join('\n'),
+    );
+    expect(r.stdout).toContain('done');
+    const status = spawnSync(process.execPath, [MEMO_BIN, '--root', fx.root, '--data', fx.dataDir, 'permissions', 'always-allow', 'status'], {
+      encoding: 'utf8',
+    });
+    expect(status.stdout).toMatch(/is off/);
+    expect(fx.kernel.permissions.list().filter((d) => d.tool === 'write_file')).toEqual([]);
+  });
+
+  it('writes nothing outside the root: not HOME, not a sibling folder, and /tmp is private to the call', async () => {
+    const outside = tempDir('memo-outside-');
+    const r = await runScript(
+      fx,
+      [`touch ${outside}/escaped 2>&1`, `touch ${os.homedir()}/memo-escaped 2>&1`, 'echo private > /tmp/memo-private-file', 'echo "home=$HOME"'].join('\n'),
+    );
+    expect(r.stdout).toContain('home=/tmp/home');
+    expect(fs.existsSync(path.join(outside, 'escaped'))).toBe(false);
+    expect(fs.existsSync(path.join(os.homedir(), 'memo-escaped'))).toBe(false);
+    expect(fs.existsSync('/tmp/memo-private-file')).toBe(false);
+    expect(r.stdout).toMatch(/Read-only file system/);
+  });
+});
+
+describe('the network of a sandboxed command', () => {
+  let server: http.Server;
+  let port: number;
+  let hits = 0;
+  beforeAll(async () => {
+    server = http.createServer((_req, res) => {
+      hits++;
+      res.end('kernel-endpoint-secret');
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    port = (server.address() as AddressInfo).port;
+  });
+  afterAll(async () => new Promise<void>((r) => server.close(() => r())));
+
+  const opts = (extra: Partial<RunOptions> = {}): RunOptions => ({
+    cwd: tempDir('memo-net-'),
+    signal: new AbortController().signal,
+    timeoutMs: 30_000,
+    maxOutputBytes: 64 * 1024,
+    ...extra,
+  });
+
+  it('is off by default: a loopback listener of the host cannot be reached', async () => {
+    const before = hits;
+    const r = await runProcess(['/bin/sh', '-c', `curl -sS --max-time 5 http://127.0.0.1:${port}/ 2>&1; echo "exit=$?"`], opts());
+    expect(r.sandboxed).toBe(true);
+    expect(r.stdout).not.toContain('kernel-endpoint-secret');
+    expect(r.stdout).toMatch(/exit=[1-9]/);
+    expect(hits).toBe(before);
+  });
+
+  it('allowed, still never reaches loopback, link-local or private addresses: not through the proxy, not around it', async () => {
+    const cwd = tempDir('memo-net-');
+    const before = hits;
+    const r = await runProcess(
+      [
+        '/bin/sh',
+        '-c',
+        [
+          `curl -fsS --max-time 5 http://127.0.0.1:${port}/ 2>&1; echo " proxied=$?"`,
+          `curl -fsS --max-time 5 http://localhost:${port}/ 2>&1; echo " by-name=$?"`,
+          `curl -sS --max-time 5 --noproxy '*' http://127.0.0.1:${port}/ 2>&1; echo " direct=$?"`,
+          'curl -fsS --max-time 5 http://169.254.169.254/latest/meta-data/ 2>&1; echo " metadata=$?"',
+          `curl -sS --max-time 5 -p http://10.1.2.3:${port}/ 2>&1; echo " private=$?"`,
+        ].join('\n'),
+      ],
+      opts({ cwd, sandbox: { writable: [cwd], network: { domains: 'any' } } }),
+    );
+    expect(r.stdout).not.toContain('kernel-endpoint-secret');
+    expect(r.stdout).toMatch(/error: 403/);
+    for (const k of ['proxied', 'by-name', 'direct', 'metadata', 'private']) expect(r.stdout).toMatch(new RegExp(`${k}=[1-9]`));
+    expect(hits).toBe(before);
+  });
+
+  it('refuses a domain the grant does not name', async () => {
+    const cwd = tempDir('memo-net-');
+    const r = await runProcess(
+      ['/bin/sh', '-c', 'curl -sS --max-time 5 https://example.org/ 2>&1; echo " exit=$?"'],
+      opts({ cwd, sandbox: { writable: [cwd], network: { domains: ['registry.npmjs.org'] } } }),
+    );
+    expect(r.stdout).toMatch(/exit=[1-9]/);
+  });
+
+  it('classifies addresses: public unicast only', () => {
+    for (const a of [
+      '127.0.0.1',
+      '10.0.0.1',
+      '172.20.1.1',
+      '192.168.1.1',
+      '169.254.169.254',
+      '100.64.0.1',
+      '0.0.0.0',
+      '::1',
+      '::',
+      'fe80::1',
+      'fd00::1',
+      '::ffff:127.0.0.1',
+      '::ffff:10.0.0.1',
+      '64:ff9b::7f00:1',
+      '224.0.0.1',
+    ])
+      expect([a, isPublicAddress(a)]).toEqual([a, false]);
+    for (const a of ['1.1.1.1', '104.16.0.1', '2606:4700::1111', '::ffff:8.8.8.8']) expect([a, isPublicAddress(a)]).toEqual([a, true]);
+  });
+});
+
+describe('processes of a sandboxed command', () => {
+  it('stops a fork bomb at the process limit, and ends all of it with the call', async () => {
+    const cwd = tempDir('memo-bomb-');
+    fs.writeFileSync(path.join(cwd, 'bomb.sh'), 'b(){ b | b & }; b\nsleep 30\n');
+    const ac = new AbortController();
+    const r = runProcess(['/bin/bash', 'bomb.sh'], { cwd, signal: ac.signal, timeoutMs: 4000, maxOutputBytes: 4096, killGraceMs: 200 });
+    // Meanwhile another command runs.
+    const other = await runProcess(['/bin/echo', 'still-serving'], { cwd, signal: new AbortController().signal, timeoutMs: 60_000, maxOutputBytes: 4096 });
+    expect(other.stdout).toBe('still-serving\n');
+    const res = await r;
+    expect(res.timedOut || res.signal !== null || res.exitCode !== 0).toBe(true);
+    // Nothing of it is left: no bash running bomb.sh.
+    const left = spawnSync('pgrep', ['-f', 'bomb.sh'], { encoding: 'utf8' }).stdout.trim();
+    expect(left).toBe('');
+  });
+});
+
+describe('a sandboxed command ending', () => {
+  const procs = (t: string) => spawnSync('pgrep', ['-f', t], { encoding: 'utf8' }).stdout.trim();
+
+  it('gives a command that handles SIGTERM its grace on cancellation, and reports its own exit code', async () => {
+    const cwd = tempDir('memo-term-');
+    const ready = path.join(cwd, 'ready');
+    const ac = new AbortController();
+    const pending = runProcess(['/bin/bash', '-c', `trap 'echo cleaning; exit 7' TERM; touch ${ready}; sleep 300 & wait`], {
+      cwd,
+      signal: ac.signal,
+      timeoutMs: 60_000,
+      maxOutputBytes: 4096,
+    });
+    await waitFor(() => fs.existsSync(ready), { what: 'the command to start' });
+    ac.abort();
+    expect(await pending).toMatchObject({ exitCode: 7, signal: null, stdout: 'cleaning\n', cancelled: true, sandboxed: true });
+  });
+
+  it('ends with the process that ran it when that is killed with SIGKILL, a setsid child too', async () => {
+    requireFreshBuild();
+    const cwd = tempDir('memo-host-');
+    const ready = path.join(cwd, 'ready');
+    const t = `4${Date.now() % 100000}.${process.pid}7`;
+    const runner = pathToFileURL(path.resolve('dist/kernel/sandbox/process-runner.js')).href;
+    const script = `const { runProcess } = await import(${JSON.stringify(runner)});
+      await runProcess(['/bin/sh', '-c', ${JSON.stringify(`setsid -f /bin/sleep ${t}; touch ${ready}; exec /bin/sleep ${t}`)}],
+        { cwd: ${JSON.stringify(cwd)}, timeoutMs: 600000, maxOutputBytes: 1000, signal: new AbortController().signal });`;
+    const host = spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: 'ignore' });
+    const exited = new Promise<void>((r) => host.once('exit', () => r()));
+    try {
+      await waitFor(() => fs.existsSync(ready), { what: 'the command to start' });
+      expect(procs(t)).not.toBe('');
+      host.kill('SIGKILL');
+      await exited;
+      await waitFor(() => procs(t) === '', { what: 'the sandboxed processes to end' });
+    } finally {
+      host.kill('SIGKILL');
+      spawnSync('pkill', ['-9', '-f', t]);
+    }
+  });
+});
+
+describe('without bubblewrap', () => {
+  const saved = process.env[BWRAP_ENV];
+  beforeEach(() => (process.env[BWRAP_ENV] = '/nonexistent/bwrap'));
+  afterEach(() => {
+    if (saved === undefined) delete process.env[BWRAP_ENV];
+    else process.env[BWRAP_ENV] = saved;
+  });
+
+  it('refuses commands with the install hint, before anyone is asked', async () => {
+    const fx = await defaultLayout();
+    try {
+      const asked = fx.prompter.asked.length;
+      const marker = path.join(fx.root, 'ran');
+      const r = await run(fx, `touch ${marker}`);
+      expect(r.ok ? null : r.error).toMatchObject({ code: 'COMMAND_BLOCKED', message: expect.stringContaining('apt-get install bubblewrap') });
+      expect(fx.prompter.asked.length).toBe(asked);
+      expect(fs.existsSync(marker)).toBe(false);
+    } finally {
+      await fx.close();
+    }
+  });
+
+  it('runs them judged only when a person chose that, and says so in the result', async () => {
+    const root = tempDir('memo-root-');
+    const fx = makeKernel({ packs: [], root, dataDir: path.join(root, 'data'), sandboxFallback: 'judged' });
+    try {
+      await fx.kernel.loadPacks([{ dir: path.resolve('plugins'), source: 'builtin' }]);
+      fx.prompter.setFallback('allow-once');
+      const r = value(await run(fx, 'echo judged-only'));
+      expect(r).toMatchObject({ stdout: 'judged-only\n', sandboxed: false });
+    } finally {
+      await fx.close();
+    }
+  });
+});
