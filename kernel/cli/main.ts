@@ -13,6 +13,7 @@ import { registerPermissionsCommands } from './permissions-command.js';
 import { registerPluginsCommands } from './plugins-command.js';
 import { registerServeCommand } from './serve-command.js';
 import { registerSettingsCommands } from './settings-command.js';
+import { registerDoctorCommand } from './doctor-command.js';
 import { registerShellCommands } from './shell-command.js';
 import { registerSkillsCommands } from './skills-command.js';
 import { registerToolsCommands } from './tools-command.js';
@@ -31,6 +32,7 @@ export function buildProgram(setExit: (code: number) => void): { program: Comman
   registerToolsCommands(program, cli);
   registerPermissionsCommands(program, cli);
   registerSettingsCommands(program, cli);
+  registerDoctorCommand(program, cli);
   registerApprovalsCommands(program, cli);
   registerAuditCommands(program, cli);
   registerChatCommands(program, {
