@@ -571,11 +571,6 @@ async function removeCgroup(dir: string): Promise<void> {
   // Still busy: swept by the next Memo that probes (sweepStaleCgroups), once this one is gone.
 }
 
-/** Sandbox status for tests and doctor: forget the cached probe (after changing MEMO_BWRAP or PATH). */
-export function forgetSandboxProbe(): void {
-  probes.clear();
-}
-
 /** The version bwrap reports, for `memo doctor`. */
 export function bwrapVersion(bwrap: string): string | null {
   try {
