@@ -18,6 +18,7 @@
  * open, the broker counts as attended, so requests from MCP clients, routines and pack services
  * wait for an answer instead of being refused.
  */
+import { describeSandbox, osSandboxStatus } from '../sandbox/os-sandbox.js';
 import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import type * as http from 'node:http';
@@ -578,6 +579,11 @@ export class ConsoleServer {
     const pack = /^\/packs\/([^/]+)\/(enable|disable|config)$/.exec(route);
     if (pack && method === 'POST') return this.packChange(req, res, decodeURIComponent(pack[1]!), pack[2] as 'enable' | 'disable' | 'config');
     if (route === '/mcp' && method === 'GET') return this.json(res, 200, this.mcpView());
+    if (route === '/sandbox' && method === 'GET') {
+      const status = await osSandboxStatus();
+      const fallback = this.kernel.config.sandboxFallback ?? 'refuse';
+      return this.json(res, 200, { available: status.available, fallback, processLimit: status.processLimit.kind, line: describeSandbox(status, fallback) });
+    }
     if (route === '/mcp/rotate-token' && method === 'POST') {
       if (!this.endpoint) return this.json(res, 404, { error: 'NOT_FOUND', message: 'No MCP endpoint is attached to this console.' });
       this.endpoint.rotateToken();

@@ -153,6 +153,21 @@ describe('web console: login, session and cross-site checks', () => {
     expect((await post(c.origin, '/ui/api/mcp/rotate-token', cookie, {}, { Origin: 'http://evil.example' })).status).toBe(403);
   });
 
+  it('says whether commands run in the OS sandbox, and that they are refused where bubblewrap is missing', async () => {
+    const cookie = await c.login();
+    const ok = JSON.parse((await raw(`${c.origin}/ui/api/sandbox`, { headers: { Cookie: cookie } })).body);
+    expect(ok).toMatchObject({ available: true, fallback: 'refuse', line: expect.stringContaining('commands run in the OS sandbox') });
+    const saved = process.env.MEMO_BWRAP;
+    process.env.MEMO_BWRAP = '/nonexistent/bwrap';
+    try {
+      const missing = JSON.parse((await raw(`${c.origin}/ui/api/sandbox`, { headers: { Cookie: cookie } })).body);
+      expect(missing).toMatchObject({ available: false, line: expect.stringMatching(/commands are refused.*apt-get install bubblewrap/) });
+    } finally {
+      if (saved === undefined) delete process.env.MEMO_BWRAP;
+      else process.env.MEMO_BWRAP = saved;
+    }
+  });
+
   it('leaves /mcp behind its bearer token: a console session is no MCP credential', async () => {
     const cookie = await c.login();
     const r = await raw(c.endpoint.url, { method: 'POST', headers: { Cookie: cookie, 'Content-Type': 'application/json' }, body: '{}' });

@@ -361,6 +361,16 @@ function useEvents(active, onUnauthenticated) {
   return { source, connected };
 }
 
+/** Where commands cannot run in the OS sandbox, every page says so (and whether they are refused or run judged only). */
+function SandboxNotice() {
+  const [sandbox, setSandbox] = useState(null);
+  useEffect(() => {
+    api('/sandbox').then(setSandbox, () => setSandbox(null));
+  }, []);
+  if (!sandbox || sandbox.available) return null;
+  return html`<p class="problem" role="alert">${sandbox.line}</p>`;
+}
+
 function App() {
   const [state, setState] = useState('checking');
   const [message, setMessage] = useState('');
@@ -392,7 +402,7 @@ function App() {
       ${state === 'in' && html`<button type="button" class="logout" onClick=${logout}>Log out</button>`}
     </header>
     <main>
-      ${state === 'checking' && html`<p>Checking your session…</p>`}
+      ${state === 'in' && html`<${SandboxNotice} />`} ${state === 'checking' && html`<p>Checking your session…</p>`}
       ${
         state === 'out' &&
         html`<section class="signed-out">
