@@ -74,6 +74,7 @@ export const BUILTIN_COMMANDS: ReadonlySet<string> = new Set([
   'approvals',
   'audit',
   'chat',
+  'doctor',
   'help',
   'permissions',
   'plugins',

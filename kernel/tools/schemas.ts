@@ -144,6 +144,9 @@ const PLAIN_KEYWORDS = new Set([
   'maxLength',
   'pattern',
   'format',
+  'items',
+  'minItems',
+  'maxItems',
   'default',
   'description',
   'title',
@@ -172,8 +175,18 @@ function plainCheck(node: unknown, data: unknown, ajv: Ajv): boolean {
     case 'integer':
       if (!Number.isInteger(data)) return false;
       break;
+    case 'array':
+      if (!Array.isArray(data)) return false;
+      break;
     default:
       throw new PlainUnsure();
+  }
+  if (Array.isArray(data)) {
+    // One schema for every item (a tuple form is Ajv's to say).
+    if (s.items !== undefined && (typeof s.items !== 'object' || s.items === null || Array.isArray(s.items))) throw new PlainUnsure();
+    if (typeof s.minItems === 'number' && data.length < s.minItems) return false;
+    if (typeof s.maxItems === 'number' && data.length > s.maxItems) return false;
+    if (s.items !== undefined) for (const item of data) if (!plainCheck(s.items, item, ajv)) return false;
   }
   if (s.enum !== undefined) {
     const values = s.enum as unknown[];
@@ -227,7 +240,7 @@ class PlainUnsure extends Error {}
 /**
  * True only when `data` certainly satisfies `schema` and Ajv would compile `schema`: a valid schema
  * (checked against the meta-schema) built only of plain keywords (object, string, number, integer and
- * boolean types, properties, required, additionalProperties true/false, primitive enums, bounds,
+ * boolean types, arrays of one item schema, properties, required, additionalProperties true/false, primitive enums, bounds,
  * lengths, a pattern, a format Ajv knows). False means "ask Ajv", never "invalid": a settings check
  * that passes costs no compilation, and one that fails is compiled and reported by Ajv as before.
  */

@@ -87,10 +87,20 @@ describe('the plain settings check', () => {
     expect(yes).toBeGreaterThan(150);
   });
 
+  it('checks an array of one item schema as Ajv does: type, item count and every item', () => {
+    const schema = { type: 'object', properties: { d: { type: 'array', items: { type: 'string', pattern: '^[a-z.]+$' }, maxItems: 2 } } };
+    expect(plainlySatisfies(schema as JsonSchema, { d: ['a.b', 'c'] })).toBe(true);
+    expect(plainlySatisfies(schema as JsonSchema, { d: [] })).toBe(true);
+    expect(plainlySatisfies(schema as JsonSchema, { d: ['a', 'b', 'c'] })).toBe(false);
+    expect(plainlySatisfies(schema as JsonSchema, { d: ['A'] })).toBe(false);
+    expect(plainlySatisfies(schema as JsonSchema, { d: 'a' })).toBe(false);
+  });
+
   it.each([
     ['a schema Ajv refuses', { type: 'object', properties: { a: { type: 'string', minLength: -1 } } }, {}],
     ['a $ref', { type: 'object', properties: { a: { $ref: '#/definitions/x' } }, definitions: { x: { type: 'string' } } }, {}],
-    ['a keyword outside the plain set', { type: 'object', properties: { a: { type: 'array', items: { type: 'string' } } } }, { a: ['x'] }],
+    ['a keyword outside the plain set', { type: 'object', properties: { a: { type: 'array', items: { type: 'string' }, uniqueItems: true } } }, { a: ['x'] }],
+    ['a tuple of item schemas', { type: 'array', items: [{ type: 'string' }] }, ['x']],
     ['an unknown format', { type: 'string', format: 'no-such-format' }, 'x'],
     ['a pattern that is not a regular expression', { type: 'string', pattern: '(' }, 'x'],
     ['a property an object inherits', { type: 'object', properties: { toString: { type: 'string' } } }, {}],
