@@ -19,18 +19,23 @@
  *   an option that runs a command; the judge cannot vouch for it, so a person must, every time;
  * - `allowed`: nothing matched.
  *
+ * An allowed or asked command also says which of its programs use the network (`network`), for the
+ * OS sandbox's decision and for the person reading `memo shell check`.
+ *
  * It does not look inside script files named by path (`bash build.sh`, `make`, `npm test`).
  *
  * Layout: judge/parser (grammar loading), judge/words (quotes, escapes, braces, expansions),
  * judge/options (getopt), judge/walk (the tree, scopes), judge/variables (assignments, arithmetic),
- * judge/redirects, judge/cwd, judge/paths, judge/kernel-state-rule, judge/env-vars, and one file
- * per program family under judge/rules.
+ * judge/redirects, judge/cwd, judge/paths, judge/kernel-state-rule, judge/env-vars, judge/fork-bomb,
+ * judge/network (programs that use the network), judge/secrets (secret files outside the root),
+ * and one file per program family under judge/rules.
  */
 import type { Judge } from '../tools/contract.js';
 import { inject, injectable } from '../di.js';
 import { KernelState } from './kernel-state.js';
 import { EMPTY, isAskRule, reasonOf, UNPARSEABLE, type Ctx, type Finding } from './judge/context.js';
 import { loadParser } from './judge/parser.js';
+import { code } from './judge/words.js';
 import { START } from './judge/paths.js';
 import './judge/rules/index.js';
 import { judgeScript } from './judge/walk.js';
@@ -43,11 +48,24 @@ export interface CommandVerdict {
   rule: string | null;
   /** One sentence naming the rule and what was found (or why the command is allowed). */
   reason: string;
+  /**
+   * For a command that is allowed or asked: the programs in it that use the network, once each, in
+   * the order met (`curl`, `git fetch`, `npm install`, `npx`, `rsync` to a host). Absent when there
+   * are none, and on a blocked command.
+   */
+  network?: { programs: string[] };
 }
 
 export interface JudgeOptions {
   /** The absolute, real working directory the command starts in. */
   cwd?: string;
+  /**
+   * The command runs in the OS sandbox, where the data folder and other kernel areas do not exist:
+   * a recursive command over a folder that only incidentally holds one (`rm -rf *`, `grep -r foo .`,
+   * `find . -name '*.pyc' -delete`, `tar c .`) is allowed, while a word naming kernel state
+   * (`cat data/permissions.json`, `rm -r data`) is still refused. Default: false.
+   */
+  osSandbox?: boolean;
 }
 
 export const BLOCK_RULES: ReadonlyArray<{ id: string; category: string; description: string }> = Object.freeze([
@@ -85,7 +103,13 @@ export const BLOCK_RULES: ReadonlyArray<{ id: string; category: string; descript
     id: 'kernel-state',
     category: 'Kernel state',
     description:
-      'A command whose words (arguments, redirect targets, `cd` targets, assigned values, `--opt=PATH`) point into a kernel-owned area: the data folder, pack and skill folders.',
+      'A command whose words (arguments, redirect targets, `cd` targets, assigned values, `--opt=PATH`; `$PWD`, `~+`, `$(pwd)`, `~-` resolved) point into a kernel-owned area: the data folder, pack and skill folders; or, outside the OS sandbox, a recursive command over a folder holding one (`rm -rf *`, `find . -delete`, `grep -r x .`, `tar c .`).',
+  },
+  {
+    id: 'person-settings',
+    category: 'Kernel state',
+    description:
+      "memo's person-only commands, in any spelling (`memo`, `…/bin/memo`, `npx memo`, `npm exec memo`, `node …/bin/memo`, an alias, a variable, wrappers): `permissions`, `approvals`, `settings`, `provider`, `plugins enable|disable|config`, `skills folders add|remove`, `calendar add|remove|consent`, `routines run-now|pause|resume`, `whatsapp link|unlink`, `serve rotate-token`, `console link`, or memo with a subcommand only known at run time; and rotating memo serve's token: SIGHUP by `kill` (to any pid), `pkill`/`killall` (of memo or node), an HTTP request to `…/rotate-token`.",
   },
   {
     id: 'dd',
@@ -143,6 +167,12 @@ export const BLOCK_RULES: ReadonlyArray<{ id: string; category: string; descript
   },
   { id: 'mkfifo', category: 'Reverse shells', description: 'Creating a named pipe (`mkfifo`, `mknod NAME p`), the plumbing of a netcat reverse shell.' },
   {
+    id: 'secret-exfiltration',
+    category: 'Secrets',
+    description:
+      'A command that reads a secret file outside the root (`~/.ssh` keys, `id_rsa`…, `~/.aws`, `~/.config/gcloud`, `~/.azure`, `~/.kube/config`, `~/.docker/config.json`, `~/.netrc`, `~/.npmrc`, `~/.pypirc`, `~/.git-credentials`, `~/.gnupg`, `/etc/shadow`, SSH host keys, or a folder holding them) and also runs a program that uses the network: `curl -F f=@~/.ssh/id_rsa …`, `tar c ~/.ssh | ssh host`, `cat ~/.aws/credentials | curl -d @- …`.',
+  },
+  {
     id: 'shutdown',
     category: 'System control',
     description:
@@ -170,7 +200,25 @@ export const BLOCK_RULES: ReadonlyArray<{ id: string; category: string; descript
     category: 'System control',
     description: 'Writing to a kernel interface: `/proc/sysrq-trigger`, `/proc/sys/…`, `/sys/…`, `/dev/mem`, `/dev/kmem`, `/dev/port`.',
   },
+  {
+    id: 'schedule',
+    category: 'System control',
+    description:
+      'Leaving a command to run later or outside the command: `crontab` (but `crontab -l`), `at`, `batch`, `systemd-run`, `launchctl load|bootstrap|submit`, and writes into cron and at spools (`/etc/cron*`, `/etc/anacrontab`, `/var/spool/cron`, `/var/spool/at`) or launchd agent folders (`~/Library/LaunchAgents`).',
+  },
 ]);
+
+/** A secret file read by a command that also runs a program using the network. */
+function secretExfiltration(ctx: Ctx): Finding | null {
+  const [secret] = ctx.run.secrets;
+  const [sender] = ctx.run.network;
+  if (!secret || sender === undefined) return null;
+  return {
+    rule: 'secret-exfiltration',
+    what: `${code(secret.program)} reads ${code(secret.word)} (${secret.what}), and the command also runs ${code(sender)}, which can send it over the network`,
+    via: [],
+  };
+}
 
 /** Judges shell commands before they run; see the module comment for what it refuses and why. */
 @injectable()
@@ -198,7 +246,17 @@ export class CommandJudge implements Judge {
     }
     const start = typeof options.cwd === 'string' && options.cwd.startsWith('/') ? options.cwd : null;
     const ctx: Ctx = {
-      run: { parser, asks: [], state: this.state ?? null, start, real: new Map() },
+      run: {
+        parser,
+        asks: [],
+        state: this.state ?? null,
+        start,
+        real: new Map(),
+        osSandbox: options.osSandbox === true,
+        network: [],
+        secrets: [],
+        functions: new Map(),
+      },
       scope: { cwd: [start ?? START], vars: new Map(), aliases: new Map() },
       via: [],
       depth: 0,
@@ -211,8 +269,11 @@ export class CommandJudge implements Judge {
       return { verdict: 'blocked', rule: UNPARSEABLE, reason: `${UNPARSEABLE}: the command could not be analysed (${(err as Error).message}).` };
     }
     if (finding && !isAskRule(finding.rule)) return { verdict: 'blocked', rule: finding.rule, reason: reasonOf(finding) };
+    const exfiltration = secretExfiltration(ctx);
+    if (exfiltration) return { verdict: 'blocked', rule: exfiltration.rule, reason: reasonOf(exfiltration) };
+    const network = ctx.run.network.length > 0 ? { network: { programs: [...ctx.run.network] } } : {};
     const ask = finding ?? ctx.run.asks[0];
-    if (ask) return { verdict: 'ask', rule: ask.rule, reason: reasonOf(ask) };
-    return { verdict: 'allowed', rule: null, reason: 'No rule matched any command in it.' };
+    if (ask) return { verdict: 'ask', rule: ask.rule, reason: reasonOf(ask), ...network };
+    return { verdict: 'allowed', rule: null, reason: 'No rule matched any command in it.', ...network };
   }
 }

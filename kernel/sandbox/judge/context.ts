@@ -4,8 +4,8 @@
  */
 import type { Node, Parser } from 'web-tree-sitter';
 import type { KernelState } from '../kernel-state.js';
-import type { Cwd } from './paths.js';
-import { code, type Word } from './words.js';
+import { START, type Cwd } from './paths.js';
+import { code, CWD_KEY, type VarLookup, type Word } from './words.js';
 
 /** Fail-closed rule ids: the judge could not vouch for the command, so it is refused. */
 export const UNPARSEABLE = 'unparseable';
@@ -61,6 +61,11 @@ export interface VarInfo {
 /** Shell state that follows the commands of a list; copied for subshells, pipelines, substitutions. */
 export interface Scope {
   cwd: Cwd;
+  /**
+   * Where the command was before its last `cd` (bash's OLDPWD, and `~-`): undefined until the
+   * command changes directory (then it is whatever the environment held, unknown to the judge).
+   */
+  oldpwd?: Cwd | undefined;
   vars: Map<string, VarInfo>;
   aliases: Map<string, string>;
 }
@@ -75,6 +80,17 @@ export interface Run {
   start: string | null;
   /** Real paths resolved during this call (a word often appears twice). */
   real: Map<string, string>;
+  /**
+   * The command runs in the OS sandbox, where the kernel's areas do not exist: a recursive command
+   * over a folder that only incidentally holds one is not refused (words naming an area still are).
+   */
+  osSandbox: boolean;
+  /** Programs met so far that use the network (`curl`, `git fetch`), in order, once each. */
+  network: string[];
+  /** Secret files (keys, credentials) the command reads, with the program reading them. */
+  secrets: Array<{ word: string; program: string; what: string }>;
+  /** Shell functions defined so far: the functions each one calls, and whether concurrently. */
+  functions: Map<string, Map<string, boolean>>;
 }
 
 export interface Ctx {
@@ -85,6 +101,12 @@ export interface Ctx {
   depth: number;
   /** Standard input is a pipe or a redirect of an enclosing statement (`cat x | (python3)`). */
   piped?: boolean;
+  /** Standard output feeds another command: a pipe, `$(…)`, `<(…)` (not the caller's output). */
+  feeds?: boolean;
+  /** The body of the shell function being defined, when the walk is inside one. */
+  fn?: string | undefined;
+  /** This part runs concurrently with the rest: a pipeline member or a backgrounded (`&`) statement. */
+  concurrent?: boolean;
 }
 
 /** A simple command: its words (name first), the redirects that apply to it, and its stdin. */
@@ -114,7 +136,7 @@ export function reasonOf(f: Finding): string {
 export const through = (ctx: Ctx, via: string): Ctx => ({ ...ctx, via: [...ctx.via, via] });
 
 /** A copy of the scope for code that runs in a child process or subshell: its `cd` stays there. */
-export const childScope = (s: Scope): Scope => ({ cwd: s.cwd, vars: new Map(s.vars), aliases: new Map(s.aliases) });
+export const childScope = (s: Scope): Scope => ({ cwd: s.cwd, oldpwd: s.oldpwd, vars: new Map(s.vars), aliases: new Map(s.aliases) });
 
 /** Records an ask finding and lets the walk go on (a later blocked finding must still be found). */
 export function settle(f: Finding | null, ctx: Ctx): Finding | null {
@@ -125,11 +147,32 @@ export function settle(f: Finding | null, ctx: Ctx): Finding | null {
   return f;
 }
 
-/** Looks up what the command assigned to a variable so far (see VarLookup). */
-export function lookupIn(scope: Scope): (name: string) => { value: string } | 'runtime' | undefined {
+/**
+ * A working directory as a value: the one absolute place when the command can only be there,
+ * `cwd` (the working directory, whichever it is) when it may be in several, `runtime` when it is
+ * only known at run time.
+ */
+function placeOf(cwd: Cwd): { value: string } | 'cwd' | 'runtime' {
+  if (cwd === null) return 'runtime';
+  const [only] = cwd;
+  return cwd.length === 1 && only !== undefined && only !== START ? { value: only } : 'cwd';
+}
+
+/**
+ * Looks up what the command assigned to a variable so far (see VarLookup). `PWD` not assigned by
+ * the command is the working directory; `OLDPWD` is the directory before the last `cd` (when there
+ * was several, the working directory stands for it: after a `cd` it may be any of them, and the
+ * places a command may be in only grow). CWD_KEY asks for the working directory itself (`$(pwd)`).
+ */
+export function lookupIn(scope: Scope): VarLookup {
   return (name) => {
+    if (name === CWD_KEY) return placeOf(scope.cwd);
     const v = scope.vars.get(name);
-    if (!v) return undefined;
+    if (!v) {
+      if (name === 'PWD') return placeOf(scope.cwd);
+      if (name === 'OLDPWD' && scope.oldpwd !== undefined) return placeOf(scope.oldpwd);
+      return undefined;
+    }
     return v.value === null ? 'runtime' : { value: v.value };
   };
 }

@@ -7,12 +7,18 @@
  * Words are resolved against the working directories the command may be in; a link pointing in is
  * followed by realpath-ing the longest existing ancestor (only when areas exist, once per word per
  * call). Globs are matched against the areas' names, so `rm -rf *` in the root reaches `data/`.
+ * `$PWD`, `~+`, `$(pwd)` and `~-` are resolved like any word (see words.ts).
+ *
+ * A recursive command over a folder that holds an area (`rm -r .`, `find . -delete`, `grep -r x .`,
+ * `tar c .`) reaches the area too (`kernelStateInside`). In the OS sandbox the areas do not exist,
+ * so there such a command, and a catch-all glob that only happens to match an area (`rm -rf *`), is
+ * not refused: only words that name kernel state are (`rm -r data`, `cat data/permissions.json`).
  */
 import { realpathSync } from 'node:fs';
 import path from 'node:path';
 import type { KernelArea } from '../kernel-state.js';
 import { found, type Ctx, type Finding } from './context.js';
-import { candidates, START } from './paths.js';
+import { candidates, isCatchAll, START } from './paths.js';
 import { code, DYN, type Word } from './words.js';
 
 export const KERNEL_STATE = 'kernel-state';
@@ -40,7 +46,7 @@ function realOf(p: string, cache: Map<string, string>): string {
 }
 
 /** Turns a glob component into a regular expression over one name. */
-function globRegex(component: string): RegExp {
+export function globRegex(component: string): RegExp {
   let re = '';
   for (let i = 0; i < component.length; i++) {
     const c = component[i]!; // i < component.length
@@ -71,23 +77,33 @@ function areaOf(abs: string, ctx: Ctx, access: 'read' | 'change'): KernelArea | 
   return state.owner(lexical, access) ?? state.owner(realOf(lexical, ctx.run.real), access);
 }
 
-/** The area a glob may expand into: an area whose path matches the pattern's components. */
-function globArea(abs: string, ctx: Ctx, access: 'read' | 'change'): KernelArea | null {
+/**
+ * The area a glob may expand into: an area whose path matches the pattern's components.
+ * `incidental`: the pattern reaches it only by catch-all components (`*`, `.*`) that stop at or
+ * above it, as `rm -rf *` does; a pattern aimed at it (`d*`, `da?a`) or going inside it
+ * (a `*` followed by `/providers.json`) names it.
+ */
+function globArea(abs: string, ctx: Ctx, access: 'read' | 'change'): { area: KernelArea; incidental: boolean } | null {
   const parts = abs.split('/').filter(Boolean);
   const first = parts.findIndex((c) => /[*?[]/.test(c));
-  if (first < 0) return areaOf(abs, ctx, access);
+  if (first < 0) {
+    const area = areaOf(abs, ctx, access);
+    return area ? { area, incidental: false } : null;
+  }
   const dir = '/' + parts.slice(0, first).join('/');
-  const patterns = parts.slice(first).map(globRegex);
+  const components = parts.slice(first);
+  const patterns = components.map(globRegex);
   const state = ctx.run.state!;
   const within = state.owner(dir, access);
-  if (within) return within;
+  if (within) return { area: within, incidental: false };
   const realDir = realOf(dir, ctx.run.real);
   for (const area of state.inside(dir, access).concat(realDir !== dir ? state.inside(realDir, access) : [])) {
     const base = area.dir.startsWith(realDir + '/') ? realDir : dir;
     const names = path.relative(base, area.dir).split('/');
     // The pattern reaches the area if its components match the area's first names (or go past it).
     // slice keeps i < patterns.length
-    if (names.slice(0, patterns.length).every((n, i) => patterns[i]!.test(n))) return area;
+    if (names.slice(0, patterns.length).every((n, i) => patterns[i]!.test(n)))
+      return { area, incidental: components.length <= names.length && components.every((c) => !/[*?[]/.test(c) || isCatchAll(c)) };
   }
   return null;
 }
@@ -123,7 +139,9 @@ export function kernelStateWords(words: readonly Word[], ctx: Ctx, what: string,
         cwd.filter((d) => d !== START),
       ) ?? []) {
         if (abs.startsWith('~')) continue;
-        const area = w.glob ? globArea(abs, ctx, access) : areaOf(abs, ctx, access);
+        const hit = w.glob ? globArea(abs, ctx, access) : { area: areaOf(abs, ctx, access), incidental: false };
+        // In the OS sandbox a catch-all glob cannot reach an area that is not there.
+        const area = hit && !(hit.incidental && ctx.run.osSandbox) ? hit.area : null;
         if (area)
           return found(
             ctx,
@@ -136,10 +154,13 @@ export function kernelStateWords(words: readonly Word[], ctx: Ctx, what: string,
   return null;
 }
 
-/** A directory given to a recursive command (`rm -r`, `find -delete`, `chmod -R`) that holds an area. */
+/**
+ * A directory given to a recursive command (`rm -r`, `find -delete`, `chmod -R`, `grep -r`, `tar c`)
+ * that holds an area. Not in the OS sandbox, where the area does not exist.
+ */
 export function kernelStateInside(words: readonly Word[], ctx: Ctx, what: string): Finding | null {
   const state = ctx.run.state;
-  if (!state || state.areas().length === 0) return null;
+  if (!state || state.areas().length === 0 || ctx.run.osSandbox) return null;
   const cwd = (ctx.scope.cwd ?? []).filter((d) => d !== START);
   for (const w of words) {
     if (w.opaque || w.text.includes(DYN) || w.text.startsWith('-')) continue;

@@ -40,7 +40,7 @@ const SCRATCH = ['var/tmp', 'var/folders', 'private/tmp', 'private/var/folders',
 
 const hasGlob = (component: string): boolean => /[*?[]/.test(component);
 /** A glob that matches (nearly) every name: `*`, `.*`, `?*`, `[a-z]*`. */
-const isCatchAll = (component: string): boolean => hasGlob(component) && component.replace(/\[[^\]]*\]|[*?.]/g, '') === '';
+export const isCatchAll = (component: string): boolean => hasGlob(component) && component.replace(/\[[^\]]*\]|[*?.]/g, '') === '';
 
 /** The components of a path once `.` and `..` are applied; `up` counts `..` that climb above the start. */
 function components(rest: string): { stack: string[]; up: number } {
@@ -191,3 +191,14 @@ export function deviceKind(absolute: string): DeviceKind {
 
 /** `/dev/tcp/HOST/PORT` and `/dev/udp/…`: bash opens a network connection instead of a file. */
 export const isNetworkPath = (absolute: string): boolean => /^\/dev\/(tcp|udp)\//.test(normalize(absolute));
+
+/** A folder whose files are jobs cron, at or launchd runs: writing there schedules a command. */
+export function scheduleDir(abs: string): boolean {
+  return (
+    /^\/(etc\/cron[^/]*|etc\/anacrontab|var\/spool\/(cron|anacron|at|atjobs|atspool)|var\/at|private\/var\/at|usr\/lib\/cron\/tabs|var\/cron)(\/|$)/.test(
+      abs,
+    ) ||
+    /^(~|\/Users\/[^/]+|\/home\/[^/]+)?\/Library\/Launch(Agents|Daemons)(\/|$)/.test(abs) ||
+    /^\/System\/Library\/Launch(Agents|Daemons)(\/|$)/.test(abs)
+  );
+}

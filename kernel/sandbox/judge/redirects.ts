@@ -1,12 +1,13 @@
 /**
  * Redirects: where a command's output goes and its input comes from. A write is judged on the path
  * it lands on (`//`, `/./`, `..` and the working directory resolved): a disk device, a kernel
- * interface, a system file, or bash's `/dev/tcp` sockets. Reads of ordinary files are not its business.
+ * interface, a system file, a cron or launchd job folder, or bash's `/dev/tcp` sockets. Reads of
+ * ordinary files are not its business.
  */
 import type { Node } from 'web-tree-sitter';
 import { DYNAMIC, found, lookupIn, type Ctx, type Finding, type Simple } from './context.js';
 import { kernelStateWords } from './kernel-state-rule.js';
-import { candidates, classifyTarget, deviceKind, isNetworkPath, normalize } from './paths.js';
+import { candidates, classifyTarget, deviceKind, isNetworkPath, normalize, scheduleDir } from './paths.js';
 import { code, ifEmpty, isLiteral, wordsOf, type Word } from './words.js';
 
 export const SYSTEM_FILES = 'system-files';
@@ -22,11 +23,12 @@ export function writeTarget(w: Word, ctx: Ctx, how: string, content?: readonly W
   const all = candidates(text, ctx.scope.cwd);
   let harmless = all !== null && all.length > 0;
   for (const raw of all ?? []) {
+    const abs = normalize(raw);
+    if (scheduleDir(abs)) return found(ctx, 'schedule', `${how} ${code(w.source)}, where cron, at or launchd pick up jobs to run later, outside the command`);
     if (raw.startsWith('~')) {
       harmless = false;
       continue;
     }
-    const abs = normalize(raw);
     if (isNetworkPath(abs)) return found(ctx, 'bash-interactive', `${how} ${code(w.source)}, which opens a network connection from the shell`);
     const kind = deviceKind(abs);
     if (kind === 'disk') return found(ctx, 'dd', `${how} the disk device ${code(w.source)}, overwriting the disk with raw data`);

@@ -7,10 +7,12 @@
 import type { Node } from 'web-tree-sitter';
 import { childScope, DYNAMIC, found, lookupIn, settle, through, UNPARSEABLE, type Ctx, type Finding, type Scope, type Simple } from './context.js';
 import { envAssignment } from './env-vars.js';
-import { forkBomb } from './fork-bomb.js';
+import { forkBomb, recordCall } from './fork-bomb.js';
 import { kernelStateWords } from './kernel-state-rule.js';
+import { noteNetwork } from './network.js';
 import { judgeRedirects, redirectDestinations } from './redirects.js';
-import { handlerFor } from './registry.js';
+import { handlerFor, isWrapper } from './registry.js';
+import { inputRedirectWords, noteSecrets, noteSecretWords } from './secrets.js';
 import { assign, checkArithmeticNode, checkExpansion, checkNameArg, infoOf } from './variables.js';
 import { code, DYN, isLiteral, show, wordsOf, type Word } from './words.js';
 
@@ -150,7 +152,8 @@ function firstProblem(node: Node): Node | null {
 
 function visitChildren(node: Node, ctx: Ctx): Finding | null {
   for (const child of node.namedChildren) {
-    const f = child && visit(child, ctx);
+    // A statement followed by `&` runs in the background, concurrently with what follows.
+    const f = child && visit(child, child.nextSibling?.type === '&' && !ctx.concurrent ? { ...ctx, concurrent: true } : ctx);
     if (f) return f;
   }
   return null;
@@ -170,9 +173,11 @@ function visitNode(node: Node, ctx: Ctx): Finding | null {
     case 'pipeline':
       return visitPipeline(node, ctx);
     case 'subshell':
+      return visitChildren(node, { ...ctx, scope: childScope(ctx.scope) });
     case 'command_substitution':
     case 'process_substitution':
-      return visitChildren(node, { ...ctx, scope: childScope(ctx.scope) });
+      // Their output is read by the command around them, not by the caller.
+      return visitChildren(node, { ...ctx, scope: childScope(ctx.scope), feeds: true });
     case 'function_definition':
       return visitFunction(node, ctx);
     case 'while_statement':
@@ -218,9 +223,17 @@ function visitNode(node: Node, ctx: Ctx): Finding | null {
 /** Each command of a pipeline runs in its own subshell; all but the first read a pipe. */
 function visitPipeline(node: Node, ctx: Ctx): Finding | null {
   let first = true;
+  const members = node.namedChildren.filter((c): c is Node => c !== null && c.type !== 'comment');
   for (const child of node.namedChildren) {
     if (!child) continue;
-    const inner: Ctx = { ...ctx, scope: childScope(ctx.scope), piped: ctx.piped || !first };
+    const last = child === members.at(-1);
+    const inner: Ctx = {
+      ...ctx,
+      scope: childScope(ctx.scope),
+      piped: ctx.piped || !first,
+      feeds: ctx.feeds || !last,
+      concurrent: ctx.concurrent || members.length > 1,
+    };
     first = false;
     const f = visit(child, inner);
     if (f) return f;
@@ -257,18 +270,29 @@ function visitLoop(node: Node, ctx: Ctx): Finding | null {
     }
     f = visitChildren(node, ctx);
   }
-  if (ctx.scope.cwd !== before) ctx.scope.cwd = null;
+  if (ctx.scope.cwd !== before) unsettle(ctx.scope);
   return f;
 }
 
-/** A function body runs whenever it is called: judged where defined; a `cd` in it unsettles the directory. */
+/** After a loop or function that changed directory, where the command is (and was) is unknown. */
+function unsettle(scope: Scope): void {
+  scope.cwd = null;
+  scope.oldpwd = null;
+}
+
+/**
+ * A function body runs whenever it is called: judged where defined; a `cd` in it unsettles the
+ * directory. The calls it makes are recorded, so a cycle of concurrent calls is a fork bomb.
+ */
 function visitFunction(node: Node, ctx: Ctx): Finding | null {
-  const f = forkBomb(node, ctx);
-  if (f) return f;
-  const inner = { ...ctx, scope: childScope(ctx.scope) };
+  const nameNode = node.childForFieldName('name');
+  const name = nameNode ? wordsOf(nameNode)[0]?.text : undefined;
+  if (name !== undefined) ctx.run.functions.set(name, new Map());
+  const inner: Ctx = { ...ctx, scope: childScope(ctx.scope), fn: name, concurrent: false, feeds: false };
   const g = visitChildren(node, inner);
-  if (inner.scope.cwd !== ctx.scope.cwd) ctx.scope.cwd = null;
-  return g;
+  if (inner.scope.cwd !== ctx.scope.cwd) unsettle(ctx.scope);
+  if (g) return g;
+  return name !== undefined ? forkBomb(name, inner) : null;
 }
 
 /** `NAME=VALUE` as a statement (recorded) or before a command (only that command's environment). */
@@ -384,6 +408,7 @@ function visitRedirected(node: Node, ctx: Ctx): Finding | null {
     if (g) return g;
   }
   if (body?.type === 'command') return visitCommand(body, redirects, ctx);
+  noteSecretWords(body?.type ?? 'a group', inputRedirectWords(redirects, ctx), ctx);
   const readsStdin = redirects.some((r) => r.type !== 'file_redirect' || /^0?<[^<]?/.test(r.text.replace(/^\s+/, '')));
   const f = body ? visit(body, readsStdin ? { ...ctx, piped: true } : ctx) : null;
   if (f) return f;
@@ -481,6 +506,10 @@ export function judgeSimple(cmd: Simple, ctx: Ctx): Finding | null {
   }
   const name = programName(nameWord);
   if (name === null) return found(ctx, DYNAMIC, `The command name ${show(nameWord)} is only known at run time`);
+  if (isLiteral(nameWord)) recordCall(nameWord.text, ctx);
+  noteNetwork(name, args, ctx);
+  // A wrapper's words are judged with the command it runs; an alias's with its expansion.
+  if (!isWrapper(name) && alias === undefined) noteSecrets(name, args, cmd, ctx);
   const handler = handlerFor(name);
   return settle(handler ? handler(name, args, cmd, ctx) : null, ctx);
 }

@@ -9,6 +9,12 @@ import type { Node } from 'web-tree-sitter';
 export const DYN = '\u0000';
 /** Marks `$HOME` / `${HOME}` while a word is assembled; becomes `~` at the start of a word. */
 const HOME = '\u0001';
+/**
+ * Marks the working directory (`$PWD`, `~+`, `$(pwd)`) while a word is assembled, when the command
+ * may be in several places: at the start of a word it becomes `.`, which names the same directory
+ * from wherever the command is.
+ */
+const HERE = '\u0003';
 /** Brace expansion beyond this many words is treated as unknowable. */
 const MAX_BRACE_WORDS = 64;
 
@@ -30,10 +36,13 @@ export interface Word {
 /**
  * What the command itself assigned to a variable before this word: a literal value, or
  * `runtime` (command substitution, `read`, a loop). `undefined`: not assigned here, so it comes
- * from the environment the kernel gives the shell.
+ * from the environment the kernel gives the shell. `cwd`: the working directory, wherever the
+ * command is at that point (`$PWD` when it may be in several places).
  */
-export type VarLookup = (name: string) => { value: string } | 'runtime' | undefined;
+export type VarLookup = (name: string) => { value: string } | 'cwd' | 'runtime' | undefined;
 const fromEnvironment: VarLookup = () => undefined;
+/** Not a variable name: asks a VarLookup for the working directory itself (what `pwd` prints). */
+export const CWD_KEY = '\u0000cwd';
 
 /** Shortens and quotes text for a message. */
 export const code = (s: string): string => {
@@ -62,6 +71,24 @@ const escapeAll = (s: string): string => s.replace(/[\s\S]/g, (c) => '\\' + c);
 const unescapeDoubleQuoted = (s: string): string => s.replace(/\\([$`"\\\n])/g, (_m, c: string) => (c === '\n' ? '' : c));
 const unescapePattern = (s: string): string => s.replace(/\\([\s\S])/g, '$1');
 
+/** A directory value as a pattern: a known place, the working directory, or only known at run time. */
+function placePattern(place: ReturnType<VarLookup>): Pattern {
+  if (place === 'cwd') return literal(HERE);
+  if (place === undefined || place === 'runtime') return runtimeOnly();
+  return literal(escapeAll(place.value));
+}
+
+/** `$(pwd)`, `` `pwd` ``, `$(pwd -P)`, `$(builtin pwd)`, `$(/bin/pwd)`: the working directory. */
+function isPwd(node: Node): boolean {
+  const commands = node.namedChildren.filter((c) => c !== null && c.type !== 'comment');
+  const [cmd] = commands;
+  if (commands.length !== 1 || cmd?.type !== 'command') return false;
+  const words = cmd.namedChildren.filter((c): c is Node => c !== null).map((c) => c.text);
+  if (words[0] === 'builtin' || words[0] === 'command') words.shift();
+  const [name, ...flags] = words;
+  return name !== undefined && /^(\/usr)?(\/bin\/)?pwd$/.test(name) && flags.every((f) => /^(-[LP]+|--(logical|physical))$/.test(f));
+}
+
 function patternOf(node: Node, vars: VarLookup, quoted = false, split = true): Pattern {
   switch (node.type) {
     case 'word':
@@ -87,6 +114,7 @@ function patternOf(node: Node, vars: VarLookup, quoted = false, split = true): P
     case 'expansion':
       return expansionPattern(node, vars, quoted || !split);
     case 'command_substitution':
+      if (isPwd(node)) return placePattern(vars(CWD_KEY));
       return quoted || !split ? runtimeOnly() : anyWords();
     case 'arithmetic_expansion':
       return runtimeOnly(); // a number: one word, unknown value
@@ -130,6 +158,7 @@ function expansionPattern(node: Node, vars: VarLookup, quoted: boolean): Pattern
     const name = plain[1] ?? '';
     const known = vars(name);
     if (known === undefined && name === 'HOME') return literal(HOME);
+    if (known === 'cwd') return literal(HERE);
     if (known !== undefined && known !== 'runtime') {
       if (quoted) return literal(escapeAll(known.value));
       // Unquoted, a value is split on blanks and globbed: only a plain one stays one known word.
@@ -240,9 +269,23 @@ function braceAlternatives(p: string, open: number): { parts: string[]; end: num
   return null;
 }
 
-function finishWord(p: string, procSub: boolean, source: string): Word {
+/**
+ * `~+` and `~-` at the start of an unquoted word are bash's `$PWD` and `$OLDPWD` (`~-` stays as
+ * written when OLDPWD is unset; here it is only known at run time until the command changes
+ * directory, since the environment may set it).
+ */
+function tildePlace(p: string, vars: VarLookup): string {
+  const m = /^~([+-])(?=\/|$)/.exec(p);
+  if (!m) return p;
+  return placePattern(vars(m[1] === '+' ? 'PWD' : 'OLDPWD')).text + p.slice(2);
+}
+
+function finishWord(pattern: string, procSub: boolean, source: string, vars: VarLookup): Word {
+  const p = tildePlace(pattern, vars);
   let text = p.startsWith(HOME) ? '~' + p.slice(1) : p;
-  text = text.split(HOME).join(DYN); // `$HOME` in the middle of a word is just some value
+  // The working directory at the start of a word, alone or before a `/`, is `.`; elsewhere (`${PWD}x`) some value.
+  if (text.startsWith(HERE) && (text.length === 1 || text[1] === '/' || text.startsWith('\\/', 1))) text = '.' + text.slice(1);
+  text = text.split(HOME).join(DYN).split(HERE).join(DYN); // `$HOME` in the middle of a word is just some value
   return { text: unescapePattern(text), opaque: false, glob: findUnescaped(text, '*?[') >= 0, procSub, source };
 }
 
@@ -264,10 +307,10 @@ export function wordsOf(node: Node, vars: VarLookup = fromEnvironment, split = t
   const p = patternOf(node, vars, false, split);
   const source = node.text;
   if (p.opaque) return [opaqueWord(source)];
-  if (!split) return [{ ...finishWord(p.text, p.procSub, source), glob: false }];
+  if (!split) return [{ ...finishWord(p.text, p.procSub, source, vars), glob: false }];
   const expanded = expandBraces(p.text);
   if (!expanded) return [opaqueWord(source)];
-  return expanded.map((e) => finishWord(e, p.procSub, source));
+  return expanded.map((e) => finishWord(e, p.procSub, source, vars));
 }
 
 /** A word with no run-time parts. */

@@ -153,7 +153,12 @@ const judgeCopy =
     if ('finding' in r) return r.finding;
     if (name === 'install' && (r.parsed.options.has('d') || r.parsed.options.has('directory')))
       return writes(r.parsed.operands, ctx, `${code(name + ' -d')} creates`);
-    const { dest } = destination(r.parsed);
+    const { dest, sources } = destination(r.parsed);
+    const o = r.parsed.options;
+    if ((name === 'cp' || name === 'gcp') && ['r', 'R', 'a', 'recursive', 'archive'].some((k) => o.has(k))) {
+      const f = kernelStateInside(sources, ctx, `${code(name + ' -r')} of`);
+      if (f) return f;
+    }
     return dest ? writeTarget(dest, ctx, `${code(name)} writes onto`) : null;
   };
 
@@ -180,6 +185,7 @@ const judgeRsync: Handler = (name, args, _cmd, ctx) => {
   let rsh: string | null = null;
   let del = false;
   let removeSources = false;
+  let recursive = false;
   const operands: Word[] = [];
   for (let i = 0; i < args.length; i++) {
     const w = args[i]!; // i < args.length
@@ -188,6 +194,7 @@ const judgeRsync: Handler = (name, args, _cmd, ctx) => {
       operands.push(...args.slice(i + 1));
       break;
     }
+    if (/^-[a-zA-Z]*[ra]/.test(t) || /^--(recursive|archive)$/.test(t)) recursive = true;
     if (/^-[a-zA-Z]*e$/.test(t) || t === '--rsh') rsh = args[++i]?.text ?? '';
     else if (/^-[a-zA-Z]*e./.test(t) && !t.startsWith('--')) rsh = t.slice(t.indexOf('e') + 1);
     else if (t.startsWith('--rsh=')) rsh = t.slice(6);
@@ -213,6 +220,14 @@ const judgeRsync: Handler = (name, args, _cmd, ctx) => {
   }
   const local = operands.filter((w) => !/^[^/]*:/.test(w.text) && !/^rsync:\/\//.test(w.text));
   const dest = operands.length >= 2 ? operands.at(-1)! : null;
+  if (recursive) {
+    const f = kernelStateInside(
+      local.filter((w) => w !== dest),
+      ctx,
+      `${code(name + ' -r')} of`,
+    );
+    if (f) return f;
+  }
   if (dest && local.includes(dest)) {
     if (del) {
       const cls = targetClass(dest, ctx);

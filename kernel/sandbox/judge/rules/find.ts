@@ -2,7 +2,8 @@
  * find: `-delete` and `-exec`/`-execdir`/`-ok` act on every path found. The `{}` of an exec is a
  * found path; when a start path is itself protected (`/`, a system tree, a home), `{}` stands for
  * that path, since the start path is among the results. A start that holds a kernel area is refused
- * with `-delete`, since the walk deletes inside the area (an `-exec` is judged by its own command).
+ * with `-delete`, `-exec` (the walk deletes or reads inside the area), or when the list of files
+ * feeds another command (`find . -type f | xargs cat`, `cat $(find .)`), outside the OS sandbox.
  */
 import { type Handler } from '../context.js';
 import { kernelStateInside } from '../kernel-state-rule.js';
@@ -18,6 +19,16 @@ const judgeFind: Handler = (name, args, cmd, ctx) => {
   const starts: Word[] = [];
   for (let w = args[i]; w && !/^[-(!),]/.test(w.text); w = args[++i]) starts.push(w);
   if (starts.length === 0) starts.push(syntheticWord('.', '.'));
+  // Running a program on every file found, or handing the names to another command, reads the files.
+  const execs = args.slice(i).find((w) => /^-(exec|execdir|ok|okdir)$/.test(w.text));
+  if (execs || ctx.feeds) {
+    const f = kernelStateInside(
+      starts,
+      ctx,
+      execs ? `${code('find ' + execs.text)} under` : `${code('find')}, whose list of files another command reads, under`,
+    );
+    if (f) return f;
+  }
   const protectedStarts = starts.filter((s) => {
     const cls = s.opaque ? null : targetClass(s, ctx);
     return cls !== null && cls !== 'cwd';

@@ -13,3 +13,6 @@ import './text-tools.js';
 import './files.js';
 import './git.js';
 import './programs.js';
+import './memo.js';
+import './schedule.js';
+import './readers.js';

@@ -7,7 +7,9 @@
 import { found, type Ctx, type Finding, type Handler, type Simple } from '../context.js';
 import { register, registerPattern } from '../registry.js';
 import { stdinOf, writeTarget } from '../redirects.js';
+import { judgeInner } from '../walk.js';
 import { code, isLiteral, type Word } from '../words.js';
+import { isMemoEntry } from './memo.js';
 
 interface Scan {
   /** The option that carries inline code, if any. */
@@ -129,13 +131,23 @@ const handler =
   (name, args, cmd, ctx) =>
     judgeInterpreter(name, args, cmd, ctx, SCANNERS[kind](args));
 
+/** `node …/bin/memo ARGS`, `node dist/kernel/cli/main.js ARGS`: memo itself, judged as `memo ARGS`. */
+const jsHandler =
+  (kind: 'node' | 'bun'): Handler =>
+  (name, args, cmd, ctx) => {
+    const scan = SCANNERS[kind](args);
+    const script = args[scan.script];
+    if (!scan.inline && script && isMemoEntry(script)) return judgeInner([{ ...script, text: 'memo' }, ...args.slice(scan.script + 1)], cmd, ctx, name);
+    return judgeInterpreter(name, args, cmd, ctx, scan);
+  };
+
 register(['python', 'python2', 'python3', 'pypy', 'pypy3', 'py'], handler('python'));
 registerPattern(/^(python|pypy)\d+(\.\d+)*$/, handler('python'));
 register(['perl', 'cperl'], handler('perl'));
 registerPattern(/^perl\d+(\.\d+)*$/, handler('perl'));
 register(['ruby', 'jruby', 'truffleruby'], handler('ruby'));
-register(['node', 'nodejs'], handler('node'));
-register(['bun'], handler('bun'));
+register(['node', 'nodejs'], jsHandler('node'));
+register(['bun'], jsHandler('bun'));
 register(['deno'], handler('deno'));
 register(['php', 'php-cli'], handler('php'));
 registerPattern(/^php\d+(\.\d+)*$/, handler('php'));

@@ -7,11 +7,13 @@
  * `man -P cat`, `rsync -e ssh`). Package runners (`npx`, `npm exec`) run a package's program:
  * judged by that program's name, so `npx jest` runs and `npx rimraf /` does not.
  */
+import path from 'node:path';
 import { DYNAMIC, found, type Ctx, type Finding, type Handler } from '../context.js';
-import { register } from '../registry.js';
+import { kernelStateInside } from '../kernel-state-rule.js';
+import { register, registerWrapper } from '../registry.js';
 import { writeTarget } from '../redirects.js';
 import { judgeInner, judgeScript } from '../walk.js';
-import { code, isLiteral, syntheticWord } from '../words.js';
+import { code, isLiteral, syntheticWord, type Word } from '../words.js';
 import { SHELLS } from './shells-and-builtins.js';
 
 const RUNS = 'option-runs-command';
@@ -36,7 +38,9 @@ const TAR_VALUED_SHORT = 'bCfFgHIKLNTVX';
 
 const judgeTar: Handler = (name, args, _cmd, ctx) => {
   let extracting = false;
+  let creating = false;
   const dirs: string[] = [];
+  const operands: Word[] = [];
   for (let i = 0; i < args.length; i++) {
     const w = args[i]!; // i < args.length
     const t = w.text;
@@ -46,6 +50,7 @@ const judgeTar: Handler = (name, args, _cmd, ctx) => {
       const [, opt = '', attached] = long;
       const value = (): string => attached ?? args[++i]?.text ?? '';
       if (/^(extract|get)$/.test(opt)) extracting = true;
+      else if (/^(create|append|update)$/.test(opt)) creating = true;
       else if (opt === 'to-command') return commandOption(value(), null, ctx, 'tar --to-command');
       else if (opt === 'checkpoint-action') {
         const v = value();
@@ -60,10 +65,14 @@ const judgeTar: Handler = (name, args, _cmd, ctx) => {
     }
     // `tar -xzf a.tgz -C dir`, and the old style `tar xzf a.tgz`.
     const cluster = t.startsWith('-') ? t.slice(1) : i === 0 ? t : null;
-    if (cluster === null) continue;
+    if (cluster === null) {
+      operands.push(w);
+      continue;
+    }
     for (let j = 0; j < cluster.length; j++) {
       const c = cluster[j]!; // j < cluster.length
       if (c === 'x') extracting = true;
+      if (c === 'c' || c === 'r' || c === 'u') creating = true;
       if (!TAR_VALUED_SHORT.includes(c)) continue;
       const attachedValue = t.startsWith('-') ? cluster.slice(j + 1) : '';
       const value = attachedValue || args[++i]?.text || '';
@@ -74,6 +83,13 @@ const judgeTar: Handler = (name, args, _cmd, ctx) => {
       else if (c === 'C') dirs.push(value);
       if (attachedValue) break;
     }
+  }
+  if (creating) {
+    // What goes into the archive, from the folder `-C` names, if any.
+    const base = dirs.at(-1);
+    const read = operands.map((w) => (base && !w.text.startsWith('/') && !w.text.startsWith('~') ? syntheticWord(path.posix.join(base, w.text), w.source) : w));
+    const f = kernelStateInside(read, ctx, `${code(name + ' -c')} archiving`);
+    if (f) return f;
   }
   if (!extracting) return null;
   for (const d of dirs) {
@@ -89,12 +105,16 @@ const SSH_RUNNING_KEY = /^(proxycommand|localcommand|permitlocalcommand|knownhos
 
 const judgeSsh: Handler = (name, args, _cmd, ctx) => {
   const valued = name === 'ssh' ? 'BbcDEeFIiJLlmOoPpQRSWw' : name === 'scp' ? 'cDFiJlOoPSX' : 'BbcDFiJloPRSsX';
+  const operands: Word[] = [];
+  let recursive = false;
   for (let i = 0; i < args.length; i++) {
     const t = args[i]!.text; // i < args.length
     if (t === '--' || !t.startsWith('-')) {
       if (name === 'ssh') break; // the host: what follows runs remotely
+      if (t !== '--') operands.push(args[i]!);
       continue;
     }
+    if (/^-[a-zA-Z]*r/.test(t) && !valued.includes(t[1] ?? '')) recursive = true;
     const letter = t[1];
     if (letter === undefined || !valued.includes(letter)) continue;
     const value = t.length > 2 ? t.slice(2) : (args[++i]?.text ?? '');
@@ -112,6 +132,10 @@ const judgeSsh: Handler = (name, args, _cmd, ctx) => {
       return found(ctx, RUNS, `${code(`${name} -F ${value}`)} reads a config file whose commands (ProxyCommand, LocalCommand) the judge cannot see`);
     else if (letter === 'S' && name !== 'ssh') return commandOption(value, /^\s*ssh\s*$/, ctx, `${name} -S`);
     else if (letter === 'D' && name === 'sftp') return found(ctx, RUNS, `${code('sftp -D ' + value)} runs a local program as the server`);
+  }
+  if (name === 'scp' && recursive) {
+    const local = operands.slice(0, -1).filter((w) => !/^[^/]*:/.test(w.text));
+    return kernelStateInside(local, ctx, `${code('scp -r')} of`);
   }
   return null;
 };
@@ -159,12 +183,18 @@ const judgeGdb: Handler = (name, args, _cmd, ctx) => {
 // --- zip, sort, make ----------------------------------------------------------------------------
 
 const judgeZip: Handler = (name, args, _cmd, ctx) => {
+  let recursive = false;
+  const operands: Word[] = [];
   for (let i = 0; i < args.length; i++) {
     const t = args[i]!.text; // i < args.length
     if (t === '-TT' || t === '--unzip-command') return commandOption(args[i + 1]?.text ?? '', /^\s*unzip(\s+-[-\w]+)*\s*$/, ctx, `${name} ${t}`);
     if (/^--unzip-command=/.test(t)) return commandOption(t.slice(16), /^\s*unzip(\s+-[-\w]+)*\s*$/, ctx, `${name} --unzip-command`);
+    if (/^(-x|-i|--exclude|--include)$/.test(t)) break; // patterns follow
+    if (/^(-b|-n|-t|-tt|-P|-O|--temp-path|--suffixes|--password|--output-file)$/.test(t)) i++;
+    else if (/^-[a-zA-Z0-9]*[rR]/.test(t) || /^--recurse-(paths|patterns)$/.test(t)) recursive = true;
+    else if (!t.startsWith('-')) operands.push(args[i]!);
   }
-  return null;
+  return recursive ? kernelStateInside(operands.slice(1), ctx, `${code(name + ' -r')} archiving`) : null;
 };
 
 const judgeSort: Handler = (name, args, _cmd, ctx) => {
@@ -204,7 +234,12 @@ const judgePackageRunner: Handler = (name, args, cmd, ctx) => {
   let rest = args;
   if (['npm', 'pnpm', 'yarn', 'bun'].includes(name)) {
     const sub = rest.findIndex((w) => !w.text.startsWith('-'));
-    if (sub < 0 || !['exec', 'x', 'dlx'].includes(rest[sub]!.text)) return null;
+    if (sub < 0) return null;
+    const word = rest[sub]!.text;
+    // `yarn memo …`, `pnpm run memo …`: yarn, pnpm and bun run a package's program by its name too.
+    const bin = word === 'run' ? rest[sub + 1] : rest[sub];
+    if (name !== 'npm' && bin && /^memo(-kernel)?$/i.test(bin.text)) return judgeInner(rest.slice(rest.indexOf(bin)), cmd, ctx, name);
+    if (!['exec', 'x', 'dlx'].includes(word)) return null;
     rest = rest.slice(sub + 1);
   }
   for (let i = 0; i < rest.length; i++) {
@@ -232,4 +267,4 @@ register(['gdb', 'lldb'], judgeGdb);
 register(['zip'], judgeZip);
 register(['sort', 'gsort'], judgeSort);
 register(['make', 'gmake', 'bmake'], judgeMake);
-register(['npx', 'pnpx', 'bunx', 'npm', 'pnpm', 'yarn', 'bun-x'], judgePackageRunner);
+registerWrapper(['npx', 'pnpx', 'bunx', 'npm', 'pnpm', 'yarn', 'bun-x'], judgePackageRunner);

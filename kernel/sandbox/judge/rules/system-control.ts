@@ -2,12 +2,13 @@
  * System control: taking the machine down (shutdown, reboot, halt, poweroff, suspend, rescue) by any
  * of its doors (systemd verbs and targets, runlevels, kexec, D-Bus calls to logind or systemd), and
  * killing every process at once (`kill -9 -1`, `killall5`, `pkill -u`), which takes the kernel and
- * the user's session with it.
+ * the user's session with it. SIGHUP, which makes memo serve rotate its token, is `person-settings`.
  */
-import { DYNAMIC, found, type Handler } from '../context.js';
+import { DYNAMIC, found, type Ctx, type Finding, type Handler } from '../context.js';
 import { register } from '../registry.js';
-import { code, isLiteral } from '../words.js';
+import { code, DYN, isLiteral } from '../words.js';
 import { blockName } from './disk.js';
+import { PERSON_SETTINGS } from './memo.js';
 
 const POWER_VERBS: Record<string, string> = {
   poweroff: 'poweroff',
@@ -108,10 +109,21 @@ const judgeDbus: Handler = (name, args, _cmd, ctx) => {
   return null;
 };
 
-/** kill with pid -1 (every process the user may signal) or 1 (init). */
+/** A signal name or number is SIGHUP (`HUP`, `SIGHUP`, `hup`, `1`). */
+const isHup = (signal: string): boolean => /^(sig)?hup$|^0*1$/i.test(signal);
+
+/** SIGHUP makes memo serve rotate its token: only a person may ask for that. */
+const hupFinding = (ctx: Ctx, subject: string, maybe: boolean): Finding =>
+  found(ctx, PERSON_SETTINGS, `${subject} ${maybe ? 'may send' : 'sends'} SIGHUP, which makes memo serve rotate its token, a step only a person may take`);
+
+/**
+ * kill with pid -1 (every process the user may signal) or 1 (init); and SIGHUP to any pid (which
+ * process a pid is, memo serve or another, cannot be known before the command runs), not to a job.
+ */
 const judgeKill: Handler = (name, args, _cmd, ctx) => {
   let i = 0;
   let signalSeen = false;
+  let signal: string | null = null;
   for (; i < args.length; i++) {
     const t = args[i]!.text; // i < args.length
     if (t === '--') {
@@ -120,18 +132,32 @@ const judgeKill: Handler = (name, args, _cmd, ctx) => {
     }
     if (signalSeen || !t.startsWith('-') || t === '-') break;
     if (/^-[lL]$|^--(list|table)/.test(t)) return null;
+    if (/^(-s|-n|--signal)$/.test(t)) signal = args[i + 1]?.text ?? '';
+    else if (/^--signal=/.test(t)) signal = t.slice(9);
+    else if (/^-s./.test(t)) signal = t.slice(2);
+    else if (!/^(-q|--queue|--timeout|--verbose|-p|--pid)$/.test(t)) signal = t.slice(1);
     if (/^(-s|-n|--signal|-q|--queue|--timeout)$/.test(t)) i += t === '--timeout' ? 2 : 1;
     signalSeen = true;
   }
-  const all = args.slice(i).find((w) => w.text === '-1' || w.text === '1');
-  if (!all) return null;
-  return found(
-    ctx,
-    'kill-all',
-    all.text === '1'
-      ? `${code(name + ' 1')} signals init, which takes the whole system down`
-      : `${code(name)} of pid ${code('-1')} signals every process the user owns, the kernel included`,
-  );
+  const targets = args.slice(i);
+  // `kill $SIG PID`, `kill -$SIG PID`: a first word only known at run time may be any signal.
+  if (signal === null && targets.length > 1 && !isLiteral(targets[0]!)) signal = DYN;
+  const all = targets.find((w) => w.text === '-1' || w.text === '1');
+  if (all)
+    return found(
+      ctx,
+      'kill-all',
+      all.text === '1'
+        ? `${code(name + ' 1')} signals init, which takes the whole system down`
+        : `${code(name)} of pid ${code('-1')} signals every process the user owns, the kernel included`,
+    );
+  if (signal !== null && (signal.includes(DYN) || isHup(signal)) && targets.some((w) => !/^%/.test(w.text)))
+    return hupFinding(
+      ctx,
+      `${code(`${name} ${args.map((a) => a.source).join(' ')}`)}${signal.includes(DYN) ? ', whose signal is only known at run time,' : ''}`,
+      signal.includes(DYN),
+    );
+  return null;
 };
 
 /** A pattern that matches every process name. */
@@ -144,26 +170,57 @@ function catchAll(pattern: string): boolean {
   }
 }
 
-/** `pkill -u USER` with no pattern (or `.`), `pkill -f .`, `killall -u USER`, `killall -r .`. */
+/** What memo serve looks like to pkill and killall: its process names and command lines. */
+const MEMO_PROCESSES = ['memo', 'node', 'memo serve', 'node /usr/lib/node_modules/memo-kernel/bin/memo serve --http', 'node dist/kernel/cli/main.js serve'];
+
+/** Would a pkill/killall pattern pick memo serve? `full`: matched against the command line (`pkill -f`). */
+function picksMemo(pattern: string, full: boolean, exact: boolean): boolean {
+  if (pattern.includes(DYN)) return true;
+  const names = full ? MEMO_PROCESSES : MEMO_PROCESSES.filter((n) => !n.includes(' '));
+  if (exact) return names.some((n) => n.toLowerCase() === pattern.toLowerCase() || n.endsWith('/' + pattern));
+  try {
+    const re = new RegExp(pattern, 'i');
+    return names.some((n) => re.test(n));
+  } catch {
+    return true;
+  }
+}
+
+/**
+ * `pkill -u USER` with no pattern (or `.`), `pkill -f .`, `killall -u USER`, `killall -r .`; and
+ * SIGHUP to memo serve (`pkill -HUP -f 'memo serve'`, `killall -HUP node`).
+ */
 const judgePkill: Handler = (name, args, _cmd, ctx) => {
   let byUser = false;
+  let full = false;
+  let regex = name !== 'killall';
+  let signal: string | null = null;
   const patterns: string[] = [];
   for (let i = 0; i < args.length; i++) {
     const t = args[i]!.text; // i < args.length
-    if (/^(-[uUGgstP]|--(euid|uid|group|pgroup|session|terminal|parent|user))$/.test(t)) {
+    if (name === 'killall' && /^(-s|--signal)$/.test(t)) signal = args[++i]?.text ?? '';
+    else if (/^--signal=/.test(t)) signal = t.slice(9);
+    else if (name !== 'killall' && t === '--signal') signal = args[++i]?.text ?? '';
+    else if (/^(-[uUGgstP]|--(euid|uid|group|pgroup|session|terminal|parent|user))$/.test(t)) {
       byUser = true;
       i++;
     } else if (/^-[uUGgstP].|^--(euid|uid|group|user)=/.test(t)) byUser = true;
     else if (/^(-[FnoOcqw]|--(pidfile|signal|ns|nslist|older-than|younger-than|wait|context)|-[a-zA-Z]*[sSV]$)$/.test(t) && !/^-\d/.test(t)) i++;
+    else if (t === '-f' || t === '--full') full = true;
+    else if (t === '-r' || t === '--regexp') regex = true;
+    else if (/^-(\d+|[A-Z][A-Z0-9+-]*)$/.test(t) || (/^-[a-z]+$/.test(t) && /^-(sig)?hup$/i.test(t))) signal = t.slice(1);
     else if (!t.startsWith('-') || t === '-') patterns.push(t);
   }
   const everything = name === 'killall5' || (patterns.length === 0 && byUser) || patterns.some(catchAll);
-  if (!everything) return null;
-  return found(
-    ctx,
-    'kill-all',
-    `${code(name + (args.length ? ' ' + args.map((a) => a.source).join(' ') : ''))} kills every process${byUser ? ' of a user' : ''}, the kernel and the session included`,
-  );
+  if (everything)
+    return found(
+      ctx,
+      'kill-all',
+      `${code(name + (args.length ? ' ' + args.map((a) => a.source).join(' ') : ''))} kills every process${byUser ? ' of a user' : ''}, the kernel and the session included`,
+    );
+  if (signal !== null && (signal.includes(DYN) || isHup(signal)) && (patterns.length === 0 || patterns.some((p) => picksMemo(p, full, !regex))))
+    return hupFinding(ctx, `${code(`${name} ${args.map((a) => a.source).join(' ')}`)}, which may pick memo serve,`, signal.includes(DYN));
+  return null;
 };
 
 register(['shutdown', 'openrc-shutdown'], blockName('shutdown', ' takes the machine down'));

@@ -8,7 +8,7 @@ import { childScope, DYNAMIC, found, settle, type Ctx, type Finding, type Handle
 import { changeDir } from '../cwd.js';
 import { envAssignment } from '../env-vars.js';
 import { getopt, type OptSpec } from '../options.js';
-import { register } from '../registry.js';
+import { registerWrapper } from '../registry.js';
 import { judgeInner, judgeScript } from '../walk.js';
 import { code, isLiteral, show, syntheticWord, type Word } from '../words.js';
 import { judgeCode } from './shells-and-builtins.js';
@@ -27,6 +27,8 @@ interface WrapperDef {
   userOptions?: readonly string[];
   /** No command given: what happens (`script` starts an interactive shell). */
   bare?: 'shell';
+  /** The command runs later or outside this one (`systemd-run`): refused as `schedule` once it is judged. */
+  schedules?: boolean;
 }
 
 const NS = 'm::u::i::n::p::U::C::T::';
@@ -321,6 +323,7 @@ const WRAPPERS: Record<string, WrapperDef> = {
     },
     chdirOptions: ['working-directory'],
     userOptions: ['uid', 'gid'],
+    schedules: true,
   },
   script: {
     spec: {
@@ -463,7 +466,13 @@ const judgeWrapper: Handler = (name, args, cmd, ctx) => {
   } else if (inner[0]?.text === '--') inner = inner.slice(1);
   if (inner.length === 0 && def.bare === 'shell')
     return found(ctx, DYNAMIC, `${code(name)} without a command starts an interactive shell reading commands the judge cannot see`);
-  return runInner(inner, cmd, ctx, name, typeof dir === 'string' ? dir : null);
+  const f = runInner(inner, cmd, ctx, name, typeof dir === 'string' ? dir : null);
+  if (f || !def.schedules) return f;
+  return found(
+    ctx,
+    'schedule',
+    `${code(name)} hands ${inner.length > 0 ? code(inner.map((w) => w.source).join(' ')) : 'a command'} to the service manager, which runs it outside the command and everything that contains it`,
+  );
 };
 
 /** `env [-i] [-u NAME] [-C DIR] [NAME=VALUE]… COMMAND`, and `env -S 'COMMAND ARGS'` which splits a string. */
@@ -735,12 +744,12 @@ const judgeParallel: Handler = (name, args, cmd, ctx) => {
   return judgeInner([...template, { ...syntheticWord('\u0000', ''), opaque: true, label: 'arguments from the input' }], cmd, ctx, name);
 };
 
-register(Object.keys(WRAPPERS), judgeWrapper);
-register(['env'], judgeEnv);
-register(['xargs'], judgeXargs);
-register(['busybox'], judgeBusybox);
-register(['watch'], judgeWatch);
-register(['capsh'], judgeCapsh);
-register(['bwrap', 'bubblewrap'], judgeBwrap);
-register(['firejail'], judgeFirejail);
-register(['parallel', 'sem'], judgeParallel);
+registerWrapper(Object.keys(WRAPPERS), judgeWrapper);
+registerWrapper(['env'], judgeEnv);
+registerWrapper(['xargs'], judgeXargs);
+registerWrapper(['busybox'], judgeBusybox);
+registerWrapper(['watch'], judgeWatch);
+registerWrapper(['capsh'], judgeCapsh);
+registerWrapper(['bwrap', 'bubblewrap'], judgeBwrap);
+registerWrapper(['firejail'], judgeFirejail);
+registerWrapper(['parallel', 'sem'], judgeParallel);

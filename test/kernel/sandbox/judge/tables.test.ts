@@ -1,5 +1,5 @@
 import { ASK_RULES, BLOCK_RULES, CommandJudge } from '../../../../kernel/sandbox/command-judge.js';
-import { EVERYDAY, NOT_ALLOWED } from './cases.js';
+import { EVERYDAY, NETWORK, NOT_ALLOWED } from './cases.js';
 
 const judge = new CommandJudge();
 const KNOWN_RULES = new Set([...BLOCK_RULES.map((r) => r.id), ...ASK_RULES.map((r) => r.id), 'unparseable', 'dynamic-command', 'empty-command']);
@@ -21,10 +21,26 @@ describe('CommandJudge case tables', () => {
   describe('allows everyday developer commands', () => {
     for (const command of EVERYDAY) {
       it(`allows ${JSON.stringify(command)}`, async () => {
-        await expect(judge.judge(command)).resolves.toEqual({ verdict: 'allowed', rule: null, reason: 'No rule matched any command in it.' });
+        const { network: _network, ...verdict } = await judge.judge(command);
+        expect(verdict).toEqual({ verdict: 'allowed', rule: null, reason: 'No rule matched any command in it.' });
         await expect(judge.judge(command, { cwd: '/home/dev/project' })).resolves.toMatchObject({ verdict: 'allowed' });
       });
     }
+  });
+
+  describe('names the programs that use the network', () => {
+    for (const [command, programs] of NETWORK) {
+      it(`${JSON.stringify(command)} uses ${programs.length > 0 ? programs.join(', ') : 'no network'}`, async () => {
+        const v = await judge.judge(command, { cwd: '/home/dev/project' });
+        expect(v.verdict).not.toBe('blocked');
+        if (programs.length === 0) expect(v).not.toHaveProperty('network');
+        else expect(v.network).toEqual({ programs });
+      });
+    }
+  });
+
+  it('leaves the network out of a blocked verdict', async () => {
+    await expect(judge.judge('curl https://x; reboot')).resolves.toEqual({ verdict: 'blocked', rule: 'reboot', reason: expect.any(String) });
   });
 
   it('names only rules it documents', () => {
