@@ -3,8 +3,14 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Command } from 'commander';
 import { kernelState } from '../kernel.js';
-import { CommandJudge } from '../sandbox/command-judge.js';
+import { CommandJudge, type CommandVerdict } from '../sandbox/command-judge.js';
 import { print, type Cli } from './context.js';
+
+/** What `memo shell check` prints for a person: the verdict, its rule and reason, and the programs that use the network. */
+export function verdictText(verdict: CommandVerdict): string {
+  const head = `${verdict.verdict.toUpperCase()}${verdict.rule ? ` (${verdict.rule})` : ''}: ${verdict.reason}\n`;
+  return verdict.network ? `${head}It uses the network: ${verdict.network.programs.join(', ')}.\n` : head;
+}
 
 export function registerShellCommands(program: Command, cli: Cli): void {
   program
@@ -12,9 +18,9 @@ export function registerShellCommands(program: Command, cli: Cli): void {
     .description('the shell command judge')
     .command('check <command>')
     .description(
-      'judge a command without running it, as run_command would in --root (exit 0 allowed, 1 blocked, 3 ask: always asked, never covered by a standing approval)',
+      'judge a command without running it, as run_command would in --root (exit 0 allowed, 1 blocked, 3 ask: always asked, never covered by a standing approval); also says which of its programs use the network',
     )
-    .option('--json', 'print {"verdict","rule","reason"}')
+    .option('--json', 'print {"verdict","rule","reason"}, and "network": {"programs": [...]} when programs in it use the network')
     .action(async (command: string, opts: { json?: boolean }) => {
       // The same kernel state a kernel on this data folder protects, so `cat data/providers.json` is judged as it would be.
       const state = kernelState(cli.dataDir());
@@ -23,7 +29,7 @@ export function registerShellCommands(program: Command, cli: Cli): void {
       const cwd = fs.realpathSync(path.resolve(cli.g().root ?? process.cwd()));
       const verdict = await new CommandJudge(state).judge(command, { cwd });
       if (opts.json) print(verdict);
-      else process.stdout.write(`${verdict.verdict.toUpperCase()}${verdict.rule ? ` (${verdict.rule})` : ''}: ${verdict.reason}\n`);
+      else process.stdout.write(verdictText(verdict));
       cli.setExit(verdict.verdict === 'allowed' ? 0 : verdict.verdict === 'ask' ? 3 : 1);
     });
 }
