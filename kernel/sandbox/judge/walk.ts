@@ -408,7 +408,7 @@ function visitRedirected(node: Node, ctx: Ctx): Finding | null {
     if (g) return g;
   }
   if (body?.type === 'command') return visitCommand(body, redirects, ctx);
-  noteSecretWords(body?.type ?? 'a group', inputRedirectWords(redirects, ctx), ctx);
+  noteSecretWords(body?.text ?? '', inputRedirectWords(redirects, ctx), ctx);
   const readsStdin = redirects.some((r) => r.type !== 'file_redirect' || /^0?<[^<]?/.test(r.text.replace(/^\s+/, '')));
   const f = body ? visit(body, readsStdin ? { ...ctx, piped: true } : ctx) : null;
   if (f) return f;

@@ -78,15 +78,25 @@ function placePattern(place: ReturnType<VarLookup>): Pattern {
   return literal(escapeAll(place.value));
 }
 
-/** `$(pwd)`, `` `pwd` ``, `$(pwd -P)`, `$(builtin pwd)`, `$(/bin/pwd)`: the working directory. */
+/**
+ * `$(pwd)`, `` `pwd` ``, `$(pwd -P)`, `$(builtin pwd)`, `$(/bin/pwd)`, `$(realpath .)`,
+ * `$(readlink -f .)`: the working directory.
+ */
 function isPwd(node: Node): boolean {
   const commands = node.namedChildren.filter((c) => c !== null && c.type !== 'comment');
   const [cmd] = commands;
   if (commands.length !== 1 || cmd?.type !== 'command') return false;
   const words = cmd.namedChildren.filter((c): c is Node => c !== null).map((c) => c.text);
   if (words[0] === 'builtin' || words[0] === 'command') words.shift();
-  const [name, ...flags] = words;
-  return name !== undefined && /^(\/usr)?(\/bin\/)?pwd$/.test(name) && flags.every((f) => /^(-[LP]+|--(logical|physical))$/.test(f));
+  const [name, ...rest] = words;
+  if (name === undefined) return false;
+  const program = name.slice(name.lastIndexOf('/') + 1);
+  const flags = rest.filter((w) => w.startsWith('-'));
+  const operands = rest.filter((w) => !w.startsWith('-'));
+  if (program === 'pwd') return operands.length === 0 && flags.every((f) => /^(-[LP]+|--(logical|physical))$/.test(f));
+  if (program === 'realpath' || program === 'readlink')
+    return operands.length === 1 && /^\.\/?$/.test(operands[0]!) && (program === 'realpath' || flags.some((f) => /^-[a-z]*[fem]/.test(f))); // length checked
+  return false;
 }
 
 function patternOf(node: Node, vars: VarLookup, quoted = false, split = true): Pattern {
