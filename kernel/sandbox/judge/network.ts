@@ -207,7 +207,7 @@ function subcommand(program: string, args: readonly Word[]): Word | undefined {
 }
 
 /** What the program does over the network, as a short label (`curl`, `git fetch`), or null. */
-export function networkUse(name: string, args: readonly Word[]): string | null {
+function networkUse(name: string, args: readonly Word[]): string | null {
   if (ALWAYS.has(name)) return name;
   const family = SAME_AS[name] ?? (/^pip\d+(\.\d+)*$/.test(name) ? 'pip' : name);
   if (family === 'rsync') {

@@ -128,7 +128,7 @@ function pathsIn(text: string): string[] {
 }
 
 /** What secret a word names, reads or holds, from the directories the command may be in. */
-export function secretWord(w: Word, ctx: Ctx): string | null {
+function secretWord(w: Word, ctx: Ctx): string | null {
   if (w.opaque) return null;
   for (const p of pathsIn(w.text)) {
     const places =

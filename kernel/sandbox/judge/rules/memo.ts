@@ -44,7 +44,7 @@ const LISTING: Record<string, RegExp> = { 'skills folders': /^(list)?$/ };
 const VALUE_OPTIONS = /^--(root|data|packs|skills)$/;
 
 /** `memo [GLOBAL OPTIONS] GROUP [SUB …]`: refused when GROUP SUB is a person's, or only known at run time. */
-export const judgeMemo: Handler = (name, args, _cmd, ctx) => {
+const judgeMemo: Handler = (name, args, _cmd, ctx) => {
   const positional: Word[] = [];
   for (let i = 0; i < args.length && positional.length < 3; i++) {
     const w = args[i]!; // i < args.length

@@ -13,7 +13,7 @@ import { register } from '../registry.js';
 import { judgeScript } from '../walk.js';
 import { code } from '../words.js';
 
-export const SCHEDULE = 'schedule';
+const SCHEDULE = 'schedule';
 
 const scheduled = (ctx: Ctx, what: string): Finding => found(ctx, SCHEDULE, `${what}, outside the command and everything that contains it`);
 
