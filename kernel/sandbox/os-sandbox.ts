@@ -360,6 +360,13 @@ export interface SandboxRequest {
    * the command reaches exactly these and nothing else of the host.
    */
   forward?: { port: number; to: { host: string; port: number } }[];
+  /**
+   * Where the command starts inside (bwrap's --chdir): it must be visible there (writable, revealed, or
+   * outside the private and masked folders); bwrap fails the run rather than start it elsewhere.
+   */
+  cwd?: string;
+  /** `private` (default): HOME is a fresh folder in the private /tmp; `keep`: the environment's own (read-only but for `own`). */
+  home?: 'private' | 'keep';
 }
 
 export interface SandboxRun {
@@ -372,8 +379,8 @@ export interface SandboxRun {
 }
 
 const BRIDGE = fileURLToPath(new URL('./sandbox-bridge.mjs', import.meta.url));
-/** The proxy port inside the sandbox's own network namespace. */
-export const PROXY_PORT = 3128;
+/** The proxy port inside the sandbox's own network namespace (another when a forward takes it). */
+const PROXY_PORT = 3128;
 
 function exists(p: string): fs.Stats | null {
   try {
@@ -451,7 +458,8 @@ function masksFor(req: SandboxRequest): { ops: Op[]; writable: string[] } {
   for (const p of SYSTEM_SECRETS) mask(p);
   // The host's service sockets (Docker's, D-Bus's, databases'): a socket is a way out of every namespace.
   if (!writable.some((w) => inside('/run', w))) mask('/run');
-  for (const r of reveal) if (exists(r)) ops.push({ kind: 'ro-bind', dest: r });
+  // A folder both revealed and writable stays writable (a CLI's workspace with Computer access).
+  for (const r of reveal) if (exists(r) && !writable.includes(r)) ops.push({ kind: 'ro-bind', dest: r });
   for (const o of own) if (exists(o)) ops.push({ kind: 'bind', dest: o });
   return { ops, writable };
 }
@@ -502,11 +510,13 @@ export async function prepareSandbox(req: SandboxRequest, status: OsSandboxStatu
       cgroup = makeCgroup({ version: status.processLimit.version, dir: path.dirname(status.processLimit.dir) }, name, status.processLimit.max);
     }
     const forwards: string[] = [];
+    let proxyPort = PROXY_PORT;
+    while (req.forward?.some((f) => f.port === proxyPort)) proxyPort++;
     const sockDir = path.join(runDir, 'net');
     if (req.network || (req.forward?.length ?? 0) > 0) {
       await fsp.mkdir(sockDir, { mode: 0o700 });
       proxy = await startNetworkProxy({ socketDir: sockDir, grant: req.network ?? null, forward: req.forward ?? [] });
-      if (req.network) forwards.push(`${PROXY_PORT}=${proxy.proxySocket}`);
+      if (req.network) forwards.push(`${proxyPort}=${proxy.proxySocket}`);
       for (const f of proxy.forwardSockets) forwards.push(`${f.port}=${f.socket}`);
     }
     const { ops } = masksFor(req);
@@ -534,18 +544,20 @@ export async function prepareSandbox(req: SandboxRequest, status: OsSandboxStatu
     else if (status.processLimit.kind === 'rlimit') prefix.push(findExecutable('prlimit') ?? 'prlimit', `--nproc=${status.processLimit.max}`, '--');
     const bridge = forwards.length > 0 ? [process.execPath, BRIDGE, ...forwards.flatMap((f) => ['--forward', f]), '--'] : [];
     return {
-      argv: (cmd) => [...prefix, status.bwrap!, ...baseFlags(), ...mounts, '--', ...bridge, ...cmd],
+      argv: (cmd) => [...prefix, status.bwrap!, ...baseFlags(), ...mounts, ...(req.cwd ? ['--chdir', realOr(req.cwd)] : []), '--', ...bridge, ...cmd],
       env: (env) => {
-        const out: NodeJS.ProcessEnv = { ...env, HOME: '/tmp/home', TMPDIR: '/tmp' };
+        const out: NodeJS.ProcessEnv = { ...env, TMPDIR: '/tmp' };
+        if (req.home !== 'keep') out.HOME = '/tmp/home';
         for (const k of ['TMP', 'TEMP', 'XDG_RUNTIME_DIR', 'DBUS_SESSION_BUS_ADDRESS', 'SSH_AUTH_SOCK', 'GPG_AGENT_INFO']) delete out[k];
         // git still knows who commits: the person's own git config, read-only.
         const gitconfig = path.join(os.homedir(), '.gitconfig');
         if (!out.GIT_CONFIG_GLOBAL && exists(gitconfig)) out.GIT_CONFIG_GLOBAL = gitconfig;
         for (const k of ['HTTP_PROXY', 'HTTPS_PROXY', 'ALL_PROXY', 'NO_PROXY', 'http_proxy', 'https_proxy', 'all_proxy', 'no_proxy']) delete out[k];
         if (req.network) {
-          const url = `http://127.0.0.1:${PROXY_PORT}`;
+          const url = `http://127.0.0.1:${proxyPort}`;
           for (const k of ['HTTP_PROXY', 'HTTPS_PROXY', 'http_proxy', 'https_proxy']) out[k] = url;
-          out.NO_PROXY = out.no_proxy = '';
+          // The forwarded endpoints live on the sandbox's own loopback: reached directly, never through the proxy.
+          out.NO_PROXY = out.no_proxy = req.forward?.length ? '127.0.0.1,localhost,::1' : '';
         }
         return out;
       },

@@ -147,7 +147,7 @@ export function runProcess(argv: string[], opts: RunOptions): Promise<RunResult>
     if (!executableExists(argv[0] ?? '', env)) return runContained(argv, opts, env, plainContainment(), started, null);
     const mode = opts.sandbox === false ? null : await commandSandbox();
     if (mode?.sandboxed) {
-      const request = opts.sandbox || { writable: [opts.cwd] };
+      const request = { cwd: opts.cwd, ...(opts.sandbox || { writable: [opts.cwd] }) };
       const box = await prepareSandbox(request, mode.status);
       if (opts.signal.aborted) {
         await box.dispose();

@@ -38,7 +38,14 @@ describe('memo chat --backend in a terminal', () => {
     const child = killWhenDone(
       spawn(cmd, args, {
         stdio: ['pipe', 'pipe', 'pipe'],
-        env: { ...process.env, PATH: `${bin}${path.delimiter}${process.env.PATH ?? ''}`, HOME: home, FAKE_CLI_RECORD: rec, SHELL: '/bin/sh' },
+        env: {
+          ...process.env,
+          PATH: `${bin}${path.delimiter}${process.env.PATH ?? ''}`,
+          HOME: home,
+          FAKE_CLI_RECORD: rec,
+          MEMO_CLI_WRITABLE: rec,
+          SHELL: '/bin/sh',
+        },
       }),
     );
     let shown = '';
@@ -86,7 +93,14 @@ describe('memo chat --backend in a terminal', () => {
     const data = path.join(base, 'data');
     for (const d of [root, rec, home]) fs.mkdirSync(d);
     writeFakeClis(bin);
-    const env = { ...process.env, PATH: `${bin}${path.delimiter}${process.env.PATH ?? ''}`, HOME: home, FAKE_CLI_RECORD: rec, SHELL: '/bin/sh' };
+    const env = {
+      ...process.env,
+      PATH: `${bin}${path.delimiter}${process.env.PATH ?? ''}`,
+      HOME: home,
+      FAKE_CLI_RECORD: rec,
+      MEMO_CLI_WRITABLE: rec,
+      SHELL: '/bin/sh',
+    };
     const memo = [process.execPath, BIN, '--packs', PACKS, '--root', root, '--data', data];
     expect(
       spawnSync(memo[0]!, [...memo.slice(1), 'provider', 'add', 'test', '--kind', 'scripted', '--model', 'rules-1'], { env, encoding: 'utf8' }).status,

@@ -41,7 +41,7 @@ function memo(w: World, args: string[], env: Record<string, string> = {}) {
     encoding: 'utf8',
     input: '',
     // The fake CLIs first on PATH; a HOME of the test's own, so nothing here can touch the real one.
-    env: { ...process.env, PATH: `${w.bin}${path.delimiter}${process.env.PATH ?? ''}`, HOME: w.home, FAKE_CLI_RECORD: w.rec, ...env },
+    env: { ...process.env, PATH: `${w.bin}${path.delimiter}${process.env.PATH ?? ''}`, HOME: w.home, FAKE_CLI_RECORD: w.rec, MEMO_CLI_WRITABLE: w.rec, ...env },
   });
   let json: any;
   try {
@@ -133,6 +133,7 @@ describe('memo chat --backend', () => {
           // Killed, Memo cannot remove the turn's run folder: it goes with the test's own.
           TMPDIR: w.home,
           FAKE_CLI_RECORD: w.rec,
+          MEMO_CLI_WRITABLE: w.rec,
           // The CLI never answers (and ignores SIGTERM); first it starts a process in a session of its own.
           FAKE_CLI_HANG: '1',
           FAKE_CLI_LEAVE: 'escape',

@@ -36,6 +36,13 @@ export interface BackendSpec {
    * argument may hold, system prompt included. Linux refuses a single argument over 128 KiB (E2BIG).
    */
   argvPromptBytes?: number;
+  /**
+   * In the OS sandbox: the only domains the CLI's network reaches (its provider's API and sign-in),
+   * through the kernel's filtering proxy; Memo's MCP endpoint is bridged in besides.
+   */
+  domains: string[];
+  /** Its own files under HOME (login, settings, history): writable inside the sandbox, and only these. */
+  ownFiles: string[];
 }
 
 export const BACKENDS: Record<BackendId, BackendSpec> = {
@@ -47,6 +54,8 @@ export const BACKENDS: Record<BackendId, BackendSpec> = {
     provider: 'claude-cli',
     signIn: 'run `claude` once and sign in (or `claude setup-token`), or set ANTHROPIC_API_KEY',
     vaultOnly: true,
+    domains: ['api.anthropic.com', '*.anthropic.com', 'claude.ai', '*.claude.ai'],
+    ownFiles: ['.claude', '.claude.json', '.config/claude'],
   },
   codex: {
     id: 'codex',
@@ -55,6 +64,8 @@ export const BACKENDS: Record<BackendId, BackendSpec> = {
     provider: 'codex-cli',
     signIn: 'run `codex login` once, or set OPENAI_API_KEY',
     vaultOnly: true,
+    domains: ['api.openai.com', '*.openai.com', 'chatgpt.com', '*.chatgpt.com'],
+    ownFiles: ['.codex'],
   },
   agy: {
     id: 'agy',
@@ -66,6 +77,8 @@ export const BACKENDS: Record<BackendId, BackendSpec> = {
     vaultOnly: false,
     // Well under Linux's 128 KiB for one argument (MAX_ARG_STRLEN).
     argvPromptBytes: 96 * 1024,
+    domains: ['*.googleapis.com', 'accounts.google.com', '*.google.com'],
+    ownFiles: ['.gemini', '.antigravity', '.config/antigravity'],
   },
 };
 

@@ -6,6 +6,7 @@ import * as readline from 'node:readline';
 import { MASK } from '../../audit/masking.js';
 import { isMemoError } from '../../errors.js';
 import { createContainment, resolveContainment, UNSHARE_SIGKILL } from '../../sandbox/process-containment.js';
+import { commandSandbox, prepareSandbox, type SandboxRun } from '../../sandbox/os-sandbox.js';
 import type { Kernel } from '../../kernel.js';
 import type { AgentEvent, AgentStep, StopReason, TurnResult } from '../agent-loop.js';
 import type { ChatMessage, ChatRequest, ChatResponse, ModelProvider } from '../provider.js';
@@ -271,15 +272,26 @@ async function runCli(provider: CliBackendProvider, req: RunRequest): Promise<Cl
     prompt = fitted;
   }
 
+  // The OS sandbox, as for run_command: where it cannot start the turn is refused, unless a person
+  // chose commands judged only (then the CLI runs with PID containment alone, as before).
+  let sandbox: Awaited<ReturnType<typeof commandSandbox>>;
+  try {
+    sandbox = await commandSandbox();
+  } catch (err) {
+    return { ...out, error: `${spec.label} cannot run: ${(err as Error).message}` };
+  }
+
+  const root = provider.backends.kernel.config.root;
   const runDir = fs.mkdtempSync(path.join(os.tmpdir(), `memo-${spec.id}-`));
   fs.chmodSync(runDir, 0o700);
+  let box: SandboxRun | null = null;
   try {
     const effort = req.effort ?? provider.effort;
     const inv = buildInvocation(provider.backend, {
       prompt,
       mode: access,
       runDir,
-      cwd: provider.backends.kernel.config.root,
+      cwd: root,
       ...(req.model ? { model: req.model } : {}),
       ...(req.mcp ? { mcp: req.mcp } : {}),
       ...(req.systemPrompt ? { systemPrompt: req.systemPrompt } : {}),
@@ -292,6 +304,27 @@ async function runCli(provider: CliBackendProvider, req: RunRequest): Promise<Cl
     const env: NodeJS.ProcessEnv = { ...provider.backends.env, ...inv.env };
     for (const k of PRIVATE_ENV) delete env[k];
     if (inv.env.HOME) fs.mkdirSync(inv.env.HOME, { recursive: true, mode: 0o700 });
+
+    if (sandbox.sandboxed) {
+      const home = env.HOME ?? os.homedir();
+      const mcpTarget = req.mcp ? loopbackTarget(req.mcp.url) : null;
+      box = await prepareSandbox(
+        {
+          // Vault only: nothing of the workspace is writable (the CLI's own tools are off anyway);
+          // Computer access: the root, as for run_command. Its run folder and its own login files always.
+          writable: [runDir, ...(access === 'computer' ? [root] : []), ...extraWritable()],
+          own: spec.ownFiles.map((f) => path.join(home, f)),
+          // The CLI's own install folder, read-only (it may live under the temp folder, which is private inside).
+          // The workspace stays visible, read-only in Vault only (it may lie under the private /tmp).
+          reveal: [installDir(detection.path), root],
+          cwd: root,
+          network: { domains: spec.domains },
+          forward: mcpTarget ? [{ port: mcpTarget.port, to: mcpTarget }] : [],
+          home: 'keep',
+        },
+        sandbox.status,
+      );
+    }
 
     watchProcessExit();
     const reader = new CliStreamReader(inv.format);
@@ -351,13 +384,19 @@ async function runCli(provider: CliBackendProvider, req: RunRequest): Promise<Cl
     // Contained like a shell command (process-containment.ts): where PID namespaces can be used the CLI
     // is the init of its own, tied to this process by a parent-death signal, so whatever it starts
     // (setsid, double fork) ends with the turn, and all of it ends if Memo itself is killed.
-    const containment = createContainment(await resolveContainment());
+    // In the sandbox bwrap makes the PID namespace (its reaper is pid 1, the CLI pid 2); else unshare's.
+    const containment = box
+      ? createContainment({ mode: 'namespace', plan: { prefix: [], userNamespace: false, mountProc: true, reaper: true } })
+      : createContainment(await resolveContainment());
+    const sandboxed = box;
     let code = await new Promise<number | null | Error>((resolve) => {
       let child: ChildProcessWithoutNullStreams;
       try {
-        const [file, ...args] = containment.argv([detection.path, ...inv.args]);
+        const argv = [detection.path, ...inv.args];
+        const [file, ...args] = sandboxed ? sandboxed.argv(argv) : containment.argv(argv);
+        const childEnv = sandboxed ? sandboxed.env(env) : containment.env(env);
         // Its own process group as well: stopping the turn, or its end, reaches whatever the CLI started too.
-        child = spawn(file!, args, { cwd: provider.backends.kernel.config.root, env: containment.env(env), stdio: ['pipe', 'pipe', 'pipe'], detached: true });
+        child = spawn(file!, args, { cwd: root, env: childEnv, stdio: ['pipe', 'pipe', 'pipe'], detached: true });
       } catch (err) {
         resolve(err as Error);
         return;
@@ -449,8 +488,38 @@ async function runCli(provider: CliBackendProvider, req: RunRequest): Promise<Cl
     }
     return out;
   } finally {
+    await box?.dispose();
     fs.rmSync(runDir, { recursive: true, force: true });
   }
+}
+
+/** host:port of an MCP endpoint on this machine's loopback (the only kind bridged into the sandbox). */
+function loopbackTarget(url: string): { host: string; port: number } | null {
+  try {
+    const u = new URL(url);
+    const host = u.hostname.replace(/^\[|\]$/g, '');
+    if (host !== '127.0.0.1' && host !== 'localhost' && host !== '::1') return null;
+    return { host: host === 'localhost' ? '127.0.0.1' : host, port: Number(u.port || (u.protocol === 'https:' ? 443 : 80)) };
+  } catch {
+    return null;
+  }
+}
+
+/** The folder the CLI's executable really lives in (npm installs link it in from its package). */
+function installDir(file: string): string {
+  try {
+    return path.dirname(fs.realpathSync(file));
+  } catch {
+    return path.dirname(file);
+  }
+}
+
+/**
+ * Folders a person lets agent CLIs write besides their own files (MEMO_CLI_WRITABLE, a path list in
+ * Memo's own environment, which no command or tool can set): where a CLI's logs should go, say.
+ */
+function extraWritable(): string[] {
+  return (process.env.MEMO_CLI_WRITABLE ?? '').split(path.delimiter).filter((p) => path.isAbsolute(p) && fs.existsSync(p));
 }
 
 function shortArgs(args: Record<string, unknown>): Record<string, unknown> {

@@ -1,4 +1,6 @@
 import * as fs from 'node:fs';
+import * as http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import type { AgentEvent } from '../../../kernel/agent/agent-loop.js';
@@ -9,6 +11,7 @@ import { CliDetector, DETECTION_TTL_MS } from '../../../kernel/agent/cli-backend
 import { CliBackends } from '../../../kernel/agent/cli-backends/cli-turn.js';
 import { containmentInfo } from '../../../kernel/sandbox/process-runner.js';
 import type { PackDefinition } from '../../../kernel/tools/tool-registry.js';
+import type { KernelOptions } from '../../../kernel/kernel.js';
 import { makeKernel, tempDir, type Fixture } from '../../helpers/kernel-fixture.js';
 import { waitFor } from '../../helpers/wait.js';
 import { mcpCall, recordedRuns, runProcesses, versionChecks, writeFakeClis } from './fake-clis.js';
@@ -67,14 +70,16 @@ interface Setup {
   now: { t: number };
 }
 
-function setup(extraEnv: Record<string, string> = {}): Setup {
+function setup(extraEnv: Record<string, string> = {}, kernel: Partial<KernelOptions> = {}): Setup {
   const written: string[] = [];
-  const fx = makeKernel({ packs: [notesPack(written)] });
+  const fx = makeKernel({ packs: [notesPack(written)], ...kernel });
   const bin = tempDir('memo-fake-bin-');
   const rec = tempDir('memo-fake-rec-');
   // A HOME of the test's own: nothing here runs with, or can write into, the real one.
   const home = tempDir('memo-fake-home-');
   writeFakeClis(bin);
+  // The fake CLIs record each run there: a folder the person running Memo lets agent CLIs write.
+  process.env.MEMO_CLI_WRITABLE = rec;
   const env = { ...process.env, PATH: `${bin}${path.delimiter}${process.env.PATH ?? ''}`, HOME: home, FAKE_CLI_RECORD: rec, ...extraEnv };
   const now = { t: 1_000_000 };
   const backends = new CliBackends(fx.kernel, { env, detector: new CliDetector({ env, loginShell: false, now: () => now.t }) });
@@ -508,10 +513,14 @@ describe('agent CLI backends (fake claude, codex and agy on PATH, a real MCP end
     20_000,
   );
 
-  it("the turn's capability dies as soon as the CLI exits: a process it left that escaped containment (sweep mode, no marker, own session) cannot write with it afterwards", async () => {
+  it("the turn's capability dies as soon as the CLI exits: a process it left that escaped containment (judged only, sweep mode, no marker, own session) cannot write with it afterwards", async () => {
+    // In the OS sandbox nothing escapes (the namespace ends with the CLI): escaping needs the judged-only
+    // path a person can choose where bubblewrap is missing, with the sweep instead of a namespace.
     const saved = process.env.MEMO_PROCESS_CONTAINMENT;
+    const savedBwrap = process.env.MEMO_BWRAP;
     process.env.MEMO_PROCESS_CONTAINMENT = 'sweep';
-    s = setup({ FAKE_CLI_LEAVE: 'escape' });
+    process.env.MEMO_BWRAP = '/nonexistent/bwrap';
+    s = setup({ FAKE_CLI_LEAVE: 'escape' }, { sandboxFallback: 'judged' });
     const conv = await s.fx.kernel.conversations.create();
     // Were the capability still live, the gate would let the leftover's write through.
     s.fx.prompter.answer('allow-once', 'allow-once');
@@ -535,6 +544,8 @@ describe('agent CLI backends (fake claude, codex and agy on PATH, a real MCP end
     } finally {
       if (saved === undefined) delete process.env.MEMO_PROCESS_CONTAINMENT;
       else process.env.MEMO_PROCESS_CONTAINMENT = saved;
+      if (savedBwrap === undefined) delete process.env.MEMO_BWRAP;
+      else process.env.MEMO_BWRAP = savedBwrap;
       killLeftover(s.rec);
     }
   }, 20_000);
@@ -683,5 +694,72 @@ describe('CLI detection', () => {
     expect(await s.backends.detector.detect('codex')).toMatchObject({ found: false, reason: expect.stringMatching(/^`codex` is not on PATH/) });
     writeFakeClis(s.bin, ['codex']);
     expect(await s.backends.detector.detect('codex')).toMatchObject({ found: true, version: '0.58.0' });
+  });
+});
+
+describe('an agent CLI turn in the OS sandbox', () => {
+  let s: Setup;
+  let server: http.Server;
+  let port = 0;
+  let hits = 0;
+  beforeAll(async () => {
+    server = http.createServer((_req, res) => {
+      hits++;
+      res.end('local-service-secret');
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    port = (server.address() as AddressInfo).port;
+  });
+  afterAll(async () => new Promise<void>((r) => server.close(() => r())));
+  afterEach(async () => s?.fx.close());
+
+  /** A kernel with the data folder inside the root (the default layout), and a claude turn whose own shell runs `sh`. */
+  async function computerTurn(sh: string, access: 'computer' | 'vault' = 'computer') {
+    const root = tempDir('memo-cli-root-');
+    s = setup({ FAKE_CLI_SH: sh }, { root, dataDir: path.join(root, 'data') });
+    // The audit key exists once a call is recorded.
+    await s.fx.kernel.invoke({ tool: 'echo', args: { text: 'x' }, caller: { kind: 'agent' } });
+    const conv = await s.fx.kernel.conversations.create();
+    s.fx.prompter.setFallback('allow-once');
+    const r = await runChatTurn(s.fx.kernel, {
+      provider: s.backends.provider('claude', { access }),
+      model: '',
+      conversationId: conv.id,
+      userMessage: 'echo through-the-bridge',
+      titles: false,
+    });
+    const run = recordedRuns(s.rec, 'claude').at(-1);
+    return { r, run, root, key: fs.readFileSync(path.join(root, 'data', 'audit.key'), 'utf8').trim() };
+  }
+
+  it("with Computer access: its own shell writes in the root and reaches Memo's MCP endpoint, but not the data folder, memo's settings, or another loopback service", async () => {
+    const bin = path.resolve('bin/memo');
+    const { r, run, root, key } = await computerTurn(
+      [
+        'cat data/audit.key',
+        'cat "$PWD/data/audit.key"',
+        `node ${bin} --data "$PWD/data" permissions always-allow on`,
+        `curl -sS --max-time 5 http://127.0.0.1:${port}/`,
+        `curl -sS --noproxy '*' --max-time 5 http://127.0.0.1:${port}/`,
+        'curl -fsS --max-time 5 https://example.org/ >/dev/null; echo "other-domain=$?"',
+        'echo written > from-the-cli.txt',
+        'echo done',
+      ].join('; '),
+    );
+    expect(r.answer).toBe('Done: through-the-bridge');
+    const out = `${run.sh.stdout}\n${run.sh.stderr}`;
+    expect(out).toContain('done');
+    expect(out).not.toContain(key);
+    expect(out).not.toContain('local-service-secret');
+    expect(out).toMatch(/other-domain=[1-9]/);
+    expect(hits).toBe(0);
+    expect(s.fx.kernel.permissions.alwaysAllow).toBe(false);
+    expect(fs.readFileSync(path.join(root, 'from-the-cli.txt'), 'utf8')).toBe('written\n');
+  });
+
+  it('in Vault only: the root is read-only to it', async () => {
+    const { run, root } = await computerTurn('echo x > in-vault.txt; echo "status=$?"', 'vault');
+    expect(run.sh.stdout).toMatch(/status=[1-9]/);
+    expect(fs.existsSync(path.join(root, 'in-vault.txt'))).toBe(false);
   });
 });

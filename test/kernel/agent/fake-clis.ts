@@ -11,7 +11,8 @@ import * as path from 'node:path';
  * the token and capability it was handed, and what each MCP call answered.
  *
  * The prompt decides what it does: `write <text>` calls note_write, `echo <text>` calls echo; anything
- * else is answered directly. `FAKE_CLI_FAIL=1` makes it fail like the CLI reporting an error;
+ * else is answered directly. `FAKE_CLI_SH` is run by /bin/sh as its own shell tool would run a command,
+ * output recorded as `sh`. `FAKE_CLI_FAIL=1` makes it fail like the CLI reporting an error;
  * `FAKE_CLI_HANG=1` makes it never answer and ignore SIGTERM; `FAKE_CLI_LEAVE` makes it leave a
  * process running that holds its stdout (see `leave` below).
  */
@@ -154,6 +155,11 @@ async function leftover() {
     rec.calls.push({ tool, args, ...r });
     steps.push({ tool, args, r });
     answer = r.isError ? 'The tool failed: ' + r.text : 'Done: ' + r.text;
+  }
+  // FAKE_CLI_SH: the CLI's own shell tool (Computer access) runs this, as the real one would run what its model chose.
+  if (process.env.FAKE_CLI_SH) {
+    const r = require('node:child_process').spawnSync('/bin/sh', ['-c', process.env.FAKE_CLI_SH], { encoding: 'utf8', timeout: 30000 });
+    rec.sh = { stdout: r.stdout, stderr: r.stderr, status: r.status };
   }
   record(KIND, rec);
   if (process.env.FAKE_CLI_LEAVE) leave(ep);
