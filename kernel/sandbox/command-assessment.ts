@@ -36,9 +36,9 @@ function describeGrant(grant: NetworkGrant): string {
  */
 export async function judgeCommand(judge: Judge, command: string, options: AssessOptions = {}): Promise<CommandJudgement> {
   const mode = await commandSandbox();
-  const judgeOptions: JudgeOptions & { osSandbox?: boolean } = { osSandbox: mode.sandboxed };
+  const judgeOptions: JudgeOptions = { osSandbox: mode.sandboxed };
   if (options.cwd !== undefined) judgeOptions.cwd = options.cwd;
-  const verdict = (await judge.judge(command, judgeOptions)) as CommandVerdict & { network?: { programs: string[] } };
+  const verdict: CommandVerdict = await judge.judge(command, judgeOptions);
   if (verdict.verdict === 'blocked') {
     throw new MemoError('COMMAND_BLOCKED', `${verdict.reason} (rule ${verdict.rule})`, { details: { rule: verdict.rule } });
   }

@@ -17,6 +17,8 @@ import { isPublicAddress } from '../../../kernel/sandbox/network-proxy.js';
 import type { ToolResult } from '../../../kernel/tools/contract.js';
 import { makeKernel, tempDir, type Fixture } from '../../helpers/kernel-fixture.js';
 import { requireFreshBuild } from '../../helpers/dist.js';
+import { ControlServer } from '../../../kernel/control/control-server.js';
+import { MemoryLogger } from '../../../kernel/logger.js';
 import { waitFor } from '../../helpers/wait.js';
 
 const value = (r: ToolResult): any => (r.ok ? r.value : undefined);
@@ -148,6 +150,38 @@ describe('run_command in the OS sandbox, with the data folder inside the root', 
   });
 });
 
+describe("memo's own CLI run as a command, with memo serve's control socket on the data folder", () => {
+  it('cannot answer a waiting approval, in any spelling of the data folder', async () => {
+    const root = tempDir('memo-root-');
+    const fx = makeKernel({ packs: [], root, dataDir: path.join(root, 'data'), prompter: null });
+    const control = await ControlServer.start({ kernel: fx.kernel, packFolders: [], skillFolders: [], logger: new MemoryLogger() });
+    try {
+      if (!control) throw new Error('no control socket');
+      await fx.kernel.loadPacks([{ dir: path.resolve('plugins'), source: 'builtin' }]);
+      const pendingOf = (tool: string) => fx.kernel.approvals.pending().find((p) => p.request.tool === tool);
+      // Another caller's write waits for a person.
+      const write = fx.kernel.invoke({ tool: 'write_file', args: { path: 'x.txt', content: 'x' }, caller: { kind: 'host', id: 'another-caller' } });
+      await waitFor(() => pendingOf('write_file') !== undefined, { what: 'the write to wait' });
+      const id = pendingOf('write_file')!.id;
+      const answer = (data: string) => `node ${MEMO_BIN} --data ${data} approvals answer ${id} allow-once`;
+      fs.writeFileSync(path.join(root, 'answer.sh'), [answer('"$PWD/data"'), answer(fx.dataDir), 'echo done'].join('\n'));
+      const command = fx.kernel.invoke({ tool: 'run_command', args: { command: 'bash answer.sh' }, caller: { kind: 'agent' } });
+      await waitFor(() => pendingOf('run_command') !== undefined, { what: 'run_command to be asked' });
+      fx.kernel.approvals.answer(pendingOf('run_command')!.id, 'allow-once');
+      const r = await command;
+      expect(r.ok && (r.value as { stdout: string }).stdout).toContain('done');
+      // The write still waits: nobody answered it.
+      expect(pendingOf('write_file')?.id).toBe(id);
+      fx.kernel.approvals.answer(id, 'deny-once');
+      expect((await write).ok).toBe(false);
+      expect(fs.existsSync(path.join(root, 'x.txt'))).toBe(false);
+    } finally {
+      await control?.close();
+      await fx.close();
+    }
+  });
+});
+
 describe('a SKILL.md command tool in the OS sandbox', () => {
   let fx: Fixture;
   afterEach(async () => fx?.close());
@@ -271,6 +305,36 @@ describe('the network of a sandboxed command', () => {
       opts({ cwd, sandbox: { writable: [cwd], network: { domains: ['registry.npmjs.org'] } } }),
     );
     expect(r.stdout).toMatch(/exit=[1-9]/);
+  });
+
+  it('through run_command: network use is a concern asked every time, naming the domains; allowed, it runs with network that still refuses loopback', async () => {
+    const fx = await defaultLayout();
+    try {
+      const before = hits;
+      fx.prompter.answer('allow-session');
+      // A plain command: the session grant covers the next one.
+      expect(value(await run(fx, 'echo plain'))).toMatchObject({ stdout: 'plain\n', network: 'off' });
+      const asked = fx.prompter.asked.length;
+      expect(value(await run(fx, 'echo again'))).toMatchObject({ stdout: 'again\n' });
+      expect(fx.prompter.asked.length).toBe(asked);
+      // A network command is asked anyway, with the concern and its domains.
+      fx.prompter.answer('allow-once');
+      const r = value(await run(fx, `curl -sS --max-time 5 http://127.0.0.1:${port}/`));
+      expect(fx.prompter.asked.length).toBe(asked + 1);
+      expect(fx.prompter.asked.at(-1)!.concern).toMatchObject({ rule: 'network', reason: expect.stringContaining('curl') });
+      expect(fx.prompter.asked.at(-1)!.concern!.reason).toContain('any public address');
+      expect(r).toMatchObject({ network: 'any', sandboxed: true });
+      expect(r.stdout).not.toContain('kernel-endpoint-secret');
+      expect(r.stdout).toContain('not a public address');
+      // Denied, it does not run.
+      fx.prompter.answer('deny-once');
+      const denied = await run(fx, `curl -sS --max-time 5 http://127.0.0.1:${port}/ > curl-ran.txt`);
+      expect(denied.ok).toBe(false);
+      expect(fs.existsSync(path.join(fx.root, 'curl-ran.txt'))).toBe(false);
+      expect(hits).toBe(before);
+    } finally {
+      await fx.close();
+    }
   });
 
   it('classifies addresses: public unicast only', () => {

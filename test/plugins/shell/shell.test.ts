@@ -203,6 +203,26 @@ describe('memo shell check', () => {
     expect(JSON.parse(r.stdout)).toMatchObject({ verdict: 'blocked', rule: 'kernel-state' });
   });
 
+  it('judges as run_command would here: a recursive command over the root is everyday work in the OS sandbox, refused with --no-sandbox', () => {
+    const base = tempDir();
+    const run = (...extra: string[]) =>
+      spawnSync(
+        process.execPath,
+        [path.resolve('bin/memo'), '--root', base, '--data', path.join(base, 'data'), 'shell', 'check', ...extra, 'find . -name "*.pyc" -delete', '--json'],
+        {
+          encoding: 'utf8',
+        },
+      );
+    expect([run().status, JSON.parse(run().stdout).verdict]).toEqual([0, 'allowed']);
+    expect(JSON.parse(run('--no-sandbox').stdout)).toMatchObject({ verdict: 'blocked', rule: 'kernel-state' });
+  });
+
+  it('says allowed for a command that uses the network, and names the programs', () => {
+    const r = check('npm ci && curl -sS https://example.org');
+    expect(r.status).toBe(0);
+    expect(JSON.parse(r.stdout)).toMatchObject({ verdict: 'allowed', network: { programs: ['npm ci', 'curl'] } });
+  });
+
   it('allows a harmless command that merely mentions a dangerous one', () => {
     const r = check('git commit -m "fix halt"');
     expect(r.status).toBe(0);
