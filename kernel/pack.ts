@@ -102,3 +102,5 @@ export {
   type GiveUp,
 } from './util/fetch-with-retry.js';
 export { isLoopback } from './util/is-loopback.js';
+/** Whether an address is on the public internet (not loopback, link-local, private, or IPv4 hidden in IPv6). */
+export { isPublicAddress } from './util/public-address.js';

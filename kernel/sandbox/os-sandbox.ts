@@ -35,6 +35,7 @@ import { fileURLToPath } from 'node:url';
 import { toDisposable, type Disposable } from '../disposable.js';
 import { MemoError } from '../errors.js';
 import type { KernelArea } from './kernel-state.js';
+import { findInPath } from './process-containment.js';
 import { startNetworkProxy, type NetworkGrant, type NetworkProxy } from './network-proxy.js';
 
 export type { NetworkGrant } from './network-proxy.js';
@@ -63,18 +64,9 @@ export const MAX_PROCESSES = 1024;
 
 const SYSTEM_DIRS = ['/usr/bin', '/bin', '/usr/sbin', '/sbin', '/usr/local/bin'];
 
+/** An executable on PATH or in the system folders (bwrap and prlimit live there even when PATH is narrow). */
 function findExecutable(name: string): string | null {
-  const dirs = [...(process.env.PATH ?? '').split(path.delimiter).filter(Boolean), ...SYSTEM_DIRS];
-  for (const dir of dirs) {
-    const p = path.join(dir, name);
-    try {
-      fs.accessSync(p, fs.constants.X_OK);
-      if (fs.statSync(p).isFile()) return p;
-    } catch {
-      // next
-    }
-  }
-  return null;
+  return findInPath(name, process.env.PATH, SYSTEM_DIRS);
 }
 
 const isRoot = () => process.geteuid?.() === 0;

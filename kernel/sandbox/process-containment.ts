@@ -58,7 +58,8 @@ export const RUN_ID_VAR = 'MEMO_RUN_ID';
 
 const delay = (ms: number) => new Promise<void>((r) => setTimeout(r, ms).unref?.());
 
-function findInPath(name: string, envPath: string | undefined, extra: string[] = []): string | null {
+/** The first executable file `name` in `extra`, then PATH's folders (null: none). */
+export function findInPath(name: string, envPath: string | undefined, extra: string[] = []): string | null {
   const dirs = [...extra, ...(envPath ?? '').split(path.delimiter).filter(Boolean)];
   for (const dir of dirs) {
     const p = path.join(dir, name);

@@ -12,48 +12,18 @@
 import dns from 'node:dns';
 import http from 'node:http';
 import https from 'node:https';
-import { BlockList, isIP, type LookupFunction } from 'node:net';
+import { isIP, type LookupFunction } from 'node:net';
 import { TextDecoder } from 'node:util';
-import { MemoError, withDeadline } from 'memo-kernel/pack';
+import { isPublicAddress, MemoError, withDeadline } from 'memo-kernel/pack';
 
 const FETCH_DEADLINE_MS = 5000;
 const FETCH_MAX_BYTES = 2 * 1024 * 1024;
 const MAX_REDIRECTS = 5;
 export const TITLE_MAX = 300;
 
-/** Addresses that are not the public internet (RFC 6890 special-purpose blocks that matter here). */
-const NOT_PUBLIC = new BlockList();
-for (const [net, bits] of [
-  ['0.0.0.0', 8],
-  ['10.0.0.0', 8],
-  ['100.64.0.0', 10],
-  ['127.0.0.0', 8],
-  ['169.254.0.0', 16],
-  ['172.16.0.0', 12],
-  ['192.0.0.0', 24],
-  ['192.168.0.0', 16],
-  ['198.18.0.0', 15],
-  ['224.0.0.0', 4],
-  ['240.0.0.0', 4],
-] as const)
-  NOT_PUBLIC.addSubnet(net, bits, 'ipv4');
-for (const [net, bits] of [
-  ['::', 128],
-  ['::1', 128],
-  ['fc00::', 7],
-  ['fe80::', 10],
-  ['ff00::', 8],
-  ['64:ff9b::', 96],
-] as const)
-  NOT_PUBLIC.addSubnet(net, bits, 'ipv6');
-
-/** True for an address outside the public internet; an IPv4-mapped IPv6 address is judged by its IPv4 half. */
+/** True for an address outside the public internet (the kernel's check, shared with the sandbox's network proxy). */
 export function isNotPublic(address: string): boolean {
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
-  if (mapped) return NOT_PUBLIC.check(mapped[1]!, 'ipv4');
-  const kind = isIP(address);
-  if (kind === 0) return true;
-  return NOT_PUBLIC.check(address, kind === 4 ? 'ipv4' : 'ipv6');
+  return !isPublicAddress(address);
 }
 
 class NotPublicError extends Error {}

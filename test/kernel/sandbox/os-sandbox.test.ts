@@ -13,7 +13,7 @@ import * as path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { osSandboxStatus, BWRAP_ENV } from '../../../kernel/sandbox/os-sandbox.js';
 import { runProcess, type RunOptions } from '../../../kernel/sandbox/process-runner.js';
-import { isPublicAddress } from '../../../kernel/sandbox/network-proxy.js';
+import { isPublicAddress } from '../../../kernel/util/public-address.js';
 import type { ToolResult } from '../../../kernel/tools/contract.js';
 import { makeKernel, tempDir, type Fixture } from '../../helpers/kernel-fixture.js';
 import { requireFreshBuild } from '../../helpers/dist.js';
