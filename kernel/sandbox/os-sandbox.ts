@@ -492,7 +492,8 @@ export async function prepareSandbox(req: SandboxRequest, status: OsSandboxStatu
   const dispose = async () => {
     await proxy?.close().catch(() => undefined);
     await fsp.rm(runDir, { recursive: true, force: true }).catch(() => undefined);
-    if (cgroup) await removeCgroup(cgroup);
+    // The group empties a moment after bwrap exits: removed in the background, not on the call's time.
+    if (cgroup) void removeCgroup(cgroup);
   };
   try {
     const tmp = path.join(runDir, 'tmp');
