@@ -788,8 +788,9 @@ export const NETWORK: ReadonlyArray<readonly [command: string, programs: readonl
   ['npm publish', ['npm publish']],
   ['npm view react version', ['npm view']],
   ['npm run build', []],
-  ['npx jest', ['npx']],
-  ['npm exec -- jest', ['npm exec']],
+  // A locally installed tool runs offline: npx fetches only what is missing (and then fails without network).
+  ['npx jest', []],
+  ['npm exec -- jest', []],
   ['yarn', ['yarn']],
   ['yarn add lodash', ['yarn add']],
   ['yarn test', []],
