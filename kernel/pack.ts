@@ -104,3 +104,5 @@ export {
 export { isLoopback } from './util/is-loopback.js';
 /** Whether an address is on the public internet (not loopback, link-local, private, or IPv4 hidden in IPv6). */
 export { isPublicAddress } from './util/public-address.js';
+/** Heavy and CPU-bound work in a worker thread, under a deadline and a heap limit (see heavy-work.ts). */
+export { runHeavy, type HeavyOptions } from './util/heavy-work.js';

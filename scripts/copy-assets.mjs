@@ -22,3 +22,6 @@ cpSync(join('kernel', 'console', 'ui'), join('dist', 'kernel', 'console', 'ui'),
 
 // The OS sandbox's bridge runs by path inside the sandbox: a plain ES module beside the compiled code.
 cpSync(join('kernel', 'sandbox', 'sandbox-bridge.mjs'), join('dist', 'kernel', 'sandbox', 'sandbox-bridge.mjs'));
+
+// Heavy work's worker thread runs by path too.
+cpSync(join('kernel', 'util', 'heavy-worker.mjs'), join('dist', 'kernel', 'util', 'heavy-worker.mjs'));

@@ -6,9 +6,9 @@
  * never from the caller: `includeExternal: true` can only narrow nothing, `false` leaves external
  * calendars out. The answer names what was left out and how the person can allow it.
  */
-import { MemoError, type ToolContext } from 'memo-kernel/pack';
+import { MemoError, runHeavy, type ToolContext } from 'memo-kernel/pack';
 import type { DataSource } from 'typeorm';
-import { expandCalendar, type Occurrence, type Range } from './recurrence.js';
+import type { Expansion, Occurrence, Range } from './recurrence.js';
 import { runtimeOf, type CalendarRuntime } from './runtime.js';
 import { CaldavCalendarRow, CaldavObjectRow, FeedCacheRow, LocalEventRow } from './schema.js';
 import { isWritable, LOCAL_ID, serviceOf, shownUrl, type ConsentState, type Source } from './sources.js';
@@ -153,20 +153,33 @@ export async function getCalendarEvents(args: ToolArgs['get_calendar_events'], c
   );
 
   const events: Array<Occurrence & { source: string; calendar?: string }> = [];
+  const pending: Array<{ source: Source | null; text: SourceText }> = [];
   for (const s of readable) {
-    let texts: SourceText[];
     try {
-      texts = await textsOf(db, ctx, s);
+      for (const text of await textsOf(db, ctx, s)) pending.push({ source: s, text });
     } catch (err) {
       warnings.push(`${idOf(s)}: ${(err as Error).message}`);
-      continue;
-    }
-    for (const t of texts) {
-      const { occurrences, problems } = expandCalendar(t.ics, range);
-      for (const p of problems) warnings.push(`${idOf(s)}: ${p}`);
-      for (const o of occurrences) events.push({ ...o, source: idOf(s), ...(t.calendar ? { calendar: t.calendar } : {}) });
     }
   }
+  // Parsing and expansion run in a worker under one budget for the whole call, off the event loop:
+  // the tool's timeout ends it, and the kernel keeps serving while it runs.
+  const expansions =
+    pending.length === 0
+      ? []
+      : await runHeavy<Expansion[]>(
+          new URL('./recurrence.js', import.meta.url),
+          'expandTexts',
+          { texts: pending.map((a) => a.text.ics), range } satisfies { texts: string[]; range: Range },
+          {
+            signal: ctx.signal,
+            what: 'Reading the calendars',
+          },
+        );
+  pending.forEach(({ source: s, text: t }, i) => {
+    const { occurrences, problems } = expansions[i] ?? { occurrences: [], problems: [] };
+    for (const p of problems) warnings.push(`${idOf(s)}: ${p}`);
+    for (const o of occurrences) events.push({ ...o, source: idOf(s), ...(t.calendar ? { calendar: t.calendar } : {}) });
+  });
   events.sort((a, b) => a.startMs - b.startMs || a.endMs - b.endMs || a.title.localeCompare(b.title));
   const limit = args.limit ?? DEFAULT_LIMIT;
   const shown = events.slice(0, limit).map(({ startMs: _s, endMs: _e, ...o }) => ({ id: `${o.source}:${o.uid}`, ...o }));

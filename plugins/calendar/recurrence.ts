@@ -55,6 +55,18 @@ export interface Range {
 
 /** A series is expanded at most this far (occurrences from its start): a guard against rules that never end. */
 const MAX_STEPS = 100_000;
+/**
+ * What one call may spend on expansion in all (steps of every series of every calendar it reads): a
+ * file of thirty endless every-second series cannot multiply the per-series guard thirty times.
+ */
+export const CALL_STEPS = 200_000;
+
+/** What is left of a call's expansion budget; shared by every series the call expands. */
+export interface Budget {
+  left: number;
+  /** Set once the budget ran out (said once, in the call's warnings). */
+  spent: boolean;
+}
 const DESCRIPTION_MAX = 500;
 
 export function parseCalendars(text: string): Component[] {
@@ -186,7 +198,7 @@ export function recurrenceIdText(t: Time, tzid: string | null, range: Range): st
 }
 
 /** Expands one series (a master with its overrides) into the occurrences that overlap the range. */
-function expandSeries(master: Component, overrides: Component[], range: Range, out: Occurrence[], problems: string[]): void {
+function expandSeries(master: Component, overrides: Component[], range: Range, out: Occurrence[], problems: string[], budget: Budget): void {
   const event: IcalEvent = new ICAL.Event(master, { exceptions: overrides, strictExceptions: false });
   const uid = event.uid;
   if (!master.hasProperty('dtstart')) {
@@ -208,6 +220,14 @@ function expandSeries(master: Component, overrides: Component[], range: Range, o
   for (let next = it.next(); next; next = it.next()) {
     if (++steps > MAX_STEPS) {
       problems.push(`Event ${uid} repeats more than ${MAX_STEPS} times before the range ends; later occurrences were left out.`);
+      break;
+    }
+    if (--budget.left < 0) {
+      if (!budget.spent)
+        problems.push(
+          `Expanding repeating events took more than ${CALL_STEPS} steps in all (event ${uid} and later ones); the occurrences after that point were left out. Ask for a shorter range or a calendar without endless every-second rules.`,
+        );
+      budget.spent = true;
       break;
     }
     const originalMs = next.isDate
@@ -241,7 +261,7 @@ function expandSeries(master: Component, overrides: Component[], range: Range, o
 }
 
 /** Every occurrence in `text` (one or more VCALENDARs) that overlaps the range, sorted by start. */
-export function expandCalendar(text: string, range: Range): Expansion {
+export function expandCalendar(text: string, range: Range, budget: Budget = { left: CALL_STEPS, spent: false }): Expansion {
   const problems: string[] = [];
   const occurrences: Occurrence[] = [];
   let calendars: Component[];
@@ -263,7 +283,7 @@ export function expandCalendar(text: string, range: Range): Expansion {
     }
     for (const [uid, master] of masters) {
       try {
-        expandSeries(master, overrides.get(uid) ?? [], range, occurrences, problems);
+        expandSeries(master, overrides.get(uid) ?? [], range, occurrences, problems, budget);
       } catch (err) {
         problems.push(`Event ${uid} could not be read: ${(err as Error).message}.`);
       }
@@ -273,7 +293,7 @@ export function expandCalendar(text: string, range: Range): Expansion {
     for (const [uid, list] of overrides)
       for (const o of list) {
         try {
-          expandSeries(o, [], range, occurrences, problems);
+          expandSeries(o, [], range, occurrences, problems, budget);
         } catch (err) {
           problems.push(`Event ${uid} could not be read: ${(err as Error).message}.`);
         }
@@ -281,4 +301,13 @@ export function expandCalendar(text: string, range: Range): Expansion {
   }
   occurrences.sort((a, b) => a.startMs - b.startMs || a.endMs - b.endMs || a.title.localeCompare(b.title));
   return { occurrences, problems };
+}
+
+/**
+ * The work of one get_calendar_events call, as heavy-work.ts runs it in a worker: every text expanded
+ * under one budget, each text's occurrences and problems in order.
+ */
+export function expandTexts(input: { texts: string[]; range: Range; steps?: number }): Expansion[] {
+  const budget: Budget = { left: input.steps ?? CALL_STEPS, spent: false };
+  return input.texts.map((text) => expandCalendar(text, input.range, budget));
 }

@@ -110,12 +110,16 @@ export async function renderCanvas(args: ToolArgs['vault_render_canvas'], ctx: T
   const c = await loadCanvas(ctx, await canvasVault(ctx), args.canvas, 'read');
   const { render } = await import('./render.js');
   const format = args.format ?? 'svg';
-  const r = await render(c.scene, {
-    format,
-    ...(args.scale !== undefined ? { scale: args.scale } : {}),
-    ...(args.padding !== undefined ? { padding: args.padding } : {}),
-    ...(args.background !== undefined ? { background: args.background } : {}),
-  });
+  const r = await render(
+    c.scene,
+    {
+      format,
+      ...(args.scale !== undefined ? { scale: args.scale } : {}),
+      ...(args.padding !== undefined ? { padding: args.padding } : {}),
+      ...(args.background !== undefined ? { background: args.background } : {}),
+    },
+    ctx.signal,
+  );
   return {
     canvas: c.name,
     version: c.version,
@@ -123,6 +127,7 @@ export async function renderCanvas(args: ToolArgs['vault_render_canvas'], ctx: T
     width: r.width,
     height: r.height,
     bytes: r.data.length,
+    ...(r.downscaled ? { downscaled: r.downscaled } : {}),
     data: format === 'svg' ? r.data.toString('utf8') : r.data.toString('base64'),
   };
 }

@@ -5,8 +5,14 @@
  * time), so no other code in the process sees them. Nothing is downloaded: the export subsets and
  * inlines Excalidraw's fonts from the data: URLs its own bundle carries (fetch is held to data: URLs
  * while it runs), and resvg gets the .ttf files Excalidraw ships.
+ *
+ * Every render runs in a worker thread (the kernel's heavy work, heavy-work.ts): jsdom's globals then
+ * live in that worker only, the tool's timeout ends the render, and the kernel keeps serving while it
+ * runs. resvg allocates its bitmap outside the JavaScript heap, where no worker limit reaches, so the
+ * size is checked before it is asked: at most 16,384 pixels a side and 64 megapixels in all; a PNG
+ * that would be larger is drawn at the largest scale that fits, and the result says so.
  */
-import { MemoError } from 'memo-kernel/pack';
+import { MemoError, runHeavy } from 'memo-kernel/pack';
 import { excalidraw, fontFiles, lineWidth, unrefLongTimers } from './excalidraw-node.js';
 import { live, type SceneFile } from './scene.js';
 
@@ -22,7 +28,13 @@ export interface Rendered {
   width: number;
   height: number;
   data: Buffer;
+  /** Set when a PNG was drawn smaller than asked, to stay within the pixel limits. */
+  downscaled?: { askedScale: number; scale: number; reason: string };
 }
+
+/** A PNG's largest side and area (resvg's bitmap: 4 bytes a pixel, 256 MB at the area limit). */
+export const MAX_PNG_SIDE = 16_384;
+export const MAX_PNG_PIXELS = 64 * 1024 * 1024;
 
 type ExportToSvg = (opts: {
   data: { elements: unknown[]; appState: Record<string, unknown>; files: Record<string, unknown> | null };
@@ -131,17 +143,54 @@ async function exportSvg(scene: SceneFile, options: RenderOptions): Promise<stri
   return run;
 }
 
-export async function render(scene: SceneFile, options: RenderOptions): Promise<Rendered> {
+/**
+ * Renders in a worker (see the module comment); `signal` (the tool's) ends it. Rejects with TIMEOUT or
+ * CANCELLED when it is ended, VALIDATION for an empty canvas.
+ */
+export async function render(scene: SceneFile, options: RenderOptions, signal?: AbortSignal): Promise<Rendered> {
+  if (!live(scene.elements).length) throw new MemoError('VALIDATION', 'The canvas is empty: there is nothing to render.');
+  const r = await runHeavy<Omit<Rendered, 'data'> & { data: Uint8Array }>(
+    new URL('./render.js', import.meta.url),
+    'renderTask',
+    { scene, options },
+    { ...(signal ? { signal } : {}), what: 'Rendering the canvas' },
+  );
+  return { ...r, data: Buffer.from(r.data.buffer, r.data.byteOffset, r.data.byteLength) };
+}
+
+/** The largest scale, up to the one asked, at which a w x h drawing stays within the PNG limits. */
+export function fittingScale(w: number, h: number, asked: number): number {
+  if (!(w > 0) || !(h > 0)) return asked;
+  const fit = Math.min(1, MAX_PNG_SIDE / (w * asked), MAX_PNG_SIDE / (h * asked), Math.sqrt(MAX_PNG_PIXELS / (w * asked * h * asked)));
+  // Rounded down a little: resvg rounds the bitmap's sides up.
+  return fit >= 1 ? asked : Math.floor(asked * fit * 10_000) / 10_000 - 0.0001;
+}
+
+/** The render itself, as the worker runs it. */
+export async function renderTask(input: { scene: SceneFile; options: RenderOptions }): Promise<Rendered> {
+  return renderHere(input.scene, input.options);
+}
+
+async function renderHere(scene: SceneFile, options: RenderOptions): Promise<Rendered> {
   if (!live(scene.elements).length) throw new MemoError('VALIDATION', 'The canvas is empty: there is nothing to render.');
   const svg = await exportSvg(scene, options);
   const size = /<svg[^>]*\swidth="([\d.]+)"[^>]*\sheight="([\d.]+)"/.exec(svg);
   const [w, h] = size ? [Number(size[1]), Number(size[2])] : [0, 0];
   if (options.format === 'svg') return { format: 'svg', width: w, height: h, data: Buffer.from('<?xml version="1.0" encoding="UTF-8"?>\n' + svg + '\n') };
+  const asked = options.scale ?? 1;
+  const scale = fittingScale(w, h, asked);
   const { Resvg } = await import('@resvg/resvg-js');
   const resvg = new Resvg(svg, {
-    fitTo: { mode: 'zoom', value: options.scale ?? 1 },
+    fitTo: { mode: 'zoom', value: scale },
     font: { fontFiles: fontFiles(), loadSystemFonts: false, defaultFontFamily: 'Excalifont' },
   });
   const png = resvg.render();
-  return { format: 'png', width: png.width, height: png.height, data: png.asPng() };
+  const out: Rendered = { format: 'png', width: png.width, height: png.height, data: png.asPng() };
+  if (scale !== asked)
+    out.downscaled = {
+      askedScale: asked,
+      scale,
+      reason: `At scale ${asked} the drawing (${Math.round(w)} x ${Math.round(h)} units) would be ${Math.ceil(w * asked)} x ${Math.ceil(h * asked)} pixels, over the limit of ${MAX_PNG_SIDE} pixels a side and ${MAX_PNG_PIXELS / 1024 / 1024} megapixels: it was drawn at scale ${scale}. Render as SVG for a drawing of any size.`,
+    };
+  return out;
 }

@@ -36,7 +36,8 @@ const MAX_PREVIEW_IMAGE_BYTES = 512 * 1024;
  */
 async function withImage(preview: Preview, scene: SceneFile): Promise<Preview> {
   try {
-    const r = await render(scene, { format: 'svg', padding: 16 });
+    // A picture for the question, not a condition of it: 10 s at most, then the text alone.
+    const r = await render(scene, { format: 'svg', padding: 16 }, AbortSignal.timeout(10_000));
     if (r.data.length > MAX_PREVIEW_IMAGE_BYTES) return preview;
     const shown: Preview & { image: string } = { ...preview, image: `data:image/svg+xml;base64,${r.data.toString('base64')}` };
     return shown;
