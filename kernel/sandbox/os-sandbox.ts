@@ -439,12 +439,15 @@ function masksFor(req: SandboxRequest): { ops: Op[]; writable: string[] } {
     for (const area of k.areas()) {
       if (area.reach === 'all') mask(area.dir);
       else {
-        // Code: read-only even inside a writable root.
+        // Code: read-only even inside a writable root, and visible wherever it lies (under /tmp too).
         const real = realOr(area.dir);
-        if (exists(real) && writable.some((w) => inside(w, real))) ops.push({ kind: 'ro-bind', dest: real });
+        if (exists(real)) ops.push({ kind: 'ro-bind', dest: real });
       }
     }
   }
+  // Memo's own package (its CLI, compiled code, dependencies, the bridge) and Node itself stay visible,
+  // read-only, where the private /tmp would hide them (a checkout or a Node install under /tmp).
+  for (const dir of [PACKAGE_ROOT, NODE_PREFIX]) if (dir && exists(dir) && !writable.some((w) => inside(w, dir))) ops.push({ kind: 'ro-bind', dest: dir });
   const home = os.homedir();
   for (const rel of HOME_SECRETS) mask(path.join(home, rel));
   for (const p of SYSTEM_SECRETS) mask(p);
@@ -457,6 +460,18 @@ function masksFor(req: SandboxRequest): { ops: Op[]; writable: string[] } {
 }
 
 let cgroupSeq = 0;
+
+/** The folder of memo's package.json (null outside a package). */
+function packageRoot(from: string): string | null {
+  for (let dir = from; dir !== path.dirname(dir); dir = path.dirname(dir)) if (fs.existsSync(path.join(dir, 'package.json'))) return realOr(dir);
+  return null;
+}
+const PACKAGE_ROOT = packageRoot(path.dirname(fileURLToPath(import.meta.url)));
+/** Node's install prefix when it lives under a temp folder (the private /tmp would hide it); null otherwise. */
+const NODE_PREFIX = ((): string | null => {
+  const prefix = path.dirname(path.dirname(realOr(process.execPath)));
+  return inside('/tmp', prefix) || inside(realOr(os.tmpdir()), prefix) ? prefix : null;
+})();
 
 /** The refusal of a command that would have to run without the OS sandbox. */
 export function unavailable(status: OsSandboxStatus): MemoError {
