@@ -217,6 +217,12 @@ function expandSeries(master: Component, overrides: Component[], range: Range, o
   const seen = new Set<string>();
   const it = event.iterator();
   let steps = 0;
+  // An occurrence whose wall time (read as UTC, off by at most a zone's offset) plus its length ends a
+  // day and a half before the range cannot reach it: skipped without the zone conversion, the costly
+  // part of a step (a series begun years ago walks every earlier occurrence). An override of such an
+  // occurrence is not marked seen, so the loop after this one still places it wherever it was moved.
+  const lengthMs = Math.max(0, first.endMs - first.startMs);
+  const skipBefore = range.startMs - lengthMs - 36 * 3_600_000;
   for (let next = it.next(); next; next = it.next()) {
     if (++steps > MAX_STEPS) {
       problems.push(`Event ${uid} repeats more than ${MAX_STEPS} times before the range ends; later occurrences were left out.`);
@@ -230,6 +236,7 @@ function expandSeries(master: Component, overrides: Component[], range: Range, o
       budget.spent = true;
       break;
     }
+    if (Date.UTC(next.year, next.month - 1, next.day, next.hour, next.minute, next.second) < skipBefore) continue;
     const originalMs = next.isDate
       ? instantOf({ year: next.year, month: next.month, day: next.day, hour: 0, minute: 0, second: 0 }, range.zone)
       : instantOfTime(next, masterZone, range);

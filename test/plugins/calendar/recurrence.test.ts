@@ -9,10 +9,25 @@ describe('get_calendar_events over ICS files: recurrence, time zones and DST', (
     await fx.addFixture('standup', 'exdate-moved.ics');
     await fx.addFixture('days', 'all-day.ics');
     await fx.addFixture('weekly', 'weekly-year.ics');
+    await fx.addFixture('old', 'old-daily.ics');
   });
   afterAll(async () => fx.close());
 
   const events = async (args: Record<string, unknown>) => value(await fx.call('get_calendar_events', args)).events;
+
+  it('reads daily series begun in 2015 at +14:00 and -11:00: occurrences of the days around the range reach it, and an instance moved from 2015 into it is shown', async () => {
+    const got = await events({ start: '2026-12-10', sources: ['old'], timeZone: 'UTC' });
+    // 23:30 at +14:00 on the 10th is 09:30 UTC on the 10th; the one of the 9th (09:30 UTC on the 9th) ends before the range.
+    // At -11:00 the 23:00 of the 9th is 10:00 UTC on the 10th.
+    expect(brief(got)).toEqual(['2026-12-10T01:00:00Z Late call (moved from 2015)', '2026-12-10T09:30:00Z Late call', '2026-12-10T10:00:00Z West call']);
+    expect(got[0]).toMatchObject({ overridden: true, recurrenceId: '2015-01-05T23:30:00+14:00' });
+    const kiritimati = await events({ start: '2026-12-11', sources: ['old'], timeZone: 'Pacific/Kiritimati' });
+    // The 23:30 of the 10th runs into the 11th; the west call of the 10th (-11:00) is the 11th's 24:00 here.
+    expect(brief(kiritimati).filter((e: string) => e.includes('Late call'))).toEqual([
+      '2026-12-10T23:30:00+14:00 Late call',
+      '2026-12-11T23:30:00+14:00 Late call',
+    ]);
+  });
 
   it('keeps a weekly New York event at 09:00 local across the March DST switch', async () => {
     const got = await events({ start: '2026-03-01', end: '2026-03-21', sources: ['ny'], timeZone: 'America/New_York' });
