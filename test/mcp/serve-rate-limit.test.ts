@@ -76,7 +76,9 @@ describe('memo settings rate-limit', () => {
 
   it('stores the limit memo serve uses when --rate-limit is not given, and --rate-limit overrides it for one run', async () => {
     const w = workspace();
-    expect(memo(w, ['settings']).stdout).toBe('rate limit: default (30 calls per minute for each caller, 300 machine-wide)\n');
+    expect(memo(w, ['settings']).stdout).toBe(
+      'rate limit: default (30 calls per minute for each caller, 300 machine-wide)\nsandbox: refuse (where the OS sandbox cannot start, commands are refused; the default)\n',
+    );
     const set = memo(w, ['settings', 'rate-limit', '1']);
     expect([set.status, set.stdout]).toEqual([
       0,
