@@ -39,6 +39,7 @@ import { ConsoleAuth, cookieValue, DEFAULT_SESSION_TTL_MS } from './console-auth
 import { ConsoleChat } from './console-chat.js';
 import type { PackSubcommand } from '../packs/pack-commands.js';
 import { probeProvider, saveProvider } from './console-providers.js';
+import { answerAndClose, parseBoundedJson, readBody, tooDeepMessage } from '../util/bounded-json.js';
 
 export const CONSOLE_PATH = '/ui';
 /** Largest request body the console reads (an edited note body fits comfortably). */
@@ -129,20 +130,19 @@ function send(res: http.ServerResponse, status: number, body: string | Buffer, h
   res.end(body);
 }
 
+/**
+ * A request's JSON body within bounds: at most MAX_BODY_BYTES (413), nested at most MAX_JSON_DEPTH
+ * levels (400 naming the limit), JSON (400). An empty body is `{}`.
+ */
 async function readJson(req: http.IncomingMessage): Promise<{ value: unknown } | { error: string; status: number }> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > MAX_BODY_BYTES) return { error: `The request body is over ${MAX_BODY_BYTES} bytes.`, status: 413 };
-    chunks.push(chunk);
-  }
-  if (size === 0) return { value: {} };
-  try {
-    return { value: JSON.parse(Buffer.concat(chunks).toString('utf8')) };
-  } catch {
-    return { error: 'The request body is not JSON.', status: 400 };
-  }
+  const raw = await readBody(req, MAX_BODY_BYTES).catch(() => undefined);
+  // The page went away mid-body: the answer goes nowhere (a destroyed socket takes no writes).
+  if (raw === undefined) return { error: 'The request body did not arrive whole.', status: 400 };
+  if (raw === 'too-large') return { error: `The request body is over ${MAX_BODY_BYTES} bytes.`, status: 413 };
+  if (raw.length === 0) return { value: {} };
+  const parsed = parseBoundedJson(raw);
+  if ('value' in parsed) return parsed;
+  return { error: parsed.error === 'too-deep' ? tooDeepMessage('The request body') : 'The request body is not JSON.', status: 400 };
 }
 
 /** Whether every %-escape in `route` decodes (decodeURIComponent would throw URIError otherwise). */
@@ -347,6 +347,13 @@ export class ConsoleServer {
     send(res, status, JSON.stringify(body), { 'Content-Type': 'application/json', 'Cache-Control': 'no-store', ...this.headers, ...extra });
   }
 
+  /** A body readJson refused. Past the size limit the rest of the upload is drained before the connection closes (answerAndClose). */
+  private refuseBody(res: http.ServerResponse, refused: { error: string; status: number }): void {
+    const body = { error: 'BAD_REQUEST', message: refused.error };
+    if (refused.status !== 413) return this.json(res, refused.status, body);
+    answerAndClose(res, 413, { 'Content-Type': 'application/json', 'Cache-Control': 'no-store', ...this.headers }, JSON.stringify(body));
+  }
+
   /**
    * Answers a settings change once it is stored: at once for the data folder's files; with a shared
    * database, once committed there. A change the database refused has been undone, and the person is
@@ -502,7 +509,7 @@ export class ConsoleServer {
    */
   private async runAction(req: http.IncomingMessage, res: http.ServerResponse, pack: string, panelId: string, actionId: string): Promise<void> {
     const body = await readJson(req);
-    if ('error' in body) return this.json(res, body.status, { error: 'BAD_REQUEST', message: body.error });
+    if ('error' in body) return this.refuseBody(res, body);
     const panel = this.kernel.panels.get(pack, panelId);
     const action = panel?.actions?.find((a) => a.id === actionId);
     const command = panel?.commands?.find((c) => c.id === actionId);
@@ -525,7 +532,7 @@ export class ConsoleServer {
 
   private async packChange(req: http.IncomingMessage, res: http.ServerResponse, id: string, change: 'enable' | 'disable' | 'config'): Promise<void> {
     const body = await readJson(req);
-    if ('error' in body) return this.json(res, body.status, { error: 'BAD_REQUEST', message: body.error });
+    if ('error' in body) return this.refuseBody(res, body);
     const state = this.kernel.packs.get(id);
     if (!state) return this.json(res, 404, { error: 'NOT_FOUND', message: `No pack ${id}.` });
     if (change !== 'config') {
@@ -603,7 +610,7 @@ export class ConsoleServer {
     }
     if (route === '/providers' && method === 'POST') {
       const body = await readJson(req);
-      if ('error' in body) return this.json(res, body.status, { error: 'BAD_REQUEST', message: body.error });
+      if ('error' in body) return this.refuseBody(res, body);
       const r = saveProvider(this.kernel, body.value);
       if ('code' in r) return this.json(res, r.status, { error: r.code, message: r.message });
       this.options.logger?.info(`console: ${r.created ? 'added' : 'updated'} the provider ${String(r.provider.name)}`);
@@ -613,7 +620,7 @@ export class ConsoleServer {
     if (provider && method === 'POST') {
       const name = decodeURIComponent(provider[1]!);
       const body = await readJson(req);
-      if ('error' in body) return this.json(res, body.status, { error: 'BAD_REQUEST', message: body.error });
+      if ('error' in body) return this.refuseBody(res, body);
       if (provider[2] === 'remove') {
         if (!this.kernel.providerSettings.remove(name)) return this.json(res, 404, { error: 'NOT_FOUND', message: `There is no provider "${name}".` });
         this.options.logger?.info(`console: removed the provider ${name}`);
@@ -648,7 +655,9 @@ export class ConsoleServer {
         })),
       );
     if (route === '/permissions/always-allow' && method === 'POST') {
-      const on = (await readJson(req)) as { value?: { on?: unknown } };
+      const body = await readJson(req);
+      if ('error' in body) return this.refuseBody(res, body);
+      const on = body as { value?: { on?: unknown } };
       if (typeof on.value?.on !== 'boolean') return this.json(res, 400, { error: 'BAD_REQUEST', message: 'Send {"on": true} or {"on": false}.' });
       // A person's choice, made here as with `memo permissions always-allow`; no tool can reach this.
       this.kernel.permissions.setAlwaysAllow(on.value.on);
@@ -686,7 +695,7 @@ export class ConsoleServer {
     if (route === '/conversations' && method === 'GET') return this.json(res, 200, await this.chat.conversations());
     if (route === '/conversations' && method === 'POST') {
       const body = await readJson(req);
-      if ('error' in body) return this.json(res, body.status, { error: 'BAD_REQUEST', message: body.error });
+      if ('error' in body) return this.refuseBody(res, body);
       return this.json(res, 201, await this.chat.create());
     }
     const conv = /^\/conversations\/([^/]+)(\/turns)?$/.exec(route);
@@ -700,7 +709,7 @@ export class ConsoleServer {
     }
     if (conv && conv[2] && method === 'POST') {
       const body = await readJson(req);
-      if ('error' in body) return this.json(res, body.status, { error: 'BAD_REQUEST', message: body.error });
+      if ('error' in body) return this.refuseBody(res, body);
       const value = typeof body.value === 'object' && body.value !== null && !Array.isArray(body.value) ? body.value : {};
       const r = await this.chat.start(decodeURIComponent(conv[1]!), value);
       return 'code' in r ? refuse(r) : this.json(res, 202, r);
@@ -715,7 +724,7 @@ export class ConsoleServer {
 
   private async answer(req: http.IncomingMessage, res: http.ServerResponse, id: string): Promise<void> {
     const body = await readJson(req);
-    if ('error' in body) return this.json(res, body.status, { error: 'BAD_REQUEST', message: body.error });
+    if ('error' in body) return this.refuseBody(res, body);
     const view = this.pendingViews().find((v) => v.id === id);
     const gone = { error: 'NOT_PENDING', message: 'This request is no longer waiting: it was answered, expired or cancelled.' };
     if (!view) return this.json(res, 404, gone);

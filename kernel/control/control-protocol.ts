@@ -8,6 +8,8 @@
  *   server -> {"v":1,"type":"progress","update"} | {"v":1,"type":"prompt","id","request"} | {"v":1,"type":"withdrawn","id"}   (tools.call only)
  *   client -> {"v":1,"type":"answer","id","answer"} | {"v":1,"type":"answer","id","refused"} | {"v":1,"type":"cancel"}            (tools.call only)
  *   server -> {"v":1,"type":"result","value"} or {"v":1,"type":"error","code","message"}, then closes.
+ *             A request line the server cannot take: TOO_LARGE (over MAX_REQUEST_LINE_BYTES), TOO_DEEP (nested
+ *             deeper than MAX_JSON_DEPTH, kernel/util/bounded-json.ts; checked before parsing), BAD_REQUEST (not a JSON object).
  *
  * Approvals (requests waiting in the kernel's approval broker; added within v1, so older CLIs are unaffected):
  *   client -> {"v":1,"op":"approvals.list"}                      -> result: ApprovalView[] (kernel-views.ts)

@@ -25,6 +25,7 @@ import type { Logger } from '../logger.js';
 import type { ApprovalEvent } from '../permissions/approval-broker.js';
 import { isPermissionAnswer, type ApprovalReply, type PermissionRequest, type Prompter } from '../permissions/prompter.js';
 import { writeFileAtomic } from '../util/atomic-file.js';
+import { MAX_JSON_DEPTH, parseBoundedJson } from '../util/bounded-json.js';
 import {
   CONTROL_PROTOCOL_VERSION,
   fitsSocketPath,
@@ -352,21 +353,23 @@ export class ControlServer {
       () => refuse('TOO_LARGE', `a line is longer than ${MAX_REQUEST_LINE_BYTES} bytes`),
     );
 
-    const parse = (text: string): Record<string, unknown> | string => {
-      let value: unknown;
-      try {
-        value = JSON.parse(text);
-      } catch {
-        // The parser's message quotes the input, which may hold arguments: not repeated.
-        return 'the line is not JSON';
-      }
-      if (typeof value !== 'object' || value === null || Array.isArray(value)) return 'the line is not a JSON object';
-      return value as Record<string, unknown>;
+    const parse = (text: string): { request: Record<string, unknown> } | Refusal => {
+      // Checked before parsing, without recursion: the kernel walks arguments recursively (validation, masking, the audit).
+      const parsed = parseBoundedJson(text);
+      // The parser's message quotes the input, which may hold arguments: not repeated.
+      if ('error' in parsed)
+        return parsed.error === 'too-deep'
+          ? { code: 'TOO_DEEP', message: `the line is nested deeper than ${MAX_JSON_DEPTH} levels` }
+          : { code: 'BAD_REQUEST', message: 'the line is not JSON' };
+      const value = parsed.value;
+      if (typeof value !== 'object' || value === null || Array.isArray(value)) return { code: 'BAD_REQUEST', message: 'the line is not a JSON object' };
+      return { request: value as Record<string, unknown> };
     };
 
     const request = async (text: string) => {
-      const req = parse(text);
-      if (typeof req === 'string') return refuse('BAD_REQUEST', `${req}; a request is one JSON object on one line, like {"v":1,"op":"tools.list"}`);
+      const parsed = parse(text);
+      if (!('request' in parsed)) return refuse(parsed.code, `${parsed.message}; a request is one JSON object on one line, like {"v":1,"op":"tools.list"}`);
+      const req = parsed.request;
       if (req.v !== CONTROL_PROTOCOL_VERSION)
         return refuse(
           'UNSUPPORTED_VERSION',
@@ -440,9 +443,10 @@ export class ControlServer {
     };
 
     const message = (text: string) => {
-      const msg = parse(text);
+      const parsed = parse(text);
       // Mid-call lines are answers and cancellations; anything else is ignored rather than ending the call.
-      if (typeof msg === 'string' || msg.v !== CONTROL_PROTOCOL_VERSION) return;
+      if (!('request' in parsed) || parsed.request.v !== CONTROL_PROTOCOL_VERSION) return;
+      const msg = parsed.request;
       if (msg.type === 'cancel') call?.abort(new Error('cancelled at the CLI'));
       else if (msg.type === 'answer') prompter?.answer(msg.id, msg.answer, msg.refused);
     };

@@ -11,6 +11,7 @@ import {
   type ServerContext,
 } from '@modelcontextprotocol/server';
 import { MemoError } from '../errors.js';
+import { answerAndClose, jsonRpcIdOf, parseBoundedJson, readBody, tooDeepMessage } from '../util/bounded-json.js';
 import type { Disposable } from '../disposable.js';
 import type { Kernel } from '../kernel.js';
 import type { Logger } from '../logger.js';
@@ -106,18 +107,6 @@ function capabilityOf(ctx: ServerContext): string | undefined {
   return ctx.http?.req?.headers.get(CAPABILITY_HEADER) || undefined;
 }
 
-/** The request body, or 'too-large' past `limit` bytes (the rest is not read). */
-async function readBody(req: http.IncomingMessage, limit: number): Promise<Buffer | 'too-large'> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > limit) return 'too-large';
-    chunks.push(chunk);
-  }
-  return Buffer.concat(chunks);
-}
-
 /**
  * Which revision a session-less POST speaks: the SDK's classifier, the one `isLegacyRequest` runs on
  * a parsed body, fed straight from Node's headers. `isLegacyRequest` wants a web `Request`, and
@@ -139,8 +128,36 @@ function isLegacy(req: http.IncomingMessage, body: unknown): boolean {
   return classifyInboundRequest(request).kind === 'legacy';
 }
 
-function rpcError(res: http.ServerResponse, status: number, code: number, message: string, headers: Record<string, string> = {}): void {
-  sendJson(res, status, { jsonrpc: '2.0', error: { code, message }, id: null }, headers);
+function rpcError(
+  res: http.ServerResponse,
+  status: number,
+  code: number,
+  message: string,
+  headers: Record<string, string> = {},
+  id: string | number | null = null,
+): void {
+  sendJson(res, status, { jsonrpc: '2.0', error: { code, message }, id }, headers);
+}
+
+/**
+ * A POST's JSON-RPC body, read within bounds, or undefined once refused: past the SDK's body limit
+ * `413` (the upload is drained, not cut: see answerAndClose), nested deeper than MAX_JSON_DEPTH
+ * `400` with -32600 naming the limit, not JSON `400` with -32700. A refusal is no tool call: not audited.
+ */
+async function readMessage(req: http.IncomingMessage, res: http.ServerResponse): Promise<{ body: unknown } | undefined> {
+  // A client gone mid-body is nobody to answer, and no fault of the server's.
+  const raw = await readBody(req, DEFAULT_MAX_REQUEST_BODY_SIZE).catch(() => undefined);
+  if (raw === undefined) return void res.destroy();
+  if (raw === 'too-large') {
+    const refusal = { jsonrpc: '2.0', error: { code: -32600, message: `The request body is over ${DEFAULT_MAX_REQUEST_BODY_SIZE} bytes.` }, id: null };
+    answerAndClose(res, 413, { 'Content-Type': 'application/json', 'Cache-Control': 'no-store' }, JSON.stringify(refusal));
+    return undefined;
+  }
+  const parsed = parseBoundedJson(raw);
+  if ('value' in parsed) return { body: parsed.value };
+  if (parsed.error === 'too-deep') rpcError(res, 400, -32600, tooDeepMessage(), {}, jsonRpcIdOf(raw.toString('utf8')));
+  else rpcError(res, 400, -32700, 'Parse error: the request body is not JSON.');
+  return undefined;
 }
 
 /**
@@ -264,7 +281,11 @@ export class McpHttpEndpoint {
       this.options.logger?.error(`mcp endpoint: server error (${err.code ?? 'unknown'}): ${err.message}; still listening on ${this.url}`);
     });
     server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => {
-      if (err.code !== 'ECONNRESET') this.options.logger?.warn(`mcp endpoint: dropped a malformed client connection (${err.code ?? err.message})`);
+      // A client that hangs up mid-request is not malformed and is not waiting for a 400: a reset, or
+      // an end inside a message (a fetch stops uploading once it has read a 413, see answerAndClose).
+      if (err.code === 'ECONNRESET') return void socket.destroy();
+      if (err.code === 'HPE_INVALID_EOF_STATE') return void socket.end();
+      this.options.logger?.warn(`mcp endpoint: dropped a malformed client connection (${err.code ?? err.message})`);
       if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n');
       else socket.destroy();
     });
@@ -343,23 +364,20 @@ export class McpHttpEndpoint {
     }
 
     const sessionId = header(req.headers['mcp-session-id']);
-    if (sessionId !== undefined) {
-      const entry = this.sessions.get(sessionId);
-      if (!entry) return rpcError(res, 404, -32001, this.endedMessage(sessionId));
-      this.touch(entry);
-      return entry.transport.handleRequest(req, res);
+    const entry = sessionId === undefined ? undefined : this.sessions.get(sessionId);
+    if (sessionId !== undefined && !entry) return rpcError(res, 404, -32001, this.endedMessage(sessionId));
+    if (entry) this.touch(entry);
+    if (req.method !== 'POST') {
+      if (entry) return entry.transport.handleRequest(req, res);
+      return rpcError(res, 400, -32000, 'Bad Request: Mcp-Session-Id header is required');
     }
-    if (req.method !== 'POST') return rpcError(res, 400, -32000, 'Bad Request: Mcp-Session-Id header is required');
+    // Every POST body, a session's too, is read here within bounds and handed to the SDK parsed.
+    const message = await readMessage(req, res);
+    if (!message) return;
+    const { body } = message;
+    if (entry) return entry.transport.handleRequest(req, res, body);
     // Which revision: a 2026-07-28 request carries the per-request `_meta` envelope; anything else
     // (an `initialize`, a 2025 client) is served the 2025-11-25 way, with a session.
-    const raw = await readBody(req, DEFAULT_MAX_REQUEST_BODY_SIZE);
-    if (raw === 'too-large') return rpcError(res, 413, -32600, `The request body is over ${DEFAULT_MAX_REQUEST_BODY_SIZE} bytes.`);
-    let body: unknown;
-    try {
-      body = JSON.parse(raw.toString('utf8'));
-    } catch {
-      return rpcError(res, 400, -32700, 'Parse error: the request body is not JSON.');
-    }
     if (!isLegacy(req, body)) return this.modernNode(req as NodeIncomingMessageLike, res, body);
     if (this.sessions.size + this.pending >= this.maxSessions && !this.evictIdlest()) {
       return rpcError(res, 503, -32000, `Too many MCP sessions (${this.maxSessions}), each running a call; retry when one finishes.`, { 'Retry-After': '5' });

@@ -1,8 +1,10 @@
-import { Writable, type Readable } from 'node:stream';
+import { Transform, Writable, type Readable, type TransformCallback } from 'node:stream';
+import { DEFAULT_MAX_REQUEST_BODY_SIZE, type JSONRPCMessage } from '@modelcontextprotocol/server';
 import { serveStdio, StdioServerTransport, type StdioServerHandle } from '@modelcontextprotocol/server/stdio';
 import type { Disposable } from '../disposable.js';
 import type { Kernel } from '../kernel.js';
 import type { Logger } from '../logger.js';
+import { jsonRpcIdOf, nestedDeeperThan, tooDeepMessage } from '../util/bounded-json.js';
 import { MemoMcpServer } from './mcp-server.js';
 
 /** The environment variable an agent-turn backend uses to hand `memo serve --stdio` its write capability. */
@@ -44,6 +46,70 @@ export function reserveStdoutForProtocol(): Writable {
   return protocol;
 }
 
+/**
+ * The longest message line read: the same limit as a request body over HTTP. Below the SDK's own
+ * 10 MiB read buffer, which closes the whole connection when it fills.
+ */
+const MAX_LINE_BYTES = DEFAULT_MAX_REQUEST_BODY_SIZE;
+const NEWLINE = 0x0a;
+
+/**
+ * The client's lines on their way to the SDK's transport, each checked first. A line nested deeper
+ * than MAX_JSON_DEPTH, or longer than MAX_LINE_BYTES, is answered here (-32600 naming the limit;
+ * with the request's id when it can be read) and dropped, and the connection goes on: the SDK would
+ * hand a deep message to code that recurses over it, and close the connection on a long one.
+ */
+class CheckedLines extends Transform {
+  /** The start of a line that spans chunks. */
+  private parts: Buffer[] = [];
+  private size = 0;
+  /** Inside a line already refused for its length: dropped up to its newline. */
+  private skipping = false;
+
+  constructor(private readonly refuse: (id: string | number | null, message: string) => void) {
+    super();
+  }
+
+  override _transform(chunk: Buffer, _encoding: BufferEncoding, done: TransformCallback): void {
+    let start = 0;
+    for (let nl = chunk.indexOf(NEWLINE); nl !== -1; nl = chunk.indexOf(NEWLINE, start)) {
+      this.endLine(chunk.subarray(start, nl + 1));
+      start = nl + 1;
+    }
+    if (start < chunk.length) this.keep(chunk.subarray(start));
+    done();
+  }
+
+  /** A line's last part, its newline included. */
+  private endLine(end: Buffer): void {
+    if (!this.keep(end)) {
+      this.skipping = false;
+      return;
+    }
+    // A line within one chunk passes on without a copy.
+    const line = this.parts.length === 1 ? this.parts[0]! : Buffer.concat(this.parts);
+    this.parts = [];
+    this.size = 0;
+    if (nestedDeeperThan(line)) this.refuse(jsonRpcIdOf(line.toString('utf8')), tooDeepMessage());
+    else this.push(line);
+  }
+
+  /** Keeps a part of the current line; false once the line is refused for its length. */
+  private keep(part: Buffer): boolean {
+    if (this.skipping) return false;
+    this.size += part.length;
+    if (this.size > MAX_LINE_BYTES + 1) {
+      this.parts = [];
+      this.size = 0;
+      this.skipping = true;
+      this.refuse(null, `The message is over ${MAX_LINE_BYTES} bytes.`);
+      return false;
+    }
+    this.parts.push(part);
+    return true;
+  }
+}
+
 export interface McpStdioOptions {
   stdin?: Readable;
   stdout?: Writable;
@@ -62,6 +128,7 @@ export class McpStdioServer {
   /** Resolves when the connection has ended. */
   readonly closed: Promise<void>;
   private readonly stdin: Readable;
+  private readonly lines: CheckedLines;
   private readonly transport: StdioServerTransport;
   private readonly instances = new Set<MemoMcpServer>();
   private handle: StdioServerHandle | undefined;
@@ -74,7 +141,13 @@ export class McpStdioServer {
     private readonly options: McpStdioOptions = {},
   ) {
     this.stdin = options.stdin ?? process.stdin;
-    this.transport = new StdioServerTransport(this.stdin, options.stdout ?? process.stdout);
+    this.lines = new CheckedLines((id, message) => {
+      const refusal = { jsonrpc: '2.0', id, error: { code: -32600, message } } as unknown as JSONRPCMessage;
+      this.transport.send(refusal).catch(() => {
+        // the client is gone: stdin ends next, and with it the connection
+      });
+    });
+    this.transport = new StdioServerTransport(this.lines, options.stdout ?? process.stdout);
     this.closed = new Promise<void>((resolve) => {
       this.ended = resolve;
     });
@@ -84,6 +157,7 @@ export class McpStdioServer {
     // End the connection when the client hangs up.
     this.stdin.once('end', () => void this.close());
     this.stdin.once('close', () => void this.close());
+    this.stdin.pipe(this.lines);
     // One lifecycle: the kernel's shutdown ends the connection first.
     this.unhook = this.kernel.onShutdown(() => this.close());
     const { capability, logger } = this.options;
@@ -111,6 +185,9 @@ export class McpStdioServer {
     try {
       await this.handle?.close();
     } finally {
+      // As the SDK's transport does with stdin: stop reading, so the pipe does not hold the process open.
+      this.stdin.unpipe(this.lines);
+      if (this.stdin.listenerCount('data') === 0) this.stdin.pause();
       for (const s of this.instances) s.release();
       this.instances.clear();
       this.ended();

@@ -11,6 +11,7 @@ import type { AuditRecord } from '../../kernel/audit/audit-log.js';
 import type { AuditSink } from '../../kernel/tokens.js';
 import { echoPack, tempDir, tool } from '../helpers/kernel-fixture.js';
 import { waitFor } from '../helpers/wait.js';
+import { nestedJson, uploadPastLimit } from '../mcp/mcp-helpers.js';
 import { consoleFixture, openEvents, post, raw, type ConsoleFixture } from './console-helpers.js';
 
 const editable = {
@@ -478,5 +479,76 @@ describe('web console: pack panels', () => {
     expect(c.fx.kernel.audit.tail().at(-1)).toMatchObject({ tool: 'panel_echo', caller: { kind: 'host', id: 'console' } });
     expect((await post(c.origin, '/ui/api/panels/panel-pack/tools/nope', cookie, {})).status).toBe(404);
     expect((await post(c.origin, '/ui/api/panels/panel-pack/tools/say', cookie, { args: [] })).status).toBe(400);
+  });
+});
+
+describe('web console: bounded request bodies', () => {
+  let c: ConsoleFixture;
+  let cookie: string;
+  // A panel action whose tool takes any arguments: deep ones would reach the kernel's recursive code.
+  const openPack = {
+    id: 'open-pack',
+    version: '1.0.0',
+    tools: [
+      {
+        spec: { ...tool('open_echo', 'safe', 'read'), parameters: { type: 'object' } },
+        impl: (args: Record<string, unknown>) => `got ${Object.keys(args).join(',')}`,
+      },
+    ],
+    activate: (api: PackApi) => {
+      api.panels.register({ id: 'tools', title: 'Tools', actions: [{ id: 'run', label: 'Run', tool: 'open_echo' }] });
+    },
+  };
+  beforeAll(async () => {
+    c = await consoleFixture({ packs: [echoPack(), openPack] });
+    cookie = await c.login();
+  });
+  afterAll(() => c.close());
+
+  const send = (route: string, body: string) =>
+    raw(`${c.origin}/ui/api${route}`, { method: 'POST', headers: { Cookie: cookie, Origin: c.origin, 'Content-Type': 'application/json' }, body });
+
+  it('answers a 20,000-level nested body with 400 naming the limit on every endpoint that reads one, and keeps serving', async () => {
+    await waitFor(() => c.fx.kernel.panels.list().length > 0, { what: 'the panel to be registered' });
+    const routes = [
+      '/panels/open-pack/tools/run',
+      '/approvals/some-id',
+      '/packs/echo-pack/config',
+      '/providers',
+      '/providers/some-provider/probe',
+      '/permissions/always-allow',
+      '/chat/conversations',
+      '/chat/conversations/some-id/turns',
+    ];
+    for (const route of routes)
+      for (const shape of ['array', 'object'] as const) {
+        const r = await send(route, `{"args":{"deep":${nestedJson(20_000, shape)}}}`);
+        expect([route, shape, r.status, JSON.parse(r.body)]).toEqual([
+          route,
+          shape,
+          400,
+          { error: 'BAD_REQUEST', message: 'The request body is nested deeper than 64 levels.' },
+        ]);
+      }
+    // As deep as the limit allows (64 with the body's two levels), the action runs; one level more is
+    // refused. Only the call that ran is audited.
+    const ok = await send('/panels/open-pack/tools/run', `{"args":{"deep":${nestedJson(62, 'object')}}}`);
+    expect([ok.status, JSON.parse(ok.body)]).toEqual([200, expect.objectContaining({ ok: true, value: 'got deep' })]);
+    expect((await send('/panels/open-pack/tools/run', `{"args":{"deep":${nestedJson(63, 'object')}}}`)).status).toBe(400);
+    expect(c.fx.kernel.audit.tail({ tool: 'open_echo' }).map((e) => e.outcome)).toEqual(['ok']);
+    expect(c.fx.logger.lines.map((l) => l.message).join('\n')).not.toMatch(/Maximum call stack|\n\s+at /);
+  });
+
+  it('answers a 10 MB body with 413 and Connection: close while the page is still uploading, and reads the rest instead of cutting the connection', async () => {
+    const MiB = 1024 * 1024;
+    const up = await uploadPastLimit(`${c.origin}/ui/api/providers`, { Cookie: cookie, Origin: c.origin }, 2 * MiB, 8 * MiB);
+    expect({ status: up.status, connection: up.headers.connection, body: up.body, answeredMidUpload: up.answeredMidUpload, error: up.error }).toEqual({
+      status: 413,
+      connection: 'close',
+      body: JSON.stringify({ error: 'BAD_REQUEST', message: 'The request body is over 1048576 bytes.' }),
+      answeredMidUpload: true,
+      error: undefined,
+    });
+    expect((await raw(`${c.origin}/ui/api/session`, { headers: { Cookie: cookie } })).status).toBe(200);
   });
 });

@@ -1,6 +1,7 @@
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as http from 'node:http';
+import * as net from 'node:net';
 import * as path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -91,6 +92,97 @@ export function rawInitialize(url: string, headers: Record<string, string> = {})
     method: 'POST',
     headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', ...headers },
     body: INITIALIZE,
+  });
+}
+
+/**
+ * JSON text nested `depth` levels: `[[[]]]` or `{"a":{"a":1}}`. Built as text, since JSON.stringify
+ * of such a value overflows the stack in the test itself.
+ */
+export function nestedJson(depth: number, shape: 'array' | 'object'): string {
+  return shape === 'array' ? '['.repeat(depth) + ']'.repeat(depth) : '{"a":'.repeat(depth) + '1' + '}'.repeat(depth);
+}
+
+/** What a client uploading past a server's body limit saw. */
+export interface Upload {
+  /** The answer, once whole (undefined if none came). */
+  status?: number;
+  headers: Record<string, string>;
+  body: string;
+  /** The whole answer came before the client sent the rest of its body. */
+  answeredMidUpload: boolean;
+  /** An error the client's socket saw (EPIPE, ECONNRESET: the server cut the connection), if any. */
+  error?: string;
+}
+
+/** The HTTP answer at the start of `data`, once it is whole (its Content-Length of body there). */
+function wholeAnswer(data: Buffer): Omit<Upload, 'answeredMidUpload' | 'error'> | undefined {
+  const end = data.indexOf('\r\n\r\n');
+  if (end < 0) return undefined;
+  const [statusLine, ...lines] = data.subarray(0, end).toString('latin1').split('\r\n');
+  const headers = Object.fromEntries(lines.map((l) => [l.slice(0, l.indexOf(':')).toLowerCase(), l.slice(l.indexOf(':') + 1).trim()]));
+  const length = Number(headers['content-length'] ?? 0);
+  if (data.length < end + 4 + length) return undefined;
+  return { status: Number(statusLine!.split(' ')[1]), headers, body: data.subarray(end + 4, end + 4 + length).toString('utf8') };
+}
+
+/**
+ * A POST over a raw socket whose body (`before` + `after` bytes, declared whole in Content-Length)
+ * goes in two parts: `before` bytes, then a wait for the server's whole answer (up to 10 s), then
+ * `after` bytes more and the end. That is a client still uploading when the server refuses its body
+ * (curl, or any client that reads its answer only once the upload is done).
+ */
+export function uploadPastLimit(url: string, headers: Record<string, string>, before: number, after: number): Promise<Upload> {
+  const u = new URL(url);
+  return new Promise((resolve) => {
+    const socket = net.connect(Number(u.port), u.hostname);
+    let received = Buffer.alloc(0);
+    let answer: Omit<Upload, 'answeredMidUpload' | 'error'> | undefined;
+    let answeredMidUpload = false;
+    let sendingRest = false;
+    let error: string | undefined;
+    const answered = deferred();
+    const gone = deferred();
+    socket.on('data', (d: Buffer) => {
+      received = Buffer.concat([received, d]);
+      if (answer) return;
+      answer = wholeAnswer(received);
+      if (!answer) return;
+      answeredMidUpload = !sendingRest;
+      answered.resolve();
+    });
+    socket.on('error', (err: NodeJS.ErrnoException) => {
+      error ??= err.code ?? err.message;
+      answered.resolve();
+    });
+    socket.on('close', () => {
+      answered.resolve();
+      gone.resolve();
+    });
+    const chunk = Buffer.alloc(64 * 1024, 'a');
+    const send = async (n: number) => {
+      for (let sent = 0; sent < n && !socket.destroyed; sent += chunk.length) {
+        if (!socket.write(chunk.subarray(0, Math.min(chunk.length, n - sent)))) {
+          await Promise.race([new Promise((r) => socket.once('drain', r)), gone.promise]);
+        }
+      }
+    };
+    socket.once('connect', () => {
+      void (async () => {
+        const head = [`POST ${u.pathname} HTTP/1.1`, `Host: ${u.host}`, 'Content-Type: application/json', `Content-Length: ${before + after}`];
+        for (const [k, v] of Object.entries(headers)) head.push(`${k}: ${v}`);
+        socket.write(`${head.join('\r\n')}\r\n\r\n`);
+        await send(before);
+        let timer: NodeJS.Timeout | undefined;
+        await Promise.race([answered.promise, new Promise((r) => (timer = setTimeout(r, 10_000)))]);
+        clearTimeout(timer);
+        sendingRest = true;
+        await send(after);
+        if (!socket.destroyed) socket.end();
+        await gone.promise;
+        resolve({ ...(answer ?? { headers: {}, body: '' }), answeredMidUpload, ...(error !== undefined ? { error } : {}) });
+      })();
+    });
   });
 }
 

@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { PassThrough, type Readable, type Writable } from 'node:stream';
@@ -11,7 +12,8 @@ import type { ToolContext } from '../../kernel/tools/contract.js';
 import { requireFreshBuild } from '../helpers/dist.js';
 import { makeKernel, tempDir, type Fixture } from '../helpers/kernel-fixture.js';
 import { SPAWN_TIMEOUT_MS, waitFor } from '../helpers/wait.js';
-import { BIN, deferred, FIXTURE_PACKS, writePack } from './mcp-helpers.js';
+import { killWhenDone } from '../helpers/cleanup.js';
+import { BIN, deferred, FIXTURE_PACKS, nestedJson, writePack } from './mcp-helpers.js';
 
 function workspace() {
   const base = tempDir('memo-stdio-');
@@ -90,6 +92,71 @@ describe('memo serve --stdio (child process)', () => {
       }
       expect(fs.existsSync(path.join(w.root, 'notes.txt'))).toBe(false);
       expect(fs.readFileSync(path.join(w.data, 'agent-audit.jsonl'), 'utf8')).not.toContain(foreign);
+    },
+    SPAWN_TIMEOUT_MS,
+  );
+
+  it(
+    'answers a 20,000-level nested argument or _meta line with -32600 naming the limit, a line past 10 MiB with -32600 naming its size, and keeps serving',
+    async () => {
+      const w = workspace();
+      // A read tool that takes any arguments: deep ones would reach the kernel's recursive code.
+      writePack(w.packs, 'open', [{ name: 'open_read' }], 'export const tools = { open_read: (args) => "got " + Object.keys(args).join(",") };');
+      // A raw child: the SDK client would JSON.stringify the deep message itself, and overflow first.
+      const child = killWhenDone(
+        spawn(process.execPath, [BIN, 'serve', '--stdio', '--packs', w.packs, '--data', w.data, '--root', w.root], { stdio: ['pipe', 'pipe', 'pipe'] }),
+      );
+      let stderr = '';
+      let out = '';
+      child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+      child.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
+      const answers = () =>
+        out
+          .split('\n')
+          .filter(Boolean)
+          .map((l) => JSON.parse(l) as { id?: unknown; result?: any; error?: { code: number; message: string } });
+      const answer = (id: number | null, nth = 0) =>
+        waitFor(() => answers().filter((m) => m.id === id)[nth], { what: () => `the answer to ${id} (so far: ${out.slice(0, 2000)}; stderr: ${stderr})` });
+      const send = (text: string) => child.stdin.write(text + '\n');
+      const envelope = JSON.stringify({
+        'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+        'io.modelcontextprotocol/clientInfo': { name: 'deep-stdio', version: '1' },
+        'io.modelcontextprotocol/clientCapabilities': {},
+      });
+      const call = (id: number, args: string, meta = '{}') =>
+        `{"jsonrpc":"2.0","id":${id},"method":"tools/call","params":{"name":"open_read","arguments":${args},"_meta":${meta}}}`;
+      const tooDeep = (id: number) => ({ jsonrpc: '2.0', id, error: { code: -32600, message: 'The request is nested deeper than 64 levels.' } });
+      try {
+        send(
+          JSON.stringify({
+            jsonrpc: '2.0',
+            id: 1,
+            method: 'initialize',
+            params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'deep-stdio', version: '1' } },
+          }),
+        );
+        await answer(1);
+        send(JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }));
+        send(call(2, `{"deep":${nestedJson(20_000, 'array')}}`));
+        send(call(3, '{}', `{"deep":${nestedJson(20_000, 'object')}}`));
+        send(call(4, `{"deep":${nestedJson(5000, 'object')}}`, envelope));
+        expect(await answer(2)).toEqual(tooDeep(2));
+        expect(await answer(3)).toEqual(tooDeep(3));
+        expect(await answer(4)).toEqual(tooDeep(4));
+        // Over the SDK's 10 MiB read buffer, which closed the whole connection.
+        send(call(5, `{"text":"${'a'.repeat(11 * 1024 * 1024)}"}`));
+        expect(await answer(null)).toEqual({ jsonrpc: '2.0', id: null, error: { code: -32600, message: 'The message is over 4194304 bytes.' } });
+        // Nested as deep as the limit allows (64 with the envelope's three levels), the call runs.
+        send(call(6, `{"deep":${nestedJson(61, 'array')}}`));
+        expect((await answer(6)).result.content[0].text).toBe('got deep');
+        expect(stderr).not.toMatch(/Maximum call stack|\n\s+at .+:\d+:\d+/);
+      } finally {
+        child.stdin.end();
+      }
+      expect(await new Promise((resolve) => child.once('exit', resolve))).toBe(0);
+      // Only the call that ran is audited.
+      const audit = fs.readFileSync(path.join(w.data, 'agent-audit.jsonl'), 'utf8').split('\n');
+      expect(audit.filter((l) => l.includes('"tool":"open_read"')).map((l) => JSON.parse(l).outcome)).toEqual(['ok']);
     },
     SPAWN_TIMEOUT_MS,
   );

@@ -205,6 +205,41 @@ describe('malformed input against the HTTP endpoint (fast-check)', () => {
     await stillServes();
   });
 
+  it('answers tool calls nested to any depth (to 30,000 levels, in the arguments or _meta, both revisions) with a result or -32600 naming the limit, never a 500', async () => {
+    const [modern, legacy] = await capturedCalls();
+    const LIMIT = 64;
+    const deep = fc.record({
+      which: fc.constantFrom(modern!, legacy!),
+      // Around the limit as often as far past it.
+      depth: fc.oneof(fc.integer({ min: 1, max: 2 * LIMIT }), fc.integer({ min: 2 * LIMIT, max: 30_000 })),
+      shape: fc.constantFrom('array', 'object'),
+      where: fc.constantFrom('arguments', '_meta'),
+      // Brackets inside strings (escaped quotes and backslashes among them) are no nesting.
+      decoy: fc.constantFrom('', '[[[[{{{{'.repeat(40), '\\"[{\\'.repeat(40)),
+    });
+    await fc.assert(
+      fc.asyncProperty(deep, async (d) => {
+        const body = structuredClone(d.which.body);
+        const slot = { deep: '__DEEP__', decoy: d.decoy };
+        if (d.where === 'arguments') body.params.arguments = slot;
+        else body.params._meta = { ...(body.params._meta ?? {}), ...slot };
+        // Built as text: JSON.stringify of the nested value would overflow here first.
+        const nested = d.shape === 'array' ? '['.repeat(d.depth) + ']'.repeat(d.depth) : '{"a":'.repeat(d.depth) + '1' + '}'.repeat(d.depth);
+        const text = JSON.stringify(body).replace('"__DEEP__"', nested);
+        const headers = { ...d.which.headers, authorization: `Bearer ${c.endpoint.token}` };
+        const res = await rawBounded(c.endpoint.url, { method: 'POST', headers, body: text });
+        const bad = problem(res);
+        if (bad) throw new Error(bad);
+        // The slot's value opens at depth 4 (the body, params, arguments or _meta).
+        const refused = res.status === 400 && res.body.includes(`"code":-32600,"message":"The request is nested deeper than ${LIMIT} levels."`);
+        if (refused !== 3 + d.depth > LIMIT) throw new Error(`depth ${3 + d.depth}: ${res.status} ${res.body.slice(0, 200)}`);
+        if (refused && JSON.parse(res.body).id !== body.id) throw new Error(`refused without the request's id ${body.id}: ${res.body}`);
+      }),
+      { numRuns: 150 },
+    );
+    await stillServes();
+  });
+
   it('answers every malformed console API request without a 500, a stack trace or a source path, and keeps serving', async () => {
     const routes = [
       '/session',

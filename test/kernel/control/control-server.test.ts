@@ -15,6 +15,7 @@ import type { ToolResult } from '../../../kernel/tools/contract.js';
 import { deferred, waitFor } from '../../helpers/wait.js';
 import { makeKernel, ScriptedPrompter, tempDir, tool, type Fixture } from '../../helpers/kernel-fixture.js';
 import { atTeardown } from '../../helpers/cleanup.js';
+import { nestedJson } from '../../mcp/mcp-helpers.js';
 
 const PACKS = ['/nonexistent/packs'];
 const SKILLS = ['/nonexistent/skills'];
@@ -223,6 +224,37 @@ describe('ControlServer', () => {
     expect((await raw(sock, Buffer.alloc(MAX_REQUEST_LINE_BYTES + 10, 'a')))[1]).toMatchObject({ code: 'TOO_LARGE' });
     const after = (await raw(sock, '{"v":1,"op":"tools.list"}\n'))[1];
     expect(after).toMatchObject({ type: 'result', value: expect.arrayContaining([expect.objectContaining({ name: 'echo_safe' })]) });
+  });
+
+  it('answers a 20,000-level nested request line with TOO_DEEP naming the limit, without running or auditing the call, and keeps serving', async () => {
+    const r = await running();
+    const sock = r.server.socketPath;
+    // A tool that takes any arguments: deep ones would reach the kernel's recursive code.
+    r.fx.kernel.registerPack({
+      id: 'open',
+      version: '1.0.0',
+      tools: [{ spec: { ...tool('open_read', 'safe'), parameters: { type: 'object' } }, impl: (args) => `got ${Object.keys(args).join(',')}` }],
+    });
+    for (const depth of [5000, 20_000])
+      for (const shape of ['array', 'object'] as const) {
+        const lines = await raw(sock, `{"v":1,"op":"tools.call","tool":"open_read","args":{"deep":${nestedJson(depth, shape)}}}\n`);
+        expect([depth, shape, lines[1]]).toEqual([
+          depth,
+          shape,
+          { v: 1, type: 'error', code: 'TOO_DEEP', message: expect.stringMatching(/^the line is nested deeper than 64 levels; /) },
+        ]);
+      }
+    // As deep as the limit allows (64 with the request's two levels), the call runs; one level more is refused.
+    const ok = await raw(sock, `{"v":1,"op":"tools.call","tool":"open_read","args":{"deep":${nestedJson(62, 'object')}}}\n`);
+    expect(ok[1]).toMatchObject({ type: 'result', value: { ok: true, value: 'got deep' } });
+    expect((await raw(sock, `{"v":1,"op":"tools.call","tool":"open_read","args":{"deep":${nestedJson(63, 'object')}}}\n`))[1]).toMatchObject({
+      code: 'TOO_DEEP',
+    });
+    // An edit of an approval is a request line too.
+    const edit = await raw(sock, `{"v":1,"op":"approvals.answer","id":"abcd","edit":{"deep":${nestedJson(20_000, 'array')}}}\n`);
+    expect(edit[1]).toMatchObject({ code: 'TOO_DEEP' });
+    expect(r.fx.kernel.audit.tail({ tool: 'open_read' }).map((e) => e.outcome)).toEqual(['ok']);
+    expect(r.fx.logger.lines.map((l) => l.message).join('\n')).not.toMatch(/Maximum call stack|\n\s+at /);
   });
 
   it('leaves a live socket to the server that has it: a second server on the same data folder starts without one and says why', async () => {
