@@ -1,6 +1,6 @@
-import type { DataSource } from 'typeorm';
+import type { DataSource, QueryRunner, ReplicationMode } from 'typeorm';
 import { MemoError } from '../errors.js';
-import { isConnectionLoss } from './connection-loss.js';
+import { connectionLossReason, isConnectionLoss, markConnectionLoss } from './connection-loss.js';
 import type { DatabaseUrl } from './database-url.js';
 import { checkSynchronize, describeFailure, destroyQuietly, migrate, namedMigrations, SILENT, trackedMigrations, type StoreOptions } from './migrations.js';
 
@@ -31,6 +31,7 @@ export async function openPostgres(url: DatabaseUrl, schema: string, options: St
     );
   }
   const label = `${url.display} (schema "${schema}")`;
+  const lost = lostConnection(label, url);
   checkSynchronize(label, options.synchronize);
   const named = namedMigrations(label, options.migrations);
   const typeorm = await import('typeorm');
@@ -60,7 +61,7 @@ export async function openPostgres(url: DatabaseUrl, schema: string, options: St
       // dead client when it is given back.
       onConnect: (client: PgClient) => {
         client.on('error', () => {});
-        explainLostQueries(client, label, url);
+        explainLostQueries(client, lost);
       },
     },
     logger: SILENT,
@@ -68,6 +69,7 @@ export async function openPostgres(url: DatabaseUrl, schema: string, options: St
     // on next use; the call that needed it gets the error, never the process.
     poolErrorHandler: () => {},
   });
+  explainReleasedRunners(ds, lost);
   try {
     await ds.initialize();
   } catch (err) {
@@ -116,12 +118,14 @@ function explainConnectionFailures(ds: DataSource, label: string, url: DatabaseU
   if (!pool) return;
   const connect = pool.connect.bind(pool);
   const unreachable = (err: Error) =>
-    Object.assign(
-      new Error(
-        `The database ${label} cannot be reached (${url.scrub(err.message)}); calls that need it fail until it answers again, and Memo reconnects by itself.`,
-        { cause: err },
+    markConnectionLoss(
+      Object.assign(
+        new Error(
+          `The database ${label} cannot be reached (${url.scrub(connectionLossReason(err))}); calls that need it fail until it answers again, and Memo reconnects by itself.`,
+          { cause: err },
+        ),
+        { code: (err as { code?: unknown }).code },
       ),
-      { code: (err as { code?: unknown }).code },
     );
   // A client whose query lost its connection goes back to the pool as broken, so the pool drops it.
   // Given back plainly it could be handed out again before its socket's close is heard (the server's
@@ -142,27 +146,37 @@ const LOST = new WeakMap<object, Error>();
 type PgClient = { on(event: 'error', listener: () => void): unknown; query: (...args: unknown[]) => unknown };
 
 /**
- * A connection lost under a query (the server crashed, restarted or was shut down, the network
- * dropped) fails that query with the driver's bare words ("Connection terminated unexpectedly",
- * "read ECONNRESET", "terminating connection due to administrator command"). The caller gets a
- * sentence naming the database instead, saying a write under way may or may not have been saved
- * (a COMMIT whose answer was lost) and that Memo reconnects by itself; the driver's error stays as
- * the cause, its code on the error. A statement's own failure (a constraint, a syntax error) is
- * passed on untouched.
+ * The error for a connection lost while in use (the server crashed, restarted or was shut down, an
+ * administrator ended the session, the network dropped), instead of the driver's bare words
+ * ("Connection terminated unexpectedly", "read ECONNRESET", "terminating connection due to
+ * administrator command"): a sentence naming the database, saying a write under way may or may not
+ * have been saved (a COMMIT whose answer was lost) and that Memo reconnects by itself; the driver's
+ * error stays as the cause, its code on the error. One sentence whatever the moment: under a query,
+ * or between two statements of a transaction (explainReleasedRunners). Given an error it made
+ * already, it says the same again.
  */
-function explainLostQueries(client: PgClient, label: string, url: DatabaseUrl): void {
+function lostConnection(label: string, url: DatabaseUrl): (err: unknown) => Error {
+  return (err) => {
+    const e = err as Error & { code?: unknown; connectionLost?: unknown };
+    const message =
+      e?.connectionLost === true
+        ? e.message
+        : `The database ${label} cannot be reached: the connection was lost during a query (${url.scrub(connectionLossReason(err))}); a write under way may or may not have been saved. Calls that need it fail until it answers again, and Memo reconnects by itself.`;
+    return markConnectionLoss(Object.assign(new Error(message, { cause: err }), { code: e?.code }));
+  };
+}
+
+/**
+ * A query that fails because the connection was lost fails with lostConnection's sentence; a
+ * statement's own failure (a constraint, a syntax error) is passed on untouched. The client is
+ * remembered as lost, so it is not given back to the pool for reuse.
+ */
+function explainLostQueries(client: PgClient, explain: (err: unknown) => Error): void {
   const query = client.query.bind(client);
   const lost = (err: unknown): unknown => {
     if (!isConnectionLoss(err)) return err;
-    const e = err as Error & { code?: unknown };
-    LOST.set(client, e);
-    return Object.assign(
-      new Error(
-        `The database ${label} cannot be reached: the connection was lost during a query (${url.scrub(String(e.message))}); a write under way may or may not have been saved. Calls that need it fail until it answers again, and Memo reconnects by itself.`,
-        { cause: err },
-      ),
-      { code: e.code },
-    );
+    LOST.set(client, err as Error);
+    return explain(err);
   };
   client.query = (...args: unknown[]) => {
     const last = args.length - 1;
@@ -176,4 +190,56 @@ function explainLostQueries(client: PgClient, label: string, url: DatabaseUrl): 
     const submittable = typeof (args[0] as { submit?: unknown } | null)?.submit === 'function';
     return !submittable && pending instanceof Promise ? pending.catch((err: unknown) => Promise.reject(lost(err) as Error)) : pending;
   };
+}
+
+type Runner = QueryRunner & { releasePostgresConnection(err?: unknown): Promise<void> };
+
+/**
+ * typeorm's QueryRunner gives its connection up the moment the connection reports an error (its
+ * client's 'error' event: the socket closed, or the server's FATAL arrived while no query ran, e.g.
+ * between two statements of a transaction, or in the same read as the answer to the last one), and
+ * from then on refuses every statement with its own words: "Query runner already released. Cannot
+ * run queries anymore." from the runner, "Database connection provided by a query runner was already
+ * released..." from its manager (em.query, em.transaction). A runner given up so fails each later
+ * statement with lostConnection's sentence instead, the one the statements cut off under a query get.
+ * A runner released by its holder (release() without an error) keeps typeorm's words: using it
+ * afterwards is a bug in the code that holds it, not an outage.
+ */
+function explainReleasedRunners(ds: DataSource, explain: (err: unknown) => Error): void {
+  const lostWith = new WeakMap<QueryRunner, unknown>();
+  const refusal = (runner: QueryRunner | undefined): Error | undefined => {
+    if (!runner?.isReleased || !lostWith.has(runner)) return undefined;
+    return explain(lostWith.get(runner));
+  };
+  const create = ds.createQueryRunner.bind(ds);
+  ds.createQueryRunner = (mode?: ReplicationMode) => {
+    const runner = create(mode) as Runner;
+    const release = runner.releasePostgresConnection.bind(runner);
+    runner.releasePostgresConnection = (err?: unknown) => {
+      if (err !== undefined && !runner.isReleased) lostWith.set(runner, err);
+      return release(err);
+    };
+    const query = runner.query.bind(runner);
+    runner.query = ((...args: Parameters<typeof query>) => {
+      const refused = refusal(runner);
+      return refused ? Promise.reject(refused) : query(...args);
+    }) as typeof query;
+    const stream = runner.stream.bind(runner);
+    runner.stream = ((...args: Parameters<typeof stream>) => {
+      const refused = refusal(runner);
+      return refused ? Promise.reject(refused) : stream(...args);
+    }) as typeof stream;
+    const manager = runner.manager;
+    const transaction = manager.transaction.bind(manager) as (...args: unknown[]) => Promise<unknown>;
+    manager.transaction = (...args: unknown[]) => {
+      const refused = refusal(runner);
+      return refused ? Promise.reject(refused) : transaction(...args);
+    };
+    return runner;
+  };
+  const query = ds.query.bind(ds) as (sql: string, parameters?: unknown[], runner?: QueryRunner) => Promise<unknown>;
+  ds.query = ((sql: string, parameters?: unknown[], runner?: QueryRunner) => {
+    const refused = refusal(runner);
+    return refused ? Promise.reject(refused) : query(sql, parameters, runner);
+  }) as typeof ds.query;
 }

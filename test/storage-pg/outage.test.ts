@@ -113,6 +113,49 @@ describe('a kernel on PostgreSQL when the server goes away', () => {
     }
   });
 
+  it("says the same when the connection is lost between two statements of a transaction, not typeorm's 'already released'", async () => {
+    const url = DatabaseUrl.parse(await server.database());
+    const ds = await openPostgres(url, 'lost_between', { entities: [], migrations: [] });
+    const sentence =
+      /^The database postgres:\/\/memo:\[masked\]@127\.0\.0\.1:\d+\/t\d+ \(schema "lost_between"\) cannot be reached: the connection was lost during a query \(terminating connection due to administrator command\); a write under way may or may not have been saved\. Calls that need it fail until it answers again, and Memo reconnects by itself\.$/;
+    try {
+      const caught: Array<Error & { code?: string }> = [];
+      const committed = ds.transaction(async (em) => {
+        const [{ pid }] = await em.query<[{ pid: number }]>('SELECT pg_backend_pid() AS pid');
+        // Ended while the transaction runs no statement: the server's FATAL reaches an idle client,
+        // and typeorm's runner gives the connection up (its client's 'error') before the next one.
+        await server.query('SELECT pg_terminate_backend($1)', [pid]);
+        await waitFor(() => em.queryRunner!.isReleased, { what: "the runner to hear that its connection's backend ended" });
+        // The statements typeorm would refuse with "Query runner already released" (the runner) or
+        // "Database connection provided by a query runner was already released" (its manager).
+        for (const next of [() => em.query('SELECT 1'), () => em.queryRunner!.query('SELECT 1'), () => em.transaction(() => Promise.resolve())]) {
+          caught.push(
+            await next().then(
+              () => ({}) as Error,
+              (err: Error) => err,
+            ),
+          );
+        }
+      });
+      // Its COMMIT as well.
+      await expect(committed).rejects.toThrow(sentence);
+      expect(caught).toHaveLength(3);
+      for (const err of caught) {
+        expect(err.message).toMatch(sentence);
+        expect(err.code).toBe('57P01');
+      }
+      // The pool serves the next call on a live connection.
+      expect(await ds.query('SELECT 1 AS one')).toEqual([{ one: 1 }]);
+      // A runner its holder released keeps typeorm's words: using it is the holder's bug, not an outage.
+      const released = ds.createQueryRunner();
+      await released.connect();
+      await released.release();
+      await expect(released.query('SELECT 1')).rejects.toThrow(/^Query runner already released/);
+    } finally {
+      await ds.destroy();
+    }
+  });
+
   it('shuts down even when the database hangs (no answer at all), warning which stores it left open', async () => {
     const url = await server.database();
     process.env.MEMO_DATABASE_URL = url;
