@@ -4,6 +4,7 @@ import { createRequire } from 'node:module';
 import * as path from 'node:path';
 import { MessageChannel, receiveMessageOnPort, Worker, type MessagePort } from 'node:worker_threads';
 import { MemoError } from '../errors.js';
+import { connectionLossReason } from '../storage/connection-loss.js';
 import type { DatabaseUrl } from '../storage/database-url.js';
 import type { CallGuard } from '../tools/tool-pipeline.js';
 import {
@@ -644,7 +645,8 @@ export class PgAuditLog {
 
   /** An error's message for the refusal's parentheses: without the database's name (the refusal names it), password scrubbed. */
   private why(err: unknown): string {
-    return this.url.scrub((err as Error)?.message ?? String(err)).replace(`the audit trail's database ${this.url.display} `, '');
+    // pg's words for its own client state read as what happened ("the server closed the connection").
+    return this.url.scrub(connectionLossReason(err)).replace(`the audit trail's database ${this.url.display} `, '');
   }
 
   /**
@@ -970,7 +972,7 @@ export class PgAuditLog {
   }
 
   private failure(r: Extract<AuditReply, { ok: false }>): Error {
-    const why = this.url.scrub(r.message);
+    const why = this.url.scrub(r.unreachable ? connectionLossReason({ message: r.message }) : r.message);
     if (r.unreachable) {
       this.reason = why;
       // A statement that timed out was sent: the server may still commit it when it wakes up.
