@@ -549,10 +549,12 @@ export async function prepareSandbox(req: SandboxRequest, status: OsSandboxStatu
     if (!inside('/tmp', hostTmp) && !req.writable.some((w) => inside(hostTmp, realOr(w)))) mounts.push('--tmpfs', hostTmp);
     const prefix: string[] = [];
     if (cgroup) prefix.push('/bin/sh', '-c', 'echo $$ > "$1" || exit 125; shift; exec "$@"', 'memo-sandbox', path.join(cgroup, 'cgroup.procs'));
-    else if (status.processLimit.kind === 'rlimit') prefix.push(findExecutable('prlimit') ?? 'prlimit', `--nproc=${status.processLimit.max}`, '--');
+    // RLIMIT_NPROC set inside: there it counts the processes of the sandbox's own user namespace only
+    // (outside it would count every process of the user, and a busy desktop could not start bwrap).
+    const inner = status.processLimit.kind === 'rlimit' ? [findExecutable('prlimit') ?? 'prlimit', `--nproc=${status.processLimit.max}`, '--'] : [];
     const bridge = forwards.length > 0 ? [process.execPath, BRIDGE, ...forwards.flatMap((f) => ['--forward', f]), '--'] : [];
     return {
-      argv: (cmd) => [...prefix, status.bwrap!, ...baseFlags(), ...mounts, ...(req.cwd ? ['--chdir', realOr(req.cwd)] : []), '--', ...bridge, ...cmd],
+      argv: (cmd) => [...prefix, status.bwrap!, ...baseFlags(), ...mounts, ...(req.cwd ? ['--chdir', realOr(req.cwd)] : []), '--', ...inner, ...bridge, ...cmd],
       env: (env) => {
         const out: NodeJS.ProcessEnv = { ...env, TMPDIR: '/tmp' };
         if (req.home !== 'keep') out.HOME = '/tmp/home';
