@@ -419,6 +419,45 @@ describe('a sandboxed command ending', () => {
   });
 });
 
+// As root the tests run as, a pids cgroup limits processes; a user that is not root usually cannot make
+// one, and gets RLIMIT_NPROC inside the sandbox instead. Run as nobody to check that path for real.
+const asNobody = process.geteuid?.() === 0 ? it : it.skip;
+
+describe('the sandbox for a user that is not root', () => {
+  asNobody('runs commands, limits processes with RLIMIT_NPROC inside, and keeps the proxy in front of the network', () => {
+    requireFreshBuild();
+    const dir = tempDir('memo-nobody-');
+    fs.chmodSync(dir, 0o777);
+    const work = path.join(dir, 'work');
+    fs.mkdirSync(work, { mode: 0o777 });
+    fs.chmodSync(work, 0o777);
+    fs.writeFileSync(path.join(work, 'bomb.sh'), 'b(){ b | b & }; b\nsleep 30\n', { mode: 0o644 });
+    const dist = (m: string) => JSON.stringify(pathToFileURL(path.resolve('dist/kernel/sandbox', m)).href);
+    const script = `
+      const { runProcess } = await import(${dist('process-runner.js')});
+      const { osSandboxStatus } = await import(${dist('os-sandbox.js')});
+      const cwd = ${JSON.stringify(work)};
+      const signal = new AbortController().signal;
+      const out = { limit: (await osSandboxStatus()).processLimit };
+      out.plain = await runProcess(['/bin/sh', '-c', 'id -u; echo hi > f && cat f'], { cwd, signal, timeoutMs: 60000, maxOutputBytes: 10000 });
+      out.bomb = await runProcess(['/bin/bash', 'bomb.sh'], { cwd, signal, timeoutMs: 4000, maxOutputBytes: 4000, killGraceMs: 200 });
+      out.net = await runProcess(['/bin/sh', '-c', 'curl -fsS --max-time 5 http://127.0.0.1:1/ 2>&1; echo " rc=$?"'], { cwd, signal, timeoutMs: 60000, maxOutputBytes: 10000, sandbox: { writable: [cwd], network: { domains: 'any' } } });
+      process.stdout.write(JSON.stringify(out));`;
+    const r = spawnSync('setpriv', ['--reuid=65534', '--regid=65534', '--clear-groups', process.execPath, '--input-type=module', '-e', script], {
+      encoding: 'utf8',
+      cwd: dir,
+      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: dir },
+    });
+    if (r.status !== 0) throw new Error(`the child failed: ${r.stderr}`);
+    const out = JSON.parse(r.stdout);
+    expect(out.limit).toEqual({ kind: 'rlimit', max: 1024 });
+    expect(out.plain).toMatchObject({ exitCode: 0, sandboxed: true, stdout: '65534\nhi\n' });
+    expect(out.bomb.stderr).toMatch(/fork: (retry: )?Resource temporarily unavailable/);
+    expect(spawnSync('pgrep', ['-f', 'bomb.sh'], { encoding: 'utf8' }).stdout.trim()).toBe('');
+    expect(out.net.stdout).toMatch(/error: 403\n rc=22/);
+  });
+});
+
 describe('without bubblewrap', () => {
   const saved = process.env[BWRAP_ENV];
   beforeEach(() => (process.env[BWRAP_ENV] = '/nonexistent/bwrap'));
