@@ -4,9 +4,8 @@
  * kept in the pack's database so they can be read offline. A server that is slow, down or answers
  * nonsense leaves the last good copy in place.
  */
-import { fetchWithRetry, MemoError, withDeadline, type AttemptOutcome } from 'memo-kernel/pack';
+import { fetchWithRetry, MemoError, runHeavy, withDeadline, type AttemptOutcome } from 'memo-kernel/pack';
 import type { DataSource } from 'typeorm';
-import { parseCalendars } from './recurrence.js';
 import { FeedCacheRow } from './schema.js';
 import { feedUrl, shownUrl, type SubscriptionSource } from './sources.js';
 
@@ -75,7 +74,8 @@ export async function refreshFeed(db: DataSource, source: SubscriptionSource, ti
       return { status: 'not-modified', checkedAt: now };
     }
     try {
-      parseCalendars(got.body);
+      // A feed is up to 20 MB from elsewhere: it is checked in a worker, off the event loop.
+      await runHeavy(new URL('./recurrence.js', import.meta.url), 'checkCalendar', got.body, { what: `Reading ${shownUrl(url)}` });
     } catch (err) {
       return { status: 'failed', reason: `${shownUrl(url)} did not send iCalendar data (${(err as Error).message})` };
     }

@@ -318,3 +318,9 @@ export function expandTexts(input: { texts: string[]; range: Range; steps?: numb
   const budget: Budget = { left: input.steps ?? CALL_STEPS, spent: false };
   return input.texts.map((text) => expandCalendar(text, input.range, budget));
 }
+
+/** Whether a text reads as iCalendar (throws ical.js's error when not), as heavy-work.ts runs it. */
+export function checkCalendar(text: string): boolean {
+  parseCalendars(text);
+  return true;
+}

@@ -26,13 +26,18 @@ const LAST_MODIFIED = 'Tue, 05 May 2026 08:00:00 GMT';
 /** A loopback ICS server whose behaviour a test switches: serve (with an ETag), fail with 500, or hang. */
 async function feedServer() {
   const seen: Array<{ ifNoneMatch?: string; ifModifiedSince?: string | undefined; status: number }> = [];
-  let mode: 'serve' | 'fail' | 'hang' = 'serve';
+  let mode: 'serve' | 'fail' | 'hang' | 'nonsense' = 'serve';
   const server = http.createServer((req, res) => {
     const inm = req.headers['if-none-match'];
     if (mode === 'hang') return; // never answers
     if (mode === 'fail') {
       seen.push({ status: 500 });
       res.writeHead(500).end('down');
+      return;
+    }
+    if (mode === 'nonsense') {
+      seen.push({ status: 200 });
+      res.writeHead(200, { 'content-type': 'text/calendar', etag: '"v2"' }).end('<html>not a calendar</html>');
       return;
     }
     if (inm === '"v1"') {
@@ -149,6 +154,17 @@ describe('subscribed calendars: conditional refresh, offline copy, and servers t
     const v = value(await fx.call('get_calendar_events', { start: '2026-05-05' }));
     expect(titles(v)).toEqual(['Conference', 'From the subscription', 'Lunch wherever I am']);
     expect(v.warnings).toEqual([expect.stringMatching(/^team: .*HTTP 500; showing the copy from 20\d\d-/)]);
+    await fx.close();
+  });
+
+  it('keeps the last good copy, saying why, when the server sends something that is not iCalendar (checked in a worker)', async () => {
+    const { fx, feed } = await withSubscription({ refreshMinutes: 0 });
+    await fx.command('consent', { service: 'subscriptions', answer: 'allow' });
+    value(await fx.call('get_calendar_events', { start: '2026-05-05' }));
+    feed.set('nonsense');
+    const v = value(await fx.call('get_calendar_events', { start: '2026-05-05' }));
+    expect(titles(v)).toEqual(['Conference', 'From the subscription', 'Lunch wherever I am']);
+    expect(v.warnings).toEqual([expect.stringMatching(/^team: .*did not send iCalendar data \(.+\); showing the copy from 20\d\d-/)]);
     await fx.close();
   });
 
