@@ -48,7 +48,28 @@ const HAND_RULES: HandRule[] = [
   { id: 'github-token', re: /\b((?:gh[pousr]_|github_pat_)[A-Za-z0-9_]{20,})/dg, group: 1 },
   { id: 'slack-token', re: /\b(xox[abposr]-[A-Za-z0-9-]{10,})/dg, group: 1 },
   { id: 'aws-access-key-id', re: /\b((?:AKIA|ASIA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA|A3T[A-Z0-9])[0-9A-Z]{16})\b/dg, group: 1 },
+  // An AWS secret access key has no shape of its own (40 characters of base64's alphabet): it is
+  // recognised beside its access key id, as command output prints them without names (`aws iam
+  // create-access-key --output text`, the console's CSV), up to 300 characters either side. Both
+  // cases of letters are required, so a 40-hex git hash beside an id is left alone.
+  {
+    id: 'aws-secret-after-id',
+    re: /\b(?:AKIA|ASIA)[0-9A-Z]{16}\b[\s\S]{0,300}?(?<![A-Za-z0-9/+=])(?=[A-Za-z0-9/+]{0,39}[a-z])(?=[A-Za-z0-9/+]{0,39}[A-Z])([A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])/dg,
+    group: 1,
+  },
+  {
+    id: 'aws-secret-before-id',
+    re: /(?<![A-Za-z0-9/+=])(?=[A-Za-z0-9/+]{0,39}[a-z])(?=[A-Za-z0-9/+]{0,39}[A-Z])([A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])[\s\S]{0,300}?\b(?:AKIA|ASIA)[0-9A-Z]{16}\b/dg,
+    group: 1,
+  },
   { id: 'google-api-key', re: /\b(AIza[0-9A-Za-z_-]{35})/dg, group: 1 },
+  // Bare provider keys that command output prints without a name in front.
+  { id: 'google-oauth-secret', re: /\b(GOCSPX-[A-Za-z0-9_-]{28})/dg, group: 1 },
+  { id: 'google-refresh-token', re: /(?<![A-Za-z0-9_-])(1\/\/0[A-Za-z0-9_-]{40,})/dg, group: 1 },
+  { id: 'digitalocean-token', re: /\b(do[opr]_v1_[a-f0-9]{64})\b/dg, group: 1 },
+  { id: 'twilio-key', re: /\b(SK[0-9a-f]{32})\b/dg, group: 1 },
+  { id: 'pypi-token', re: /\b(pypi-AgEIcHlwaS5vcmc[A-Za-z0-9_-]{50,})/dg, group: 1 },
+  { id: 'databricks-token', re: /\b(dapi[a-f0-9]{32}(?:-\d)?)\b/dg, group: 1 },
   { id: 'jwt', re: /\b(eyJ[A-Za-z0-9_-]{8,1024}\.[A-Za-z0-9_-]{8,16384}\.[A-Za-z0-9_-]{8,2048})/dg, group: 1 },
   { id: 'mailgun-key', re: /\b(key-[0-9a-zA-Z]{32})\b/dg, group: 1 },
   { id: 'discord-webhook', re: /\bhttps?:\/\/(?:ptb\.|canary\.)?discord(?:app)?\.com\/api\/webhooks\/\d+\/([A-Za-z0-9_-]{20,})/dgi, group: 1 },
@@ -177,7 +198,7 @@ const COMMAND_HINT = /(?:^|[\s'"(;&|`])-|=|(?:key|token|secret|pass|pwd|auth|coo
  * one of the name fragments): text with none skips the hand rules.
  */
 const HAND_HINT =
-  /PRIVATE KEY|bearer|basic|token|digest|sk-|gh[pousr]_|github_pat_|xox|AKIA|ASIA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA|A3T|AIza|eyJ|key|:\/\/|secret|pass|pwd|auth|cookie|credential|session|hook|dsn/i;
+  /PRIVATE KEY|bearer|basic|token|digest|sk-|gh[pousr]_|github_pat_|xox|AKIA|ASIA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA|A3T|AIza|GOCSPX-|1\/\/0|do[opr]_v1_|SK[0-9a-f]{32}|pypi-|dapi|eyJ|key|:\/\/|secret|pass|pwd|auth|cookie|credential|session|hook|dsn/i;
 
 /** Values too short to be a credential by shape alone. */
 const MIN_SHAPE = 3;

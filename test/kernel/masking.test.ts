@@ -124,10 +124,35 @@ describe('value shapes', () => {
     ['an AWS secret key (secretlint)', 'aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYzzzzzzzzzz', 'wJalrXUtnFEMI/K7MDENG/bPxRfiCYzzzzzzzzzz'],
     ['a Hugging Face token (secretlint)', 'hf_abcdefghijklmnopqrstuvwxyzabcdefgh', 'hf_abcdefghijklmnopqrstuvwxyzabcdefgh'],
     ['a JSON field with a secret name', '{"client_secret": "c0ffee-b4be-1234"}', 'c0ffee-b4be-1234'],
+    [
+      'a bare AWS secret after its key id (aws iam create-access-key --output text)',
+      'ACCESSKEY\tAKIAZ3MSJV4WEXAMPLQ7\t2026-12-06T04:00:00+00:00\twJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY\tActive\tci-bot',
+      'wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY',
+    ],
+    [
+      'a bare AWS session secret on the next line of the console CSV',
+      'Access key ID,Secret access key\nASIAZ3MSJV4WEXAMPLQ7,Rk7mA9/xQ2+vB8nT4pL6sD1fG3hJ5kZ0cW9eY7uI',
+      'Rk7mA9/xQ2+vB8nT4pL6sD1fG3hJ5kZ0cW9eY7uI',
+    ],
+    [
+      'a bare AWS secret before its key id',
+      'secret Rk7mA9/xQ2+vB8nT4pL6sD1fG3hJ5kZ0cW9eY7uI for AKIAZ3MSJV4WEXAMPLQ7',
+      'Rk7mA9/xQ2+vB8nT4pL6sD1fG3hJ5kZ0cW9eY7uI',
+    ],
+    ['a Google OAuth client secret', 'client GOCSPX-abcdefghijklmnopqrstuvwx1234 ok', 'GOCSPX-abcdefghijklmnopqrstuvwx1234'],
+    ['a Google refresh token', 'refresh: 1//0gabcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTU', '1//0gabcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTU'],
+    ['a DigitalOcean token', `doctl auth init dop_v1_${'a1'.repeat(32)}`, `dop_v1_${'a1'.repeat(32)}`],
+    ['a Twilio API key', 'created SK0123456789abcdef0123456789abcdef', 'SK0123456789abcdef0123456789abcdef'],
+    ['a Databricks token', 'token dapi0123456789abcdef0123456789abcdef', 'dapi0123456789abcdef0123456789abcdef'],
   ])('masks %s', (_what, text, secret) => {
     const masked = maskText(text);
     expect(masked).not.toContain(secret);
     expect(masked).toContain(MASK);
+  });
+
+  it('leaves a 40-hex git hash beside an AWS key id alone, and plain text around both', () => {
+    const text = 'AKIAZ3MSJV4WEXAMPLQ7 rotated in commit 3f786850e387550fdab836ed7e6dc881de23001b';
+    expect(maskText(text)).toBe(`${MASK} rotated in commit 3f786850e387550fdab836ed7e6dc881de23001b`);
   });
 
   it('keeps the host and database of a connection string readable', () => {

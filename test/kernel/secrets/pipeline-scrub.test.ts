@@ -195,6 +195,20 @@ describe('known secrets through the pipeline', () => {
     expectAuditClean();
   });
 
+  it('masks a bare AWS secret a command prints beside its key id, in the result and on the audit trail', async () => {
+    const secret = 'Rk7mA9/xQ2+vB8nT4pL6sD1fG3hJ5kZ0cW9eY7uI';
+    fs.writeFileSync(path.join(fx.root, 'keys.txt'), `ACCESSKEY\tAKIAZ3MSJV4WEXAMPLQ7\t2026-12-06T04:00:00+00:00\t${secret}\tActive\tci-bot\n`);
+    fx.prompter.setFallback('allow-once');
+    const run = await call('run_command', { command: 'cat keys.txt' });
+    if (!run.ok) throw new Error(run.error.message);
+    const { stdout } = run.value as { stdout: string };
+    expect(stdout).toBe(`ACCESSKEY\t${MASK}\t2026-12-06T04:00:00+00:00\t${MASK}\tActive\tci-bot\n`);
+    const trail = fs.readFileSync(path.join(fx.dataDir, 'agent-audit.jsonl'), 'utf8');
+    expect(trail).toContain('cat keys.txt');
+    expect(trail).not.toContain(secret);
+    expect(trail).not.toContain(secret.replace(/\//g, '\\/'));
+  });
+
   it('learns a key stored by another process within the periodic check', async () => {
     const other = `sk-other-${randomBytes(12).toString('hex')}`;
     const file = path.join(fx.dataDir, 'providers.json');
