@@ -263,9 +263,23 @@ export async function startPostgres(options: { timeZone?: string } = {}): Promis
     stop,
     freeze() {
       if (!running) throw new Error('the server is not running');
-      for (const pid of serverPids()) {
-        process.kill(pid, 'SIGSTOP');
-        frozen.push(pid);
+      // The postmaster first, so it forks no new backend while its children are listed: listed
+      // before, a connection opened in between could get a backend that kept answering (a likely
+      // cause of an approvals-one-answer run under load whose "frozen" query was answered).
+      const [main] = serverPids();
+      process.kill(main!, 'SIGSTOP');
+      frozen.push(main!);
+      for (let round = 0; round < 5; round++) {
+        const fresh = serverPids().filter((pid) => !frozen.includes(pid));
+        if (fresh.length === 0) break;
+        for (const pid of fresh) {
+          try {
+            process.kill(pid, 'SIGSTOP');
+            frozen.push(pid);
+          } catch {
+            // ended meanwhile
+          }
+        }
       }
     },
     thaw,
