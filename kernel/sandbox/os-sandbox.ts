@@ -461,6 +461,36 @@ function masksFor(req: SandboxRequest): { ops: Op[]; writable: string[] } {
 
 let cgroupSeq = 0;
 
+let sweptRunDirs: Promise<void> | null = null;
+
+/**
+ * The private temp folders of calls whose Memo died before it could remove them (killed with
+ * SIGKILL mid-call): `memo-sandbox-<pid>-*` in the temp folder, for a pid that no longer exists.
+ * Done once per process, before its first sandboxed call.
+ */
+async function sweepStaleRunDirs(): Promise<void> {
+  const dir = os.tmpdir();
+  let names: string[];
+  try {
+    names = await fsp.readdir(dir);
+  } catch {
+    return;
+  }
+  await Promise.all(
+    names.map(async (name) => {
+      const owner = Number(/^memo-sandbox-(\d+)-/.exec(name)?.[1]);
+      if (!owner || owner === process.pid) return;
+      try {
+        process.kill(owner, 0);
+        return; // its Memo still runs (or the pid was reused: left alone)
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== 'ESRCH') return;
+      }
+      await fsp.rm(path.join(dir, name), { recursive: true, force: true }).catch(() => undefined);
+    }),
+  );
+}
+
 /** The folder of memo's package.json (null outside a package). */
 function packageRoot(from: string): string | null {
   for (let dir = from; dir !== path.dirname(dir); dir = path.dirname(dir)) if (fs.existsSync(path.join(dir, 'package.json'))) return realOr(dir);
@@ -501,7 +531,10 @@ export async function commandSandbox(): Promise<{ sandboxed: true; status: OsSan
  */
 export async function prepareSandbox(req: SandboxRequest, status: OsSandboxStatus): Promise<SandboxRun> {
   if (!status.available || !status.bwrap) throw unavailable(status);
-  const runDir = await fsp.mkdtemp(path.join(os.tmpdir(), 'memo-sandbox-'));
+  sweptRunDirs ??= sweepStaleRunDirs();
+  await sweptRunDirs;
+  // Named after this process: a Memo killed mid-call leaves its folder, and the next one removes it.
+  const runDir = await fsp.mkdtemp(path.join(os.tmpdir(), `memo-sandbox-${process.pid}-`));
   let cgroup: string | null = null;
   let proxy: NetworkProxy | null = null;
   const dispose = async () => {

@@ -404,7 +404,9 @@ describe('a sandboxed command ending', () => {
     const script = `const { runProcess } = await import(${JSON.stringify(runner)});
       await runProcess(['/bin/sh', '-c', ${JSON.stringify(`setsid -f /bin/sleep ${t}; touch ${ready}; exec /bin/sleep ${t}`)}],
         { cwd: ${JSON.stringify(cwd)}, timeoutMs: 600000, maxOutputBytes: 1000, signal: new AbortController().signal });`;
-    const host = spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: 'ignore' });
+    // Its own temp folder: the killed runner cannot remove its call's folder; the next Memo does.
+    const tmp = tempDir('memo-host-tmp-');
+    const host = spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: 'ignore', env: { ...process.env, TMPDIR: tmp } });
     const exited = new Promise<void>((r) => host.once('exit', () => r()));
     try {
       await waitFor(() => fs.existsSync(ready), { what: 'the command to start' });
@@ -412,6 +414,13 @@ describe('a sandboxed command ending', () => {
       host.kill('SIGKILL');
       await exited;
       await waitFor(() => procs(t) === '', { what: 'the sandboxed processes to end' });
+      const left = () => fs.readdirSync(tmp).filter((n) => n.startsWith(`memo-sandbox-${host.pid}-`));
+      expect(left()).toHaveLength(1);
+      // The next Memo's first sandboxed call removes the folder of the one that died.
+      const next = `const { runProcess } = await import(${JSON.stringify(runner)});
+        await runProcess(['/bin/true'], { cwd: ${JSON.stringify(cwd)}, timeoutMs: 60000, maxOutputBytes: 1000, signal: new AbortController().signal });`;
+      expect(spawnSync(process.execPath, ['--input-type=module', '-e', next], { env: { ...process.env, TMPDIR: tmp } }).status).toBe(0);
+      expect(left()).toEqual([]);
     } finally {
       host.kill('SIGKILL');
       spawnSync('pkill', ['-9', '-f', t]);
