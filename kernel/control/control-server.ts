@@ -38,6 +38,7 @@ import {
   type ServerHello,
 } from './control-protocol.js';
 import { approvalList, approvalView, CONTROL_CALL_SESSION, goneMessage, packInfo, packList, toolList, type ApprovalView } from './kernel-views.js';
+import { listen } from '../util/listen.js';
 
 /** A connection that sends no request within this long is closed. */
 const REQUEST_WAIT_MS = 30_000;
@@ -95,16 +96,6 @@ function probe(socket: string): Promise<Probe> {
       if (err.code === 'ECONNREFUSED') done({ state: 'stale' });
       else if (err.code === 'ENOENT') done({ state: 'none' });
       else done({ state: 'unusable', reason: `${socket} cannot be reached (${err.code ?? err.message})` });
-    });
-  });
-}
-
-function listen(server: net.Server, socket: string): Promise<void> {
-  return new Promise((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(socket, () => {
-      server.off('error', reject);
-      resolve();
     });
   });
 }

@@ -19,6 +19,7 @@ import * as net from 'node:net';
 import * as path from 'node:path';
 import type { Duplex } from 'node:stream';
 import { isPublicAddress } from '../util/public-address.js';
+import { listen } from '../util/listen.js';
 
 export interface NetworkGrant {
   /** `any`: every public address; otherwise only these names (exact, or `*.suffix` for subdomains). */
@@ -82,16 +83,6 @@ function splitHostPort(target: string, defaultPort: number): { host: string; por
 function refuse(socket: Duplex, status: string, why: string): void {
   const body = `memo sandbox: ${why}\n`;
   socket.end(`HTTP/1.1 ${status}\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
-}
-
-function listen(server: net.Server, socket: string): Promise<void> {
-  return new Promise((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(socket, () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
 }
 
 export async function startNetworkProxy(opts: {
