@@ -610,8 +610,9 @@ export function createKernel(options: KernelOptions = {}): Kernel {
   kernel.registerPack(kernel.skills.kernelPack());
   // A skill's allowed-tools: while a turn follows a skill, calls outside its list are refused.
   kernel.addCallGuard(kernel.skills.guard);
-  // On PostgreSQL the audit fails closed: calls are refused while their lines cannot be written.
-  if (kernel.audit instanceof PgAuditLog) kernel.addCallGuard(kernel.audit.guard);
+  // The audit trail fails closed, on a file as on PostgreSQL: once a line could not be written,
+  // calls are refused until writing works again (and the lost lines are named in the trail).
+  if (kernel.audit instanceof PgAuditLog || kernel.audit instanceof AuditLog) kernel.addCallGuard(kernel.audit.guard);
   // A turn's capability destroyed (the turn ended, however) ends what the turn activated.
   kernel.capabilities.onRevoke((turn) => kernel.skills.endTurn(turn));
   for (const pack of options.packs ?? []) kernel.registerPack(pack);

@@ -6,7 +6,7 @@
 import type { Clock as ClockShape } from './clock.js';
 import type { Logger as LoggerShape } from './logger.js';
 import type { Prompter as PrompterShape } from './permissions/prompter.js';
-import type { AuditFilter, AuditRecord } from './audit/audit-log.js';
+import type { AdminRecord, AuditFilter, AuditRecord } from './audit/audit-log.js';
 import type { ConversationInfo, HistoryHit, StoredMessage, StoredSummary, ToolActivity, TurnRecord } from './agent/conversation-store.js';
 import type { AgentStep } from './agent/agent-loop.js';
 import type { ChatMessage, ModelProvider, ProviderConfig, ProviderFactory } from './agent/provider.js';
@@ -40,6 +40,12 @@ export interface AuditSink {
    * only, or Computer access: the CLI's own tools, which no audit line will show).
    */
   note?(event: { event: 'agent-access'; conversationId: string; backend: string; version?: string; access: 'vault' | 'computer' }): unknown;
+  /**
+   * Optional: records a person's change to the kernel's settings (`pack.disable`, `permission.allow`,
+   * `token.rotate`, ...), before it is made; throws (or rejects) when the line cannot be written, and
+   * the change is then not made. A sink without one records nothing of them.
+   */
+  admin?(record: AdminRecord): unknown;
   close(): void | Promise<void>;
 }
 

@@ -21,6 +21,8 @@ import {
   type ParsedLine,
 } from './audit-chain.js';
 import { AuditFileLock } from './audit-lock.js';
+import type { LostLines } from './audit-verify.js';
+import { MemoError } from '../errors.js';
 
 export { verifyAuditFile, formatVerifyReport, type AuditProblem, type AuditProblemKind, type AuditVerifyReport, type RecordedGap } from './audit-verify.js';
 
@@ -55,7 +57,7 @@ export interface AuditEntry extends AuditRecord {
 }
 
 /** What a running kernel saw when its file did not continue the way it left it. */
-export type GapSeen = 'cut-tail' | 'emptied' | 'deleted' | 'replaced' | 'head-missing' | 'head-altered' | 'foreign-line';
+export type GapSeen = 'cut-tail' | 'emptied' | 'deleted' | 'replaced' | 'head-missing' | 'head-altered' | 'foreign-line' | 'lines-lost';
 
 /**
  * A line the kernel writes about the log itself, chained and MACed like any entry (it takes the
@@ -71,7 +73,7 @@ export type GapSeen = 'cut-tail' | 'emptied' | 'deleted' | 'replaced' | 'head-mi
 export interface AuditEvent {
   seq: number;
   ts: string;
-  event: 'gap' | 'keyed-chain-start' | 'torn-tail-recovered' | 'agent-access';
+  event: 'gap' | 'keyed-chain-start' | 'torn-tail-recovered' | 'agent-access' | 'admin';
   pid: number;
   /** On PostgreSQL: the instance whose chain the event belongs to. */
   instance?: string;
@@ -92,11 +94,70 @@ export interface AuditEvent {
   torn?: true;
   /** gap: where the kernel saved the content it still held of a deleted file (beside the log). */
   recoveredTo?: string;
+  /** gap `lines-lost`: the lines this process could not write (calls by id and tool, never their arguments). */
+  lost?: LostLines;
+  /** admin: what was done (`pack.disable`, `permission.allow`, ...), by which face, to what, and how. */
+  action?: string;
+  by?: string;
+  target?: string;
+  change?: Record<string, unknown>;
   prev: string;
   hash: string;
 }
 
 export type AuditLine = AuditEntry | AuditEvent;
+
+/**
+ * A person's change to what the kernel may do, for the trail (`AuditLog.admin`, `PgAuditLog.admin`):
+ * `action` names it (`pack.disable`, `permission.allow`, `provider.add`, `token.rotate`, ...), `by`
+ * the face it came through (`cli`, `console`, `host`), `target` what it changed (a pack, a tool, a
+ * provider), `change` how: masked by the caller before it gets here, as a call's arguments are
+ * (Kernel.recordAdmin masks values under secret-looking names and secret-shaped values).
+ */
+export interface AdminRecord {
+  action: string;
+  by: string;
+  target?: string;
+  change?: Record<string, unknown>;
+}
+
+/** An admin record as its line carries it: bounded. */
+export function adminFields(record: AdminRecord): Omit<AuditEvent, 'seq' | 'ts' | 'pid' | 'prev' | 'hash'> {
+  const change = record.change;
+  const text = change ? JSON.stringify(change) : '';
+  return {
+    event: 'admin',
+    action: String(record.action).slice(0, 100),
+    by: String(record.by).slice(0, 100),
+    ...(record.target !== undefined ? { target: String(record.target).slice(0, 200) } : {}),
+    ...(change ? { change: text.length > 4000 ? { truncated: `${text.slice(0, 4000)}…` } : change } : {}),
+  };
+}
+
+/** How many lost calls a file trail's `lines-lost` event names one by one; the rest are counted. */
+const MAX_LOST_LISTED = 100;
+
+/** What the OS said when a line could not be written, in words a person reads. */
+export function writeFailureCause(err: unknown): string {
+  const code = (err as NodeJS.ErrnoException)?.code;
+  switch (code) {
+    case 'ENOSPC':
+      return 'the disk is full (ENOSPC)';
+    case 'EDQUOT':
+      return 'the disk quota is used up (EDQUOT)';
+    case 'EACCES':
+    case 'EPERM':
+      return `permission denied (${code})`;
+    case 'EROFS':
+      return 'the file system is read-only (EROFS)';
+    case 'EIO':
+      return 'an input/output error (EIO)';
+    case 'EFBIG':
+      return 'the file is too large (EFBIG)';
+    default:
+      return (err as Error)?.message ?? String(err);
+  }
+}
 
 export function isAuditEvent(line: AuditLine): line is AuditEvent {
   return typeof (line as AuditEvent).event === 'string';
@@ -211,6 +272,29 @@ export class AuditLog {
   readonly tornLines: number[] = [];
   /** Events this instance wrote (gaps seen, torn tails recovered, the keyed chain started). */
   readonly events: AuditEvent[] = [];
+  /**
+   * Lines this process could not write (a full disk, a permission taken away, another writer
+   * holding the lock), since the last `lines-lost` event: while there are any, `guard` refuses
+   * every call, and the next write puts that event first.
+   */
+  private lost: (LostLines & { cause: string; events: number }) | null = null;
+  /**
+   * The pipeline's check before every call (kernel.ts registers it): while a line could not be
+   * written, it tries to write the `lines-lost` event naming the lost lines, and refuses the call
+   * when that fails too. Reads are refused as well: an unrecorded read is what an attacker wants.
+   */
+  readonly guard = {
+    check: (): void => {
+      if (this.lost && !this.recover()) {
+        const lost = this.lost;
+        throw new MemoError(
+          'PERMISSION_DENIED',
+          `The audit trail ${this.file} cannot be written (${lost.cause}), so this call could not be recorded and was not run: calls are refused until writing works again. ${lost.lines} line${lost.lines === 1 ? '' : 's'} could not be written since ${lost.from}; the trail names them once it can be written.`,
+          { details: { decision: 'deny:audit-unavailable' } },
+        );
+      }
+    },
+  };
 
   constructor(
     readonly file: string,
@@ -249,6 +333,8 @@ export class AuditLog {
 
   close(): void {
     try {
+      // Lines lost and not yet named: one last try to name them (else they are only on stderr).
+      if (this.lost && this.fd !== null) this.recover();
       this.flushHead();
     } finally {
       // A head that could not be written (the lock not to be had) still lets go of the files; the
@@ -271,37 +357,12 @@ export class AuditLog {
    * calls' lines needs). Returns the entries as written.
    */
   appendBatch(records: readonly AuditRecord[]): AuditEntry[] {
-    if (this.fd === null) this.open();
-    const lock = this.lock!;
-    const written: AuditEntry[] = [];
-    lock.acquire();
+    let written: AuditEntry[];
     try {
-      // Someone else appended, or the file shrank or was rewritten, or (checked every pathCheckMs)
-      // the path no longer names this file: look before writing.
-      if (this.fileChanged() || this.pathCheckDue()) this.reconcile(false);
-      let prev = this.lastHash;
-      let seq = this.lastSeq;
-      let tag = this.lastTag;
-      let text = '';
-      for (const record of records) {
-        seq++;
-        // One object: sealed as it stands, then given its hash (the line carries the hash last, as the entry does).
-        const entry = { seq, ...record, prev } as AuditEntry;
-        const sealed = sealLine(this.key!, prev, JSON.stringify(entry));
-        entry.hash = sealed.hash;
-        text += sealed.line;
-        written.push(entry);
-        prev = sealed.hash;
-        tag = sealed.tag;
-      }
-      // The string goes to write(2) as it is (no Buffer of our own); what it wrote is what the file grew by.
-      this.knownSize += fs.writeSync(this.fd!, text, null, 'utf8');
-      this.lastHash = prev;
-      this.lastTag = tag;
-      this.lastSeq = seq;
-      this.headLater();
-    } finally {
-      lock.release();
+      written = this.appendLocked(records);
+    } catch (err) {
+      this.loseLines(records, 0, err);
+      throw err;
     }
     for (const entry of written) this.recent.push(entry);
     if (this.recent.length > this.memory * 2) this.recent.splice(0, this.recent.length - this.memory);
@@ -315,40 +376,214 @@ export class AuditLog {
     return written;
   }
 
+  /** True while lines this process could not write are waiting for their `lines-lost` event (the guard refuses calls). */
+  get failing(): { cause: string; lines: number; since: string } | null {
+    return this.lost ? { cause: this.lost.cause, lines: this.lost.lines, since: this.lost.from } : null;
+  }
+
+  private appendLocked(records: readonly AuditRecord[]): AuditEntry[] {
+    if (this.fd === null) this.open();
+    const lock = this.lock!;
+    const written: AuditEntry[] = [];
+    lock.acquire();
+    try {
+      // Someone else appended, or the file shrank or was rewritten, or (checked every pathCheckMs)
+      // the path no longer names this file: look before writing.
+      if (this.fileChanged() || this.pathCheckDue()) this.reconcile(false);
+      let prev = this.lastHash;
+      let seq = this.lastSeq;
+      let tag = this.lastTag;
+      let text = '';
+      // Lines lost before: the event naming them comes first, in the same write.
+      const lostEvent = this.lost ? this.sealLost(seq + 1, prev) : null;
+      if (lostEvent) {
+        text += lostEvent.line;
+        seq = lostEvent.event.seq;
+        prev = lostEvent.event.hash;
+        tag = lostEvent.tag;
+      }
+      for (const record of records) {
+        seq++;
+        // One object: sealed as it stands, then given its hash (the line carries the hash last, as the entry does).
+        const entry = { seq, ...record, prev } as AuditEntry;
+        const sealed = sealLine(this.key!, prev, JSON.stringify(entry));
+        entry.hash = sealed.hash;
+        text += sealed.line;
+        written.push(entry);
+        prev = sealed.hash;
+        tag = sealed.tag;
+      }
+      this.knownSize += this.writeAll(text);
+      this.lastHash = prev;
+      this.lastTag = tag;
+      this.lastSeq = seq;
+      if (lostEvent) this.lostWritten(lostEvent.event);
+      this.headLater();
+    } finally {
+      lock.release();
+    }
+    return written;
+  }
+
+  /**
+   * Writes `text` at the end of the file in one write(2) and returns its length in bytes. A write
+   * the system cut short (the disk filled up in the middle of it) is taken back, so no torn line
+   * stays behind, and fails as ENOSPC; a failed one is taken back too (a partial write then error).
+   */
+  private writeAll(text: string): number {
+    const size = Buffer.byteLength(text, 'utf8');
+    let n: number;
+    try {
+      n = fs.writeSync(this.fd!, text, null, 'utf8');
+    } catch (err) {
+      this.takeBack();
+      throw err;
+    }
+    if (n !== size) {
+      this.takeBack();
+      throw Object.assign(new Error(`no space left on device: ${n} of ${size} bytes written`), { code: 'ENOSPC' });
+    }
+    return n;
+  }
+
+  /** Cuts the file back to what this process knows it holds (under the lock): the end of the last whole line. */
+  private takeBack(): void {
+    try {
+      fs.ftruncateSync(this.fd!, this.knownSize);
+    } catch {
+      // Truncating frees space and needs none; if even that fails, the next look finds the fragment (foreign-line).
+    }
+  }
+
+  /** Remembers lines that could not be written, for the `lines-lost` event; the guard refuses calls meanwhile. */
+  private loseLines(records: readonly AuditRecord[], events: number, err: unknown): void {
+    const now = new Date().toISOString();
+    const lost = (this.lost ??= { lines: 0, calls: [], events: 0, from: now, to: now, cause: '' });
+    lost.cause = writeFailureCause(err);
+    lost.to = now;
+    lost.lines += records.length + events;
+    lost.events += events;
+    for (const r of records) {
+      if (lost.calls.length < MAX_LOST_LISTED) lost.calls.push({ id: r.id, tool: r.tool, outcome: r.outcome });
+      else lost.unlisted = (lost.unlisted ?? 0) + 1;
+    }
+  }
+
+  /** The `lines-lost` gap event for the lines lost so far, sealed as line `seq` after `prev`. */
+  private sealLost(seq: number, prev: string): { line: string; tag: string; event: AuditEvent } {
+    const lost = this.lost!;
+    const calls = lost.lines - lost.events;
+    const what = [calls ? `${calls} call line${calls === 1 ? '' : 's'}` : '', lost.events ? `${lost.events} kernel event${lost.events === 1 ? '' : 's'}` : '']
+      .filter(Boolean)
+      .join(' and ');
+    const { cause, events, ...record } = lost;
+    const fields = {
+      seq,
+      ts: new Date().toISOString(),
+      event: 'gap' as const,
+      pid: process.pid,
+      seen: 'lines-lost' as const,
+      lost: { ...record, ...(events ? { events } : {}) },
+      detail: `${what} could not be written between ${lost.from} and ${lost.to} (${cause})`,
+      prev,
+    };
+    const sealed = sealLine(this.key!, prev, JSON.stringify(fields));
+    return { line: sealed.line, tag: sealed.tag, event: { ...fields, hash: sealed.hash } };
+  }
+
+  private lostWritten(event: AuditEvent): void {
+    this.events.push(event);
+    this.lost = null;
+  }
+
+  /** Tries to write the `lines-lost` event on its own (the guard's question); true once it is written. */
+  private recover(): boolean {
+    try {
+      this.writeEvent(null);
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
   /**
    * Writes an `agent-access` event (chained and MACed like an entry, under the same lock): an agent
    * turn was handed to an agent CLI, with the access it had. Written before the CLI starts, so a
    * turn that crashes or hangs is on record too.
    */
   note(event: { event: 'agent-access'; conversationId: string; backend: string; version?: string; access: 'vault' | 'computer' }): AuditEvent {
+    return this.writeEvent({
+      event: event.event,
+      conversationId: String(event.conversationId).slice(0, 100),
+      backend: String(event.backend).slice(0, 100),
+      ...(event.version ? { version: String(event.version).slice(0, 100) } : {}),
+      access: event.access,
+    });
+  }
+
+  /**
+   * Writes an `admin` event: a person's change to the kernel's settings (a pack disabled, a
+   * permission granted, a token rotated), who made it and what changed (adminFields: bounded,
+   * secrets masked). Written before the change is applied; a change whose line cannot be written
+   * is not made (the error says why).
+   */
+  admin(record: AdminRecord): AuditEvent {
+    return this.writeEvent(adminFields(record));
+  }
+
+  /**
+   * Seals one event line after the chain's head and writes it, under the lock, after the
+   * `lines-lost` event when lines were lost before (`body` null: that event alone). A line that
+   * cannot be written is remembered as lost, and the error thrown.
+   */
+  private writeEvent(body: Omit<AuditEvent, 'seq' | 'ts' | 'pid' | 'prev' | 'hash'> | null): AuditEvent {
+    try {
+      return this.writeEventLocked(body);
+    } catch (err) {
+      if (body) this.loseLines([], 1, err);
+      else if (this.lost) this.lost.cause = writeFailureCause(err);
+      throw err;
+    }
+  }
+
+  private writeEventLocked(body: Omit<AuditEvent, 'seq' | 'ts' | 'pid' | 'prev' | 'hash'> | null): AuditEvent {
     if (this.fd === null) this.open();
     const lock = this.lock!;
     lock.acquire();
     try {
       if (this.fileChanged() || this.pathCheckDue()) this.reconcile(false);
-      const seq = this.lastSeq + 1;
-      const fields = {
-        seq,
-        ts: new Date().toISOString(),
-        event: event.event,
-        pid: process.pid,
-        conversationId: String(event.conversationId).slice(0, 100),
-        backend: String(event.backend).slice(0, 100),
-        ...(event.version ? { version: String(event.version).slice(0, 100) } : {}),
-        access: event.access,
-        prev: this.lastHash,
-      };
-      const sealed = sealLine(this.key!, this.lastHash, JSON.stringify(fields));
-      const bytes = Buffer.from(sealed.line, 'utf8');
-      fs.writeSync(this.fd!, bytes);
-      this.knownSize += bytes.length;
-      this.lastHash = sealed.hash;
-      this.lastTag = sealed.tag;
+      let seq = this.lastSeq;
+      let prev = this.lastHash;
+      let tag = this.lastTag;
+      let text = '';
+      const lostEvent = this.lost ? this.sealLost(seq + 1, prev) : null;
+      let last: AuditEvent | null = null;
+      if (lostEvent) {
+        text += lostEvent.line;
+        seq = lostEvent.event.seq;
+        prev = lostEvent.event.hash;
+        tag = lostEvent.tag;
+        last = lostEvent.event;
+      }
+      if (body) {
+        seq++;
+        const { event, ...rest } = body;
+        const fields = { seq, ts: new Date().toISOString(), event, pid: process.pid, ...rest, prev };
+        const sealed = sealLine(this.key!, prev, JSON.stringify(fields));
+        text += sealed.line;
+        prev = sealed.hash;
+        tag = sealed.tag;
+        last = { ...fields, hash: sealed.hash };
+      }
+      if (!last) throw new Error('nothing to write');
+      this.knownSize += this.writeAll(text);
+      this.lastHash = prev;
+      this.lastTag = tag;
       this.lastSeq = seq;
+      if (lostEvent) this.lostWritten(lostEvent.event);
+      if (body) this.events.push(last);
       this.headLater();
-      const written: AuditEvent = { ...fields, hash: sealed.hash };
-      this.events.push(written);
-      return written;
+      return last;
     } finally {
       lock.release();
     }

@@ -20,7 +20,7 @@ import {
   tagOf,
   type AuditHead,
 } from './audit-chain.js';
-import type { AuditEntry, AuditEvent, AuditFilter, AuditRecord, GapSeen } from './audit-log.js';
+import { adminFields, type AdminRecord, type AuditEntry, type AuditEvent, type AuditFilter, type AuditRecord, type GapSeen } from './audit-log.js';
 import { AUDIT_CHANNEL, AUDIT_LOCK, AUDIT_MIGRATIONS, AUDIT_SCHEMA, auditKeyId, LOCAL_HEAD_FILE } from './pg-audit-schema.js';
 import {
   auditWorkerMain,
@@ -393,6 +393,16 @@ export class PgAuditLog {
     const written = this.enqueue([{ kind: 'event', fields }]).then((lines) => lines[0] as AuditEvent);
     written.catch(() => {});
     return written;
+  }
+
+  /**
+   * An `admin` event (see AuditLog.admin): a person's change, who made it and what changed;
+   * resolves once it is committed. The change is made only after that: one whose line cannot be
+   * committed is not made.
+   */
+  admin(record: AdminRecord): Promise<AuditEvent> {
+    const fields = { ...adminFields(record), pid: process.pid } as EventFields;
+    return this.enqueue([{ kind: 'event', fields }]).then((lines) => lines[0] as AuditEvent);
   }
 
   /** How many batches this instance has committed, each one statement and one transaction (group commit). */

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import * as T from '../tokens.js';
 import type { AuditSink } from '../tokens.js';
-import type { AuditRecord } from '../audit/audit-log.js';
+import { writeFailureCause, type AuditRecord } from '../audit/audit-log.js';
 import { inject, injectable } from '../di.js';
 import { attachKnownSecrets, KnownSecrets, scrubPreview } from '../audit/known-secrets.js';
 import { MASK, maskArgs, maskText } from '../audit/masking.js';
@@ -400,7 +400,7 @@ export class ToolPipeline {
    */
   private lineLost(line: { name: string; callId: string; lost?: boolean }, err: unknown): void {
     line.lost = true;
-    this.options.logger?.error(`the audit line of ${line.name} (call ${line.callId}) could not be written: ${(err as Error)?.message ?? String(err)}`);
+    this.options.logger?.error(`the audit line of ${line.name} (call ${line.callId}) could not be written: ${writeFailureCause(err)}`);
   }
 
   /** Puts a call the gate does not let through by itself (see isAutomatic) to the permission gate. */

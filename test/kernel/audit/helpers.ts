@@ -66,6 +66,12 @@ export function compileAuditModules(dir: string): string {
     }).outputText;
     fs.writeFileSync(path.join(out, name.replace(/\.ts$/, '.js')), js);
   }
+  // The one module outside kernel/audit the trail imports (its refusals are MemoErrors), where the copy expects it.
+  const errors = ts.transpileModule(fs.readFileSync(path.resolve('kernel/errors.ts'), 'utf8'), {
+    fileName: 'errors.ts',
+    compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 },
+  }).outputText;
+  fs.writeFileSync(path.join(dir, 'errors.js'), errors);
   if (!fs.existsSync(path.join(dir, 'node_modules'))) fs.symlinkSync(path.resolve('node_modules'), path.join(dir, 'node_modules'), 'dir');
   return path.join(out, 'audit-log.js');
 }
