@@ -24,6 +24,8 @@ export type {
   JsonSchema,
   JsonValue,
   Preview,
+  PreviewFact,
+  PreviewQuote,
   ProgressUpdate,
   ToolCallRequest,
   ToolContext,

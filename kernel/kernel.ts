@@ -6,6 +6,8 @@ import { container as rootContainer, instanceCachingFactory, type DependencyCont
 import { AuditLog } from './audit/audit-log.js';
 import { PgAuditLog } from './audit/pg-audit-log.js';
 import { KnownSecrets } from './audit/known-secrets.js';
+import { AdminActions } from './admin/admin-actions.js';
+import { openAuditTrail } from './audit/open-audit.js';
 import { SystemClock } from './clock.js';
 import type { Disposable } from './disposable.js';
 import { MemoError } from './errors.js';
@@ -212,6 +214,12 @@ export class Kernel {
   readonly state: KernelState;
   /** CLI command groups packs contribute (`memo vault ...`). */
   readonly commands: PackCommands;
+  /**
+   * A person's changes (packs enabled, disabled and configured, permissions, always-allow,
+   * providers), each written to the audit trail before it is made, naming the face (`by`: `console`,
+   * `host` by default). A change whose line cannot be written is not made.
+   */
+  readonly admin: AdminActions;
   /** Long-running pack services, run between start() and shutdown(). */
   readonly services: PackServices;
   /** What packs offer each other by token. */
@@ -257,6 +265,14 @@ export class Kernel {
     this.panels = new ConsolePanels();
     this.hostContext = new HostContext();
     this.packs.apiFor = (packId, owned) => this.packApi(packId, owned, logger);
+    this.admin = new AdminActions({
+      audit: this.audit,
+      permissions: this.permissions,
+      packs: this.packs,
+      registry: this.registry,
+      providerSettings: this.providerSettings,
+      known: container.resolve(KnownSecrets),
+    });
   }
 
   /** The contribution points one pack gets; everything registered through them is pushed onto `owned`. */
@@ -531,17 +547,8 @@ export function createKernel(options: KernelOptions = {}): Kernel {
     prompter: () => new DenyingPrompter('the host app supplied no Prompter, so nobody can be asked'),
     clock: () => new SystemClock(),
     logger: () => new StderrLogger(),
-    auditSink: () => {
-      // With a shared database: this instance's own chain there (kernel/audit/pg-audit-log.ts).
-      if (config.database) {
-        const log = new PgAuditLog(config.database, dataDir, instanceId(dataDir));
-        log.open();
-        return log;
-      }
-      const log = new AuditLog(path.join(dataDir, 'agent-audit.jsonl'));
-      log.open();
-      return log;
-    },
+    // With a shared database: this instance's own chain there (kernel/audit/pg-audit-log.ts).
+    auditSink: () => openAuditTrail(dataDir, config.database),
     conversationStore: () => new ConversationStore(path.join(dataDir, 'agent.sqlite'), undefined, config.database),
     providerRegistry: () => new ProviderRegistry(),
   };

@@ -19,6 +19,8 @@ export type {
   JsonSchema,
   JsonValue,
   Preview,
+  PreviewFact,
+  PreviewQuote,
   ProgressUpdate,
   Sandbox,
   ToolAssess,

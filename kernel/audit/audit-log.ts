@@ -101,6 +101,8 @@ export interface AuditEvent {
   by?: string;
   target?: string;
   change?: Record<string, unknown>;
+  outcome?: 'failed';
+  error?: string;
   prev: string;
   hash: string;
 }
@@ -119,6 +121,9 @@ export interface AdminRecord {
   by: string;
   target?: string;
   change?: Record<string, unknown>;
+  /** On a second line for the same change: it failed after its first line was written, and why. */
+  outcome?: 'failed';
+  error?: string;
 }
 
 /** An admin record as its line carries it: bounded. */
@@ -131,6 +136,8 @@ export function adminFields(record: AdminRecord): Omit<AuditEvent, 'seq' | 'ts' 
     by: String(record.by).slice(0, 100),
     ...(record.target !== undefined ? { target: String(record.target).slice(0, 200) } : {}),
     ...(change ? { change: text.length > 4000 ? { truncated: `${text.slice(0, 4000)}…` } : change } : {}),
+    ...(record.outcome ? { outcome: record.outcome } : {}),
+    ...(record.error !== undefined ? { error: String(record.error).slice(0, 500) } : {}),
   };
 }
 

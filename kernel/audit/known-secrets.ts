@@ -451,13 +451,39 @@ function scrubPreviewImage(image: string, known: Pick<KnownSecrets, 'scrub' | 'c
 }
 
 /**
- * A tool's preview with the known secrets scrubbed from all it shows: its text, and its image (the
- * canvas pack's SVG of the drawing, where a label is plain text inside base64). The preview is not
- * changed; a copy is returned. An image that cannot be checked is left out (see scrubPreviewImage).
+ * A tool's preview with the known secrets scrubbed from all it shows: its text, its facts and quoted
+ * text (labels too), and its image (the canvas pack's SVG of the drawing, where a label is plain text
+ * inside base64). The preview is not changed; a copy is returned. An image that cannot be checked is
+ * left out (see scrubPreviewImage); so is a fact or a quote whose parts are not strings (no face could
+ * show it, and a secret in it could not be scrubbed).
  */
 export function scrubPreview<P extends Preview>(preview: P, known: Pick<KnownSecrets, 'scrub' | 'contains'>): P {
-  const { image, ...rest } = preview as P & { image?: unknown };
-  const out = { ...rest, text: typeof preview.text === 'string' ? known.scrub(preview.text) : preview.text } as P;
+  const { image, facts, quoted, ...rest } = preview as P & { image?: unknown };
+  const text = (v: unknown): v is string => typeof v === 'string';
+  const records = (v: unknown): Array<Record<string, unknown>> =>
+    Array.isArray(v) ? v.filter((x): x is Record<string, unknown> => typeof x === 'object' && x !== null) : [];
+  const out = {
+    ...rest,
+    text: typeof preview.text === 'string' ? known.scrub(preview.text) : preview.text,
+    ...(facts !== undefined
+      ? {
+          facts: records(facts)
+            .filter((f) => text(f.label) && text(f.value))
+            .map((f) => ({ label: known.scrub(f.label as string), value: known.scrub(f.value as string) })),
+        }
+      : {}),
+    ...(quoted !== undefined
+      ? {
+          quoted: records(quoted)
+            .filter((q) => text(q.label) && text(q.text) && (q.from === undefined || text(q.from)))
+            .map((q) => ({
+              label: known.scrub(q.label as string),
+              text: known.scrub(q.text as string),
+              ...(q.from !== undefined ? { from: known.scrub(q.from as string) } : {}),
+            })),
+        }
+      : {}),
+  } as P;
   if (image === undefined) return out;
   const clean = typeof image === 'string' ? scrubPreviewImage(image, known) : null;
   return clean === null ? out : { ...out, image: clean };

@@ -7,6 +7,7 @@
 import type { Command } from 'commander';
 import { ControlFailure, reachServer, type ControlConnection } from '../control/control-client.js';
 import type { ApprovalView } from '../control/kernel-views.js';
+import { approvalDisplay, displayLines, visibleLine } from '../permissions/preview-format.js';
 import { ANSWER_HELP, isPermissionAnswer } from '../permissions/prompter.js';
 import { NotFound, print, UsageError, type Cli } from './context.js';
 import { moment } from './moments.js';
@@ -19,26 +20,23 @@ function cut(text: string, max: number): string {
   return text.length > max ? `${text.slice(0, max - 1)}…` : text;
 }
 
-function callerText(c: ApprovalView['caller']): string {
-  return `${c.kind}${c.id ? ` "${c.id}"` : ''}${c.conversationId ? `, conversation ${c.conversationId}` : ''}`;
-}
-
-/** One request as `memo approvals list` shows it: id, tool, caller, danger, masked arguments, preview (cut), concern, expiry, and how to answer. */
+/**
+ * One request as `memo approvals list` shows it: id, tool, danger, then the request as
+ * preview-format.ts lays it out (the kernel's and the tool's facts, never cut; the preview's body,
+ * cut to 12 lines; the caller's own text, quoted), the masked arguments (cut), expiry, and how to answer.
+ */
 export function approvalBlock(a: ApprovalView, now: number): string {
-  const pad = '             ';
   const rows = [
-    `${a.id}  ${a.tool} (${a.plugin})  ${a.danger}, ${a.effect}${a.revision > 1 ? `  revision ${a.revision}${a.editedBy ? `, edited by ${a.editedBy}` : ''}` : ''}`,
-    `  caller:    ${callerText(a.caller)}`,
+    `${a.id}  ${visibleLine(`${a.tool} (${a.plugin})`)}  ${a.danger}, ${a.effect}`,
+    ...displayLines(approvalDisplay(a), {
+      bodyLines: PREVIEW_LINES,
+      lineChars: LINE_CHARS,
+      labelWidth: 11,
+      moreHint: ' (memo approvals list --json has them all)',
+    }).map((l) => `  ${l}`),
+    `  arguments: ${cut(visibleLine(JSON.stringify(a.args) ?? 'none'), ARGS_CHARS)}`,
     `  expires:   ${moment(Date.parse(a.expiresAt), now)}`,
-    `  arguments: ${cut(JSON.stringify(a.args) ?? 'none', ARGS_CHARS)}`,
   ];
-  if (a.editProblem) rows.push(`  edit refused: ${cut(a.editProblem, LINE_CHARS)}`);
-  if (a.preview) {
-    const lines = a.preview.text.split('\n');
-    lines.slice(0, PREVIEW_LINES).forEach((l, i) => rows.push(`${i === 0 ? `  preview:   ` : pad}${cut(l, LINE_CHARS)}`));
-    if (lines.length > PREVIEW_LINES) rows.push(`${pad}… ${lines.length - PREVIEW_LINES} more lines (memo approvals list --json has them all)`);
-  }
-  if (a.concern) rows.push(`  concern:   ${a.concern.reason.startsWith(`${a.concern.rule}:`) ? a.concern.reason : `${a.concern.reason} (${a.concern.rule})`}`);
   if (a.gone) rows.push(`  answers:   none now: instance ${a.instance ?? '?'} that asked it is not answering (stopped, or cut off from the database)`);
   else if (a.answerable) {
     rows.push(`  answers:   ${a.answers.join(', ')}${a.editable ? `, or --edit '<json>'` : ''}`);

@@ -1,5 +1,6 @@
 import * as readline from 'node:readline';
 import type { Command } from 'commander';
+import { cliRecorded } from './admin-record.js';
 import type { AgentEvent, AgentStep } from '../agent/agent-loop.js';
 import { readAttachment, type Attachment } from '../agent/chat-attachments.js';
 import { compactConversation, runChatTurn, type ChatTurnResult } from '../agent/chat-turn.js';
@@ -12,6 +13,7 @@ import { SystemClock } from '../clock.js';
 import { isMemoError } from '../errors.js';
 import { StderrLogger } from '../logger.js';
 import type { Kernel } from '../kernel.js';
+import { approvalDisplay, displayLines, visibleLine } from '../permissions/preview-format.js';
 import {
   ApprovalWithdrawn,
   FixedAnswerPrompter,
@@ -132,8 +134,10 @@ class ChatPrompter implements ApprovalFace {
     // Only the answers that mean something for this call (no standing ones for deletes and judged commands).
     const offered = keys.filter(([, a]) => req.answers.includes(a));
     const out = process.stderr;
-    out.write(`\n  ┌ ${req.tool} wants to run (${req.danger}, ${req.effect})\n  │ ${JSON.stringify(req.args)}\n`);
-    if (req.preview) for (const line of req.preview.text.split('\n').slice(0, 30)) out.write(`  │ ${line}\n`);
+    out.write(`\n  ┌ ${visibleLine(req.tool)} wants to run (${req.danger}, ${req.effect})\n`);
+    // The facts first, never cut; the body; what the model wrote last, quoted (see preview-format.ts).
+    for (const line of displayLines(approvalDisplay(req), { bodyLines: 30 })) out.write(`  │ ${line}\n`);
+    out.write(`  │ arguments: ${visibleLine(JSON.stringify(req.args) ?? 'none')}\n`);
     return new Promise((resolve) => {
       let done = false;
       const finish = (a: PermissionAnswer) => {
@@ -228,10 +232,13 @@ export function registerChatCommands(program: Command, ctx: CliContext): void {
         }
         let active: string | undefined;
         try {
-          active = await withProviders(ctx, (settings) => {
-            settings.put(config);
-            return settings.active()?.name;
-          });
+          const replaced = await withProviders(ctx, (settings) => settings.get(config.name) !== undefined);
+          active = await cliRecorded(ctx, { action: 'provider.add', target: config.name, change: { ...config, ...(replaced ? { replaced: true } : {}) } }, () =>
+            withProviders(ctx, (settings) => {
+              settings.put(config);
+              return settings.active()?.name;
+            }),
+          );
         } catch (err) {
           if (isMemoError(err)) throw ctx.usage(err.message);
           throw err;
@@ -258,7 +265,8 @@ export function registerChatCommands(program: Command, ctx: CliContext): void {
     .command('remove <name>')
     .description('remove a provider configuration')
     .action(async (name: string) => {
-      if (!(await withProviders(ctx, (settings) => settings.remove(name)))) throw ctx.notFound(`There is no provider "${name}".`);
+      if (!(await withProviders(ctx, (settings) => settings.get(name) !== undefined))) throw ctx.notFound(`There is no provider "${name}".`);
+      await cliRecorded(ctx, { action: 'provider.remove', target: name }, () => withProviders(ctx, (settings) => settings.remove(name)));
       process.stdout.write(`Removed ${name}.\n`);
     });
   provider
@@ -266,10 +274,13 @@ export function registerChatCommands(program: Command, ctx: CliContext): void {
     .description('make a provider the active one')
     .action(async (name: string) => {
       try {
-        await withProviders(ctx, (settings) => settings.use(name));
+        await withProviders(ctx, (settings) => {
+          if (!settings.get(name)) settings.use(name); // NOT_FOUND, saying so, before anything is recorded
+        });
       } catch (err) {
         throw ctx.notFound((err as Error).message);
       }
+      await cliRecorded(ctx, { action: 'provider.use', target: name }, () => withProviders(ctx, (settings) => settings.use(name)));
       process.stdout.write(`${name} is now the active provider.\n`);
     });
   provider

@@ -64,6 +64,7 @@ export async function addPackCommands(program: Command, cli: Cli, argv: readonly
             invoke: (tool, toolArgs) =>
               kernel.invoke({ tool, args: toolArgs, caller: { kind: 'cli', id: `memo ${command.name} ${sub.name}` }, signal: ac.signal }),
             print: (value) => process.stdout.write((typeof value === 'string' ? value : JSON.stringify(value)) + '\n'),
+            record: (change) => kernel.admin.record({ ...change, by: 'cli' }),
           });
           cli.setExit(typeof code === 'number' ? code : 0);
         } catch (err) {

@@ -7,6 +7,7 @@
  */
 import * as path from 'node:path';
 import type { Command } from 'commander';
+import { cliRecorded } from './admin-record.js';
 import { StderrLogger } from '../logger.js';
 import { PermissionStore, type StoredDecision } from '../permissions/permission-store.js';
 import { withCommandStore } from '../storage/kernel-state-db.js';
@@ -80,7 +81,13 @@ export function registerPermissionsCommands(program: Command, cli: Cli): void {
     .description("remove a tool's stored decisions, every scope (it will be asked again)")
     .action(async (toolName: string) => {
       const now = Date.now();
-      const { had, revoked } = await withStore(cli, (store) => ({ had: store.list().filter((d) => d.tool === toolName), revoked: store.revoke(toolName) }));
+      // Nothing stored: nothing changes, and nothing goes on the record.
+      const had = await withStore(cli, (store) => store.list().filter((d) => d.tool === toolName));
+      const revoked =
+        had.length > 0 &&
+        (await cliRecorded(cli, { action: 'permission.revoke', target: toolName, change: { scopes: had.map((d) => d.scope) } }, () =>
+          withStore(cli, (store) => store.revoke(toolName)),
+        ));
       if (revoked) {
         const what = had.map((d) => `${d.decision} ${scopeText(d, now)}`).join('; ');
         process.stdout.write(`Revoked the stored decision${had.length > 1 ? 's' : ''} for ${toolName} (${what}).\n`);
@@ -109,8 +116,9 @@ export function registerPermissionsCommands(program: Command, cli: Cli): void {
       }
       const at = new Date();
       const expiresAt = minutes === undefined ? undefined : new Date(at.getTime() + minutes * 60_000).toISOString();
-      await withStore(cli, (store) =>
-        store.set({ tool: toolName, decision: 'allow', plugin: spec.plugin, scope: expiresAt ? 'until' : 'forever', ...(expiresAt ? { expiresAt } : {}) }, at),
+      const decision = { plugin: spec.plugin, scope: expiresAt ? ('until' as const) : ('forever' as const), ...(expiresAt ? { expiresAt } : {}) };
+      await cliRecorded(cli, { action: 'permission.allow', target: toolName, change: decision }, () =>
+        withStore(cli, (store) => store.set({ tool: toolName, decision: 'allow', ...decision }, at)),
       );
       const until = expiresAt ? `until ${moment(Date.parse(expiresAt), at.getTime())}` : 'until revoked';
       process.stdout.write(
@@ -122,7 +130,9 @@ export function registerPermissionsCommands(program: Command, cli: Cli): void {
     .description('deny a tool for every caller until revoked (a stored deny wins over everything, always-allow included)')
     .action(async (toolName: string) => {
       const spec = await toolSpec(cli, toolName);
-      await withStore(cli, (store) => store.set({ tool: toolName, decision: 'deny', plugin: spec.plugin, scope: 'forever' }, new Date()));
+      await cliRecorded(cli, { action: 'permission.deny', target: toolName, change: { plugin: spec.plugin, scope: 'forever' } }, () =>
+        withStore(cli, (store) => store.set({ tool: toolName, decision: 'deny', plugin: spec.plugin, scope: 'forever' }, new Date())),
+      );
       process.stdout.write(`Denied ${toolName} (${spec.plugin}) for every caller until revoked.\nUndo: memo permissions revoke ${toolName}\n`);
     });
   permissions
@@ -131,10 +141,15 @@ export function registerPermissionsCommands(program: Command, cli: Cli): void {
     .action(async (state: string) => {
       if (state !== 'on' && state !== 'off' && state !== 'status') throw new UsageError('always-allow takes on, off or status');
       // An unusable file is reported by the store (on stderr) and counts as off.
-      const on = await withStore(cli, (store) => {
-        if (state !== 'status') store.setAlwaysAllow(state === 'on');
-        return store.alwaysAllow;
-      });
+      const on =
+        state === 'status'
+          ? await withStore(cli, (store) => store.alwaysAllow)
+          : await cliRecorded(cli, { action: `always-allow.${state}` }, () =>
+              withStore(cli, (store) => {
+                store.setAlwaysAllow(state === 'on');
+                return store.alwaysAllow;
+              }),
+            );
       const verb = state === 'status' ? 'is' : 'is now';
       process.stdout.write(
         on

@@ -1,6 +1,7 @@
 /** `memo plugins list|info|enable|disable|config`: the tool packs found, and their settings. */
 import * as path from 'node:path';
 import type { Command } from 'commander';
+import { cliRecorded } from './admin-record.js';
 import { isMemoError } from '../errors.js';
 import { StderrLogger } from '../logger.js';
 import { DenyingPrompter } from '../permissions/prompter.js';
@@ -116,7 +117,9 @@ export function registerPluginsCommands(program: Command, cli: Cli): void {
       .action(async (id: string) => {
         const known = knownPackIds(cli);
         if (!known.includes(id)) throw new NotFound(`There is no pack "${id}"${known.length ? ` (packs: ${known.join(', ')})` : ''}.`);
-        await withSettings(cli, (settings) => settings.setEnabled(id, enabled));
+        await cliRecorded(cli, { action: enabled ? 'pack.enable' : 'pack.disable', target: id }, () =>
+          withSettings(cli, (settings) => settings.setEnabled(id, enabled)),
+        );
         process.stdout.write(`${enabled ? 'Enabled' : 'Disabled'} ${id}.\n`);
       });
   }
@@ -137,7 +140,9 @@ export function registerPluginsCommands(program: Command, cli: Cli): void {
           setPath(changes, pair.slice(0, eq), parseValue(pair.slice(eq + 1)));
         }
         try {
-          current = await withSettings(cli, (settings) => settings.setConfig(id, manifest.config, changes));
+          current = await cliRecorded(cli, { action: 'pack.config', target: id, change: changes }, () =>
+            withSettings(cli, (settings) => settings.setConfig(id, manifest.config, changes)),
+          );
         } catch (err) {
           if (isMemoError(err)) throw new NotFound(err.message);
           throw err;

@@ -8,6 +8,7 @@ import type { Command } from 'commander';
 import { StderrLogger } from '../logger.js';
 import { DEFAULT_RATE_LIMITS, NO_RATE_LIMITS, type RateLimitOptions } from '../rate-limit/rate-limiter.js';
 import { withCommandStore } from '../storage/kernel-state-db.js';
+import { cliRecorded } from './admin-record.js';
 import { SettingsStore, storedSettings, type RateLimitSetting, type SandboxSetting } from '../storage/kernel-state-settings.js';
 import { print, UsageError, type Cli } from './context.js';
 
@@ -58,11 +59,13 @@ export function registerSettingsCommands(program: Command, cli: Cli): void {
     .action(async (value: string) => {
       if (value !== 'refuse' && value !== 'judged') throw new UsageError('the sandbox setting is refuse or judged');
       const logger = new StderrLogger();
-      await withCommandStore(
-        cli.dataDir(),
-        logger,
-        (db) => new SettingsStore(cli.dataDir(), logger, db),
-        (store) => store.setSandbox(value === 'refuse' ? undefined : value),
+      await cliRecorded(cli, { action: 'settings.sandbox', change: { sandbox: value } }, () =>
+        withCommandStore(
+          cli.dataDir(),
+          logger,
+          (db) => new SettingsStore(cli.dataDir(), logger, db),
+          (store) => store.setSandbox(value === 'refuse' ? undefined : value),
+        ),
       );
       process.stdout.write(`${describeSandboxSetting(value)}; memo serve applies it at its next start.\n`);
       if (value === 'judged')
@@ -76,11 +79,13 @@ export function registerSettingsCommands(program: Command, cli: Cli): void {
     .action(async (value: string) => {
       const setting = value === 'default' ? undefined : parseRateLimit(value, 'the rate limit');
       const logger = new StderrLogger();
-      await withCommandStore(
-        cli.dataDir(),
-        logger,
-        (db) => new SettingsStore(cli.dataDir(), logger, db),
-        (store) => store.setRateLimit(setting),
+      await cliRecorded(cli, { action: 'settings.rate-limit', change: { rateLimit: setting ?? 'default' } }, () =>
+        withCommandStore(
+          cli.dataDir(),
+          logger,
+          (db) => new SettingsStore(cli.dataDir(), logger, db),
+          (store) => store.setRateLimit(setting),
+        ),
       );
       process.stdout.write(`${describe(setting)}; memo serve applies it at its next start.\n`);
       if (setting === 'off') process.stderr.write('memo: warning: with the rate limit off, nothing limits how fast any caller can call tools.\n');

@@ -1,5 +1,6 @@
 import * as readline from 'node:readline';
 import type { Clock } from '../clock.js';
+import { approvalDisplay, displayLines, visibleLine } from '../permissions/preview-format.js';
 import { MAX_ALLOW_MINUTES, type ApprovalFace, type ApprovalReply, type PermissionAnswer, type PermissionRequest } from '../permissions/prompter.js';
 
 /** What one key offers. `answer` is the request's answer it stands for (`allow-minutes` for the timed one, whose N is asked next). */
@@ -67,10 +68,11 @@ function parseEdit(line: string): { args: Record<string, unknown> } | { problem:
 }
 
 /**
- * Asks on the terminal: tool, danger, masked arguments, the preview, and a countdown. Anything but
- * an offered key asks again. `m` asks for how many minutes, `e` (for editable tools) reads the new
- * arguments as one line of JSON. End of input is no answer: the reply is refused (rejected), so
- * another face may still answer; with none, the call is denied.
+ * Asks on the terminal: tool, danger, the request as preview-format.ts lays it out (facts, body,
+ * quoted text), the masked arguments, and a countdown. Anything but an offered key asks again. `m`
+ * asks for how many minutes, `e` (for editable tools) reads the new arguments as one line of JSON.
+ * End of input is no answer: the reply is refused (rejected), so another face may still answer; with
+ * none, the call is denied.
  *
  * The question's signal aborts when it is withdrawn (answered by another face, timed out, expired,
  * cancelled), and also once any answer arrives, this face's own included: so the abort listener
@@ -157,7 +159,7 @@ export class TtyPrompter implements ApprovalFace {
         if (choice.key === 'm') mode = 'minutes';
         else if (choice === EDIT) {
           mode = 'edit';
-          out.write(`current arguments: ${JSON.stringify(req.args)}\n`);
+          out.write(`current arguments: ${visibleLine(JSON.stringify(req.args) ?? '{}')}\n`);
         } else return answer(choice.answer as PermissionAnswer);
         prompt();
       };
@@ -172,20 +174,10 @@ export class TtyPrompter implements ApprovalFace {
 
   private showBox(req: PermissionRequest, choices: Choice[]): void {
     const out = this.output;
-    out.write(`\n┌─ Permission needed ─ ${req.tool} (${req.plugin}) ─ ${req.danger}, ${req.effect}\n`);
-    out.write(`│ arguments: ${JSON.stringify(req.args)}\n`);
-    if (req.revision > 1) out.write(`│ edited${req.editedBy ? ` by ${req.editedBy}` : ''}, revision ${req.revision}\n`);
-    if (req.editProblem) out.write(`│ your edit was refused: ${req.editProblem}\n`);
-    if (req.preview) {
-      const lines = req.preview.text.split('\n');
-      for (const line of lines.slice(0, PREVIEW_LINES)) out.write(`│ ${line}\n`);
-      if (lines.length > PREVIEW_LINES) out.write(`│ … ${lines.length - PREVIEW_LINES} more lines\n`);
-    }
-    if (req.concern) {
-      // The judge's reasons already start with their rule id; name it only when a reason does not.
-      const { rule, reason } = req.concern;
-      out.write(`│ ⚠ ${reason.startsWith(`${rule}:`) ? reason : `${reason} (${rule})`}\n`);
-    }
+    out.write(`\n┌─ Permission needed ─ ${visibleLine(`${req.tool} (${req.plugin})`)} ─ ${req.danger}, ${req.effect}\n`);
+    // The kernel's and the tool's facts first, never cut; the body; the caller's own text last, quoted.
+    for (const line of displayLines(approvalDisplay(req), { bodyLines: PREVIEW_LINES })) out.write(`│ ${line}\n`);
+    out.write(`│ arguments: ${visibleLine(JSON.stringify(req.args) ?? 'none')}\n`);
     if (!req.standingApprovalAllowed)
       out.write(`│ (${req.concern ? 'such calls' : req.effect === 'delete' ? 'deletes' : 'this tool'} always ask: no standing approval)\n`);
     out.write(`${choicesLine(choices)}\n`);

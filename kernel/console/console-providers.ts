@@ -45,7 +45,10 @@ function formConfig(body: unknown): ProviderConfig | ProviderRefusal {
  * was saved for: same kind, preset and address. Otherwise an empty key field is refused, so nobody
  * can point a stored key at another server and read it there.
  */
-export function saveProvider(kernel: Kernel, body: unknown): { provider: Record<string, unknown>; warnings: string[]; created: boolean } | ProviderRefusal {
+export async function saveProvider(
+  kernel: Kernel,
+  body: unknown,
+): Promise<{ provider: Record<string, unknown>; warnings: string[]; created: boolean } | ProviderRefusal> {
   const given = formConfig(body);
   if ('code' in given) return given;
   const settings = kernel.providerSettings;
@@ -72,10 +75,17 @@ export function saveProvider(kernel: Kernel, body: unknown): { provider: Record<
       config = plan.next;
       warnings = plan.warnings;
     }
-    settings.put(config);
   } catch (err) {
     if (isMemoError(err)) return { status: 400, code: err.code, message: err.message };
     throw err;
+  }
+  // On the audit trail first (by the console), then stored; a change whose line cannot be written is not made.
+  try {
+    await kernel.admin.putProvider(config, 'console');
+  } catch (err) {
+    if (isMemoError(err) && err.details?.decision === 'deny:audit-unavailable') return { status: 503, code: 'AUDIT_UNAVAILABLE', message: err.message };
+    if (isMemoError(err)) return { status: 400, code: err.code, message: err.message };
+    return { status: 503, code: 'UNAVAILABLE', message: `The change was not saved, and is undone: ${(err as Error)?.message ?? String(err)}` };
   }
   return { provider: describeProvider(config, settings.active()?.name), warnings, created: !existing };
 }

@@ -28,6 +28,7 @@ import { fileURLToPath } from 'node:url';
 import { describeProvider } from '../agent/provider-settings.js';
 import { SystemClock, type Clock } from '../clock.js';
 import type { Disposable } from '../disposable.js';
+import { isMemoError } from '../errors.js';
 import type { Kernel } from '../kernel.js';
 import type { Logger } from '../logger.js';
 import type { ApprovalEvent } from '../permissions/approval-broker.js';
@@ -359,13 +360,19 @@ export class ConsoleServer {
    * database, once committed there. A change the database refused has been undone, and the person is
    * told so (503) rather than shown a success.
    */
-  private async committed(res: http.ServerResponse, saved: Promise<void>, status: number, body: unknown): Promise<void> {
+  /** Answers once `saved` resolves: `body` (or what the function makes of it, after); a refusal with its code. */
+  private async committed(res: http.ServerResponse, saved: Promise<unknown>, status: number, body: unknown): Promise<void> {
     try {
       await saved;
     } catch (err) {
+      // A person's change whose audit line could not be written was not made (kernel.admin).
+      if (isMemoError(err) && err.details?.decision === 'deny:audit-unavailable')
+        return this.json(res, 503, { error: 'AUDIT_UNAVAILABLE', message: err.message });
+      if (isMemoError(err) && (err.code === 'VALIDATION' || err.code === 'NOT_FOUND' || err.code === 'INVALID_ARGS'))
+        return this.json(res, err.code === 'NOT_FOUND' ? 404 : 400, { error: err.code, message: err.message });
       return this.json(res, 503, { error: 'UNAVAILABLE', message: `The change was not saved, and is undone: ${(err as Error)?.message ?? String(err)}` });
     }
-    return this.json(res, status, body);
+    return this.json(res, status, typeof body === 'function' ? await (body as () => unknown)() : body);
   }
 
   /** Packs as the console lists them: status, load errors, tools, and settings with secrets masked (write-only). */
@@ -483,6 +490,7 @@ export class ConsoleServer {
         signal: stop.signal,
         invoke: (tool, a) => this.kernel.invoke({ tool, args: a, caller: { kind: 'host', id: 'console' }, signal: stop.signal }),
         print: (v) => printed.push(v),
+        record: (change) => this.kernel.admin.record({ ...change, by: 'console' }),
       });
       code = typeof exit === 'number' ? exit : 0;
     } catch (err) {
@@ -536,24 +544,17 @@ export class ConsoleServer {
     const state = this.kernel.packs.get(id);
     if (!state) return this.json(res, 404, { error: 'NOT_FOUND', message: `No pack ${id}.` });
     if (change !== 'config') {
-      this.kernel.packs.setEnabled(id, change === 'enable');
       this.options.logger?.info(`console: ${change}d the pack ${id}`);
-      return this.committed(res, this.kernel.packs.saved(), 200, { id, enabled: change === 'enable' });
+      return this.committed(res, this.kernel.admin.setPackEnabled(id, change === 'enable', 'console'), 200, { id, enabled: change === 'enable' });
     }
     const changes = (body.value as { changes?: unknown }).changes;
     if (typeof changes !== 'object' || changes === null || Array.isArray(changes))
       return this.json(res, 400, { error: 'BAD_REQUEST', message: 'Send {"changes": {...}}: the settings to change.' });
     // A masked value sent back unchanged is not a new secret: it is left as it is.
     const real = Object.fromEntries(Object.entries(changes).filter(([, v]) => v !== MASK));
-    try {
-      const config = this.kernel.packs.setConfig(id, real);
-      return this.committed(res, this.kernel.packs.saved(), 200, { id, config: maskArgs(config).masked });
-    } catch (err) {
-      // Settings that break the pack's schema: a coded error saying which (checked by code, not class).
-      const code = (err as { code?: unknown } | null)?.code;
-      if (typeof code === 'string') return this.json(res, 400, { error: code, message: (err as Error).message });
-      throw err;
-    }
+    // Settings that break the pack's schema: a coded error saying which (committed answers 400 with its code).
+    const config = this.kernel.admin.configurePack(id, real, 'console');
+    return this.committed(res, config, 200, async () => ({ id, config: maskArgs(await config).masked }));
   }
 
   private async api(
@@ -593,7 +594,13 @@ export class ConsoleServer {
     }
     if (route === '/mcp/rotate-token' && method === 'POST') {
       if (!this.endpoint) return this.json(res, 404, { error: 'NOT_FOUND', message: 'No MCP endpoint is attached to this console.' });
-      this.endpoint.rotateToken();
+      const endpoint = this.endpoint;
+      try {
+        await this.kernel.admin.record({ action: 'token.rotate', by: 'console' });
+      } catch (err) {
+        return this.json(res, 503, { error: 'AUDIT_UNAVAILABLE', message: (err as Error).message });
+      }
+      endpoint.rotateToken();
       this.options.logger?.info('console: the MCP token was rotated');
       return this.json(res, 200, {
         rotated: true,
@@ -611,7 +618,7 @@ export class ConsoleServer {
     if (route === '/providers' && method === 'POST') {
       const body = await readJson(req);
       if ('error' in body) return this.refuseBody(res, body);
-      const r = saveProvider(this.kernel, body.value);
+      const r = await saveProvider(this.kernel, body.value);
       if ('code' in r) return this.json(res, r.status, { error: r.code, message: r.message });
       this.options.logger?.info(`console: ${r.created ? 'added' : 'updated'} the provider ${String(r.provider.name)}`);
       return this.committed(res, this.kernel.providerSettings.saved(), r.created ? 201 : 200, r);
@@ -622,9 +629,12 @@ export class ConsoleServer {
       const body = await readJson(req);
       if ('error' in body) return this.refuseBody(res, body);
       if (provider[2] === 'remove') {
-        if (!this.kernel.providerSettings.remove(name)) return this.json(res, 404, { error: 'NOT_FOUND', message: `There is no provider "${name}".` });
+        if (!this.kernel.providerSettings.get(name)) return this.json(res, 404, { error: 'NOT_FOUND', message: `There is no provider "${name}".` });
         this.options.logger?.info(`console: removed the provider ${name}`);
-        return this.committed(res, this.kernel.providerSettings.saved(), 200, { removed: name, active: this.kernel.providerSettings.active()?.name ?? null });
+        return this.committed(res, this.kernel.admin.removeProvider(name, 'console'), 200, () => ({
+          removed: name,
+          active: this.kernel.providerSettings.active()?.name ?? null,
+        }));
       }
       const stop = new AbortController();
       res.on('close', () => stop.abort(new Error('the console page went away')));
@@ -636,9 +646,8 @@ export class ConsoleServer {
     if (use && method === 'POST') {
       const name = decodeURIComponent(use[1]!);
       if (!this.kernel.providerSettings.get(name)) return this.json(res, 404, { error: 'NOT_FOUND', message: `There is no provider "${name}".` });
-      this.kernel.providerSettings.use(name);
       this.options.logger?.info(`console: the active provider is now ${name}`);
-      return this.committed(res, this.kernel.providerSettings.saved(), 200, { active: name });
+      return this.committed(res, this.kernel.admin.useProvider(name, 'console'), 200, { active: name });
     }
     if (route === '/skills' && method === 'GET')
       return this.json(
@@ -660,9 +669,8 @@ export class ConsoleServer {
       const on = body as { value?: { on?: unknown } };
       if (typeof on.value?.on !== 'boolean') return this.json(res, 400, { error: 'BAD_REQUEST', message: 'Send {"on": true} or {"on": false}.' });
       // A person's choice, made here as with `memo permissions always-allow`; no tool can reach this.
-      this.kernel.permissions.setAlwaysAllow(on.value.on);
       this.options.logger?.info(`console: global always-allow turned ${on.value.on ? 'on' : 'off'}`);
-      return this.committed(res, this.kernel.permissions.saved(), 200, { alwaysAllow: on.value.on });
+      return this.committed(res, this.kernel.admin.setAlwaysAllow(on.value.on, 'console'), 200, { alwaysAllow: on.value.on });
     }
     if (route.startsWith('/chat')) return this.chatApi(req, res, route.slice('/chat'.length), method);
     if (route === '/panels' && method === 'GET') return this.json(res, 200, this.panelViews());
@@ -677,9 +685,10 @@ export class ConsoleServer {
     const revoke = /^\/permissions\/([^/]+)\/revoke$/.exec(route);
     if (revoke && method === 'POST') {
       const tool = decodeURIComponent(revoke[1]!);
-      if (!this.kernel.permissions.revoke(tool)) return this.json(res, 404, { error: 'NOT_FOUND', message: `No stored decision for ${tool}.` });
+      if (!this.kernel.permissions.list().some((d) => d.tool === tool))
+        return this.json(res, 404, { error: 'NOT_FOUND', message: `No stored decision for ${tool}.` });
       this.options.logger?.info(`console: revoked the stored decisions for ${tool}`);
-      return this.committed(res, this.kernel.permissions.saved(), 200, { revoked: tool });
+      return this.committed(res, this.kernel.admin.revoke(tool, 'console'), 200, { revoked: tool });
     }
     return this.json(res, 404, { error: 'NOT_FOUND', message: `No ${method} ${CONSOLE_PATH}/api${route}.` });
   }

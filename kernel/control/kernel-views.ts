@@ -7,6 +7,7 @@
 import type { Kernel } from '../kernel.js';
 import type { PackManifest } from '../packs/manifest.js';
 import type { PendingApproval } from '../permissions/approval-broker.js';
+import { approvalDisplay, type ApprovalDisplay } from '../permissions/preview-format.js';
 import type { Concern, Preview } from '../tools/contract.js';
 
 export interface PackListEntry {
@@ -95,8 +96,15 @@ export interface ApprovalView {
   effect: string;
   caller: { kind: string; id?: string; conversationId?: string };
   args: unknown;
+  /** The tool's preview as it made it (its facts, body and quoted text, with the known secrets scrubbed). */
   preview: Preview | null;
   concern?: Concern;
+  /**
+   * The request laid out to be shown (preview-format.ts): the kernel's and the tool's facts, the
+   * body, the caller's quoted text, each escaped. The web console renders it; the terminal faces
+   * lay out the same from the fields above.
+   */
+  display: ApprovalDisplay;
   /** When it was asked and when it stops waiting (ISO, by the kernel's clock). */
   askedAt: string;
   expiresAt: string;
@@ -148,6 +156,7 @@ export function approvalView(p: PendingApproval): ApprovalView {
     args: r.args,
     preview: r.preview,
     ...(r.concern ? { concern: r.concern } : {}),
+    display: approvalDisplay(r),
     askedAt: new Date(p.since).toISOString(),
     expiresAt: new Date(r.deadline).toISOString(),
     answers: r.answers,

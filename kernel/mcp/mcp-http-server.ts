@@ -360,6 +360,12 @@ export class McpHttpEndpoint {
     if (this.closing) return rpcError(res, 503, -32000, 'The MCP endpoint is shutting down.');
     if (pathname === ROTATE_PATH) {
       if (req.method !== 'POST') return sendJson(res, 405, { error: 'method not allowed' }, { Allow: 'POST' });
+      // On the audit trail first (by whoever held the token); a rotation whose line cannot be written is not made.
+      try {
+        await this.kernel.admin.record({ action: 'token.rotate', by: 'mcp-http' });
+      } catch (err) {
+        return sendJson(res, 503, { error: 'audit unavailable', message: (err as Error).message });
+      }
       return sendJson(res, 200, { token: this.rotateToken() });
     }
 

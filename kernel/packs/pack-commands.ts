@@ -30,6 +30,13 @@ export interface PackCommandContext {
   invoke(tool: string, args: Record<string, unknown>): Promise<ToolResult>;
   /** Writes a line to stdout (a string as is, anything else as JSON). */
   print(value: unknown): void;
+  /**
+   * Puts a person's change to settings on the audit trail (an `admin` line naming the face the
+   * command ran in: `cli`, `console`), before the command makes it: `action` like `calendar.consent`,
+   * `target` what it changes, `change` how (secrets masked). Throws when the line cannot be
+   * written; the command must not make the change then.
+   */
+  record(change: { action: string; target?: string; change?: Record<string, unknown> }): Promise<void>;
   /** Aborted on Ctrl-C. */
   signal: AbortSignal;
 }

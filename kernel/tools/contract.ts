@@ -112,10 +112,34 @@ export interface ToolContext {
   progress(update: ProgressUpdate): void;
 }
 
-/** What a person is shown before approving: a diff, field changes, or what a delete loses. */
+/**
+ * What a person is shown before approving. Faces show, in this order: the kernel's facts (tool,
+ * caller, danger, concern), the tool's `facts` (one line each, never cut), the body `text` (cut when
+ * long), and last the `quoted` text, marked as written by the caller. Text the caller wrote (a
+ * prompt, a message, a command) belongs in `quoted`, never in `facts` or beside them in `text`,
+ * where a line break in it could pass for a line of the tool's own.
+ */
 export interface Preview {
   kind: 'diff' | 'fields' | 'delete' | 'command' | 'text';
+  /** The body: a unified diff, `field: before -> after` lines, what a delete loses. May be empty when `facts` say it all. */
   text: string;
+  /** What the tool vouches for about this call (a routine's schedule, its model, its grants): one line each, its line breaks shown as marks. */
+  facts?: PreviewFact[];
+  /** Free text the caller wrote (a routine's prompt, a message's body), shown after everything else as quoted data. */
+  quoted?: PreviewQuote[];
+}
+
+export interface PreviewFact {
+  label: string;
+  value: string;
+}
+
+export interface PreviewQuote {
+  /** What the text is (`prompt each run sends`). */
+  label: string;
+  text: string;
+  /** Who wrote it when not the caller of this call (`the calendar`); faces name the caller otherwise (the model, an MCP client). */
+  from?: string;
 }
 
 /**

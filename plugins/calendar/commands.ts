@@ -180,7 +180,7 @@ export function calendarCommand(rt: CalendarRuntime): PackCommand {
         arguments: [{ name: 'service' }, { name: 'answer', description: 'allow or deny' }],
         options: [{ flags: '--json', description: 'print JSON' }],
         run: (ctx) =>
-          guarded(ctx, () => {
+          guarded(ctx, async () => {
             const name = typeof ctx.args.service === 'string' ? ctx.args.service : undefined;
             const answer = ctx.args.answer;
             if (!name) {
@@ -197,6 +197,7 @@ export function calendarCommand(rt: CalendarRuntime): PackCommand {
             }
             const service = serviceNamed(rt, name);
             if (answer !== 'allow' && answer !== 'deny') throw new MemoError('VALIDATION', 'Answer allow or deny.');
+            await ctx.record({ action: 'calendar.consent', target: service, change: { answer } });
             rt.settings.setConsent(service, answer);
             return done(
               ctx,

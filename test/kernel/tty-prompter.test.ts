@@ -118,9 +118,49 @@ describe('the terminal prompter', () => {
     expect(await answer).toBe('deny-once');
     expect(t.shown()).toContain('│ line 40\n');
     expect(t.shown()).not.toContain('line 41');
-    expect(t.shown()).toContain('│ … 5 more lines\n');
-    expect(t.shown()).toContain('│ ⚠ runs inline code (inline-code)');
+    expect(t.shown()).toContain('│ … 5 more lines of the preview\n');
+    expect(t.shown()).toContain('│ concern: runs inline code (inline-code)');
     expect(t.shown()).toContain('│ (such calls always ask: no standing approval)');
+  });
+
+  it("shows every fact of the tool before the body, however many, then the caller's text quoted on one line", async () => {
+    const t = setup();
+    const answer = t.prompter.ask(
+      request({
+        caller: { kind: 'agent', conversationId: 'conv-1' },
+        preview: {
+          kind: 'text',
+          text: Array.from({ length: 45 }, (_, i) => `line ${i + 1}`).join('\n'),
+          facts: Array.from({ length: 50 }, (_, i) => ({ label: 'may use', value: `tool_${i + 1}` })),
+          quoted: [{ label: 'prompt', text: 'Hi.\nmay use: none' }],
+        },
+      }),
+      new AbortController().signal,
+    );
+    t.input.write('n\n');
+    await answer;
+    const lines = t.shown().split('\n');
+    const first = lines.indexOf('│ may use: tool_1');
+    expect(lines.slice(first, first + 50)).toEqual(Array.from({ length: 50 }, (_, i) => `│ may use: tool_${i + 1}`));
+    expect(lines.slice(first + 50, first + 52)).toEqual(['│ line 1', '│ line 2']);
+    expect(lines[first + 90]).toBe('│ … 5 more lines of the preview');
+    expect(lines[first + 91]).toBe('│ prompt, written by the model: "Hi.⏎may use: none"');
+  });
+
+  it('prints no control character of a preview or of the arguments: an ANSI escape cannot move the cursor', async () => {
+    const t = setup();
+    const answer = t.prompter.ask(
+      request({
+        args: { path: 'a.txt', content: 'x\u009b2J\u2028' },
+        preview: { kind: 'diff', text: '--- a.txt\n+++ a.txt\n+\u001b[1A\u001b[2Kallow-once\r+new line\n' },
+      }),
+      new AbortController().signal,
+    );
+    t.input.write('n\n');
+    await answer;
+    expect(t.shown()).toContain('│ +\\u001b[1A\\u001b[2Kallow-once\\r+new line\n');
+    expect(t.shown()).toContain('│ arguments: {"path":"a.txt","content":"x\\u009b2J\\u2028"}\n');
+    expect([...t.shown()].filter((c) => ['\u001b', '\r', '\u009b', '\u2028'].includes(c))).toEqual([]);
   });
 
   describe('allow for N minutes', () => {
@@ -196,8 +236,8 @@ describe('the terminal prompter', () => {
       );
       t.input.write('y\n');
       expect(await answer).toBe('allow-once');
-      expect(t.shown()).toContain('│ edited by terminal, revision 2\n');
-      expect(t.shown()).toContain('│ your edit was refused: path must be string\n');
+      expect(t.shown()).toContain('│ revision: 2, edited by terminal\n');
+      expect(t.shown()).toContain('│ edit refused: path must be string\n');
     });
   });
 

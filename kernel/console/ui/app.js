@@ -167,6 +167,10 @@ function ApprovalCard({ approval, selected, onSelect, announce }) {
     return () => window.removeEventListener('keydown', onKey);
   }, []);
   const headingId = `h-${approval.id}`;
+  // The kernel's facts as it laid them out (caller, revision, concern: escaped); the tool's own come with the preview.
+  const kernelFacts = approval.display.facts.filter((f) => f.by === 'kernel' && f.label !== 'concern' && f.label !== 'edit refused');
+  const concern = approval.display.facts.find((f) => f.by === 'kernel' && f.label === 'concern');
+  const editProblem = approval.display.facts.find((f) => f.by === 'kernel' && f.label === 'edit refused');
   return html`<article
     ref=${ref}
     class=${`approval danger-${approval.danger}${selected ? ' selected' : ''}`}
@@ -183,22 +187,20 @@ function ApprovalCard({ approval, selected, onSelect, announce }) {
       <${Countdown} expiresAt=${approval.expiresAt} expiresInMs=${approval.expiresInMs} receivedAt=${approval.receivedAt} />
     </header>
     <dl class="facts">
-      <dt>Caller</dt>
-      <dd>${callerText(approval.caller)}</dd>
+      ${kernelFacts.map(
+        (f) =>
+          html`<dt>${f.label}</dt>
+            <dd>${f.value}</dd>`,
+      )}
       ${
         approval.instance &&
-        html`<dt>Instance</dt>
+        html`<dt>instance</dt>
           <dd>${approval.instance}</dd>`
       }
-      ${
-        approval.revision > 1 &&
-        html`<dt>Revision</dt>
-          <dd>${approval.revision}${approval.editedBy ? `, edited by ${approval.editedBy}` : ''}</dd>`
-      }
     </dl>
-    ${approval.concern && html`<div class="concern" role="note"><strong>Judge: ask</strong> (${approval.concern.rule}) ${approval.concern.reason}</div>`}
-    ${approval.editProblem && html`<p class="problem" role="alert">The last edit was refused: ${approval.editProblem}</p>`}
-    <${Preview} preview=${approval.preview} />
+    ${concern && html`<div class="concern" role="note"><strong>Judge: ask</strong> ${concern.value}</div>`}
+    ${editProblem && html`<p class="problem" role="alert">The last edit was refused: ${editProblem.value}</p>`}
+    <${Preview} preview=${approval.preview} display=${approval.display} />
     <details class="args">
       <summary>Arguments (masked)</summary>
       <pre>${JSON.stringify(approval.args, null, 2)}</pre>

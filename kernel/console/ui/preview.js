@@ -1,6 +1,9 @@
-// Previews as a person reads them: a diff with changed words marked, a table of field changes,
-// what a delete would lose. The kernel sends each preview as { kind, text }; the text formats are
-// the packs' (a unified diff, `field: before -> after` lines, a sentence for deletes).
+// Previews as a person reads them: what the tool vouches for, then a diff with changed words
+// marked, a table of field changes, what a delete would lose, and last what the caller wrote, quoted.
+// The kernel lays each request out (ApprovalView.display, kernel/permissions/preview-format.ts): the
+// tool's facts, the body's lines and the quoted text come escaped (a line break in a fact or a quote
+// is a ⏎ mark, control characters are escapes), so nothing the model wrote can pass for a fact. The
+// body's formats are the packs' (a unified diff, `field: before -> after` lines, a sentence for deletes).
 import { html } from 'htm/preact';
 import { imageOf } from './result-view.js';
 
@@ -164,10 +167,38 @@ function PreviewImage({ preview }) {
   </figure>`;
 }
 
-export function Preview({ preview }) {
-  if (!preview) return html`<p class="preview none">No preview for this call.</p>`;
-  if (preview.image) return html`<div><${PreviewImage} preview=${preview} /><${PreviewBody} preview=${preview} /></div>`;
-  return html`<${PreviewBody} preview=${preview} />`;
+/** Caller-written text: one quoted block, its label saying who wrote it; the ⏎ marks of line breaks set apart. */
+function Quoted({ quote }) {
+  const parts = quote.text.split('⏎');
+  return html`<figure class="quoted">
+    <figcaption>${quote.label}, written by ${quote.from} (quoted as written)</figcaption>
+    <blockquote>
+      ${parts.map((p, i) => (i === 0 ? p : html`<span class="mark" title="line break">⏎</span>${p}`))}${
+        quote.more ? html` <span class="more">… (+${quote.more} chars)</span>` : null
+      }
+    </blockquote>
+  </figure>`;
+}
+
+/** The tool's facts, the body, the quoted text, in that order (the kernel's facts are the card's). */
+export function Preview({ preview, display }) {
+  const facts = display.facts.filter((f) => f.by === 'tool');
+  const body = display.body && { kind: display.body.kind, text: display.body.lines.join('\n') };
+  if (!facts.length && !body && !display.quoted.length && !preview?.image) return html`<p class="preview none">No preview for this call.</p>`;
+  return html`<div class="preview-parts">
+    ${
+      facts.length > 0 &&
+      html`<dl class="facts tool-facts" aria-label="What the tool says this call does">
+        ${facts.map(
+          (f) =>
+            html`<dt>${f.label}</dt>
+              <dd>${f.value}</dd>`,
+        )}
+      </dl>`
+    }
+    ${preview?.image && html`<${PreviewImage} preview=${preview} />`} ${body && html`<${PreviewBody} preview=${body} />`}
+    ${display.quoted.map((q) => html`<${Quoted} quote=${q} />`)}
+  </div>`;
 }
 
 function PreviewBody({ preview }) {

@@ -119,6 +119,12 @@ describe('the file audit trail on a full disk', () => {
       }
       expect(touched).toEqual(ran);
       expect(fs.existsSync(path.join(outside, 'never-ran'))).toBe(false);
+      // A person's change is not made either while its line cannot be written.
+      await expect(fx.kernel.admin.setPackEnabled('disk-pack', false, 'console')).rejects.toMatchObject({
+        code: 'PERMISSION_DENIED',
+        message: expect.stringContaining('pack.disable disk-pack was not done: its audit line could not be written (the disk is full (ENOSPC))'),
+      });
+      expect(fx.kernel.registry.isEnabled('disk-pack')).toBe(true);
 
       // Space comes back: the next call runs, after the event naming every line lost meanwhile.
       fs.rmSync(filler);
@@ -130,7 +136,8 @@ describe('the file audit trail on a full disk', () => {
       const events = lines.filter((l): l is AuditEvent => 'event' in l && typeof l.event === 'string');
       expect(events.map((e) => e.seen)).toEqual(['lines-lost']);
       const gap = events[0]!;
-      expect(gap.lost!.lines).toBe(3);
+      expect(gap.lost).toMatchObject({ lines: 4, events: 1 });
+      expect(gap.detail).toMatch(/^3 call lines and 1 kernel event could not be written between /);
       expect(gap.detail).toContain('the disk is full (ENOSPC)');
       expect(gap.lost!.calls).toEqual([
         { id: first.callId, tool: 'touch_outside', outcome: 'ok' },

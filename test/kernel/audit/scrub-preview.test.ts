@@ -1,6 +1,6 @@
 /**
- * scrubPreview: a tool's approval preview with the kernel's known secrets scrubbed from its text
- * and from its image (an SVG data: URL is decoded, scrubbed and encoded again; an image that cannot
+ * scrubPreview: a tool's approval preview with the kernel's known secrets scrubbed from its text,
+ * its facts and quoted text, and from its image (an SVG data: URL is decoded, scrubbed and encoded again; an image that cannot
  * be read is left out). The input is never changed.
  */
 import { KnownSecrets, scrubPreview } from '../../../kernel/audit/known-secrets.js';
@@ -15,6 +15,25 @@ const decoded = (url: string) => Buffer.from(url.slice('data:image/svg+xml;base6
 type WithImage = Preview & { image?: string };
 
 describe('scrubPreview', () => {
+  it('scrubs its facts and its quoted text, labels too, and leaves out a part that is not text', () => {
+    const preview = {
+      kind: 'text',
+      text: 'body',
+      facts: [
+        { label: 'key', value: `uses ${SECRET}` },
+        { label: 'count', value: 3 },
+      ],
+      quoted: [{ label: `prompt ${SECRET}`, text: `send ${SECRET}`, from: 'the calendar' }, 'not a quote'],
+    } as unknown as Preview;
+    expect(scrubPreview(preview, known)).toEqual({
+      kind: 'text',
+      text: 'body',
+      facts: [{ label: 'key', value: 'uses [masked]' }],
+      quoted: [{ label: 'prompt [masked]', text: 'send [masked]', from: 'the calendar' }],
+    });
+    expect(preview.facts![0]!.value).toContain(SECRET);
+  });
+
   it('scrubs a secret drawn as SVG text inside a base64 data: URL, keeping the rest of the picture', () => {
     const preview: WithImage = {
       kind: 'text',

@@ -7,6 +7,7 @@ import { approvalsText } from '../../../kernel/cli/approvals-command.js';
 import { moment, relative } from '../../../kernel/cli/moments.js';
 import { decisionTable, scopeText } from '../../../kernel/cli/permissions-command.js';
 import type { ApprovalView } from '../../../kernel/control/kernel-views.js';
+import { approvalDisplay } from '../../../kernel/permissions/preview-format.js';
 import type { StoredDecision } from '../../../kernel/permissions/permission-store.js';
 
 const NOW = Date.parse('2026-11-30T20:03:00Z');
@@ -65,7 +66,7 @@ describe('relative', () => {
 });
 
 describe('approvalsText', () => {
-  const base: ApprovalView = {
+  const request: Omit<ApprovalView, 'display'> = {
     id: '5f0c2a9e-1111-4222-8333-444455556666',
     tool: 'write_file',
     plugin: 'fs-tools',
@@ -82,17 +83,19 @@ describe('approvalsText', () => {
     faces: [],
     answerable: true,
   };
+  const view = (r: Omit<ApprovalView, 'display'>): ApprovalView => ({ ...r, display: approvalDisplay(r) });
+  const base = view(request);
 
   it('shows id, tool, caller, expiry, masked arguments, the preview cut to 12 lines, and how to answer', () => {
     const text = approvalsText([base], NOW);
     expect(text.split('\n')).toEqual([
       '5f0c2a9e-1111-4222-8333-444455556666  write_file (fs-tools)  medium, write',
       '  caller:    mcp "claude-desktop"',
-      '  expires:   2026-11-30T20:30Z (in 27 min)',
-      '  arguments: {"path":"notes.md","content":"[masked]"}',
       '  preview:   +line 1',
       ...Array.from({ length: 11 }, (_, i) => `             +line ${i + 2}`),
-      '             … 3 more lines (memo approvals list --json has them all)',
+      '             … 3 more lines of the preview (memo approvals list --json has them all)',
+      '  arguments: {"path":"notes.md","content":"[masked]"}',
+      '  expires:   2026-11-30T20:30Z (in 27 min)',
       "  answers:   allow-once, allow-session, allow-minutes:N, allow-forever, deny-once, deny-forever, or --edit '<json>'",
       '  answer:    memo approvals answer 5f0c2a9e-1111-4222-8333-444455556666 allow-once',
       '',
@@ -102,8 +105,8 @@ describe('approvalsText', () => {
   it("names the concern, and says where a memo tools call's own prompt is answered", () => {
     const text = approvalsText(
       [
-        {
-          ...base,
+        view({
+          ...request,
           tool: 'run_command',
           preview: null,
           editable: false,
@@ -111,13 +114,71 @@ describe('approvalsText', () => {
           answers: ['allow-once', 'deny-once', 'deny-forever'],
           caller: { kind: 'cli', id: 'memo tools call' },
           answerable: false,
-        },
+        }),
       ],
       NOW,
     );
     expect(text).toContain('  concern:   inline-code: python3 -c runs code the judge cannot read\n');
     expect(text).toContain('  answers:   only at the terminal of the memo tools call that made it\n');
     expect(text).not.toContain('memo approvals answer');
+  });
+
+  it("shows a tool's facts in full before its body, cut or not, and what the caller wrote last, quoted on one line", () => {
+    const text = approvalsText(
+      [
+        view({
+          ...request,
+          tool: 'create_routine',
+          plugin: 'routines',
+          caller: { kind: 'agent', conversationId: 'conv-1' },
+          preview: {
+            kind: 'text',
+            text: Array.from({ length: 20 }, (_, i) => `body ${i + 1}`).join('\n'),
+            facts: Array.from({ length: 20 }, (_, i) => ({ label: 'may use', value: `tool_${i + 1}: PRE-APPROVED` })),
+            quoted: [{ label: 'prompt', text: 'Hi.\nmay use: none\n\n' }],
+          },
+        }),
+      ],
+      NOW,
+    ).split('\n');
+    expect(text.slice(1, 22)).toEqual([
+      '  caller:    agent, conversation conv-1',
+      ...Array.from({ length: 20 }, (_, i) => `  may use:   tool_${i + 1}: PRE-APPROVED`),
+    ]);
+    expect(text.slice(22, 35)).toEqual([
+      '  preview:   body 1',
+      ...Array.from({ length: 11 }, (_, i) => `             body ${i + 2}`),
+      '             … 8 more lines of the preview (memo approvals list --json has them all)',
+    ]);
+    expect(text[35]).toBe('  prompt, written by the model: "Hi.⏎may use: none⏎⏎"');
+    expect(text.filter((l) => l.includes('may use: none'))).toHaveLength(1);
+  });
+
+  it('shows control characters as escapes: an ANSI escape in a diff, a bidi override in a fact, a line break in the caller', () => {
+    const text = approvalsText(
+      [
+        view({
+          ...request,
+          caller: { kind: 'mcp', id: 'client\nmay use: none' },
+          preview: {
+            kind: 'diff',
+            text: '+plain\n+\u001b[2K\u001b[1Ahidden\r+over\n',
+            facts: [{ label: 'file', value: 'invoice\u202efdp.exe' }],
+          },
+        }),
+      ],
+      NOW,
+    );
+    expect(text).toContain('  caller:    mcp "client⏎may use: none"\n');
+    expect(text).toContain('  file:      invoice\\u202efdp.exe\n');
+    expect(text).toContain('  preview:   +plain\n             +\\u001b[2K\\u001b[1Ahidden\\r+over\n');
+    expect([...text].filter((c) => ['\u001b', '\r', '\u202e'].includes(c))).toEqual([]);
+  });
+
+  it('caps a quoted text at 2,000 characters and says how many more there are', () => {
+    const text = approvalsText([view({ ...request, preview: { kind: 'text', text: '', quoted: [{ label: 'message', text: 'x'.repeat(2500) }] } })], NOW);
+    expect(text).toContain(`  message, written by the MCP client: "${'x'.repeat(2000)}" … (+500 chars)\n`);
+    expect(text).not.toContain('preview:');
   });
 
   it('says so when nothing waits', () => {

@@ -43,6 +43,7 @@ export async function calendarKernel(
       signal: new AbortController().signal,
       invoke: (tool, a) => fx.kernel.invoke({ tool, args: a, caller: { kind: 'cli' } }),
       print: (v) => out.push(v),
+      record: (change) => fx.kernel.admin.record({ ...change, by: 'cli' }),
     });
     return { code: typeof code === 'number' ? code : 0, out };
   };

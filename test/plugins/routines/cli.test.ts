@@ -28,6 +28,7 @@ async function memo(
     signal: new AbortController().signal,
     invoke: (tool, toolArgs) => fx.kernel.invoke({ tool, args: toolArgs, caller: { kind: 'cli', id: `memo routines ${sub}` } }),
     print: (v) => lines.push(typeof v === 'string' ? v : JSON.stringify(v)),
+    record: (change) => fx.kernel.admin.record({ ...change, by: 'cli' }),
   });
   const out = lines.join('\n');
   let json: any;

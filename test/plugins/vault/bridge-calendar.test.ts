@@ -23,6 +23,7 @@ async function calendarCommand(fx: VaultFixture, sub: string, args: Record<strin
     signal: new AbortController().signal,
     invoke: (tool, a) => fx.kernel.invoke({ tool, args: a, caller: { kind: 'cli' } }),
     print: () => undefined,
+    record: (change) => fx.kernel.admin.record({ ...change, by: 'cli' }),
   });
   return typeof code === 'number' ? code : 0;
 }

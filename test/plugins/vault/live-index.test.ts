@@ -187,6 +187,7 @@ describe('vault setup', () => {
           signal: new AbortController().signal,
           invoke: (tool, toolArgs) => fx.kernel.invoke({ tool, args: toolArgs, caller: { kind: 'cli' } }),
           print: (v) => printed.push(v),
+          record: (change) => fx.kernel.admin.record({ ...change, by: 'cli' }),
         });
     expect(await run('init', { dir: './notes/' })).toBe(0);
     expect(printed.at(-1)).toMatchObject({ ok: true, result: { folder: 'notes', notes: 1 } });

@@ -66,6 +66,7 @@ export async function whatsappKernel(
       signal,
       invoke: (tool, a) => fx.kernel.invoke({ tool, args: a, caller: { kind: 'cli' } }),
       print: (v) => out.push(v),
+      record: (change) => fx.kernel.admin.record({ ...change, by: 'cli' }),
     });
     return { code: typeof code === 'number' ? code : 0, out };
   };
