@@ -72,6 +72,7 @@ export function calendarCommand(rt: CalendarRuntime): PackCommand {
             const id = String(ctx.args.name);
             const location = String(ctx.args.location);
             let source: Source;
+            let password: string | undefined;
             if (kind === 'file') source = { id, kind: 'file', path: location };
             else if (kind === 'subscription') source = { id, kind: 'subscription', url: feedUrl(location) };
             else if (kind === 'caldav') {
@@ -97,11 +98,18 @@ export function calendarCommand(rt: CalendarRuntime): PackCommand {
                 ...(typeof env === 'string' ? { passwordEnv: env } : {}),
               };
               if (ctx.options.passwordStdin) {
-                const pw = await readStdin();
-                if (!pw) throw new MemoError('VALIDATION', 'No password arrived on standard input.');
-                rt.settings.storePassword(id, pw);
+                password = await readStdin();
+                if (!password) throw new MemoError('VALIDATION', 'No password arrived on standard input.');
               }
             } else throw new MemoError('VALIDATION', `Unknown kind "${kind}": file, subscription or caldav.`);
+            // On the audit trail before anything is stored (the password never: only that one was given).
+            const { url: _url, ...rest } = source as Source & { url?: string };
+            await ctx.record({
+              action: 'calendar.add',
+              target: id,
+              change: { ...rest, ...('url' in source ? { url: shownUrl(source.url) } : {}), ...(password ? { password: 'stdin' } : {}) },
+            });
+            if (password) rt.settings.storePassword(id, password);
             rt.settings.putSource(source);
             const synced = await syncOne(rt, source, rt.fetchTimeoutMs(), ctx.signal);
             const where = source.kind === 'file' ? source.path : shownUrl(source.url);
@@ -141,7 +149,9 @@ export function calendarCommand(rt: CalendarRuntime): PackCommand {
             const id = String(ctx.args.name);
             if (id === LOCAL_ID) throw new MemoError('VALIDATION', 'The local calendar is the pack’s own and cannot be removed.');
             const source = rt.settings.source(id);
-            if (!source || !rt.settings.removeSource(id)) throw new MemoError('NOT_FOUND', `No added calendar is called "${id}".`);
+            if (!source) throw new MemoError('NOT_FOUND', `No added calendar is called "${id}".`);
+            await ctx.record({ action: 'calendar.remove', target: id, change: { kind: source.kind } });
+            if (!rt.settings.removeSource(id)) throw new MemoError('NOT_FOUND', `No added calendar is called "${id}".`);
             if (source.kind === 'caldav') rt.settings.forgetConsent(`caldav:${id}`);
             const db = await rt.database();
             const { CaldavCalendarRow, CaldavObjectRow, FeedCacheRow } = await import('./schema.js');

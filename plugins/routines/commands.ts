@@ -145,6 +145,7 @@ export function routinesCommand(rt: RoutinesRuntime): PackCommand {
           guarded(ctx, async () => {
             const r = await routineNamed(rt, ctx);
             if (r.status !== 'active') return fail(ctx, 'CONFLICT', `${r.name} is ${r.status}, not active.`);
+            await ctx.record({ action: 'routine.pause', target: r.id, change: { name: r.name } });
             await (await rt.store()).setStatus(r.id, 'paused', rt.now(), null);
             return done(ctx, { id: r.id, status: 'paused' }, `${r.name} is paused; memo routines resume ${r.id} schedules it again.`);
           }),
@@ -161,6 +162,7 @@ export function routinesCommand(rt: RoutinesRuntime): PackCommand {
             const next = nextRunAfter(r.schedule, r.anchor, rt.now());
             if (next === null)
               return fail(ctx, 'CONFLICT', `${r.name} has no run time still to come (a one-off whose time passed while it was paused); create a new routine.`);
+            await ctx.record({ action: 'routine.resume', target: r.id, change: { name: r.name } });
             await (await rt.store()).setStatus(r.id, 'active', rt.now(), next);
             return done(
               ctx,

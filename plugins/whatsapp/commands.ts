@@ -49,6 +49,8 @@ async function link(rt: WhatsAppRuntime, ctx: Ctx): Promise<number> {
   const timeoutMs = seconds(ctx.options.timeout, 180, '--timeout') * 1000;
   const historyMs = seconds(ctx.options.historyWait, 60, '--history-wait') * 1000;
   const json = !!ctx.options.json;
+  // On the audit trail before anything is asked of WhatsApp: a person links a phone (the number masked to its last digits).
+  await ctx.record({ action: 'whatsapp.link', ...(phone ? { change: { phone: `…${phone.slice(-4)}` } } : {}) });
   // Lines go out in the order things happened, though drawing a QR takes a moment.
   let printing = Promise.resolve();
   const say = (line: unknown) => {
@@ -181,6 +183,7 @@ export function whatsappCommand(rt: WhatsAppRuntime): PackCommand {
         run: (ctx) =>
           guarded(ctx, async () => {
             if (!rt.linked()) throw new MemoError('NOT_FOUND', 'No phone is linked here.');
+            await ctx.record({ action: 'whatsapp.unlink' });
             let loggedOut = false;
             // Tell WhatsApp to drop the device when the connection is up (here, or opened briefly for this).
             const conn = rt.connection ?? (await rt.connect());

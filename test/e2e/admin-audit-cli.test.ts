@@ -45,6 +45,7 @@ function adminLines(data: string): Array<Record<string, unknown>> {
 describe('memo CLI admin changes on the audit trail', () => {
   it('records each change by cli before making it, masks the key, writes nothing for a read, and verifies', () => {
     const w = workspace();
+    fs.writeFileSync(path.join(w.root, 'work.ics'), 'BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//t//t//EN\r\nEND:VCALENDAR\r\n');
     const steps: Array<[string[], string?]> = [
       [['plugins', 'disable', 'echo-tools']],
       [['plugins', 'enable', 'echo-tools']],
@@ -76,6 +77,8 @@ describe('memo CLI admin changes on the audit trail', () => {
       [['settings', 'sandbox', 'judged']],
       [['settings', 'rate-limit', '120']],
       [['calendar', 'consent', 'subscriptions', 'allow']],
+      [['calendar', 'add', 'file', 'work', 'work.ics']],
+      [['calendar', 'remove', 'work']],
     ];
     for (const [args, input] of steps) {
       const r = memo(w, args, input);
@@ -95,6 +98,8 @@ describe('memo CLI admin changes on the audit trail', () => {
       'settings.sandbox -',
       'settings.rate-limit -',
       'calendar.consent subscriptions',
+      'calendar.add work',
+      'calendar.remove work',
     ]);
     expect(new Set(lines.map((l) => l.by))).toEqual(new Set(['cli']));
     expect(lines[2]!.change).toMatchObject({ scope: 'until', expiresAt: expect.any(String) });
@@ -103,7 +108,7 @@ describe('memo CLI admin changes on the audit trail', () => {
 
     const verify = memo(w, ['audit', 'verify']);
     expect(verify.code).toBe(0);
-    expect(verify.stdout).toMatch(/^OK: 0 entries and 12 kernel events, keyed chain intact/);
+    expect(verify.stdout).toMatch(/^OK: 0 entries and 14 kernel events, keyed chain intact/);
   });
 
   it('makes no line for a change refused before it is made (an unknown pack, a provider that does not exist)', () => {

@@ -1,4 +1,5 @@
 /** `memo routines ...` as the CLI runs it: the pack's command group, run in process against a real kernel. */
+import { adminActions } from '../../helpers/admin-lines.js';
 import { spawnSync } from 'node:child_process';
 import * as os from 'node:os';
 import Database from 'better-sqlite3';
@@ -101,6 +102,8 @@ describe('memo routines', () => {
     await fx.advanceTo(FRIDAY_NOON + 4 * HOUR);
     expect(fx.runs(id).map((r) => [r.scheduled_for, r.status])).toEqual([[FRIDAY_NOON + 4 * HOUR, 'ok']]);
     expect((await memo(fx, 'resume', { id })).code).toBe(1);
+    // The person's decisions are on the audit trail (the refused second resume is not).
+    expect(adminActions(fx.kernel.config.dataDir)).toEqual([`routine.pause ${id} by cli`, `routine.resume ${id} by cli`]);
   });
 
   it('runs a routine now in its own process, as the routine, and prints how it ended', async () => {

@@ -2,6 +2,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { proto } from 'baileys';
 import QRCode from 'qrcode';
+import { adminActions } from '../../helpers/admin-lines.js';
 import { tempDir } from '../../helpers/kernel-fixture.js';
 import { waitFor } from '../../helpers/wait.js';
 import { error, linkedKernel, pairPhone, textMessage, value, whatsappKernel, type WhatsAppFixture } from './helpers.js';
@@ -196,6 +197,8 @@ describe('memo whatsapp link|status|unlink', () => {
     expect(fs.existsSync(path.join(fx.packData, 'auth'))).toBe(false);
     expect(value(await fx.call('whatsapp_latest', {})).chats).toHaveLength(1);
     expect((await fx.command('unlink', { json: true })).code).toBe(1);
+    // On the audit trail: the one unlink that was made (the second had nothing to unlink).
+    expect(adminActions(fx.kernel.config.dataDir).filter((a) => a.startsWith('whatsapp.unlink'))).toEqual(['whatsapp.unlink - by cli']);
   });
 
   test('no tool can read the credentials, even with the data folder inside the workspace', async () => {
