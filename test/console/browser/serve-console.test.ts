@@ -79,7 +79,7 @@ describe('the console of memo serve', () => {
     }) as Promise<CallToolResult>;
     const item = page.locator('article.approval[data-tool="peek"]');
     await item.waitFor();
-    await item.getByText('mcp “console-e2e”').waitFor();
+    await item.getByText('mcp "console-e2e"').waitFor();
     await item.getByRole('button', { name: 'Allow once' }).click();
     const r = await result;
     expect(r.isError).toBeFalsy();

@@ -120,6 +120,12 @@ describe('approvals through the control socket (kernel with no face)', () => {
       caller: { kind: 'agent', conversationId: 'c-1' },
       args: { text: 'hi', token: expect.not.stringContaining('abcdefghijklmnop') },
       preview: { kind: 'fields', text: 'text: (none) -> hi' },
+      // Laid out as every face shows it (kernel/permissions/preview-format.ts): the console renders this.
+      display: {
+        facts: [{ label: 'caller', value: 'agent, conversation c-1', by: 'kernel' }],
+        body: { kind: 'fields', lines: ['text: (none) -> hi'] },
+        quoted: [],
+      },
       askedAt: new Date(asked).toISOString(),
       expiresAt: new Date(asked + WAIT_MS).toISOString(),
       answers: ['allow-once', 'allow-conversation', 'allow-session', 'allow-minutes:N', 'allow-forever', 'deny-once', 'deny-forever'],
