@@ -272,9 +272,15 @@ export class SkillManager {
           },
           preview: async (args, ctx): Promise<Preview> => {
             const p = await prepare(args, ctx);
+            // The command holds the caller's arguments: quoted after the facts, so none of its lines passes for one.
             return {
               kind: 'command',
-              text: `$ ${p.display}\n(in ${p.cwd}, from skill ${skill.name}${decl.script !== undefined ? `, running its bundled ${decl.script}` : ''})`,
+              text: '',
+              facts: [
+                { label: 'runs in', value: p.cwd },
+                { label: 'skill', value: `${skill.name}${decl.script !== undefined ? `, running its bundled ${decl.script}` : ''}` },
+              ],
+              quoted: [{ label: 'command', text: p.display, from: "the skill's template, filled with the caller's arguments" }],
             };
           },
           run: async (args, ctx) => {

@@ -2,12 +2,13 @@
  * The calendar's write tools: create_calendar_event, update_calendar_event (medium/write) and
  * delete_calendar_event (dangerous/delete). They write to the local calendar, or to a CalDAV
  * calendar the person marked writable. Each `preview` reads the event as it is now (from the server
- * for CalDAV) and shows the field changes, or what a delete loses; `run` reads it again and refuses
+ * for CalDAV) and shows the field changes (one fact each; a description, free text, quoted after
+ * them), or what a delete loses; `run` reads it again and refuses
  * (CONFLICT) if its ETag moved since the preview, and the write itself carries that ETag (If-Match
  * on the server, the revision locally), so a change made in between is never overwritten.
  */
 import { randomUUID } from 'node:crypto';
-import { MemoError, type Preview, type ToolContext } from 'memo-kernel/pack';
+import { MemoError, type Preview, type PreviewFact, type PreviewQuote, type ToolContext } from 'memo-kernel/pack';
 import type { DataSource } from 'typeorm';
 import { fetchObject, uidOf, writableCalendar, writeObject } from './caldav.js';
 import { buildEvent, changeEvent, changeOccurrence, deleteOccurrence, fieldChanges, viewOf, type EventFields, type EventView } from './ics-build.js';
@@ -122,6 +123,41 @@ function fieldsOf(args: ToolArgs['update_calendar_event'] | ToolArgs['create_cal
   return f;
 }
 
+/** The fields a preview shows as facts, one line each; the description is free text, quoted after them. */
+const SHORT_FIELDS = ['title', 'start', 'end', 'timeZone', 'location', 'repeats'] as const;
+
+function shown(v: string | null | undefined): string {
+  return v === null || v === undefined ? '(not set)' : v;
+}
+
+/**
+ * An event's fields as a preview, created (`before` null) or changed: each short field a fact
+ * (`title: Dentist -> Dentist (moved)` for a change), and the description as it was and as it will
+ * be, quoted: it is the caller's free text (or the calendar's), and a line of it must not pass for a field.
+ */
+function eventPreview(before: EventView | null, after: EventView, lead: PreviewFact[]): Preview {
+  const facts = [...lead];
+  for (const k of SHORT_FIELDS)
+    if (!before) facts.push({ label: k, value: shown(after[k]) });
+    else if (shown(before[k]) !== shown(after[k])) facts.push({ label: k, value: `${shown(before[k])} -> ${shown(after[k])}` });
+  const quoted: PreviewQuote[] = [];
+  const was = before?.description ?? null;
+  const will = after.description;
+  if (!before) {
+    if (will === null) facts.push({ label: 'description', value: '(not set)' });
+    else quoted.push({ label: 'description', text: will });
+  } else if (was !== will) {
+    facts.push({
+      label: 'description',
+      value: was === null ? 'set (quoted below)' : will === null ? 'removed (what it was is quoted below)' : 'replaced (both quoted below)',
+    });
+    if (was !== null) quoted.push({ label: 'description now', text: was, from: 'the calendar' });
+    if (will !== null) quoted.push({ label: 'description after', text: will });
+  }
+  const changed = facts.length > lead.length || quoted.length > 0;
+  return { kind: 'fields', text: before && !changed ? '(no field changes)' : '', facts, quoted };
+}
+
 function calendarLabel(t: Target): string {
   return t.kind === 'local' ? LOCAL_ID : `${t.source.id}/${t.calendar.name}`;
 }
@@ -144,7 +180,7 @@ export const createEvent: Impl<ToolArgs['create_calendar_event']> = {
     const rt = runtimeOf(ctx);
     const target = await targetOf(rt, await rt.database(), args.calendar);
     const plan = planCreate(args, ctx);
-    return { kind: 'fields', text: `calendar: ${calendarLabel(target)}\n${fieldChanges(null, plan.view)}` };
+    return eventPreview(null, plan.view, [{ label: 'calendar', value: calendarLabel(target) }]);
   },
   run: async (args, ctx) => {
     const rt = runtimeOf(ctx);
@@ -215,8 +251,7 @@ export const updateEvent: Impl<ToolArgs['update_calendar_event']> = {
     const current = await currentOf(rt, await rt.database(), args.id, ctx);
     const { before, after, when } = planUpdate(args, ctx, current);
     previewed.set(ctx, current.etag);
-    const changes = fieldChanges(before, after) || '(no field changes)';
-    return { kind: 'fields', text: when ? `only the occurrence of ${when}\n${changes}` : changes };
+    return eventPreview(before, after, when ? [{ label: 'occurrence', value: `only the one of ${when}` }] : []);
   },
   run: async (args, ctx) => {
     const rt = runtimeOf(ctx);

@@ -1,11 +1,13 @@
 /**
  * create_routine, list_routines and cancel_routine. create_routine's preview is what the person
- * approves once: the schedule read back with the next 3 run times, the pinned provider and model,
- * and each tool with its danger and whether its runs may use it without asking. Everything the
- * preview shows is computed by the same `plan` the run stores, so what runs is what was shown.
+ * approves once: as facts (one line each, shown first and never cut), the schedule read back with the
+ * next 3 run times, the pinned provider and model, and each tool with its danger and whether its runs
+ * may use it without asking; then, quoted as the model wrote them, the prompt and the person's
+ * request. Everything the preview shows is computed by the same `plan` the run stores, so what runs
+ * is what was shown.
  */
 import { randomUUID } from 'node:crypto';
-import { MemoError, type AgentToolInfo, type Concern, type Preview, type ToolContext } from 'memo-kernel/pack';
+import { MemoError, type AgentToolInfo, type Concern, type Preview, type PreviewFact, type ToolContext } from 'memo-kernel/pack';
 import { runtimeOf, type RoutinesRuntime } from './runtime.js';
 import { checkSchedule, formatInstant, nextRuns, type CheckedSchedule, type Schedule } from './schedule.js';
 import type { MisfirePolicy, RoutineStatus } from './schema.js';
@@ -97,9 +99,9 @@ function plan(args: ToolArgs['create_routine'], rt: RoutinesRuntime): Plan {
 
 function toolLine(t: AgentToolInfo): string {
   const label = `${t.name} (${t.danger}, ${t.effect}${t.confirm ? ', confirm always' : ''})`;
-  if (t.asksEveryTime) return `  ${label}: asked every time it runs; never pre-approved`;
-  if (t.danger === 'safe') return `  ${label}: runs without asking`;
-  return `  ${label}: PRE-APPROVED for its runs${t.danger === 'dangerous' ? ' (a dangerous tool)' : ''}, except calls the tool flags for a person (a command the judge cannot vouch for)`;
+  if (t.asksEveryTime) return `${label}: asked every time it runs; never pre-approved`;
+  if (t.danger === 'safe') return `${label}: runs without asking`;
+  return `${label}: PRE-APPROVED for its runs${t.danger === 'dangerous' ? ' (a dangerous tool)' : ''}, except calls the tool flags for a person (a command the judge cannot vouch for)`;
 }
 
 function misfireText(p: { misfire: MisfirePolicy; graceMinutes: number }): string {
@@ -113,24 +115,28 @@ function misfireText(p: { misfire: MisfirePolicy; graceMinutes: number }): strin
   }
 }
 
-function previewText(p: Plan): string {
+/** What the person approves: facts the pack vouches for first, the model's own words last, quoted. */
+function preview(p: Plan): Preview {
   const zone = p.checked.timeZone;
-  return [
-    `Create routine "${p.name}"`,
-    ...(p.request ? [`You asked: "${p.request}"`] : []),
-    `When: ${p.checked.readBack}`,
-    `Next runs: ${p.upcoming.map((t) => formatInstant(t, zone)).join('; ')}`,
-    `Each run asks ${p.provider} / ${p.model} (pinned now): "${p.prompt}"`,
-    p.tools.length ? 'Tools its runs may use:' : 'Tools its runs may use: none (the model can only answer).',
-    ...p.tools.map(toolLine),
-    'Any other tool is not available to it. Whatever needs a person is asked when it runs, and refused if nobody is watching approvals then.',
-    `Missed runs: ${misfireText(p)}.`,
-  ].join('\n');
+  const facts: PreviewFact[] = [
+    { label: 'routine', value: `"${p.name}"` },
+    { label: 'when', value: p.checked.readBack },
+    { label: 'next runs', value: p.upcoming.map((t) => formatInstant(t, zone)).join('; ') },
+    { label: 'runs with', value: `${p.provider} / ${p.model}, pinned now (the active provider's)` },
+    ...(p.tools.length ? p.tools.map((t) => ({ label: 'may use', value: toolLine(t) })) : [{ label: 'may use', value: 'no tool (the model can only answer)' }]),
+    { label: 'missed runs', value: `${misfireText(p)}.` },
+  ];
+  return {
+    kind: 'text',
+    text: 'Any other tool is not available to its runs. Whatever needs a person is asked when it runs, and refused if nobody is watching approvals then.',
+    facts,
+    quoted: [{ label: 'prompt each run sends', text: p.prompt }, ...(p.request ? [{ label: 'the request, as the model passed it on', text: p.request }] : [])],
+  };
 }
 
 export const createRoutine = {
   preview(args: ToolArgs['create_routine'], ctx: ToolContext): Preview {
-    return { kind: 'text', text: previewText(plan(args, runtimeOf(ctx))) };
+    return preview(plan(args, runtimeOf(ctx)));
   },
   /**
    * Runs before anyone is asked: a routine that cannot be created (an unclear or invalid schedule,
@@ -276,14 +282,17 @@ export const cancelRoutine = {
     const upcoming = r.status === 'active' ? nextRuns(r.schedule, r.anchor, rt.now(), 3) : [];
     return {
       kind: 'text',
-      text: [
-        `Cancel routine "${r.name}" (${r.id}), ${r.status}: ${r.readBack}`,
+      text: 'Pending retries are dropped. Its history is kept.',
+      facts: [
+        { label: 'routine', value: `"${r.name}" (${r.id}), ${r.status}: ${r.readBack}` },
         upcoming.length
-          ? `Runs that will not happen: ${upcoming.map((t) => formatInstant(t, r.timeZone)).join('; ')}${r.schedule.kind === 'once' ? '' : ', and every later one'}`
-          : 'No run is scheduled.',
-        ...(running ? ['A run in progress is stopped.'] : []),
-        'Pending retries are dropped. Its history is kept.',
-      ].join('\n'),
+          ? {
+              label: 'runs that will not happen',
+              value: `${upcoming.map((t) => formatInstant(t, r.timeZone)).join('; ')}${r.schedule.kind === 'once' ? '' : ', and every later one'}`,
+            }
+          : { label: 'runs that will not happen', value: 'none: no run is scheduled' },
+        ...(running ? [{ label: 'run in progress', value: 'stopped' }] : []),
+      ],
     };
   },
   async run(args: ToolArgs['cancel_routine'], ctx: ToolContext): Promise<unknown> {
@@ -325,11 +334,13 @@ export const runRoutineNow = {
     const r = await routineOrFail(runtimeOf(ctx), args.id);
     return {
       kind: 'text',
-      text: [
-        `Run "${r.name}" once now (its schedule is unchanged: ${r.readBack})`,
-        `It asks ${r.provider} / ${r.model}: "${r.prompt}"`,
-        `Tools: ${r.tools.length ? r.tools.join(', ') : 'none'}`,
-      ].join('\n'),
+      text: 'It runs once now, outside its schedule; the schedule is unchanged.',
+      facts: [
+        { label: 'routine', value: `"${r.name}" (${r.id}): ${r.readBack}` },
+        { label: 'runs with', value: `${r.provider} / ${r.model}` },
+        { label: 'may use', value: r.tools.length ? r.tools.join(', ') : 'no tool' },
+      ],
+      quoted: [{ label: 'prompt it sends', text: r.prompt, from: 'the model, when the routine was created' }],
     };
   },
   async run(args: ToolArgs['run_routine_now'], ctx: ToolContext): Promise<unknown> {

@@ -47,9 +47,13 @@ const runCommand: TypedToolImplementation<ToolArgs['run_command']> = {
   // Network use (curl, git fetch, npm ci) is a concern too: the command gets network only when the
   // person asked allows it, and the OS sandbox keeps it off otherwise.
   assess: async (args, ctx) => assessCommand(ctx.judge, args.command, { cwd: await workingDir(args.cwd, ctx), networkDomains: networkDomains(ctx) }),
+  // The folder is a fact; the command is the caller's text, quoted after it (its line breaks shown
+  // as marks), so a line of the command cannot pass for the folder or for anything the kernel says.
   preview: async (args, ctx) => ({
     kind: 'command',
-    text: `$ ${args.command}\n(in ${await workingDir(args.cwd, ctx).catch(() => args.cwd ?? '.')})`,
+    text: '',
+    facts: [{ label: 'runs in', value: await workingDir(args.cwd, ctx).catch(() => args.cwd ?? '.') }],
+    quoted: [{ label: 'command', text: args.command }],
   }),
   run: async (args, ctx) => {
     const command = args.command;

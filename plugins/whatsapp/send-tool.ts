@@ -80,15 +80,21 @@ export const sendTool = {
     const now = Date.now();
     for (const [id, p] of previewed) if (p.at < now - 10 * 60_000) previewed.delete(id);
     previewed.set(ctx.callId, { chat_id: r.chat_id, at: now });
-    const lines = [
-      `To: ${label(r)}`,
-      `Chat: ${r.is_group ? 'group' : 'one person (not a group)'}; chat_id ${r.chat_id}`,
-      ...(r.known ? [] : ['Note: this number is not in the WhatsApp history (no chat, no contact). It is used exactly as written.']),
-      ...(r.matched === 'partial' ? [`Note: "${args.to}" matched only part of this name. Check it is the right ${r.is_group ? 'group' : 'person'}.`] : []),
-      `Message (${[...args.text].length} characters):`,
-      args.text,
-    ];
-    return { kind: 'fields', text: lines.join('\n') };
+    // The recipient as resolved, as facts; the message as the caller wrote it, quoted after them, so
+    // a line break in it cannot print a "to:" line of its own.
+    return {
+      kind: 'text',
+      text: `Sends the quoted message (${[...args.text].length} characters) to this chat, exactly as written.`,
+      facts: [
+        { label: 'to', value: label(r) },
+        { label: 'chat', value: `${r.is_group ? 'group' : 'one person (not a group)'}; chat_id ${r.chat_id}` },
+        ...(r.known ? [] : [{ label: 'note', value: 'this number is not in the WhatsApp history (no chat, no contact). It is used exactly as written.' }]),
+        ...(r.matched === 'partial'
+          ? [{ label: 'note', value: `"${args.to}" matched only part of this name. Check it is the right ${r.is_group ? 'group' : 'person'}.` }]
+          : []),
+      ],
+      quoted: [{ label: 'message', text: args.text }],
+    };
   },
 
   async run(args: Args, ctx: ToolContext) {

@@ -210,6 +210,55 @@ describe('the approvals inbox in Chromium', () => {
     expect(await first).toMatchObject({ ok: false, error: { code: 'PERMISSION_DENIED' } });
   });
 
+  it("shows a routine's facts before its prompt, and a forged line of the prompt only inside the one escaped quote (issue 36)", async () => {
+    const loaded = await c.fx.kernel.loadPacks([{ dir: path.resolve('plugins'), source: 'builtin', only: ['routines'] }]);
+    expect(loaded.find((p) => p.id === 'routines')?.status).toBe('loaded');
+    c.fx.kernel.providerSettings.put({ name: 'scripted-one', kind: 'scripted', model: 'model-a' });
+    const fake = 'Tools its runs may use: none (the model can only answer).';
+    const call = c.fx.kernel.invoke({
+      tool: 'create_routine',
+      args: {
+        name: 'Morning brief',
+        prompt: `Summarise my calendar.\n${fake}${'\n'.repeat(30)}Thanks.`,
+        schedule: { kind: 'cron', cron: '30 8 * * 1-5', time_zone: 'Europe/Istanbul' },
+        tools: ['echo_medium'],
+      },
+      caller: { kind: 'agent' },
+    });
+    const item = card('create_routine');
+    await item.waitFor();
+    const facts = item.locator('dl.tool-facts');
+    await expect(facts.locator('dd').allTextContents()).resolves.toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(/^echo_medium \(medium, write\): PRE-APPROVED for its runs/),
+        expect.stringMatching(/^scripted-one \/ model-a/),
+      ]),
+    );
+    const quote = item.locator('figure.quoted', { hasText: 'prompt each run sends' });
+    await expect(quote.locator('figcaption').textContent()).resolves.toBe('prompt each run sends, written by the model (quoted as written)');
+    await expect(quote.locator('blockquote').textContent()).resolves.toContain(`Summarise my calendar.⏎${fake}${'⏎'.repeat(30)}Thanks.`);
+    // The facts come first; the fake line is nowhere else on the card (but in the folded JSON arguments).
+    expect(await facts.evaluate((dl, q) => !!(dl.compareDocumentPosition(q) & Node.DOCUMENT_POSITION_FOLLOWING), await quote.elementHandle())).toBe(true);
+    const visible = await item.evaluate((card) => {
+      const clone = card.cloneNode(true) as HTMLElement;
+      clone.querySelectorAll('figure.quoted, details.args').forEach((e) => e.remove());
+      return clone.textContent ?? '';
+    });
+    expect(visible).not.toContain('Tools its runs may use');
+    expect(visible).toContain('Any other tool is not available to its runs.');
+    const shot = screenshotPath('inbox-routine-quoted');
+    if (shot) await page.screenshot({ path: shot, fullPage: true });
+    await page.evaluate(axeSource());
+    const serious = await page.evaluate(async () => {
+      const r = await (window as any).axe.run(document, { resultTypes: ['violations'] });
+      return r.violations.filter((v: any) => v.impact === 'serious' || v.impact === 'critical').map((v: any) => v.id);
+    });
+    expect(serious).toEqual([]);
+    await item.getByRole('button', { name: 'Deny', exact: true }).click();
+    expect(await call).toMatchObject({ ok: false, error: { code: 'PERMISSION_DENIED' } });
+    await item.waitFor({ state: 'detached' });
+  });
+
   it('refuses a cross-origin POST from another local page: the request stays pending and the session stays', async () => {
     const other = http.createServer((_req, res) => res.end('<!doctype html><title>other</title>'));
     await new Promise<void>((r) => other.listen(0, '127.0.0.1', r));

@@ -383,7 +383,10 @@ describe('a bundled script, run as the skill command tool it declares', () => {
     const script = fs.realpathSync(path.join(dir, 'scripts', 'count_words.py'));
     expect(r.ok && (r.value as { command: string }).command).toBe(`python3 ${script} ${path.join(fx.kernel.config.root, 'notes.txt')}`);
     expect(fx.prompter.asked).toHaveLength(1);
-    expect(fx.prompter.asked[0]!.preview).toEqual({ kind: 'command', text: expect.stringContaining('running its bundled scripts/count_words.py') });
+    expect(fx.prompter.asked[0]!.preview!.facts).toContainEqual({
+      label: 'skill',
+      value: expect.stringContaining('running its bundled scripts/count_words.py'),
+    });
     expect(fx.kernel.audit.tail().at(-1)).toMatchObject({ tool: 'count_words', outcome: 'ok' });
   });
 

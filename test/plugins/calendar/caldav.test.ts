@@ -116,7 +116,11 @@ describeWithRadicale('CalDAV accounts against a real Radicale server', () => {
     const r = value(
       await fx.call('create_calendar_event', { calendar: 'work', title: 'Dentist', start: '2026-03-12T15:00', end: '2026-03-12T15:45', location: 'Main St' }),
     );
-    expect(prompter.asked[0]?.preview?.text).toMatch(/^calendar: work\/Personal\ntitle: Dentist\nstart: 2026-03-12 15:00 America\/New_York/);
+    expect(prompter.asked[0]?.preview?.facts?.slice(0, 3)).toEqual([
+      { label: 'calendar', value: 'work/Personal' },
+      { label: 'title', value: 'Dentist' },
+      { label: 'start', value: '2026-03-12 15:00 America/New_York' },
+    ]);
     expect(r).toMatchObject({ id: expect.stringMatching(/^work:/), created: true, calendar: 'work/Personal' });
     created = r.id;
     const listing = await (await server.request('PROPFIND', `/${server.user}/personal/`, undefined, { depth: '1' })).text();
@@ -129,7 +133,7 @@ describeWithRadicale('CalDAV accounts against a real Radicale server', () => {
   it('updates it on the server, showing the field changes first', async () => {
     prompter.asked.length = 0;
     value(await fx.call('update_calendar_event', { id: created, title: 'Dentist (check-up)' }));
-    expect(prompter.asked[0]?.preview).toEqual({ kind: 'fields', text: 'title: Dentist -> Dentist (check-up)' });
+    expect(prompter.asked[0]?.preview).toEqual({ kind: 'fields', text: '', facts: [{ label: 'title', value: 'Dentist -> Dentist (check-up)' }], quoted: [] });
     expect((await events('2026-03-12')).events.map((e: any) => e.title)).toEqual(['Dentist (check-up)']);
   });
 

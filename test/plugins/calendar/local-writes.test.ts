@@ -1,6 +1,7 @@
 import Database from 'better-sqlite3';
 import ICAL from 'ical.js';
 import * as path from 'node:path';
+import { shownPreview } from '../../helpers/shown-preview.js';
 import { calendarKernel, error, value, type CalendarFixture } from './helpers.js';
 
 describe('the local calendar: create, update and delete behind previews', () => {
@@ -19,18 +20,17 @@ describe('the local calendar: create, update and delete behind previews', () => 
       await fx.call('create_calendar_event', { title: 'Yoga', start: '2026-03-02T19:00', recurrence: 'FREQ=WEEKLY;COUNT=3', location: 'Moda' }),
     );
     expect(made).toMatchObject({ id: expect.stringMatching(/^local:.+@memo$/), created: true, calendar: 'local' });
-    expect(fx.prompter.asked[0]?.preview?.text).toBe(
-      [
-        'calendar: local',
-        'title: Yoga',
-        'start: 2026-03-02 19:00 Europe/Istanbul',
-        'end: 2026-03-02 20:00 Europe/Istanbul',
-        'timeZone: Europe/Istanbul',
-        'location: Moda',
-        'description: (not set)',
-        'repeats: FREQ=WEEKLY;COUNT=3',
-      ].join('\n'),
-    );
+    expect(shownPreview(fx.prompter.asked[0]).split('\n')).toEqual([
+      'caller: agent',
+      'calendar: local',
+      'title: Yoga',
+      'start: 2026-03-02 19:00 Europe/Istanbul',
+      'end: 2026-03-02 20:00 Europe/Istanbul',
+      'timeZone: Europe/Istanbul',
+      'location: Moda',
+      'repeats: FREQ=WEEKLY;COUNT=3',
+      'description: (not set)',
+    ]);
     const got = await events('2026-03-01', '2026-03-31');
     expect(got.map((e: any) => `${e.start} ${e.title}`)).toEqual([
       '2026-03-02T19:00:00+03:00 Yoga',
@@ -38,6 +38,23 @@ describe('the local calendar: create, update and delete behind previews', () => 
       '2026-03-16T19:00:00+03:00 Yoga',
     ]);
     expect(got[0]).toMatchObject({ id: made.id, source: 'local', recurring: true, location: 'Moda' });
+  });
+
+  it('quotes a description after the fields, as the model wrote it and as it was, so no line of it passes for a field', async () => {
+    fx.prompter.asked.length = 0;
+    const forged = 'Bring the papers.\ncalendar: work/Personal\nstart: 2026-08-01 09:00';
+    const id = value(await fx.call('create_calendar_event', { title: 'Notary', start: '2026-08-03T11:00', description: forged })).id;
+    const created = shownPreview(fx.prompter.asked[0]).split('\n');
+    expect(created.filter((l) => l.startsWith('calendar:') || l.startsWith('start:'))).toEqual(['calendar: local', 'start: 2026-08-03 11:00 Europe/Istanbul']);
+    expect(created.at(-1)).toBe('description, written by the model: "Bring the papers.⏎calendar: work/Personal⏎start: 2026-08-01 09:00"');
+    fx.prompter.asked.length = 0;
+    value(await fx.call('update_calendar_event', { id, description: 'Bring the papers and an ID.' }));
+    expect(shownPreview(fx.prompter.asked[0]).split('\n').slice(1)).toEqual([
+      'description: replaced (both quoted below)',
+      'description now, written by the calendar: "Bring the papers.⏎calendar: work/Personal⏎start: 2026-08-01 09:00"',
+      'description after, written by the model: "Bring the papers and an ID."',
+    ]);
+    value(await fx.call('delete_calendar_event', { id }));
   });
 
   it('creates an all-day span given its last day', async () => {
@@ -50,14 +67,11 @@ describe('the local calendar: create, update and delete behind previews', () => 
     const id = value(await fx.call('create_calendar_event', { title: 'Dentist', start: '2026-05-04T10:00', end: '2026-05-04T10:45' })).id;
     fx.prompter.asked.length = 0;
     const r = value(await fx.call('update_calendar_event', { id, start: '2026-05-05T15:00', title: 'Dentist (moved)' }));
-    expect(fx.prompter.asked[0]?.preview).toEqual({
-      kind: 'fields',
-      text: [
-        'title: Dentist -> Dentist (moved)',
-        'start: 2026-05-04 10:00 Europe/Istanbul -> 2026-05-05 15:00 Europe/Istanbul',
-        'end: 2026-05-04 10:45 Europe/Istanbul -> 2026-05-05 15:45 Europe/Istanbul',
-      ].join('\n'),
-    });
+    expect(fx.prompter.asked[0]?.preview?.facts).toEqual([
+      { label: 'title', value: 'Dentist -> Dentist (moved)' },
+      { label: 'start', value: '2026-05-04 10:00 Europe/Istanbul -> 2026-05-05 15:00 Europe/Istanbul' },
+      { label: 'end', value: '2026-05-04 10:45 Europe/Istanbul -> 2026-05-05 15:45 Europe/Istanbul' },
+    ]);
     expect(r).toMatchObject({ id, updated: true });
     expect((await events('2026-05-05')).map((e: any) => `${e.start}..${e.end} ${e.title}`)).toEqual([
       '2026-05-05T15:00:00+03:00..2026-05-05T15:45:00+03:00 Dentist (moved)',
@@ -105,14 +119,12 @@ describe('the local calendar: create, update and delete behind previews', () => 
 
     fx.prompter.asked.length = 0;
     value(await fx.call('update_calendar_event', { id, occurrence: '2026-07-07T09:30:00+03:00', start: '2026-07-07T14:00', title: 'Standup (afternoon)' }));
-    expect(fx.prompter.asked[0]?.preview?.text).toBe(
-      [
-        'only the occurrence of 2026-07-07 09:30 Europe/Istanbul',
-        'title: Standup -> Standup (afternoon)',
-        'start: 2026-07-07 09:30 Europe/Istanbul -> 2026-07-07 14:00 Europe/Istanbul',
-        'end: 2026-07-07 09:45 Europe/Istanbul -> 2026-07-07 14:15 Europe/Istanbul',
-      ].join('\n'),
-    );
+    expect(fx.prompter.asked[0]?.preview?.facts).toEqual([
+      { label: 'occurrence', value: 'only the one of 2026-07-07 09:30 Europe/Istanbul' },
+      { label: 'title', value: 'Standup -> Standup (afternoon)' },
+      { label: 'start', value: '2026-07-07 09:30 Europe/Istanbul -> 2026-07-07 14:00 Europe/Istanbul' },
+      { label: 'end', value: '2026-07-07 09:45 Europe/Istanbul -> 2026-07-07 14:15 Europe/Istanbul' },
+    ]);
     fx.prompter.asked.length = 0;
     value(await fx.call('delete_calendar_event', { id, occurrence: '2026-07-08T09:30:00+03:00' }));
     expect(fx.prompter.asked[0]?.preview).toEqual({

@@ -4,6 +4,7 @@
  * through the real pipeline with the real pack, a scripted model and a fake clock.
  */
 import { ScriptedPrompter } from '../../helpers/kernel-fixture.js';
+import { shownPreview } from '../../helpers/shown-preview.js';
 import { reply } from '../../helpers/scripted-provider.js';
 import { error, FRIDAY_NOON, routinesKernel, value, type RoutinesFixture } from './helpers.js';
 
@@ -43,9 +44,14 @@ describe('routines in the web console', () => {
     expect(started).toMatchObject({ started: true, id, run_id: expect.any(String) });
     const asked = prompter.asked.find((q) => q.tool === 'run_routine_now')!;
     expect(asked).toMatchObject({ danger: 'medium' });
-    expect(asked.preview!.text).toBe(
-      `Run "Hourly check" once now (its schedule is unchanged: at the times of the cron schedule "0 * * * *" (UTC))\nIt asks scripted-one / model-a: "Check things."\nTools: none`,
-    );
+    expect(shownPreview(asked).split('\n')).toEqual([
+      'caller: agent, conversation c-1',
+      `routine: "Hourly check" (${id}): at the times of the cron schedule "0 * * * *" (UTC)`,
+      'runs with: scripted-one / model-a',
+      'may use: no tool',
+      'It runs once now, outside its schedule; the schedule is unchanged.',
+      'prompt it sends, written by the model, when the routine was created: "Check things."',
+    ]);
     await fx.settle();
     const history = value(await fx.call('routine_history', { id }));
     expect(history.runs).toEqual([expect.objectContaining({ id: started.run_id, trigger: 'manual', status: 'ok', answer: 'Checked by hand.' })]);

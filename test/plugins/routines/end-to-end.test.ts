@@ -7,6 +7,7 @@ import { runTurn } from '../../../kernel/agent/agent-loop.js';
 import { ManualClock } from '../../../kernel/clock.js';
 import type { PackDefinition } from '../../../kernel/tools/tool-registry.js';
 import { ScriptedPrompter, tool } from '../../helpers/kernel-fixture.js';
+import { shownPreview } from '../../helpers/shown-preview.js';
 import { reply, ScriptedProvider, toolCall } from '../../helpers/scripted-provider.js';
 import { FRIDAY_NOON, routinesKernel, type RoutinesFixture } from './helpers.js';
 
@@ -61,8 +62,8 @@ describe('a routine from plain language, end to end', () => {
     const chat = await runTurn(fx.kernel, { provider: chatModel, model: 'chat-model', conversationId: 'chat-1', history: [], userMessage: words });
     expect(chat.steps).toEqual([expect.objectContaining({ tool: 'create_routine', outcome: 'ok' })]);
     expect(prompter.asked.map((q) => q.tool)).toEqual(['create_routine']);
-    expect(prompter.asked[0]!.preview!.text).toContain('When: every weekday at 08:30 (Europe/Istanbul)');
-    expect(prompter.asked[0]!.preview!.text).toContain('save_summary (medium, write): PRE-APPROVED for its runs');
+    expect(shownPreview(prompter.asked[0])).toContain('when: every weekday at 08:30 (Europe/Istanbul)');
+    expect(shownPreview(prompter.asked[0])).toContain('may use: save_summary (medium, write): PRE-APPROVED for its runs');
     const id = (JSON.parse(chat.messages.find((m) => m.role === 'tool')!.content) as { id: string }).id;
 
     // Memo restarts over the weekend; the routine is still there.

@@ -25,16 +25,29 @@ describe('create_routine', () => {
     });
     const [asked] = prompter.asked;
     expect(asked).toMatchObject({ tool: 'create_routine', danger: 'medium' });
-    const text = asked!.preview!.text;
-    expect(text).toContain('You asked: "Every weekday at 8:30 summarise my calendar and inbox"');
-    expect(text).toContain('When: every weekday at 08:30 (Europe/Istanbul)');
-    expect(text).toContain('Next runs: Mon 2026-03-30 08:30 (Europe/Istanbul); Tue 2026-03-31 08:30 (Europe/Istanbul); Wed 2026-04-01 08:30 (Europe/Istanbul)');
-    expect(text).toContain('Each run asks scripted-one / model-a (pinned now): "Summarise my calendar and inbox."');
-    expect(text).toContain('echo_safe (safe, read): runs without asking');
-    expect(text).toMatch(/echo_dangerous \(dangerous, write\): PRE-APPROVED for its runs \(a dangerous tool\)/);
-    expect(text).toContain('echo_delete (dangerous, delete): asked every time it runs; never pre-approved');
-    expect(text).toContain('echo_confirm (medium, write, confirm always): asked every time it runs; never pre-approved');
-    expect(text).toMatch(/Missed runs: .* run once when it is back if it is less than 60 minutes old/);
+    expect(asked!.preview!.facts).toEqual([
+      { label: 'routine', value: '"Morning brief"' },
+      { label: 'when', value: 'every weekday at 08:30 (Europe/Istanbul)' },
+      { label: 'next runs', value: 'Mon 2026-03-30 08:30 (Europe/Istanbul); Tue 2026-03-31 08:30 (Europe/Istanbul); Wed 2026-04-01 08:30 (Europe/Istanbul)' },
+      { label: 'runs with', value: "scripted-one / model-a, pinned now (the active provider's)" },
+      { label: 'may use', value: 'echo_safe (safe, read): runs without asking' },
+      { label: 'may use', value: expect.stringMatching(/^echo_dangerous \(dangerous, write\): PRE-APPROVED for its runs \(a dangerous tool\)/) },
+      { label: 'may use', value: 'echo_delete (dangerous, delete): asked every time it runs; never pre-approved' },
+      { label: 'may use', value: 'echo_confirm (medium, write, confirm always): asked every time it runs; never pre-approved' },
+      { label: 'missed runs', value: expect.stringMatching(/run once when it is back if it is less than 60 minutes old/) },
+    ]);
+    // What the model wrote is quoted, never a fact.
+    expect(asked!.preview!.quoted).toEqual([
+      { label: 'prompt each run sends', text: 'Summarise my calendar and inbox.' },
+      { label: 'the request, as the model passed it on', text: 'Every weekday at 8:30 summarise my calendar and inbox' },
+    ]);
+  });
+
+  it('says a routine may use no tool when it names none', async () => {
+    const prompter = new ScriptedPrompter('allow-once');
+    fx = await routinesKernel({ prompter });
+    value(await fx.call('create_routine', { name: 'Just talk', prompt: 'Say hello.', schedule: weekdays }));
+    expect(prompter.asked[0]!.preview!.facts).toContainEqual({ label: 'may use', value: 'no tool (the model can only answer)' });
   });
 
   it('is asked every time it pre-approves a medium or dangerous tool, even when create_routine is allowed forever', async () => {
@@ -124,12 +137,15 @@ describe('list_routines and cancel_routine', () => {
     fx = await routinesKernel({ prompter });
     const id = value(await fx.call('create_routine', { name: 'Morning brief', prompt: 'p', schedule: weekdays })).id;
     expect(value(await fx.call('cancel_routine', { id }))).toMatchObject({ status: 'cancelled', stopped_run: false });
-    const preview = prompter.asked.find((q) => q.tool === 'cancel_routine')!.preview!.text;
-    expect(preview).toContain(`Cancel routine "Morning brief" (${id}), active: every weekday at 08:30 (Europe/Istanbul)`);
-    expect(preview).toContain(
-      'Runs that will not happen: Mon 2026-03-30 08:30 (Europe/Istanbul); Tue 2026-03-31 08:30 (Europe/Istanbul); Wed 2026-04-01 08:30 (Europe/Istanbul), and every later one',
-    );
-    expect(preview).toContain('Its history is kept.');
+    const preview = prompter.asked.find((q) => q.tool === 'cancel_routine')!.preview!;
+    expect(preview.facts).toEqual([
+      { label: 'routine', value: `"Morning brief" (${id}), active: every weekday at 08:30 (Europe/Istanbul)` },
+      {
+        label: 'runs that will not happen',
+        value: 'Mon 2026-03-30 08:30 (Europe/Istanbul); Tue 2026-03-31 08:30 (Europe/Istanbul); Wed 2026-04-01 08:30 (Europe/Istanbul), and every later one',
+      },
+    ]);
+    expect(preview.text).toContain('Its history is kept.');
   });
 
   it('says which routine does not exist, without asking anyone', async () => {

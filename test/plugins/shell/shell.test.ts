@@ -3,6 +3,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { ToolResult } from '../../../kernel/tools/contract.js';
 import { flush, makeKernel, tempDir, type Fixture } from '../../helpers/kernel-fixture.js';
+import { shownPreview } from '../../helpers/shown-preview.js';
 import { waitFor } from '../../helpers/wait.js';
 import { processesWithArg } from '../../helpers/processes.js';
 import { requireFreshBuild } from '../../helpers/dist.js';
@@ -51,9 +52,19 @@ describe('the shell pack', () => {
     expect(fx.kernel.audit.tail().at(-1)).toMatchObject({ tool: 'run_command', error: { code: 'COMMAND_BLOCKED' } });
   });
 
-  it('asks with the command as the preview', async () => {
+  it('asks with the folder as a fact and the command quoted after it, each of its lines marked as one', async () => {
     await run('ls -la');
-    expect(fx.prompter.asked.at(-1)!.preview).toEqual({ kind: 'command', text: `$ ls -la\n(in ${fx.kernel.config.root})` });
+    expect(fx.prompter.asked.at(-1)!.preview).toEqual({
+      kind: 'command',
+      text: '',
+      facts: [{ label: 'runs in', value: fx.kernel.config.root }],
+      quoted: [{ label: 'command', text: 'ls -la' }],
+    });
+    await run('ls\n# (in /home)');
+    expect(shownPreview(fx.prompter.asked.at(-1)).split('\n').slice(-2)).toEqual([
+      `runs in: ${fx.kernel.config.root}`,
+      'command, written by the model: "ls⏎# (in /home)"',
+    ]);
   });
 
   it('kills the command and everything it started, setsid children too, when the 60 s timeout passes', async () => {
@@ -125,7 +136,7 @@ describe('the judge in front of run_command', () => {
     expect(fx.prompter.asked[0]).toMatchObject({
       standingApprovalAllowed: false,
       concern: { verdict: 'ask', rule: expect.any(String) },
-      preview: { kind: 'command', text: expect.stringContaining(command) },
+      preview: { kind: 'command', quoted: [{ label: 'command', text: command }] },
     });
     expect(code(await run(`${command} `))).toBe('PERMISSION_DENIED');
     expect(fx.prompter.asked).toHaveLength(2);

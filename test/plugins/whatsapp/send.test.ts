@@ -1,5 +1,6 @@
 import { proto } from 'baileys';
 import { ScriptedPrompter } from '../../helpers/kernel-fixture.js';
+import { shownPreview } from '../../helpers/shown-preview.js';
 import { error, linkedKernel, textMessage, value, whatsappKernel } from './helpers.js';
 import type { FakeSocket } from './fake-socket.js';
 import type { WhatsAppFixture } from './helpers.js';
@@ -27,7 +28,7 @@ async function seeded(options: Parameters<typeof linkedKernel>[0] = {}): Promise
   return { fx, sock };
 }
 
-const preview = (p: ScriptedPrompter, i = -1) => p.asked.at(i)?.preview?.text ?? '';
+const preview = (p: ScriptedPrompter, i = -1) => shownPreview(p.asked.at(i));
 
 describe('whatsapp_send', () => {
   test('shows the resolved person with name and number and the exact text, then sends exactly that', async () => {
@@ -42,9 +43,11 @@ describe('whatsapp_send', () => {
       characters: 43,
     });
     const shown = preview(fx.prompter);
-    expect(shown).toContain('To: Alice Weber, +491701111111');
+    expect(shown).toContain('to: Alice Weber, +491701111111');
     expect(shown).toContain('one person (not a group)');
-    expect(shown.endsWith(`Message (43 characters):\n${text}`)).toBe(true);
+    // The text as written, last, as one quoted line: its line break cannot print a line of its own.
+    expect(shown.endsWith('message, written by the model: "Running 10 min late — order for me?⏎Thanks!"')).toBe(true);
+    expect(shown).toContain('(43 characters)');
     // What was sent is in the history, as Baileys echoes it.
     await sock.settle();
     expect(value(await fx.call('whatsapp_messages', { chat: ALICE })).messages[0]).toEqual(expect.objectContaining({ from: 'me', text }));
@@ -54,7 +57,7 @@ describe('whatsapp_send', () => {
     const { fx, sock } = await seeded();
     value(await fx.call('whatsapp_send', { to: 'Family', text: 'on my way' }));
     expect(sock.sent).toEqual([{ jid: FAMILY, content: { text: 'on my way' } }]);
-    expect(preview(fx.prompter)).toMatch(/To: Family \(a group: everyone in it receives this\)\nChat: group/);
+    expect(preview(fx.prompter)).toMatch(/to: Family \(a group: everyone in it receives this\)\nchat: group/);
   });
 
   test.each([
@@ -143,7 +146,7 @@ describe('whatsapp_send', () => {
     const { fx, sock } = await seeded({ prompter });
     value(await fx.call('whatsapp_send', { to: 'Alice Weber', text: 'See you at 5' }));
     expect(prompter.asked).toHaveLength(2);
-    expect(prompter.asked[1]!.preview?.text).toMatch(/Message \(19 characters\):\nSee you at 6, not 5$/);
+    expect(preview(prompter, 1)).toMatch(/\(19 characters\)[^]*"See you at 6, not 5"$/);
     expect(sock.sent).toEqual([{ jid: ALICE, content: { text: 'See you at 6, not 5' } }]);
   });
 
@@ -154,7 +157,7 @@ describe('whatsapp_send', () => {
     expect(error(await fx.call('whatsapp_send', { to: 'Alice Weber', text: 'hi' })).code).toBe('PERMISSION_DENIED');
     // Asked again with the call as it was, and why the edit was not taken.
     expect(prompter.asked[1]!.editProblem).toMatch(/"Ali" fits 2 WhatsApp chats/);
-    expect(prompter.asked[1]!.preview?.text).toMatch(/^To: Alice Weber/);
+    expect(prompter.asked[1]!.preview?.facts?.[0]).toEqual({ label: 'to', value: 'Alice Weber, +491701111111' });
     expect(sock.sent).toEqual([]);
   });
 
