@@ -98,6 +98,12 @@ export interface KernelOptions {
    */
   databaseUrl?: string;
   /**
+   * With a database: how long the kernel's first read of its state waits for a database that cannot
+   * be reached yet (a start during an outage, PostgreSQL still starting), with a line saying so,
+   * before loading packs fails saying it waited. Default 60 s.
+   */
+  databaseStartWaitMs?: number;
+  /**
    * Where the OS sandbox (bubblewrap) cannot start: `refuse` commands (default) or run them `judged`
    * only, the command judge being the only wall. The CLI passes the person's `memo settings sandbox`.
    */
@@ -583,7 +589,12 @@ export function createKernel(options: KernelOptions = {}): Kernel {
   const logger = (d: DependencyContainer) => d.resolve<T.Logger>(T.Logger);
   // With a shared database they are memo_kernel's rows instead, kept in step across instances (kernel/storage/kernel-state-db.ts).
   const db = config.database;
-  if (db) c.register(KernelStateDb, { useFactory: instanceCachingFactory((d) => new KernelStateDb(db, dataDir, logger(d))) });
+  if (db)
+    c.register(KernelStateDb, {
+      useFactory: instanceCachingFactory(
+        (d) => new KernelStateDb(db, dataDir, logger(d), options.databaseStartWaitMs !== undefined ? { startWaitMs: options.databaseStartWaitMs } : {}),
+      ),
+    });
   const shared = (d: DependencyContainer) => (db ? d.resolve(KernelStateDb) : undefined);
   c.register(PermissionStore, { useFactory: instanceCachingFactory((d) => new PermissionStore(path.join(dataDir, 'permissions.json'), logger(d), shared(d))) });
   c.register(PackSettings, { useFactory: instanceCachingFactory((d) => new PackSettings(path.join(dataDir, 'packs.json'), logger(d), shared(d))) });

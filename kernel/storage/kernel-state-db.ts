@@ -23,6 +23,7 @@ import type { Disposable } from '../disposable.js';
 import type { Logger } from '../logger.js';
 import { databaseFromSetting, type DatabaseUrl } from './database-url.js';
 import { instanceId } from './instance-id.js';
+import { connectionLossReason, isConnectionLoss } from './connection-loss.js';
 
 export const KERNEL_SCHEMA = 'memo_kernel';
 const CHANNEL = 'memo_kernel';
@@ -196,6 +197,13 @@ export class ReplicatedView<T> {
 export interface KernelStateOptions {
   /** Listen and re-read (a kernel); false for one command that reads, writes and closes (the CLI). */
   live?: boolean;
+  /**
+   * How long the first read waits for a database that cannot be reached yet (refused, starting up,
+   * no answer), trying again with a line saying so, before it fails saying it waited. Default 60 s
+   * for a kernel, 10 s for one command (`live: false`); 0 does not wait. Once the state was read,
+   * nothing waits: an outage later is the stores' and the audit's to handle (they refuse clearly).
+   */
+  startWaitMs?: number;
   /** The key file for the provider secrets (default `<dataDir>/kernel.key`). */
   keyFile?: string;
 }
@@ -216,6 +224,10 @@ export class KernelStateDb {
   private relistenMs = 250;
   private relistenTimer: NodeJS.Timeout | null = null;
   private closed = false;
+  /** The first read succeeded once (from then on ready() never waits for the database). */
+  private everOpened = false;
+  /** The first read waiting for the database (shared by every caller of ready() meanwhile). */
+  private waiting: Promise<void> | null = null;
   private checking = false;
   private lastProblem = '';
   readonly instance: string;
@@ -236,7 +248,8 @@ export class KernelStateDb {
   private openInBackground(delayMs = 0): void {
     const attempt = () => {
       if (this.closed || this.ds) return;
-      this.ready().then(
+      // One try each time (this loop has its own pace and its own line): not the first read's waiting.
+      (this.ds || this.everOpened ? this.ready() : this.openOnce()).then(
         () => {
           if (this.lastProblem) this.logger.info(`the kernel state in ${this.where} is read`);
           this.lastProblem = '';
@@ -281,11 +294,53 @@ export class KernelStateDb {
       return unread.length ? Promise.all(unread).then(() => {}) : Promise.resolve();
     }
     if (this.closed) return Promise.reject(new Error(`The kernel state in ${this.where} is closed.`));
+    if (this.everOpened) return this.openOnce();
+    return (this.waiting ??= this.openWaiting().finally(() => (this.waiting = null)));
+  }
+
+  /** One try at opening (shared by the callers meanwhile); a failure rejects and the next call tries again. */
+  private openOnce(): Promise<void> {
     const opening = (this.opening ??= this.open());
     return opening.catch((err: unknown) => {
       if (this.opening === opening) this.opening = null;
       throw err;
     });
+  }
+
+  /**
+   * The first read: while the database cannot be reached (a kernel started during an outage, or
+   * while PostgreSQL is still starting), tries again every 0.25 s to 2 s, with one line saying it
+   * waits, for up to startWaitMs; then fails saying what it waited for. Any other failure (a wrong
+   * password, a missing database) fails at once.
+   */
+  private async openWaiting(): Promise<void> {
+    const waitMs = this.options.startWaitMs ?? (this.options.live === false ? 10_000 : 60_000);
+    const started = performance.now();
+    let delay = 250;
+    let said = false;
+    for (;;) {
+      try {
+        await this.openOnce();
+        if (said) this.logger.info(`the database answers: the kernel state in ${this.where} is read`);
+        return;
+      } catch (err) {
+        const unreachable = isConnectionLoss(err) || isConnectionLoss((err as { cause?: unknown })?.cause);
+        const waited = performance.now() - started;
+        if (this.closed || !unreachable || waited + delay > waitMs) {
+          if (!said || !unreachable) throw err;
+          throw new Error(`${(err as Error).message} (Memo waited ${Math.round(waited / 1000)} s for it to answer)`, { cause: err });
+        }
+        if (!said) {
+          const why = connectionLossReason((err as { cause?: unknown })?.cause ?? err);
+          this.logger.warn(
+            `the database for the kernel state, ${this.where}, cannot be reached yet (${why}): waiting up to ${Math.round(waitMs / 1000)} s for it, trying again every few seconds`,
+          );
+          said = true;
+        }
+        await new Promise((r) => setTimeout(r, delay));
+        delay = Math.min(delay * 2, 2000);
+      }
+    }
   }
 
   private async open(): Promise<void> {
@@ -302,6 +357,7 @@ export class KernelStateDb {
       if (this.closed) throw new Error(`The kernel state in ${this.where} was closed while it opened.`);
       this.ds = ds;
       for (const name of this.views.keys()) await this.reload(name);
+      this.everOpened = true;
     } catch (err) {
       this.ds = null;
       await ds.destroy().catch(() => {});
