@@ -1,5 +1,10 @@
-/** `memo serve`: the long-running host: the kernel with its packs, served over MCP (HTTP or stdio), and to CLI commands on the same data folder through its control socket. */
+/**
+ * `memo serve`: the long-running host: the kernel with its packs, served over MCP (HTTP or stdio), and
+ * to CLI commands on the same data folder through its control socket. `memo serve rotate-token`
+ * rotates the running server's MCP token through that socket.
+ */
 import { existsSync, readFileSync } from 'node:fs';
+import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Command } from 'commander';
 import type { Kernel } from '../kernel.js';
@@ -12,7 +17,8 @@ import { DEFAULT_APPROVAL_WAIT_MS } from '../permissions/approval-broker.js';
 import { parseRateLimit, rateLimitOptions, type RateLimitSetting } from './settings-command.js';
 import { storedSettings } from '../storage/kernel-state-settings.js';
 import { describeSandbox, osSandboxStatus } from '../sandbox/os-sandbox.js';
-import { ControlServer } from '../control/control-server.js';
+import { ControlFailure, reachServer } from '../control/control-client.js';
+import { ControlServer, type RotatedToken } from '../control/control-server.js';
 import { NotFound, print, UsageError, type Cli } from './context.js';
 
 interface ServeOptions {
@@ -99,12 +105,59 @@ function serveBanner(url: string, token: string, remote: boolean, place: { root:
     `The token changes every time memo serve starts${place.fixedPort ? '' : ', and so does the URL: pass --port N to keep the URL (the token still changes)'}.\n` +
     `\nHTTP client config (Cursor, Claude Code, and VS Code under "servers" instead of "mcpServers"):\n${JSON.stringify(http, null, 2)}\n` +
     `\nStdio-only clients through mcp-remote, to this running server:\n${JSON.stringify(viaRemote, null, 2)}\n` +
-    `\nExternal clients may run read tools only. ${WAITING}\nRotate the token with kill -HUP ${process.pid} or POST ${url}/rotate-token.\nStop with Ctrl-C.\n`
+    `\nExternal clients may run read tools only. ${WAITING}\nRotate the token with ${rotateCommand(place.data)} (or kill -HUP ${process.pid}, or POST ${url}/rotate-token with the token).\nStop with Ctrl-C.\n`
   );
 }
 
+/** `memo serve rotate-token`, with `--data` when the data folder is not the default one of the current folder. */
+function rotateCommand(data: string): string {
+  return path.resolve('data') === path.resolve(data) ? 'memo serve rotate-token' : `memo --data ${JSON.stringify(data)} serve rotate-token`;
+}
+
+/** What serve prints where it runs after a rotation (by any face), and `memo serve rotate-token` after its own. */
+function rotatedText(token: string, consoleLink: string): string {
+  return `Token rotated; the old one no longer works. New token: ${token}\nNew web console link (works once): ${consoleLink}\n`;
+}
+
+/**
+ * `memo serve rotate-token`: asks the memo serve on this data folder, through its control socket, to
+ * rotate its MCP token. The server writes the admin line `token.rotate` by `cli` first (and refuses,
+ * token unchanged, when it cannot: AUDIT_UNAVAILABLE), then rotates; this prints the new token and
+ * the new one-time console link. `serve` parses its own options before handing over (commander), so
+ * `--json` given here lands there; any other option of serve's is a mistake, refused before anything.
+ */
+async function rotateToken(cli: Cli, serve: Command, opts: { json?: boolean }): Promise<void> {
+  const others = serve.options
+    .filter((o) => o.attributeName() !== 'json' && serve.getOptionValueSource(o.attributeName()) === 'cli')
+    .map((o) => o.long ?? o.flags);
+  if (others.length > 0)
+    throw new UsageError(
+      `memo serve rotate-token takes only --json (and the global options); ${others.join(', ')} ${others.length > 1 ? 'are' : 'is'} for starting memo serve`,
+    );
+  const json = opts.json === true || serve.opts<ServeOptions>().json === true;
+  const dataDir = cli.dataDir();
+  const reach = await reachServer({ dataDir });
+  if (reach === null)
+    throw new NotFound(
+      `no memo serve runs on the data folder ${dataDir}, so there is no MCP token to rotate (the token belongs to a running memo serve: pass its --data, or start one with memo serve)`,
+    );
+  if ('skipped' in reach) throw new NotFound(`cannot reach the memo serve on ${dataDir}: ${reach.skipped}`);
+  const conn = reach.server;
+  let rotated: RotatedToken;
+  try {
+    rotated = (await conn.request('serve.rotate-token')) as RotatedToken;
+  } catch (err) {
+    if (err instanceof ControlFailure && err.code === 'BAD_REQUEST')
+      throw new NotFound(`the running server (pid ${conn.pid}) is an older memo that cannot rotate its token this way: use kill -HUP ${conn.pid}`);
+    if (err instanceof ControlFailure && err.code !== 'DISCONNECTED') throw new NotFound(`${err.message} (${err.code})`);
+    throw new NotFound(`the running server (pid ${conn.pid}) did not answer (${(err as Error).message}); the token may or may not have been rotated`);
+  }
+  if (json) return print({ ...rotated, pid: conn.pid });
+  process.stdout.write(`memo serve (pid ${conn.pid}, ${rotated.url}): ${rotatedText(rotated.token, rotated.console)}`);
+}
+
 export function registerServeCommand(program: Command, cli: Cli): void {
-  program
+  const serve = program
     .command('serve')
     .description('run the kernel with the default packs and serve its tools over MCP (Streamable HTTP on loopback, or --stdio) until stopped')
     .option('--json', 'print one JSON line {"url","token","pid",...} for supervisors instead of text (and a new line after each rotation)')
@@ -175,6 +228,7 @@ export function registerServeCommand(program: Command, cli: Cli): void {
           logger,
         });
         if (!control) logger.warn('memo approvals cannot reach this server (no control socket): its permission requests wait for a console or a host app only');
+        if (opts.stdio) control?.setTokenRotation({ none: `this memo serve (pid ${process.pid}) serves MCP over stdio, which has no token to rotate` });
         const toolCount = kernel.registry.list().length;
         if (opts.stdio) {
           const stdio = new McpStdioServer(kernel, { stdout: stdout!, logger, ...(capability ? { capability } : {}) });
@@ -215,25 +269,34 @@ export function registerServeCommand(program: Command, cli: Cli): void {
           logger.warn(
             `the MCP endpoint listens on ${endpointOptions.host} (--allow-remote): anyone who can reach it with the token can use the read tools, and plain HTTP does not protect the token in transit`,
           );
-        // Each call makes a new one-time console login link (the previous link stops working).
-        const info = () => ({
+        // Each loginUrl call makes a new one-time console login link (the previous link stops working).
+        const info = (consoleLink = web.loginUrl(ep.url)) => ({
           url: ep.url,
           token: ep.token,
-          console: web.loginUrl(ep.url),
+          console: consoleLink,
           pid: process.pid,
           root: k.config.root,
           data: k.config.dataDir,
           tools: k.registry.list().length,
         });
-        onRotate = () => {
+        // Rotates and prints the new token here, where memo serve runs; the face that asked has written its admin line already.
+        const rotated = (): RotatedToken => {
           ep.rotateToken();
-          if (opts.json) print(info());
-          else
-            process.stdout.write(
-              `Token rotated; the old one no longer works. New token: ${ep.token}\nNew web console link (works once): ${web.loginUrl(ep.url)}\n`,
-            );
+          const consoleLink = web.loginUrl(ep.url);
+          if (opts.json) print(info(consoleLink));
+          else process.stdout.write(rotatedText(ep.token, consoleLink));
+          return { url: ep.url, token: ep.token, console: consoleLink };
         };
-        web.attachEndpoint({ url: () => ep.url, rotateToken: () => onRotate() });
+        // SIGHUP: on the audit trail first, by `signal`; a rotation whose line cannot be written is not made.
+        onRotate = () => {
+          k.admin
+            .record({ action: 'token.rotate', by: 'signal' })
+            .then(() => void rotated())
+            .catch((err: unknown) => logger.error(`SIGHUP: the MCP token was not rotated (it is unchanged): ${(err as Error)?.message ?? String(err)}`));
+        };
+        // The console's rotation and memo serve rotate-token (the control socket) record their own lines first.
+        web.attachEndpoint({ url: () => ep.url, rotateToken: () => void rotated() });
+        control?.setTokenRotation({ rotate: rotated });
         if (opts.json) print(info());
         else {
           const names = kernel.packs
@@ -264,4 +327,11 @@ export function registerServeCommand(program: Command, cli: Cli): void {
         setTimeout(() => process.exit(process.exitCode ?? 0), 2_000).unref();
       }
     });
+  serve
+    .command('rotate-token')
+    .description(
+      'rotate the MCP token of the memo serve running on this data folder, through its control socket: the old token stops working at once; prints the new one and a new one-time web console link (written to the audit trail first, as token.rotate by cli)',
+    )
+    .option('--json', 'print {"url","token","console","pid"} as JSON')
+    .action((opts: { json?: boolean }) => rotateToken(cli, serve, opts));
 }

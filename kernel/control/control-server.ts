@@ -13,6 +13,11 @@
  * A call goes through `kernel.invoke` like every other call, as caller `cli`; its permission prompt
  * is put to the person at the CLI that made it (a prompter for that call only), and a CLI that
  * cancels or goes away cancels its call. Request arguments are never logged.
+ *
+ * `memo serve rotate-token` rotates the MCP endpoint's token through it (`serve.rotate-token`): the
+ * admin line `token.rotate` by `cli` is written first, and a rotation whose line cannot be written is
+ * not made (AUDIT_UNAVAILABLE); the answer carries the new token and a new one-time console link,
+ * which is why only the socket's owner may ask.
  */
 import { randomUUID } from 'node:crypto';
 import * as fs from 'node:fs';
@@ -23,6 +28,7 @@ import type { Disposable } from '../disposable.js';
 import type { Kernel } from '../kernel.js';
 import type { Logger } from '../logger.js';
 import type { ApprovalEvent } from '../permissions/approval-broker.js';
+import { isMemoError } from '../errors.js';
 import { isPermissionAnswer, type ApprovalReply, type PermissionRequest, type Prompter } from '../permissions/prompter.js';
 import { writeFileAtomic } from '../util/atomic-file.js';
 import { MAX_JSON_DEPTH, parseBoundedJson } from '../util/bounded-json.js';
@@ -46,7 +52,7 @@ const REQUEST_WAIT_MS = 30_000;
 const PROBE_WAIT_MS = 2_000;
 /** At close, how long answered connections get to flush before they are cut. */
 const CLOSE_GRACE_MS = 2_000;
-const OPS = ['plugins.list', 'plugins.info', 'tools.list', 'tools.call', 'approvals.list', 'approvals.watch', 'approvals.answer'];
+const OPS = ['plugins.list', 'plugins.info', 'tools.list', 'tools.call', 'approvals.list', 'approvals.watch', 'approvals.answer', 'serve.rotate-token'];
 /** The shortest id prefix `approvals.answer` takes for a whole id (the list prints whole ids; a prefix saves typing). */
 const MIN_ID_PREFIX = 4;
 
@@ -57,6 +63,20 @@ export interface ControlServerOptions {
   skillFolders: string[];
   logger: Logger;
 }
+
+/** A new MCP token, as `serve.rotate-token` answers it (control-protocol.ts). */
+export interface RotatedToken {
+  url: string;
+  token: string;
+  /** A new one-time web console login link (the one before stops working). */
+  console: string;
+}
+
+/**
+ * What `serve.rotate-token` rotates: memo serve's HTTP endpoint once it listens (`rotate` replaces
+ * the token, prints it where memo serve runs and answers the new one), or why there is none.
+ */
+export type TokenRotation = { rotate: () => RotatedToken } | { none: string };
 
 type Probe = { state: 'none' } | { state: 'stale' } | { state: 'live'; pid: number | null } | { state: 'unusable'; reason: string };
 
@@ -148,6 +168,7 @@ export class ControlServer {
   /** Ends each `approvals.watch` stream (at close). */
   private readonly watches = new Set<(message: Record<string, unknown>) => void>();
   private closing: Promise<void> | undefined;
+  private tokens: TokenRotation = { none: `this memo serve (pid ${process.pid}) has no MCP endpoint yet` };
 
   private constructor(
     private readonly server: net.Server,
@@ -268,6 +289,28 @@ export class ControlServer {
       await stopped;
     })();
     return this.closing;
+  }
+
+  /** Sets what `serve.rotate-token` rotates (memo serve calls it once its endpoint listens, or says why it has none). */
+  setTokenRotation(rotation: TokenRotation): void {
+    this.tokens = rotation;
+  }
+
+  /** Writes the admin line `token.rotate` by `cli`, then rotates; a rotation whose line cannot be written is not made. */
+  private async rotateToken(kernel: Kernel): Promise<{ value: RotatedToken } | Refusal> {
+    const tokens = this.tokens;
+    if ('none' in tokens) return { code: 'NO_TOKEN', message: tokens.none };
+    try {
+      await kernel.admin.record({ action: 'token.rotate', by: 'cli' });
+    } catch (err) {
+      const message = `the token was not rotated (it is unchanged): ${(err as Error)?.message ?? String(err)}`;
+      return { code: isMemoError(err) && err.details?.decision === 'deny:audit-unavailable' ? 'AUDIT_UNAVAILABLE' : 'FAILED', message };
+    }
+    try {
+      return { value: tokens.rotate() };
+    } catch (err) {
+      return { code: 'FAILED', message: `the token could not be rotated: ${(err as Error)?.message ?? String(err)}` };
+    }
   }
 
   /** The pending request `id` names: its whole id, or a prefix only one pending id starts with. */
@@ -424,6 +467,11 @@ export class ControlServer {
           const answered = await kernel.approvals.answerAnywhere(found.view.id, reply.reply, 'cli');
           if (!answered.ok) return refuse(answered.code, answered.code === 'NOT_PENDING' ? notPending(String(req.id)) : answered.message);
           return finish({ type: 'result', value: { id: found.view.id, tool: found.view.tool, reply: typeof reply.reply === 'string' ? reply.reply : 'edit' } });
+        }
+        case 'serve.rotate-token': {
+          const rotated = await this.rotateToken(kernel);
+          if ('code' in rotated) return refuse(rotated.code, rotated.message);
+          return finish({ type: 'result', value: rotated.value });
         }
         default:
           return refuse(
