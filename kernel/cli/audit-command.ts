@@ -1,13 +1,14 @@
 /**
  * `memo audit tail|verify|export`: the newest entries, the keyed chain checked, the chain written out
  * as JSONL. With MEMO_DATABASE_URL set they read the chains of every instance in the database (schema
- * memo_audit); without it, `data/agent-audit.jsonl` as before.
+ * memo_audit); without it, `data/agent-audit.jsonl` as before. `tail --admin` shows only the admin
+ * lines: a person's changes (packs, permissions, providers, the MCP token), when, by which face, what.
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Command } from 'commander';
 import { headPathFor } from '../audit/audit-chain.js';
-import { formatVerifyReport, isAuditEvent, readAuditFileTail, verifyAuditFile, type AuditLine } from '../audit/audit-log.js';
+import { formatVerifyReport, isAuditEvent, readAuditFileTail, verifyAuditFile, type AuditEvent, type AuditLine } from '../audit/audit-log.js';
 import { databaseFromSetting, type DatabaseUrl } from '../storage/database-url.js';
 import { instanceId } from '../storage/instance-id.js';
 import { print, table, UsageError, type Cli } from './context.js';
@@ -30,8 +31,58 @@ function thisInstance(dataDir: string): string {
 /** Lazily: the PostgreSQL reader (and the pg driver with it) loads only when the URL is set. */
 const pgRead = () => import('../audit/pg-audit-read.js');
 
-/** One row of `memo audit tail`: an entry, or a kernel event (gap, torn tail, keyed chain start, an agent CLI's access). */
+/** The first window of lines `--admin` reads from the database; widened fourfold until it holds `n` admin lines or the whole trail. */
+const ADMIN_WINDOW = 2000;
+
+/**
+ * The newest `n` admin lines, oldest first. From the file: every line is read (as `--tool` does). From
+ * the database, which has no admin filter of its own: the newest lines in a widening window.
+ */
+async function adminTail(url: DatabaseUrl | null, file: string, n: number): Promise<AdminLine[]> {
+  if (!url) return readAuditFileTail(file, Number.MAX_SAFE_INTEGER).filter(isAdminLine).slice(-n);
+  const read = await pgRead();
+  for (let window = Math.max(ADMIN_WINDOW, n * 20); ; window *= 4) {
+    const lines = await read.readAuditDatabaseTail(url, window);
+    const admin = lines.filter(isAdminLine);
+    if (admin.length >= n || lines.length < window) return admin.slice(-n);
+  }
+}
+
+/** A value as one line a terminal shows as it is: control characters and runs of white space become one space. */
+function oneLine(text: string): string {
+  // eslint-disable-next-line no-control-regex
+  return text.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029\s]+/g, ' ').trim();
+}
+
+function cut(text: string, max: number): string {
+  return text.length > max ? `${text.slice(0, max - 1)}…` : text;
+}
+
+/** A person's change on the trail (`event: 'admin'`): pack.disable, permission.allow, token.rotate, ... */
+type AdminLine = AuditEvent & { event: 'admin' };
+
+function isAdminLine(e: AuditLine): e is AdminLine {
+  return isAuditEvent(e) && e.event === 'admin';
+}
+
+/** How an admin line's change went: its `change` as JSON, and for a change that failed after its line, why. */
+function adminChange(e: AuditEvent): string {
+  const parts = [e.change !== undefined ? JSON.stringify(e.change) : '', e.outcome === 'failed' ? `failed: ${e.error ?? 'no reason given'}` : ''];
+  return oneLine(parts.filter(Boolean).join('; ')) || '-';
+}
+
+/** One row of `memo audit tail --admin`: when, by whom, the action, its target and the change. */
+function adminRow(e: AuditEvent): string[] {
+  return [e.ts, oneLine(e.by ?? '?'), oneLine(e.action ?? '?'), cut(oneLine(e.target ?? '-'), 40), cut(adminChange(e), 100)];
+}
+
+/** One row of `memo audit tail`: an entry, or a kernel event (gap, torn tail, keyed chain start, an agent CLI's access, an admin change). */
 function auditRow(e: AuditLine): string[] {
+  if (isAdminLine(e)) {
+    const change = adminChange(e);
+    const what = `${e.target !== undefined ? `${oneLine(e.target)} ` : ''}by ${oneLine(e.by ?? '?')}${change !== '-' ? ` ${change}` : ''}`;
+    return [e.ts, 'admin', oneLine(e.action ?? '?'), '-', e.outcome === 'failed' ? 'failed' : '-', '-', cut(what, 60)];
+  }
   if (isAuditEvent(e) && e.event === 'agent-access') {
     const access = e.access === 'computer' ? 'Computer access (its own tools unseen here)' : 'Vault only';
     return [
@@ -68,11 +119,21 @@ export function registerAuditCommands(program: Command, cli: Cli): void {
     .description('show the newest audit entries (with MEMO_DATABASE_URL: of every instance)')
     .option('-n, --lines <n>', 'how many', '20')
     .option('--tool <tool>', 'only this tool')
+    .option('--admin', "only the admin lines: a person's changes (packs, permissions, providers, the MCP token), when, by whom, what")
     .option('--json', 'print one JSON entry per line')
-    .action(async (opts: { lines: string; tool?: string; json?: boolean }) => {
+    .action(async (opts: { lines: string; tool?: string; admin?: boolean; json?: boolean }) => {
       const n = Number(opts.lines);
       if (!Number.isInteger(n) || n < 1) throw new UsageError('-n must be a whole number of at least 1');
+      if (opts.admin && opts.tool !== undefined) throw new UsageError("--tool picks a tool's calls and --admin a person's changes: give one of them");
       const url = database();
+      if (opts.admin) {
+        const lines = await adminTail(url, path.join(cli.dataDir(), 'agent-audit.jsonl'), n);
+        if (opts.json) return void lines.forEach((e) => print(e));
+        if (lines.length === 0) return void process.stdout.write('No admin lines.\n');
+        const header = ['TIME', 'BY', 'ACTION', 'TARGET', 'CHANGE'];
+        if (!url) return void process.stdout.write(table([header, ...lines.map(adminRow)]));
+        return void process.stdout.write(table([['INSTANCE', ...header], ...lines.map((e) => [e.instance ?? '-', ...adminRow(e)])]));
+      }
       // Read from the file's end (or the database), without creating or locking anything.
       const entries = url
         ? await (await pgRead()).readAuditDatabaseTail(url, n, opts.tool)
