@@ -48,7 +48,7 @@ export type { PackFolder, PackStatus } from './packs/pack-loader.js';
 export type { PackState } from './packs/pack-manager.js';
 export type { PackManifest } from './packs/manifest.js';
 export type { PackApi, PackActivate } from './packs/pack-api.js';
-export type { AgentToolInfo, PackAgent, RoutineTurnOptions } from './agent/routine-turn.js';
+export type { AgentToolInfo, PackAgent, PinnedModel, RoutineTurnOptions } from './agent/routine-turn.js';
 export type { PackCommand, PackSubcommand, PackCommandContext } from './packs/pack-commands.js';
 export type { PackService, ServiceContext, ServiceStatus, ServiceState } from './packs/pack-services.js';
 export type { ConsolePanel, PanelAction, RegisteredPanel } from './packs/console-panels.js';

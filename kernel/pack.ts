@@ -45,7 +45,7 @@ export type { PackApi, PackActivate } from './packs/pack-api.js';
 export { lazyTool } from './packs/pack-api.js';
 export { commandDone, commandFailed, commandGuarded } from './packs/pack-commands.js';
 export type { Clock, ClockTimer } from './clock.js';
-export type { AgentToolInfo, PackAgent, RoutineTurnOptions } from './agent/routine-turn.js';
+export type { AgentToolInfo, PackAgent, PinnedModel, RoutineTurnOptions } from './agent/routine-turn.js';
 export type { AgentEvent, AgentStep, StopReason, TurnResult } from './agent/agent-loop.js';
 export {
   ProviderError,

@@ -4,9 +4,9 @@
  * model the routine pinned when it was approved, and the tools the person approved with the
  * routine pre-approved for this run alone. Packs reach it as `api.agent.run(...)`.
  */
-import { MemoError } from '../errors.js';
+import { isMemoError, MemoError } from '../errors.js';
 import type { Kernel } from '../kernel.js';
-import type { Danger, Effect } from '../tools/contract.js';
+import type { Caller, Danger, Effect } from '../tools/contract.js';
 import { isLocalProvider } from './capability-probe.js';
 import { runTurn, type AgentEvent, type TurnResult } from './agent-loop.js';
 
@@ -46,10 +46,25 @@ export interface AgentToolInfo {
   asksEveryTime: boolean;
 }
 
+/** The provider and model a routine pins, and whose they are. */
+export interface PinnedModel {
+  provider: string;
+  model: string;
+  /** `conversation`: the ones the chat that asked for it uses; `active`: the active provider's (no chat, or a chat without one). */
+  from: 'conversation' | 'active';
+}
+
 /** What a pack gets as `api.agent`: the active model, the tools, and routine turns. */
 export interface PackAgent {
-  /** The active provider's name and model now (to pin when a routine is created), or null when none is configured. */
+  /** The active provider's name and model now, or null when none is configured. */
   active(): { provider: string; model: string } | null;
+  /**
+   * The provider and model a routine asked for by this caller pins: those of the conversation the
+   * call comes from (the chat the person asked in), else the active ones; null when there are none.
+   * A conversation whose provider is not configured (any more) is refused (VALIDATION), never
+   * swapped for the active provider unseen.
+   */
+  modelFor(caller: Caller): Promise<PinnedModel | null>;
   /** The enabled tools an agent turn could call now, by name. */
   tools(): AgentToolInfo[];
   /** Runs one agent turn as a routine; resolves with how it ended (never a write capability). */
@@ -62,10 +77,34 @@ function runSession(routineId: string, runId: string): string {
 }
 
 export function packAgent(kernel: Kernel, stopping: AbortSignal): PackAgent {
+  const active = () => {
+    const config = kernel.providerSettings.active();
+    return config?.model ? { provider: config.name, model: config.model } : null;
+  };
   return {
-    active() {
-      const config = kernel.providerSettings.active();
-      return config?.model ? { provider: config.name, model: config.model } : null;
+    active,
+    async modelFor(caller) {
+      // A call with no stored conversation (a routine's run, a host's own id) has no chat to follow.
+      const info = caller.conversationId
+        ? await kernel.conversations.info(caller.conversationId).catch((err: unknown) => {
+            if (isMemoError(err) && err.code === 'NOT_FOUND') return null;
+            throw err;
+          })
+        : null;
+      if (!info?.provider) {
+        const now = active();
+        return now ? { ...now, from: 'active' } : null;
+      }
+      const config = kernel.providerSettings.get(info.provider);
+      const model = info.model || config?.model;
+      if (!config || !model)
+        throw new MemoError(
+          'VALIDATION',
+          config
+            ? `This conversation's provider "${info.provider}" has no model set, so a routine would not know which to run: choose a model in the chat, or give the provider a default model, and ask again.`
+            : `This conversation runs on "${info.provider}", which is not a configured model provider (memo provider list), and a routine runs only with one: configure it (memo provider add) or ask from a chat that uses a configured provider.`,
+        );
+      return { provider: config.name, model, from: 'conversation' };
     },
     tools() {
       return kernel.registry

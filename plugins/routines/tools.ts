@@ -7,7 +7,7 @@
  * is what was shown.
  */
 import { randomUUID } from 'node:crypto';
-import { MemoError, type AgentToolInfo, type Concern, type Preview, type PreviewFact, type ToolContext } from 'memo-kernel/pack';
+import { MemoError, type AgentToolInfo, type Concern, type PinnedModel, type Preview, type PreviewFact, type ToolContext } from 'memo-kernel/pack';
 import { runtimeOf, type RoutinesRuntime } from './runtime.js';
 import { checkSchedule, formatInstant, nextRuns, type CheckedSchedule, type Schedule } from './schedule.js';
 import type { MisfirePolicy, RoutineStatus } from './schema.js';
@@ -24,8 +24,7 @@ interface Plan {
   checked: CheckedSchedule;
   firstRun: number;
   upcoming: number[];
-  provider: string;
-  model: string;
+  pinned: PinnedModel;
   tools: AgentToolInfo[];
   misfire: MisfirePolicy;
   graceMinutes: number;
@@ -58,7 +57,8 @@ function scheduleOf(s: ToolArgs['create_routine']['schedule']): Schedule {
   }
 }
 
-function plan(args: ToolArgs['create_routine'], rt: RoutinesRuntime): Plan {
+async function plan(args: ToolArgs['create_routine'], ctx: ToolContext): Promise<Plan> {
+  const rt = runtimeOf(ctx);
   if (args.unclear?.length)
     throw clarify(
       `The routine was not created: the request leaves open ${args.unclear.map((q) => `"${q}"`).join('; ')}. Ask the user, then create it with the answers.`,
@@ -67,8 +67,9 @@ function plan(args: ToolArgs['create_routine'], rt: RoutinesRuntime): Plan {
   const checked = checkSchedule(scheduleOf(args.schedule), now);
   const upcoming = nextRuns(checked.schedule, checked.anchor ?? null, now, 3);
   if (!upcoming.length) throw clarify('The schedule has no run time still to come.');
-  const active = rt.api.agent.active();
-  if (!active)
+  // The chat's own provider and model, not whichever is active now: the person approves what they talk to.
+  const pinned = await rt.api.agent.modelFor(ctx.caller);
+  if (!pinned)
     throw new MemoError(
       'VALIDATION',
       'No model provider is configured, so a routine would have nothing to run with: add one (memo provider add) and make it active first.',
@@ -89,8 +90,7 @@ function plan(args: ToolArgs['create_routine'], rt: RoutinesRuntime): Plan {
     checked,
     firstRun: upcoming[0]!,
     upcoming,
-    provider: active.provider,
-    model: active.model,
+    pinned,
     tools: wanted.map((t) => available.get(t)!),
     misfire: args.misfire ?? 'run_once_if_recent',
     graceMinutes: args.misfire_grace_minutes ?? 60,
@@ -115,6 +115,10 @@ function misfireText(p: { misfire: MisfirePolicy; graceMinutes: number }): strin
   }
 }
 
+function pinnedText(p: PinnedModel): string {
+  return `${p.provider} / ${p.model}, pinned now (${p.from === 'conversation' ? "this chat's" : "the active provider's: the call comes from no chat that names one"})`;
+}
+
 /** What the person approves: facts the pack vouches for first, the model's own words last, quoted. */
 function preview(p: Plan): Preview {
   const zone = p.checked.timeZone;
@@ -122,7 +126,7 @@ function preview(p: Plan): Preview {
     { label: 'routine', value: `"${p.name}"` },
     { label: 'when', value: p.checked.readBack },
     { label: 'next runs', value: p.upcoming.map((t) => formatInstant(t, zone)).join('; ') },
-    { label: 'runs with', value: `${p.provider} / ${p.model}, pinned now (the active provider's)` },
+    { label: 'runs with', value: pinnedText(p.pinned) },
     ...(p.tools.length ? p.tools.map((t) => ({ label: 'may use', value: toolLine(t) })) : [{ label: 'may use', value: 'no tool (the model can only answer)' }]),
     { label: 'missed runs', value: `${misfireText(p)}.` },
   ];
@@ -134,9 +138,14 @@ function preview(p: Plan): Preview {
   };
 }
 
+/** The provider and model each call's preview showed (the same ctx reaches preview and run). */
+const previewed = new WeakMap<ToolContext, PinnedModel>();
+
 export const createRoutine = {
-  preview(args: ToolArgs['create_routine'], ctx: ToolContext): Preview {
-    return preview(plan(args, runtimeOf(ctx)));
+  async preview(args: ToolArgs['create_routine'], ctx: ToolContext): Promise<Preview> {
+    const p = await plan(args, ctx);
+    previewed.set(ctx, p.pinned);
+    return preview(p);
   },
   /**
    * Runs before anyone is asked: a routine that cannot be created (an unclear or invalid schedule,
@@ -144,9 +153,9 @@ export const createRoutine = {
    * pre-approves a medium or dangerous tool is asked about every time: no standing approval of
    * create_routine may hand out standing approvals of other tools unseen.
    */
-  assess(args: ToolArgs['create_routine'], ctx: ToolContext): Concern | null {
+  async assess(args: ToolArgs['create_routine'], ctx: ToolContext): Promise<Concern | null> {
     const rt = runtimeOf(ctx);
-    plan(args, rt);
+    await plan(args, ctx);
     const available = new Map(rt.api.agent.tools().map((t) => [t.name, t]));
     const granted = (args.tools ?? []).filter((t) => {
       const info = available.get(t);
@@ -162,7 +171,13 @@ export const createRoutine = {
   },
   async run(args: ToolArgs['create_routine'], ctx: ToolContext): Promise<unknown> {
     const rt = runtimeOf(ctx);
-    const p = plan(args, rt);
+    const p = await plan(args, ctx);
+    const shown = previewed.get(ctx);
+    if (shown && (shown.provider !== p.pinned.provider || shown.model !== p.pinned.model))
+      throw new MemoError(
+        'CONFLICT',
+        `The routine was not created: it was shown to run with ${shown.provider} / ${shown.model}, and would now run with ${p.pinned.provider} / ${p.pinned.model}. Ask again.`,
+      );
     const store = await rt.store();
     const now = rt.now();
     const routine = await store.create({
@@ -173,8 +188,8 @@ export const createRoutine = {
       readBack: p.checked.readBack,
       timeZone: p.checked.timeZone,
       anchor: p.checked.anchor ?? null,
-      provider: p.provider,
-      model: p.model,
+      provider: p.pinned.provider,
+      model: p.pinned.model,
       tools: p.tools.map((t) => t.name),
       misfire: p.misfire,
       misfireGraceMinutes: p.graceMinutes,

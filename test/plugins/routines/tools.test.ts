@@ -29,7 +29,7 @@ describe('create_routine', () => {
       { label: 'routine', value: '"Morning brief"' },
       { label: 'when', value: 'every weekday at 08:30 (Europe/Istanbul)' },
       { label: 'next runs', value: 'Mon 2026-03-30 08:30 (Europe/Istanbul); Tue 2026-03-31 08:30 (Europe/Istanbul); Wed 2026-04-01 08:30 (Europe/Istanbul)' },
-      { label: 'runs with', value: "scripted-one / model-a, pinned now (the active provider's)" },
+      { label: 'runs with', value: "scripted-one / model-a, pinned now (the active provider's: the call comes from no chat that names one)" },
       { label: 'may use', value: 'echo_safe (safe, read): runs without asking' },
       { label: 'may use', value: expect.stringMatching(/^echo_dangerous \(dangerous, write\): PRE-APPROVED for its runs \(a dangerous tool\)/) },
       { label: 'may use', value: 'echo_delete (dangerous, delete): asked every time it runs; never pre-approved' },
@@ -95,6 +95,64 @@ describe('create_routine', () => {
     fx = await routinesKernel();
     fx.kernel.providerSettings.remove('scripted-one');
     expect(error(await fx.call('create_routine', { name: 'x', prompt: 'p', schedule: weekdays })).message).toMatch(/No model provider is configured/);
+  });
+
+  describe('the provider and model it pins', () => {
+    /** A second provider, `scripted-two` / `model-b`, beside the active `scripted-one`, and a chat that uses it. */
+    async function chatOnSecondProvider(f: RoutinesFixture): Promise<string> {
+      f.kernel.providerSettings.put({ name: 'scripted-two', kind: 'scripted', model: 'model-b' });
+      expect(f.kernel.providerSettings.active()?.name).toBe('scripted-one');
+      return (await f.kernel.conversations.create({ provider: 'scripted-two', model: 'model-b' })).id;
+    }
+    const fromChat = (conversationId: string, args: Record<string, unknown>) =>
+      fx.kernel.invoke({ tool: 'create_routine', args, caller: { kind: 'agent', conversationId } });
+
+    it("are the chat's, not the active provider's, and the preview says so", async () => {
+      const prompter = new ScriptedPrompter('allow-once');
+      fx = await routinesKernel({ prompter });
+      const chat = await chatOnSecondProvider(fx);
+      const made = value(await fromChat(chat, { name: 'Brief', prompt: 'p', schedule: weekdays, tools: ['echo_medium'] }));
+      expect(made).toMatchObject({ provider: 'scripted-two', model: 'model-b' });
+      expect(prompter.asked[0]!.preview!.facts).toContainEqual({ label: 'runs with', value: "scripted-two / model-b, pinned now (this chat's)" });
+      expect(value(await fx.call('list_routines', {})).routines).toEqual([
+        expect.objectContaining({ id: made.id, provider: 'scripted-two', model: 'model-b' }),
+      ]);
+    });
+
+    it('are not swapped unseen: nothing is created when the chat moved to another model while the person was asked', async () => {
+      const prompter = new ScriptedPrompter('allow-once');
+      fx = await routinesKernel({ prompter });
+      const chat = await chatOnSecondProvider(fx);
+      const ask = prompter.ask.bind(prompter);
+      prompter.ask = async (req, signal) => {
+        await fx.kernel.conversations.update(chat, { provider: 'scripted-one', model: 'model-a' });
+        return ask(req, signal);
+      };
+      const e = error(await fromChat(chat, { name: 'Brief', prompt: 'p', schedule: weekdays, tools: ['echo_medium'] }));
+      expect(e).toMatchObject({
+        code: 'CONFLICT',
+        message: expect.stringContaining('shown to run with scripted-two / model-b, and would now run with scripted-one / model-a'),
+      });
+      expect(value(await fx.call('list_routines', { status: 'all' })).count).toBe(0);
+    });
+
+    it('are the active ones for a chat that has no provider yet', async () => {
+      fx = await routinesKernel();
+      const chat = (await fx.kernel.conversations.create({})).id;
+      expect(value(await fromChat(chat, { name: 'Brief', prompt: 'p', schedule: weekdays }))).toMatchObject({ provider: 'scripted-one', model: 'model-a' });
+    });
+
+    it('refuse, before anyone is asked, a chat whose provider is no longer configured, rather than pin the active one', async () => {
+      const prompter = new ScriptedPrompter('allow-once');
+      fx = await routinesKernel({ prompter });
+      const chat = await chatOnSecondProvider(fx);
+      fx.kernel.providerSettings.remove('scripted-two');
+      const e = error(await fromChat(chat, { name: 'Brief', prompt: 'p', schedule: weekdays }));
+      expect(e.code).toBe('VALIDATION');
+      expect(e.message).toMatch(/This conversation runs on "scripted-two", which is not a configured model provider/);
+      expect(prompter.asked).toHaveLength(0);
+      expect(value(await fx.call('list_routines', { status: 'all' })).count).toBe(0);
+    });
   });
 
   it('reads back interval and one-off schedules', async () => {
