@@ -23,6 +23,9 @@ describe('run_command and memo serve rotate-token', () => {
     'node bin/memo serve --json rotate-token',
     'npx memo serve -- rotate-token',
     'cd /tmp && memo serve "rotate-token"',
+    // serve's own options that take a value, which the judge cannot tell from a subcommand
+    'memo serve --port 5 rotate-token',
+    'memo serve --host 127.0.0.1 --token-file t rotate-token',
   ])('refuses %s as person-settings, asking nobody', async (command) => {
     const r = await fx.kernel.invoke({ tool: 'run_command', args: { command }, caller: { kind: 'agent' } });
     expect(!r.ok && r.error).toMatchObject({ code: 'COMMAND_BLOCKED', message: expect.stringContaining('person-settings') });

@@ -46,7 +46,7 @@ const VALUE_OPTIONS = /^--(root|data|packs|skills)$/;
 /** `memo [GLOBAL OPTIONS] GROUP [SUB …]`: refused when GROUP SUB is a person's, or only known at run time. */
 const judgeMemo: Handler = (name, args, _cmd, ctx) => {
   const positional: Word[] = [];
-  for (let i = 0; i < args.length && positional.length < 3; i++) {
+  for (let i = 0; i < args.length; i++) {
     const w = args[i]!; // i < args.length
     if (w.opaque || (w.text.startsWith(DYN) && positional.length < 2)) return unknown(name, w, ctx);
     if (w.text === '--') continue;
@@ -57,15 +57,21 @@ const judgeMemo: Handler = (name, args, _cmd, ctx) => {
     if (w.text.startsWith('-')) continue;
     positional.push(w);
   }
-  const [group, sub, third] = positional;
+  const [group, first] = positional;
   if (group === undefined) return null;
   if (!isLiteral(group)) return unknown(name, group, ctx);
   const only = PERSON_ONLY[group.text.toLowerCase()];
   if (only === undefined) return null;
+  let sub = first;
   if (only !== '*') {
-    if (sub === undefined) return null;
-    if (!isLiteral(sub)) return unknown(name, sub, ctx);
-    if (!only.has(sub.text.toLowerCase())) return null;
+    if (first === undefined) return null;
+    if (!isLiteral(first)) return unknown(name, first, ctx);
+    // A group's own options may take a value (`memo serve --port 5 rotate-token`), which this judge
+    // cannot tell from a subcommand: a person's subcommand named anywhere after the group counts.
+    const at = positional.findIndex((w, i) => i > 0 && isLiteral(w) && only.has(w.text.toLowerCase()));
+    if (at < 0) return null;
+    sub = positional[at]!;
+    const third = positional[at + 1];
     const listing = LISTING[`${group.text.toLowerCase()} ${sub.text.toLowerCase()}`];
     if (listing && (third === undefined || (isLiteral(third) && listing.test(third.text)))) return null;
   }
