@@ -414,10 +414,18 @@ export class ToolPipeline {
     ctx: CallContext,
     invokeOptions: InvokeOptions,
   ): Promise<GateOutcome> {
-    const cleanConcern = (c: Concern | null) => (c ? { verdict: 'ask' as const, rule: String(c.rule), reason: this.clean(String(c.reason), secrets) } : null);
+    // The network a command would get is a kernel-owned fact the person reads (domains only, as the judge found them).
+    const networkOf = (c: Concern) => {
+      const d = c.network?.domains;
+      if (d === 'any') return { network: { domains: 'any' as const } };
+      return Array.isArray(d) ? { network: { domains: d.filter((x) => typeof x === 'string').map((x) => this.clean(x, secrets)) } } : {};
+    };
+    const cleanConcern = (c: Concern | null) =>
+      c ? { verdict: 'ask' as const, rule: String(c.rule), reason: this.clean(String(c.reason), secrets), ...networkOf(c) } : null;
     const previewOf = (a: Record<string, unknown>) => async () => {
       const p = tool.preview ? await tool.preview(a, ctx.ctx) : null;
-      return p && typeof p.text === 'string' ? scrubPreview(p, this.known) : p;
+      // Every part of it (text, facts, quoted text) is scrubbed, whichever the tool gave.
+      return p && typeof p === 'object' ? scrubPreview(p, this.known) : p;
     };
     return this.gate.check({
       callId,

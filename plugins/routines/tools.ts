@@ -134,7 +134,7 @@ function preview(p: Plan): Preview {
     kind: 'text',
     text: 'Any other tool is not available to its runs. Whatever needs a person is asked when it runs, and refused if nobody is watching approvals then.',
     facts,
-    quoted: [{ label: 'prompt each run sends', text: p.prompt }, ...(p.request ? [{ label: 'the request, as the model passed it on', text: p.request }] : [])],
+    quoted: [{ label: 'prompt each run sends', text: p.prompt }, ...(p.request ? [{ label: 'the request it was made for', text: p.request }] : [])],
   };
 }
 

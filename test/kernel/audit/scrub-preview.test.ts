@@ -74,3 +74,34 @@ describe('scrubPreview', () => {
     expect(scrubPreview({ kind: 'fields', text: `token: ${SECRET}` }, known)).toEqual({ kind: 'fields', text: 'token: [masked]' });
   });
 });
+
+describe('the pipeline and a preview without text', () => {
+  it('scrubs a known secret from the facts of a preview that has no text at all before anyone is asked', async () => {
+    const { makeKernel, tool } = await import('../../helpers/kernel-fixture.js');
+    const fx = makeKernel({
+      packs: [
+        {
+          id: 'facts-pack',
+          version: '1.0.0',
+          tools: [
+            {
+              spec: tool('facts_only', 'medium', 'write'),
+              impl: {
+                run: () => ({ ran: true }),
+                preview: () => ({ kind: 'fields', facts: [{ label: 'token', value: `uses ${SECRET}` }] }) as unknown as Preview,
+              },
+            },
+          ],
+        },
+      ],
+    });
+    try {
+      fx.kernel.providerSettings.put({ name: 'hosted', kind: 'openai', model: 'm', apiKey: SECRET });
+      fx.prompter.answer('deny-once');
+      await fx.kernel.invoke({ tool: 'facts_only', args: {}, caller: { kind: 'agent' } });
+      expect(fx.prompter.asked[0]!.preview).toMatchObject({ facts: [{ label: 'token', value: 'uses [masked]' }] });
+    } finally {
+      await fx.close();
+    }
+  });
+});

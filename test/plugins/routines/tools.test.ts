@@ -39,7 +39,7 @@ describe('create_routine', () => {
     // What the model wrote is quoted, never a fact.
     expect(asked!.preview!.quoted).toEqual([
       { label: 'prompt each run sends', text: 'Summarise my calendar and inbox.' },
-      { label: 'the request, as the model passed it on', text: 'Every weekday at 8:30 summarise my calendar and inbox' },
+      { label: 'the request it was made for', text: 'Every weekday at 8:30 summarise my calendar and inbox' },
     ]);
   });
 

@@ -142,6 +142,15 @@ describe('the judge in front of run_command', () => {
     expect(fx.prompter.asked).toHaveLength(2);
   });
 
+  it('puts the network a command would get before the person, as a fact of the request, in words every face shows', async () => {
+    fx.prompter.answer('deny-once');
+    expect(code(await run('curl -s https://example.com/'))).toBe('PERMISSION_DENIED');
+    const asked = fx.prompter.asked.at(-1)!;
+    expect(asked.concern).toMatchObject({ verdict: 'ask', network: { domains: 'any' } });
+    const { approvalDisplay, displayLines } = await import('../../../kernel/permissions/preview-format.js');
+    expect(displayLines(approvalDisplay(asked), { bodyLines: 12 }).join('\n')).toMatch(/network: if allowed, to any public address/);
+  });
+
   it('denies a command the judge cannot vouch for where nobody can be asked', async () => {
     const { createKernel } = await import('../../../kernel/kernel.js');
     const k = createKernel({ root: fx.root, dataDir: fx.dataDir, packs: [], rateLimits: { maxCalls: 0, duplicateCooldownMs: 0 } });
