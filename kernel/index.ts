@@ -67,7 +67,7 @@ export {
   type ProviderFactory,
   type ToolCallRequestPart,
   type ToolDefinition,
-} from './agent/provider.js';
+} from './providers/provider.js';
 export { runTurn, MAX_ITERATIONS, type AgentEvent, type AgentStep, type StopReason, type TurnOptions, type TurnResult } from './agent/agent-loop.js';
 export type { ConversationInfo, ToolActivity } from './agent/conversation-store.js';
 export { isLocalProvider, type ProbeVerdict } from './agent/capability-probe.js';

@@ -5,9 +5,10 @@ import { fileURLToPath } from 'node:url';
 import { container as rootContainer, instanceCachingFactory, type DependencyContainer } from 'tsyringe';
 import { AuditLog } from './audit/audit-log.js';
 import { PgAuditLog } from './audit/pg-audit-log.js';
-import { KnownSecrets } from './audit/known-secrets.js';
+import { KnownSecrets } from './secrets/known-secrets.js';
 import { AdminActions } from './admin/admin-actions.js';
 import { openAuditTrail } from './audit/open-audit.js';
+import { kernelStateDb } from './state/kernel-state-import.js';
 import { SystemClock } from './clock.js';
 import type { Disposable } from './disposable.js';
 import { MemoError } from './errors.js';
@@ -32,7 +33,7 @@ import { PackSettings } from './packs/pack-settings.js';
 import { CommandJudge } from './sandbox/command-judge.js';
 import { SkillManager, type SkillFolder, type SkillState } from './skills/skill-manager.js';
 import { ProviderRegistry } from './agent/provider-registry.js';
-import { ProviderSettings } from './agent/provider-settings.js';
+import { ProviderSettings } from './providers/provider-settings.js';
 import { resolveConfig } from './packs/pack-settings.js';
 import { ConversationStore } from './agent/conversation-store.js';
 import { CapabilityProbe } from './agent/capability-probe.js';
@@ -591,8 +592,8 @@ export function createKernel(options: KernelOptions = {}): Kernel {
   const db = config.database;
   if (db)
     c.register(KernelStateDb, {
-      useFactory: instanceCachingFactory(
-        (d) => new KernelStateDb(db, dataDir, logger(d), options.databaseStartWaitMs !== undefined ? { startWaitMs: options.databaseStartWaitMs } : {}),
+      useFactory: instanceCachingFactory((d) =>
+        kernelStateDb(db, dataDir, logger(d), options.databaseStartWaitMs !== undefined ? { startWaitMs: options.databaseStartWaitMs } : {}),
       ),
     });
   const shared = (d: DependencyContainer) => (db ? d.resolve(KernelStateDb) : undefined);

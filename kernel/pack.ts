@@ -36,9 +36,9 @@ export type { KernelArea } from './sandbox/kernel-state.js';
 export type { CommandVerdict, JudgeOptions } from './sandbox/command-judge.js';
 export { runProcess, type RunOptions, type RunResult } from './sandbox/process-runner.js';
 export { assessCommand, judgeCommand, type CommandJudgement } from './sandbox/command-assessment.js';
-export { isSensitiveKey as isSensitiveName, maskText as maskSecrets } from './audit/masking.js';
-export { findSecret, type SecretFinding } from './audit/secret-check.js';
-export { environmentSecrets } from './audit/known-secrets.js';
+export { isSensitiveKey as isSensitiveName, maskText as maskSecrets } from './secrets/masking.js';
+export { findSecret, type SecretFinding } from './secrets/secret-check.js';
+export { environmentSecrets } from './secrets/known-secrets.js';
 export type { Disposable } from './disposable.js';
 export type { Logger } from './logger.js';
 export type { PackApi, PackActivate } from './packs/pack-api.js';
@@ -58,8 +58,8 @@ export {
   type ProviderFactory,
   type ToolCallRequestPart,
   type ToolDefinition,
-} from './agent/provider.js';
-export { resolveApiKey } from './agent/provider-settings.js';
+} from './providers/provider.js';
+export { resolveApiKey } from './providers/provider-settings.js';
 
 /** One tool's code with its arguments typed (`A` comes from the types generated from plugin.json). */
 export type TypedToolImplementation<A> =

@@ -9,7 +9,7 @@ import type { Prompter as PrompterShape } from './permissions/prompter.js';
 import type { AdminRecord, AuditFilter, AuditRecord } from './audit/audit-log.js';
 import type { ConversationInfo, HistoryHit, StoredMessage, StoredSummary, ToolActivity, TurnRecord } from './agent/conversation-store.js';
 import type { AgentStep } from './agent/agent-loop.js';
-import type { ChatMessage, ModelProvider, ProviderConfig, ProviderFactory } from './agent/provider.js';
+import type { ChatMessage, ModelProvider, ProviderConfig, ProviderFactory } from './providers/provider.js';
 import type { Disposable } from './disposable.js';
 import type { DatabaseUrl } from './storage/database-url.js';
 

@@ -336,8 +336,8 @@ function ensureToken(dir) {
  * `memo audit verify` on any instance checks every chain).
  */
 const SHARED_KEYS = [
-  { name: 'agent.key', module: 'agent/conversation-cipher.js', make: (m, file) => m.ConversationCipher.create(file) },
-  { name: 'kernel.key', module: 'agent/conversation-cipher.js', make: (m, file) => m.ConversationCipher.create(file) },
+  { name: 'agent.key', module: 'secrets/conversation-cipher.js', make: (m, file) => m.ConversationCipher.create(file) },
+  { name: 'kernel.key', module: 'secrets/conversation-cipher.js', make: (m, file) => m.ConversationCipher.create(file) },
   { name: 'audit.key', module: 'audit/audit-chain.js', make: (m, file) => m.loadOrCreateKey(file) },
 ];
 

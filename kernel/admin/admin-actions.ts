@@ -12,15 +12,15 @@
  */
 import type { AdminRecord } from '../audit/audit-log.js';
 import { writeFailureCause } from '../audit/audit-log.js';
-import { maskArgs } from '../audit/masking.js';
-import type { KnownSecrets } from '../audit/known-secrets.js';
+import { maskArgs } from '../secrets/masking.js';
+import type { KnownSecrets } from '../secrets/known-secrets.js';
 import { MemoError } from '../errors.js';
 import type { AuditSink } from '../tokens.js';
 import type { PermissionStore, StoredDecision } from '../permissions/permission-store.js';
 import type { PackManager } from '../packs/pack-manager.js';
 import type { ToolRegistry } from '../tools/tool-registry.js';
-import type { ProviderSettings } from '../agent/provider-settings.js';
-import type { ProviderConfig } from '../agent/provider.js';
+import type { ProviderSettings } from '../providers/provider-settings.js';
+import type { ProviderConfig } from '../providers/provider.js';
 
 export type { AdminRecord };
 

@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import { maskArgs } from '../audit/masking.js';
+import { maskArgs } from '../secrets/masking.js';
 import { isMemoError } from '../errors.js';
 import type { Kernel } from '../kernel.js';
 import type { Caller, ToolResult } from '../tools/contract.js';
 import { chooseCut, COMPACT_AT, summarise, summaryMessage, type Compaction } from './compaction.js';
 import { measureRequest, planBudget, replyReserve, TokenCounter } from './context-budget.js';
-import { isProviderError, type ChatMessage, type ModelProvider, type ToolCallRequestPart, type ToolDefinition } from './provider.js';
+import { isProviderError, type ChatMessage, type ModelProvider, type ToolCallRequestPart, type ToolDefinition } from '../providers/provider.js';
 
 export const MAX_ITERATIONS = 40;
 export const AGENT_TEMPERATURE = 0.2;

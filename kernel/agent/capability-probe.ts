@@ -2,8 +2,8 @@ import { createHash } from 'node:crypto';
 import type { Clock } from '../clock.js';
 import { inject, injectable } from '../di.js';
 import * as T from '../tokens.js';
-import { isProviderError, type ChatMessage, type ModelProvider, type ProviderConfig, type ToolDefinition } from './provider.js';
-import { resolveApiKey } from './provider-settings.js';
+import { isProviderError, type ChatMessage, type ModelProvider, type ProviderConfig, type ToolDefinition } from '../providers/provider.js';
+import { resolveApiKey } from '../providers/provider-settings.js';
 import { isLoopback } from '../util/is-loopback.js';
 
 export const PROBE_TTL_MS = 10 * 60_000;

@@ -3,7 +3,7 @@ import { runTurn, type TurnOptions, type TurnResult } from './agent-loop.js';
 import { isCliBackendProvider, runCliTurn } from './cli-backends/cli-turn.js';
 import { summarise, type Compaction } from './compaction.js';
 import { TokenCounter } from './context-budget.js';
-import type { ModelProvider } from './provider.js';
+import type { ModelProvider } from '../providers/provider.js';
 import { withAttachments, type Attachment } from './chat-attachments.js';
 import { resolveMentions, type ResolvedMentions } from './chat-mentions.js';
 import { fallbackTitle, generateTitle } from './conversation-title.js';

@@ -1,4 +1,4 @@
-import { isProviderError, type ChatMessage, type ModelProvider } from './provider.js';
+import { isProviderError, type ChatMessage, type ModelProvider } from '../providers/provider.js';
 import type { TokenCounter } from './context-budget.js';
 
 /** A request above this share of the window compacts the older conversation first (seed 003). */

@@ -1,5 +1,5 @@
 import { MemoError } from '../errors.js';
-import type { ChatMessage, ModelProvider, ToolDefinition } from './provider.js';
+import type { ChatMessage, ModelProvider, ToolDefinition } from '../providers/provider.js';
 
 export const CONTEXT_HEADROOM = 32_000;
 export const CONTEXT_FLOOR = 64_000;

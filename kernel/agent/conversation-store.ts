@@ -6,8 +6,8 @@ import type { DatabaseUrl } from '../storage/database-url.js';
 import { openSqlite } from '../storage/sqlite.js';
 import type { AgentStep } from './agent-loop.js';
 import { summaryMessage, type Compaction } from './compaction.js';
-import { ConversationCipher } from './conversation-cipher.js';
-import type { ChatMessage } from './provider.js';
+import { ConversationCipher } from '../secrets/conversation-cipher.js';
+import type { ChatMessage } from '../providers/provider.js';
 
 export interface ConversationInfo {
   id: string;

@@ -1,4 +1,4 @@
-import type { ModelProvider } from './provider.js';
+import type { ModelProvider } from '../providers/provider.js';
 
 /** The title a conversation has until (or unless) one is generated: the start of the first message. */
 export function fallbackTitle(firstMessage: string): string {

@@ -1,6 +1,6 @@
 import { toDisposable, type Disposable } from '../disposable.js';
 import { MemoError } from '../errors.js';
-import type { ModelProvider, ProviderConfig, ProviderFactory } from './provider.js';
+import type { ModelProvider, ProviderConfig, ProviderFactory } from '../providers/provider.js';
 
 /** Wire formats packs contribute (`openai-compatible`, `anthropic`, ...), and providers made from configurations. */
 export class ProviderRegistry {

@@ -6,7 +6,7 @@
  * shared database), opened for the line and closed again; a running memo serve shares it safely.
  */
 import { recorded, type AdminRecord } from '../admin/admin-actions.js';
-import { KnownSecrets } from '../audit/known-secrets.js';
+import { KnownSecrets } from '../secrets/known-secrets.js';
 import { openAuditTrail } from '../audit/open-audit.js';
 import { databaseFromSetting } from '../storage/database-url.js';
 import type { Cli } from './context.js';

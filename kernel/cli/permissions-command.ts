@@ -10,7 +10,7 @@ import type { Command } from 'commander';
 import { cliRecorded } from './admin-record.js';
 import { StderrLogger } from '../logger.js';
 import { PermissionStore, type StoredDecision } from '../permissions/permission-store.js';
-import { withCommandStore } from '../storage/kernel-state-db.js';
+import { withCommandStore } from '../state/command-store.js';
 import { NotFound, print, table, UsageError, type Cli } from './context.js';
 import { moment } from './moments.js';
 

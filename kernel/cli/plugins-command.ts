@@ -8,7 +8,7 @@ import { DenyingPrompter } from '../permissions/prompter.js';
 import { listPackDirs, readManifest } from '../packs/pack-loader.js';
 import type { PackManifest } from '../packs/manifest.js';
 import { PackSettings, resolveConfig } from '../packs/pack-settings.js';
-import { withCommandStore } from '../storage/kernel-state-db.js';
+import { withCommandStore } from '../state/command-store.js';
 import { packInfo, packList } from '../control/kernel-views.js';
 import { registerPluginAuthoring } from './authoring-command.js';
 import { noServerOption, NotFound, print, table, UsageError, type Cli, type ServerOption } from './context.js';

@@ -7,12 +7,12 @@
 import type { Command } from 'commander';
 import { StderrLogger } from '../logger.js';
 import { DEFAULT_RATE_LIMITS, NO_RATE_LIMITS, type RateLimitOptions } from '../rate-limit/rate-limiter.js';
-import { withCommandStore } from '../storage/kernel-state-db.js';
+import { withCommandStore } from '../state/command-store.js';
 import { cliRecorded } from './admin-record.js';
-import { SettingsStore, storedSettings, type RateLimitSetting, type SandboxSetting } from '../storage/kernel-state-settings.js';
+import { SettingsStore, storedSettings, type RateLimitSetting, type SandboxSetting } from '../state/kernel-state-settings.js';
 import { print, UsageError, type Cli } from './context.js';
 
-export type { RateLimitSetting } from '../storage/kernel-state-settings.js';
+export type { RateLimitSetting } from '../state/kernel-state-settings.js';
 
 /** `off` or a whole number of at least 1, as typed on the command line; a usage error otherwise. */
 export function parseRateLimit(value: string, what: string): RateLimitSetting {

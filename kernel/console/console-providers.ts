@@ -5,8 +5,8 @@
  * refused); kinds other packs contribute are stored as given, as the CLI stores them. Keys are
  * write-only: sent once, stored (mode 0600), shown only as "set" from then on.
  */
-import type { ProviderConfig, ProviderConfigurationService } from '../agent/provider.js';
-import { describeProvider } from '../agent/provider-settings.js';
+import type { ProviderConfig, ProviderConfigurationService } from '../providers/provider.js';
+import { describeProvider } from '../providers/provider-settings.js';
 import { isMemoError } from '../errors.js';
 import type { Kernel } from '../kernel.js';
 

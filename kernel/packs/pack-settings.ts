@@ -6,7 +6,7 @@ import { JsonFileStore } from '../util/json-file-store.js';
 import { MemoError } from '../errors.js';
 import type { Disposable } from '../disposable.js';
 import type { KernelStateDb, RemoteChange, ReplicatedView } from '../storage/kernel-state-db.js';
-import { packsTable, packWrites } from '../storage/kernel-state-tables.js';
+import { packsTable, packWrites } from '../state/kernel-state-tables.js';
 
 export interface PackEntry {
   enabled?: boolean;

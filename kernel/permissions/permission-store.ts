@@ -1,7 +1,7 @@
 import { MemoError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { KernelStateDb, ReplicatedView } from '../storage/kernel-state-db.js';
-import { permissionsTable, permissionWrites } from '../storage/kernel-state-tables.js';
+import { permissionsTable, permissionWrites } from '../state/kernel-state-tables.js';
 import { JsonFileStore } from '../util/json-file-store.js';
 
 /**

@@ -1,5 +1,5 @@
 import { inspect } from 'node:util';
-import { MASK } from '../audit/masking.js';
+import { MASK } from '../secrets/masking.js';
 import { MemoError } from '../errors.js';
 
 /** The SSL modes understood, as libpq names them. `require` encrypts without checking the certificate, as libpq does. */

@@ -21,9 +21,10 @@ import * as path from 'node:path';
 import type { DataSource, EntityManager } from 'typeorm';
 import type { Disposable } from '../disposable.js';
 import type { Logger } from '../logger.js';
-import { databaseFromSetting, type DatabaseUrl } from './database-url.js';
+import type { DatabaseUrl } from './database-url.js';
 import { instanceId } from './instance-id.js';
 import { connectionLossReason, isConnectionLoss } from './connection-loss.js';
+import { ConversationCipher } from '../secrets/conversation-cipher.js';
 
 export const KERNEL_SCHEMA = 'memo_kernel';
 const CHANNEL = 'memo_kernel';
@@ -206,6 +207,12 @@ export interface KernelStateOptions {
   startWaitMs?: number;
   /** The key file for the provider secrets (default `<dataDir>/kernel.key`). */
   keyFile?: string;
+  /**
+   * Run once the schema is open, before the first read: copies the data folder's own files (the
+   * stores kept there before the database was used) into the schema, the first time an instance
+   * opens it. The stores above this engine know their files and tables (kernel/state/).
+   */
+  importFiles?: (ds: DataSource, dataDir: string, instance: string, box: SecretBox | null, logger: Logger) => Promise<void>;
 }
 
 /**
@@ -344,16 +351,11 @@ export class KernelStateDb {
   }
 
   private async open(): Promise<void> {
-    const [{ openPostgres }, { KERNEL_STATE_MIGRATIONS }, tables, { copyFilesOnce }] = await Promise.all([
-      import('./postgres.js'),
-      import('./kernel-state-migrations.js'),
-      import('./kernel-state-tables.js'),
-      import('./kernel-state-import.js'),
-    ]);
+    const [{ openPostgres }, { KERNEL_STATE_MIGRATIONS }] = await Promise.all([import('./postgres.js'), import('./kernel-state-migrations.js')]);
     const ds = await openPostgres(this.url, KERNEL_SCHEMA, { entities: [], migrations: KERNEL_STATE_MIGRATIONS });
     try {
-      this.box = await tables.openSecretBox(ds, this.keyFile, this.logger);
-      await copyFilesOnce(ds, this.dataDir, this.instance, this.box, this.logger);
+      this.box = await openSecretBox(ds, this.keyFile, this.logger);
+      await this.options.importFiles?.(ds, this.dataDir, this.instance, this.box, this.logger);
       if (this.closed) throw new Error(`The kernel state in ${this.where} was closed while it opened.`);
       this.ds = ds;
       for (const name of this.views.keys()) await this.reload(name);
@@ -542,31 +544,40 @@ interface ListeningClient {
   release(err?: Error | boolean): void;
 }
 
-/** For one CLI command: the shared kernel state when MEMO_DATABASE_URL is set (read once, not kept in step), else null. */
-export function commandStateDb(dataDir: string, logger: Logger, env: NodeJS.ProcessEnv = process.env): KernelStateDb | null {
-  const url = databaseFromSetting(env.MEMO_DATABASE_URL);
-  return url ? new KernelStateDb(url, dataDir, logger, { live: false }) : null;
-}
-
 /**
- * One command's use of a store (PermissionStore, PackSettings, ProviderSettings, SettingsStore) on
- * whichever backend this data folder uses: made, read, used, and every change saved (committed, on
- * the database) before it returns what `use` returned; closed in any case.
+ * The box for provider secrets: the key file when there is one; a new one when there is none and no
+ * stored secret needs it; null (stored keys unreadable, none can be written) when secrets are stored
+ * and this instance lacks the file: a new key would hide why they cannot be read.
  */
-export async function withCommandStore<S extends { ready(): Promise<void>; saved(): Promise<void> }, R>(
-  dataDir: string,
-  logger: Logger,
-  make: (db: KernelStateDb | undefined) => S,
-  use: (store: S) => R | Promise<R>,
-): Promise<R> {
-  const db = commandStateDb(dataDir, logger);
+async function openSecretBox(m: EntityManager | { query: EntityManager['query'] }, keyFile: string, logger: Logger): Promise<SecretBox | null> {
+  let cipher: ConversationCipher | null;
   try {
-    const store = make(db ?? undefined);
-    await store.ready();
-    const out = await use(store);
-    await store.saved();
-    return out;
-  } finally {
-    await db?.close();
+    cipher = ConversationCipher.load(keyFile);
+  } catch {
+    logger.warn(`the key file ${keyFile} is damaged: stored provider keys cannot be read or written until it is restored (it is left as it is)`);
+    return null;
   }
+  if (!cipher) {
+    const sealed = await m.query<unknown[]>(`SELECT 1 FROM "providers" WHERE "secret" IS NOT NULL LIMIT 1`);
+    if (sealed.length > 0) {
+      logger.warn(
+        `the key file ${keyFile} is missing: the stored provider keys in the shared database cannot be read; copy kernel.key from the data folder of an instance that has it`,
+      );
+      return null;
+    }
+    cipher = ConversationCipher.create(keyFile);
+  }
+  const c = cipher;
+  return {
+    keyId: c.currentKeyId,
+    seal: (plaintext, context) => c.encrypt(plaintext, context),
+    open: (value, context) => {
+      try {
+        return c.decrypt(value, context);
+      } catch {
+        // The cipher's own message speaks of conversations.
+        throw new Error(`it is sealed with a key ${keyFile} does not hold, or was altered`);
+      }
+    },
+  };
 }

@@ -5,7 +5,7 @@
  * requests are refused with a reason. The model is the only fake (a scripted provider registered
  * as a provider kind, as a pack would).
  */
-import type { ChatRequest } from '../../kernel/agent/provider.js';
+import type { ChatRequest } from '../../kernel/providers/provider.js';
 import { echoPack } from '../helpers/kernel-fixture.js';
 import { reply, ScriptedProvider, toolCall } from '../helpers/scripted-provider.js';
 import { waitFor } from '../helpers/wait.js';

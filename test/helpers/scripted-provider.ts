@@ -1,4 +1,4 @@
-import type { ChatRequest, ChatResponse, ModelProvider, ToolCallRequestPart } from '../../kernel/agent/provider.js';
+import type { ChatRequest, ChatResponse, ModelProvider, ToolCallRequestPart } from '../../kernel/providers/provider.js';
 
 export type Script = (request: ChatRequest, call: number) => ChatResponse | Promise<ChatResponse>;
 

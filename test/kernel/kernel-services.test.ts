@@ -12,7 +12,7 @@ import { toDisposable } from '../../kernel/disposable.js';
 import type { AuditRecord } from '../../kernel/audit/audit-log.js';
 import type { AuditSink, ConversationStore, ProviderRegistry } from '../../kernel/tokens.js';
 import type { ConversationInfo } from '../../kernel/agent/conversation-store.js';
-import type { ProviderFactory } from '../../kernel/agent/provider.js';
+import type { ProviderFactory } from '../../kernel/providers/provider.js';
 import { echoPack, ScriptedPrompter, tempDir } from '../helpers/kernel-fixture.js';
 
 function folders() {

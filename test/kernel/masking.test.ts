@@ -1,4 +1,4 @@
-import { isSensitiveKey, maskArgs, maskText, MASK } from '../../kernel/audit/masking.js';
+import { isSensitiveKey, maskArgs, maskText, MASK } from '../../kernel/secrets/masking.js';
 
 describe('secret masking', () => {
   it.each([

@@ -1,5 +1,5 @@
 import { planBudget, TokenCounter } from '../../kernel/agent/context-budget.js';
-import type { ModelProvider } from '../../kernel/agent/provider.js';
+import type { ModelProvider } from '../../kernel/providers/provider.js';
 
 // A local GGUF model with a 1024-token window was refused for a one-word message: the budget
 // always reserved 1024 tokens for the reply, more than the whole window minus the prompt.

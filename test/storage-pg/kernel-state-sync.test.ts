@@ -10,15 +10,16 @@ import * as fs from 'node:fs';
 import * as net from 'node:net';
 import * as path from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
-import { ProviderSettings } from '../../kernel/agent/provider-settings.js';
+import { ProviderSettings } from '../../kernel/providers/provider-settings.js';
 import { AuditLog } from '../../kernel/audit/audit-log.js';
 import { main } from '../../kernel/cli/main.js';
 import { MemoryLogger } from '../../kernel/logger.js';
 import { PackSettings } from '../../kernel/packs/pack-settings.js';
 import { PermissionStore } from '../../kernel/permissions/permission-store.js';
 import { DatabaseUrl } from '../../kernel/storage/database-url.js';
-import { KernelStateDb } from '../../kernel/storage/kernel-state-db.js';
-import { SettingsStore } from '../../kernel/storage/kernel-state-settings.js';
+import type { KernelStateDb } from '../../kernel/storage/kernel-state-db.js';
+import { kernelStateDb } from '../../kernel/state/kernel-state-import.js';
+import { SettingsStore } from '../../kernel/state/kernel-state-settings.js';
 import type { ToolResult } from '../../kernel/tools/contract.js';
 import { makeKernel, tempDir, type Fixture } from '../helpers/kernel-fixture.js';
 import { startPostgres, type TestPostgres } from '../helpers/postgres.js';
@@ -51,7 +52,7 @@ class Instance {
     url: string,
     readonly dataDir = tempDir('memo-state-'),
   ) {
-    this.db = new KernelStateDb(DatabaseUrl.parse(url), dataDir, this.logger);
+    this.db = kernelStateDb(DatabaseUrl.parse(url), dataDir, this.logger);
     this.permissions = new PermissionStore(path.join(dataDir, 'permissions.json'), this.logger, this.db);
     this.packs = new PackSettings(path.join(dataDir, 'packs.json'), this.logger, this.db);
     this.providers = new ProviderSettings(path.join(dataDir, 'providers.json'), this.logger, this.db);

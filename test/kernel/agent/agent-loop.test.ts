@@ -1,5 +1,5 @@
 import { runTurn, type AgentEvent } from '../../../kernel/agent/agent-loop.js';
-import { ProviderError, type ChatMessage } from '../../../kernel/agent/provider.js';
+import { ProviderError, type ChatMessage } from '../../../kernel/providers/provider.js';
 import { makeKernel, tool, type Fixture } from '../../helpers/kernel-fixture.js';
 import { waitFor } from '../../helpers/wait.js';
 import { reply, ScriptedProvider, toolCall } from '../../helpers/scripted-provider.js';

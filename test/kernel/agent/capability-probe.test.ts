@@ -1,5 +1,5 @@
 import { CapabilityProbe, isLocalProvider } from '../../../kernel/agent/capability-probe.js';
-import { ProviderError, type ProviderConfig } from '../../../kernel/agent/provider.js';
+import { ProviderError, type ProviderConfig } from '../../../kernel/providers/provider.js';
 import { ManualClock } from '../../../kernel/clock.js';
 import { reply, ScriptedProvider, toolCall } from '../../helpers/scripted-provider.js';
 

@@ -3,7 +3,7 @@ import * as path from 'node:path';
 import { MAX_ATTACHMENT_BYTES, readAttachment } from '../../../kernel/agent/chat-attachments.js';
 import { compactConversation, runChatTurn } from '../../../kernel/agent/chat-turn.js';
 import { SUMMARY_PREFIX } from '../../../kernel/agent/compaction.js';
-import type { ChatRequest } from '../../../kernel/agent/provider.js';
+import type { ChatRequest } from '../../../kernel/providers/provider.js';
 import { isMemoError } from '../../../kernel/errors.js';
 import { makeKernel, tempDir, type Fixture } from '../../helpers/kernel-fixture.js';
 import { reply, ScriptedProvider } from '../../helpers/scripted-provider.js';

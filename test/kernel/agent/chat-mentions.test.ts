@@ -1,6 +1,6 @@
 import { runChatTurn } from '../../../kernel/agent/chat-turn.js';
 import { findMentions, resolveMentions } from '../../../kernel/agent/chat-mentions.js';
-import type { ChatRequest } from '../../../kernel/agent/provider.js';
+import type { ChatRequest } from '../../../kernel/providers/provider.js';
 import { makeKernel, type Fixture } from '../../helpers/kernel-fixture.js';
 import { reply, ScriptedProvider } from '../../helpers/scripted-provider.js';
 import { value, vaultKernel } from '../../plugins/vault/helpers.js';

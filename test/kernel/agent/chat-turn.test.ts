@@ -1,6 +1,6 @@
 import { runChatTurn } from '../../../kernel/agent/chat-turn.js';
 import { SUMMARY_PREFIX } from '../../../kernel/agent/compaction.js';
-import type { ChatRequest, ChatResponse } from '../../../kernel/agent/provider.js';
+import type { ChatRequest, ChatResponse } from '../../../kernel/providers/provider.js';
 import { makeKernel, type Fixture } from '../../helpers/kernel-fixture.js';
 import { reply, ScriptedProvider, toolCall, type Script } from '../../helpers/scripted-provider.js';
 

@@ -1,6 +1,6 @@
 import { runTurn, type AgentEvent } from '../../../kernel/agent/agent-loop.js';
 import { SUMMARY_PREFIX } from '../../../kernel/agent/compaction.js';
-import { ProviderError, type ChatMessage, type ChatRequest } from '../../../kernel/agent/provider.js';
+import { ProviderError, type ChatMessage, type ChatRequest } from '../../../kernel/providers/provider.js';
 import { makeKernel, type Fixture } from '../../helpers/kernel-fixture.js';
 import { reply, ScriptedProvider, toolCall } from '../../helpers/scripted-provider.js';
 import { nth } from '../../helpers/nth.js';

@@ -3,7 +3,7 @@ import * as path from 'node:path';
 import Database from 'better-sqlite3';
 import { runChatTurn } from '../../../kernel/agent/chat-turn.js';
 import { ConversationStore } from '../../../kernel/agent/conversation-store.js';
-import type { ChatRequest } from '../../../kernel/agent/provider.js';
+import type { ChatRequest } from '../../../kernel/providers/provider.js';
 import { isMemoError } from '../../../kernel/errors.js';
 import { makeKernel, tempDir, type Fixture } from '../../helpers/kernel-fixture.js';
 import { reply, ScriptedProvider, toolCall } from '../../helpers/scripted-provider.js';

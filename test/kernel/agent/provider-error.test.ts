@@ -1,4 +1,4 @@
-import { isProviderError, ProviderError } from '../../../kernel/agent/provider.js';
+import { isProviderError, ProviderError } from '../../../kernel/providers/provider.js';
 
 describe('isProviderError', () => {
   it('recognises a provider error from another copy of the kernel module by its name and fields', () => {

@@ -3,7 +3,7 @@
  * its facts and quoted text, and from its image (an SVG data: URL is decoded, scrubbed and encoded again; an image that cannot
  * be read is left out). The input is never changed.
  */
-import { KnownSecrets, scrubPreview } from '../../../kernel/audit/known-secrets.js';
+import { KnownSecrets, scrubPreview } from '../../../kernel/secrets/known-secrets.js';
 import type { Preview } from '../../../kernel/tools/contract.js';
 
 const SECRET = 'sk-live-4f9c2e7a1b8d3f60';

@@ -6,7 +6,7 @@
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { maskArgs, maskText, MASK } from '../../../kernel/audit/masking.js';
+import { maskArgs, maskText, MASK } from '../../../kernel/secrets/masking.js';
 import { makeKernel, type Fixture } from '../../helpers/kernel-fixture.js';
 
 const PW = 'S3cretPass1';

@@ -2,8 +2,8 @@
  * KnownSecrets on its own: which values it knows, the forms it matches, and when it notices a change.
  */
 import { randomBytes } from 'node:crypto';
-import { base64Forms, environmentSecrets, KnownSecrets, MIN_SECRET } from '../../../kernel/audit/known-secrets.js';
-import { MASK } from '../../../kernel/audit/masking.js';
+import { base64Forms, environmentSecrets, KnownSecrets, MIN_SECRET } from '../../../kernel/secrets/known-secrets.js';
+import { MASK } from '../../../kernel/secrets/masking.js';
 
 const SECRET = 'Zq8#vN2!mK5@xR7$';
 

@@ -9,7 +9,7 @@ import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { MemoError } from '../../../kernel/errors.js';
-import { MASK } from '../../../kernel/audit/masking.js';
+import { MASK } from '../../../kernel/secrets/masking.js';
 import type { ToolSpec } from '../../../kernel/tools/contract.js';
 import type { PackDefinition } from '../../../kernel/tools/tool-registry.js';
 import { echoPack, makeKernel, type Fixture } from '../../helpers/kernel-fixture.js';

@@ -2,10 +2,10 @@
  * A known secret drawn on a canvas (an agent writes a key into a label) must not reach the person
  * asked, nor `memo approvals list --json`, the console or the control socket, through the drawing
  * preview's image: the SVG's text is plain text inside the base64 data: URL. The pipeline scrubs the
- * preview's text and, through scrubPreview (kernel/audit/known-secrets.ts) in tool-pipeline.ts
+ * preview's text and, through scrubPreview (kernel/secrets/known-secrets.ts) in tool-pipeline.ts
  * previewOf, its image. Real pack, real renderer, a secret in the kernel's environment.
  */
-import { KnownSecrets, scrubPreview } from '../../../kernel/audit/known-secrets.js';
+import { KnownSecrets, scrubPreview } from '../../../kernel/secrets/known-secrets.js';
 import type { Preview } from '../../../kernel/tools/contract.js';
 import { canvasKernel, value, type CanvasFixture } from './helpers.js';
 

@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { isLocalProvider } from '../../../kernel/agent/capability-probe.js';
-import { describeProvider } from '../../../kernel/agent/provider-settings.js';
+import { describeProvider } from '../../../kernel/providers/provider-settings.js';
 import type { ToolResult } from '../../../kernel/tools/contract.js';
 import { bootKernel, type Booted } from './conversation.js';
 

@@ -1,6 +1,6 @@
 import { runTurn } from '../../../kernel/agent/agent-loop.js';
 import { ReplayServer } from './replay-server.js';
-import type { ChatMessage } from '../../../kernel/agent/provider.js';
+import type { ChatMessage } from '../../../kernel/providers/provider.js';
 import { bootKernel, firstMessages, KEY, NOTES, request, type Booted } from './conversation.js';
 
 /** Anthropic's Messages reply with extended thinking on, calling a tool (shape as the API returns it). */

@@ -1,5 +1,5 @@
 import { ManualClock } from '../../../kernel/clock.js';
-import { ProviderError } from '../../../kernel/agent/provider.js';
+import { ProviderError } from '../../../kernel/providers/provider.js';
 import { ScriptedPrompter } from '../../helpers/kernel-fixture.js';
 import { waitFor } from '../../helpers/wait.js';
 import { reply, toolCall } from '../../helpers/scripted-provider.js';

@@ -22,7 +22,6 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import type { Preview, ToolContext } from '../tools/contract.js';
 import { MASK } from './masking.js';
 import { isSensitiveName } from './secret-names.js';
 import { findSecretRanges } from './secret-rules.js';
@@ -401,7 +400,7 @@ export function attachKnownSecrets(ctx: object, secrets: KnownSecrets): void {
 }
 
 /** The known secrets of the kernel running this call (null outside a call). */
-export function knownSecretsOf(ctx: ToolContext | object): KnownSecrets | null {
+export function knownSecretsOf(ctx: object): KnownSecrets | null {
   return byContext.get(ctx) ?? null;
 }
 
@@ -450,6 +449,13 @@ function scrubPreviewImage(image: string, known: Pick<KnownSecrets, 'scrub' | 'c
   return m[0] + (base64 ? Buffer.from(clean, 'utf8').toString('base64') : encodeURIComponent(clean));
 }
 
+/** A tool's approval preview as far as scrubbing is concerned (the tool contract's Preview is one). */
+export interface PreviewLike {
+  text?: unknown;
+  facts?: unknown;
+  quoted?: unknown;
+}
+
 /**
  * A tool's preview with the known secrets scrubbed from all it shows: its text, its facts and quoted
  * text (labels too), and its image (the canvas pack's SVG of the drawing, where a label is plain text
@@ -457,7 +463,7 @@ function scrubPreviewImage(image: string, known: Pick<KnownSecrets, 'scrub' | 'c
  * left out (see scrubPreviewImage); so is a fact or a quote whose parts are not strings (no face could
  * show it, and a secret in it could not be scrubbed).
  */
-export function scrubPreview<P extends Preview>(preview: P, known: Pick<KnownSecrets, 'scrub' | 'contains'>): P {
+export function scrubPreview<P extends PreviewLike>(preview: P, known: Pick<KnownSecrets, 'scrub' | 'contains'>): P {
   const { image, facts, quoted, ...rest } = preview as P & { image?: unknown };
   const text = (v: unknown): v is string => typeof v === 'string';
   const records = (v: unknown): Array<Record<string, unknown>> =>

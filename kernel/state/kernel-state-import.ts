@@ -15,12 +15,13 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { DataSource, EntityManager } from 'typeorm';
-import { ProviderSettings } from '../agent/provider-settings.js';
+import { ProviderSettings } from '../providers/provider-settings.js';
 import { SettingsStore } from './kernel-state-settings.js';
 import type { Logger } from '../logger.js';
 import { PackSettings } from '../packs/pack-settings.js';
 import { PermissionStore } from '../permissions/permission-store.js';
-import type { KernelStoreName, SecretBox } from './kernel-state-db.js';
+import { KernelStateDb, type KernelStateOptions, type KernelStoreName, type SecretBox } from '../storage/kernel-state-db.js';
+import type { DatabaseUrl } from '../storage/database-url.js';
 import { insertDecision, packWrites, providerWrites, settingsWrites } from './kernel-state-tables.js';
 
 interface Source {
@@ -142,4 +143,12 @@ export async function copyFilesOnce(ds: DataSource, dataDir: string, instance: s
     );
   }
   if (copied.length) logger.info(`copied into the shared database once: ${copied.join(', ')} (the files are kept as they were, and no longer read)`);
+}
+
+/**
+ * The kernel's state on a shared database, as a kernel or a command opens it: the storage engine
+ * (KernelStateDb) with this data folder's files copied in the first time (copyFilesOnce).
+ */
+export function kernelStateDb(url: DatabaseUrl, dataDir: string, logger: Logger, options: KernelStateOptions = {}): KernelStateDb {
+  return new KernelStateDb(url, dataDir, logger, { importFiles: copyFilesOnce, ...options });
 }

@@ -9,55 +9,15 @@
  * holds ciphertext only, so neither its logs nor a driver's error message can carry a key.
  */
 import type { EntityManager } from 'typeorm';
-import type { ProviderConfig } from '../agent/provider.js';
-import { ConversationCipher } from '../agent/conversation-cipher.js';
+import type { ProviderConfig } from '../providers/provider.js';
 import { MemoError } from '../errors.js';
-import type { Logger } from '../logger.js';
 import type { PermissionShape, StoredDecision } from '../permissions/permission-store.js';
 import type { PackEntry, PackShape } from '../packs/pack-settings.js';
-import type { ProviderShape } from '../agent/provider-settings.js';
+import type { ProviderShape } from '../providers/provider-settings.js';
 import type { RateLimitSetting, SandboxSetting, Settings } from './kernel-state-settings.js';
-import type { RemoteChange, SecretBox, StoreTable } from './kernel-state-db.js';
+import type { RemoteChange, SecretBox, StoreTable } from '../storage/kernel-state-db.js';
 
 const providerContext = (name: string) => `provider/${name}/secret`;
-
-/**
- * The box for provider secrets: the key file when there is one; a new one when there is none and no
- * stored secret needs it; null (stored keys unreadable, none can be written) when secrets are stored
- * and this instance lacks the file: a new key would hide why they cannot be read.
- */
-export async function openSecretBox(m: EntityManager | { query: EntityManager['query'] }, keyFile: string, logger: Logger): Promise<SecretBox | null> {
-  let cipher: ConversationCipher | null;
-  try {
-    cipher = ConversationCipher.load(keyFile);
-  } catch {
-    logger.warn(`the key file ${keyFile} is damaged: stored provider keys cannot be read or written until it is restored (it is left as it is)`);
-    return null;
-  }
-  if (!cipher) {
-    const sealed = await m.query<unknown[]>(`SELECT 1 FROM "providers" WHERE "secret" IS NOT NULL LIMIT 1`);
-    if (sealed.length > 0) {
-      logger.warn(
-        `the key file ${keyFile} is missing: the stored provider keys in the shared database cannot be read; copy kernel.key from the data folder of an instance that has it`,
-      );
-      return null;
-    }
-    cipher = ConversationCipher.create(keyFile);
-  }
-  const c = cipher;
-  return {
-    keyId: c.currentKeyId,
-    seal: (plaintext, context) => c.encrypt(plaintext, context),
-    open: (value, context) => {
-      try {
-        return c.decrypt(value, context);
-      } catch {
-        // The cipher's own message speaks of conversations.
-        throw new Error(`it is sealed with a key ${keyFile} does not hold, or was altered`);
-      }
-    },
-  };
-}
 
 function noBox(): never {
   throw new MemoError('CONFLICT', 'A provider key cannot be stored: this instance has no usable data/kernel.key (see the warning at its start).');

@@ -1,7 +1,7 @@
 import { MemoError } from '../errors.js';
 import { StderrLogger, type Logger } from '../logger.js';
 import type { KernelStateDb, RemoteChange, ReplicatedView } from '../storage/kernel-state-db.js';
-import { providersTable, providerWrites } from '../storage/kernel-state-tables.js';
+import { providersTable, providerWrites } from '../state/kernel-state-tables.js';
 import { JsonFileStore } from '../util/json-file-store.js';
 import type { ProviderConfig } from './provider.js';
 

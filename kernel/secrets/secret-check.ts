@@ -8,7 +8,6 @@
  * "reset password: steps" or "curl -u user:pass syntax" is not refused; vendor shapes (Stripe,
  * GitHub, AWS, private keys, passwords in URLs...) always count.
  */
-import type { ToolContext } from '../tools/contract.js';
 import { knownSecretsOf } from './known-secrets.js';
 import { findSecretRanges } from './secret-rules.js';
 
@@ -48,7 +47,7 @@ function describeSource(source: string): string {
 }
 
 /** The first secret found in a text, or null. `ctx` adds the kernel's known secrets of that call. */
-export function findSecret(text: string, ctx?: ToolContext | object): SecretFinding | null {
+export function findSecret(text: string, ctx?: object): SecretFinding | null {
   const known = ctx ? knownSecretsOf(ctx) : null;
   const hit = known?.find(text);
   if (hit) {

@@ -6,7 +6,8 @@
 import * as path from 'node:path';
 import { StderrLogger, type Logger } from '../logger.js';
 import { JsonFileStore } from '../util/json-file-store.js';
-import { withCommandStore, type KernelStateDb, type ReplicatedView } from './kernel-state-db.js';
+import type { KernelStateDb, ReplicatedView } from '../storage/kernel-state-db.js';
+import { withCommandStore } from './command-store.js';
 import { isRateLimit, isSandboxSetting, settingsTable, settingsWrites } from './kernel-state-tables.js';
 
 /** `off`, or calls per minute for each caller. */
