@@ -103,7 +103,7 @@ describe('memo routines', () => {
     expect(fx.runs(id).map((r) => [r.scheduled_for, r.status])).toEqual([[FRIDAY_NOON + 4 * HOUR, 'ok']]);
     expect((await memo(fx, 'resume', { id })).code).toBe(1);
     // The person's decisions are on the audit trail (the refused second resume is not).
-    expect(adminActions(fx.kernel.config.dataDir)).toEqual([`routine.pause ${id} by cli`, `routine.resume ${id} by cli`]);
+    expect(adminActions(fx.kernel)).toEqual([`routine.pause ${id} by cli`, `routine.resume ${id} by cli`]);
   });
 
   it('runs a routine now in its own process, as the routine, and prints how it ended', async () => {

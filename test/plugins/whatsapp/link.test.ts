@@ -198,7 +198,7 @@ describe('memo whatsapp link|status|unlink', () => {
     expect(value(await fx.call('whatsapp_latest', {})).chats).toHaveLength(1);
     expect((await fx.command('unlink', { json: true })).code).toBe(1);
     // On the audit trail: the one unlink that was made (the second had nothing to unlink).
-    expect(adminActions(fx.kernel.config.dataDir).filter((a) => a.startsWith('whatsapp.unlink'))).toEqual(['whatsapp.unlink - by cli']);
+    expect(adminActions(fx.kernel).filter((a) => a.startsWith('whatsapp.unlink'))).toEqual(['whatsapp.unlink - by cli']);
   });
 
   test('no tool can read the credentials, even with the data folder inside the workspace', async () => {
