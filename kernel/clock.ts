@@ -1,3 +1,6 @@
+/** The DI token of the kernel's clock (a host or a test may bring its own). */
+export const Clock = Symbol('Clock');
+
 /** Time as the kernel sees it. Tests drive a fake one so timeouts and windows need no waiting. */
 export interface Clock {
   now(): number;

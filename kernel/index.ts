@@ -13,7 +13,7 @@ export {
   type KernelServices,
   type ServiceOverride,
 } from './kernel.js';
-export type { KernelConfig } from './tokens.js';
+export type { KernelConfig } from './kernel-config.js';
 export { MemoError, isMemoError, ErrorCodes, type ErrorCode, type ToolErrorInfo } from './errors.js';
 export type {
   Caller,
@@ -44,7 +44,9 @@ export { SystemClock, ManualClock, type Clock } from './clock.js';
 export type { Logger } from './logger.js';
 export type { Disposable } from './disposable.js';
 export type { AuditEntry, AuditRecord, AuditFilter } from './audit/audit-log.js';
-export type { AuditSink, ConversationStore, ProviderRegistry } from './tokens.js';
+export type { AuditSink } from './audit/audit-sink.js';
+export type { ConversationStore } from './agent/agent-services.js';
+export type { ProviderRegistry } from './providers/provider-services.js';
 export { verifyAuditFile, type AuditVerifyReport, type AuditProblem, type RecordedGap } from './audit/audit-log.js';
 export type { PackFolder, PackStatus } from './packs/pack-loader.js';
 export type { PackState } from './packs/pack-manager.js';

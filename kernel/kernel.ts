@@ -20,7 +20,7 @@ import { WriteCapabilities } from './permissions/write-capabilities.js';
 import { ApprovalBroker, DEFAULT_APPROVAL_WAIT_MS } from './permissions/approval-broker.js';
 import type { ApprovalFace } from './permissions/prompter.js';
 import { RateLimiter, type RateLimitOptions } from './rate-limit/rate-limiter.js';
-import * as T from './tokens.js';
+import * as T from './kernel-tokens.js';
 import type { ToolCallRequest, ToolResult } from './tools/contract.js';
 import { DEFAULT_TOOL_TIMEOUT_MS, ToolPipeline, type CallGuard, type InvokeOptions, type PipelineOptions } from './tools/tool-pipeline.js';
 import { ToolRegistry, type PackDefinition } from './tools/tool-registry.js';

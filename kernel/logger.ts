@@ -1,3 +1,6 @@
+/** The DI token of the kernel's logger. */
+export const Logger = Symbol('Logger');
+
 /** Where the kernel reports what a person running it should know. Never given secrets. */
 export interface Logger {
   info(message: string): void;

@@ -15,7 +15,7 @@ import { writeFailureCause } from '../audit/audit-log.js';
 import { maskArgs } from '../secrets/masking.js';
 import type { KnownSecrets } from '../secrets/known-secrets.js';
 import { MemoError } from '../errors.js';
-import type { AuditSink } from '../tokens.js';
+import type { AuditSink } from '../audit/audit-sink.js';
 import type { PermissionStore, StoredDecision } from '../permissions/permission-store.js';
 import type { PackManager } from '../packs/pack-manager.js';
 import type { ToolRegistry } from '../tools/tool-registry.js';

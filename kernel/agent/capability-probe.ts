@@ -1,7 +1,6 @@
 import { createHash } from 'node:crypto';
-import type { Clock } from '../clock.js';
+import { Clock } from '../clock.js';
 import { inject, injectable } from '../di.js';
-import * as T from '../tokens.js';
 import { isProviderError, type ChatMessage, type ModelProvider, type ProviderConfig, type ToolDefinition } from '../providers/provider.js';
 import { resolveApiKey } from '../providers/provider-settings.js';
 import { isLoopback } from '../util/is-loopback.js';
@@ -32,7 +31,7 @@ const PROBE_TOOL: ToolDefinition = {
 export class CapabilityProbe {
   private readonly cache = new Map<string, ProbeVerdict>();
 
-  constructor(@inject(T.Clock) private readonly clock: Clock) {}
+  constructor(@inject(Clock) private readonly clock: Clock) {}
 
   key(config: ProviderConfig, model: string): string {
     const key = resolveApiKey(config) ?? '';

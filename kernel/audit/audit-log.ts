@@ -2,7 +2,6 @@ import type { KeyObject } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import type { CallerKind } from '../tools/contract.js';
 import {
   encodeHead,
   GENESIS_HASH,
@@ -30,7 +29,8 @@ export { verifyAuditFile, formatVerifyReport, type AuditProblem, type AuditProbl
 export interface AuditRecord {
   ts: string;
   id: string;
-  caller: { kind: CallerKind; id?: string; conversationId?: string };
+  /** Who called: a caller kind of the tool contract (`agent`, `mcp`, `cli`, `routine`, `host`), its id and conversation. */
+  caller: { kind: string; id?: string; conversationId?: string };
   tool: string;
   pack: string | null;
   args: unknown;

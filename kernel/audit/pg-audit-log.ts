@@ -6,7 +6,6 @@ import { MessageChannel, receiveMessageOnPort, Worker, type MessagePort } from '
 import { MemoError } from '../errors.js';
 import { connectionLossReason } from '../storage/connection-loss.js';
 import type { DatabaseUrl } from '../storage/database-url.js';
-import type { CallGuard } from '../tools/tool-pipeline.js';
 import {
   encodeHead,
   GENESIS_HASH,
@@ -182,7 +181,7 @@ export class PgAuditLog {
   readonly keyFile: string;
   readonly localHeadFile: string;
   /** Refuses calls while the database cannot be reached (their lines could not be written). */
-  readonly guard: CallGuard;
+  readonly guard: { check(): void };
   /** Events this instance wrote (gaps seen, agent access). */
   readonly events: AuditEvent[] = [];
 

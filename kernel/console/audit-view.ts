@@ -2,7 +2,7 @@ import * as path from 'node:path';
 import { verifyAuditFile, type AuditRecord, type AuditVerifyReport } from '../audit/audit-log.js';
 import type { AuditDatabaseReport } from '../audit/pg-audit-read.js';
 import { instanceId } from '../storage/instance-id.js';
-import type { KernelConfig } from '../tokens.js';
+import type { KernelConfig } from '../kernel-config.js';
 
 /*
  * With MEMO_DATABASE_URL the kernel's audit sink (kernel/audit/pg-audit-log.ts) keeps the newest

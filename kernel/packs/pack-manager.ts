@@ -1,9 +1,8 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Disposable } from '../disposable.js';
-import type { Logger } from '../logger.js';
+import { Logger } from '../logger.js';
 import { inject, injectable } from '../di.js';
-import * as T from '../tokens.js';
 import { FolderWatcher } from '../util/folder-watcher.js';
 import { ToolRegistry } from '../tools/tool-registry.js';
 import { listPackDirs, loadPackFolder, type PackFolder, type PackStatus } from './pack-loader.js';
@@ -42,7 +41,7 @@ export class PackManager {
   constructor(
     @inject(ToolRegistry) private readonly registry: ToolRegistry,
     @inject(PackSettings) private readonly settings: PackSettings,
-    @inject(T.Logger) private readonly logger: Logger,
+    @inject(Logger) private readonly logger: Logger,
   ) {}
 
   /** Loads every pack folder found in the folders; broken ones are reported and skipped. */

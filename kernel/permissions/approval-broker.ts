@@ -1,13 +1,20 @@
 import { EventEmitter } from 'node:events';
-import type { Clock } from '../clock.js';
+import { Clock } from '../clock.js';
+import { KernelConfig } from '../kernel-config.js';
 import { inject, injectable } from '../di.js';
 import { toDisposable, type Disposable } from '../disposable.js';
-import type { Logger } from '../logger.js';
+import { Logger } from '../logger.js';
 import { instanceId } from '../storage/instance-id.js';
-import * as T from '../tokens.js';
 import { withDeadline } from '../util/with-deadline.js';
 import { ApprovalWithdrawn, type ApprovalFace, type ApprovalReply, type PermissionRequest } from './prompter.js';
 import { SharedApprovals, type ClaimResult, type RemoteApproval, type SettledNote, type SharedView } from './shared-approvals.js';
+
+/** How long a permission prompt waits for a face's answer (ms; 60 s, seed 000). */
+export const PromptTimeoutMs = Symbol('PromptTimeoutMs');
+/** How long a request waits in the approval broker when no face is attached (ms; 30 minutes, seed 003). */
+export const ApprovalWaitMs = Symbol('ApprovalWaitMs');
+/** What a permission request does when no face is attached and nobody watches the broker: `wait` or `refuse`. */
+export const UnattendedApprovals = Symbol('UnattendedApprovals');
 
 /** How long a request waits in the broker when no face is attached (seed 003: an approval expires after 30 minutes). */
 export const DEFAULT_APPROVAL_WAIT_MS = 30 * 60_000;
@@ -100,12 +107,12 @@ export class ApprovalBroker {
   private readonly shared: SharedApprovals | undefined;
 
   constructor(
-    @inject(T.Clock) private readonly clock: Clock,
-    @inject(T.PromptTimeoutMs) private readonly faceWaitMs: number,
-    @inject(T.ApprovalWaitMs) private readonly brokerWaitMs: number = DEFAULT_APPROVAL_WAIT_MS,
-    @inject(T.UnattendedApprovals) private readonly unattended: 'wait' | 'refuse' = 'wait',
-    @inject(T.KernelConfig) config?: T.KernelConfig,
-    @inject(T.Logger) private readonly logger?: Logger,
+    @inject(Clock) private readonly clock: Clock,
+    @inject(PromptTimeoutMs) private readonly faceWaitMs: number,
+    @inject(ApprovalWaitMs) private readonly brokerWaitMs: number = DEFAULT_APPROVAL_WAIT_MS,
+    @inject(UnattendedApprovals) private readonly unattended: 'wait' | 'refuse' = 'wait',
+    @inject(KernelConfig) config?: KernelConfig,
+    @inject(Logger) private readonly logger?: Logger,
   ) {
     const database = config?.database;
     if (database) {

@@ -1,6 +1,5 @@
-import type { Clock } from '../clock.js';
+import { Clock } from '../clock.js';
 import { inject, injectable } from '../di.js';
-import * as T from '../tokens.js';
 import { isMemoError, MemoError } from '../errors.js';
 import { toDisposable, type Disposable } from '../disposable.js';
 import type { Caller, Concern, Danger, Effect, Preview } from '../tools/contract.js';
@@ -102,7 +101,7 @@ export class PermissionGate {
   constructor(
     @inject(PermissionStore) private readonly store: PermissionStore,
     @inject(ApprovalBroker) private readonly broker: ApprovalBroker,
-    @inject(T.Clock) private readonly clock: Clock,
+    @inject(Clock) private readonly clock: Clock,
   ) {}
 
   /** Resolves with how the call was allowed, or throws PERMISSION_DENIED / PERMISSION_TIMEOUT / APPROVAL_EXPIRED / CANCELLED. */

@@ -1,5 +1,8 @@
 import type { Caller, Concern, Danger, Effect, Preview } from '../tools/contract.js';
 
+/** The DI token of the kernel's own face (null: none; requests wait in the approval broker). */
+export const Prompter = Symbol('Prompter');
+
 /**
  * The answers a person can give, by lifetime: this call, this conversation, this kernel session,
  * N minutes (`allow-minutes:30`), forever; deny this call, deny forever. No answer at all is a

@@ -1,11 +1,14 @@
 import stringify from 'safe-stable-stringify';
-import type { Clock } from '../clock.js';
+import { Clock } from '../clock.js';
+import { KernelConfig } from '../kernel-config.js';
 import { inject, injectable } from '../di.js';
-import * as T from '../tokens.js';
 import { MemoError } from '../errors.js';
 import type { Caller } from '../tools/contract.js';
 import { instanceId } from '../storage/instance-id.js';
 import { SharedLimits, type LimitVerdict } from '../storage/shared-limits.js';
+
+/** `KernelOptions.rateLimits`, as given (the limiter fills in its defaults): its DI token. */
+export const RateLimits = Symbol('RateLimits');
 
 export interface RateLimitOptions {
   /** Calls admitted per rolling window to each caller, across all tools. 0 turns the per-caller limit off. */
@@ -135,9 +138,9 @@ export class RateLimiter {
   private readonly shared: { store: SharedLimits; instance: () => string } | undefined;
 
   constructor(
-    @inject(T.Clock) private readonly clock: Clock,
-    @inject(T.RateLimits) options: Partial<RateLimitOptions> = {},
-    @inject(T.KernelConfig) config?: T.KernelConfig,
+    @inject(Clock) private readonly clock: Clock,
+    @inject(RateLimits) options: Partial<RateLimitOptions> = {},
+    @inject(KernelConfig) config?: KernelConfig,
   ) {
     this.options = resolve(DEFAULT_RATE_LIMITS, options);
     this.lastSweep = clock.now();

@@ -1,5 +1,5 @@
 import { MemoError } from '../errors.js';
-import type { Concern, Judge } from '../tools/contract.js';
+import type { Concern, Judge } from './sandbox-types.js';
 import type { CommandVerdict, JudgeOptions } from './command-judge.js';
 import { commandSandbox } from './os-sandbox.js';
 import type { NetworkGrant } from './network-proxy.js';

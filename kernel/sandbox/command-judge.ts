@@ -30,7 +30,7 @@
  * judge/network (programs that use the network), judge/secrets (secret files outside the root),
  * and one file per program family under judge/rules.
  */
-import type { Judge } from '../tools/contract.js';
+import type { Judge } from './sandbox-types.js';
 import { inject, injectable } from '../di.js';
 import { KernelState } from './kernel-state.js';
 import { EMPTY, isAskRule, reasonOf, UNPARSEABLE, type Ctx, type Finding } from './judge/context.js';

@@ -24,7 +24,7 @@
  * helpers here detect that afterwards. The mount table is read again at most every 250 ms, so a
  * bind mount made less than that before a call may go unseen by it.
  */
-import type { Sandbox } from '../tools/contract.js';
+import type { Sandbox } from './sandbox-types.js';
 import { closeSync, constants as fsConstants, fstatSync, openSync, readSync, readlinkSync, realpathSync, statSync, type BigIntStats } from 'node:fs';
 import { lstat, open, readlink, realpath, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';

@@ -3,10 +3,9 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { toDisposable, type Disposable } from '../disposable.js';
 import { MemoError } from '../errors.js';
-import type { Logger } from '../logger.js';
+import { Logger } from '../logger.js';
 import { describeProblem, type Problem } from '../packs/pack-problems.js';
 import { inject, injectable } from '../di.js';
-import * as T from '../tokens.js';
 import { CommandJudge } from '../sandbox/command-judge.js';
 import { assessCommand, judgeCommand } from '../sandbox/command-assessment.js';
 import { KernelState } from '../sandbox/kernel-state.js';
@@ -75,7 +74,7 @@ export class SkillManager {
   constructor(
     @inject(ToolRegistry) private readonly registry: ToolRegistry,
     @inject(CommandJudge) private readonly judge: CommandJudge,
-    @inject(T.Logger) private readonly logger: Logger,
+    @inject(Logger) private readonly logger: Logger,
     @inject(KernelState) private readonly state?: KernelState,
   ) {}
 

@@ -1,13 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
-import * as T from '../tokens.js';
-import type { AuditSink } from '../tokens.js';
+import { AuditSink } from '../audit/audit-sink.js';
 import { writeFailureCause, type AuditRecord } from '../audit/audit-log.js';
 import { inject, injectable } from '../di.js';
 import { attachKnownSecrets, KnownSecrets, scrubPreview } from '../secrets/known-secrets.js';
 import { MASK, maskArgs, maskText } from '../secrets/masking.js';
-import type { Clock, ClockTimer } from '../clock.js';
-import type { Logger } from '../logger.js';
+import { Clock, type ClockTimer } from '../clock.js';
+import { Logger } from '../logger.js';
 import { isMemoError, MemoError, toErrorInfo, type ToolErrorInfo } from '../errors.js';
 import { isAutomatic, PermissionGate, type GateOutcome } from '../permissions/permission-gate.js';
 import type { Prompter } from '../permissions/prompter.js';
@@ -18,6 +17,9 @@ import type { CommandJudge } from '../sandbox/command-judge.js';
 import type { Caller, Concern, JsonValue, ToolCallRequest, ToolContext, ToolResult } from './contract.js';
 import { describeAjvErrors, ToolRegistry, type RegisteredTool } from './tool-registry.js';
 import { CallStop } from './call-stop.js';
+
+/** The DI token of the pipeline's per-kernel settings (PipelineOptions). */
+export const PipelineOptions = Symbol('PipelineOptions');
 
 export const DEFAULT_TOOL_TIMEOUT_MS = 120_000;
 const AUDIT_STRING_MAX = 200;
@@ -200,9 +202,9 @@ export class ToolPipeline {
     @inject(RateLimiter) private readonly limiter: RateLimiter,
     @inject(PermissionGate) private readonly gate: PermissionGate,
     @inject(WriteCapabilities) private readonly capabilities: WriteCapabilities,
-    @inject(T.AuditSink) private readonly audit: AuditSink,
-    @inject(T.Clock) private readonly clock: Clock,
-    @inject(T.PipelineOptions) private readonly options: PipelineOptions,
+    @inject(AuditSink) private readonly audit: AuditSink,
+    @inject(Clock) private readonly clock: Clock,
+    @inject(PipelineOptions) private readonly options: PipelineOptions,
   ) {
     this.known = options.secrets ?? new KnownSecrets();
   }

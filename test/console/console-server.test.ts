@@ -8,7 +8,7 @@ import * as path from 'node:path';
 import { createHash } from 'node:crypto';
 import type { PackApi } from '../../kernel/packs/pack-api.js';
 import type { AuditRecord } from '../../kernel/audit/audit-log.js';
-import type { AuditSink } from '../../kernel/tokens.js';
+import type { AuditSink } from '../../kernel/audit/audit-sink.js';
 import { echoPack, tempDir, tool } from '../helpers/kernel-fixture.js';
 import { waitFor } from '../helpers/wait.js';
 import { nestedJson, uploadPastLimit } from '../mcp/mcp-helpers.js';
