@@ -6,7 +6,7 @@
  * A pack loaded from any folder resolves `memo-kernel/pack` to the running kernel's own copy of this
  * module, so errors and classes are the kernel's, and a hot-reloaded pack never gets a second kernel.
  */
-import type { ToolContext, ToolImplementation, ToolRun, Preview, Concern } from './tools/contract.js';
+import type { ToolContext, ToolImplementation, ToolRun, TypedToolImplementation } from './tools/contract.js';
 
 export { MemoError, isMemoError, ErrorCodes, type ErrorCode, type ToolErrorInfo } from './errors.js';
 export type {
@@ -61,14 +61,7 @@ export {
 } from './providers/provider.js';
 export { resolveApiKey } from './providers/provider-settings.js';
 
-/** One tool's code with its arguments typed (`A` comes from the types generated from plugin.json). */
-export type TypedToolImplementation<A> =
-  | ((args: A, ctx: ToolContext) => unknown)
-  | {
-      run: (args: A, ctx: ToolContext) => unknown;
-      preview?: (args: A, ctx: ToolContext) => Preview | Promise<Preview>;
-      assess?: (args: A, ctx: ToolContext) => Concern | null | Promise<Concern | null>;
-    };
+export type { TypedToolImplementation } from './tools/contract.js';
 
 /**
  * Pairs each declared tool with its typed handler. `Args` maps tool names to argument types; it is

@@ -1,44 +1,17 @@
 import { randomUUID } from 'node:crypto';
 import { maskArgs } from '../secrets/masking.js';
 import { isMemoError } from '../errors.js';
-import type { Kernel } from '../kernel.js';
+import type { AgentKernel as Kernel } from './agent-kernel.js';
 import type { Caller, ToolResult } from '../tools/contract.js';
-import { chooseCut, COMPACT_AT, summarise, summaryMessage, type Compaction } from './compaction.js';
+import { chooseCut, COMPACT_AT, summarise, summaryMessage } from './compaction.js';
+import type { AgentEvent, AgentStep, Compaction, StopReason, TurnResult } from '../packs/pack-agent.js';
+
+export type { AgentEvent, AgentStep, StopReason, TurnResult };
 import { measureRequest, planBudget, replyReserve, TokenCounter } from './context-budget.js';
 import { isProviderError, type ChatMessage, type ModelProvider, type ToolCallRequestPart, type ToolDefinition } from '../providers/provider.js';
 
 export const MAX_ITERATIONS = 40;
 export const AGENT_TEMPERATURE = 0.2;
-
-export type StopReason = 'final' | 'max_iterations' | 'permission_timeout' | 'approval_expired' | 'cancelled' | 'error';
-
-/** One tool call of a turn, as the person sees it (and as it is stored: never replayed to the model). */
-export interface AgentStep {
-  iteration: number;
-  callId: string;
-  tool: string;
-  /** Identifying arguments, masked and shortened. */
-  args: Record<string, unknown>;
-  /** `expired`: nobody answered its approval in 30 minutes (seed 003: not a refusal). */
-  outcome: 'ok' | 'error' | 'denied' | 'expired';
-  code?: string;
-  summary: string;
-  durationMs: number;
-}
-
-export type AgentEvent =
-  | { type: 'turn_start'; conversationId: string; capability: string | null; tools: string[] }
-  | { type: 'model_call'; iteration: number; budget: number; toolTokens: number }
-  /** The older history was summarised before this turn's next request (seed 003: said in the transcript). */
-  | { type: 'compaction'; replaced: number; summaryTokens: number }
-  | { type: 'compaction_failed'; reason: string }
-  | { type: 'tool_start'; iteration: number; tool: string; args: Record<string, unknown> }
-  | { type: 'tool_end'; step: AgentStep }
-  | { type: 'turn_end'; stopReason: StopReason }
-  /** A piece of the final answer as it arrives (streaming providers and CLI backends); the full answer still comes in the result. */
-  | { type: 'text_delta'; text: string }
-  /** The turn runs through an agent CLI (kernel/agent/cli-backends): which one, and with what access. */
-  | { type: 'backend'; backend: string; label: string; version: string; access: 'vault' | 'computer' };
 
 export interface TurnOptions {
   provider: ModelProvider;
@@ -72,25 +45,6 @@ export interface TurnOptions {
   stream?: boolean;
   /** Reasoning effort, for models that have the setting (ignored by the others). */
   effort?: 'low' | 'medium' | 'high';
-}
-
-export interface TurnResult {
-  stopReason: StopReason;
-  /** The final reply (the last assistant text when the turn stopped early). */
-  answer: string;
-  /** A sentence for the person when the turn stopped on an error, a timeout or a cancel. */
-  error?: string;
-  steps: AgentStep[];
-  /** The messages this turn added (user first): always valid to send again (every tool call has a result). */
-  messages: ChatMessage[];
-  iterations: number;
-  usage: { inputTokens: number; outputTokens: number };
-  /** The model's reasoning per assistant message (`message`: its index in `messages`): shown and stored, never replayed. */
-  reasoning: Array<{ message: number; text: string }>;
-  /** Set when the turn summarised the oldest history: the caller stores it with the turn. */
-  compaction?: Compaction;
-  /** Why a compaction that was tried failed (the turn went on uncompacted when it still fit). */
-  compactionError?: string;
 }
 
 function shortArgs(args: unknown): Record<string, unknown> {

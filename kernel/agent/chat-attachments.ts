@@ -1,5 +1,5 @@
 import { MemoError } from '../errors.js';
-import type { Kernel } from '../kernel.js';
+import type { AgentKernel as Kernel } from './agent-kernel.js';
 import { PathSandbox } from '../sandbox/path-sandbox.js';
 
 /** The largest file one attachment may be; the model's window is the tighter limit (the loop's budget counts the text). */

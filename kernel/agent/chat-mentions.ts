@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { isMemoError } from '../errors.js';
-import type { Kernel } from '../kernel.js';
+import type { AgentKernel as Kernel } from './agent-kernel.js';
 import { PathSandbox } from '../sandbox/path-sandbox.js';
 import type { ToolContext } from '../tools/contract.js';
 

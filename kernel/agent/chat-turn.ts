@@ -1,4 +1,4 @@
-import type { Kernel } from '../kernel.js';
+import type { AgentKernel as Kernel } from './agent-kernel.js';
 import { runTurn, type TurnOptions, type TurnResult } from './agent-loop.js';
 import { isCliBackendProvider, runCliTurn } from './cli-backends/cli-turn.js';
 import { summarise, type Compaction } from './compaction.js';

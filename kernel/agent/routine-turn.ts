@@ -5,71 +5,12 @@
  * routine pre-approved for this run alone. Packs reach it as `api.agent.run(...)`.
  */
 import { isMemoError, MemoError } from '../errors.js';
-import type { Kernel } from '../kernel.js';
-import type { Caller, Danger, Effect } from '../tools/contract.js';
+import type { AgentKernel as Kernel } from './agent-kernel.js';
 import { isLocalProvider } from './capability-probe.js';
-import { runTurn, type AgentEvent, type TurnResult } from './agent-loop.js';
+import { runTurn } from './agent-loop.js';
+import type { AgentToolInfo, PackAgent, PinnedModel, RoutineTurnOptions } from '../packs/pack-agent.js';
 
-export interface RoutineTurnOptions {
-  /** The routine's id: the caller's id in audit lines and its rate-limit budget. */
-  routineId: string;
-  /** This run's id: its approvals (pre-approved or answered "for the session") end with it. */
-  runId: string;
-  /** A configured provider's name (data/providers.json), pinned when the routine was created. */
-  provider: string;
-  model: string;
-  /** What the routine asks, as the user message of the turn. */
-  prompt: string;
-  systemPrompt?: string;
-  /** The only tools this run may call (scoped mode). Absent: every enabled tool. */
-  tools?: readonly string[];
-  /**
-   * Tools allowed without asking for this run: a standing approval, so a stored deny still wins, and
-   * deletes, `confirm: always` tools and calls with a concern (a command the judge cannot vouch for)
-   * are still put to a person through the approval broker (under `memo serve`, refused at once when
-   * nobody watches approvals; with `unattendedApprovals: 'wait'`, held until answered or expired).
-   */
-  preApproved?: readonly string[];
-  signal?: AbortSignal;
-  onEvent?: (event: AgentEvent) => void;
-  maxIterations?: number;
-}
-
-/** A tool an agent turn may call, as a routine's approval preview shows it. */
-export interface AgentToolInfo {
-  name: string;
-  plugin: string;
-  danger: Danger;
-  effect: Effect;
-  confirm?: 'always';
-  /** True when no standing approval ever covers it (a delete or a `confirm: always` tool). */
-  asksEveryTime: boolean;
-}
-
-/** The provider and model a routine pins, and whose they are. */
-export interface PinnedModel {
-  provider: string;
-  model: string;
-  /** `conversation`: the ones the chat that asked for it uses; `active`: the active provider's (no chat, or a chat without one). */
-  from: 'conversation' | 'active';
-}
-
-/** What a pack gets as `api.agent`: the active model, the tools, and routine turns. */
-export interface PackAgent {
-  /** The active provider's name and model now, or null when none is configured. */
-  active(): { provider: string; model: string } | null;
-  /**
-   * The provider and model a routine asked for by this caller pins: those of the conversation the
-   * call comes from (the chat the person asked in), else the active ones; null when there are none.
-   * A conversation whose provider is not configured (any more) is refused (VALIDATION), never
-   * swapped for the active provider unseen.
-   */
-  modelFor(caller: Caller): Promise<PinnedModel | null>;
-  /** The enabled tools an agent turn could call now, by name. */
-  tools(): AgentToolInfo[];
-  /** Runs one agent turn as a routine; resolves with how it ended (never a write capability). */
-  run(options: RoutineTurnOptions): Promise<TurnResult>;
-}
+export type { AgentToolInfo, PackAgent, PinnedModel, RoutineTurnOptions };
 
 /** A routine's session id: one per run, so nothing approved during a run outlives it. */
 function runSession(routineId: string, runId: string): string {

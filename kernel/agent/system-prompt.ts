@@ -1,4 +1,4 @@
-import type { Kernel } from '../kernel.js';
+import type { AgentKernel as Kernel } from './agent-kernel.js';
 import { skillIndex } from '../skills/skill-index.js';
 
 /** Which of the agent's modes a turn runs in: every tool, or web search alone (seed 000's two modes). */

@@ -27,6 +27,7 @@ import {
 import * as path from 'node:path';
 import { BACKENDS, isBackendId, type AccessMode, type BackendId, type Effort } from '../agent/cli-backends/backends.js';
 import { CliBackends, isCliBackendProvider } from '../agent/cli-backends/cli-turn.js';
+import { loopbackEndpoint } from '../mcp/mcp-http-server.js';
 import type { Detection } from '../agent/cli-backends/cli-detector.js';
 import { systemPrompt } from '../agent/system-prompt.js';
 
@@ -406,7 +407,7 @@ interface Session {
 
 /** Switches the session to an agent CLI backend. */
 function useBackend(s: Session, id: BackendId, access: AccessMode, effort: Effort | undefined, model?: string): void {
-  s.backends ??= new CliBackends(s.kernel);
+  s.backends ??= new CliBackends(s.kernel, { start: () => loopbackEndpoint(s.kernel) });
   const provider = s.backends.provider(id, { access, ...(effort ? { effort } : {}) });
   s.provider = provider;
   s.config = { name: provider.name, kind: provider.kind };
@@ -630,7 +631,7 @@ async function interactive(o: ChatOptions, ctx: CliContext): Promise<void> {
       if (text === '/backend' || text.startsWith('/backend ')) {
         const name = text.slice('/backend'.length).trim();
         if (!name) {
-          s.backends ??= new CliBackends(s.kernel);
+          s.backends ??= new CliBackends(s.kernel, { start: () => loopbackEndpoint(s.kernel) });
           for (const d of await s.backends.detector.detectAll()) out.write(detectionLine(d) + '\n');
         } else if (name === 'off') {
           if (s.home) Object.assign(s, s.home, { toolsEnabled: o.tools !== false });

@@ -488,3 +488,18 @@ export class McpHttpEndpoint {
       : `Session ended (${reason}): ${why[reason]}. Initialize a new session.`;
   }
 }
+
+/**
+ * A loopback MCP endpoint of `kernel` for an agent CLI to call back (kernel/agent/cli-backends):
+ * started now, closed with the kernel; its token is read at each turn, so a rotation is followed.
+ */
+export async function loopbackEndpoint(kernel: Kernel): Promise<{ url: string; readonly token: string }> {
+  const endpoint = new McpHttpEndpoint(kernel);
+  const url = await endpoint.start();
+  return {
+    url,
+    get token() {
+      return endpoint.token;
+    },
+  };
+}

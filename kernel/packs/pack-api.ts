@@ -1,14 +1,13 @@
 import type { DataSource } from 'typeorm';
 import type { Clock } from '../clock.js';
-import type { PackAgent } from '../agent/routine-turn.js';
+import type { PackAgent } from './pack-agent.js';
 import type { Disposable } from '../disposable.js';
 import type { Logger } from '../logger.js';
 import type { ProviderFactory } from '../providers/provider.js';
 import type { ProviderSettings } from '../providers/provider-settings.js';
 import type { PackDatabaseOptions } from '../storage/pack-database.js';
 import { MemoError } from '../errors.js';
-import type { JsonValue, Preview, ToolAssess, ToolContext, ToolPreview, ToolRun } from '../tools/contract.js';
-import type { TypedToolImplementation } from '../pack.js';
+import type { JsonValue, Preview, ToolAssess, ToolContext, ToolPreview, ToolRun, TypedToolImplementation } from '../tools/contract.js';
 import type { PackCommand } from './pack-commands.js';
 import type { PackService } from './pack-services.js';
 import type { ConsolePanel } from './console-panels.js';

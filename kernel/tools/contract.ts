@@ -132,3 +132,12 @@ export interface ToolCallRequest {
 export type ToolResult =
   | { ok: true; callId: string; tool: string; value: JsonValue; summary: string; durationMs: number }
   | { ok: false; callId: string; tool: string; error: ToolErrorInfo; durationMs: number };
+
+/** One tool's code with its arguments typed (`A` comes from the types generated from plugin.json). */
+export type TypedToolImplementation<A> =
+  | ((args: A, ctx: ToolContext) => unknown)
+  | {
+      run: (args: A, ctx: ToolContext) => unknown;
+      preview?: (args: A, ctx: ToolContext) => Preview | Promise<Preview>;
+      assess?: (args: A, ctx: ToolContext) => Concern | null | Promise<Concern | null>;
+    };

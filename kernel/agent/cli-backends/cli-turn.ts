@@ -4,10 +4,10 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import * as readline from 'node:readline';
 import { MASK } from '../../secrets/masking.js';
-import { isMemoError } from '../../errors.js';
+import { isMemoError, MemoError } from '../../errors.js';
 import { createContainment, resolveContainment, UNSHARE_SIGKILL } from '../../sandbox/process-containment.js';
 import { commandSandbox, prepareSandbox, type SandboxRun } from '../../sandbox/os-sandbox.js';
-import type { Kernel } from '../../kernel.js';
+import type { AgentKernel as Kernel } from '../agent-kernel.js';
 import type { AgentEvent, AgentStep, StopReason, TurnResult } from '../agent-loop.js';
 import type { ChatMessage, ChatRequest, ChatResponse, ModelProvider } from '../../providers/provider.js';
 import { ProviderError } from '../../providers/provider.js';
@@ -61,6 +61,12 @@ export interface CliBackendsOptions {
    * console): read at each turn, so a rotated token is picked up. Default: one started on first use.
    */
   endpoint?: () => { url: string; token: string };
+  /**
+   * Starts a loopback MCP endpoint of this kernel for the CLIs to call back (the faces pass the MCP
+   * layer's `loopbackEndpoint`; the agent layer does not import the MCP server). Used on first use
+   * when no `endpoint` is given.
+   */
+  start?: () => Promise<{ url: string; readonly token: string }>;
 }
 
 /**
@@ -73,6 +79,7 @@ export class CliBackends {
   readonly env: NodeJS.ProcessEnv;
   private endpoint: Promise<Endpoint> | null = null;
   private readonly given: (() => Endpoint) | undefined;
+  private readonly start: (() => Promise<Endpoint>) | undefined;
 
   constructor(
     readonly kernel: Kernel,
@@ -81,23 +88,15 @@ export class CliBackends {
     this.env = options.env ?? process.env;
     this.detector = options.detector ?? new CliDetector({ env: this.env });
     this.given = options.endpoint;
+    this.start = options.start;
   }
 
   /** The endpoint's URL and token (started on first call; the kernel's shutdown closes it). */
   mcp(): Promise<Endpoint> {
     if (this.given) return Promise.resolve(this.given());
-    this.endpoint ??= (async () => {
-      // The MCP SDK loads only when a CLI backend is used.
-      const { McpHttpEndpoint } = await import('../../mcp/index.js');
-      const endpoint = new McpHttpEndpoint(this.kernel);
-      const url = await endpoint.start();
-      return {
-        url,
-        get token() {
-          return endpoint.token;
-        },
-      };
-    })().catch((err: unknown) => {
+    const start = this.start;
+    if (!start) return Promise.reject(new MemoError('VALIDATION', 'An agent CLI needs an MCP endpoint of this kernel to call its tools, and none was given.'));
+    this.endpoint ??= start().catch((err: unknown) => {
       this.endpoint = null;
       throw err;
     });

@@ -8,6 +8,7 @@ import { runChatTurn } from '../../../kernel/agent/chat-turn.js';
 import { verifyAuditFile } from '../../../kernel/audit/audit-log.js';
 import { BACKENDS } from '../../../kernel/agent/cli-backends/backends.js';
 import { CliDetector, DETECTION_TTL_MS } from '../../../kernel/agent/cli-backends/cli-detector.js';
+import { loopbackEndpoint } from '../../../kernel/mcp/mcp-http-server.js';
 import { CliBackends } from '../../../kernel/agent/cli-backends/cli-turn.js';
 import { containmentInfo } from '../../../kernel/sandbox/process-runner.js';
 import type { PackDefinition } from '../../../kernel/tools/tool-registry.js';
@@ -82,7 +83,11 @@ function setup(extraEnv: Record<string, string> = {}, kernel: Partial<KernelOpti
   process.env.MEMO_CLI_WRITABLE = rec;
   const env = { ...process.env, PATH: `${bin}${path.delimiter}${process.env.PATH ?? ''}`, HOME: home, FAKE_CLI_RECORD: rec, ...extraEnv };
   const now = { t: 1_000_000 };
-  const backends = new CliBackends(fx.kernel, { env, detector: new CliDetector({ env, loginShell: false, now: () => now.t }) });
+  const backends = new CliBackends(fx.kernel, {
+    env,
+    detector: new CliDetector({ env, loginShell: false, now: () => now.t }),
+    start: () => loopbackEndpoint(fx.kernel),
+  });
   return { fx, backends, bin, rec, home, written, now };
 }
 
