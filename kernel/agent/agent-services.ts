@@ -3,7 +3,7 @@
  * bring its own; the kernel's is kernel/agent/conversation-store.ts on SQLite or PostgreSQL).
  */
 import type { ConversationInfo, HistoryHit, StoredMessage, StoredSummary, ToolActivity, TurnRecord } from './conversation-store.js';
-import type { AgentStep } from './agent-loop.js';
+import type { AgentStep } from '../packs/pack-agent.js';
 import type { ChatMessage } from '../providers/provider.js';
 
 /** The agent's conversations (default: `data/agent.sqlite`). Write capabilities ask it whether a conversation exists. */

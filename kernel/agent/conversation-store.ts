@@ -4,7 +4,7 @@ import type { DataSource, Repository } from 'typeorm';
 import { MemoError } from '../errors.js';
 import type { DatabaseUrl } from '../storage/database-url.js';
 import { openSqlite } from '../storage/sqlite.js';
-import type { AgentStep } from './agent-loop.js';
+import type { AgentStep } from '../packs/pack-agent.js';
 import { summaryMessage, type Compaction } from './compaction.js';
 import { ConversationCipher } from '../secrets/conversation-cipher.js';
 import type { ChatMessage } from '../providers/provider.js';

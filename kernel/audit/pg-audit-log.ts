@@ -126,6 +126,8 @@ function ownerRuns(pid: number, owner: string): boolean {
 
 /** How many lost calls a `lines-lost` gap event names one by one; the rest are counted. */
 const MAX_LOST_LISTED = 100;
+/** How long a person's change waits for a database marked unusable to answer again before it is refused (its line first: admin). */
+const ADMIN_WAIT_MS = 10_000;
 
 /** A request to the worker answered asynchronously (see request). */
 interface InFlight {
@@ -399,9 +401,25 @@ export class PgAuditLog {
    * resolves once it is committed. The change is made only after that: one whose line cannot be
    * committed is not made.
    */
-  admin(record: AdminRecord): Promise<AuditEvent> {
+  async admin(record: AdminRecord): Promise<AuditEvent> {
     const fields = { ...adminFields(record), pid: process.pid } as EventFields;
-    return this.enqueue([{ kind: 'event', fields }]).then((lines) => lines[0] as AuditEvent);
+    // A person's change is rare and waits for its line: a database marked unusable (a start while
+    // it was away, a blip) is asked again first, without blocking this thread, for up to ADMIN_WAIT_MS.
+    if (!this.worker) this.open();
+    if (!(await this.usable(ADMIN_WAIT_MS))) throw this.downError();
+    return (await this.enqueue([{ kind: 'event', fields }]))[0] as AuditEvent;
+  }
+
+  /** Whether the database can be used, asking it again while it is marked unusable (answers read as they come, this thread never waits). */
+  private async usable(waitMs: number): Promise<boolean> {
+    const down = () => !this.chainOpen || Atomics.load(this.signal, 1) === 1 || this.writeRefused;
+    const deadline = Date.now() + waitMs;
+    while (down()) {
+      if (this.reachableAgain(false)) return true;
+      if (Date.now() >= deadline || this.workerGone) return false;
+      await new Promise((r) => setTimeout(r, 25));
+    }
+    return true;
   }
 
   /** How many batches this instance has committed, each one statement and one transaction (group commit). */
@@ -455,7 +473,7 @@ export class PgAuditLog {
    * answer leaves the question in flight, and calls are refused at once until its answer arrives (then
    * handled in answered); the questions after it wait PROBE_HUNG_WAIT_MS at most.
    */
-  private reachableAgain(): boolean {
+  private reachableAgain(wait = true): boolean {
     const port = this.port;
     if (!port || this.workerGone) {
       this.reason = this.workerGone ?? 'closed';
@@ -471,7 +489,7 @@ export class PgAuditLog {
       port.postMessage(op === 'ping' ? { id, op, write: this.writeRefused } : { id, op, keyId: this.keyId, genesis: GENESIS_HASH });
     }
     const probe = this.probe;
-    const deadline = Date.now() + (fresh ? (this.probeHung ? PROBE_HUNG_WAIT_MS : PROBE_WAIT_MS) : 0);
+    const deadline = Date.now() + (fresh && wait ? (this.probeHung ? PROBE_HUNG_WAIT_MS : PROBE_WAIT_MS) : 0);
     for (;;) {
       let received: { message: unknown } | undefined;
       while ((received = receiveMessageOnPort(port))) this.answered(received.message as AuditReply);
@@ -481,7 +499,7 @@ export class PgAuditLog {
       }
       const left = deadline - Date.now();
       if (left <= 0) {
-        if (fresh) this.probeHung = true;
+        if (fresh && wait) this.probeHung = true;
         return false;
       }
       Atomics.wait(this.signal, 0, 0, left);

@@ -13,7 +13,7 @@ import type { Prompter } from '../permissions/prompter.js';
 import type { RateLimitOptions } from '../rate-limit/rate-limiter.js';
 import type { PackFolder } from '../packs/pack-loader.js';
 import { optInSkillFolders } from '../skills/skill-folders.js';
-import { storedSettings } from '../state/kernel-state-settings.js';
+import { storedSettings } from '../state/command-store.js';
 import type { SkillFolder } from '../skills/skill-manager.js';
 
 /** A mistake in how the command was called: exit code 2, one line, nothing written. */

@@ -7,7 +7,7 @@
 import * as fs from 'node:fs';
 import type { Command } from 'commander';
 import { bwrapVersion, describeSandbox, osSandboxStatus } from '../sandbox/os-sandbox.js';
-import { storedSettings } from '../state/kernel-state-settings.js';
+import { storedSettings } from '../state/command-store.js';
 import { StderrLogger } from '../logger.js';
 import { print, type Cli } from './context.js';
 

@@ -15,7 +15,7 @@ import type { McpHttpEndpoint, McpHttpEndpointOptions } from '../mcp/mcp-http-se
 import { DEFAULT_IDLE_TIMEOUT_MS, DEFAULT_MAX_SESSIONS } from '../mcp/defaults.js';
 import { DEFAULT_APPROVAL_WAIT_MS } from '../permissions/approval-broker.js';
 import { parseRateLimit, rateLimitOptions, type RateLimitSetting } from './settings-command.js';
-import { storedSettings } from '../state/kernel-state-settings.js';
+import { storedSettings } from '../state/command-store.js';
 import { describeSandbox, osSandboxStatus } from '../sandbox/os-sandbox.js';
 import { ControlFailure, reachServer } from '../control/control-client.js';
 import { ControlServer, type RotatedToken } from '../control/control-server.js';

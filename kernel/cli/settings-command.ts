@@ -9,7 +9,8 @@ import { StderrLogger } from '../logger.js';
 import { DEFAULT_RATE_LIMITS, NO_RATE_LIMITS, type RateLimitOptions } from '../rate-limit/rate-limiter.js';
 import { withCommandStore } from '../state/command-store.js';
 import { cliRecorded } from './admin-record.js';
-import { SettingsStore, storedSettings, type RateLimitSetting, type SandboxSetting } from '../state/kernel-state-settings.js';
+import { SettingsStore, type RateLimitSetting, type SandboxSetting } from '../state/kernel-state-settings.js';
+import { storedSettings } from '../state/command-store.js';
 import { print, UsageError, type Cli } from './context.js';
 
 export type { RateLimitSetting } from '../state/kernel-state-settings.js';

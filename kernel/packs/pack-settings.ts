@@ -7,17 +7,9 @@ import { MemoError } from '../errors.js';
 import type { Disposable } from '../disposable.js';
 import type { KernelStateDb, RemoteChange, ReplicatedView } from '../storage/kernel-state-db.js';
 import { packsTable, packWrites } from '../state/kernel-state-tables.js';
+import type { PackEntry, PackShape } from '../state/shapes.js';
 
-export interface PackEntry {
-  enabled?: boolean;
-  config?: Record<string, unknown>;
-}
-
-/** What `data/packs.json` holds (and, with MEMO_DATABASE_URL, what memo_kernel's rows read as). */
-export interface PackShape {
-  version: 1;
-  packs: Record<string, PackEntry>;
-}
+export type { PackEntry, PackShape };
 
 /**
  * The administrator's choices per pack, in `data/packs.json`: enabled or not, and settings. A

@@ -3,33 +3,9 @@ import type { Logger } from '../logger.js';
 import type { KernelStateDb, ReplicatedView } from '../storage/kernel-state-db.js';
 import { permissionsTable, permissionWrites } from '../state/kernel-state-tables.js';
 import { JsonFileStore } from '../util/json-file-store.js';
+import type { DecisionScope, PermissionShape, StoredDecision } from '../state/shapes.js';
 
-/**
- * How long a stored decision lasts: until revoked (`forever`), until a moment (`until`, from an
- * `allow-minutes:N` answer), or as long as one conversation exists (`conversation`).
- */
-export type DecisionScope = 'forever' | 'until' | 'conversation';
-
-export interface StoredDecision {
-  tool: string;
-  decision: 'allow' | 'deny';
-  plugin: string | null;
-  /** When it was given (ISO). */
-  at: string;
-  scope: DecisionScope;
-  /** For `until`: when it stops applying (ISO). */
-  expiresAt?: string;
-  /** For `conversation`: the conversation it belongs to. */
-  conversationId?: string;
-}
-
-/** What `data/permissions.json` holds (and, with MEMO_DATABASE_URL, what memo_kernel's rows read as). */
-export interface PermissionShape {
-  version: 2;
-  /** The person's global "always allow" setting (seed 003): never settable through a tool. */
-  alwaysAllow: boolean;
-  decisions: StoredDecision[];
-}
+export type { PermissionShape, StoredDecision };
 
 /**
  * Stored decisions in `data/permissions.json`, a JsonFileStore: written atomically, re-read

@@ -4,13 +4,9 @@ import type { KernelStateDb, RemoteChange, ReplicatedView } from '../storage/ker
 import { providersTable, providerWrites } from '../state/kernel-state-tables.js';
 import { JsonFileStore } from '../util/json-file-store.js';
 import type { ProviderConfig } from './provider.js';
+import type { ProviderShape } from '../state/shapes.js';
 
-/** What `data/providers.json` holds (and, with MEMO_DATABASE_URL, what memo_kernel's rows read as). */
-export interface ProviderShape {
-  version: 1;
-  active: string | null;
-  providers: Record<string, ProviderConfig>;
-}
+export type { ProviderShape };
 
 const NAME = /^[a-z0-9]+(?:[-_][a-z0-9]+)*$/;
 

@@ -1,8 +1,23 @@
 import { MemoError } from '../errors.js';
-import type { Concern, Judge } from './sandbox-types.js';
+import type { Judge } from './command-judge.js';
 import type { CommandVerdict, JudgeOptions } from './command-judge.js';
 import { commandSandbox } from './os-sandbox.js';
 import type { NetworkGrant } from './network-proxy.js';
+
+/**
+ * A tool's own judgement of one call, made before the permission gate: what it cannot vouch for.
+ * `ask` means the call is always put to a person (never covered by a session or forever approval,
+ * denied where nobody can be asked), whatever the tool's danger level.
+ */
+export interface Concern {
+  verdict: 'ask';
+  /** A stable id of what was found (e.g. the command judge's `inline-code`). */
+  rule: string;
+  /** One sentence for the person asked. */
+  reason: string;
+  /** The network a command gets if the person allows it (the OS sandbox keeps it off otherwise). */
+  network?: { domains: 'any' | string[] };
+}
 
 export interface CommandJudgement {
   /** What makes a person decide every time (the judge's `ask`, the network), or null. */

@@ -30,7 +30,6 @@
  * judge/network (programs that use the network), judge/secrets (secret files outside the root),
  * and one file per program family under judge/rules.
  */
-import type { Judge } from './sandbox-types.js';
 import { inject, injectable } from '../di.js';
 import { KernelState } from './kernel-state.js';
 import { EMPTY, isAskRule, reasonOf, UNPARSEABLE, type Ctx, type Finding } from './judge/context.js';
@@ -39,6 +38,11 @@ import { code } from './judge/words.js';
 import { START } from './judge/paths.js';
 import './judge/rules/index.js';
 import { judgeScript } from './judge/walk.js';
+
+/** The command judge (the blacklist), parsed not string-matched: allowed, blocked with a rule, or ask. */
+export interface Judge {
+  judge(command: string, options?: JudgeOptions): Promise<CommandVerdict>;
+}
 
 export { ASK_RULES } from './judge/context.js';
 

@@ -24,12 +24,39 @@
  * helpers here detect that afterwards. The mount table is read again at most every 250 ms, so a
  * bind mount made less than that before a call may go unseen by it.
  */
-import type { Sandbox } from './sandbox-types.js';
 import { closeSync, constants as fsConstants, fstatSync, openSync, readSync, readlinkSync, realpathSync, statSync, type BigIntStats } from 'node:fs';
 import { lstat, open, readlink, realpath, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { MemoError, type ErrorCode } from '../errors.js';
 import { foldSegment, type KernelArea, type KernelState } from './kernel-state.js';
+
+/**
+ * Resolves and opens paths inside the sandbox root (the kernel's PathSandbox): every pack that takes
+ * a path uses it, so `..`, symlinks, system folders, `.git` and the kernel's own state are refused in
+ * one place. Errors are MemoErrors (`PATH_OUTSIDE_ROOT`, `PATH_PROTECTED`, `NOT_FOUND`).
+ */
+export interface Sandbox {
+  readonly root: string;
+  /** True when an already-resolved real path lies inside the root (segment-wise). */
+  isInside(realPath: string): boolean;
+  /** The kernel area (data folder, pack code...) a real path lies in, if any: such paths are not workspace files. */
+  kernelArea(realPath: string, access?: 'read' | 'change'): KernelArea | null;
+  /**
+   * The kernel area a file is another name of (a hard link to a kernel file), from the file's own
+   * bigint stats (fstat of what was opened, or lstat), or null. Walkers and bulk readers that open
+   * files without `resolve` ask it for every regular file with more than one link; one link costs nothing.
+   */
+  kernelFile(stats: { dev: bigint; ino: bigint; nlink: bigint; isDirectory(): boolean }): KernelArea | null;
+  resolve(requested: string, intent: PathIntent): Promise<ResolvedPath>;
+  openForRead(requested: string): Promise<{ handle: FileHandle; resolved: ResolvedPath; size: number }>;
+  /**
+   * A small regular file read whole, checked as `openForRead` checks it, or null when this route does
+   * not apply (bigger than `maxBytes`, not a regular file, missing...): then use `openForRead`.
+   */
+  readSmallFile?(requested: string, maxBytes: number): { data: Buffer; resolved: ResolvedPath } | null;
+  openResolvedForRead(resolved: ResolvedPath): Promise<{ handle: FileHandle; resolved: ResolvedPath; size: number }>;
+  openForWrite(requested: string, options?: OpenForWriteOptions): Promise<{ handle: FileHandle; resolved: ResolvedPath; created: boolean }>;
+}
 
 export type PathIntent = 'read' | 'write' | 'delete' | 'list';
 

@@ -4,7 +4,9 @@
  * files in it or the shared database (read once, not kept in step; the data folder's files copied in
  * the first time, as a kernel does).
  */
-import type { Logger } from '../logger.js';
+import { StderrLogger, type Logger } from '../logger.js';
+import { SettingsStore } from './kernel-state-settings.js';
+import type { Settings } from './shapes.js';
 import { databaseFromSetting } from '../storage/database-url.js';
 import type { KernelStateDb } from '../storage/kernel-state-db.js';
 import { kernelStateDb } from './kernel-state-import.js';
@@ -36,4 +38,14 @@ export async function withCommandStore<S extends { ready(): Promise<void>; saved
   } finally {
     await db?.close();
   }
+}
+
+/** The settings as stored now (the file, or the shared database when MEMO_DATABASE_URL is set). */
+export function storedSettings(dataDir: string, logger: Logger = new StderrLogger()): Promise<Settings> {
+  return withCommandStore(
+    dataDir,
+    logger,
+    (db) => new SettingsStore(dataDir, logger, db),
+    (store) => store.read(),
+  );
 }

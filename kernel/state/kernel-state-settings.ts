@@ -7,19 +7,10 @@ import * as path from 'node:path';
 import { StderrLogger, type Logger } from '../logger.js';
 import { JsonFileStore } from '../util/json-file-store.js';
 import type { KernelStateDb, ReplicatedView } from '../storage/kernel-state-db.js';
-import { withCommandStore } from './command-store.js';
 import { isRateLimit, isSandboxSetting, settingsTable, settingsWrites } from './kernel-state-tables.js';
+import type { RateLimitSetting, SandboxSetting, Settings } from './shapes.js';
 
-/** `off`, or calls per minute for each caller. */
-export type RateLimitSetting = 'off' | number;
-
-/** Where the OS sandbox cannot start: refuse commands (default), or run them with the judge as the only wall. */
-export type SandboxSetting = 'refuse' | 'judged';
-
-export interface Settings {
-  rateLimit?: RateLimitSetting;
-  sandbox?: SandboxSetting;
-}
+export type { RateLimitSetting, SandboxSetting, Settings };
 
 /** The settings: `data/settings.json`, or (with a shared database, `db`) memo_kernel's rows, read from memory and written through. */
 export class SettingsStore {
@@ -86,14 +77,4 @@ export class SettingsStore {
     if (this.shared) this.shared.change(local, settingsWrites.sandbox(setting));
     else this.store!.update(local);
   }
-}
-
-/** The settings as stored now (the file, or the shared database when MEMO_DATABASE_URL is set). */
-export function storedSettings(dataDir: string, logger: Logger = new StderrLogger()): Promise<Settings> {
-  return withCommandStore(
-    dataDir,
-    logger,
-    (db) => new SettingsStore(dataDir, logger, db),
-    (store) => store.read(),
-  );
 }

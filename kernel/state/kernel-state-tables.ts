@@ -11,10 +11,7 @@
 import type { EntityManager } from 'typeorm';
 import type { ProviderConfig } from '../providers/provider.js';
 import { MemoError } from '../errors.js';
-import type { PermissionShape, StoredDecision } from '../permissions/permission-store.js';
-import type { PackEntry, PackShape } from '../packs/pack-settings.js';
-import type { ProviderShape } from '../providers/provider-settings.js';
-import type { RateLimitSetting, SandboxSetting, Settings } from './kernel-state-settings.js';
+import type { PackEntry, PackShape, PermissionShape, ProviderShape, RateLimitSetting, SandboxSetting, Settings, StoredDecision } from './shapes.js';
 import type { RemoteChange, SecretBox, StoreTable } from '../storage/kernel-state-db.js';
 
 const providerContext = (name: string) => `provider/${name}/secret`;

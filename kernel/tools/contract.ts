@@ -1,5 +1,7 @@
 import type { ToolErrorInfo } from '../errors.js';
-import type { Concern, Judge, Sandbox } from '../sandbox/sandbox-types.js';
+import type { Concern } from '../sandbox/command-assessment.js';
+import type { Judge } from '../sandbox/command-judge.js';
+import type { Sandbox } from '../sandbox/path-sandbox.js';
 
 // What a tool sees of the sandbox layer (defined there, where it is implemented).
 export type { Concern, Judge, Sandbox };

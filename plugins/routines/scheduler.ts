@@ -23,7 +23,14 @@
 import { randomUUID } from 'node:crypto';
 import * as os from 'node:os';
 import type { ClockTimer, TurnResult } from 'memo-kernel/pack';
-import type { RoutinesRuntime } from './runtime.js';
+import type { PackApi } from 'memo-kernel/pack';
+
+/** What the scheduler uses of the pack's runtime (runtime.ts): the store, the time, and the kernel's clock, logger and agent. */
+export interface SchedulerHost {
+  store(): Promise<RoutineStore>;
+  now(): number;
+  readonly api: Pick<PackApi, 'clock' | 'logger' | 'agent'>;
+}
 import { formatInstant, nextRunAfter, runsBetween } from './schedule.js';
 import type { RunStatus, RunTrigger } from './schema.js';
 import type { Routine, RoutineStore, Run } from './store.js';
@@ -76,7 +83,7 @@ export class Scheduler {
   /** Runs of this host, by routine id. */
   private readonly active = new Map<string, Active>();
 
-  constructor(private readonly rt: RoutinesRuntime) {}
+  constructor(private readonly rt: SchedulerHost) {}
 
   get isRunning(): boolean {
     return this.started;

@@ -5,7 +5,5 @@
 export function adminActions(kernel: { audit: object }): string[] {
   const events = (kernel.audit as { events?: Array<Record<string, unknown>> }).events;
   if (!events) throw new Error('this audit sink does not keep the events it wrote');
-  return events
-    .filter((l) => l.event === 'admin')
-    .map((l) => `${String(l.action)} ${typeof l.target === 'string' ? l.target : '-'} by ${String(l.by)}`);
+  return events.filter((l) => l.event === 'admin').map((l) => `${String(l.action)} ${typeof l.target === 'string' ? l.target : '-'} by ${String(l.by)}`);
 }

@@ -8,7 +8,8 @@ import * as path from 'node:path';
 import { MemoryLogger } from '../../../kernel/logger.js';
 import { PermissionStore } from '../../../kernel/permissions/permission-store.js';
 import { withCommandStore } from '../../../kernel/state/command-store.js';
-import { SettingsStore, storedSettings } from '../../../kernel/state/kernel-state-settings.js';
+import { SettingsStore } from '../../../kernel/state/kernel-state-settings.js';
+import { storedSettings } from '../../../kernel/state/command-store.js';
 import { tempDir } from '../../helpers/kernel-fixture.js';
 
 describe('the settings stores without a shared database', () => {

@@ -111,8 +111,16 @@ export async function pairPhone(fx: WhatsAppFixture): Promise<{ sock: FakeSocket
 /** Links through the real `memo whatsapp link` flow against the fake socket (the command stops its socket when done). */
 export async function link(fx: WhatsAppFixture): Promise<void> {
   const count = fx.sockets.length;
-  const linking = fx.command('link', { json: true, historyWait: '0' });
-  await waitFor(() => fx.sockets.length > count, { what: 'the link command to open a socket' });
+  let ended: { code: number; out: unknown[] } | null = null;
+  const linking = fx.command('link', { json: true, historyWait: '0' }).then((r) => (ended = r));
+  // A command that ends before it opens a socket failed: say how, rather than wait for a socket that never comes.
+  await waitFor(
+    () => {
+      if (ended && fx.sockets.length <= count) throw new Error(`memo whatsapp link ended before it opened a socket: ${JSON.stringify(ended)}`);
+      return fx.sockets.length > count;
+    },
+    { what: 'the link command to open a socket' },
+  );
   await pairPhone(fx);
   const r = await linking;
   if (r.code !== 0) throw new Error(`link failed: ${JSON.stringify(r.out)}`);

@@ -1,0 +1,62 @@
+/**
+ * The shapes of the kernel's stored state (each store's file, and what the shared database's rows
+ * read as): permissions, pack choices, providers, administrator settings. Types only, so the stores
+ * and their tables (kernel-state-tables.ts) can both use them without importing each other.
+ */
+import type { ProviderConfig } from '../providers/provider.js';
+
+/**
+ * How long a stored decision lasts: until revoked (`forever`), until a moment (`until`, from an
+ * `allow-minutes:N` answer), or as long as one conversation exists (`conversation`).
+ */
+export type DecisionScope = 'forever' | 'until' | 'conversation';
+
+export interface StoredDecision {
+  tool: string;
+  decision: 'allow' | 'deny';
+  plugin: string | null;
+  /** When it was given (ISO). */
+  at: string;
+  scope: DecisionScope;
+  /** For `until`: when it stops applying (ISO). */
+  expiresAt?: string;
+  /** For `conversation`: the conversation it belongs to. */
+  conversationId?: string;
+}
+
+/** What `data/permissions.json` holds (and, with MEMO_DATABASE_URL, what memo_kernel's rows read as). */
+export interface PermissionShape {
+  version: 2;
+  /** The person's global "always allow" setting (seed 003): never settable through a tool. */
+  alwaysAllow: boolean;
+  decisions: StoredDecision[];
+}
+
+export interface PackEntry {
+  enabled?: boolean;
+  config?: Record<string, unknown>;
+}
+
+/** What `data/packs.json` holds (and, with MEMO_DATABASE_URL, what memo_kernel's rows read as). */
+export interface PackShape {
+  version: 1;
+  packs: Record<string, PackEntry>;
+}
+
+/** What `data/providers.json` holds (and, with MEMO_DATABASE_URL, what memo_kernel's rows read as). */
+export interface ProviderShape {
+  version: 1;
+  active: string | null;
+  providers: Record<string, ProviderConfig>;
+}
+
+/** `off`, or calls per minute for each caller. */
+export type RateLimitSetting = 'off' | number;
+
+/** Where the OS sandbox cannot start: refuse commands (default), or run them with the judge as the only wall. */
+export type SandboxSetting = 'refuse' | 'judged';
+
+export interface Settings {
+  rateLimit?: RateLimitSetting;
+  sandbox?: SandboxSetting;
+}
