@@ -12,6 +12,8 @@ import type { TypedToolImplementation } from '../pack.js';
 import type { PackCommand } from './pack-commands.js';
 import type { PackService } from './pack-services.js';
 import type { ConsolePanel } from './console-panels.js';
+import type { PackHttpApi } from './pack-http.js';
+import type { PackAdministration } from './pack-administration.js';
 
 /**
  * What a pack's optional `activate(api)` receives: the contribution points beyond tools. Everything
@@ -67,6 +69,15 @@ export interface PackApi {
     get(key: string): JsonValue | undefined;
     onChange(listener: (key: string) => void): Disposable;
   };
+  /** Routes on memo serve's HTTP server (beside `/mcp`), served while the pack is enabled. */
+  http: PackHttpApi;
+  /**
+   * The kernel's administration view (approvals, permissions, packs, providers, conversations, the
+   * audit trail, the MCP endpoint), for a person's own face such as the web console. Privileged:
+   * PERMISSION_DENIED unless this is a built-in pack whose plugin.json declares
+   * `"privileges": ["administration"]`; a pack from any other folder never gets it.
+   */
+  administration(): PackAdministration;
 }
 
 export type PackActivate = (api: PackApi) => void | Disposable | Promise<void | Disposable>;
