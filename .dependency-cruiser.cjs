@@ -11,7 +11,8 @@
  *   core      registry, pipeline, gate and broker, limiter, packs, skills,   -> sandbox, audit, storage, secrets, base
  *             providers' contract and settings, the kernel's stored state
  *   agent     the agent loop, conversations, providers, CLI backends         -> core and below
- *   kernel    kernel.ts: the Kernel, composed of the core and the agent      -> agent and below
+ *   kernel    kernel.ts and compose/: the Kernel, composed of the core and    -> agent and below
+ *             the agent, and the administration view built on both
  *   faces     the CLI, MCP, the control socket, the web console              -> kernel and below
  *   entries   index.ts, pack.ts, testing.ts: what hosts and packs import     -> anything in kernel/
  *   plugins   packs, through memo-kernel/pack only
@@ -24,7 +25,7 @@ const LAYERS = [
   ['sandbox', '^kernel/sandbox/'],
   ['core', '^kernel/(tools|permissions|rate-limit|packs|skills|admin|providers|state)/|^kernel/kernel-config\\.ts$'],
   ['agent', '^kernel/agent/'],
-  ['kernel', '^kernel/(kernel|kernel-tokens)\\.ts$'],
+  ['kernel', '^kernel/(kernel|kernel-tokens)\\.ts$|^kernel/compose/'],
   ['faces', '^kernel/(cli|mcp|control|console)/'],
   ['entries', '^kernel/(index|pack|testing)\\.ts$'],
 ];

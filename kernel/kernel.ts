@@ -42,6 +42,10 @@ import { PackServices } from './packs/pack-services.js';
 import { SharedServices } from './packs/shared-services.js';
 import { ConsolePanels } from './packs/console-panels.js';
 import { HostContext } from './packs/host-context.js';
+import { PackHttp } from './packs/pack-http.js';
+import { assertPrivilege } from './packs/pack-privileges.js';
+import { administrationView } from './compose/administration-view.js';
+import type { PackManifest } from './packs/manifest.js';
 import type { PackApi } from './packs/pack-api.js';
 import { packAgent } from './agent/routine-turn.js';
 import { databaseFromSetting } from './storage/database-url.js';
@@ -235,6 +239,8 @@ export class Kernel {
   readonly panels: ConsolePanels;
   /** What the host app tells packs about its state (`kernel.hostContext.set('currentNote', ...)`). */
   readonly hostContext: HostContext;
+  /** HTTP routes packs mount (`api.http.mount`), served by memo serve's endpoint (its `mounts`) while each pack is enabled. */
+  readonly http: PackHttp;
   /** Closed at shutdown before the kernel's own services (MCP endpoints register here). */
   private readonly shutdownHooks = new Set<() => Promise<void> | void>();
   /** Pack databases still closing (a reload disposes the old one while the new one opens). */
@@ -271,7 +277,10 @@ export class Kernel {
     this.shared = new SharedServices();
     this.panels = new ConsolePanels();
     this.hostContext = new HostContext();
-    this.packs.apiFor = (packId, owned) => this.packApi(packId, owned, logger);
+    this.http = new PackHttp(this.registry);
+    // A host without an HTTP server of its own still ends the mounts' open work (console chat turns) before the stores close.
+    this.onShutdown(() => this.http.close());
+    this.packs.apiFor = (packId, owned, manifest) => this.packApi(packId, owned, logger, manifest);
     this.admin = new AdminActions({
       audit: this.audit,
       permissions: this.permissions,
@@ -283,7 +292,7 @@ export class Kernel {
   }
 
   /** The contribution points one pack gets; everything registered through them is pushed onto `owned`. */
-  private packApi(packId: string, owned: Disposable[], logger: T.Logger): PackApi {
+  private packApi(packId: string, owned: Disposable[], logger: T.Logger, manifest?: PackManifest): PackApi {
     const own = <D extends Disposable>(d: D): D => {
       owned.push(d);
       return d;
@@ -345,6 +354,12 @@ export class Kernel {
       host: {
         get: (key) => this.hostContext.get(key),
         onChange: (listener) => own(this.hostContext.onChange(listener)),
+      },
+      http: { mount: (prefix, handler) => own(this.http.mount(packId, prefix, handler)) },
+      // Privileged: only a built-in pack that declares it (pack-privileges.ts), never one from another folder.
+      administration: () => {
+        assertPrivilege({ id: packId, dir: this.registry.pack(packId)?.dir, manifest }, 'administration', BUILTIN_PACKS_DIR);
+        return administrationView(this, packId, own);
       },
     };
   }

@@ -59,7 +59,34 @@ export {
   type ToolCallRequestPart,
   type ToolDefinition,
 } from './providers/provider.js';
-export { resolveApiKey } from './providers/provider-settings.js';
+export { resolveApiKey, describeProvider } from './providers/provider-settings.js';
+export type { ProviderConfigurationService } from './providers/provider.js';
+export { isLocalProvider, type ProbeVerdict } from './agent/capability-probe.js';
+export type { PackSubcommand, PackCommand, PackCommandContext } from './packs/pack-commands.js';
+export type { ConsolePanel, PanelAction, PanelCommand, RegisteredPanel } from './packs/console-panels.js';
+export type { HttpHandler, PackHttpApi } from './packs/pack-http.js';
+
+// ---------------------------------------------------------------------------------------------
+// The administration view (`api.administration()`), for privileged built-in packs only (the web
+// console): its types, and the pure helpers a person's face shows requests and records with.
+import type { PackApi } from './packs/pack-api.js';
+import type { PackAdministration } from './compose/pack-administration.js';
+export type { PackAdministration, SandboxStatus } from './compose/pack-administration.js';
+
+/** The administration view of a privileged built-in pack, typed (`api.administration()`; PERMISSION_DENIED for any other pack). */
+export function administrationOf(api: Pick<PackApi, 'administration'>): PackAdministration {
+  return api.administration() as PackAdministration;
+}
+export type { PackState } from './packs/pack-manager.js';
+export type { AnswerResult, ApprovalEvent, PendingApproval } from './permissions/approval-broker.js';
+export { isPermissionAnswer, type ApprovalReply, type PermissionAnswer } from './permissions/prompter.js';
+export { approvalView, type ApprovalView } from './control/kernel-views.js';
+export type { AdminRecord, AuditRecord } from './audit/audit-log.js';
+export type { AuditVerifyReport } from './audit/audit-verify.js';
+export type { AuditDatabaseReport } from './audit/pg-audit-read.js';
+export type { ChatTurnOptions, ChatTurnResult } from './agent/chat-turn.js';
+export type { AgentMode } from './agent/system-prompt.js';
+export type { ConversationInfo, StoredMessage, ToolActivity } from './agent/conversation-store.js';
 
 export type { TypedToolImplementation } from './tools/contract.js';
 
@@ -97,6 +124,10 @@ export {
   type GiveUp,
 } from './util/fetch-with-retry.js';
 export { isLoopback } from './util/is-loopback.js';
+/** Masks values under secret-looking names and secret-shaped values (what audit lines and approval views show); MASK is what replaces them. */
+export { maskArgs, MASK, type MaskedArgs } from './secrets/masking.js';
+/** An HTTP request's body within a size limit, JSON parsed within a nesting limit, and a refusal that drains the upload first (api.http handlers). */
+export { readBody, parseBoundedJson, tooDeepMessage, answerAndClose, MAX_JSON_DEPTH, type BoundedParse } from './util/bounded-json.js';
 /** Whether an address is on the public internet (not loopback, link-local, private, or IPv4 hidden in IPv6). */
 export { isPublicAddress } from './util/public-address.js';
 /** Heavy and CPU-bound work in a worker thread, under a deadline and a heap limit (see heavy-work.ts). */

@@ -1,5 +1,7 @@
 // After tsc: copy each built-in pack's plugin.json (and any non-TypeScript files it ships) into
-// dist/plugins/<id>/, so the compiled kernel finds manifests beside the compiled code.
+// dist/plugins/<id>/, so the compiled kernel finds manifests beside the compiled code. The console
+// pack's front end (plugins/console/ui: plain ES modules, HTML and CSS served as they are, no
+// bundler) goes with it.
 import { cpSync, existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 
@@ -16,9 +18,6 @@ if (existsSync(src)) {
 
 // Built-in skills are plain files: copied whole.
 if (existsSync('skills')) cpSync('skills', join('dist', 'skills'), { recursive: true });
-
-// The web console's front end: plain ES modules, HTML and CSS served as they are (no bundler).
-cpSync(join('kernel', 'console', 'ui'), join('dist', 'kernel', 'console', 'ui'), { recursive: true });
 
 // The OS sandbox's bridge runs by path inside the sandbox: a plain ES module beside the compiled code.
 cpSync(join('kernel', 'sandbox', 'sandbox-bridge.mjs'), join('dist', 'kernel', 'sandbox', 'sandbox-bridge.mjs'));

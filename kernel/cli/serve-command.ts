@@ -7,6 +7,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Command } from 'commander';
+import type { Disposable } from '../disposable.js';
 import type { Kernel } from '../kernel.js';
 import { StderrLogger } from '../logger.js';
 import { isLoopbackAddress } from '../mcp/auth.js';
@@ -114,9 +115,23 @@ function rotateCommand(data: string): string {
   return path.resolve('data') === path.resolve(data) ? 'memo serve rotate-token' : `memo --data ${JSON.stringify(data)} serve rotate-token`;
 }
 
+/** The built-in pack that serves the web console under /ui (plugins/console); an administrator may disable it. */
+const CONSOLE_PACK = 'console';
+
 /** What serve prints where it runs after a rotation (by any face), and `memo serve rotate-token` after its own. */
-function rotatedText(token: string, consoleLink: string): string {
-  return `Token rotated; the old one no longer works. New token: ${token}\nNew web console link (works once): ${consoleLink}\n`;
+function rotatedText(token: string, consoleLink: string | null): string {
+  const link = consoleLink
+    ? `New web console link (works once): ${consoleLink}`
+    : `No web console link: the ${CONSOLE_PACK} pack is disabled or did not load (memo plugins list says which).`;
+  return `Token rotated; the old one no longer works. New token: ${token}\n${link}\n`;
+}
+
+/** Why memo serve serves no web console: the console pack is disabled, did not load, or is not there. */
+function consoleOff(kernel: Kernel): string {
+  const state = kernel.packs.get(CONSOLE_PACK);
+  if (!state) return `the ${CONSOLE_PACK} pack is not installed`;
+  if (state.status === 'failed') return `the ${CONSOLE_PACK} pack did not load (${state.error ?? 'see memo plugins list'})`;
+  return `the ${CONSOLE_PACK} pack is disabled; memo plugins enable ${CONSOLE_PACK} turns it on, and memo serve prints its link then`;
 }
 
 /**
@@ -181,7 +196,6 @@ export function registerServeCommand(program: Command, cli: Cli): void {
     )
     .action(async (opts: ServeOptions) => {
       const { McpHttpEndpoint } = await import('../mcp/mcp-http-server.js');
-      const { ConsoleServer } = await import('../console/console-server.js');
       const { McpStdioServer, reserveStdoutForProtocol, takeWriteCapabilityFromEnv } = await import('../mcp/mcp-stdio.js');
       // Read once, then gone from the environment: nothing the kernel spawns inherits it.
       const capability = takeWriteCapabilityFromEnv();
@@ -206,7 +220,7 @@ export function registerServeCommand(program: Command, cli: Cli): void {
       let kernel: Kernel | undefined;
       let endpoint: McpHttpEndpoint | undefined;
       let control: ControlServer | null = null;
-      let webConsole: InstanceType<typeof ConsoleServer> | undefined;
+      const served: Disposable[] = [];
       try {
         // No face of its own: a request (from an MCP client, a routine, a pack service) waits in the
         // broker for memo approvals, the console or a host, up to 30 minutes (then APPROVAL_EXPIRED).
@@ -239,8 +253,6 @@ export function registerServeCommand(program: Command, cli: Cli): void {
           await stdio.close();
           return;
         }
-        // The web console, on the same port behind the same Host/Origin checks, with its own login.
-        webConsole = new ConsoleServer(kernel, { logger });
         const tokenFile = opts.tokenFile;
         const token =
           tokenFile === undefined
@@ -253,7 +265,8 @@ export function registerServeCommand(program: Command, cli: Cli): void {
                 }
                 return fileToken!;
               };
-        endpoint = new McpHttpEndpoint(kernel, { ...endpointOptions, logger, mounts: [webConsole], ...(token ? { token } : {}) });
+        // The packs' routes (the console pack's /ui) on the same port, behind the same Host/Origin checks, each with its own login.
+        endpoint = new McpHttpEndpoint(kernel, { ...endpointOptions, logger, mounts: [kernel.http], ...(token ? { token } : {}) });
         try {
           await endpoint.start();
         } catch (err) {
@@ -263,17 +276,21 @@ export function registerServeCommand(program: Command, cli: Cli): void {
         }
         const ep = endpoint;
         const k = kernel;
-        const web = webConsole;
         const remote = !isLoopbackAddress(endpointOptions.host);
         if (remote)
           logger.warn(
             `the MCP endpoint listens on ${endpointOptions.host} (--allow-remote): anyone who can reach it with the token can use the read tools, and plain HTTP does not protect the token in transit`,
           );
-        // Each loginUrl call makes a new one-time console login link (the previous link stops working).
-        const info = (consoleLink = web.loginUrl(ep.url)) => ({
+        // Each call makes a new one-time console login link (the previous link stops working); null while the console pack is off.
+        const consoleLink = () => k.http.link(CONSOLE_PACK) ?? null;
+        const consoleText = (link: string | null) =>
+          link
+            ? `\nWeb console (approvals, chat, administration): open this link in a browser on this machine; it works once (kill -HUP ${process.pid} prints a new one):\n  ${link}\n`
+            : `\nWeb console: off (${consoleOff(k)}).\n`;
+        const info = (link = consoleLink()) => ({
           url: ep.url,
           token: ep.token,
-          console: consoleLink,
+          console: link,
           pid: process.pid,
           root: k.config.root,
           data: k.config.dataDir,
@@ -282,10 +299,10 @@ export function registerServeCommand(program: Command, cli: Cli): void {
         // Rotates and prints the new token here, where memo serve runs; the face that asked has written its admin line already.
         const rotated = (): RotatedToken => {
           ep.rotateToken();
-          const consoleLink = web.loginUrl(ep.url);
-          if (opts.json) print(info(consoleLink));
-          else process.stdout.write(rotatedText(ep.token, consoleLink));
-          return { url: ep.url, token: ep.token, console: consoleLink };
+          const link = consoleLink();
+          if (opts.json) print(info(link));
+          else process.stdout.write(rotatedText(ep.token, link));
+          return { url: ep.url, token: ep.token, console: link };
         };
         // SIGHUP: on the audit trail first, by `signal`; a rotation whose line cannot be written is not made.
         onRotate = () => {
@@ -294,8 +311,8 @@ export function registerServeCommand(program: Command, cli: Cli): void {
             .then(() => void rotated())
             .catch((err: unknown) => logger.error(`SIGHUP: the MCP token was not rotated (it is unchanged): ${(err as Error)?.message ?? String(err)}`));
         };
-        // The console's rotation and memo serve rotate-token (the control socket) record their own lines first.
-        web.attachEndpoint({ url: () => ep.url, rotateToken: () => void rotated() });
+        // The console's rotation (through the administration view) and memo serve rotate-token (the control socket) record their own lines first.
+        served.push(k.http.attach({ url: () => ep.url, rotateToken: () => void rotated() }));
         control?.setTokenRotation({ rotate: rotated });
         if (opts.json) print(info());
         else {
@@ -309,16 +326,26 @@ export function registerServeCommand(program: Command, cli: Cli): void {
               .map((f) => f.dir)
               .join(', ')})\n  tools: ${toolCount}\n` +
               serveBanner(ep.url, ep.token, remote, { root: kernel.config.root, data: kernel.config.dataDir, fixedPort: !!endpointOptions.port }) +
-              `\nWeb console (approvals, chat, administration): open this link in a browser on this machine; it works once (kill -HUP ${process.pid} prints a new one):\n  ${web.loginUrl(ep.url)}\n`,
+              consoleText(consoleLink()),
           );
         }
+        // The console pack disabled or enabled while serving (memo plugins, the console itself): said here; enabled, with a new link.
+        served.push(
+          k.registry.onChange((change) => {
+            if (change.pack !== CONSOLE_PACK || (change.kind !== 'enabled' && change.kind !== 'disabled')) return;
+            const link = consoleLink();
+            if (opts.json) print(info(link));
+            else if (link) process.stdout.write(`\nThe web console is on again.${consoleText(link)}`);
+            else process.stdout.write(`\nThe web console is off: ${consoleOff(k)}.\n`);
+          }),
+        );
         await stopped;
       } finally {
         process.off('SIGHUP', onHup);
         clearInterval(keepAlive);
+        for (const d of served.splice(0).reverse()) d.dispose();
+        // Closing the endpoint closes its mounts: chat turns the console started are stopped and stored before the kernel closes their store.
         await endpoint?.close();
-        // Chat turns the console started are stopped and stored before the kernel closes their store.
-        await webConsole?.chat.close();
         // The socket goes first, so no CLI command reaches a kernel that is shutting down.
         await control?.close();
         await kernel?.shutdown();

@@ -25,7 +25,7 @@
  *
  * The MCP token (`memo serve rotate-token`; added within v1):
  *   client -> {"v":1,"op":"serve.rotate-token"}   -> result: {"url","token","console"}: the new token and a new one-time
- *             web console link. The admin line `token.rotate` by `cli` is written first; errors: AUDIT_UNAVAILABLE (it
+ *             web console link (null while the console pack is disabled or not loaded). The admin line `token.rotate` by `cli` is written first; errors: AUDIT_UNAVAILABLE (it
  *             could not be written: the token is unchanged), NO_TOKEN (memo serve --stdio, or an endpoint not yet listening).
  *
  * The hello names what the server serves (data folder, root, pack and skill folders) so a client can

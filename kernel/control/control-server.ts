@@ -68,8 +68,8 @@ export interface ControlServerOptions {
 export interface RotatedToken {
   url: string;
   token: string;
-  /** A new one-time web console login link (the one before stops working). */
-  console: string;
+  /** A new one-time web console login link (the one before stops working); null while the console pack is disabled or not loaded. */
+  console: string | null;
 }
 
 /**

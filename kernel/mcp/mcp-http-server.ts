@@ -49,7 +49,8 @@ export interface McpHttpEndpointOptions {
   logger?: Logger;
   /**
    * Other routes served on the same port behind the same Host/Origin checks, before the bearer
-   * token is asked for (the web console under `/ui`, which has its own login).
+   * token is asked for: memo serve mounts the packs' routes (`kernel.http`: the console pack's `/ui`,
+   * which has its own login).
    */
   mounts?: HttpMount[];
   /**
@@ -63,8 +64,8 @@ export interface McpHttpEndpointOptions {
 export interface HttpMount {
   owns(pathname: string): boolean;
   handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void>;
-  /** Called when the endpoint closes (end open streams). */
-  close?(): void;
+  /** Called when the endpoint closes (end open streams); the endpoint's close waits for it. */
+  close?(): void | Promise<void>;
 }
 
 /** Why a session ended, as a later request with its id is told. */
@@ -322,10 +323,10 @@ export class McpHttpEndpoint {
     this.closing = true;
     this.unhook?.dispose();
     for (const c of this.changes) c.dispose();
-    for (const m of this.options.mounts ?? []) m.close?.();
+    const mounts = (this.options.mounts ?? []).map((m) => m.close?.());
     const server = this.server;
     const closed = server ? new Promise<void>((resolve) => server.close(() => resolve())) : Promise.resolve();
-    await Promise.allSettled([...[...this.sessions.values()].map((e) => e.session.close()), this.modern.close()]);
+    await Promise.allSettled([...mounts, ...[...this.sessions.values()].map((e) => e.session.close()), this.modern.close()]);
     server?.closeAllConnections();
     await closed;
   }

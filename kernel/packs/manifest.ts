@@ -1,6 +1,15 @@
 import type { JsonSchema, ToolSpec } from '../tools/contract.js';
 import { TOOL_DECLARATION_SCHEMA } from '../tools/tool-declaration.js';
 
+/**
+ * What a pack may declare in its manifest's `privileges` beyond the ordinary contribution points, and
+ * is granted only when it is a built-in pack (pack-privileges.ts): `administration` is the kernel's
+ * administration view (`api.administration()`): approvals, permissions, packs, providers,
+ * conversations, the audit trail, the MCP token's rotation.
+ */
+export const PACK_PRIVILEGES = ['administration'] as const;
+export type PackPrivilege = (typeof PACK_PRIVILEGES)[number];
+
 /** `plugin.json`: what the kernel needs to list, validate, gate and rate-limit a pack's tools before its code runs. */
 export interface PackManifest {
   id: string;
@@ -12,6 +21,8 @@ export interface PackManifest {
   /** JSON Schema of the pack's settings (`memo plugins config`). */
   config?: JsonSchema;
   enabledByDefault?: boolean;
+  /** Privileges the pack asks for; granted to built-in packs only (pack-privileges.ts). */
+  privileges?: PackPrivilege[];
 }
 
 /** The JSON Schema the kernel validates every `plugin.json` against. */
@@ -30,5 +41,6 @@ export const MANIFEST_SCHEMA = {
     tools: { type: 'array', items: TOOL_DECLARATION_SCHEMA },
     config: { type: 'object' },
     enabledByDefault: { type: 'boolean' },
+    privileges: { type: 'array', items: { enum: PACK_PRIVILEGES }, uniqueItems: true },
   },
 } as const;

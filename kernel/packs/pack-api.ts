@@ -11,6 +11,7 @@ import type { JsonValue, Preview, ToolAssess, ToolContext, ToolPreview, ToolRun,
 import type { PackCommand } from './pack-commands.js';
 import type { PackService } from './pack-services.js';
 import type { ConsolePanel } from './console-panels.js';
+import type { PackHttpApi } from './pack-http.js';
 
 /**
  * What a pack's optional `activate(api)` receives: the contribution points beyond tools. Everything
@@ -66,6 +67,18 @@ export interface PackApi {
     get(key: string): JsonValue | undefined;
     onChange(listener: (key: string) => void): Disposable;
   };
+  /** Routes on memo serve's HTTP server (beside `/mcp`), served while the pack is enabled. */
+  http: PackHttpApi;
+  /**
+   * The kernel's administration view (approvals, permissions, packs, providers, conversations, the
+   * audit trail, the MCP endpoint), for a person's own face such as the web console. Privileged:
+   * PERMISSION_DENIED unless this is a built-in pack whose plugin.json declares
+   * `"privileges": ["administration"]`; a pack from any other folder never gets it. Its type,
+   * PackAdministration, spans the core and the agent, so it is defined above both
+   * (kernel/compose/pack-administration.ts): a pack gets it typed through memo-kernel/pack's
+   * `administrationOf(api)`.
+   */
+  administration(): unknown;
 }
 
 export type PackActivate = (api: PackApi) => void | Disposable | Promise<void | Disposable>;

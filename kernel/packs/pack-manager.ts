@@ -30,8 +30,8 @@ export class PackManager {
   private readonly configs = new Map<string, Readonly<Record<string, unknown>>>();
   private watcher: FolderWatcher | null = null;
   private readonly activations = new Map<string, Disposable>();
-  /** Builds the PackApi for a pack; what it registers is pushed onto `owned`. Set by the kernel. */
-  apiFor: ((packId: string, owned: Disposable[]) => PackApi) | null = null;
+  /** Builds the PackApi for a pack (`manifest`: a folder pack's, for its privileges); what it registers is pushed onto `owned`. Set by the kernel. */
+  apiFor: ((packId: string, owned: Disposable[], manifest?: PackManifest) => PackApi) | null = null;
   private watchingSettings = false;
   /** With a shared database: told when another instance changes the pack choices. */
   private settingsChange: Disposable | null = null;
@@ -105,7 +105,7 @@ export class PackManager {
         const before = this.registry.pack(id)?.toolNames ?? [];
         const registration = loaded ? this.registry.replacePack(definition) : this.registry.registerPack(definition);
         this.registrations.set(id, registration);
-        await this.activate(id, definition.activate);
+        await this.activate(id, definition.activate, status.manifest);
         if (loaded)
           this.logReload(
             id,
@@ -156,12 +156,12 @@ export class PackManager {
   }
 
   /** Runs a pack's `activate`, after disposing what its previous version contributed. */
-  private async activate(id: string, activate: PackActivate | undefined): Promise<void> {
+  private async activate(id: string, activate: PackActivate | undefined, manifest?: PackManifest): Promise<void> {
     this.activations.get(id)?.dispose();
     this.activations.delete(id);
     if (!activate || !this.apiFor) return;
     const owned: Disposable[] = [];
-    const api = this.apiFor(id, owned);
+    const api = this.apiFor(id, owned, manifest);
     try {
       const extra = await activate(api);
       if (extra && typeof extra.dispose === 'function') owned.push(extra);

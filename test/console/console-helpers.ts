@@ -1,5 +1,4 @@
 import * as http from 'node:http';
-import { ConsoleServer } from '../../kernel/console/console-server.js';
 import { McpHttpEndpoint } from '../../kernel/mcp/mcp-http-server.js';
 import { makeKernel, type Fixture } from '../helpers/kernel-fixture.js';
 import { raw, type RawResponse } from '../mcp/mcp-helpers.js';
@@ -10,29 +9,35 @@ export { raw, type RawResponse };
 export interface ConsoleFixture {
   fx: Fixture;
   endpoint: McpHttpEndpoint;
-  console: ConsoleServer;
   /** `http://127.0.0.1:<port>` */
   origin: string;
+  /** A new one-time login link, as memo serve prints it (the previous one stops working). */
+  link(): string;
   /** The cookie header of a fresh logged-in session. */
   login(): Promise<string>;
   close(): Promise<void>;
 }
 
-/** A kernel with no face of its own (requests wait in the broker, refused at once while nobody watches), served with its console on loopback. */
+/**
+ * A kernel with no face of its own (requests wait in the broker, refused at once while nobody
+ * watches) with the built-in console pack loaded, served on loopback as memo serve serves it: the
+ * packs' routes mounted on the MCP endpoint, which the console knows through the administration view.
+ */
 export async function consoleFixture(options: Partial<KernelOptions> = {}): Promise<ConsoleFixture> {
   const fx = makeKernel({ prompter: null, unattendedApprovals: 'refuse', ...options });
-  const webConsole = new ConsoleServer(fx.kernel, { clock: fx.clock, sessionTtlMs: 60 * 60_000 });
-  const endpoint = new McpHttpEndpoint(fx.kernel, { mounts: [webConsole] });
+  const [state] = await fx.kernel.loadPacks(['console']);
+  if (state?.status !== 'loaded') throw new Error(`the console pack did not load: ${state?.error}`);
+  const endpoint = new McpHttpEndpoint(fx.kernel, { mounts: [fx.kernel.http] });
   await endpoint.start();
-  webConsole.attachEndpoint({ url: () => endpoint.url, rotateToken: () => void endpoint.rotateToken() });
+  fx.kernel.http.attach({ url: () => endpoint.url, rotateToken: () => void endpoint.rotateToken() });
   const origin = new URL(endpoint.url).origin;
   return {
     fx,
     endpoint,
-    console: webConsole,
     origin,
+    link: () => fx.kernel.http.link('console')!,
     async login() {
-      const res = await raw(webConsole.loginUrl(endpoint.url));
+      const res = await raw(fx.kernel.http.link('console')!);
       if (res.status !== 303) throw new Error(`login failed: ${res.status} ${res.body}`);
       const set = res.headers['set-cookie']?.[0] ?? '';
       return set.split(';')[0]!;

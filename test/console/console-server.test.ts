@@ -28,14 +28,14 @@ describe('web console: login, session and cross-site checks', () => {
   afterAll(() => c.close());
 
   it('exchanges the printed login code once for an HttpOnly, SameSite=Strict session cookie scoped to /ui, then refuses the code', async () => {
-    const link = c.console.loginUrl(c.endpoint.url);
+    const link = c.link();
     expect(link).toMatch(new RegExp(`^${c.origin}/ui/login\\?code=[A-Za-z0-9_-]{43}$`));
     const first = await raw(link);
     expect(first.status).toBe(303);
     expect(first.headers.location).toBe('/ui/');
     const port = new URL(c.origin).port;
     expect(first.headers['set-cookie']).toEqual([
-      expect.stringMatching(new RegExp(`^memo_console_${port}=[A-Za-z0-9_-]{43}; Path=/ui; HttpOnly; SameSite=Strict; Max-Age=3600$`)),
+      expect.stringMatching(new RegExp(`^memo_console_${port}=[A-Za-z0-9_-]{43}; Path=/ui; HttpOnly; SameSite=Strict; Max-Age=43200$`)),
     ]);
     const cookie = first.headers['set-cookie']![0]!.split(';')[0]!;
     expect((await raw(`${c.origin}/ui/api/session`, { headers: { Cookie: cookie } })).status).toBe(200);
@@ -47,8 +47,8 @@ describe('web console: login, session and cross-site checks', () => {
   });
 
   it('makes the previous link useless when a new one is printed', async () => {
-    const old = c.console.loginUrl(c.endpoint.url);
-    const fresh = c.console.loginUrl(c.endpoint.url);
+    const old = c.link();
+    const fresh = c.link();
     expect((await raw(old)).status).toBe(403);
     expect((await raw(fresh)).status).toBe(303);
   });
@@ -66,7 +66,7 @@ describe('web console: login, session and cross-site checks', () => {
   it('ends a session when it expires by the kernel clock, and at logout', async () => {
     const cookie = await c.login();
     expect((await raw(`${c.origin}/ui/api/session`, { headers: { Cookie: cookie } })).status).toBe(200);
-    c.fx.clock.advance(60 * 60_000);
+    c.fx.clock.advance(12 * 60 * 60_000);
     expect((await raw(`${c.origin}/ui/api/session`, { headers: { Cookie: cookie } })).status).toBe(401);
 
     const other = await c.login();
@@ -290,7 +290,7 @@ describe('web console: the approvals inbox answers calls waiting in the broker',
     const short = await c.login();
     const stream = openEvents(c.origin, short);
     await waitFor(() => stream.events.some((e) => e.event === 'pending'), { what: 'the pending list' });
-    c.fx.clock.advance(60 * 60_000);
+    c.fx.clock.advance(12 * 60 * 60_000);
     await stream.ended;
     // Nobody watches any more: a call that needs approval is refused at once, not left waiting.
     expect(await invoke('echo_medium', { text: 'after expiry' })).toMatchObject({ ok: false, error: { code: 'PERMISSION_DENIED' } });
@@ -550,5 +550,50 @@ describe('web console: bounded request bodies', () => {
       error: undefined,
     });
     expect((await raw(`${c.origin}/ui/api/session`, { headers: { Cookie: cookie } })).status).toBe(200);
+  });
+});
+
+describe('web console: the console pack disabled and enabled again', () => {
+  let c: ConsoleFixture;
+  beforeAll(async () => {
+    c = await consoleFixture({ packs: [echoPack()] });
+  });
+  afterAll(() => c.close());
+
+  const invoke = (text: string) => c.fx.kernel.invoke({ tool: 'echo_medium', args: { text }, caller: { kind: 'host', id: 'console-test' } });
+
+  it('ends open event streams when the pack is disabled (nobody watches the approvals any more), answers 404, and serves the same session once enabled', async () => {
+    const cookie = await c.login();
+    const stream = openEvents(c.origin, cookie);
+    await waitFor(() => stream.events.some((e) => e.event === 'pending'), { what: 'the pending list' });
+    await c.fx.kernel.admin.setPackEnabled('console', false);
+    await stream.ended;
+    expect(await invoke('while the console is off')).toMatchObject({ ok: false, error: { code: 'PERMISSION_DENIED' } });
+    const off = await raw(`${c.origin}/ui/api/session`, { headers: { Cookie: cookie } });
+    expect([off.status, JSON.parse(off.body).message]).toEqual([
+      404,
+      'The console pack is disabled, so nothing is served at /ui. Turn it back on with: memo plugins enable console',
+    ]);
+    // No login link while it is off.
+    expect(c.fx.kernel.http.link('console')).toBeUndefined();
+    await c.fx.kernel.admin.setPackEnabled('console', true);
+    expect((await raw(`${c.origin}/ui/api/session`, { headers: { Cookie: cookie } })).status).toBe(200);
+    expect(c.fx.kernel.http.link('console')).toMatch(/\/ui\/login\?code=/);
+  });
+
+  it("records the console's changes as made by the console, through the administration view", async () => {
+    const cookie = await c.login();
+    expect((await post(c.origin, '/ui/api/permissions/always-allow', cookie, { on: true })).status).toBe(200);
+    const lines = fs
+      .readFileSync(path.join(c.fx.dataDir, 'agent-audit.jsonl'), 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l))
+      .filter((l) => l.event === 'admin');
+    expect(lines.map((l) => `${l.action} ${l.target ?? '-'} by ${l.by}`)).toEqual([
+      'pack.disable console by host',
+      'pack.enable console by host',
+      'always-allow.on - by console',
+    ]);
   });
 });

@@ -35,7 +35,7 @@ describe('the OS sandbox from the CLI', () => {
   it('memo doctor says commands run in the sandbox, with bwrap and the process limit, and exits 0', () => {
     const r = memo(workspace(), ['doctor']);
     expect(r.stdout).toMatch(/^OK {4}sandbox: commands run in the OS sandbox \(bubblewrap .*bwrap\).*processes a command/m);
-    expect(r.stdout).toMatch(/^OK {4}packs: 9 active/m);
+    expect(r.stdout).toMatch(/^OK {4}packs: 10 active/m);
     expect(r.status).toBe(0);
   });
 

@@ -12,7 +12,8 @@ import { PgAuditLog } from '../../kernel/audit/pg-audit-log.js';
 import { exportAuditChains, formatAuditDatabaseReport, verifyAuditDatabase } from '../../kernel/audit/pg-audit-read.js';
 import { DatabaseUrl } from '../../kernel/storage/database-url.js';
 import { instanceId } from '../../kernel/storage/instance-id.js';
-import { auditQuery, auditRows, verifyTrail } from '../../kernel/console/audit-view.js';
+import { auditQuery, auditRows } from '../../plugins/console/audit-view.js';
+import { administrationView } from '../../kernel/compose/administration-view.js';
 import { makeKernel, tempDir, type Fixture } from '../helpers/kernel-fixture.js';
 import { onPostgres } from './on-postgres.js';
 
@@ -140,7 +141,7 @@ describe('the audit trail on PostgreSQL', () => {
     ]);
     const q = auditQuery(new URLSearchParams({ instance: instanceId(b.dataDir) }));
     expect('problem' in q ? q.problem : auditRows(a.kernel.audit.tail(), q).map((e) => e.args)).toEqual([{ text: 'on b' }]);
-    expect(await verifyTrail(a.kernel.config)).toMatchObject({ ok: true, chains: [{ ok: true }, { ok: true }] });
+    expect(await administrationView(a.kernel, 'console', () => {}).audit.verify()).toMatchObject({ ok: true, chains: [{ ok: true }, { ok: true }] });
   });
 
   it('a running kernel that finds its chain cut in the database records a gap event, and verify explains the hole', async () => {

@@ -55,7 +55,7 @@ describe('the console admin pages in Chromium', () => {
     mcp = await connect(c.endpoint.url, c.endpoint.token, { name: 'admin-browser' });
     context = await browser.newContext({ viewport: { width: 1024, height: 800 } });
     page = await context.newPage();
-    await page.goto(c.console.loginUrl(c.endpoint.url));
+    await page.goto(c.link());
     await page.getByRole('heading', { name: 'Approvals' }).waitFor();
   });
   afterAll(async () => {

@@ -99,7 +99,7 @@ describe('the approvals inbox in Chromium', () => {
   });
 
   it('logs in through the printed link: the code leaves the address bar and the empty inbox is live', async () => {
-    await page.goto(c.console.loginUrl(c.endpoint.url));
+    await page.goto(c.link());
     expect(page.url()).toBe(`${c.origin}/ui/`);
     await page.getByRole('heading', { name: 'Approvals' }).waitFor();
     await page.getByText('Nothing is waiting for an answer').waitFor();

@@ -121,7 +121,7 @@ describe('chat in the console, in Chromium', () => {
     });
     context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
     page = await context.newPage();
-    await page.goto(c.console.loginUrl(c.endpoint.url));
+    await page.goto(c.link());
     await page.getByRole('heading', { name: 'Approvals' }).waitFor();
   });
   afterAll(async () => {
@@ -238,7 +238,7 @@ describe('providers in the console, in Chromium', () => {
     c = await consoleFixture({ packs: [echoPack()] });
     await c.fx.kernel.packs.load([{ dir: path.resolve('plugins'), source: 'builtin', only: ['providers'] }]);
     page = await (await browser.newContext({ viewport: { width: 1280, height: 900 } })).newPage();
-    await page.goto(c.console.loginUrl(c.endpoint.url));
+    await page.goto(c.link());
     await page.getByRole('heading', { name: 'Approvals' }).waitFor();
   });
   afterAll(async () => {

@@ -74,7 +74,7 @@ describe('pack panels and pictures in the console, in Chromium', () => {
     k.packs.setConfig('vault', { watch: false });
     fs.mkdirSync(path.join(c.fx.root, 'vault'));
     page = await (await browser.newContext({ viewport: { width: 1280, height: 900 } })).newPage();
-    await page.goto(c.console.loginUrl(c.endpoint.url));
+    await page.goto(c.link());
     await page.getByRole('heading', { name: 'Approvals' }).waitFor();
     // With the page open the broker has someone to ask (the fixture has no face of its own).
     await page.getByText('live', { exact: true }).waitFor();

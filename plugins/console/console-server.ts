@@ -1,6 +1,8 @@
 /**
  * The web console of `memo serve`: a page under `/ui` on the MCP endpoint's own port, behind its
- * Host/Origin checks (loopback only), where a person answers the approval broker's requests.
+ * Host/Origin checks (loopback only), where a person answers the approval broker's requests. The
+ * console pack mounts it there (`api.http.mount`) and reaches the kernel only through the
+ * administration view (`api.administration()`), which a built-in pack alone is granted.
  *
  * Security model:
  * - Login: the link memo serve prints carries a one-time code; `GET /ui/login?code=` exchanges it
@@ -18,29 +20,36 @@
  * open, the broker counts as attended, so requests from MCP clients, routines and pack services
  * wait for an answer instead of being refused.
  */
-import { describeSandbox, osSandboxStatus } from '../sandbox/os-sandbox.js';
 import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import type * as http from 'node:http';
 import { createRequire } from 'node:module';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { describeProvider } from '../providers/provider-settings.js';
-import { SystemClock, type Clock } from '../clock.js';
-import type { Disposable } from '../disposable.js';
-import { isMemoError } from '../errors.js';
-import type { Kernel } from '../kernel.js';
-import type { Logger } from '../logger.js';
-import type { ApprovalEvent } from '../permissions/approval-broker.js';
+import {
+  answerAndClose,
+  describeProvider,
+  isMemoError,
+  maskArgs,
+  MASK,
+  parseBoundedJson,
+  readBody,
+  tooDeepMessage,
+  type ApprovalEvent,
+  type AuditRecord,
+  type Clock,
+  type Disposable,
+  type HttpHandler,
+  type Logger,
+  type PackAdministration,
+  type PackApi,
+  type PackSubcommand,
+} from 'memo-kernel/pack';
 import { consoleReply, consoleView, refusalStatus, type ConsoleApprovalView } from './approval-answers.js';
-import { auditQuery, auditRows, verifyTrail } from './audit-view.js';
-import type { AuditRecord } from '../audit/audit-log.js';
-import { maskArgs, MASK } from '../secrets/masking.js';
+import { auditQuery, auditRows } from './audit-view.js';
 import { ConsoleAuth, cookieValue, DEFAULT_SESSION_TTL_MS } from './console-auth.js';
 import { ConsoleChat } from './console-chat.js';
-import type { PackSubcommand } from '../packs/pack-commands.js';
-import { probeProvider, saveProvider } from './console-providers.js';
-import { answerAndClose, parseBoundedJson, readBody, tooDeepMessage } from '../util/bounded-json.js';
+import { probeProvider, saveProvider, type ProviderAccess } from './console-providers.js';
 
 export const CONSOLE_PATH = '/ui';
 /** Largest request body the console reads (an edited note body fits comfortably). */
@@ -60,17 +69,15 @@ function auditKey(e: AuditRecord): string {
   return typeof seq === 'number' ? `#${seq}` : `${e.id}|${e.ts}`;
 }
 
-/** The MCP endpoint as the console may see it: its address, and a way to rotate its token. Never the token itself. */
-export interface ConsoleEndpoint {
-  url(): string;
-  /** Replaces the bearer token; the host shows the new one where the old one was shown (memo serve's terminal). */
-  rotateToken(): void;
-}
-
+/** What the console works with besides the administration view: the pack API's own parts. */
 export interface ConsoleServerOptions {
-  logger?: Logger;
-  /** The kernel's clock (sessions expire by it, and their event streams end then). Default: the system clock. */
-  clock?: Clock;
+  logger: Logger;
+  /** The kernel's clock (sessions expire by it, and their event streams end then). */
+  clock: Clock;
+  /** The stored provider configurations (the pack API's `providers.settings`). */
+  providers: PackApi['providers']['settings'];
+  /** Another pack's offer (the providers pack's `providers.configuration`). */
+  lookup: PackApi['lookup'];
   /** How long a session lasts after login. Default 12 hours. */
   sessionTtlMs?: number;
 }
@@ -164,38 +171,46 @@ function eventData(event: ApprovalEvent): { name: string; data: unknown } {
   return { name: 'settled', data: { id: event.id, outcome: event.outcome, ...(event.reason ? { reason: event.reason } : {}) } };
 }
 
-export class ConsoleServer {
+export class ConsoleServer implements HttpHandler {
   readonly auth: ConsoleAuth;
-  private readonly assets = new Map<string, Asset>();
+  /** The page's files, read at the first request (a CLI command that loads the pack never serves it). */
+  private assetCache: Map<string, Asset> | undefined;
   private readonly headers: Record<string, string>;
   /** Open event streams: the session each belongs to, and how to end it. */
   private readonly streams = new Map<() => void, string>();
   private readonly auditListeners = new Set<(entries: AuditRecord[]) => void>();
   private auditTimer: NodeJS.Timeout | undefined;
   private auditSeen = new Set<string>();
-  private endpoint: ConsoleEndpoint | undefined;
   private readonly clock: Clock;
+  private readonly providerAccess: ProviderAccess;
   /** Chat with the agent: conversations and their running turns. */
   readonly chat: ConsoleChat;
   private chatWatch: Disposable | undefined;
 
   constructor(
-    private readonly kernel: Kernel,
-    private readonly options: ConsoleServerOptions = {},
+    private readonly admin: PackAdministration,
+    private readonly options: ConsoleServerOptions,
   ) {
-    this.clock = options.clock ?? new SystemClock();
+    this.clock = options.clock;
     this.auth = new ConsoleAuth(this.clock, options.sessionTtlMs ?? DEFAULT_SESSION_TTL_MS);
-    this.chat = new ConsoleChat(kernel, options.logger);
+    this.chat = new ConsoleChat(admin, options.providers, options.logger);
+    this.providerAccess = { admin, settings: options.providers, lookup: options.lookup };
     const hash = `sha256-${createHash('sha256').update(IMPORT_MAP, 'utf8').digest('base64')}`;
     this.headers = securityHeaders(hash);
+  }
+
+  private get assets(): Map<string, Asset> {
+    if (this.assetCache) return this.assetCache;
+    const assets = new Map<string, Asset>();
     const html = fs.readFileSync(path.join(UI_DIR, 'index.html'), 'utf8').replace('<!--IMPORT_MAP-->', `<script type="importmap">${IMPORT_MAP}</script>`);
-    this.assets.set('/', { body: Buffer.from(html), type: TYPES['.html']! });
+    assets.set('/', { body: Buffer.from(html), type: TYPES['.html']! });
     for (const name of fs.readdirSync(UI_DIR)) {
       const ext = path.extname(name);
       if (name === 'index.html' || !TYPES[ext]) continue;
-      this.assets.set(`/${name}`, { body: fs.readFileSync(path.join(UI_DIR, name)), type: TYPES[ext] });
+      assets.set(`/${name}`, { body: fs.readFileSync(path.join(UI_DIR, name)), type: TYPES[ext] });
     }
-    for (const [name, file] of Object.entries(vendorFiles())) this.assets.set(`/vendor/${name}`, { body: fs.readFileSync(file), type: TYPES['.mjs']! });
+    for (const [name, file] of Object.entries(vendorFiles())) assets.set(`/vendor/${name}`, { body: fs.readFileSync(file), type: TYPES['.mjs']! });
+    return (this.assetCache = assets);
   }
 
   /** The link to print: the console's address with a new one-time login code (the previous code stops working). */
@@ -205,33 +220,35 @@ export class ConsoleServer {
     return url.toString();
   }
 
-  /** Tells the console about the MCP endpoint it is served beside (its page shows the URL and rotates the token). */
-  attachEndpoint(endpoint: ConsoleEndpoint): void {
-    this.endpoint = endpoint;
+  /** The link memo serve prints (api.http's `link`): a new one-time login link. */
+  link(origin: string): string {
+    return this.loginUrl(origin);
   }
 
-  /** True for the paths this console answers (`/ui` and below). */
-  owns(pathname: string): boolean {
-    return pathname === CONSOLE_PATH || pathname.startsWith(`${CONSOLE_PATH}/`);
-  }
-
-  /** Ends every open event stream and stops running chat turns (the endpoint is closing). */
-  close(): void {
+  /**
+   * Ends every open event stream (a page no longer counts as someone watching the approvals) and
+   * stops running chat turns, waiting until each is stored: the endpoint is closing, or the pack was
+   * disabled or unloads. Sessions stay (in memory): once enabled again, a page logged in before works on.
+   */
+  async close(): Promise<void> {
     for (const end of [...this.streams.keys()]) end();
     clearInterval(this.auditTimer);
-    void this.chat.close();
+    await this.chat.close();
   }
 
   /** Tells `listener` of every audit entry appended from now on, while it is subscribed. */
   private watchAudit(listener: (entries: AuditRecord[]) => void): () => void {
     // The kernel's audit log says when it writes: its entries are passed on as they are written.
-    const feed = this.kernel.audit.onAppend?.bind(this.kernel.audit);
-    if (feed) return feed((records) => listener([...records]));
+    const feed = this.admin.audit.onAppend;
+    if (feed) {
+      const watch = feed((records) => listener([...records]));
+      return () => watch.dispose();
+    }
     // A host's own sink without a change feed is polled.
     if (this.auditListeners.size === 0) {
-      this.auditSeen = new Set(this.kernel.audit.tail({ limit: 200 }).map(auditKey));
+      this.auditSeen = new Set(this.admin.audit.tail(200).map(auditKey));
       this.auditTimer = setInterval(() => {
-        const recent = this.kernel.audit.tail({ limit: 200 });
+        const recent = this.admin.audit.tail(200);
         const fresh = recent.filter((e) => !this.auditSeen.has(auditKey(e)));
         this.auditSeen = new Set(recent.map(auditKey));
         if (fresh.length) for (const l of this.auditListeners) l(fresh);
@@ -255,7 +272,7 @@ export class ConsoleServer {
 
   /** Every waiting request: this instance's and, with a shared database, the other instances' (listed with theirs). */
   private pendingViews(): Array<ConsoleApprovalView & { expiresInMs: number }> {
-    return this.kernel.approvals.pending().map((p) => this.withCountdown(consoleView(p)));
+    return this.admin.approvals.pending().map((p) => this.withCountdown(consoleView(p)));
   }
 
   /** Answers one request under `/ui`; the endpoint has already checked Host and Origin are loopback. */
@@ -377,7 +394,7 @@ export class ConsoleServer {
 
   /** Packs as the console lists them: status, load errors, tools, and settings with secrets masked (write-only). */
   private packViews() {
-    return this.kernel.packs.list().map((p) => ({
+    return this.admin.packs.list().map((p) => ({
       id: p.id,
       name: p.manifest?.name ?? p.id,
       version: p.manifest?.version ?? null,
@@ -389,15 +406,16 @@ export class ConsoleServer {
       ...(p.reloadError ? { reloadError: p.reloadError } : {}),
       tools: (p.manifest?.tools ?? []).map((t) => ({ name: t.name, danger: t.danger, effect: t.effect })),
       configSchema: p.manifest?.config ?? null,
-      config: p.status === 'loaded' ? (maskArgs(this.kernel.packs.config(p.id) ?? {}).masked as Record<string, unknown>) : null,
+      config: p.status === 'loaded' ? (maskArgs(this.admin.packs.config(p.id) ?? {}).masked as Record<string, unknown>) : null,
     }));
   }
 
   /** The MCP endpoint for the page: the URL and client snippets with a placeholder where the token goes. */
   private mcpView() {
-    if (!this.endpoint) return { url: null, snippets: [] };
-    const url = this.endpoint.url();
-    const { root, dataDir } = this.kernel.config;
+    const endpoint = this.admin.endpoint();
+    if (!endpoint) return { url: null, snippets: [] };
+    const url = endpoint.url;
+    const { root, dataDir } = this.admin.place;
     const token = '<TOKEN printed by memo serve>';
     const snippets = [
       {
@@ -429,14 +447,15 @@ export class ConsoleServer {
 
   /** The packs' console panels (data only), each action and command with the schema of the arguments a person fills in. */
   private panelViews() {
-    return this.kernel.panels.list().map((panel) => ({
+    const tools = this.admin.tools();
+    return this.admin.panels.list().map((panel) => ({
       ...panel,
       actions: (panel.actions ?? []).map((a) => {
-        const spec = this.kernel.registry.list().find((t) => t.spec.name === a.tool)?.spec;
+        const spec = tools.find((t) => t.spec.name === a.tool)?.spec;
         return { ...a, available: spec !== undefined, parameters: spec?.parameters ?? null, danger: spec?.danger ?? null };
       }),
       commands: (panel.commands ?? []).map((c) => {
-        const sub = this.subcommand(panel.pack, c.command);
+        const sub = this.admin.subcommand(panel.pack, c.command);
         // Its positional arguments as a form (all text, as on a command line).
         const asked = (sub?.arguments ?? []).filter((a) => !c.fields || c.fields.includes(a.name));
         const parameters = sub && {
@@ -447,14 +466,6 @@ export class ConsoleServer {
         return { ...c, available: sub !== undefined, parameters: parameters ?? null, description: sub?.description ?? null };
       }),
     }));
-  }
-
-  /** `group sub` of a command group the pack itself registered, or undefined. */
-  private subcommand(pack: string, command: string): PackSubcommand | undefined {
-    const [group, name] = command.split(' ');
-    const registered = this.kernel.commands.get(group!);
-    if (!registered || registered.pack !== pack) return undefined;
-    return registered.command.subcommands.find((c) => c.name === name);
   }
 
   /**
@@ -469,7 +480,7 @@ export class ConsoleServer {
     command: { command: string; args?: Record<string, string>; fields?: string[] },
     given: Record<string, unknown>,
   ): Promise<void> {
-    const sub = this.subcommand(pack, command.command);
+    const sub: PackSubcommand | undefined = this.admin.subcommand(pack, command.command);
     if (!sub) return this.json(res, 404, { error: 'NOT_FOUND', message: `Pack ${pack} has no command "memo ${command.command}".` });
     const args: Record<string, string> = {};
     for (const [k, v] of Object.entries(given)) {
@@ -488,9 +499,9 @@ export class ConsoleServer {
         args,
         options: { json: true },
         signal: stop.signal,
-        invoke: (tool, a) => this.kernel.invoke({ tool, args: a, caller: { kind: 'host', id: 'console' }, signal: stop.signal }),
+        invoke: (tool, a) => this.admin.invoke(tool, a, stop.signal),
         print: (v) => printed.push(v),
-        record: (change) => this.kernel.admin.record({ ...change, by: 'console' }),
+        record: (change) => this.admin.changes.record(change),
       });
       code = typeof exit === 'number' ? exit : 0;
     } catch (err) {
@@ -518,7 +529,7 @@ export class ConsoleServer {
   private async runAction(req: http.IncomingMessage, res: http.ServerResponse, pack: string, panelId: string, actionId: string): Promise<void> {
     const body = await readJson(req);
     if ('error' in body) return this.refuseBody(res, body);
-    const panel = this.kernel.panels.get(pack, panelId);
+    const panel = this.admin.panels.get(pack, panelId);
     const action = panel?.actions?.find((a) => a.id === actionId);
     const command = panel?.commands?.find((c) => c.id === actionId);
     if (!action && !command) return this.json(res, 404, { error: 'NOT_FOUND', message: `No action ${actionId} in panel ${panelId} of pack ${pack}.` });
@@ -529,23 +540,18 @@ export class ConsoleServer {
     const stop = new AbortController();
     // A page that goes away cancels its action (and withdraws its approval request).
     res.on('close', () => stop.abort(new Error('the console page went away')));
-    const result = await this.kernel.invoke({
-      tool: action.tool,
-      args: { ...given, ...(action.args ?? {}) },
-      caller: { kind: 'host', id: 'console' },
-      signal: stop.signal,
-    });
+    const result = await this.admin.invoke(action.tool, { ...given, ...(action.args ?? {}) }, stop.signal);
     return this.json(res, 200, result);
   }
 
   private async packChange(req: http.IncomingMessage, res: http.ServerResponse, id: string, change: 'enable' | 'disable' | 'config'): Promise<void> {
     const body = await readJson(req);
     if ('error' in body) return this.refuseBody(res, body);
-    const state = this.kernel.packs.get(id);
+    const state = this.admin.packs.get(id);
     if (!state) return this.json(res, 404, { error: 'NOT_FOUND', message: `No pack ${id}.` });
     if (change !== 'config') {
       this.options.logger?.info(`console: ${change}d the pack ${id}`);
-      return this.committed(res, this.kernel.admin.setPackEnabled(id, change === 'enable', 'console'), 200, { id, enabled: change === 'enable' });
+      return this.committed(res, this.admin.changes.setPackEnabled(id, change === 'enable'), 200, { id, enabled: change === 'enable' });
     }
     const changes = (body.value as { changes?: unknown }).changes;
     if (typeof changes !== 'object' || changes === null || Array.isArray(changes))
@@ -553,7 +559,7 @@ export class ConsoleServer {
     // A masked value sent back unchanged is not a new secret: it is left as it is.
     const real = Object.fromEntries(Object.entries(changes).filter(([, v]) => v !== MASK));
     // Settings that break the pack's schema: a coded error saying which (committed answers 400 with its code).
-    const config = this.kernel.admin.configurePack(id, real, 'console');
+    const config = this.admin.changes.configurePack(id, real);
     return this.committed(res, config, 200, async () => ({ id, config: maskArgs(await config).masked }));
   }
 
@@ -571,7 +577,7 @@ export class ConsoleServer {
     if (route === '/session' && method === 'GET') return this.json(res, 200, { expiresAt: new Date(expires).toISOString() });
     if (route === '/approvals' && method === 'GET') {
       // With a shared database, the other instances' requests are read before the list is given.
-      await this.kernel.approvals.sync();
+      await this.admin.approvals.sync();
       return this.json(res, 200, this.pendingViews());
     }
     if (route === '/events' && method === 'GET') return this.events(req, res, session);
@@ -580,23 +586,20 @@ export class ConsoleServer {
     if (route === '/audit' && method === 'GET') {
       const q = auditQuery(url.searchParams);
       if ('problem' in q) return this.json(res, 400, { error: 'BAD_REQUEST', message: `${q.problem}.` });
-      return this.json(res, 200, { entries: auditRows(this.kernel.audit.tail(), q), kept: this.kernel.audit.tail().length });
+      const kept = this.admin.audit.tail();
+      return this.json(res, 200, { entries: auditRows(kept, q), kept: kept.length });
     }
-    if (route === '/audit/verify' && method === 'POST') return this.json(res, 200, await verifyTrail(this.kernel.config));
+    if (route === '/audit/verify' && method === 'POST') return this.json(res, 200, await this.admin.audit.verify());
     if (route === '/packs' && method === 'GET') return this.json(res, 200, this.packViews());
     const pack = /^\/packs\/([^/]+)\/(enable|disable|config)$/.exec(route);
     if (pack && method === 'POST') return this.packChange(req, res, decodeURIComponent(pack[1]!), pack[2] as 'enable' | 'disable' | 'config');
     if (route === '/mcp' && method === 'GET') return this.json(res, 200, this.mcpView());
-    if (route === '/sandbox' && method === 'GET') {
-      const status = await osSandboxStatus();
-      const fallback = this.kernel.config.sandboxFallback ?? 'refuse';
-      return this.json(res, 200, { available: status.available, fallback, processLimit: status.processLimit.kind, line: describeSandbox(status, fallback) });
-    }
+    if (route === '/sandbox' && method === 'GET') return this.json(res, 200, await this.admin.sandbox());
     if (route === '/mcp/rotate-token' && method === 'POST') {
-      if (!this.endpoint) return this.json(res, 404, { error: 'NOT_FOUND', message: 'No MCP endpoint is attached to this console.' });
-      const endpoint = this.endpoint;
+      const endpoint = this.admin.endpoint();
+      if (!endpoint) return this.json(res, 404, { error: 'NOT_FOUND', message: 'No MCP endpoint is attached to this console.' });
       try {
-        await this.kernel.admin.record({ action: 'token.rotate', by: 'console' });
+        await this.admin.changes.record({ action: 'token.rotate' });
       } catch (err) {
         return this.json(res, 503, { error: 'AUDIT_UNAVAILABLE', message: (err as Error).message });
       }
@@ -608,20 +611,20 @@ export class ConsoleServer {
       });
     }
     if (route === '/providers' && method === 'GET') {
-      const settings = this.kernel.providerSettings;
+      const settings = this.options.providers;
       const active = settings.active()?.name;
       // describeProvider masks stored keys and header values: a key is written, never read back.
       // The form is the providers pack's own configure_provider schema (its kinds and presets); none when the pack is off.
-      const form = this.kernel.registry.list().find((t) => t.spec.name === 'configure_provider')?.spec.parameters ?? null;
+      const form = this.admin.tools().find((t) => t.spec.name === 'configure_provider')?.spec.parameters ?? null;
       return this.json(res, 200, { providers: settings.list().map((p) => describeProvider(p, active)), active: active ?? null, form });
     }
     if (route === '/providers' && method === 'POST') {
       const body = await readJson(req);
       if ('error' in body) return this.refuseBody(res, body);
-      const r = await saveProvider(this.kernel, body.value);
+      const r = await saveProvider(this.providerAccess, body.value);
       if ('code' in r) return this.json(res, r.status, { error: r.code, message: r.message });
       this.options.logger?.info(`console: ${r.created ? 'added' : 'updated'} the provider ${String(r.provider.name)}`);
-      return this.committed(res, this.kernel.providerSettings.saved(), r.created ? 201 : 200, r);
+      return this.committed(res, this.options.providers.saved(), r.created ? 201 : 200, r);
     }
     const provider = /^\/providers\/([^/]+)\/(probe|remove)$/.exec(route);
     if (provider && method === 'POST') {
@@ -629,31 +632,31 @@ export class ConsoleServer {
       const body = await readJson(req);
       if ('error' in body) return this.refuseBody(res, body);
       if (provider[2] === 'remove') {
-        if (!this.kernel.providerSettings.get(name)) return this.json(res, 404, { error: 'NOT_FOUND', message: `There is no provider "${name}".` });
+        if (!this.options.providers.get(name)) return this.json(res, 404, { error: 'NOT_FOUND', message: `There is no provider "${name}".` });
         this.options.logger?.info(`console: removed the provider ${name}`);
-        return this.committed(res, this.kernel.admin.removeProvider(name, 'console'), 200, () => ({
+        return this.committed(res, this.admin.changes.removeProvider(name), 200, () => ({
           removed: name,
-          active: this.kernel.providerSettings.active()?.name ?? null,
+          active: this.options.providers.active()?.name ?? null,
         }));
       }
       const stop = new AbortController();
       res.on('close', () => stop.abort(new Error('the console page went away')));
-      const r = await probeProvider(this.kernel, name, (body.value as { model?: unknown } | null)?.model, stop.signal);
+      const r = await probeProvider(this.providerAccess, name, (body.value as { model?: unknown } | null)?.model, stop.signal);
       if ('code' in r) return this.json(res, r.status, { error: r.code, message: r.message });
       return this.json(res, 200, r);
     }
     const use = /^\/providers\/([^/]+)\/use$/.exec(route);
     if (use && method === 'POST') {
       const name = decodeURIComponent(use[1]!);
-      if (!this.kernel.providerSettings.get(name)) return this.json(res, 404, { error: 'NOT_FOUND', message: `There is no provider "${name}".` });
+      if (!this.options.providers.get(name)) return this.json(res, 404, { error: 'NOT_FOUND', message: `There is no provider "${name}".` });
       this.options.logger?.info(`console: the active provider is now ${name}`);
-      return this.committed(res, this.kernel.admin.useProvider(name, 'console'), 200, { active: name });
+      return this.committed(res, this.admin.changes.useProvider(name), 200, { active: name });
     }
     if (route === '/skills' && method === 'GET')
       return this.json(
         res,
         200,
-        this.kernel.skills.list().map((k) => ({
+        this.admin.skills.list().map((k) => ({
           name: k.name,
           source: k.source,
           status: k.status,
@@ -670,7 +673,7 @@ export class ConsoleServer {
       if (typeof on.value?.on !== 'boolean') return this.json(res, 400, { error: 'BAD_REQUEST', message: 'Send {"on": true} or {"on": false}.' });
       // A person's choice, made here as with `memo permissions always-allow`; no tool can reach this.
       this.options.logger?.info(`console: global always-allow turned ${on.value.on ? 'on' : 'off'}`);
-      return this.committed(res, this.kernel.admin.setAlwaysAllow(on.value.on, 'console'), 200, { alwaysAllow: on.value.on });
+      return this.committed(res, this.admin.changes.setAlwaysAllow(on.value.on), 200, { alwaysAllow: on.value.on });
     }
     if (route.startsWith('/chat')) return this.chatApi(req, res, route.slice('/chat'.length), method);
     if (route === '/panels' && method === 'GET') return this.json(res, 200, this.panelViews());
@@ -678,17 +681,17 @@ export class ConsoleServer {
     if (action && method === 'POST') return this.runAction(req, res, ...(action.slice(1).map(decodeURIComponent) as [string, string, string]));
     if (route === '/permissions' && method === 'GET')
       return this.json(res, 200, {
-        decisions: this.kernel.permissions.list(this.clock.now()),
-        alwaysAllow: this.kernel.permissions.alwaysAllow,
-        problem: this.kernel.permissions.problem,
+        decisions: this.admin.permissions.list(this.clock.now()),
+        alwaysAllow: this.admin.permissions.alwaysAllow,
+        problem: this.admin.permissions.problem,
       });
     const revoke = /^\/permissions\/([^/]+)\/revoke$/.exec(route);
     if (revoke && method === 'POST') {
       const tool = decodeURIComponent(revoke[1]!);
-      if (!this.kernel.permissions.list().some((d) => d.tool === tool))
+      if (!this.admin.permissions.list().some((d) => d.tool === tool))
         return this.json(res, 404, { error: 'NOT_FOUND', message: `No stored decision for ${tool}.` });
       this.options.logger?.info(`console: revoked the stored decisions for ${tool}`);
-      return this.committed(res, this.kernel.admin.revoke(tool, 'console'), 200, { revoked: tool });
+      return this.committed(res, this.admin.changes.revoke(tool), 200, { revoked: tool });
     }
     return this.json(res, 404, { error: 'NOT_FOUND', message: `No ${method} ${CONSOLE_PATH}/api${route}.` });
   }
@@ -750,7 +753,7 @@ export class ConsoleServer {
     const reply = consoleReply(body.value, view);
     if ('code' in reply) return this.json(res, 400, { error: reply.code, message: reply.message });
     // With a shared database, two people may answer on two instances at once: exactly one answer counts.
-    const given = await this.kernel.approvals.answerAnywhere(id, reply.reply, 'console');
+    const given = await this.admin.approvals.answer(id, reply.reply);
     if (!given.ok) return this.json(res, refusalStatus(given.code), { error: given.code, message: given.message });
     return this.json(res, 200, { id, tool: view.tool, reply: typeof reply.reply === 'string' ? reply.reply : 'edit' });
   }
@@ -795,9 +798,9 @@ export class ConsoleServer {
     };
     this.streams.set(end, session);
     // One watch of the broker for the chat while any page is open (the streams' own watches already make it attended).
-    this.chatWatch ??= this.kernel.approvals.onChange((event) => this.chat.noteApproval(event));
+    this.chatWatch ??= this.admin.approvals.onChange((event) => this.chat.noteApproval(event));
     req.on('close', end);
-    const listening: Disposable = this.kernel.approvals.onChange((event) => {
+    const listening: Disposable = this.admin.approvals.onChange((event) => {
       const { name, data } = eventData(event);
       write(name, name === 'asked' ? this.withCountdown(data as ConsoleApprovalView) : data);
     });

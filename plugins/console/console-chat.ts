@@ -5,17 +5,26 @@
  * waits in the broker and the console's inbox answers it (the chat view says which step waits).
  */
 import { randomUUID } from 'node:crypto';
-import type { AgentEvent, AgentStep, StopReason } from '../agent/agent-loop.js';
-import { isLocalProvider } from '../agent/capability-probe.js';
-import { runChatTurn, type ChatTurnResult } from '../agent/chat-turn.js';
-import { systemPrompt, type AgentMode } from '../agent/system-prompt.js';
-import type { ConversationInfo, StoredMessage, ToolActivity } from '../agent/conversation-store.js';
-import type { ChatMessage, ModelProvider, ProviderConfig } from '../providers/provider.js';
-import { maskArgs } from '../secrets/masking.js';
-import { approvalView } from '../control/kernel-views.js';
-import type { Kernel } from '../kernel.js';
-import type { Logger } from '../logger.js';
-import type { ApprovalEvent } from '../permissions/approval-broker.js';
+import {
+  approvalView,
+  isLocalProvider,
+  maskArgs,
+  type AgentEvent,
+  type AgentMode,
+  type AgentStep,
+  type ApprovalEvent,
+  type ChatMessage,
+  type ChatTurnResult,
+  type ConversationInfo,
+  type Logger,
+  type ModelProvider,
+  type PackAdministration,
+  type PackApi,
+  type ProviderConfig,
+  type StopReason,
+  type StoredMessage,
+  type ToolActivity,
+} from 'memo-kernel/pack';
 
 /** The longest message the console sends in one turn (a pasted page fits). */
 const MAX_MESSAGE_CHARS = 100_000;
@@ -115,7 +124,8 @@ export class ConsoleChat {
   private readonly listeners = new Set<Listener>();
 
   constructor(
-    private readonly kernel: Kernel,
+    private readonly admin: PackAdministration,
+    private readonly settings: PackApi['providers']['settings'],
     private readonly logger?: Logger,
   ) {}
 
@@ -152,27 +162,27 @@ export class ConsoleChat {
 
   /** The providers a turn may use (keys never included) and the active one. */
   options() {
-    const settings = this.kernel.providerSettings;
+    const settings = this.settings;
     return {
       providers: settings.list().map((p) => ({ name: p.name, kind: p.kind, model: p.model ?? null })),
       active: settings.active()?.name ?? null,
-      webSearch: this.kernel.registry.list().some((t) => t.spec.name === 'web_search'),
+      webSearch: this.admin.tools().some((t) => t.spec.name === 'web_search'),
     };
   }
 
   async conversations(limit = 50): Promise<Array<ConversationInfo & { running: boolean }>> {
-    const list = await this.kernel.conversations.list(limit);
+    const list = await this.admin.conversations.list(limit);
     return list.map((c) => ({ ...c, running: this.running.has(c.id) }));
   }
 
   async create(): Promise<ConversationInfo> {
-    const active = this.kernel.providerSettings.active();
-    return this.kernel.conversations.create({ provider: active?.name ?? null, model: active?.model ?? null });
+    const active = this.settings.active();
+    return this.admin.conversations.create({ provider: active?.name ?? null, model: active?.model ?? null });
   }
 
   /** A conversation as the page shows it: its messages (reasoning beside its reply) and the turn running now, if any. */
   async transcript(id: string): Promise<{ info: ConversationInfo; messages: unknown[]; activity: ToolActivity[]; running: TurnView | null } | null> {
-    const store = this.kernel.conversations;
+    const store = this.admin.conversations;
     if (!(await store.exists(id))) return null;
     const info = await store.info(id);
     // A host's own store may keep only the history the model is sent.
@@ -198,7 +208,7 @@ export class ConsoleChat {
 
   async remove(id: string): Promise<ChatRefusal | null> {
     if (this.running.has(id)) return { status: 409, code: 'BUSY', message: 'A turn is running in this conversation: stop it first.' };
-    if (!(await this.kernel.conversations.delete(id))) return { status: 404, code: 'NOT_FOUND', message: `There is no conversation ${id}.` };
+    if (!(await this.admin.conversations.delete(id))) return { status: 404, code: 'NOT_FOUND', message: `There is no conversation ${id}.` };
     return null;
   }
 
@@ -212,10 +222,10 @@ export class ConsoleChat {
     if (body.provider !== undefined && typeof body.provider !== 'string') return { status: 400, code: 'BAD_REQUEST', message: '"provider" must be a name.' };
     if (body.model !== undefined && (typeof body.model !== 'string' || body.model.length > 200))
       return { status: 400, code: 'BAD_REQUEST', message: '"model" must be a model name.' };
-    if (!(await this.kernel.conversations.exists(conversationId)))
+    if (!(await this.admin.conversations.exists(conversationId)))
       return { status: 404, code: 'NOT_FOUND', message: `There is no conversation ${conversationId}.` };
     if (this.running.has(conversationId)) return { status: 409, code: 'BUSY', message: 'A turn is already running in this conversation.' };
-    const settings = this.kernel.providerSettings;
+    const settings = this.settings;
     const config = body.provider ? settings.get(body.provider) : settings.active();
     if (!config)
       return body.provider
@@ -225,7 +235,7 @@ export class ConsoleChat {
     if (!model) return { status: 400, code: 'NO_MODEL', message: `Provider ${config.name} has no default model: choose one.` };
     let provider: ModelProvider;
     try {
-      provider = this.kernel.providers.create(config);
+      provider = this.admin.providers.create(config);
     } catch (err) {
       return { status: 409, code: 'PROVIDER_UNAVAILABLE', message: (err as Error).message };
     }
@@ -298,18 +308,18 @@ export class ConsoleChat {
       let toolsEnabled = true;
       // A model on this machine is checked for tool calling first, as memo chat does.
       if (view.mode === 'agent' && (provider.local === true || isLocalProvider(config))) {
-        const verdict = await this.kernel.probe.probe(provider, config, view.model, { signal: turn.stop.signal });
+        const verdict = await this.admin.providers.probe(provider, config, view.model, { signal: turn.stop.signal });
         if (!verdict.toolCalling) {
           toolsEnabled = false;
           view.notices.push(`${view.model} cannot call tools (${verdict.reason}): chatting without tools.`);
         }
       }
-      const r = await runChatTurn(this.kernel, {
+      const r = await this.admin.chatTurn({
         provider,
         model: view.model,
         conversationId: view.conversationId,
         userMessage: view.message,
-        systemPrompt: systemPrompt(this.kernel, view.mode),
+        systemPrompt: this.admin.systemPrompt(view.mode),
         // Replies stream: their text reaches the page as it arrives.
         stream: true,
         ...(view.mode === 'web' ? { scope: ['web_search'] } : {}),

@@ -1,6 +1,6 @@
 /* global setInterval, clearInterval, window, document, EventSource */
 // The Memo web console: the approvals inbox over the kernel's approval broker. Preact + htm as
-// plain ES modules served by memo serve itself (no build step, no CDN): see kernel/console/README.md.
+// plain ES modules served by memo serve itself (no build step, no CDN): see the web console section of README.md.
 import { render } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { html } from 'htm/preact';

@@ -5,10 +5,14 @@
  * refused); kinds other packs contribute are stored as given, as the CLI stores them. Keys are
  * write-only: sent once, stored (mode 0600), shown only as "set" from then on.
  */
-import type { ProviderConfig, ProviderConfigurationService } from '../providers/provider.js';
-import { describeProvider } from '../providers/provider-settings.js';
-import { isMemoError } from '../errors.js';
-import type { Kernel } from '../kernel.js';
+import { describeProvider, isMemoError, type PackAdministration, type PackApi, type ProviderConfig, type ProviderConfigurationService } from 'memo-kernel/pack';
+
+/** What the providers page works with: the administration view, the stored configurations, and other packs' offers. */
+export interface ProviderAccess {
+  admin: PackAdministration;
+  settings: PackApi['providers']['settings'];
+  lookup: PackApi['lookup'];
+}
 
 export interface ProviderRefusal {
   status: number;
@@ -46,12 +50,12 @@ function formConfig(body: unknown): ProviderConfig | ProviderRefusal {
  * can point a stored key at another server and read it there.
  */
 export async function saveProvider(
-  kernel: Kernel,
+  access: ProviderAccess,
   body: unknown,
 ): Promise<{ provider: Record<string, unknown>; warnings: string[]; created: boolean } | ProviderRefusal> {
   const given = formConfig(body);
   if ('code' in given) return given;
-  const settings = kernel.providerSettings;
+  const settings = access.settings;
   const existing = settings.get(given.name);
   let config: ProviderConfig = given;
   if (existing && given.apiKey === undefined && given.apiKeyEnv === undefined && (existing.apiKey || existing.apiKeyEnv)) {
@@ -69,7 +73,7 @@ export async function saveProvider(
   }
   let warnings: string[] = [];
   try {
-    const owner = kernel.shared.lookup<ProviderConfigurationService>('providers.configuration');
+    const owner = access.lookup<ProviderConfigurationService>('providers.configuration');
     if (owner?.kinds.includes(config.kind)) {
       const plan = owner.plan(config);
       config = plan.next;
@@ -81,7 +85,7 @@ export async function saveProvider(
   }
   // On the audit trail first (by the console), then stored; a change whose line cannot be written is not made.
   try {
-    await kernel.admin.putProvider(config, 'console');
+    await access.admin.changes.putProvider(config);
   } catch (err) {
     if (isMemoError(err) && err.details?.decision === 'deny:audit-unavailable') return { status: 503, code: 'AUDIT_UNAVAILABLE', message: err.message };
     if (isMemoError(err)) return { status: 400, code: err.code, message: err.message };
@@ -92,19 +96,19 @@ export async function saveProvider(
 
 /** Checks (again) whether a provider's model can call tools, as `memo provider probe` does. */
 export async function probeProvider(
-  kernel: Kernel,
+  access: ProviderAccess,
   name: string,
   model: unknown,
   signal: AbortSignal,
 ): Promise<{ provider: string; model: string; toolCalling: boolean; reason: string } | ProviderRefusal> {
-  const config = kernel.providerSettings.get(name);
+  const config = access.settings.get(name);
   if (!config) return { status: 404, code: 'NOT_FOUND', message: `There is no provider "${name}".` };
   const m = typeof model === 'string' && model.trim() ? model.trim() : config.model;
   if (!m) return { status: 400, code: 'NO_MODEL', message: `Provider ${name} has no default model: give one to probe.` };
   let verdict: { toolCalling: boolean; reason: string };
   try {
-    const provider = kernel.providers.create(config);
-    verdict = await kernel.probe.probe(provider, config, m, { force: true, signal });
+    const provider = access.admin.providers.create(config);
+    verdict = await access.admin.providers.probe(provider, config, m, { force: true, signal });
   } catch (err) {
     verdict = { toolCalling: false, reason: `unreachable: ${(err as Error).message}` };
   }

@@ -1,6 +1,4 @@
-import { approvalView, type ApprovalView } from '../control/kernel-views.js';
-import type { AnswerResult, PendingApproval } from '../permissions/approval-broker.js';
-import { isPermissionAnswer, type ApprovalReply } from '../permissions/prompter.js';
+import { approvalView, isPermissionAnswer, type AnswerResult, type ApprovalReply, type ApprovalView, type PendingApproval } from 'memo-kernel/pack';
 
 /** A request as the console lists it: with a shared database, also the instance it waits on, and whether that instance is gone. */
 export type ConsoleApprovalView = ApprovalView & { instance?: string; gone?: boolean };

@@ -1,8 +1,4 @@
-import * as path from 'node:path';
-import { verifyAuditFile, type AuditRecord, type AuditVerifyReport } from '../audit/audit-log.js';
-import type { AuditDatabaseReport } from '../audit/pg-audit-read.js';
-import { instanceId } from '../storage/instance-id.js';
-import type { KernelConfig } from '../kernel-config.js';
+import type { AuditRecord } from 'memo-kernel/pack';
 
 /*
  * With MEMO_DATABASE_URL the kernel's audit sink (kernel/audit/pg-audit-log.ts) keeps the newest
@@ -89,15 +85,4 @@ export function auditMatches(entry: AuditRecord, q: AuditQuery): boolean {
 export function auditRows(entries: readonly AuditRecord[], q: AuditQuery): AuditRecord[] {
   const rows = entries.filter((e) => auditMatches(e, q));
   return rows.slice(-(q.limit ?? 200));
-}
-
-/**
- * What the viewer's Verify button checks: the data folder's file, or, on PostgreSQL, every
- * instance's chain in the database (the file is not written there, so checking it would report a
- * deleted trail).
- */
-export async function verifyTrail(config: KernelConfig): Promise<AuditVerifyReport | AuditDatabaseReport> {
-  if (!config.database) return verifyAuditFile(path.join(config.dataDir, 'agent-audit.jsonl'));
-  const { verifyAuditDatabase } = await import('../audit/pg-audit-read.js');
-  return verifyAuditDatabase(config.database, config.dataDir, instanceId(config.dataDir));
 }

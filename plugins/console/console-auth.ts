@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import type { Clock } from '../clock.js';
+import type { Clock } from 'memo-kernel/pack';
 
 /** How long a console session lasts after its login (absolute, not sliding). */
 export const DEFAULT_SESSION_TTL_MS = 12 * 60 * 60_000;

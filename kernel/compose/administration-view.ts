@@ -1,0 +1,122 @@
+/**
+ * The administration view a privileged built-in pack gets (`api.administration()`, see
+ * kernel/packs/pack-administration.ts for what it holds and who may have it). Built on the kernel's
+ * own services; every change names the pack as the face it came through (`by: <pack id>`).
+ */
+import * as path from 'node:path';
+import { verifyAuditFile } from '../audit/audit-log.js';
+import { runChatTurn } from '../agent/chat-turn.js';
+import { systemPrompt } from '../agent/system-prompt.js';
+import type { Disposable } from '../disposable.js';
+import type { AdminActions } from '../admin/admin-actions.js';
+import type { AgentKernel } from '../agent/agent-kernel.js';
+import type { PackCommands } from '../packs/pack-commands.js';
+import type { ConsolePanels } from '../packs/console-panels.js';
+import type { PackHttp } from '../packs/pack-http.js';
+import type { PackManager } from '../packs/pack-manager.js';
+import type { ApprovalBroker } from '../permissions/approval-broker.js';
+import type { PermissionStore } from '../permissions/permission-store.js';
+import type { PackAdministration } from './pack-administration.js';
+import { describeSandbox, osSandboxStatus } from '../sandbox/os-sandbox.js';
+import { instanceId } from '../storage/instance-id.js';
+
+/**
+ * `kernel`'s administration view for `packId`. `own` takes what must end when the pack unloads: the
+ * watches it opens (approvals, audit) are released then, whether or not the pack released them.
+ */
+/** The parts of a kernel the administration view is built on (kernel.ts's Kernel is one). */
+export interface AdministeredKernel extends AgentKernel {
+  readonly admin: AdminActions;
+  readonly approvals: ApprovalBroker;
+  readonly commands: PackCommands;
+  readonly packs: PackManager;
+  readonly panels: ConsolePanels;
+  readonly permissions: PermissionStore;
+  readonly http: PackHttp;
+}
+
+export function administrationView(kernel: AdministeredKernel, packId: string, own: (d: Disposable) => void): PackAdministration {
+  const open = new Set<Disposable>();
+  own({ dispose: () => [...open].forEach((d) => d.dispose()) });
+  const held = (d: Disposable): Disposable => {
+    const entry = {
+      dispose: () => {
+        if (open.delete(entry)) d.dispose();
+      },
+    };
+    open.add(entry);
+    return entry;
+  };
+  const by = packId;
+  const feed = kernel.audit.onAppend?.bind(kernel.audit);
+  return {
+    approvals: {
+      pending: () => kernel.approvals.pending(),
+      sync: () => kernel.approvals.sync(),
+      onChange: (listener) => held(kernel.approvals.onChange(listener)),
+      answer: (id, reply) => kernel.approvals.answerAnywhere(id, reply, by),
+    },
+    audit: {
+      tail: (limit) => kernel.audit.tail(limit === undefined ? undefined : { limit }),
+      onAppend: feed && ((listener) => held({ dispose: feed(listener) })),
+      verify: async () => {
+        const { dataDir, database } = kernel.config;
+        // On PostgreSQL every instance's chain is in the database; the data folder's file is not written there.
+        if (!database) return verifyAuditFile(path.join(dataDir, 'agent-audit.jsonl'));
+        const { verifyAuditDatabase } = await import('../audit/pg-audit-read.js');
+        return verifyAuditDatabase(database, dataDir, instanceId(dataDir));
+      },
+    },
+    changes: {
+      record: (change) => kernel.admin.record({ ...change, by }),
+      setPackEnabled: (id, enabled) => kernel.admin.setPackEnabled(id, enabled, by),
+      configurePack: (id, changes) => kernel.admin.configurePack(id, changes, by),
+      revoke: (tool) => kernel.admin.revoke(tool, by),
+      setAlwaysAllow: (on) => kernel.admin.setAlwaysAllow(on, by),
+      putProvider: (config) => kernel.admin.putProvider(config, by),
+      useProvider: (name) => kernel.admin.useProvider(name, by),
+      removeProvider: (name) => kernel.admin.removeProvider(name, by),
+    },
+    packs: {
+      list: () => kernel.packs.list(),
+      get: (id) => kernel.packs.get(id),
+      config: (id) => kernel.packs.config(id),
+    },
+    tools: () => kernel.registry.list().map((t) => ({ spec: t.spec, pack: t.pack.id })),
+    skills: { list: () => kernel.skills.list() },
+    panels: { list: () => kernel.panels.list(), get: (pack, id) => kernel.panels.get(pack, id) },
+    subcommand: (pack, command) => {
+      const [group, name] = command.split(' ');
+      const registered = kernel.commands.get(group ?? '');
+      if (!registered || registered.pack !== pack) return undefined;
+      return registered.command.subcommands.find((c) => c.name === name);
+    },
+    permissions: {
+      list: (now) => kernel.permissions.list(now),
+      get alwaysAllow() {
+        return kernel.permissions.alwaysAllow;
+      },
+      get problem() {
+        return kernel.permissions.problem;
+      },
+    },
+    providers: {
+      create: (config) => kernel.providers.create(config),
+      probe: (provider, config, model, options) => kernel.probe.probe(provider, config, model, options),
+    },
+    conversations: kernel.conversations,
+    chatTurn: (options) => runChatTurn(kernel, options),
+    systemPrompt: (mode) => systemPrompt(kernel, mode),
+    invoke: (tool, args, signal) => kernel.invoke({ tool, args, caller: { kind: 'host', id: packId }, ...(signal ? { signal } : {}) }),
+    sandbox: async () => {
+      const status = await osSandboxStatus();
+      const fallback = kernel.config.sandboxFallback ?? 'refuse';
+      return { available: status.available, fallback, processLimit: status.processLimit.kind, line: describeSandbox(status, fallback) };
+    },
+    place: { root: kernel.config.root, dataDir: kernel.config.dataDir },
+    endpoint: () => {
+      const server = kernel.http.endpoint;
+      return server && { url: server.url(), rotateToken: () => server.rotateToken() };
+    },
+  };
+}
