@@ -5,36 +5,17 @@
  * brings it back with a new link; a memo serve started with the console disabled serves MCP as
  * always, prints no console link but a line saying why, and its token rotation says so too.
  */
-import { spawn } from 'node:child_process';
-import { killWhenDone } from '../helpers/cleanup.js';
 import { requireFreshBuild } from '../helpers/dist.js';
 import { waitFor } from '../helpers/wait.js';
-import { BIN, connect, raw, rawInitialize, ServeProcess, serveWorkspace, type ServeWorkspace as Workspace } from '../mcp/mcp-helpers.js';
+import { connect, raw, rawInitialize, ServeProcess, serveWorkspace, type ServeWorkspace as Workspace, memoGlobals, memoOn } from '../mcp/mcp-helpers.js';
 
 beforeAll(requireFreshBuild);
 
 /** How soon a running memo serve must follow `memo plugins disable|enable console`. */
 const FOLLOWS_WITHIN_MS = 3_000;
 
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-function globals(w: Workspace): string[] {
-  return ['--packs', w.packs, '--root', w.root, '--data', w.data];
-}
-
-/** bin/memo on the workspace's folders, not blocking this process (the server it talks to is a child too). */
-function memo(w: Workspace, args: string[]): Promise<Run> {
-  const child = killWhenDone(spawn(process.execPath, [BIN, ...globals(w), ...args], { stdio: ['ignore', 'pipe', 'pipe'] }));
-  let stdout = '';
-  let stderr = '';
-  child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
-  child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-  return new Promise((resolve) => child.on('close', (code) => resolve({ code, stdout, stderr })));
-}
+const memo = memoOn;
+const globals = memoGlobals;
 
 /** What `/ui/` answers a browser now: its status and body. */
 const page = (origin: string) => raw(`${origin}/ui/`, { headers: { Accept: 'text/html' } });

@@ -5,40 +5,21 @@
  * nothing when its line cannot be written. `memo audit verify` checks the admin lines like every
  * other line of the chain. (`memo audit tail --admin`: test/e2e/audit-admin.test.ts.)
  */
-import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import { createRequire } from 'node:module';
 import * as path from 'node:path';
-import { killWhenDone } from '../helpers/cleanup.js';
 import { requireFreshBuild } from '../helpers/dist.js';
 import { nth } from '../helpers/nth.js';
 import { waitFor } from '../helpers/wait.js';
-import { BIN, rawInitialize, ServeProcess, serveWorkspace, type ServeWorkspace as Workspace } from '../mcp/mcp-helpers.js';
+import { rawInitialize, ServeProcess, serveWorkspace, type ServeWorkspace as Workspace, memoGlobals, memoOn } from '../mcp/mcp-helpers.js';
 
 beforeAll(requireFreshBuild);
 
 const fsExt = createRequire(import.meta.url)('fs-ext') as { flockSync(this: void, fd: number, flags: 'ex' | 'un'): void };
 const flock = fsExt.flockSync;
 
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-function globals(w: Workspace): string[] {
-  return ['--packs', w.packs, '--root', w.root, '--data', w.data];
-}
-
-/** bin/memo, not blocking this process (the server it talks to is a child too). */
-function memo(w: Workspace, args: string[]): Promise<Run> {
-  const child = killWhenDone(spawn(process.execPath, [BIN, ...globals(w), ...args], { stdio: ['ignore', 'pipe', 'pipe'] }));
-  let stdout = '';
-  let stderr = '';
-  child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
-  child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-  return new Promise((resolve) => child.on('close', (code) => resolve({ code, stdout, stderr })));
-}
+const memo = memoOn;
+const globals = memoGlobals;
 
 const trailFile = (w: Workspace) => path.join(w.data, 'agent-audit.jsonl');
 

@@ -193,6 +193,28 @@ export interface ServeWorkspace {
   data: string;
 }
 
+/** What one run of bin/memo printed, and its exit code. */
+export interface MemoRun {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** memo's global options naming a serve workspace's folders. */
+export function memoGlobals(w: ServeWorkspace): string[] {
+  return ['--packs', w.packs, '--root', w.root, '--data', w.data];
+}
+
+/** bin/memo on a serve workspace's folders, not blocking this process (the server it talks to is a child too). */
+export function memoOn(w: ServeWorkspace, args: string[]): Promise<MemoRun> {
+  const child = killWhenDone(spawn(process.execPath, [BIN, ...memoGlobals(w), ...args], { stdio: ['ignore', 'pipe', 'pipe'] }));
+  let stdout = '';
+  let stderr = '';
+  child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
+  child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+  return new Promise((resolve) => child.on('close', (code) => resolve({ code, stdout, stderr })));
+}
+
 export function serveWorkspace(prefix: string): ServeWorkspace {
   const base = tempDir(prefix);
   const w = { root: path.join(base, 'root'), packs: path.join(base, 'packs'), data: path.join(base, 'data') };
