@@ -23,7 +23,7 @@ const LAYERS = [
   ['storage', '^kernel/storage/'],
   ['audit', '^kernel/audit/'],
   ['sandbox', '^kernel/sandbox/'],
-  ['core', '^kernel/(tools|permissions|rate-limit|packs|skills|admin|providers|state)/|^kernel/kernel-config\\.ts$'],
+  ['core', '^kernel/(tools|permissions|rate-limit|packs|skills|providers|state)/|^kernel/kernel-config\\.ts$'],
   ['agent', '^kernel/agent/'],
   ['kernel', '^kernel/(kernel|kernel-tokens)\\.ts$|^kernel/compose/'],
   ['faces', '^kernel/(cli|mcp|control|console)/'],

@@ -6,7 +6,7 @@ import { container as rootContainer, instanceCachingFactory, type DependencyCont
 import { AuditLog } from './audit/audit-log.js';
 import { PgAuditLog } from './audit/pg-audit-log.js';
 import { KnownSecrets } from './secrets/known-secrets.js';
-import { AdminActions } from './admin/admin-actions.js';
+import { AdminActions } from './compose/admin-actions.js';
 import { openAuditTrail } from './audit/open-audit.js';
 import { kernelStateDb } from './state/kernel-state-import.js';
 import { SystemClock } from './clock.js';

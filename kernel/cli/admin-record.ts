@@ -1,11 +1,11 @@
 /**
  * The CLI's changes to a data folder's settings (packs, permissions, always-allow, providers, the
  * sandbox setting) go on the folder's audit trail as `admin` lines, as the console's and a host's do
- * (kernel/admin/admin-actions.ts): the line is written first, by `cli`, and a change whose line cannot
+ * (kernel/compose/admin-actions.ts): the line is written first, by `cli`, and a change whose line cannot
  * be written is not made. The trail is the kernel's own (the file, or this instance's chain on the
  * shared database), opened for the line and closed again; a running memo serve shares it safely.
  */
-import { recorded, type AdminRecord } from '../admin/admin-actions.js';
+import { recorded, type AdminRecord } from '../compose/admin-actions.js';
 import { KnownSecrets } from '../secrets/known-secrets.js';
 import { openAuditTrail } from '../audit/open-audit.js';
 import { databaseFromSetting } from '../storage/database-url.js';

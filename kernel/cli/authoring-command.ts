@@ -95,7 +95,7 @@ export function registerPluginAuthoring(plugins: Command, cli: Cli): void {
         throw new UsageError(`${dir} already exists and is not an empty folder; pick another id or --dir.`);
       const taken = listPackDirs(cli.packFolders()).find((f) => path.basename(f.dir) === id);
       if (taken) throw new UsageError(`A pack with id "${id}" already exists (${taken.dir}); pick another id.`);
-      const { scaffoldFiles } = await import('../packs/pack-scaffold.js');
+      const { scaffoldFiles } = await import('./pack-scaffold.js');
       const files = scaffoldFiles(id, opts.ts === true);
       fs.mkdirSync(dir, { recursive: true });
       for (const [name, text] of Object.entries(files)) fs.writeFileSync(path.join(dir, name), text);

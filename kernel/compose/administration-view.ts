@@ -8,7 +8,7 @@ import { verifyAuditFile } from '../audit/audit-log.js';
 import { runChatTurn } from '../agent/chat-turn.js';
 import { systemPrompt } from '../agent/system-prompt.js';
 import type { Disposable } from '../disposable.js';
-import type { AdminActions } from '../admin/admin-actions.js';
+import type { AdminActions } from './admin-actions.js';
 import type { AgentKernel } from '../agent/agent-kernel.js';
 import type { PackCommands } from '../packs/pack-commands.js';
 import type { ConsolePanels } from '../packs/console-panels.js';

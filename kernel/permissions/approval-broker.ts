@@ -7,7 +7,7 @@ import { Logger } from '../logger.js';
 import { instanceId } from '../storage/instance-id.js';
 import { withDeadline } from '../util/with-deadline.js';
 import { ApprovalWithdrawn, type ApprovalFace, type ApprovalReply, type PermissionRequest } from './prompter.js';
-import { SharedApprovals, type ClaimResult, type RemoteApproval, type SettledNote, type SharedView } from './shared-approvals.js';
+import { SharedApprovals, type ClaimResult, type RemoteApproval, type SettledNote } from '../storage/pg-shared-approvals.js';
 
 /** How long a permission prompt waits for a face's answer (ms; 60 s, seed 000). */
 export const PromptTimeoutMs = Symbol('PromptTimeoutMs');
@@ -18,6 +18,12 @@ export const UnattendedApprovals = Symbol('UnattendedApprovals');
 
 /** How long a request waits in the broker when no face is attached (seed 003: an approval expires after 30 minutes). */
 export const DEFAULT_APPROVAL_WAIT_MS = 30 * 60_000;
+
+/** What another instance's inbox shows of a request: no session id, no write capability. */
+export interface SharedView {
+  request: Omit<PermissionRequest, 'caller'> & { caller: { kind: PermissionRequest['caller']['kind']; id?: string; conversationId?: string } };
+  since: number;
+}
 
 /** A request waiting for an answer, as any face or host sees it. */
 export interface PendingApproval {
@@ -36,7 +42,7 @@ export interface PendingApproval {
 }
 
 /** How `answerAnywhere` went: given, or why not. */
-export type AnswerResult = ClaimResult | { ok: false; code: 'NOT_ANSWERABLE'; message: string };
+export type AnswerResult = ClaimResult<ApprovalReply> | { ok: false; code: 'NOT_ANSWERABLE'; message: string };
 
 /** What happened to a request: asked, or settled (and how). */
 export type ApprovalEvent =
@@ -94,7 +100,7 @@ interface Entry {
  * waits up to 30 minutes (its expiry is an outcome of its own, not a denial); with faces, as long
  * as the longest of their waits (60 s for a terminal, seed 000).
  *
- * With a shared database (`MEMO_DATABASE_URL`) the inbox is every instance's (shared-approvals.ts):
+ * With a shared database (`MEMO_DATABASE_URL`) the inbox is every instance's (storage/pg-shared-approvals.ts):
  * `pending()` and `onChange` include the requests waiting on other instances (with `instance`), and
  * `answerAnywhere` answers them; exactly one answer to a request counts, whichever instance gives it.
  * Without one, nothing here touches a database.
@@ -104,7 +110,7 @@ export class ApprovalBroker {
   private readonly faces = new Set<ApprovalFace>();
   private readonly entries = new Map<string, Entry>();
   private readonly events = new EventEmitter();
-  private readonly shared: SharedApprovals | undefined;
+  private readonly shared: SharedApprovals<SharedView, ApprovalReply> | undefined;
 
   constructor(
     @inject(Clock) private readonly clock: Clock,
@@ -295,7 +301,7 @@ export class ApprovalBroker {
   }
 
   /** Other instances' requests came, changed or went: told to this broker's watchers as their own are. */
-  private remoteChanged(asked: RemoteApproval[], settled: Array<{ id: string; note: SettledNote }>): void {
+  private remoteChanged(asked: Array<RemoteApproval<SharedView>>, settled: Array<{ id: string; note: SettledNote }>): void {
     for (const r of asked) this.emit({ kind: 'asked', approval: remotePending(r) });
     for (const { id, note } of settled) {
       if (note.outcome === 'answered')
@@ -445,7 +451,7 @@ function sharedView(p: PendingApproval): SharedView {
   };
 }
 
-function remotePending(r: RemoteApproval): PendingApproval {
+function remotePending(r: RemoteApproval<SharedView>): PendingApproval {
   return {
     id: r.id,
     request: { ...r.view.request, caller: r.view.request.caller },

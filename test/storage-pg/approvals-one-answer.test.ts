@@ -10,7 +10,8 @@ import { reachServer } from '../../kernel/control/control-client.js';
 import { ControlServer } from '../../kernel/control/control-server.js';
 import { MemoryLogger } from '../../kernel/logger.js';
 import type { ApprovalReply } from '../../kernel/permissions/prompter.js';
-import { SharedApprovals, type SharedView } from '../../kernel/permissions/shared-approvals.js';
+import { SharedApprovals } from '../../kernel/storage/pg-shared-approvals.js';
+import type { SharedView } from '../../kernel/permissions/approval-broker.js';
 import { databaseFromSetting } from '../../kernel/storage/database-url.js';
 import { atTeardown } from '../helpers/cleanup.js';
 import { echoPack, makeKernel, type Fixture } from '../helpers/kernel-fixture.js';
@@ -23,7 +24,7 @@ beforeAll(async () => {
 }, 120_000);
 
 interface Inbox {
-  sa: SharedApprovals;
+  sa: SharedApprovals<SharedView, ApprovalReply>;
   answers: Array<{ id: string; reply: ApprovalReply; by: string }>;
   warnings: string[];
   mine: Array<{ id: string; view: SharedView }>;
@@ -41,7 +42,7 @@ function inbox(url: string, name: string, mine: Array<{ id: string; view: Shared
     warnings.push(m);
     origWarn(m);
   };
-  const sa = new SharedApprovals(
+  const sa = new SharedApprovals<SharedView, ApprovalReply>(
     databaseFromSetting(url)!,
     () => name,
     { changed: () => {}, answered: (id, reply, by) => answers.push({ id, reply, by }), watchers: () => 1, mine: () => mine },

@@ -3,7 +3,7 @@
  * preview before it is approved, a README and a test that runs with `node --test` on a real kernel
  * (`memo-kernel/testing`). With `ts`, the code is TypeScript typed by the generated tool-args.ts.
  */
-import { generateToolArgs } from './tool-types.js';
+import { generateToolArgs } from '../packs/tool-types.js';
 
 function manifest(id: string, prefix: string): Record<string, unknown> {
   return {

@@ -23,9 +23,8 @@
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import type { DataSource, MigrationInterface, QueryRunner } from 'typeorm';
-import type { DatabaseUrl } from '../storage/database-url.js';
+import type { DatabaseUrl } from './database-url.js';
 import type { Logger } from '../logger.js';
-import type { ApprovalReply, PermissionRequest } from './prompter.js';
 
 export const APPROVALS_SCHEMA = 'memo_approvals';
 const CHANNEL = 'memo_approvals';
@@ -53,23 +52,25 @@ class CreateApprovals1796188100000 implements MigrationInterface {
   }
 }
 
-/** What another instance's inbox shows of a request: no session id, no write capability. */
-export interface SharedView {
-  request: Omit<PermissionRequest, 'caller'> & { caller: { kind: PermissionRequest['caller']['kind']; id?: string; conversationId?: string } };
-  since: number;
+/**
+ * What another instance's inbox shows of a request, as the approval broker publishes it (its shape is
+ * the broker's: permissions/approval-broker.ts). Stored as JSON; only the revision and the deadline are
+ * read here.
+ */
+export interface PublishedView {
+  request: { revision: number; deadline: number };
 }
 
 /** A request waiting (or gone) on another instance. */
-export interface RemoteApproval {
+export interface RemoteApproval<V extends PublishedView = PublishedView> {
   id: string;
   instance: string;
-  view: SharedView;
+  view: V;
   gone: boolean;
 }
 
-export type ClaimResult =
-  | { ok: true }
-  | { ok: false; code: 'NOT_PENDING' | 'ALREADY_ANSWERED' | 'GONE' | 'UNAVAILABLE'; message: string; winner?: { reply: ApprovalReply; by: string } };
+export type ClaimResult<R = unknown> =
+  { ok: true } | { ok: false; code: 'NOT_PENDING' | 'ALREADY_ANSWERED' | 'GONE' | 'UNAVAILABLE'; message: string; winner?: { reply: R; by: string } };
 
 /** How a settled request is told to the other inboxes. */
 export interface SettledNote {
@@ -79,28 +80,28 @@ export interface SettledNote {
   reason?: string;
 }
 
-export interface SharedApprovalsHost {
+export interface SharedApprovalsHost<V extends PublishedView, R> {
   /** Other instances' requests were asked (or changed: a new revision, gone), or left the inbox (and how, when known). */
-  changed(asked: RemoteApproval[], settled: Array<{ id: string; note: SettledNote }>): void;
+  changed(asked: Array<RemoteApproval<V>>, settled: Array<{ id: string; note: SettledNote }>): void;
   /** One of this broker's requests was answered on another instance. */
-  answered(id: string, reply: ApprovalReply, by: string): void;
+  answered(id: string, reply: R, by: string): void;
   /** How many faces and watchers this broker has (others wait for a request only when someone watches). */
   watchers(): number;
   /** The requests this broker waits on, for publishing again after an outage. */
-  mine(): Array<{ id: string; view: SharedView }>;
+  mine(): Array<{ id: string; view: V }>;
   /** A beat reached the database (faces whose answers it could not record may be asked again). */
   reachable?(): void;
 }
 
-interface Row {
+interface Row<V> {
   id: string;
   instance: string;
   incarnation: string;
-  view: SharedView;
+  view: V;
   state: 'pending' | 'answered' | 'settled' | 'gone';
 }
 
-export class SharedApprovals {
+export class SharedApprovals<V extends PublishedView, R> {
   /** This broker's run: a restarted instance is a new incarnation, so its old requests go gone. */
   private readonly incarnation = randomUUID();
   private instanceId: string | undefined;
@@ -111,7 +112,7 @@ export class SharedApprovals {
   private reconnect: NodeJS.Timeout | undefined;
   private refreshing: Promise<void> | undefined;
   private refreshAgain = false;
-  private remote = new Map<string, RemoteApproval>();
+  private remote = new Map<string, RemoteApproval<V>>();
   private readonly notes = new Map<string, SettledNote>();
   private watchingElsewhere = false;
   /** Database writes per request, in order: a revision's publish never overtakes the previous one's delete. */
@@ -129,7 +130,7 @@ export class SharedApprovals {
   constructor(
     private readonly url: DatabaseUrl,
     private readonly instance: () => string,
-    private readonly host: SharedApprovalsHost,
+    private readonly host: SharedApprovalsHost<V, R>,
     private readonly logger: Logger | undefined,
   ) {}
 
@@ -138,7 +139,7 @@ export class SharedApprovals {
   }
 
   /** Other instances' requests, as last read. */
-  list(): RemoteApproval[] {
+  list(): Array<RemoteApproval<V>> {
     return [...this.remote.values()];
   }
 
@@ -180,7 +181,7 @@ export class SharedApprovals {
   }
 
   /** Puts one of this broker's requests (or a new revision of it) in the shared inbox. */
-  publish(id: string, view: SharedView): Promise<void> {
+  publish(id: string, view: V): Promise<void> {
     return this.chain(id, async () => {
       try {
         await this.start();
@@ -219,8 +220,8 @@ export class SharedApprovals {
    * Answers a request in the shared inbox: this broker's own (`own`) or another instance's. Exactly
    * one answer to a request wins; a losing one learns the winner's (for its owner) or who it was.
    */
-  claim(id: string, reply: ApprovalReply, by: string, own: boolean): Promise<ClaimResult> {
-    const attempt = async (): Promise<ClaimResult> => {
+  claim(id: string, reply: R, by: string, own: boolean): Promise<ClaimResult<R>> {
+    const attempt = async (): Promise<ClaimResult<R>> => {
       // The notification is part of the statement: the answer is recorded and announced together, or
       // neither (a winner is never told "not given" for an answer that counts). The owner, which holds
       // the call and is alive, may answer its own request even if it was marked gone while it was late.
@@ -240,7 +241,7 @@ export class SharedApprovals {
         [id, JSON.stringify(reply), by, this.incarnation, typeof reply === 'string' ? reply : 'edit', CHANNEL, deadline!.until],
       );
       if (won.length > 0) return { ok: true };
-      const found = await this.q<Array<{ state: string; answer: ApprovalReply | null; answered_by: string | null; instance: string; outcome: string | null }>>(
+      const found = await this.q<Array<{ state: string; answer: R | null; answered_by: string | null; instance: string; outcome: string | null }>>(
         `SELECT "state", "answer", "answered_by", "instance", "outcome" FROM "approvals" WHERE "id" = $1`,
         [id],
       );
@@ -261,7 +262,7 @@ export class SharedApprovals {
       return { ok: false, code: 'NOT_PENDING', message: 'This request is no longer waiting: it was answered, expired or cancelled.' };
     };
     const run = () =>
-      attempt().catch((err: unknown): ClaimResult => ({
+      attempt().catch((err: unknown): ClaimResult<R> => ({
         ok: false,
         code: 'UNAVAILABLE',
         message: `The shared approvals cannot be reached, so the answer was not given: ${this.url.scrub((err as Error)?.message ?? String(err))}`,
@@ -270,8 +271,8 @@ export class SharedApprovals {
   }
 
   /** The answer another instance gave to one of this broker's requests, once it is recorded. */
-  async answerOf(id: string): Promise<{ reply: ApprovalReply; by: string } | undefined> {
-    const rows = await this.q<Array<{ answer: ApprovalReply; answered_by: string }>>(
+  async answerOf(id: string): Promise<{ reply: R; by: string } | undefined> {
+    const rows = await this.q<Array<{ answer: R; answered_by: string }>>(
       `SELECT "answer", "answered_by" FROM "approvals" WHERE "id" = $1 AND "incarnation" = $2 AND "state" = 'answered'`,
       [id, this.incarnation],
     );
@@ -555,12 +556,12 @@ export class SharedApprovals {
       do {
         this.refreshAgain = false;
         // An answered request is out of every inbox already; only its owner still has to take the answer.
-        const rows = await this.q<Array<Row & { answered_by: string | null; reply: string | null; outcome: SettledNote['outcome'] | null }>>(
+        const rows = await this.q<Array<Row<V> & { answered_by: string | null; reply: string | null; outcome: SettledNote['outcome'] | null }>>(
           `SELECT "id", "instance", "incarnation", "view", "state", "answered_by", "reply", "outcome"
            FROM "approvals" WHERE "incarnation" <> $1 ORDER BY "changed_at", "id"`,
           [this.incarnation],
         );
-        const next = new Map<string, RemoteApproval>();
+        const next = new Map<string, RemoteApproval<V>>();
         const ended = new Map<string, SettledNote>();
         for (const r of rows) {
           if (r.state === 'pending' || r.state === 'gone') next.set(r.id, { id: r.id, instance: r.instance, view: r.view, gone: r.state === 'gone' });
