@@ -1,6 +1,6 @@
 /**
  * The administration view a privileged built-in pack gets (`api.administration()`, see
- * kernel/packs/pack-administration.ts for what it holds and who may have it). Built on the kernel's
+ * kernel/compose/pack-administration.ts for what it holds and who may have it). Built on the kernel's
  * own services; every change names the pack as the face it came through (`by: <pack id>`).
  */
 import * as path from 'node:path';
