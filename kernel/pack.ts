@@ -31,7 +31,7 @@ export type {
   ToolSpec,
 } from './tools/contract.js';
 export type { PathIntent, ResolvedPath, OpenForWriteOptions } from './sandbox/path-sandbox.js';
-export { SYSTEM_DIRS, isGitSegment } from './sandbox/path-sandbox.js';
+export { SYSTEM_DIRS, isGitSegment } from './sandbox/protected-paths.js';
 export type { KernelArea } from './sandbox/kernel-state.js';
 export type { CommandVerdict, JudgeOptions } from './sandbox/command-judge.js';
 export { runProcess, type RunOptions, type RunResult } from './sandbox/process-runner.js';

@@ -4,7 +4,7 @@ import { AuditSink } from '../audit/audit-sink.js';
 import { writeFailureCause, type AuditRecord } from '../audit/audit-log.js';
 import { inject, injectable } from '../di.js';
 import { attachKnownSecrets, KnownSecrets, scrubPreview } from '../secrets/known-secrets.js';
-import { MASK, maskArgs, maskText } from '../secrets/masking.js';
+import { maskArgs, maskText } from '../secrets/masking.js';
 import { Clock, type ClockTimer } from '../clock.js';
 import { Logger } from '../logger.js';
 import { isMemoError, MemoError, toErrorInfo, type ToolErrorInfo } from '../errors.js';
@@ -15,15 +15,15 @@ import { RateLimiter } from '../rate-limit/rate-limiter.js';
 import type { PathSandbox } from '../sandbox/path-sandbox.js';
 import type { CommandJudge } from '../sandbox/command-judge.js';
 import type { Caller, Concern, JsonValue, ToolCallRequest, ToolContext, ToolResult } from './contract.js';
-import { describeAjvErrors, ToolRegistry, type RegisteredTool } from './tool-registry.js';
+import { ToolRegistry, type RegisteredTool } from './tool-registry.js';
+import { unmask, validateArgs } from './call-args.js';
+import { auditRecord, NotJson, summarise, toJsonValue, unrecorded } from './call-results.js';
 import { CallStop } from './call-stop.js';
 
 /** The DI token of the pipeline's per-kernel settings (PipelineOptions). */
 export const PipelineOptions = Symbol('PipelineOptions');
 
 export const DEFAULT_TOOL_TIMEOUT_MS = 120_000;
-const AUDIT_STRING_MAX = 200;
-const SUMMARY_MAX = 200;
 
 export interface PipelineOptions {
   root: string;
@@ -76,14 +76,6 @@ function noop(): void {}
 /** The gate's answer to a call it lets through by itself (see isAutomatic). */
 const AUTOMATIC: GateOutcome = Object.freeze({ decision: 'auto' });
 
-/**
- * A call that ran but whose audit line could not be written keeps its result (it cannot be un-run,
- * and an error would invite running it again), but its summary says so: never a silent clean success.
- */
-function unrecorded(result: ToolResult): ToolResult {
-  return result.ok ? { ...result, summary: `${result.summary} (its audit line could not be written)` } : result;
-}
-
 /** A finished call's audit line waiting for its group's write. */
 interface QueuedLine {
   record: AuditRecord;
@@ -99,84 +91,6 @@ interface CallContext {
   /** Stops the call if the caller's signal has aborted (while nothing listens to it yet; see context). */
   checkOuter: () => void;
   release: () => void;
-}
-
-/**
- * An edited copy of the arguments with every value still reading "[masked]" put back from the
- * original where the original has a value at the same place (the face only ever saw the mask).
- */
-function unmask(edit: unknown, original: unknown): unknown {
-  if (edit === MASK && original !== undefined) return original;
-  if (Array.isArray(edit)) return edit.map((v, i) => unmask(v, Array.isArray(original) ? original[i] : undefined));
-  if (edit && typeof edit === 'object') {
-    const from = original && typeof original === 'object' && !Array.isArray(original) ? (original as Record<string, unknown>) : {};
-    return Object.fromEntries(Object.entries(edit).map(([k, v]) => [k, unmask(v, Object.hasOwn(from, k) ? from[k] : undefined)]));
-  }
-  return edit;
-}
-
-/** Truncates long strings for the audit line (after masking, so no secret is cut in half and shown). */
-function shorten(value: unknown, depth = 0): unknown {
-  if (typeof value === 'string')
-    return value.length > AUDIT_STRING_MAX ? `${value.slice(0, AUDIT_STRING_MAX)}…(+${value.length - AUDIT_STRING_MAX} chars)` : value;
-  if (depth > 8) return '…';
-  if (Array.isArray(value))
-    return value.length > 50
-      ? [...value.slice(0, 50).map((v) => shorten(v, depth + 1)), `…(+${value.length - 50} items)`]
-      : value.map((v) => shorten(v, depth + 1));
-  if (value && typeof value === 'object') {
-    const out: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(value)) out[k] = shorten(v, depth + 1);
-    return out;
-  }
-  return value;
-}
-
-/** Thrown inside toJsonValue: the value cannot be handed to a model as JSON. */
-class NotJson extends Error {}
-
-/**
- * Validates a handler's result and copies it in one walk: plain objects, arrays, strings, finite
- * numbers, booleans and null are kept (strings are shared, not copied); Dates become ISO strings;
- * undefined properties are dropped. Anything else (functions, BigInt, NaN, Maps, class instances,
- * cycles) is refused. The copy means a handler that keeps mutating its result cannot change what
- * was audited and returned.
- */
-function toJsonValue(value: unknown, depth = 0, seen = new Set<object>()): JsonValue {
-  if (value === null || typeof value === 'string' || typeof value === 'boolean') return value;
-  if (typeof value === 'number') {
-    if (!Number.isFinite(value)) throw new NotJson(`the number ${value}`);
-    return value;
-  }
-  if (typeof value !== 'object') throw new NotJson(`a ${typeof value}`);
-  if (value instanceof Date) return value.toISOString();
-  if (depth > 64) throw new NotJson('a structure nested more than 64 levels deep');
-  if (seen.has(value)) throw new NotJson('a circular structure');
-  seen.add(value);
-  try {
-    if (Array.isArray(value)) return value.map((v) => toJsonValue(v === undefined ? null : v, depth + 1, seen));
-    const proto: unknown = Object.getPrototypeOf(value);
-    if (proto !== Object.prototype && proto !== null) throw new NotJson(`an instance of ${value.constructor?.name ?? 'a class'}`);
-    const out: { [key: string]: JsonValue } = {};
-    for (const [k, v] of Object.entries(value)) if (v !== undefined) out[k] = toJsonValue(v, depth + 1, seen);
-    return out;
-  } finally {
-    seen.delete(value);
-  }
-}
-
-function summarise(value: JsonValue): string {
-  if (value && typeof value === 'object' && !Array.isArray(value) && typeof value.summary === 'string') return value.summary.slice(0, SUMMARY_MAX);
-  const text = typeof value === 'string' ? value : JSON.stringify(value);
-  return text.length > SUMMARY_MAX ? `${text.slice(0, SUMMARY_MAX)}…` : text;
-}
-
-function publicCaller(caller: Caller): { kind: Caller['kind']; id?: string; conversationId?: string } {
-  const out: { kind: Caller['kind']; id?: string; conversationId?: string } = { kind: caller.kind };
-  // An MCP client names itself: keep the audit line bounded whatever it says.
-  if (caller.id !== undefined) out.id = String(caller.id).slice(0, 100);
-  if (caller.conversationId !== undefined) out.conversationId = String(caller.conversationId).slice(0, 100);
-  return out;
 }
 
 /**
@@ -273,7 +187,7 @@ export class ToolPipeline {
           plugin: tool.pack.id,
         });
       }
-      const args = this.validate(tool, request.args);
+      const args = validateArgs(tool, request.args);
       // An MCP caller presenting an agent turn's capability (an agent CLI run as a backend) is that
       // turn: what the turn has activated (a skill's allowed-tools) holds for its calls too.
       if (request.caller.turn === undefined && request.caller.kind === 'mcp' && request.caller.capability !== undefined) {
@@ -319,7 +233,7 @@ export class ToolPipeline {
     this.running--;
     let record: AuditRecord;
     try {
-      record = this.record(result, ts, request.caller, tool, edited ? edited.maskedArgs : masked, decision, { answeredBy, editedBy: edited?.by });
+      record = auditRecord(result, ts, request.caller, tool, edited ? edited.maskedArgs : masked, decision, { answeredBy, editedBy: edited?.by });
     } catch (err) {
       this.lineLost({ name, callId }, err);
       return unrecorded(result);
@@ -452,7 +366,7 @@ export class ToolPipeline {
         ? {
             revise: async (edit: Record<string, unknown>) => {
               // The person saw masked arguments: a value left as "[masked]" means "keep what the agent sent".
-              const revised = this.validate(tool, unmask(edit, args));
+              const revised = validateArgs(tool, unmask(edit, args));
               const again = tool.assess ? await tool.assess(revised, ctx.ctx) : null;
               return {
                 args: revised,
@@ -464,36 +378,6 @@ export class ToolPipeline {
           }
         : {}),
     });
-  }
-
-  private validate(tool: RegisteredTool, raw: unknown): Record<string, unknown> {
-    const args = raw === undefined || raw === null ? {} : raw;
-    if (typeof args !== 'object' || Array.isArray(args)) {
-      throw new MemoError(
-        'INVALID_ARGS',
-        `${tool.spec.name} takes an object of named arguments, not ${Array.isArray(args) ? 'an array' : `a ${typeof args}`}.`,
-        { tool: tool.spec.name, plugin: tool.pack.id },
-      );
-    }
-    let valid: boolean;
-    try {
-      valid = tool.validate(args);
-    } catch (err) {
-      // Compiled on first use (see SchemaCompiler.hold): what the meta-schema could not rule out fails here.
-      throw new MemoError('TOOL_FAILED', `${tool.spec.name} has a parameters schema that cannot be compiled: ${(err as Error).message}`, {
-        tool: tool.spec.name,
-        plugin: tool.pack.id,
-      });
-    }
-    if (!valid) {
-      const problems = describeAjvErrors(tool.validate.errors);
-      throw new MemoError('INVALID_ARGS', `Invalid arguments for ${tool.spec.name}: ${problems.join('; ')}.`, {
-        tool: tool.spec.name,
-        plugin: tool.pack.id,
-        details: { problems },
-      });
-    }
-    return args as Record<string, unknown>;
   }
 
   private async checkCaller(tool: RegisteredTool, caller: Caller): Promise<void> {
@@ -631,31 +515,5 @@ export class ToolPipeline {
           }),
       );
     });
-  }
-
-  private record(
-    result: ToolResult,
-    ts: string,
-    caller: Caller,
-    tool: RegisteredTool | undefined,
-    masked: unknown,
-    decision: string,
-    who: { answeredBy: string | undefined; editedBy: string | undefined },
-  ): AuditRecord {
-    return {
-      ts,
-      id: result.callId,
-      caller: publicCaller(caller),
-      tool: result.tool,
-      pack: tool?.pack.id ?? null,
-      args: shorten(masked),
-      decision,
-      ...(who.answeredBy ? { answeredBy: who.answeredBy } : {}),
-      ...(who.editedBy ? { editedBy: who.editedBy } : {}),
-      outcome: result.ok ? 'ok' : 'error',
-      ...(result.ok ? {} : { error: { code: result.error.code, message: result.error.message } }),
-      summary: result.ok ? result.summary : result.error.message.slice(0, SUMMARY_MAX),
-      durationMs: Math.round(result.durationMs * 1000) / 1000,
-    };
   }
 }

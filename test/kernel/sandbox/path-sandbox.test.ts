@@ -3,7 +3,9 @@ import { promises as fs } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { isMemoError, type ErrorCode } from '../../../kernel/errors.js';
-import { PathSandbox, SYSTEM_DIRS, assertSameFile, isGitSegment, type PathIntent } from '../../../kernel/sandbox/path-sandbox.js';
+import { PathSandbox, type PathIntent } from '../../../kernel/sandbox/path-sandbox.js';
+import { assertSameFile } from '../../../kernel/sandbox/path-resolution.js';
+import { SYSTEM_DIRS, isGitSegment } from '../../../kernel/sandbox/protected-paths.js';
 
 /**
  * Layout (all real files and links under a fresh temp dir):
