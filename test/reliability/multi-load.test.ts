@@ -1,7 +1,8 @@
 /**
  * 200 MCP clients (the SDK's, on the stateless 2026-07-28 revision, each with its own name and so its
  * own rate-limit budget) call two `memo serve` instances behind HAProxy (scripts/cluster.mjs), on one
- * throwaway PostgreSQL server, about once a second each for a minute (MEMO_LOAD_SECONDS to change it),
+ * throwaway PostgreSQL server, about once a second each for 15 s in `npm test`
+ * and a minute in `npm run test:load` (MEMO_LOAD_SECONDS),
  * with the default limits. The proxy spreads every client's calls over both instances, so the limits
  * only hold if the instances share them (PostgreSQL, schema memo_limits). Every call ends as a result
  * or a clean RATE_LIMITED refusal, none as a transport or server error; the machine-wide ceiling is
@@ -18,7 +19,10 @@ import { startPostgres } from '../helpers/postgres.js';
 import { Cluster, recordingFetch, rssMb } from './harness/cluster.js';
 
 const CLIENTS = 200;
-const SECONDS = Number(process.env.MEMO_LOAD_SECONDS ?? 60);
+/** 15 s in `npm test`; `npm run test:load` (its own step in .ci/run) holds the load for a minute. */
+const SECONDS = Number(process.env.MEMO_LOAD_SECONDS ?? 15);
+/** Clients connect this many at a time (the load itself starts once all 200 are connected). */
+const CONNECT_BATCH = 20;
 const RSS_LIMIT_MB = 400;
 const WINDOW_MS = DEFAULT_RATE_LIMITS.windowMs;
 
@@ -67,16 +71,23 @@ describe('200 concurrent MCP clients across two memo serve instances behind HAPr
       const clients: Array<{ client: Client; rec: ReturnType<typeof recordingFetch> }> = [];
       const calls: Call[] = [];
       try {
-        for (let i = 0; i < CLIENTS; i++) {
-          const rec = recordingFetch();
-          const client = new Client({ name: `load-${i}`, version: '1.0.0' }, { versionNegotiation: { mode: { pin: '2026-07-28' } } });
-          await client.connect(
-            new StreamableHTTPClientTransport(new URL(cluster.info.url), {
-              fetch: rec.fetch,
-              requestInit: { headers: { Authorization: `Bearer ${cluster.info.token}` } },
-            }),
+        for (let from = 0; from < CLIENTS; from += CONNECT_BATCH) {
+          const batch = Array.from({ length: Math.min(CONNECT_BATCH, CLIENTS - from) }, (_, k) => from + k);
+          clients.push(
+            ...(await Promise.all(
+              batch.map(async (i) => {
+                const rec = recordingFetch();
+                const client = new Client({ name: `load-${i}`, version: '1.0.0' }, { versionNegotiation: { mode: { pin: '2026-07-28' } } });
+                await client.connect(
+                  new StreamableHTTPClientTransport(new URL(cluster.info.url), {
+                    fetch: rec.fetch,
+                    requestInit: { headers: { Authorization: `Bearer ${cluster.info.token}` } },
+                  }),
+                );
+                return { client, rec };
+              }),
+            )),
           );
-          clients.push({ client, rec });
         }
         const start = performance.now();
         const end = start + SECONDS * 1000;
