@@ -81,7 +81,7 @@ export type { PackState } from './packs/pack-manager.js';
 export type { AnswerResult, ApprovalEvent, PendingApproval } from './permissions/approval-broker.js';
 export { isPermissionAnswer, type ApprovalReply, type PermissionAnswer } from './permissions/prompter.js';
 export { approvalView, type ApprovalView } from './control/kernel-views.js';
-export type { AdminRecord, AuditRecord } from './audit/audit-log.js';
+export type { AdminRecord, AuditRecord } from './audit/audit-record.js';
 export type { AuditVerifyReport } from './audit/audit-verify.js';
 export type { AuditDatabaseReport } from './audit/pg-audit-read.js';
 export type { ChatTurnOptions, ChatTurnResult } from './agent/chat-turn.js';

@@ -3,7 +3,7 @@
  * (`createKernel({ services: { auditSink } })`); the kernel's own is the hash-chained file
  * (audit-log.ts) or this instance's chain on PostgreSQL (pg-audit-log.ts).
  */
-import type { AdminRecord, AuditFilter, AuditRecord } from './audit-log.js';
+import type { AdminRecord, AuditFilter, AuditRecord } from './audit-record.js';
 
 /** Where every tool call's outcome goes (default: the hash-chained `data/agent-audit.jsonl`). */
 export const AuditSink = Symbol('AuditSink');

@@ -46,7 +46,7 @@ export interface RecordedGap {
   lost?: LostLines;
 }
 
-/** What a `lines-lost` gap event records (pg-audit-log.ts lostEvent): calls by id and tool, never their arguments. */
+/** What a `lines-lost` gap event records (pg-audit-lost.ts lostEvent): calls by id and tool, never their arguments. */
 export interface LostLines {
   lines: number;
   calls: Array<{ id: string; tool: string; outcome?: 'ok' | 'error' }>;

@@ -5,7 +5,7 @@ import type { Writable } from 'node:stream';
 import type { Client } from 'pg';
 import type { DatabaseUrl } from '../storage/database-url.js';
 import { encodeHead, GENESIS_HASH, HEAD_SIZE, headPathFor, KEY_FILE, parseLine, readHeadFile, readKey, sealOf, tagOf, type ParsedLine } from './audit-chain.js';
-import { isAuditEvent, type AuditLine } from './audit-log.js';
+import { isAuditEvent, type AuditLine } from './audit-record.js';
 import { lostLinesMessage, recordedGap, type AuditProblem, type RecordedGap } from './audit-verify.js';
 import { AUDIT_SCHEMA, auditKeyId, LOCAL_HEAD_FILE } from './pg-audit-schema.js';
 

@@ -3,8 +3,8 @@ import type { ClientConfig } from 'pg';
 import type { AuditMigration } from './pg-audit-schema.js';
 
 /**
- * The audit writer's database side, run in a worker thread (pg-audit-log.ts). The main thread posts
- * requests on a port and hears each answer as a message (a call's line is committed before the
+ * The audit writer's database side, run in a worker thread (started by pg-audit-link.ts). The main
+ * thread posts requests on a port and hears each answer as a message (a call's line is committed before the
  * call returns, without blocking the event loop); every answer also raises a shared flag, on which
  * the main thread blocks for the few requests that must be synchronous (opening the chain while the
  * kernel is built, asking a database marked unusable whether it answers again). The main thread

@@ -10,8 +10,7 @@
  * (AdminActions); the CLI, which edits the stores of a data folder directly, writes the same line
  * with `recordAdmin` on the folder's own trail first (kernel/cli/admin-record.ts).
  */
-import type { AdminRecord } from '../audit/audit-log.js';
-import { writeFailureCause } from '../audit/audit-log.js';
+import { writeFailureCause, type AdminRecord } from '../audit/audit-record.js';
 import { maskArgs } from '../secrets/masking.js';
 import type { KnownSecrets } from '../secrets/known-secrets.js';
 import { MemoError } from '../errors.js';

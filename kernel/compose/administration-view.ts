@@ -4,7 +4,7 @@
  * own services; every change names the pack as the face it came through (`by: <pack id>`).
  */
 import * as path from 'node:path';
-import { verifyAuditFile } from '../audit/audit-log.js';
+import { verifyAuditFile } from '../audit/audit-verify.js';
 import { runChatTurn } from '../agent/chat-turn.js';
 import { systemPrompt } from '../agent/system-prompt.js';
 import type { Disposable } from '../disposable.js';

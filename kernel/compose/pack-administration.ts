@@ -9,7 +9,7 @@
  * console's are `by console`), and is not made when the line cannot be written (kernel.admin).
  * Watches and subscriptions end when the pack unloads or reloads.
  */
-import type { AdminRecord, AuditRecord } from '../audit/audit-log.js';
+import type { AdminRecord, AuditRecord } from '../audit/audit-record.js';
 import type { AuditVerifyReport } from '../audit/audit-verify.js';
 import type { AuditDatabaseReport } from '../audit/pg-audit-read.js';
 import type { ProbeVerdict } from '../agent/capability-probe.js';

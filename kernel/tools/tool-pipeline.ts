@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { AuditSink } from '../audit/audit-sink.js';
-import { writeFailureCause, type AuditRecord } from '../audit/audit-log.js';
+import { writeFailureCause, type AuditRecord } from '../audit/audit-record.js';
 import { inject, injectable } from '../di.js';
 import { attachKnownSecrets, KnownSecrets, scrubPreview } from '../secrets/known-secrets.js';
 import { maskArgs, maskText } from '../secrets/masking.js';

@@ -5,7 +5,9 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { formatVerifyReport, readAuditFileTail, verifyAuditFile, type AuditEvent } from '../../kernel/audit/audit-log.js';
+import { formatVerifyReport, verifyAuditFile } from '../../kernel/audit/audit-verify.js';
+import { readAuditFileTail } from '../../kernel/audit/audit-tail.js';
+import type { AuditEvent } from '../../kernel/audit/audit-record.js';
 import { consoleFixture, post, type ConsoleFixture } from './console-helpers.js';
 
 describe('web console admin changes on the audit trail', () => {

@@ -7,7 +7,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { createHash } from 'node:crypto';
 import type { PackApi } from '../../kernel/packs/pack-api.js';
-import type { AuditRecord } from '../../kernel/audit/audit-log.js';
+import type { AuditRecord } from '../../kernel/audit/audit-record.js';
 import type { AuditSink } from '../../kernel/audit/audit-sink.js';
 import { echoPack, tempDir, tool } from '../helpers/kernel-fixture.js';
 import { waitFor } from '../helpers/wait.js';

@@ -6,7 +6,9 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { formatVerifyReport, readAuditFileTail, verifyAuditFile, type AuditEvent } from '../../kernel/audit/audit-log.js';
+import { formatVerifyReport, verifyAuditFile } from '../../kernel/audit/audit-verify.js';
+import { readAuditFileTail } from '../../kernel/audit/audit-tail.js';
+import type { AuditEvent } from '../../kernel/audit/audit-record.js';
 import { makeKernel, type Fixture } from '../helpers/kernel-fixture.js';
 
 const adminLines = (file: string): AuditEvent[] => readAuditFileTail(file, 1000).filter((l): l is AuditEvent => 'event' in l && l.event === 'admin');

@@ -1,7 +1,8 @@
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { AuditLog, verifyAuditFile } from '../../kernel/audit/audit-log.js';
+import { AuditLog } from '../../kernel/audit/audit-log.js';
+import { verifyAuditFile } from '../../kernel/audit/audit-verify.js';
 import { headPathFor, readHeadFile } from '../../kernel/audit/audit-chain.js';
 import { AuditFileLock, AuditLockTimeout } from '../../kernel/audit/audit-lock.js';
 import { waitFor } from '../helpers/wait.js';

@@ -9,7 +9,7 @@ import { ManualClock } from '../../kernel/clock.js';
 import { MemoryLogger } from '../../kernel/logger.js';
 import { FixedAnswerPrompter } from '../../kernel/permissions/prompter.js';
 import { toDisposable } from '../../kernel/disposable.js';
-import type { AuditRecord } from '../../kernel/audit/audit-log.js';
+import type { AuditRecord } from '../../kernel/audit/audit-record.js';
 import type { AuditSink } from '../../kernel/audit/audit-sink.js';
 import type { ConversationStore } from '../../kernel/agent/agent-services.js';
 import type { ProviderRegistry } from '../../kernel/providers/provider-services.js';

@@ -3,7 +3,7 @@ import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as readline from 'node:readline';
-import { verifyAuditFile } from '../../kernel/audit/audit-log.js';
+import { verifyAuditFile } from '../../kernel/audit/audit-verify.js';
 import { killWhenDone, removeWhenDone } from '../helpers/cleanup.js';
 import { requireFreshBuild } from '../helpers/dist.js';
 import { tempDir } from '../helpers/kernel-fixture.js';

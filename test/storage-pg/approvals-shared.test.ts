@@ -4,7 +4,7 @@
  * with the usual meaning (allow once, deny, allow forever, an edit), and when two people answer one
  * request at once on two instances, exactly one answer counts and the other is told so.
  */
-import type { AuditRecord } from '../../kernel/audit/audit-log.js';
+import type { AuditRecord } from '../../kernel/audit/audit-record.js';
 import type { ApprovalEvent } from '../../kernel/permissions/approval-broker.js';
 import type { ToolResult } from '../../kernel/tools/contract.js';
 import { echoPack, makeKernel, tool, type Fixture } from '../helpers/kernel-fixture.js';

@@ -9,7 +9,7 @@ import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import * as path from 'node:path';
 import pg from 'pg';
-import type { AuditRecord } from '../../kernel/audit/audit-log.js';
+import type { AuditRecord } from '../../kernel/audit/audit-record.js';
 import { PgAuditLog } from '../../kernel/audit/pg-audit-log.js';
 import { verifyAuditDatabase } from '../../kernel/audit/pg-audit-read.js';
 import { DatabaseUrl } from '../../kernel/storage/database-url.js';

@@ -6,7 +6,8 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { verifyAuditFile, type AuditEntry } from '../../kernel/audit/audit-log.js';
+import { verifyAuditFile } from '../../kernel/audit/audit-verify.js';
+import type { AuditEntry } from '../../kernel/audit/audit-record.js';
 import { KEY_FILE } from '../../kernel/audit/audit-chain.js';
 import { PgAuditLog } from '../../kernel/audit/pg-audit-log.js';
 import { exportAuditChains, formatAuditDatabaseReport, verifyAuditDatabase } from '../../kernel/audit/pg-audit-read.js';

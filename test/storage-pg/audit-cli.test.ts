@@ -6,7 +6,7 @@ import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { KEY_FILE } from '../../kernel/audit/audit-chain.js';
-import { verifyAuditFile } from '../../kernel/audit/audit-log.js';
+import { verifyAuditFile } from '../../kernel/audit/audit-verify.js';
 import { requireFreshBuild } from '../helpers/dist.js';
 import { tempDir } from '../helpers/kernel-fixture.js';
 import { startPostgres, type TestPostgres } from '../helpers/postgres.js';

@@ -6,7 +6,7 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import type { AuditEntry } from '../../kernel/audit/audit-log.js';
+import type { AuditEntry } from '../../kernel/audit/audit-record.js';
 import { formatAuditDatabaseReport, verifyAuditDatabase } from '../../kernel/audit/pg-audit-read.js';
 import { DatabaseUrl } from '../../kernel/storage/database-url.js';
 import { instanceId } from '../../kernel/storage/instance-id.js';

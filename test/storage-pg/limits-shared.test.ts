@@ -8,7 +8,7 @@ import { SystemClock } from '../../kernel/clock.js';
 import { DatabaseUrl } from '../../kernel/storage/database-url.js';
 import { SharedLimits } from '../../kernel/storage/shared-limits.js';
 import { RateLimiter, type RateLimitOptions } from '../../kernel/rate-limit/rate-limiter.js';
-import type { AuditRecord } from '../../kernel/audit/audit-log.js';
+import type { AuditRecord } from '../../kernel/audit/audit-record.js';
 import type { Caller, ToolResult } from '../../kernel/tools/contract.js';
 import { makeKernel, type Fixture } from '../helpers/kernel-fixture.js';
 import { startPostgres, type TestPostgres } from '../helpers/postgres.js';

@@ -5,7 +5,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import type { AgentEvent } from '../../../kernel/agent/agent-loop.js';
 import { runChatTurn } from '../../../kernel/agent/chat-turn.js';
-import { verifyAuditFile } from '../../../kernel/audit/audit-log.js';
+import { verifyAuditFile } from '../../../kernel/audit/audit-verify.js';
 import { BACKENDS } from '../../../kernel/agent/cli-backends/backends.js';
 import { CliDetector, DETECTION_TTL_MS } from '../../../kernel/agent/cli-backends/cli-detector.js';
 import { loopbackEndpoint } from '../../../kernel/mcp/mcp-http-server.js';

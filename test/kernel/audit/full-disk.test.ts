@@ -8,7 +8,9 @@
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { formatVerifyReport, readAuditFileTail, verifyAuditFile, type AuditEvent, type AuditLine } from '../../../kernel/audit/audit-log.js';
+import { formatVerifyReport, verifyAuditFile } from '../../../kernel/audit/audit-verify.js';
+import { readAuditFileTail } from '../../../kernel/audit/audit-tail.js';
+import type { AuditEvent, AuditLine } from '../../../kernel/audit/audit-record.js';
 import type { ToolResult } from '../../../kernel/tools/contract.js';
 import type { PackDefinition } from '../../../kernel/tools/tool-registry.js';
 import { atTeardown } from '../../helpers/cleanup.js';

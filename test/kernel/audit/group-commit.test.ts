@@ -1,7 +1,9 @@
 import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { verifyAuditFile, type AuditLog, type AuditRecord } from '../../../kernel/audit/audit-log.js';
+import { verifyAuditFile } from '../../../kernel/audit/audit-verify.js';
+import type { AuditLog } from '../../../kernel/audit/audit-log.js';
+import type { AuditRecord } from '../../../kernel/audit/audit-record.js';
 import { requireFreshBuild } from '../../helpers/dist.js';
 import { makeKernel, tempDir, type Fixture } from '../../helpers/kernel-fixture.js';
 import { lines } from './helpers.js';

@@ -1,7 +1,8 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import ts from 'typescript';
-import { AuditLog, type AuditRecord } from '../../../kernel/audit/audit-log.js';
+import { AuditLog } from '../../../kernel/audit/audit-log.js';
+import type { AuditRecord } from '../../../kernel/audit/audit-record.js';
 import { tempDir } from '../../helpers/kernel-fixture.js';
 
 export function record(i: number, extra: Partial<AuditRecord> = {}): AuditRecord {
@@ -58,7 +59,7 @@ export function compileAuditModules(dir: string): string {
   const out = path.join(dir, 'audit-js');
   fs.mkdirSync(out, { recursive: true });
   fs.writeFileSync(path.join(dir, 'package.json'), '{"type":"module"}\n');
-  for (const name of ['audit-chain.ts', 'audit-lock.ts', 'audit-verify.ts', 'audit-log.ts']) {
+  for (const name of ['audit-chain.ts', 'audit-lock.ts', 'audit-verify.ts', 'audit-record.ts', 'audit-tail.ts', 'audit-file.ts', 'audit-log.ts']) {
     const text = fs.readFileSync(path.join(src, name), 'utf8');
     const js = ts.transpileModule(text, {
       fileName: name,

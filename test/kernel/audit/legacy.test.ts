@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { AuditLog, formatVerifyReport, verifyAuditFile } from '../../../kernel/audit/audit-log.js';
+import { AuditLog } from '../../../kernel/audit/audit-log.js';
+import { formatVerifyReport, verifyAuditFile } from '../../../kernel/audit/audit-verify.js';
 import { GENESIS_HASH } from '../../../kernel/audit/audit-chain.js';
 import { auditTempDir, lines, record, removeTempDirs, writeLines } from './helpers.js';
 import { nth } from '../../helpers/nth.js';

@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { encodeHead, GENESIS_HASH, HEAD_SIZE, headPathFor, KEY_FILE, readKey, sealLine } from '../../../kernel/audit/audit-chain.js';
-import { formatVerifyReport, verifyAuditFile } from '../../../kernel/audit/audit-log.js';
+import { formatVerifyReport, verifyAuditFile } from '../../../kernel/audit/audit-verify.js';
 import { lostLinesMessage } from '../../../kernel/audit/audit-verify.js';
 import { auditTempDir, record, removeTempDirs } from './helpers.js';
 

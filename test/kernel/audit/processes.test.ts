@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { verifyAuditFile } from '../../../kernel/audit/audit-log.js';
+import { verifyAuditFile } from '../../../kernel/audit/audit-verify.js';
 import { auditTempDir, compileAuditModules, lines, removeTempDirs } from './helpers.js';
 
 /** Resolves with the first stdout line matching `re` (rejects if the child exits first). */

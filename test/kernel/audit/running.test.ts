@@ -1,6 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { AuditLog, formatVerifyReport, verifyAuditFile } from '../../../kernel/audit/audit-log.js';
+import { AuditLog } from '../../../kernel/audit/audit-log.js';
+import { formatVerifyReport, verifyAuditFile } from '../../../kernel/audit/audit-verify.js';
 import { lines, record, removeTempDirs, writeLines, writeLog } from './helpers.js';
 import { nth } from '../../helpers/nth.js';
 

@@ -1,7 +1,8 @@
 import { createHash, createHmac, randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { AuditLog, verifyAuditFile, formatVerifyReport, type AuditProblemKind } from '../../../kernel/audit/audit-log.js';
+import { AuditLog } from '../../../kernel/audit/audit-log.js';
+import { verifyAuditFile, formatVerifyReport, type AuditProblemKind } from '../../../kernel/audit/audit-verify.js';
 import { GENESIS_HASH } from '../../../kernel/audit/audit-chain.js';
 import { lines, record, removeTempDirs, writeLines, writeLog } from './helpers.js';
 import { nth } from '../../helpers/nth.js';
