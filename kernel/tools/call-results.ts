@@ -3,7 +3,7 @@
  * one-line summary, the audit line it is recorded as (auditRecord, with long strings shortened and
  * the caller's own names bounded), and the note on a result whose audit line was lost (unrecorded).
  */
-import type { AuditRecord } from '../audit/audit-log.js';
+import type { AuditRecord } from '../audit/audit-record.js';
 import type { Caller, JsonValue, ToolResult } from './contract.js';
 import type { RegisteredTool } from './tool-registry.js';
 
