@@ -16,6 +16,16 @@ export default tseslint.config(
     },
   },
   {
+    // A kernel a newcomer reads in an afternoon (issue 37): no file in kernel/ over 800 lines, none in
+    // the core layer (see .dependency-cruiser.cjs) over 600. Split along a seam rather than raise these.
+    files: ['kernel/**/*.ts'],
+    rules: { 'max-lines': ['error', { max: 800 }] },
+  },
+  {
+    files: ['kernel/{tools,permissions,rate-limit,packs,skills,providers,state}/**/*.ts', 'kernel/kernel-config.ts'],
+    rules: { 'max-lines': ['error', { max: 600 }] },
+  },
+  {
     // Tests read tool results, JSON-RPC messages and audit lines as loosely typed JSON on purpose:
     // the assertions are the type check there.
     files: ['test/**/*.ts'],
