@@ -32,7 +32,23 @@ export interface ToolSpec {
   editable?: boolean;
   /** The tool reaches beyond this machine and its files (the web, a provider, messaging): MCP's `openWorldHint`. */
   openWorld?: boolean;
+  /**
+   * The restricted access modes that offer the tool: `vault` (Vault only), `web` (Web search only).
+   * Computer access offers every enabled tool whatever this says. A pack manifest's own `modes` is
+   * the default for its tools; a tool's `modes` (even `[]`) overrides it.
+   */
+  modes?: RestrictedMode[];
+  /** Words a person may use for what the tool does, besides its name and description: tool search ranks on them. */
+  keywords?: string[];
+  /** Requests the tool serves, in a person's words ("what is on my calendar tomorrow"): tool search ranks on them. */
+  examples?: string[];
 }
+
+/** The access modes narrower than Computer access, as tools and packs declare them. */
+export const RESTRICTED_MODES = ['vault', 'web'] as const;
+export type RestrictedMode = (typeof RESTRICTED_MODES)[number];
+/** What a turn may use: Vault only, every enabled tool (Computer access), or web_search alone. */
+export type AccessMode = 'vault' | 'computer' | 'web';
 
 /** Who is calling. The pipeline is the same for all; only the caller rules differ. */
 export type CallerKind = 'agent' | 'mcp' | 'cli' | 'routine' | 'host';

@@ -16,6 +16,9 @@ const properties = {
   confirm: { const: 'always' },
   openWorld: { type: 'boolean' },
   editable: { type: 'boolean' },
+  modes: { type: 'array', items: { enum: ['vault', 'web'] }, uniqueItems: true },
+  keywords: { type: 'array', maxItems: 32, items: { type: 'string', minLength: 1, maxLength: 64, pattern: '\\S' } },
+  examples: { type: 'array', maxItems: 16, items: { type: 'string', minLength: 1, maxLength: 200, pattern: '\\S' } },
 } as const;
 
 export const TOOL_DECLARATION_SCHEMA = {
