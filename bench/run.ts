@@ -10,6 +10,7 @@ import { benchHeavy } from './heavy.js';
 import { benchScale } from './scale.js';
 import { benchVault } from './vault.js';
 import { benchWhatsapp } from './whatsapp.js';
+import { benchToolSearch } from './tool-search.js';
 
 const only = process.argv[2];
 const calls = Number(process.env.BENCH_CALLS ?? 100_000);
@@ -24,6 +25,7 @@ if (!only || only === 'packs') {
 if (!only || only === 'mcp') await benchMcp();
 if (!only || only === 'peers') await benchPeers();
 if (!only || only === 'agent') await benchAgent();
+if (!only || only === 'tool-search') await benchToolSearch();
 if (!only || only === 'vault') await benchVault();
 if (!only || only === 'whatsapp') await benchWhatsapp();
 if (!only || only === 'sandbox') await benchSandbox();

@@ -32,6 +32,8 @@ import { PackManager, type PackState } from './packs/pack-manager.js';
 import { PackSettings } from './packs/pack-settings.js';
 import { CommandJudge } from './sandbox/command-judge.js';
 import { SkillManager, type SkillFolder, type SkillState } from './skills/skill-manager.js';
+import { ToolSearch } from './tools/tool-search.js';
+import { findToolsPack } from './tools/find-tools.js';
 import { ProviderRegistry } from './agent/provider-registry.js';
 import { ProviderSettings } from './providers/provider-settings.js';
 import { resolveConfig } from './packs/pack-settings.js';
@@ -214,6 +216,8 @@ export class Kernel {
   private readonly disposables: Disposable[] = [];
   readonly packs: PackManager;
   readonly skills: SkillManager;
+  /** Ranks the enabled tools for a request in words (find_tools, a turn's tool set, `memo tools search`). */
+  readonly toolSearch: ToolSearch;
   readonly judge: CommandJudge;
   /** Model wire formats, and providers made from configurations: `kernel.providers.create({ name, kind, baseUrl, model })`. */
   readonly providers: T.ProviderRegistry;
@@ -265,6 +269,7 @@ export class Kernel {
     this.pipeline = container.resolve(ToolPipeline);
     this.packs = container.resolve(PackManager);
     this.skills = container.resolve(SkillManager);
+    this.toolSearch = container.resolve(ToolSearch);
     this.judge = container.resolve(CommandJudge);
     this.providers = container.resolve<T.ProviderRegistry>(T.ProviderRegistry);
     this.providerSettings = container.resolve(ProviderSettings);
@@ -633,6 +638,7 @@ export function createKernel(options: KernelOptions = {}): Kernel {
   c.registerSingleton(CapabilityProbe);
   c.registerSingleton(CommandJudge);
   c.registerSingleton(SkillManager);
+  c.registerSingleton(ToolSearch);
 
   // A deleted conversation's write capabilities die with it, whichever store the host chose.
   // and so do the approvals given for it ("nothing survives it").
@@ -642,6 +648,7 @@ export function createKernel(options: KernelOptions = {}): Kernel {
   });
   const kernel = new Kernel(c);
   kernel.registerPack(kernel.skills.kernelPack());
+  kernel.registerPack(findToolsPack(kernel.toolSearch, kernel.registry));
   // A skill's allowed-tools: while a turn follows a skill, calls outside its list are refused.
   kernel.addCallGuard(kernel.skills.guard);
   // The audit trail fails closed, on a file as on PostgreSQL: once a line could not be written,

@@ -9,6 +9,10 @@ import type { AgentEvent, AgentStep, Compaction, StopReason, TurnResult } from '
 export type { AgentEvent, AgentStep, StopReason, TurnResult };
 import { measureRequest, planBudget, replyReserve, TokenCounter } from './context-budget.js';
 import { isProviderError, type ChatMessage, type ModelProvider, type ToolCallRequestPart, type ToolDefinition } from '../providers/provider.js';
+import type { AccessMode } from '../tools/contract.js';
+import { offeredIn } from '../tools/access-modes.js';
+import { FIND_TOOLS, type FoundTools } from '../tools/find-tools.js';
+import { definitionOf, planTools } from './tool-budget.js';
 
 export const MAX_ITERATIONS = 40;
 export const AGENT_TEMPERATURE = 0.2;
@@ -23,6 +27,14 @@ export interface TurnOptions {
   systemPrompt?: string;
   /** Scoped mode: only these tools exist for this turn (the web-search toggle is `['web_search']`). */
   scope?: readonly string[];
+  /**
+   * What the turn may use (default `computer`: every enabled tool): `vault` offers the tools whose
+   * packs declare Vault only, `web` web_search alone. Within it, the definitions sent are narrowed to
+   * a share of the model's window (tool-budget.ts) and find_tools reaches the rest.
+   */
+  mode?: AccessMode;
+  /** The share of the model's window all tool definitions may take before they are narrowed (default 0.25). */
+  toolShare?: number;
   /** False: chat without tools (a local model that failed the tool-calling probe). */
   toolsEnabled?: boolean;
   signal?: AbortSignal;
@@ -75,10 +87,28 @@ export async function runTurn(kernel: Kernel, opts: TurnOptions): Promise<TurnRe
   const signal = opts.signal ?? new AbortController().signal;
   const max = opts.maxIterations ?? MAX_ITERATIONS;
   const counter = new TokenCounter(opts.provider, opts.model);
-  const tools = opts.toolsEnabled === false ? [] : kernel.registry.list().filter((t) => !opts.scope || opts.scope.includes(t.spec.name));
+  const mode = opts.mode ?? 'computer';
+  const tools =
+    opts.toolsEnabled === false ? [] : kernel.registry.list().filter((t) => (!opts.scope || opts.scope.includes(t.spec.name)) && offeredIn(t.spec, mode));
   // Exactly name, description and parameters: no kernel bookkeeping field reaches the provider.
-  const defs: ToolDefinition[] = tools.map((t) => ({ name: t.spec.name, description: t.spec.description, parameters: t.spec.parameters }));
-  const scope = opts.toolsEnabled === false ? [] : (opts.scope ?? undefined);
+  const allowed = new Map(tools.map((t) => [t.spec.name, definitionOf(t.spec)]));
+  // The pipeline refuses anything outside the turn's mode, whether or not its definition was sent.
+  const scope = opts.toolsEnabled === false ? [] : opts.scope || mode !== 'computer' ? [...allowed.keys()] : undefined;
+  const plan = planTools({
+    counter,
+    allowed: [...allowed.values()],
+    window: opts.provider.contextWindow(opts.model),
+    ...(opts.toolShare !== undefined ? { share: opts.toolShare } : {}),
+    message: opts.userMessage,
+    rank: (message, among, limit) => kernel.toolSearch.search(message, { among, limit }).map((h) => h.name),
+  });
+  const offered = new Set(plan.offered);
+  let defs: ToolDefinition[] = [...offered].map((name) => allowed.get(name)!); // offered ⊆ allowed
+  /** What find_tools found joins the definitions sent from the next model call on. */
+  const addFound = (value: unknown): void => {
+    for (const t of (value as Partial<FoundTools> | undefined)?.tools ?? []) if (allowed.has(t.name)) offered.add(t.name);
+    defs = [...offered].map((name) => allowed.get(name)!);
+  };
 
   const added: ChatMessage[] = [{ role: 'user', content: opts.userMessage }];
   const system: ChatMessage[] = opts.systemPrompt ? [{ role: 'system', content: opts.systemPrompt }] : [];
@@ -238,6 +268,7 @@ export async function runTurn(kernel: Kernel, opts: TurnOptions): Promise<TurnRe
         let content = resultText(result);
         if (call.parseError && !result.ok) content = `Error INVALID_ARGS: the arguments were not valid JSON (${call.parseError}); send a JSON object.`;
         added.push({ role: 'tool', toolCallId: call.id, name: call.name, content, ...(result.ok ? {} : { isError: true }) });
+        if (call.name === FIND_TOOLS && result.ok) addFound(result.value);
 
         if (code === 'PERMISSION_TIMEOUT') {
           closePending(calls, i + 1, 'Not run: the turn stopped because a permission prompt went unanswered.');

@@ -74,7 +74,7 @@ export function planBudget(counter: TokenCounter, provider: ModelProvider, model
   const budget = window === undefined ? wanted : Math.min(window, wanted);
   const reserve = replyReserve(window);
   if (window !== undefined && needed + reserve > window) {
-    const defs = `${tools.length} tool definition${tools.length === 1 ? '' : 's'} need ${k(toolTokens)} tokens`;
+    const defs = `${tools.length} tool definition${tools.length === 1 ? ' needs' : 's need'} ${k(toolTokens)} tokens`;
     const message =
       tools.length > 0 && toolTokens + reserve > window
         ? `${defs}; this model's window is ${k(window)}: disable packs or pick a larger model.`

@@ -1,8 +1,8 @@
-/** `memo tools list|call`: the loaded tools, and one call through the kernel pipeline (memo serve's, when it runs on this data folder). */
+/** `memo tools list|search|call`: the loaded tools, tool search as the agent ranks, and one call through the kernel pipeline (memo serve's, when it runs on this data folder). */
 import type { Command } from 'commander';
 import { SystemClock } from '../clock.js';
 import { ControlFailure } from '../control/control-client.js';
-import { toolList } from '../control/kernel-views.js';
+import { toolList, toolSearchView } from '../control/kernel-views.js';
 import { ANSWER_HELP, DenyingPrompter, FixedAnswerPrompter, isPermissionAnswer, type Prompter } from '../permissions/prompter.js';
 import type { ProgressUpdate, ToolResult } from '../tools/contract.js';
 import { noServerOption, NotFound, print, table, UsageError, type Cli, type ServerOption } from './context.js';
@@ -46,6 +46,32 @@ export function registerToolsCommands(program: Command, cli: Cli): void {
           ...list.map((t) => [t.name, t.danger, t.effect, t.pack, (t.description.split('\n')[0] ?? '').slice(0, 70)]),
         ]),
       );
+    });
+
+  tools
+    .command('search <words>')
+    .description("rank the tools for a request in words, as the agent's tool search would offer them (scores: BM25, higher fits better)")
+    .option('--limit <n>', 'how many tools to print (1-100)', '10')
+    .option('--mode <mode>', 'only the tools this access mode offers: vault, computer or web (default: every enabled tool)')
+    .option('--json', 'print JSON: [{ "name", "pack", "score" }]')
+    .addOption(noServerOption())
+    .action(async (words: string, opts: { limit: string; mode?: string; json?: boolean } & ServerOption) => {
+      const limit = Number(opts.limit);
+      if (!Number.isInteger(limit) || limit < 1 || limit > 100) throw new UsageError(`--limit must be a whole number from 1 to 100, not "${opts.limit}"`);
+      const mode = opts.mode;
+      if (mode !== undefined && mode !== 'vault' && mode !== 'computer' && mode !== 'web')
+        throw new UsageError(`--mode must be vault, computer or web, not "${mode}"`);
+      if (!words.trim()) throw new UsageError('give the words to search for, e.g. memo tools search "add a task"');
+      const fields = { query: words, limit, ...(mode ? { mode } : {}) };
+      const hits = await cli.readVia(opts, 'tools.search', fields, async () => {
+        const kernel = await cli.boot(new DenyingPrompter());
+        const own = toolSearchView(kernel, words, { limit, ...(mode ? { mode } : {}) });
+        await kernel.shutdown();
+        return own;
+      });
+      if (opts.json) return print(hits);
+      if (hits.length === 0) return void process.stdout.write(`No tool fits "${words}"${mode ? ` in ${mode} mode` : ''}; try other words.\n`);
+      process.stdout.write(table([['TOOL', 'PACK', 'SCORE'], ...hits.map((h) => [h.name, h.pack, h.score.toFixed(2)])]));
     });
 
   tools

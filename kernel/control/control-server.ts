@@ -43,7 +43,17 @@ import {
   socketPathIn,
   type ServerHello,
 } from './control-protocol.js';
-import { approvalList, approvalView, CONTROL_CALL_SESSION, goneMessage, packInfo, packList, toolList, type ApprovalView } from './kernel-views.js';
+import {
+  approvalList,
+  approvalView,
+  CONTROL_CALL_SESSION,
+  goneMessage,
+  packInfo,
+  packList,
+  toolList,
+  toolSearchView,
+  type ApprovalView,
+} from './kernel-views.js';
 import { listen } from '../util/listen.js';
 
 /** A connection that sends no request within this long is closed. */
@@ -52,7 +62,17 @@ const REQUEST_WAIT_MS = 30_000;
 const PROBE_WAIT_MS = 2_000;
 /** At close, how long answered connections get to flush before they are cut. */
 const CLOSE_GRACE_MS = 2_000;
-const OPS = ['plugins.list', 'plugins.info', 'tools.list', 'tools.call', 'approvals.list', 'approvals.watch', 'approvals.answer', 'serve.rotate-token'];
+const OPS = [
+  'plugins.list',
+  'plugins.info',
+  'tools.list',
+  'tools.search',
+  'tools.call',
+  'approvals.list',
+  'approvals.watch',
+  'approvals.answer',
+  'serve.rotate-token',
+];
 /** The shortest id prefix `approvals.answer` takes for a whole id (the list prints whole ids; a prefix saves typing). */
 const MIN_ID_PREFIX = 4;
 
@@ -414,6 +434,12 @@ export class ControlServer {
           return finish({ type: 'result', value: packList(kernel) });
         case 'tools.list':
           return finish({ type: 'result', value: toolList(kernel) });
+        case 'tools.search': {
+          if (typeof req.query !== 'string') return refuse('BAD_REQUEST', 'tools.search needs "query": the words to search for');
+          const mode = req.mode === 'vault' || req.mode === 'computer' || req.mode === 'web' ? req.mode : undefined;
+          const limit = typeof req.limit === 'number' && Number.isInteger(req.limit) && req.limit > 0 ? req.limit : undefined;
+          return finish({ type: 'result', value: toolSearchView(kernel, req.query, { ...(limit ? { limit } : {}), ...(mode ? { mode } : {}) }) });
+        }
         case 'plugins.info':
           if (typeof req.id !== 'string') return refuse('BAD_REQUEST', 'plugins.info needs "id": a pack id');
           return finish({ type: 'result', value: packInfo(kernel, req.id) });

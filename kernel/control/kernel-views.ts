@@ -8,7 +8,8 @@ import type { Kernel } from '../kernel.js';
 import type { PackManifest } from '../packs/manifest.js';
 import type { PendingApproval } from '../permissions/approval-broker.js';
 import { approvalDisplay, type ApprovalDisplay } from '../permissions/preview-format.js';
-import type { Concern, Preview } from '../tools/contract.js';
+import type { AccessMode, Concern, Preview } from '../tools/contract.js';
+import { offeredIn } from '../tools/access-modes.js';
 
 export interface PackListEntry {
   id: string;
@@ -81,6 +82,25 @@ export function toolList(kernel: Kernel): ToolListEntry[] {
     description: t.spec.description,
     parameters: t.spec.parameters,
   }));
+}
+
+/** A tool as `memo tools search` ranks it (`--json`): what the agent's tool search would offer for the words. */
+export interface ToolSearchEntry {
+  name: string;
+  pack: string;
+  score: number;
+}
+
+/** Tool search over the enabled tools, or over those an access mode offers. */
+export function toolSearchView(kernel: Kernel, query: string, options: { limit?: number; mode?: AccessMode } = {}): ToolSearchEntry[] {
+  const mode = options.mode;
+  const among = mode
+    ? kernel.registry
+        .list()
+        .filter((t) => offeredIn(t.spec, mode))
+        .map((t) => t.spec.name)
+    : undefined;
+  return kernel.toolSearch.search(query, { limit: options.limit ?? 10, ...(among ? { among } : {}) });
 }
 
 /**

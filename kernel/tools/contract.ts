@@ -95,6 +95,8 @@ export interface ToolContext {
   /** The pack's settings, validated against its manifest's `config` schema. */
   config: Readonly<Record<string, unknown>>;
   progress(update: ProgressUpdate): void;
+  /** The only tools this call's caller may use (a turn's access mode), if it is scoped; absent: every enabled tool. */
+  scope?: readonly string[];
 }
 
 /**

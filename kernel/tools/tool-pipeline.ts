@@ -200,7 +200,7 @@ export class ToolPipeline {
       else this.limiter.admit(name, args, request.caller);
       // Only an MCP caller's write needs the (asynchronous) capability check: no extra tick for the rest.
       if (request.caller.kind === 'mcp' && tool.spec.effect !== 'read') await this.checkCaller(tool, request.caller);
-      call = this.context(tool, request, callId, request.signal);
+      call = this.context(tool, request, callId, request.signal, invokeOptions.scope);
       const ctx = call;
       // The tool's own judgement comes before anyone is asked: a refusal ends the call here, and a
       // concern makes the gate ask whatever is stored.
@@ -396,7 +396,7 @@ export class ToolPipeline {
     caller.conversationId = conversation;
   }
 
-  private context(tool: RegisteredTool, request: ToolCallRequest, callId: string, outer: AbortSignal | undefined): CallContext {
+  private context(tool: RegisteredTool, request: ToolCallRequest, callId: string, outer: AbortSignal | undefined, scope?: readonly string[]): CallContext {
     const stop = new CallStop();
     // Handlers learn who calls, never the caller's write capability (a credential).
     const { capability: _capability, ...caller } = request.caller;
@@ -416,6 +416,7 @@ export class ToolPipeline {
       dataDir: this.options.dataDir(tool.pack.id),
       config: tool.pack.config(),
       progress: (update) => request.onProgress?.(typeof update.message === 'string' ? { ...update, message: this.known.scrub(update.message) } : update),
+      ...(scope ? { scope } : {}),
     };
     // Packs check text against the kernel's known secrets through their context (web_search's query).
     attachKnownSecrets(ctx, this.known);

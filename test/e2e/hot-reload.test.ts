@@ -70,7 +70,7 @@ describe('hot loading packs in a running kernel', () => {
 
     fs.rmSync(path.join(packs, 'greeter'), { recursive: true });
     expect(await host.event(3)).toMatchObject({ event: 'removed', pack: 'greeter' });
-    expect((await host.request('list')).tools).toEqual(['list_skills', 'read_skill']);
+    expect((await host.request('list')).tools).toEqual(['find_tools', 'list_skills', 'read_skill']);
     expect((await host.call('greet')).error.code).toBe('UNKNOWN_TOOL');
   });
 

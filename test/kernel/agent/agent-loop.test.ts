@@ -141,12 +141,12 @@ describe('the agent loop', () => {
     expect(fx.kernel.audit.tail().at(-1)).toMatchObject({ tool: 'echo_dangerous', error: { code: 'UNKNOWN_TOOL' } });
   });
 
-  it('refuses, before sending anything, a request whose tool definitions cannot fit the window', async () => {
+  it('refuses, before sending anything, a request whose tool definitions cannot fit the window even narrowed to find_tools', async () => {
     fx = makeKernel();
-    const provider = new ScriptedProvider(() => reply('never'), 300);
+    const provider = new ScriptedProvider(() => reply('never'), 120);
     const r = await turn(provider);
     expect(r.stopReason).toBe('error');
-    expect(r.error).toMatch(/^\d+ tool definitions need [\d.]+K? tokens; this model's window is 300: disable packs or pick a larger model\.$/);
+    expect(r.error).toMatch(/^1 tool definition needs [\d.]+K? tokens; this model's window is 120: disable packs or pick a larger model\.$/);
     expect(provider.requests).toHaveLength(0);
   });
 
