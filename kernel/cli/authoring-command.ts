@@ -19,15 +19,17 @@ function folderOf(dir: string): string {
 
 /**
  * Prints the problems (each with the offending line when it has one) or the OK line; exit 1 on any
- * problem. Warnings (a skill's off-spec but harmless parts) are printed too and change no exit code.
+ * problem. Warnings (a skill's off-spec but harmless parts, a pack's keywords that add nothing) are
+ * printed too and change no exit code.
  */
 async function report(cli: Cli, dir: string, problems: Problem[], ok: string, json: boolean | undefined, warnings: Problem[] = []): Promise<void> {
   if (json) print({ ok: problems.length === 0, problems, ...(warnings.length ? { warnings } : {}) });
   else if (problems.length === 0) {
     const { describeProblem: describe } = await import('../packs/pack-problems.js');
-    const source = warnings.length ? fs.readFileSync(path.join(dir, 'SKILL.md'), 'utf8') : undefined;
+    // A warning with a line is shown under its line (a skill's SKILL.md); a pack's name only the tool and field.
+    const source = (w: Problem) => (w.line !== undefined ? fs.readFileSync(path.join(dir, w.file), 'utf8') : undefined);
     process.stdout.write(
-      `${warnings.map((w) => `warning: ${describe(w, source)}\n`).join('')}OK ${ok}${warnings.length ? ` (${warnings.length} warning${warnings.length === 1 ? '' : 's'})` : ''}\n`,
+      `${warnings.map((w) => `warning: ${describe(w, source(w))}\n`).join('')}OK ${ok}${warnings.length ? ` (${warnings.length} warning${warnings.length === 1 ? '' : 's'})` : ''}\n`,
     );
   } else {
     const { describeProblem: describe } = await import('../packs/pack-problems.js');
@@ -56,12 +58,12 @@ export function registerPluginAuthoring(plugins: Command, cli: Cli): void {
       const abs = folderOf(dir);
       // The checker loads the skill parser, acorn and Ajv: only this command pays for them.
       const { checkPackFolder } = await import('../packs/pack-check.js');
-      const { manifest, problems } = await checkPackFolder(abs);
+      const { manifest, problems, warnings } = await checkPackFolder(abs);
 
       const summary = manifest
         ? `pack ${manifest.id} ${manifest.version}: ${manifest.tools.length} tool${manifest.tools.length === 1 ? '' : 's'} (${manifest.tools.map((t) => t.name).join(', ')})`
         : '';
-      await report(cli, abs, problems, summary, opts.json);
+      await report(cli, abs, problems, summary, opts.json, warnings);
     });
 
   plugins

@@ -1,5 +1,5 @@
-import type { JsonSchema, ToolSpec } from '../tools/contract.js';
-import { TOOL_DECLARATION_SCHEMA } from '../tools/tool-declaration.js';
+import type { JsonSchema, RestrictedMode, ToolSpec } from '../tools/contract.js';
+import { TOOL_DECLARATION_FIELDS, TOOL_DECLARATION_SCHEMA } from '../tools/tool-declaration.js';
 
 /**
  * What a pack may declare in its manifest's `privileges` beyond the ordinary contribution points, and
@@ -18,6 +18,11 @@ export interface PackManifest {
   description: string;
   main: string;
   tools: ToolSpec[];
+  /**
+   * The restricted access modes that offer the pack's tools by default (`vault`, `web`); a tool's own
+   * `modes` (even `[]`) overrides it. Absent: Computer access only.
+   */
+  modes?: RestrictedMode[];
   /** JSON Schema of the pack's settings (`memo plugins config`). */
   config?: JsonSchema;
   enabledByDefault?: boolean;
@@ -39,6 +44,7 @@ export const MANIFEST_SCHEMA = {
     description: { type: 'string', minLength: 1, maxLength: 2000 },
     main: { type: 'string', pattern: '^(?!/)(?!.*\\.\\.)[A-Za-z0-9_./-]+\\.(?:js|mjs)$' },
     tools: { type: 'array', items: TOOL_DECLARATION_SCHEMA },
+    modes: TOOL_DECLARATION_FIELDS.modes,
     config: { type: 'object' },
     enabledByDefault: { type: 'boolean' },
     privileges: { type: 'array', items: { enum: PACK_PRIVILEGES }, uniqueItems: true },

@@ -17,6 +17,41 @@ import { TOOL_ARGS_FILE, toolArgsCurrent } from './tool-types.js';
 export interface PackCheck {
   manifest: PackManifest | null;
   problems: Problem[];
+  /** What loads but serves the pack poorly (keywords that add nothing to tool search); no exit code. */
+  warnings: Problem[];
+}
+
+/** A word as tool search would compare it: lowercase, a plural `s` dropped. */
+const wordOf = (w: string) => w.toLowerCase().replace(/(?<=..)s$/, '');
+
+/**
+ * Keywords that only repeat words of their tool's own name (`events` for get_calendar_events): tool
+ * search already matches the name, so they add nothing. One warning per tool, naming them.
+ */
+export function keywordWarnings(tools: ReadonlyArray<{ name: string; keywords?: unknown }>): Problem[] {
+  const out: Problem[] = [];
+  for (const t of tools) {
+    if (!Array.isArray(t.keywords)) continue;
+    const named = new Set(
+      t.name
+        .split(/[^A-Za-z0-9]+/)
+        .filter(Boolean)
+        .map(wordOf),
+    );
+    const repeats = t.keywords.filter((k): k is string => {
+      if (typeof k !== 'string') return false;
+      const words = k.split(/[^\p{L}\p{N}]+/u).filter(Boolean);
+      return words.length > 0 && words.every((w) => named.has(wordOf(w)));
+    });
+    if (repeats.length)
+      out.push({
+        file: 'plugin.json',
+        tool: t.name,
+        field: 'keywords',
+        message: `${repeats.map((k) => JSON.stringify(k)).join(', ')} only repeat${repeats.length === 1 ? 's' : ''} words of its name (tool search matches the name already): give other words a person would use`,
+      });
+  }
+  return out;
 }
 
 /** Each check imports the code afresh (ESM caches by URL): versions far from the pack manager's. */
@@ -31,7 +66,7 @@ function usableTools(raw: unknown): PackManifest['tools'] {
 export async function checkPackFolder(dir: string): Promise<PackCheck> {
   const schemas = new SchemaCompiler();
   const { raw, manifest, problems } = checkManifest(dir);
-  if (raw === null) return { manifest: null, problems };
+  if (raw === null) return { manifest: null, problems, warnings: [] };
   const r = raw as Partial<PackManifest>;
   const tools = usableTools(raw);
 
@@ -78,7 +113,7 @@ export async function checkPackFolder(dir: string): Promise<PackCheck> {
   if (fs.existsSync(argsFile) && !toolArgsCurrent(fs.readFileSync(argsFile, 'utf8'), { tools }))
     problems.push({ file: TOOL_ARGS_FILE, message: `is out of date with plugin.json: run memo plugins types ${dir}` });
 
-  return { manifest: problems.length ? null : manifest, problems };
+  return { manifest: problems.length ? null : manifest, problems, warnings: keywordWarnings(tools) };
 }
 
 export function checkSkillFolder(dir: string): { name: string | null; tools: string[]; problems: Problem[]; warnings: Problem[] } {

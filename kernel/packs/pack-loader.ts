@@ -278,6 +278,7 @@ export async function loadPackFolder(folder: PackFolder, version = 0): Promise<{
         source: folder.source,
         dir: folder.dir,
         tools,
+        ...(manifest.modes ? { modes: manifest.modes } : {}),
         ...(activate ? { activate } : {}),
       },
     };

@@ -86,6 +86,8 @@ export class SkillManager {
       version: '1.0.0',
       description: 'Lists the installed skills and reads their instructions and bundled files on demand.',
       source: 'kernel',
+      // Reading skills touches nothing beyond the skill folders: Vault only offers them.
+      modes: ['vault'],
       tools: [
         {
           spec: {
@@ -94,6 +96,8 @@ export class SkillManager {
             parameters: { type: 'object', properties: {}, additionalProperties: false },
             danger: 'safe',
             effect: 'read',
+            keywords: ['abilities', 'capabilities', 'playbooks', 'recipes', 'know-how', 'guides'],
+            examples: ['what skills do you have', 'which playbooks are installed'],
           },
           impl: () => {
             const skills = this.loaded().map((s) => ({ name: s.name, description: oneLine(s.description), tools: s.tools.map((t) => t.name) }));
@@ -115,6 +119,8 @@ export class SkillManager {
             },
             danger: 'safe',
             effect: 'read',
+            keywords: ['playbook', 'how-to', 'guide', 'steps', 'procedure', 'open'],
+            examples: ['show me the instructions of the git-history skill', 'how does that skill say to do it'],
           },
           // the schema makes file a string when given
           impl: (args, ctx) => this.readSkillTool(String(args.name), typeof args.file === 'string' ? args.file : undefined, ctx.caller),

@@ -48,7 +48,7 @@ export function findToolsPack(search: ToolSearch, registry: ToolRegistry): PackD
           },
           danger: 'safe',
           effect: 'read',
-          modes: ['vault', 'web'],
+          modes: ['vault'],
           keywords: ['discover', 'lookup', 'capability', 'function'],
           examples: ['which tool can rename a note', 'find a tool for sending a message'],
         },

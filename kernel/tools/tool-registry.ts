@@ -3,10 +3,11 @@ import type { ErrorObject, ValidateFunction } from 'ajv';
 import { MemoError } from '../errors.js';
 import { injectable } from '../di.js';
 import { toDisposable, type Disposable } from '../disposable.js';
-import type { ToolImplementation, ToolAssess, ToolPreview, ToolRun, ToolSpec } from './contract.js';
+import type { RestrictedMode, ToolImplementation, ToolAssess, ToolPreview, ToolRun, ToolSpec } from './contract.js';
 import type { PackActivate } from '../packs/pack-api.js';
 import { compileSchema, SchemaCompiler, schemaProblems } from './schemas.js';
-import { TOOL_DECLARATION_SCHEMA } from './tool-declaration.js';
+import { effectiveModes } from './access-modes.js';
+import { TOOL_DECLARATION_FIELDS, TOOL_DECLARATION_SCHEMA } from './tool-declaration.js';
 
 export type PackSource = 'builtin' | 'extra' | 'host' | 'skill' | 'kernel';
 
@@ -20,6 +21,12 @@ export interface PackDefinition {
   /** Folder the pack came from (manifest packs). */
   dir?: string;
   tools: Array<{ spec: ToolSpec; impl: ToolImplementation }>;
+  /**
+   * The restricted access modes that offer the pack's tools by default (a manifest's `modes`); a
+   * tool's own `modes` (even `[]`) overrides it. Resolved at registration: every registered tool's
+   * `spec.modes` is its effective list (absent: Computer access only).
+   */
+  modes?: RestrictedMode[];
   /** The pack's current settings; read at each call so changes apply live. */
   config?: () => Readonly<Record<string, unknown>>;
   /** Contributions beyond tools (model providers, ...), run after the tools are registered. */
@@ -62,6 +69,7 @@ export function describeAjvErrors(errors: ErrorObject[] | null | undefined): str
 }
 
 const validateDeclaration = compileSchema(TOOL_DECLARATION_SCHEMA);
+const validatePackModes = compileSchema(TOOL_DECLARATION_FIELDS.modes);
 
 /** Checks a tool declaration against the one declaration schema; returns the problems (empty when valid). */
 function specProblems(spec: ToolSpec): string[] {
@@ -110,6 +118,10 @@ export class ToolRegistry {
   private prepare(def: PackDefinition, replacing: RegisteredPack | undefined): { pack: RegisteredPack; tools: RegisteredTool[] } {
     if (!PACK_ID.test(def.id))
       throw new MemoError('VALIDATION', `Pack id "${def.id}" must be kebab-case (lowercase letters, digits, hyphens).`, { plugin: def.id });
+    if (def.modes !== undefined && !validatePackModes(def.modes)) {
+      const problems = schemaProblems(validatePackModes.errors, def.modes).map((p) => `${['modes', p.field].filter(Boolean).join('.')} ${p.message}`);
+      throw new MemoError('VALIDATION', `Pack "${def.id}" is invalid: ${problems.join('; ')}.`, { plugin: def.id });
+    }
     const pack: RegisteredPack = {
       id: def.id,
       name: def.name ?? def.id,
@@ -169,7 +181,12 @@ export class ToolRegistry {
           { plugin: def.id, tool: spec.name },
         );
       }
-      const tool: RegisteredTool = { spec: Object.freeze({ ...spec }), pack, run, validate };
+      // The pack's default modes apply here, once: the registered spec carries the effective list.
+      const effective: ToolSpec = { ...spec };
+      const modes = effectiveModes(spec, def.modes);
+      if (modes === undefined) delete effective.modes;
+      else effective.modes = modes;
+      const tool: RegisteredTool = { spec: Object.freeze(effective), pack, run, validate };
       if (typeof impl === 'object' && typeof impl.preview === 'function') tool.preview = impl.preview;
       if (typeof impl === 'object' && typeof impl.assess === 'function') tool.assess = impl.assess;
       prepared.push(tool);

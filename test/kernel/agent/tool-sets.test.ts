@@ -87,4 +87,10 @@ describe('a turn with the built-in packs', () => {
     expect(r.steps[1]).toMatchObject({ tool: 'run_command', outcome: 'error', code: 'UNKNOWN_TOOL' });
     expect(fx.prompter.asked.filter((q) => q.tool === 'run_command')).toHaveLength(0);
   });
+
+  it('in Web search only sends web_search alone', async () => {
+    const provider = new ScriptedProvider(() => reply('ok'), 16_384);
+    await turn(provider, 'news about the election', { mode: 'web' });
+    expect(names(provider.requests[0])).toEqual(['web_search']);
+  });
 });

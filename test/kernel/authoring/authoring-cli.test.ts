@@ -103,6 +103,46 @@ describe('memo plugins new, validate, types and memo skills validate', () => {
     expect(syntax.problems).toContainEqual(expect.objectContaining({ file: 'index.js', line: expect.any(Number), column: expect.any(Number) }));
   });
 
+  it('reports bad modes, keywords and examples with their field, and warns without failing about keywords that repeat the name', () => {
+    const base = authorFolder();
+    run(['plugins', 'new', 'my-search'], base);
+    const dir = path.join(base, 'my-search');
+    const file = path.join(dir, 'plugin.json');
+    const manifest = JSON.parse(fs.readFileSync(file, 'utf8'));
+    manifest.tools[0].keywords = ['notes', 'memos', 'jottings'];
+    manifest.tools[0].examples = ['what did I jot down yesterday'];
+    fs.writeFileSync(file, JSON.stringify(manifest, null, 2));
+    const warned = run(['plugins', 'validate', 'my-search'], base);
+    expect(warned.code).toBe(0);
+    expect(warned.stdout).toBe(
+      'warning: plugin.json: tool "my_search_list_notes": keywords "notes" only repeats words of its name (tool search matches the name already): give other words a person would use\n' +
+        'OK pack my-search 0.1.0: 2 tools (my_search_list_notes, my_search_add_note) (1 warning)\n',
+    );
+
+    fs.writeFileSync(
+      file,
+      JSON.stringify(
+        {
+          ...manifest,
+          modes: ['desktop'],
+          tools: [
+            { ...manifest.tools[0], keywords: 'memos' },
+            { ...manifest.tools[1], examples: [' '] },
+          ],
+        },
+        null,
+        2,
+      ),
+    );
+    const r = run(['plugins', 'validate', 'my-search', '--json'], base);
+    expect(r.code).toBe(1);
+    expect(JSON.parse(r.stdout).problems).toEqual([
+      { file: 'plugin.json', tool: 'my_search_list_notes', field: 'keywords', message: 'must be array (got "memos")' },
+      { file: 'plugin.json', tool: 'my_search_add_note', field: 'examples.0', message: 'must match pattern \\S (got " ")' },
+      { file: 'plugin.json', field: 'modes.0', message: 'must be one of vault, web (got "desktop")' },
+    ]);
+  });
+
   it('exits 1 from plugins list when a pack failed to load', () => {
     const base = authorFolder();
     fs.mkdirSync(path.join(base, 'packs', 'no-manifest'), { recursive: true });

@@ -79,7 +79,7 @@ describe('one schema compiler per kernel', () => {
     fx = makeKernel({ packs: [] });
     const bad = { ...tool('t', { type: 'object' }), spec: { ...tool('t', { type: 'object' }).spec, effect: 'peek' as never, colour: 'red' } };
     expect(() => fx.kernel.registerPack({ id: 'x', tools: [bad] })).toThrow(
-      /colour is not an accepted field \(accepted: name, description, .*openWorld, editable\)/,
+      /colour is not an accepted field \(accepted: name, description, .*openWorld, editable, modes, keywords, examples\)/,
     );
     expect(() => fx.kernel.registerPack({ id: 'x', tools: [bad] })).toThrow(/effect must be one of read, write, delete \(got "peek"\)/);
   });
