@@ -57,7 +57,12 @@ type NodeLlamaCpp = typeof import('node-llama-cpp');
 export interface LocalGgufOptions {
   /** `auto` (CUDA, Vulkan or Metal when a prebuilt binary works here, else CPU) or `false` (CPU). */
   gpu?: 'auto' | false;
-  /** CPU threads; default: the cores this process may use. */
+  /**
+   * CPU threads; default: the cores this process may use but one (at least one). One core stays for
+   * the kernel (its event loop, the MCP endpoint, other calls), and llama.cpp's threads, which wait
+   * on each other at every step, are not all held up when another program takes a core: on 2 cores
+   * beside a CPU hog, a short chat with 2 threads took over 120 s, with 1 thread 4.5 s.
+   */
   threads?: number;
   /** The chat format; default `auto`: resolved from the model's chat template. */
   chatWrapper?: ChatWrapper;
@@ -115,9 +120,14 @@ function logSince(log: Log, since: number): string[] {
   return n > 0 ? log.lines.slice(-n) : [];
 }
 
+/** The cores this process may use but one, at least one (see LocalGgufOptions.threads). */
+function defaultThreads(): number {
+  return Math.max(1, os.availableParallelism() - 1);
+}
+
 function backend(mod: NodeLlamaCpp, options: LocalGgufOptions): { llama: Promise<Llama>; log: Log } {
   const gpu = options.gpu ?? 'auto';
-  const maxThreads = options.threads ?? os.availableParallelism();
+  const maxThreads = options.threads ?? defaultThreads();
   const key = JSON.stringify([gpu, maxThreads]);
   let entry = runtimes.get(key);
   if (!entry) {
