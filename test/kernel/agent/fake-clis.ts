@@ -161,11 +161,12 @@ async function leftover() {
     const r = require('node:child_process').spawnSync('/bin/sh', ['-c', process.env.FAKE_CLI_SH], { encoding: 'utf8', timeout: 30000 });
     rec.sh = { stdout: r.stdout, stderr: r.stderr, status: r.status };
   }
+  // FAKE_CLI_HANG: a CLI that never answers and ignores SIGTERM (stopping the turn must still end it).
+  // Its handler is in place before the run is recorded: the test stops the turn once it sees the record.
+  if (process.env.FAKE_CLI_HANG) process.on('SIGTERM', () => fs.writeFileSync(path.join(recordDir, KIND + '-sigterm'), 'x'));
   record(KIND, rec);
   if (process.env.FAKE_CLI_LEAVE) leave(ep);
-  // FAKE_CLI_HANG: a CLI that never answers and ignores SIGTERM (stopping the turn must still end it).
   if (process.env.FAKE_CLI_HANG) {
-    process.on('SIGTERM', () => fs.writeFileSync(path.join(recordDir, KIND + '-sigterm'), 'x'));
     setInterval(() => undefined, 1000);
     return;
   }
