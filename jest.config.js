@@ -31,4 +31,6 @@ export default {
   maxWorkers: 2,
   // Longest files first, from jest's own timings or, in a fresh clone, from test/durations.json.
   testSequencer: '<rootDir>/test/helpers/sequencer.mjs',
+  // Jest's own report, then the tests that took over 30 s, by name.
+  reporters: ['default', '<rootDir>/test/helpers/slow-tests-reporter.mjs'],
 };
