@@ -93,6 +93,13 @@ interface CallContext {
   release: () => void;
 }
 
+/** The tools a scoped caller may use, as an unknown tool's error names them: by name while few, else how to find them. */
+function inScope(scope: readonly string[]): string {
+  if (scope.length === 0) return 'available: none';
+  if (scope.length <= 12) return `available: ${scope.join(', ')}`;
+  return `${scope.length} tools are available${scope.includes('find_tools') ? '; find_tools searches them' : ''}`;
+}
+
 /**
  * The one invocation pipeline. Agent loop, MCP, CLI and routines all call tools through
  * `invoke`, in this order: resolve, validate, rate-limit, caller rules, permission gate, run
@@ -177,7 +184,7 @@ export class ToolPipeline {
       if (!tool || (invokeOptions.scope && !invokeOptions.scope.includes(name))) {
         throw new MemoError(
           'UNKNOWN_TOOL',
-          `There is no tool named "${name}"${invokeOptions.scope ? ` in this mode (available: ${invokeOptions.scope.join(', ') || 'none'})` : ''}.`,
+          `There is no tool named "${name}"${invokeOptions.scope ? ` in this mode (${inScope(invokeOptions.scope)})` : ''}.`,
           { tool: name },
         );
       }

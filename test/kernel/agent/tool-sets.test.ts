@@ -85,6 +85,10 @@ describe('a turn with the built-in packs', () => {
     const found = JSON.parse(r.messages.find((m) => m.role === 'tool')!.content) as { tools: Array<{ name: string }> };
     for (const t of found.tools) expect(vaultOnly).toContain(t.name);
     expect(r.steps[1]).toMatchObject({ tool: 'run_command', outcome: 'error', code: 'UNKNOWN_TOOL' });
+    // The model is told how to find what it may use, not sent a list of 70 names.
+    expect(r.messages.filter((m) => m.role === 'tool')[1]?.content).toMatch(
+      /^Error UNKNOWN_TOOL: There is no tool named "run_command" in this mode \(\d+ tools are available; find_tools searches them\)\.$/,
+    );
     expect(fx.prompter.asked.filter((q) => q.tool === 'run_command')).toHaveLength(0);
   });
 
