@@ -249,7 +249,7 @@ export async function runTurn(kernel: Kernel, opts: TurnOptions): Promise<TurnRe
             caller: { ...caller },
             signal,
           },
-          scope ? { scope } : {},
+          { ...(scope ? { scope } : {}), mode },
         );
         const code = result.ok ? undefined : result.error.code;
         const denied = code === 'PERMISSION_DENIED' || code === 'PERMISSION_TIMEOUT';
