@@ -129,7 +129,7 @@ export async function runTurn(kernel: Kernel, opts: TurnOptions): Promise<TurnRe
   const turn = randomUUID();
   const capability = opts.routine
     ? null
-    : await kernel.capabilities.mint(opts.conversationId, turn).catch((err: unknown) => {
+    : await kernel.capabilities.mint(opts.conversationId, turn, mode).catch((err: unknown) => {
         if (isMemoError(err) && err.code === 'NOT_FOUND') return null;
         throw err;
       });

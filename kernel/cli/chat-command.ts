@@ -80,8 +80,8 @@ interface ChatOptions {
 
 const EFFORTS: readonly Effort[] = ['low', 'medium', 'high'];
 
-/** The web-search mode scopes Memo's own loop; a CLI sees every Memo tool over MCP. */
-const WEB_WITH_CLI = 'the web-search mode does not apply to a CLI backend: it is offered every Memo tool (and its own web search only with Computer access)';
+/** Web search only offers web_search alone, which a CLI (it has tools of its own) cannot be limited to: its turns are refused. */
+const WEB_WITH_CLI = 'Web search only does not apply to a CLI backend: its turns are refused until /vault or /computer (or /backend off)';
 
 /** How a turn's access reads in the transcript (seed 003: said plainly). */
 function accessLine(access: AccessMode): string {
@@ -453,7 +453,7 @@ async function open(o: ChatOptions, ctx: CliContext, prompter: Prompter): Promis
       warnings: mode === 'web' ? [WEB_WITH_CLI] : [],
       mode,
     };
-    useBackend(s, o.backend as BackendId, o.computerAccess ? 'computer' : 'vault', o.effort as Effort | undefined, o.model);
+    useBackend(s, o.backend as BackendId, mode === 'computer' ? 'computer' : 'vault', o.effort as Effort | undefined, o.model);
     return s;
   }
   try {

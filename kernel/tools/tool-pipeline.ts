@@ -180,7 +180,8 @@ export class ToolPipeline {
     this.running++;
     try {
       if (this.shutdown.signal.aborted) throw new MemoError('CANCELLED', 'The kernel is shutting down; the call was not run.');
-      const mode = invokeOptions.mode;
+      // An MCP caller presenting an agent turn's capability (an agent CLI run as a backend) is in that turn's mode.
+      const mode = invokeOptions.mode ?? (request.caller.kind === 'mcp' ? this.capabilities.modeOf(request.caller.capability) : undefined);
       if (!tool || (invokeOptions.scope && !invokeOptions.scope.includes(name)) || (mode && !offeredIn(tool.spec, mode))) {
         const available =
           invokeOptions.scope ??
