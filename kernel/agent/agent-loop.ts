@@ -129,7 +129,7 @@ export async function runTurn(kernel: Kernel, opts: TurnOptions): Promise<TurnRe
   const turn = randomUUID();
   const capability = opts.routine
     ? null
-    : await kernel.capabilities.mint(opts.conversationId, turn).catch((err: unknown) => {
+    : await kernel.capabilities.mint(opts.conversationId, turn, mode).catch((err: unknown) => {
         if (isMemoError(err) && err.code === 'NOT_FOUND') return null;
         throw err;
       });
@@ -249,7 +249,7 @@ export async function runTurn(kernel: Kernel, opts: TurnOptions): Promise<TurnRe
             caller: { ...caller },
             signal,
           },
-          scope ? { scope } : {},
+          { ...(scope ? { scope } : {}), mode },
         );
         const code = result.ok ? undefined : result.error.code;
         const denied = code === 'PERMISSION_DENIED' || code === 'PERMISSION_TIMEOUT';

@@ -66,6 +66,7 @@ export async function runChatTurn(kernel: Kernel, opts: ChatTurnOptions): Promis
         ...(opts.signal ? { signal: opts.signal } : {}),
         ...(opts.onEvent ? { onEvent: opts.onEvent } : {}),
         ...(opts.effort ? { effort: opts.effort } : {}),
+        ...(opts.mode ? { mode: opts.mode } : {}),
       })
     : await runTurn(kernel, { ...turn, userMessage, history });
   await store.appendTurn(opts.conversationId, result.messages, result.steps, {

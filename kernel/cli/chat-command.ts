@@ -30,6 +30,8 @@ import { CliBackends, isCliBackendProvider } from '../agent/cli-backends/cli-tur
 import { loopbackEndpoint } from '../mcp/mcp-http-server.js';
 import type { Detection } from '../agent/cli-backends/cli-detector.js';
 import { systemPrompt } from '../agent/system-prompt.js';
+import type { AccessMode as TurnMode } from '../tools/contract.js';
+import { isAccessMode, modeCommand, modeLine, modeTools, MODE_NAMES } from './chat-modes.js';
 
 /** What main.ts lends this module: booting, printing and the exit code. */
 export interface CliContext {
@@ -56,6 +58,8 @@ interface ChatOptions {
   provider?: string;
   model?: string;
   web?: boolean;
+  mode?: string;
+  saveDefault?: boolean;
   prompt?: string;
   json?: boolean;
   approve?: string;
@@ -76,8 +80,8 @@ interface ChatOptions {
 
 const EFFORTS: readonly Effort[] = ['low', 'medium', 'high'];
 
-/** The web-search mode scopes Memo's own loop; a CLI sees every Memo tool over MCP. */
-const WEB_WITH_CLI = 'the web-search mode does not apply to a CLI backend: it is offered every Memo tool (and its own web search only with Computer access)';
+/** Web search only offers web_search alone, which a CLI (it has tools of its own) cannot be limited to: its turns are refused. */
+const WEB_WITH_CLI = 'Web search only does not apply to a CLI backend: its turns are refused until /vault or /computer (or /backend off)';
 
 /** How a turn's access reads in the transcript (seed 003: said plainly). */
 function accessLine(access: AccessMode): string {
@@ -316,7 +320,12 @@ export function registerChatCommands(program: Command, ctx: CliContext): void {
     .option('--model <model>', "the model (default: the provider's)")
     .option('--base-url <url>', 'inline provider endpoint')
     .option('--api-key-env <VAR>', 'inline provider key variable')
-    .option('--web', 'scoped web-search mode: only web_search is exposed')
+    .option(
+      '--mode <mode>',
+      'the access mode of the turns: vault (Vault only), computer (every enabled tool) or web (web_search alone); default: the stored one',
+    )
+    .option('--save-default', 'with --mode: store it as the default access mode of every chat (on the audit trail)')
+    .option('--web', 'the same as --mode web')
     .option('--no-tools', 'chat without tools')
     .option('-p, --prompt <text>', 'run one turn without a terminal and print the answer')
     .option('--json', 'with -p: print the stop reason, each tool step and the answer as one JSON object')
@@ -338,6 +347,9 @@ export function registerChatCommands(program: Command, ctx: CliContext): void {
       if (o.backend !== undefined && !isBackendId(o.backend)) throw ctx.usage('--backend must be one of claude, codex, agy');
       if (o.effort !== undefined && !EFFORTS.includes(o.effort as Effort)) throw ctx.usage('--effort must be one of low, medium, high');
       if (o.computerAccess && !o.backend) throw ctx.usage('--computer-access applies to a CLI backend: add --backend claude|codex|agy');
+      if (o.mode !== undefined && !isAccessMode(o.mode)) throw ctx.usage('--mode must be one of vault, computer, web');
+      if (o.web && o.mode !== undefined && o.mode !== 'web') throw ctx.usage('--web is --mode web: give one of them');
+      if (o.saveDefault && o.mode === undefined && !o.web) throw ctx.usage('--save-default stores the mode given with --mode');
       if (o.backends) return listBackends(o, ctx);
       if (o.history !== undefined || o.rotateKey) return housekeeping(o, ctx);
       if (o.prompt !== undefined) return scripted(o, ctx);
@@ -399,6 +411,8 @@ interface Session {
   model: string;
   toolsEnabled: boolean;
   warnings: string[];
+  /** The access mode of the next turns (--mode, /vault, /computer, /web; /agent: the stored default). */
+  mode: TurnMode;
   /** The agent CLIs, made on first use (`--backend`, `/backend`). */
   backends?: CliBackends;
   /** The provider the chat started with, to return to from a CLI backend (`/backend off`). */
@@ -417,16 +431,29 @@ function useBackend(s: Session, id: BackendId, access: AccessMode, effort: Effor
 
 async function open(o: ChatOptions, ctx: CliContext, prompter: Prompter): Promise<Session> {
   const kernel = await ctx.boot(prompter);
+  const chosen = o.web ? 'web' : (o.mode as TurnMode | undefined);
+  if (chosen && o.saveDefault) {
+    try {
+      await kernel.admin.setDefaultMode(chosen, 'cli');
+    } catch (err) {
+      await kernel.shutdown();
+      throw err;
+    }
+    process.stderr.write(`memo: the default access mode is now ${MODE_NAMES[chosen]} (${chosen}).\n`);
+  }
   if (o.backend) {
+    // A CLI backend's Computer access lets its own tools run ungated: it is never a stored default's doing.
+    const mode = chosen ?? (o.computerAccess ? 'computer' : 'vault');
     const s: Session = {
       kernel,
       provider: null as unknown as ModelProvider,
       config: { name: '', kind: '' },
       model: '',
       toolsEnabled: true,
-      warnings: o.web ? [WEB_WITH_CLI] : [],
+      warnings: mode === 'web' ? [WEB_WITH_CLI] : [],
+      mode,
     };
-    useBackend(s, o.backend as BackendId, o.computerAccess ? 'computer' : 'vault', o.effort as Effort | undefined, o.model);
+    useBackend(s, o.backend as BackendId, mode === 'computer' ? 'computer' : 'vault', o.effort as Effort | undefined, o.model);
     return s;
   }
   try {
@@ -453,7 +480,7 @@ async function open(o: ChatOptions, ctx: CliContext, prompter: Prompter): Promis
         throw ctx.notFound(`The local model could not be checked for tool calling: ${(err as Error).message}`);
       }
     }
-    return { kernel, provider, config, model, toolsEnabled, warnings };
+    return { kernel, provider, config, model, toolsEnabled, warnings, mode: chosen ?? kernel.providerSettings.defaultMode() };
   } catch (err) {
     await kernel.shutdown();
     throw err;
@@ -488,8 +515,8 @@ async function runOne(
     model: s.model,
     conversationId,
     userMessage: prompt,
-    systemPrompt: systemPrompt(s.kernel, o.web ? 'web' : 'agent'),
-    ...(o.web ? { scope: ['web_search'] } : {}),
+    systemPrompt: systemPrompt(s.kernel, s.mode === 'web' ? 'web' : 'agent'),
+    mode: s.mode,
     toolsEnabled: s.toolsEnabled,
     ...(o.effort ? { effort: o.effort as Effort } : {}),
     ...(o.streamReplies ? { stream: true } : {}),
@@ -543,6 +570,7 @@ async function scripted(o: ChatOptions, ctx: CliContext): Promise<void> {
           conversationId: conv.id,
           provider: s.config.name,
           model: r.model || s.model,
+          mode: s.mode,
           ...(isCliBackendProvider(s.provider) ? { access: s.provider.access } : {}),
           stopReason: r.stopReason,
           answer: r.answer,
@@ -583,7 +611,7 @@ async function interactive(o: ChatOptions, ctx: CliContext): Promise<void> {
   const pending: Attachment[] = [];
   const label = () => (isCliBackendProvider(s.provider) ? `${s.provider.spec.label}${s.model ? ` (${s.model})` : ''}` : `${s.config.name}/${s.model}`);
   out.write(
-    `Memo chat · ${label()}${o.web ? ' · web search only' : s.toolsEnabled ? ` · ${s.kernel.registry.list().length} tools` : ' · no tools'}\n/new  /history [words]  /tools  /web  /agent  /model NAME  /backend claude|codex|agy|off  /vault  /computer  /effort low|medium|high  /attach PATH  /compact  /thoughts  /exit   Ctrl-C stops a turn, twice exits.\n`,
+    `Memo chat · ${label()} · ${modeLine(s.kernel, s.mode, s.toolsEnabled)}\n/new  /history [words]  /tools  /vault  /computer  /web  /agent  /model NAME  /backend claude|codex|agy|off  /effort low|medium|high  /attach PATH  /compact  /thoughts  /exit   Ctrl-C stops a turn, twice exits.\n`,
   );
   if (isCliBackendProvider(s.provider)) out.write(`(${accessLine(s.provider.access)})\n`);
   for (const w of s.warnings) out.write(`warning: ${w}\n`);
@@ -621,11 +649,18 @@ async function interactive(o: ChatOptions, ctx: CliContext): Promise<void> {
         for (const line of await historyLines(s.kernel, text.slice('/history'.length).trim(), conversationId)) out.write(line + '\n');
         continue;
       }
-      if (text === '/web' || text === '/agent') {
-        // The scoped web-search mode of seed 000, toggled per turn instead of only at launch.
-        o.web = text === '/web';
-        out.write(o.web ? '(web search mode: only web_search is offered)\n' : '(agent mode: every enabled tool is offered)\n');
-        if (o.web && isCliBackendProvider(s.provider)) out.write(`(${WEB_WITH_CLI})\n`);
+      const switchTo = modeCommand(text);
+      if (switchTo) {
+        // The mode of the next turns, whatever the provider; /agent: the stored default.
+        s.mode = switchTo === 'default' ? s.kernel.providerSettings.defaultMode() : switchTo;
+        out.write(`(${modeLine(s.kernel, s.mode, s.toolsEnabled)}${switchTo === 'default' ? ', the stored default' : ''})\n`);
+        if (isCliBackendProvider(s.provider)) {
+          if (s.mode === 'web') out.write(`(${WEB_WITH_CLI})\n`);
+          else {
+            s.provider.access = s.mode;
+            out.write(`(${accessLine(s.provider.access)})\n`);
+          }
+        }
         continue;
       }
       if (text === '/backend' || text.startsWith('/backend ')) {
@@ -639,18 +674,12 @@ async function interactive(o: ChatOptions, ctx: CliContext): Promise<void> {
         } else if (!isBackendId(name)) out.write('(/backend takes claude, codex, agy or off)\n');
         else {
           if (!isCliBackendProvider(s.provider)) s.home = { provider: s.provider, config: s.config, model: s.model };
+          // Computer access for a CLI is chosen for it (--computer-access, /computer on a CLI), never inherited from a stored default.
           const access = isCliBackendProvider(s.provider) ? s.provider.access : o.computerAccess ? 'computer' : 'vault';
           useBackend(s, name, access, o.effort as Effort | undefined);
+          s.mode = access;
           const d = await s.backends!.detector.detect(name);
           out.write(`(${label()}${d.found ? ` ${d.version}` : `: not detected, ${d.reason}`}; ${accessLine(access)})\n`);
-        }
-        continue;
-      }
-      if (text === '/vault' || text === '/computer') {
-        if (!isCliBackendProvider(s.provider)) out.write('(access modes apply to a CLI backend: /backend claude|codex|agy first)\n');
-        else {
-          s.provider.access = text === '/computer' ? 'computer' : 'vault';
-          out.write(`(${accessLine(s.provider.access)})\n`);
         }
         continue;
       }
@@ -698,7 +727,9 @@ async function interactive(o: ChatOptions, ctx: CliContext): Promise<void> {
         continue;
       }
       if (text === '/tools') {
-        for (const t of s.kernel.registry.list()) out.write(`  ${t.spec.name} (${t.spec.danger})\n`);
+        out.write(`(${modeLine(s.kernel, s.mode, s.toolsEnabled)})\n`);
+        const offered = new Set(modeTools(s.kernel, s.mode, s.toolsEnabled));
+        for (const t of s.kernel.registry.list()) if (offered.has(t.spec.name)) out.write(`  ${t.spec.name} (${t.spec.danger})\n`);
         continue;
       }
       running = new AbortController();

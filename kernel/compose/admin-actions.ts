@@ -20,6 +20,7 @@ import type { PackManager } from '../packs/pack-manager.js';
 import type { ToolRegistry } from '../tools/tool-registry.js';
 import type { ProviderSettings } from '../providers/provider-settings.js';
 import type { ProviderConfig } from '../providers/provider.js';
+import type { AccessMode } from '../tools/contract.js';
 
 export type { AdminRecord };
 
@@ -162,6 +163,14 @@ export class AdminActions {
       const removed = this.k.providerSettings.remove(name);
       await this.k.providerSettings.saved();
       return removed;
+    });
+  }
+
+  /** Stores the access mode chat turns use unless one is chosen (`memo chat --mode M --save-default`, a host). */
+  setDefaultMode(mode: AccessMode, by = 'host'): Promise<void> {
+    return this.run({ action: 'mode.default', by, target: mode, change: { mode } }, async () => {
+      this.k.providerSettings.setDefaultMode(mode);
+      await this.k.providerSettings.saved();
     });
   }
 

@@ -7,6 +7,7 @@ import type { Logger } from '../logger.js';
 import type { Skill } from '../skills/skill.js';
 import { oneLine } from '../skills/skill-index.js';
 import type { Caller, ProgressUpdate, ToolResult } from '../tools/contract.js';
+import { offeredIn } from '../tools/access-modes.js';
 import { isPlainObject, toCallToolResult, toMcpTool } from './mcp-tool-mapping.js';
 
 export const MCP_SERVER_NAME = 'memo';
@@ -157,7 +158,12 @@ export class MemoMcpServer {
       this.ready = true;
     };
     server.onerror = (err) => this.options.logger?.info(`mcp: ${err.message}`);
-    server.setRequestHandler('tools/list', () => ({ tools: this.kernel.registry.list().map(toMcpTool) }));
+    // A caller presenting a Vault-only turn's capability (an agent CLI run in Vault only) is offered that mode's tools alone; the pipeline refuses the rest.
+    server.setRequestHandler('tools/list', (_request, ctx) => {
+      const mode = this.kernel.capabilities.modeOf(this.options.capability(ctx));
+      const tools = this.kernel.registry.list().filter((t) => !mode || offeredIn(t.spec, mode));
+      return { tools: tools.map(toMcpTool) };
+    });
     // tools/call is not registered through setRequestHandler: the SDK would parse it first and answer
     // a malformed one with a validation dump. Here it gets -32602 and one line.
     server.fallbackRequestHandler = async (request, ctx) => {

@@ -1,11 +1,14 @@
 import { randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
 import { MemoError } from '../errors.js';
+import type { AccessMode } from '../tools/contract.js';
 
 interface Capability {
   token: string;
   conversationId: string;
   /** The agent turn it belongs to (Caller.turn): an MCP caller presenting it counts as that turn. */
   turn: string;
+  /** The turn's access mode when it is narrower than Computer access: an MCP caller presenting it is offered that mode's tools only. */
+  mode?: AccessMode;
 }
 
 /**
@@ -22,16 +25,17 @@ export class WriteCapabilities {
 
   /**
    * A capability for one turn of a stored conversation; NOT_FOUND when there is no such conversation.
-   * `turn` is the turn's id (Caller.turn), a fresh one when the turn has none of its own.
+   * `turn` is the turn's id (Caller.turn), a fresh one when the turn has none of its own; `mode`, the
+   * turn's access mode (what an MCP caller presenting the capability is offered; absent: every tool).
    */
-  async mint(conversationId: string, turn: string = randomUUID()): Promise<string> {
+  async mint(conversationId: string, turn: string = randomUUID(), mode?: AccessMode): Promise<string> {
     if (!(await this.conversationExists(conversationId)))
       throw new MemoError(
         'NOT_FOUND',
         `There is no conversation ${JSON.stringify(String(conversationId).slice(0, 100))}: a write capability belongs to a stored conversation.`,
       );
     const token = `memo-cap-${randomBytes(24).toString('base64url')}`;
-    this.live.set(token, { token, conversationId, turn });
+    this.live.set(token, { token, conversationId, turn, ...(mode && mode !== 'computer' ? { mode } : {}) });
     return token;
   }
 
@@ -73,6 +77,11 @@ export class WriteCapabilities {
   /** The turn a live capability belongs to (never the token itself), or undefined. */
   turnOf(token: string | undefined): string | undefined {
     return token ? this.find(token)?.turn : undefined;
+  }
+
+  /** The access mode of a live capability's turn when it is narrower than Computer access, or undefined. */
+  modeOf(token: string | undefined): AccessMode | undefined {
+    return token ? this.find(token)?.mode : undefined;
   }
 
   /** The capability's conversation, if the token is live and its conversation still exists. */

@@ -1,7 +1,8 @@
 import { MemoError } from '../errors.js';
 import { StderrLogger, type Logger } from '../logger.js';
 import type { KernelStateDb, RemoteChange, ReplicatedView } from '../storage/kernel-state-db.js';
-import { providersTable, providerWrites } from '../state/kernel-state-tables.js';
+import { isAccessMode, providersTable, providerWrites } from '../state/kernel-state-tables.js';
+import type { AccessMode } from '../tools/contract.js';
 import { JsonFileStore } from '../util/json-file-store.js';
 import type { ProviderConfig } from './provider.js';
 import type { ProviderShape } from '../state/shapes.js';
@@ -43,7 +44,9 @@ export class ProviderSettings {
         const providers = parsed.providers ?? {};
         if (typeof providers !== 'object' || Array.isArray(providers)) throw new Error('has a "providers" entry that is not an object');
         const active = typeof parsed.active === 'string' ? parsed.active : null;
-        return { version: 1, active, providers: Object.assign(Object.create(null) as Record<string, ProviderConfig>, providers) };
+        if (parsed.mode !== undefined && !isAccessMode(parsed.mode)) throw new Error('has a "mode" that is not vault, computer or web');
+        const mode = parsed.mode === undefined ? {} : { mode: parsed.mode };
+        return { version: 1, active, providers: Object.assign(Object.create(null) as Record<string, ProviderConfig>, providers), ...mode };
       },
       whileUnusable: 'no provider is configured',
     });
@@ -89,6 +92,17 @@ export class ProviderSettings {
   active(): ProviderConfig | undefined {
     const data = this.data;
     return data.active ? data.providers[data.active] : undefined;
+  }
+
+  /** The access mode a chat turn uses unless one is chosen (`computer` until one is stored). */
+  defaultMode(): AccessMode {
+    return this.data.mode ?? 'computer';
+  }
+
+  /** Stores the access mode chats use unless one is chosen. */
+  setDefaultMode(mode: AccessMode): void {
+    if (!isAccessMode(mode)) throw new MemoError('VALIDATION', `The access mode must be vault, computer or web (not ${JSON.stringify(mode)}).`);
+    this.change((data) => void (data.mode = mode), providerWrites.mode(mode));
   }
 
   /** Adds or replaces a configuration; the first one becomes active. */

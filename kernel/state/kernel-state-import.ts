@@ -84,7 +84,8 @@ function sources(dataDir: string, logger: Logger): Source[] {
         if (s.problem) return null;
         const active = s.active()?.name ?? null;
         const providers = Object.fromEntries(list.map((c) => [c.name, c]));
-        return { rows: list.length, copy: (m, box) => providerWrites.all({ version: 1, active, providers })(m, box) };
+        const mode = s.defaultMode();
+        return { rows: list.length, copy: (m, box) => providerWrites.all({ version: 1, active, providers, ...(mode !== 'computer' ? { mode } : {}) })(m, box) };
       },
     },
     {

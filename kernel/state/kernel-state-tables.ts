@@ -10,6 +10,7 @@
  */
 import type { EntityManager } from 'typeorm';
 import type { ProviderConfig } from '../providers/provider.js';
+import type { AccessMode } from '../tools/contract.js';
 import { MemoError } from '../errors.js';
 import type { PackEntry, PackShape, PermissionShape, ProviderShape, RateLimitSetting, SandboxSetting, Settings, StoredDecision } from './shapes.js';
 import type { RemoteChange, SecretBox, StoreTable } from '../storage/kernel-state-db.js';
@@ -148,6 +149,7 @@ export const providersTable: StoreTable<ProviderShape> = {
   async load(m, box, warn) {
     const rows = await m.query<Array<{ name: string; config: ProviderConfig; secret: string | null }>>(`SELECT "name", "config", "secret" FROM "providers"`);
     const active = await m.query<Array<{ value: unknown }>>(`SELECT "value" FROM "kernel_values" WHERE "store" = 'providers' AND "key" = 'active'`);
+    const mode = await m.query<Array<{ value: unknown }>>(`SELECT "value" FROM "kernel_values" WHERE "store" = 'providers' AND "key" = 'mode'`);
     const providers = Object.create(null) as Record<string, ProviderConfig>;
     for (const r of rows) {
       let secret: Secret = {};
@@ -163,7 +165,10 @@ export const providersTable: StoreTable<ProviderShape> = {
       }
       providers[r.name] = { ...r.config, ...secret, name: r.name };
     }
-    return { version: 1, active: typeof active[0]?.value === 'string' ? active[0].value : null, providers };
+    const stored = mode[0]?.value;
+    if (stored !== undefined && !isAccessMode(stored))
+      warn('the default access mode stored in the shared database is not vault, computer or web: computer applies');
+    return { version: 1, active: typeof active[0]?.value === 'string' ? active[0].value : null, providers, ...(isAccessMode(stored) ? { mode: stored } : {}) };
   },
 };
 
@@ -222,16 +227,26 @@ export const providerWrites = {
       if (!exists.length) throw new MemoError('NOT_FOUND', `There is no provider "${name}" (another instance removed it).`);
       await putValue(m, 'providers', 'active', name);
     },
+  /** The access mode chats use unless one is chosen. */
+  mode:
+    (mode: AccessMode): RemoteChange =>
+    (m) =>
+      putValue(m, 'providers', 'mode', mode),
   /** The whole store, as the file held it (the one-time copy). */
   all:
     (shape: ProviderShape): RemoteChange =>
     async (m, box) => {
       for (const config of Object.values(shape.providers)) await putProvider(m, box, config);
       if (shape.active) await putValue(m, 'providers', 'active', shape.active);
+      if (shape.mode) await putValue(m, 'providers', 'mode', shape.mode);
     },
 };
 
 // --- settings ------------------------------------------------------------------------------------
+
+export function isAccessMode(value: unknown): value is AccessMode {
+  return value === 'vault' || value === 'computer' || value === 'web';
+}
 
 export function isRateLimit(value: unknown): value is RateLimitSetting {
   return value === 'off' || (typeof value === 'number' && Number.isInteger(value) && value >= 1);

@@ -4,6 +4,7 @@
  * and their tables (kernel-state-tables.ts) can both use them without importing each other.
  */
 import type { ProviderConfig } from '../providers/provider.js';
+import type { AccessMode } from '../tools/contract.js';
 
 /**
  * How long a stored decision lasts: until revoked (`forever`), until a moment (`until`, from an
@@ -48,6 +49,8 @@ export interface ProviderShape {
   version: 1;
   active: string | null;
   providers: Record<string, ProviderConfig>;
+  /** The access mode a chat turn uses unless one is chosen (absent: `computer`): kept beside the active provider, the other choice every chat starts from. */
+  mode?: AccessMode;
 }
 
 /** `off`, or calls per minute for each caller. */

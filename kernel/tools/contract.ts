@@ -97,6 +97,8 @@ export interface ToolContext {
   progress(update: ProgressUpdate): void;
   /** The only tools this call's caller may use (a turn's access mode), if it is scoped; absent: every enabled tool. */
   scope?: readonly string[];
+  /** The access mode of the turn this call belongs to (absent: not known, as for a person's CLI call or a host's). */
+  mode?: AccessMode;
 }
 
 /**

@@ -14,7 +14,8 @@ import { WriteCapabilities } from '../permissions/write-capabilities.js';
 import { RateLimiter } from '../rate-limit/rate-limiter.js';
 import type { PathSandbox } from '../sandbox/path-sandbox.js';
 import type { CommandJudge } from '../sandbox/command-judge.js';
-import type { Caller, Concern, JsonValue, ToolCallRequest, ToolContext, ToolResult } from './contract.js';
+import type { AccessMode, Caller, Concern, JsonValue, ToolCallRequest, ToolContext, ToolResult } from './contract.js';
+import { offeredIn } from './access-modes.js';
 import { ToolRegistry, type RegisteredTool } from './tool-registry.js';
 import { unmask, validateArgs } from './call-args.js';
 import { auditRecord, NotJson, summarise, toJsonValue, unrecorded } from './call-results.js';
@@ -40,6 +41,11 @@ export interface PipelineOptions {
 export interface InvokeOptions {
   /** Scoped mode: only these tools exist for this call (anything else is UNKNOWN_TOOL). */
   scope?: readonly string[];
+  /**
+   * The access mode of the turn the call belongs to: a tool the mode does not offer does not exist
+   * for the call (UNKNOWN_TOOL), and the handler sees the mode (`ctx.mode`).
+   */
+  mode?: AccessMode;
   /**
    * Who answers this call's permission prompt instead of the kernel's prompter (a CLI that reached
    * `memo serve` through its control socket answers its own calls). Used for this call only.
@@ -181,12 +187,18 @@ export class ToolPipeline {
     this.running++;
     try {
       if (this.shutdown.signal.aborted) throw new MemoError('CANCELLED', 'The kernel is shutting down; the call was not run.');
-      if (!tool || (invokeOptions.scope && !invokeOptions.scope.includes(name))) {
-        throw new MemoError(
-          'UNKNOWN_TOOL',
-          `There is no tool named "${name}"${invokeOptions.scope ? ` in this mode (${inScope(invokeOptions.scope)})` : ''}.`,
-          { tool: name },
-        );
+      // An MCP caller presenting an agent turn's capability (an agent CLI run as a backend) is in that turn's mode.
+      const mode = invokeOptions.mode ?? (request.caller.kind === 'mcp' ? this.capabilities.modeOf(request.caller.capability) : undefined);
+      if (!tool || (invokeOptions.scope && !invokeOptions.scope.includes(name)) || (mode && !offeredIn(tool.spec, mode))) {
+        const available =
+          invokeOptions.scope ??
+          (mode && mode !== 'computer'
+            ? this.registry
+                .list()
+                .filter((t) => offeredIn(t.spec, mode))
+                .map((t) => t.spec.name)
+            : undefined);
+        throw new MemoError('UNKNOWN_TOOL', `There is no tool named "${name}"${available ? ` in this mode (${inScope(available)})` : ''}.`, { tool: name });
       }
       if (!this.registry.isEnabled(tool.pack.id)) {
         throw new MemoError('TOOL_DISABLED', `${name} belongs to the pack "${tool.pack.id}", which is disabled (memo plugins enable ${tool.pack.id}).`, {
@@ -207,7 +219,7 @@ export class ToolPipeline {
       else this.limiter.admit(name, args, request.caller);
       // Only an MCP caller's write needs the (asynchronous) capability check: no extra tick for the rest.
       if (request.caller.kind === 'mcp' && tool.spec.effect !== 'read') await this.checkCaller(tool, request.caller);
-      call = this.context(tool, request, callId, request.signal, invokeOptions.scope);
+      call = this.context(tool, request, callId, request.signal, invokeOptions.scope, mode);
       const ctx = call;
       // The tool's own judgement comes before anyone is asked: a refusal ends the call here, and a
       // concern makes the gate ask whatever is stored.
@@ -403,7 +415,14 @@ export class ToolPipeline {
     caller.conversationId = conversation;
   }
 
-  private context(tool: RegisteredTool, request: ToolCallRequest, callId: string, outer: AbortSignal | undefined, scope?: readonly string[]): CallContext {
+  private context(
+    tool: RegisteredTool,
+    request: ToolCallRequest,
+    callId: string,
+    outer: AbortSignal | undefined,
+    scope?: readonly string[],
+    mode?: AccessMode,
+  ): CallContext {
     const stop = new CallStop();
     // Handlers learn who calls, never the caller's write capability (a credential).
     const { capability: _capability, ...caller } = request.caller;
@@ -424,6 +443,7 @@ export class ToolPipeline {
       config: tool.pack.config(),
       progress: (update) => request.onProgress?.(typeof update.message === 'string' ? { ...update, message: this.known.scrub(update.message) } : update),
       ...(scope ? { scope } : {}),
+      ...(mode ? { mode } : {}),
     };
     // Packs check text against the kernel's known secrets through their context (web_search's query).
     attachKnownSecrets(ctx, this.known);

@@ -96,9 +96,12 @@ describe('memo chat --backend', () => {
     expect(agy.code).toBe(1);
     expect(agy.stderr).toMatch(/Antigravity CLI cannot be limited to Memo's tools/);
     expect(memo(w, ['chat', '-p', 'hello', '--computer-access']).stderr).toMatch(/--computer-access applies to a CLI backend/);
-    expect(memo(w, ['chat', '-p', 'hello', '--backend', 'claude', '--web']).stderr).toContain(
-      'memo: warning: the web-search mode does not apply to a CLI backend',
-    );
+    const web = memo(w, ['chat', '-p', 'hello', '--backend', 'claude', '--web']);
+    expect(web.code).toBe(1);
+    expect(web.stderr).toContain('memo: warning: Web search only does not apply to a CLI backend');
+    expect(web.stderr).toContain('Web search only does not apply to Claude CLI');
+    const computer = memo(w, ['chat', '-p', 'hello', '--backend', 'claude', '--mode', 'computer']);
+    expect(computer.stderr).toContain('memo: Claude CLI 2.1.3 · Computer access');
     expect(memo(w, ['chat', '-p', 'hello', '--backend', 'gemini']).stderr).toMatch(/--backend must be one of claude, codex, agy/);
   });
 

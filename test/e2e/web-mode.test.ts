@@ -95,3 +95,39 @@ describe('scoped web-search mode (memo chat --web)', () => {
     expect(audit.at(-1)).toMatchObject({ tool: 'run_command', error: { code: 'UNKNOWN_TOOL' } });
   });
 });
+
+describe('the access mode of memo chat (--mode, the stored default)', () => {
+  beforeAll(requireFreshBuild);
+
+  async function workspace() {
+    const base = tempDir('memo-mode-');
+    const w = { root: path.join(base, 'root'), data: path.join(base, 'data') };
+    fs.mkdirSync(w.root);
+    expect((await memo(w, ['provider', 'add', 'test', '--kind', 'scripted', '--model', 'rules-1'])).code).toBe(0);
+    return w;
+  }
+
+  it('runs turns in Computer access by default, and --mode vault refuses a tool outside Vault only as unknown', async () => {
+    const w = await workspace();
+    const computer = await memo(w, ['chat', '-p', 'echo hi', '--json']);
+    expect(computer.json).toMatchObject({ mode: 'computer', stopReason: 'final', steps: [expect.objectContaining({ tool: 'echo', outcome: 'ok' })] });
+    const vault = await memo(w, ['chat', '--mode', 'vault', '-p', 'call run_command', '--approve', 'allow-once', '--json']);
+    expect(vault.json).toMatchObject({ mode: 'vault', steps: [expect.objectContaining({ tool: 'run_command', code: 'UNKNOWN_TOOL' })] });
+    expect((await memo(w, ['chat', '--mode', 'desktop', '-p', 'hi'])).code).not.toBe(0);
+  });
+
+  it('stores the default with --save-default, on the audit trail, and later chats use it', async () => {
+    const w = await workspace();
+    const saved = await memo(w, ['chat', '--mode', 'vault', '--save-default', '-p', 'hello', '--json']);
+    expect(saved.stderr).toContain('the default access mode is now Vault only');
+    const later = await memo(w, ['chat', '-p', 'echo hi', '--json']);
+    expect(later.json).toMatchObject({ mode: 'vault', steps: [expect.objectContaining({ tool: 'echo', code: 'UNKNOWN_TOOL' })] });
+    const audit = (await memo(w, ['audit', 'tail', '--json'])).stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
+    expect(audit.filter((e) => e.event === 'admin' && e.action === 'mode.default')).toEqual([
+      expect.objectContaining({ target: 'vault', by: 'cli', change: { mode: 'vault' } }),
+    ]);
+  });
+});

@@ -59,6 +59,15 @@ describe('admin actions through kernel.admin', () => {
     expect(lines.every((l) => l.pid === process.pid && typeof l.ts === 'string')).toBe(true);
   });
 
+  it('records the default access mode a face stores, and keeps it across a restart (computer until then)', async () => {
+    expect(fx.kernel.providerSettings.defaultMode()).toBe('computer');
+    await fx.kernel.admin.setDefaultMode('vault', 'cli');
+    expect(fx.kernel.providerSettings.defaultMode()).toBe('vault');
+    expect(adminLines(trail()).map((l) => [l.action, l.target, l.by, l.change])).toEqual([['mode.default', 'vault', 'cli', { mode: 'vault' }]]);
+    fx = await fx.restart();
+    expect(fx.kernel.providerSettings.defaultMode()).toBe('vault');
+  });
+
   it('writes a second line when a change fails after its line was written, and the change stays unmade', async () => {
     // An unknown pack is refused before anything is recorded.
     await expect(fx.kernel.admin.configurePack('no-such-pack', { x: 1 }, 'console')).rejects.toMatchObject({ code: 'NOT_FOUND' });

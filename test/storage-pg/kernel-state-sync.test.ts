@@ -225,6 +225,18 @@ describe('two instances writing at the same moment', () => {
     await b.providers.saved().catch((err: Error) => expect(err.message).toMatch(/no provider "beta"/));
     for (const i of [a, b]) await waitFor(() => !i.providers.get('beta') && i.providers.active()?.name === 'alpha', { what: 'alpha active, beta gone' });
   });
+
+  it('agree on the default access mode one of them stores, computer until then', async () => {
+    const { url } = await database();
+    const a = await instance(url);
+    const b = await instance(url);
+    expect(b.providers.defaultMode()).toBe('computer');
+    a.providers.setDefaultMode('vault');
+    await a.providers.saved();
+    await waitFor(() => b.providers.defaultMode() === 'vault', { what: 'vault at B' });
+    const c = await instance(url);
+    expect(c.providers.defaultMode()).toBe('vault');
+  });
 });
 
 describe('provider keys in the shared database', () => {

@@ -10,6 +10,8 @@ import { commandSandbox, prepareSandbox, type SandboxRun } from '../../sandbox/o
 import type { AgentKernel as Kernel } from '../agent-kernel.js';
 import type { AgentEvent, AgentStep, StopReason, TurnResult } from '../agent-loop.js';
 import type { ChatMessage, ChatRequest, ChatResponse, ModelProvider } from '../../providers/provider.js';
+import type { AccessMode as TurnMode } from '../../tools/contract.js';
+import { offeredIn } from '../../tools/access-modes.js';
 import { ProviderError } from '../../providers/provider.js';
 import { agyPrompt, BACKENDS, buildInvocation, type AccessMode, type BackendId, type BackendSpec, type Effort, type McpAccess } from './backends.js';
 import { CliDetector, type Detection } from './cli-detector.js';
@@ -543,6 +545,12 @@ export interface CliTurnOptions {
   onEvent?: (event: AgentEvent) => void;
   /** This turn's effort (else the provider's). */
   effort?: Effort;
+  /**
+   * The turn's access mode (else the provider's access): Vault only runs the CLI without its own
+   * tools and offers it, over MCP, the Vault-only tools alone; Computer access lets it use its own;
+   * Web search only is refused (a CLI would be offered more than web_search).
+   */
+  mode?: TurnMode;
 }
 
 export interface CliTurnResult extends TurnResult {
@@ -559,7 +567,7 @@ export interface CliTurnResult extends TurnResult {
 export async function runCliTurn(kernel: Kernel, opts: CliTurnOptions): Promise<CliTurnResult> {
   const provider = opts.provider;
   const spec = provider.spec;
-  const access = provider.access;
+  const access: AccessMode = opts.mode ? (opts.mode === 'computer' ? 'computer' : 'vault') : provider.access;
   const emit = (e: AgentEvent) => opts.onEvent?.(e);
   const steps: AgentStep[] = [];
   const messages: ChatMessage[] = [{ role: 'user', content: opts.userMessage }];
@@ -582,9 +590,14 @@ export async function runCliTurn(kernel: Kernel, opts: CliTurnOptions): Promise<
     };
   };
 
+  if (opts.mode === 'web')
+    return finish({
+      stop: 'error',
+      error: `Web search only does not apply to ${spec.label}: it would be offered more than web_search. Switch to Vault only (/vault) or Computer access (/computer), or leave the CLI (/backend off).`,
+    });
   const detection = await provider.backends.detector.detect(provider.backend);
   if (!detection.found) return finish({ stop: 'error', error: `${spec.label} is not available: ${detection.reason}` });
-  const capability = await kernel.capabilities.mint(opts.conversationId).catch((err: unknown) => {
+  const capability = await kernel.capabilities.mint(opts.conversationId, undefined, access).catch((err: unknown) => {
     if (isMemoError(err) && err.code === 'NOT_FOUND') return null;
     throw err;
   });
@@ -592,7 +605,8 @@ export async function runCliTurn(kernel: Kernel, opts: CliTurnOptions): Promise<
     if (capability) kernel.capabilities.revoke(capability);
   };
   try {
-    emit({ type: 'turn_start', conversationId: opts.conversationId, capability, tools: kernel.registry.list().map((t) => t.spec.name) });
+    const tools = kernel.registry.list().filter((t) => offeredIn(t.spec, access));
+    emit({ type: 'turn_start', conversationId: opts.conversationId, capability, tools: tools.map((t) => t.spec.name) });
     emit({ type: 'backend', backend: spec.id, label: spec.label, version: detection.version, access });
     // On the audit trail before the CLI starts: which CLI ran this turn, and whether its own tools
     // (unseen by this trail) were allowed. Committed before the CLI starts (a shared database's sink answers with a promise).
@@ -626,6 +640,7 @@ export async function runCliTurn(kernel: Kernel, opts: CliTurnOptions): Promise<
       ...(opts.onEvent ? { onEvent: opts.onEvent } : {}),
       ...(opts.effort ? { effort: opts.effort } : {}),
       detection,
+      access,
       onExit: revoke,
     });
     const stop: StopReason = run.cancelled ? 'cancelled' : run.error ? 'error' : 'final';

@@ -22,7 +22,19 @@ function notesPack(written: string[]): PackDefinition {
   return {
     id: 'notes',
     version: '1.0.0',
+    modes: ['vault'],
     tools: [
+      {
+        spec: {
+          name: 'computer_only',
+          description: 'A tool Vault only does not offer.',
+          parameters: { type: 'object' },
+          danger: 'safe',
+          effect: 'read',
+          modes: [],
+        },
+        impl: () => 'ran',
+      },
       {
         spec: {
           name: 'note_write',
@@ -285,6 +297,42 @@ describe('agent CLI backends (fake claude, codex and agy on PATH, a real MCP end
     });
     const stored = await s.fx.kernel.conversations.info(conv.id);
     expect(stored.provider).toBe('antigravity-cli');
+  });
+
+  it("follows the turn's mode: in Vault only the MCP endpoint lists and runs the Vault-only tools alone, with Computer access every tool, and Web search only is refused before the CLI starts", async () => {
+    s = setup({ FAKE_CLI_LIST: '1' });
+    const conv = await s.fx.kernel.conversations.create();
+    const turn = (mode: 'vault' | 'computer' | 'web') =>
+      runChatTurn(s.fx.kernel, {
+        provider: s.backends.provider('claude'),
+        model: '',
+        conversationId: conv.id,
+        userMessage: 'call computer_only',
+        titles: false,
+        mode,
+      });
+    const vault = await turn('vault');
+    expect(vault.stopReason).toBe('final');
+    const [inVault] = recordedRuns(s.rec, 'claude');
+    expect(inVault.argv[inVault.argv.indexOf('--tools') + 1]).toBe('');
+    expect(inVault.listed).toEqual(expect.arrayContaining(['note_write', 'echo']));
+    expect(inVault.listed).not.toContain('computer_only');
+    expect(inVault.calls[0]).toMatchObject({ tool: 'computer_only', isError: true, text: expect.stringMatching(/UNKNOWN_TOOL/) });
+    expect(s.fx.kernel.audit.tail({}).filter((a) => a.tool === 'computer_only')).toEqual([
+      expect.objectContaining({ error: expect.objectContaining({ code: 'UNKNOWN_TOOL' }) }),
+    ]);
+
+    const computer = await turn('computer');
+    expect(computer.answer).toBe('Done: ran');
+    const inComputer = recordedRuns(s.rec, 'claude')[1];
+    expect(inComputer.argv).not.toContain('--tools');
+    expect(inComputer.listed).toContain('computer_only');
+    expect(accessEvents(s.fx.dataDir).map((e) => e.access)).toEqual(['vault', 'computer']);
+
+    const web = await turn('web');
+    expect(web.stopReason).toBe('error');
+    expect(web.error).toMatch(/^Web search only does not apply to Claude CLI/);
+    expect(recordedRuns(s.rec, 'claude')).toHaveLength(2);
   });
 
   it('claude with Computer access keeps its own tools (no --tools, edits accepted) and records the access with the turn; the effort is its thinking budget', async () => {

@@ -96,6 +96,14 @@ async function callTool(ep, name, args) {
   return { isError: result.isError === true, text: result.content.map((c) => c.text).join('\n') };
 }
 
+// FAKE_CLI_LIST: the CLI lists the tools its MCP server offers (recorded as rec.listed).
+async function listTools(ep) {
+  const init = await rpc(ep, null, { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'fake-' + KIND, version: '1.0.0' } } });
+  await rpc(ep, init.session, { jsonrpc: '2.0', method: 'notifications/initialized' });
+  const r = await rpc(ep, init.session, { jsonrpc: '2.0', id: 2, method: 'tools/list', params: {} });
+  return r.msg && r.msg.result ? r.msg.result.tools.map((t) => t.name) : null;
+}
+
 const out = (o) => process.stdout.write(JSON.stringify(o) + '\n');
 
 /**
@@ -145,12 +153,13 @@ async function leftover() {
   if (ep && ep.configFile) rec.configMode = (fs.statSync(ep.configFile).mode & 0o777).toString(8);
   // The new message comes last (after a system prompt or the earlier conversation, when there are).
   const last = prompt.trim().split('\n').pop().trim();
-  const m = /^(write|echo) (.+)$/.exec(last);
+  if (process.env.FAKE_CLI_LIST && ep) rec.listed = await listTools(ep);
+  const m = /^(write|echo|call) (.+)$/.exec(last);
   let answer = 'You said: ' + last;
   const steps = [];
   if (m && ep) {
-    const tool = m[1] === 'write' ? 'note_write' : 'echo';
-    const args = m[1] === 'write' ? { line: m[2] } : { text: m[2] };
+    const tool = m[1] === 'write' ? 'note_write' : m[1] === 'call' ? m[2] : 'echo';
+    const args = m[1] === 'write' ? { line: m[2] } : m[1] === 'call' ? {} : { text: m[2] };
     const r = await callTool(ep, tool, args);
     rec.calls.push({ tool, args, ...r });
     steps.push({ tool, args, r });

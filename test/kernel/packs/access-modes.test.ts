@@ -230,3 +230,40 @@ describe("the built-in packs' access modes", () => {
     expect(keywordWarnings(all().map((t) => t.spec))).toEqual([]);
   });
 });
+
+describe('the pipeline knows the mode of a call', () => {
+  let fx: Fixture;
+  afterEach(async () => fx?.close());
+  const seen: Array<AccessMode | undefined> = [];
+  const modesPack = () => ({
+    id: 'mode-pack',
+    tools: [
+      { spec: tool('mp_vault', 'safe', 'read', { modes: ['vault'] }), impl: (_a: unknown, ctx: { mode?: AccessMode }) => void seen.push(ctx.mode) },
+      { spec: tool('mp_computer', 'safe'), impl: (_a: unknown, ctx: { mode?: AccessMode }) => void seen.push(ctx.mode) },
+    ],
+  });
+
+  it("gives the handler the call's mode, and none when the caller gave none", async () => {
+    seen.length = 0;
+    fx = makeKernel({ packs: [modesPack()] });
+    const caller = { kind: 'host' as const };
+    expect((await fx.kernel.invoke({ tool: 'mp_vault', args: {}, caller }, { mode: 'vault' })).ok).toBe(true);
+    expect((await fx.kernel.invoke({ tool: 'mp_computer', args: {}, caller }, { mode: 'computer' })).ok).toBe(true);
+    expect((await fx.kernel.invoke({ tool: 'mp_computer', args: {}, caller })).ok).toBe(true);
+    expect(seen).toEqual(['vault', 'computer', undefined]);
+  });
+
+  it('refuses a tool the mode does not offer as unknown, naming what the mode offers, without running it', async () => {
+    seen.length = 0;
+    fx = makeKernel({ packs: [modesPack()] });
+    const r = await fx.kernel.invoke({ tool: 'mp_computer', args: {}, caller: { kind: 'host' } }, { mode: 'vault' });
+    expect(r.ok).toBe(false);
+    if (!r.ok) {
+      expect(r.error.code).toBe('UNKNOWN_TOOL');
+      const available = /in this mode \(available: (.*)\)\.$/.exec(r.error.message)![1]!.split(', ');
+      expect(available).toContain('mp_vault');
+      expect(available).not.toContain('mp_computer');
+    }
+    expect(seen).toEqual([]);
+  });
+});
