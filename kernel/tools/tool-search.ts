@@ -31,11 +31,23 @@ interface ToolDocument {
 /** Words that say nothing about which tool fits ("what is on my calendar" is about the calendar). */
 const STOP_WORDS = new Set(
   (
-    'a an and are as at be by can could do does for from get give has have how i if in into is it its me my of on or our please ' +
-    'show so than that the their them then there these this to up us was we what when where which who will with would you your ' +
-    'all any some about just also want need tell let new one'
+    'a an and are as at be by can could do does for from has have how i if in into is it its me my of on or our please ' +
+    'so than that the their them then there these this to up us was we what when where which who will with would you your'
   ).split(' '),
 );
+
+/**
+ * What a request names without saying it: a file name or path ("what does hello.txt say") is about
+ * files, a URL about the web. Their words are added to the query, so the file tools rank for a
+ * request that never says "file".
+ */
+function expand(query: string): string {
+  const extra: string[] = [];
+  if (/https?:\/\/|\bwww\./i.test(query)) extra.push('web page url');
+  else if (/(?:^|\s)(?:[~.]?\/)?[\w.-]+(?:\/[\w.-]+)*\.[a-z0-9]{1,6}(?=$|[\s?!,;:)'"])/i.test(query) || /(?:^|\s)[~.]?\/[\w.-]+/.test(query))
+    extra.push('file');
+  return extra.length ? `${query} ${extra.join(' ')}` : query;
+}
 
 /**
  * Lower case, then a light English stemmer (plurals and -ing/-ed/-es endings), so "meetings" finds
@@ -109,7 +121,7 @@ export class ToolSearch implements Disposable {
     const index = this.built();
     const among = options.among ? new Set(options.among) : undefined;
     const limit = Math.max(1, Math.min(options.limit ?? 5, 100));
-    const hits = index.search(query, {
+    const hits = index.search(expand(query), {
       boost: BOOST,
       prefix: (term) => term.length >= 4,
       combineWith: 'OR',

@@ -97,4 +97,10 @@ describe('a turn with the built-in packs', () => {
     await turn(provider, 'news about the election', { mode: 'web' });
     expect(names(provider.requests[0])).toEqual(['web_search']);
   });
+
+  it('ranks the file tools for a request that names a file without saying "file", and web_search for a URL', () => {
+    expect(fx.kernel.toolSearch.search('what does hello.txt say?', { limit: 1 })[0]?.name).toBe('read_file');
+    expect(fx.kernel.toolSearch.search('summarize https://example.com/post', { limit: 1 })[0]?.name).toBe('web_search');
+    expect(fx.kernel.toolSearch.search('the of and', { limit: 5 })).toEqual([]);
+  });
 });
