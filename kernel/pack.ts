@@ -15,6 +15,7 @@ export type {
   Concern,
   Danger,
   Effect,
+  AccessMode,
   Judge,
   JsonSchema,
   JsonValue,

@@ -10,7 +10,7 @@ import {
   isLocalProvider,
   maskArgs,
   type AgentEvent,
-  type AgentMode,
+  type AccessMode,
   type AgentStep,
   type ApprovalEvent,
   type ChatMessage,
@@ -31,7 +31,8 @@ const MAX_MESSAGE_CHARS = 100_000;
 /** The most of a tool's raw result the page is sent (the model got it whole). */
 const MAX_RAW_RESULT_CHARS = 16_000;
 
-export type ChatMode = AgentMode;
+/** The turn's access mode, resolved: "agent" in a request means the stored default. */
+export type ChatMode = AccessMode;
 
 /** One step of the Agent Run box: running until its tool ends, then the step the loop reported. */
 export interface StepView {
@@ -217,8 +218,11 @@ export class ConsoleChat {
     const message = typeof body.message === 'string' ? body.message.trim() : '';
     if (!message) return { status: 400, code: 'BAD_REQUEST', message: 'Send {"message": "..."}: the message must not be empty.' };
     if (message.length > MAX_MESSAGE_CHARS) return { status: 413, code: 'BAD_REQUEST', message: `The message is over ${MAX_MESSAGE_CHARS} characters.` };
-    const mode = body.mode === undefined ? 'agent' : body.mode;
-    if (mode !== 'agent' && mode !== 'web') return { status: 400, code: 'BAD_REQUEST', message: '"mode" must be "agent" or "web".' };
+    // "agent" (and no mode) is the stored default access mode, as before this API knew the others.
+    const asked = body.mode === undefined || body.mode === 'agent' ? this.settings.defaultMode() : body.mode;
+    if (asked !== 'vault' && asked !== 'computer' && asked !== 'web')
+      return { status: 400, code: 'BAD_REQUEST', message: '"mode" must be "vault", "computer", "web" or "agent" (the default access mode).' };
+    const mode: ChatMode = asked;
     if (body.provider !== undefined && typeof body.provider !== 'string') return { status: 400, code: 'BAD_REQUEST', message: '"provider" must be a name.' };
     if (body.model !== undefined && (typeof body.model !== 'string' || body.model.length > 200))
       return { status: 400, code: 'BAD_REQUEST', message: '"model" must be a model name.' };
@@ -307,7 +311,7 @@ export class ConsoleChat {
     try {
       let toolsEnabled = true;
       // A model on this machine is checked for tool calling first, as memo chat does.
-      if (view.mode === 'agent' && (provider.local === true || isLocalProvider(config))) {
+      if (view.mode !== 'web' && (provider.local === true || isLocalProvider(config))) {
         const verdict = await this.admin.providers.probe(provider, config, view.model, { signal: turn.stop.signal });
         if (!verdict.toolCalling) {
           toolsEnabled = false;
@@ -319,10 +323,10 @@ export class ConsoleChat {
         model: view.model,
         conversationId: view.conversationId,
         userMessage: view.message,
-        systemPrompt: this.admin.systemPrompt(view.mode),
+        systemPrompt: this.admin.systemPrompt(view.mode === 'web' ? 'web' : 'agent'),
         // Replies stream: their text reaches the page as it arrives.
         stream: true,
-        ...(view.mode === 'web' ? { scope: ['web_search'] } : {}),
+        mode: view.mode,
         toolsEnabled,
         signal: turn.stop.signal,
         sessionId: `console:${view.conversationId}`,

@@ -84,7 +84,8 @@ describe('web console: chat', () => {
     expect(conv.status).toBe(201);
     const started = await send(`/chat/conversations/${conv.body.id}/turns`, { message: 'echo hello' });
     expect(started.status).toBe(202);
-    expect(started.body).toMatchObject({ state: 'running', provider: 'test', model: 'rules-1', mode: 'agent', message: 'echo hello' });
+    // No mode: the stored default access mode (Computer access until one is stored).
+    expect(started.body).toMatchObject({ state: 'running', provider: 'test', model: 'rules-1', mode: 'computer', message: 'echo hello' });
     const end = await waitFor(() => turnEvents(started.body.id).find((v) => v.state !== 'running'), { what: 'the turn to end' });
     expect(end).toMatchObject({ state: 'final', answer: expect.stringContaining('done: ') });
     expect(end.steps).toEqual([
@@ -139,6 +140,26 @@ describe('web console: chat', () => {
     const end = await waitFor(() => turnEvents(started.body.id).find((v) => v.state !== 'running'), { what: 'the turn to end' });
     expect(model.requests[before]!.tools).toEqual([]);
     expect(end.steps[0]).toMatchObject({ tool: 'echo_safe', state: 'error', code: 'UNKNOWN_TOOL' });
+  });
+
+  it('runs "agent" in the stored default access mode: in Vault only a tool outside it is not offered, and a call of it is unknown', async () => {
+    await c.fx.kernel.admin.setDefaultMode('vault', 'test');
+    try {
+      const conv = await send('/chat/conversations', {});
+      const before = model.requests.length;
+      const started = await send(`/chat/conversations/${conv.body.id}/turns`, { message: 'echo x', mode: 'agent' });
+      expect(started.body).toMatchObject({ mode: 'vault' });
+      const end = await waitFor(() => turnEvents(started.body.id).find((v) => v.state !== 'running'), { what: 'the turn to end' });
+      expect(model.requests[before]!.tools.map((t) => t.name)).not.toContain('echo_safe');
+      expect(end.steps[0]).toMatchObject({ tool: 'echo_safe', state: 'error', code: 'UNKNOWN_TOOL' });
+      // An explicit mode wins over the stored default.
+      const computer = await send(`/chat/conversations/${conv.body.id}/turns`, { message: 'echo y', mode: 'computer' });
+      expect(computer.body).toMatchObject({ mode: 'computer' });
+      const done = await waitFor(() => turnEvents(computer.body.id).find((v) => v.state !== 'running'), { what: 'the second turn to end' });
+      expect(done.steps[0]).toMatchObject({ tool: 'echo_safe', state: 'ok' });
+    } finally {
+      await c.fx.kernel.admin.setDefaultMode('computer', 'test');
+    }
   });
 
   it('refuses bad turns with a reason, and deletes a conversation', async () => {

@@ -171,7 +171,12 @@ function Picker({ options, choice, setChoice }) {
     </div>
     <fieldset class="mode">
       <legend>Tools</legend>
-      <label><input type="radio" name="chat-mode" value="agent" checked=${choice.mode === 'agent'} onChange=${set('mode')} /> Agent (every enabled tool)</label>
+      <label><input type="radio" name="chat-mode" value="agent" checked=${choice.mode === 'agent'} onChange=${set('mode')} /> Default access mode</label>
+      <label><input type="radio" name="chat-mode" value="vault" checked=${choice.mode === 'vault'} onChange=${set('mode')} /> Vault only</label>
+      <label
+        ><input type="radio" name="chat-mode" value="computer" checked=${choice.mode === 'computer'} onChange=${set('mode')} /> Computer access (every enabled
+        tool)</label
+      >
       <label
         ><input type="radio" name="chat-mode" value="web" checked=${choice.mode === 'web'} onChange=${set('mode')} disabled=${!options.webSearch} /> Web search
         only</label
