@@ -17,7 +17,7 @@ import type { SkillManager } from '../skills/skill-manager.js';
 import type { ToolCallRequest, ToolResult } from '../tools/contract.js';
 import type { InvokeOptions } from '../tools/tool-pipeline.js';
 import type { ToolRegistry } from '../tools/tool-registry.js';
-import type { ToolSearch } from '../tools/tool-search.js';
+import type { ToolSearch } from './tool-search.js';
 import type { ConversationStore } from './agent-services.js';
 import type { CapabilityProbe } from './capability-probe.js';
 

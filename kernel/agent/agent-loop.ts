@@ -11,7 +11,7 @@ import { measureRequest, planBudget, replyReserve, TokenCounter } from './contex
 import { isProviderError, type ChatMessage, type ModelProvider, type ToolCallRequestPart, type ToolDefinition } from '../providers/provider.js';
 import type { AccessMode } from '../tools/contract.js';
 import { offeredIn } from '../tools/access-modes.js';
-import { FIND_TOOLS, type FoundTools } from '../tools/find-tools.js';
+import { FIND_TOOLS, type FoundTools } from './find-tools.js';
 import { definitionOf, planTools } from './tool-budget.js';
 
 export const MAX_ITERATIONS = 40;

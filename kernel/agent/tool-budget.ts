@@ -6,7 +6,7 @@
  * model call of the turn on. A window the provider does not know sends everything, as before.
  */
 import type { ToolDefinition } from '../providers/provider.js';
-import { FIND_TOOLS } from '../tools/find-tools.js';
+import { FIND_TOOLS } from './find-tools.js';
 import type { TokenCounter } from './context-budget.js';
 
 /** The share of the model's window all tool definitions may take before they are narrowed. */

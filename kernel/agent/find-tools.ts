@@ -5,8 +5,8 @@
  * definitions from the next model call on (agent/tool-budget.ts). A call of it goes through the one
  * pipeline like any other (validated, rate-limited, audited); it reads nothing but the tool list.
  */
-import type { PackDefinition } from './tool-registry.js';
-import type { ToolRegistry } from './tool-registry.js';
+import type { PackDefinition } from '../tools/tool-registry.js';
+import type { ToolRegistry } from '../tools/tool-registry.js';
 import type { ToolSearch } from './tool-search.js';
 
 export const FIND_TOOLS = 'find_tools';

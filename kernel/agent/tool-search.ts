@@ -8,8 +8,8 @@
 import MiniSearch from 'minisearch';
 import { inject, injectable } from '../di.js';
 import type { Disposable } from '../disposable.js';
-import type { JsonSchema } from './contract.js';
-import { ToolRegistry, type RegisteredTool } from './tool-registry.js';
+import type { JsonSchema } from '../tools/contract.js';
+import { ToolRegistry, type RegisteredTool } from '../tools/tool-registry.js';
 
 export interface ToolHit {
   name: string;
