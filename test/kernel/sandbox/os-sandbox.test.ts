@@ -441,7 +441,12 @@ describe('the sandbox for a user that is not root', () => {
     fs.mkdirSync(work, { mode: 0o777 });
     fs.chmodSync(work, 0o777);
     fs.writeFileSync(path.join(work, 'bomb.sh'), 'b(){ b | b & }; b\nsleep 30\n', { mode: 0o644 });
-    const dist = (m: string) => JSON.stringify(pathToFileURL(path.resolve('dist/kernel/sandbox', m)).href);
+    // nobody may not be able to reach the checkout (a clone under a 0700 mktemp folder): the runner's modules
+    // (node built-ins and dist/kernel only) go beside it, in the folder it owns.
+    const copy = path.join(dir, 'dist');
+    fs.cpSync(path.resolve('dist/kernel'), path.join(copy, 'kernel'), { recursive: true });
+    fs.writeFileSync(path.join(copy, 'package.json'), '{ "type": "module" }\n');
+    const dist = (m: string) => JSON.stringify(pathToFileURL(path.join(copy, 'kernel/sandbox', m)).href);
     const script = `
       const { runProcess } = await import(${dist('process-runner.js')});
       const { osSandboxStatus } = await import(${dist('os-sandbox.js')});
