@@ -58,6 +58,7 @@ export function packAgent(kernel: Kernel, stopping: AbortSignal): PackAgent {
           effect: t.spec.effect,
           ...(t.spec.confirm ? { confirm: t.spec.confirm } : {}),
           asksEveryTime: t.spec.effect === 'delete' || t.spec.confirm === 'always',
+          modes: [...(t.spec.modes ?? [])],
         }));
     },
     async run(opts) {
@@ -93,6 +94,7 @@ export function packAgent(kernel: Kernel, stopping: AbortSignal): PackAgent {
           userMessage: opts.prompt,
           ...(opts.systemPrompt ? { systemPrompt: opts.systemPrompt } : {}),
           ...(opts.tools ? { scope: opts.tools } : {}),
+          ...(opts.mode ? { mode: opts.mode } : {}),
           toolsEnabled,
           signal,
           ...(opts.maxIterations ? { maxIterations: opts.maxIterations } : {}),

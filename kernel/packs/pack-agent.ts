@@ -4,7 +4,7 @@
  * offers, which the agent layer implements (kernel/agent/routine-turn.ts, agent-loop.ts).
  */
 import type { ChatMessage } from '../providers/provider.js';
-import type { Caller, Danger, Effect } from '../tools/contract.js';
+import type { AccessMode, Caller, Danger, Effect, RestrictedMode } from '../tools/contract.js';
 
 export type StopReason = 'final' | 'max_iterations' | 'permission_timeout' | 'approval_expired' | 'cancelled' | 'error';
 
@@ -75,6 +75,11 @@ export interface RoutineTurnOptions {
   /** The only tools this run may call (scoped mode). Absent: every enabled tool. */
   tools?: readonly string[];
   /**
+   * The access mode the run is a turn in (the one the routine was created in): a tool the mode does not
+   * offer does not exist for the run, even when `tools` names it. Absent: Computer access.
+   */
+  mode?: AccessMode;
+  /**
    * Tools allowed without asking for this run: a standing approval, so a stored deny still wins, and
    * deletes, `confirm: always` tools and calls with a concern (a command the judge cannot vouch for)
    * are still put to a person through the approval broker (under `memo serve`, refused at once when
@@ -95,6 +100,8 @@ export interface AgentToolInfo {
   confirm?: 'always';
   /** True when no standing approval ever covers it (a delete or a `confirm: always` tool). */
   asksEveryTime: boolean;
+  /** The restricted access modes that offer it (Computer access offers every tool). */
+  modes: RestrictedMode[];
 }
 
 /** The provider and model a routine pins, and whose they are. */

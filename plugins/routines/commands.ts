@@ -11,7 +11,7 @@ import { commandDone as done, commandFailed as fail, commandGuarded as guarded, 
 import type { RoutinesRuntime } from './runtime.js';
 import { formatInstant, nextRunAfter, nextRuns } from './schedule.js';
 import type { Routine, Run } from './store.js';
-import { describeRoutine, runJson } from './tools.js';
+import { describeRoutine, modeName, runJson } from './tools.js';
 
 type PackCommand = Parameters<PackApi['commands']['register']>[0];
 type Ctx = Parameters<PackCommand['subcommands'][number]['run']>[0];
@@ -93,6 +93,7 @@ export function routinesCommand(rt: RoutinesRuntime): PackCommand {
               ...(upcoming.length ? [`Next runs: ${upcoming.map((t) => formatInstant(t, r.timeZone)).join('; ')}`] : []),
               `Asks ${r.provider} / ${r.model}: "${r.prompt}"`,
               `Tools: ${r.tools.length ? r.tools.join(', ') : 'none'}`,
+              `Access mode: ${modeName(r.mode)}`,
               `Missed runs: ${r.misfire}${r.misfire === 'run_once_if_recent' ? ` (${r.misfireGraceMinutes} minutes)` : ''}`,
               ...(recent.length ? ['Recent runs:', ...recent.map((run) => `  ${runLine(run, r.timeZone)}`)] : ['No runs yet.']),
             ].join('\n');

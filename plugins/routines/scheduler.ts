@@ -331,6 +331,7 @@ export class Scheduler {
           prompt: routine.prompt,
           systemPrompt: SYSTEM_PROMPT,
           tools: routine.tools,
+          mode: routine.mode,
           preApproved: routine.tools,
           signal: controller.signal,
         });

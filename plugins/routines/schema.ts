@@ -6,6 +6,7 @@
  * 32-bit); PostgreSQL returns them as strings, so they are read through `millis`.
  */
 import { Column, Entity, Index, PrimaryColumn, type MigrationInterface, type QueryRunner, type ValueTransformer } from 'typeorm';
+import type { AccessMode } from 'memo-kernel/pack';
 
 const millis: ValueTransformer = {
   to: (v: number | null | undefined) => v,
@@ -54,6 +55,10 @@ export class RoutineRow {
   /** The tools its runs may use, as a JSON array; those a standing approval can cover are pre-approved. */
   @Column('text')
   tools!: string;
+
+  /** The access mode of the chat it was created in (vault, computer, web): its runs are turns in that mode. */
+  @Column('varchar', { default: 'computer' })
+  mode!: AccessMode;
 
   @Column('varchar')
   misfire!: MisfirePolicy;
@@ -187,4 +192,18 @@ export class CreateRoutines1796700000000 implements MigrationInterface {
   }
 }
 
-export const MIGRATIONS = [CreateRoutines1796700000000];
+/**
+ * Routines record the access mode they were created in. Those made before modes existed ran with every
+ * enabled tool their list named, which is Computer access.
+ */
+export class AddRoutineMode1796800000000 implements MigrationInterface {
+  async up(qr: QueryRunner): Promise<void> {
+    await qr.query(`ALTER TABLE "routines" ADD COLUMN "mode" varchar NOT NULL DEFAULT 'computer'`);
+  }
+
+  async down(qr: QueryRunner): Promise<void> {
+    await qr.query(`ALTER TABLE "routines" DROP COLUMN "mode"`);
+  }
+}
+
+export const MIGRATIONS = [CreateRoutines1796700000000, AddRoutineMode1796800000000];

@@ -6,7 +6,7 @@
  */
 import type { DataSource, Repository } from 'typeorm';
 import { In, IsNull, LessThanOrEqual, Not } from 'typeorm';
-import type { AgentStep } from 'memo-kernel/pack';
+import type { AccessMode, AgentStep } from 'memo-kernel/pack';
 import { RoutineRow, RunRow, type RoutineStatus, type RunStatus, type RunTrigger } from './schema.js';
 import type { Schedule } from './schedule.js';
 
@@ -22,6 +22,8 @@ export interface Routine {
   provider: string;
   model: string;
   tools: string[];
+  /** The access mode of the chat it was created in: each run is a turn in it. */
+  mode: AccessMode;
   misfire: RoutineRow['misfire'];
   misfireGraceMinutes: number;
   status: RoutineStatus;
@@ -60,6 +62,7 @@ function toRoutine(r: RoutineRow): Routine {
     provider: r.provider,
     model: r.model,
     tools: JSON.parse(r.tools) as string[],
+    mode: r.mode,
     misfire: r.misfire,
     misfireGraceMinutes: r.misfire_grace_minutes,
     status: r.status,
@@ -130,6 +133,7 @@ export class RoutineStore {
       provider: r.provider,
       model: r.model,
       tools: JSON.stringify(r.tools),
+      mode: r.mode,
       misfire: r.misfire,
       misfire_grace_minutes: r.misfireGraceMinutes,
       status: r.status,

@@ -25,7 +25,7 @@ export interface ToolArgs {
       /** For every: the first run, YYYY-MM-DDTHH:MM in time_zone. Default: one interval from now. */
       start_at?: string;
     };
-    /** The only tools each run may call (exact names). The user's approval of the routine pre-approves them for its runs, except deletes, tools that always ask, and commands the judge cannot vouch for, which are asked every time. */
+    /** The only tools each run may call (exact names); in Vault only, only tools that mode offers. The user's approval of the routine pre-approves them for its runs, except deletes, tools that always ask, and commands the judge cannot vouch for, which are asked every time. */
     tools?: string[];
     /** When Memo was not running at a run time: skip it, run it once when Memo is back, or (default) run it once only if the missed time is less than misfire_grace_minutes old. */
     misfire?: 'skip' | 'run_once' | 'run_once_if_recent';
@@ -33,7 +33,7 @@ export interface ToolArgs {
     /** Questions the user's words leave open (which time zone, what 'morning' means, which days). Any entry: nothing is created and the questions are returned to ask the user. */
     unclear?: string[];
   };
-  /** Lists the scheduled routines: each with its id, name, schedule in words, status (active, paused, done, cancelled), next run time, the provider and model it runs with, its tools, and its last result (status, when, and the answer or error, shortened). */
+  /** Lists the scheduled routines: each with its id, name, schedule in words, status (active, paused, done, cancelled), next run time, the provider and model it runs with, its tools, the access mode it runs in, and its last result (status, when, and the answer or error, shortened). */
   list_routines: {
     /** Only routines in this state. Default: all but cancelled ones. */
     status?: 'active' | 'paused' | 'done' | 'cancelled' | 'all';

@@ -7,7 +7,16 @@
  * is what was shown.
  */
 import { randomUUID } from 'node:crypto';
-import { MemoError, type AgentToolInfo, type Concern, type PinnedModel, type Preview, type PreviewFact, type ToolContext } from 'memo-kernel/pack';
+import {
+  MemoError,
+  type AccessMode,
+  type AgentToolInfo,
+  type Concern,
+  type PinnedModel,
+  type Preview,
+  type PreviewFact,
+  type ToolContext,
+} from 'memo-kernel/pack';
 import { runtimeOf, type RoutinesRuntime } from './runtime.js';
 import { checkSchedule, formatInstant, nextRuns, type CheckedSchedule, type Schedule } from './schedule.js';
 import type { MisfirePolicy, RoutineStatus } from './schema.js';
@@ -26,8 +35,16 @@ interface Plan {
   upcoming: number[];
   pinned: PinnedModel;
   tools: AgentToolInfo[];
+  mode: AccessMode;
   misfire: MisfirePolicy;
   graceMinutes: number;
+}
+
+const MODE_NAMES: Record<AccessMode, string> = { vault: 'Vault only', computer: 'Computer access', web: 'Web search only' };
+
+/** An access mode as the person knows it from the chat's mode switch. */
+export function modeName(mode: AccessMode): string {
+  return MODE_NAMES[mode] ?? mode;
 }
 
 function clarify(message: string): MemoError {
@@ -83,6 +100,14 @@ async function plan(args: ToolArgs['create_routine'], ctx: ToolContext): Promise
     );
   const own = wanted.filter((t) => OWN_WRITES.has(t));
   if (own.length) throw clarify(`A routine may not use ${own.join(' or ')}: routines do not create or cancel routines.`);
+  // The chat's access mode, which its runs keep: a routine made in Vault only cannot hand its runs the shell.
+  // A call from no turn (a person's CLI, a host, an MCP client) is not narrowed by a mode: Computer access.
+  const mode: AccessMode = ctx.mode ?? 'computer';
+  const outside = mode === 'computer' ? [] : wanted.filter((t) => !available.get(t)!.modes.includes(mode));
+  if (outside.length)
+    throw clarify(
+      `This chat is in ${modeName(mode)}, and a routine created in it may use only the tools ${modeName(mode)} offers: ${outside.join(', ')} ${outside.length === 1 ? 'is' : 'are'} not among them. Leave ${outside.length === 1 ? 'it' : 'them'} out, or ask the user to switch the chat to Computer access first.`,
+    );
   return {
     name: args.name.trim(),
     prompt: args.prompt.trim(),
@@ -92,6 +117,7 @@ async function plan(args: ToolArgs['create_routine'], ctx: ToolContext): Promise
     upcoming,
     pinned,
     tools: wanted.map((t) => available.get(t)!),
+    mode,
     misfire: args.misfire ?? 'run_once_if_recent',
     graceMinutes: args.misfire_grace_minutes ?? 60,
   };
@@ -115,6 +141,12 @@ function misfireText(p: { misfire: MisfirePolicy; graceMinutes: number }): strin
   }
 }
 
+function modeText(mode: AccessMode): string {
+  return mode === 'computer'
+    ? 'Computer access (the mode of the chat it was made in)'
+    : `${modeName(mode)} (the mode of the chat it was made in): its runs get no tool that mode does not offer`;
+}
+
 function pinnedText(p: PinnedModel): string {
   return `${p.provider} / ${p.model}, pinned now (${p.from === 'conversation' ? "this chat's" : "the active provider's: the call comes from no chat that names one"})`;
 }
@@ -127,6 +159,7 @@ function preview(p: Plan): Preview {
     { label: 'when', value: p.checked.readBack },
     { label: 'next runs', value: p.upcoming.map((t) => formatInstant(t, zone)).join('; ') },
     { label: 'runs with', value: pinnedText(p.pinned) },
+    { label: 'access mode', value: modeText(p.mode) },
     ...(p.tools.length ? p.tools.map((t) => ({ label: 'may use', value: toolLine(t) })) : [{ label: 'may use', value: 'no tool (the model can only answer)' }]),
     { label: 'missed runs', value: `${misfireText(p)}.` },
   ];
@@ -191,6 +224,7 @@ export const createRoutine = {
       provider: p.pinned.provider,
       model: p.pinned.model,
       tools: p.tools.map((t) => t.name),
+      mode: p.mode,
       misfire: p.misfire,
       misfireGraceMinutes: p.graceMinutes,
       status: 'active',
@@ -207,6 +241,7 @@ export const createRoutine = {
       provider: routine.provider,
       model: routine.model,
       tools: p.tools.map((t) => ({ name: t.name, danger: t.danger, pre_approved: !t.asksEveryTime })),
+      mode: routine.mode,
       misfire: routine.misfire,
       ...(rt.scheduler.isRunning
         ? {}
@@ -261,6 +296,7 @@ export function describeRoutine(r: Routine, last: Run | null): Record<string, un
     provider: r.provider,
     model: r.model,
     tools: r.tools,
+    mode: r.mode,
     misfire: r.misfire,
     last_result: lastResult(last, r.timeZone),
   };
@@ -353,6 +389,7 @@ export const runRoutineNow = {
       facts: [
         { label: 'routine', value: `"${r.name}" (${r.id}): ${r.readBack}` },
         { label: 'runs with', value: `${r.provider} / ${r.model}` },
+        { label: 'access mode', value: modeName(r.mode) },
         { label: 'may use', value: r.tools.length ? r.tools.join(', ') : 'no tool' },
       ],
       quoted: [{ label: 'prompt it sends', text: r.prompt, from: 'the model, when the routine was created' }],

@@ -24,18 +24,18 @@ afterEach(async () => {
 
 type Backend = 'sqlite' | 'postgres';
 /** Opens the routines database as the pack does; `open()` again: another host on the same data. */
-async function database(backend: Backend): Promise<{ open(): Promise<RoutineStore> }> {
+async function database(backend: Backend): Promise<{ open(): Promise<RoutineStore>; openRaw(migrations: typeof MIGRATIONS): Promise<DataSource> }> {
   const dir = tempDir();
   const url = backend === 'postgres' ? DatabaseUrl.parse(await server.database()) : null;
+  const openRaw = async (migrations: typeof MIGRATIONS) => {
+    const ds = await openPackDatabase(dir, { name: 'routines', entities: ENTITIES, migrations, portable: true }, url ? { url, packId: 'routines' } : undefined);
+    opened.push(ds);
+    return ds;
+  };
   return {
+    openRaw,
     async open() {
-      const ds = await openPackDatabase(
-        dir,
-        { name: 'routines', entities: ENTITIES, migrations: MIGRATIONS, portable: true },
-        url ? { url, packId: 'routines' } : undefined,
-      );
-      opened.push(ds);
-      return new RoutineStore(ds);
+      return new RoutineStore(await openRaw(MIGRATIONS));
     },
   };
 }
@@ -56,6 +56,7 @@ function routine(id: string, next: number | null, extra: Partial<NewRoutine> = {
     provider: 'scripted-one',
     model: 'model-a',
     tools: ['echo_safe'],
+    mode: 'vault',
     misfire: 'skip',
     misfireGraceMinutes: 10,
     status: 'active',
@@ -77,7 +78,7 @@ const claim = (id: string, routineId: string, owner: string, attempt = 1) => ({
 });
 
 describe.each<Backend>(['sqlite', 'postgres'])('the routines store on %s', (backend) => {
-  it('keeps routines with their times and JSON fields, and finds the due ones in order', async () => {
+  it('keeps routines with their times, JSON fields and access mode, and finds the due ones in order', async () => {
     const store = await (await database(backend)).open();
     await store.create(routine('b', T0 + 30 * MIN));
     await store.create(routine('a', T0 + 15 * MIN));
@@ -87,13 +88,29 @@ describe.each<Backend>(['sqlite', 'postgres'])('the routines store on %s', (back
       anchor: T0,
       nextRunAt: T0 + 15 * MIN,
       tools: ['echo_safe'],
+      mode: 'vault',
       schedule: { kind: 'every', every: 15 },
       createdAt: T0,
     });
+    expect((await store.get('p'))?.mode).toBe('vault');
     expect((await store.due(T0 + 15 * MIN)).map((r) => r.id)).toEqual(['a']);
     expect((await store.due(T0 + 60 * MIN)).map((r) => r.id)).toEqual(['a', 'b']);
     expect(await store.earliestNext()).toBe(T0 + 15 * MIN);
     expect((await store.list(['paused'])).map((r) => r.id)).toEqual(['p']);
+  });
+
+  it('reads a routine made before routines had a mode as Computer access, the mode its runs had', async () => {
+    const data = await database(backend);
+    const old = await data.openRaw(MIGRATIONS.slice(0, 1));
+    await old.query(
+      `INSERT INTO "routines" ("id", "name", "prompt", "schedule", "read_back", "time_zone", "anchor", "provider", "model", "tools", "misfire", "misfire_grace_minutes", "status", "next_run_at", "created_by", "created_at", "updated_at")
+       VALUES ('old', 'Old', 'Do it.', '{"kind":"every","every":15,"unit":"minutes"}', 'every 15 minutes', 'UTC', ${T0}, 'p', 'm', '["run_command"]', 'skip', 10, 'active', ${T0}, 'test', ${T0}, ${T0})`,
+    );
+    await old.destroy();
+    const store = await data.open();
+    expect(await store.get('old')).toMatchObject({ id: 'old', tools: ['run_command'], mode: 'computer' });
+    await store.create(routine('new', T0));
+    expect((await store.get('new'))?.mode).toBe('vault');
   });
 
   it('advances a routine only from the time it expected: the second host to try learns it lost', async () => {

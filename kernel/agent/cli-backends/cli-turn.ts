@@ -597,13 +597,18 @@ export async function runCliTurn(kernel: Kernel, opts: CliTurnOptions): Promise<
     });
   const detection = await provider.backends.detector.detect(provider.backend);
   if (!detection.found) return finish({ stop: 'error', error: `${spec.label} is not available: ${detection.reason}` });
+  // The capability carries the turn's mode to the endpoint: without one the CLI would be offered every
+  // tool. A conversation that is not stored (deleted as the turn began) gets none, so the CLI never starts.
   const capability = await kernel.capabilities.mint(opts.conversationId, undefined, access).catch((err: unknown) => {
     if (isMemoError(err) && err.code === 'NOT_FOUND') return null;
     throw err;
   });
-  const revoke = () => {
-    if (capability) kernel.capabilities.revoke(capability);
-  };
+  if (!capability)
+    return finish({
+      stop: 'error',
+      error: `${spec.label} was not started: the conversation ${JSON.stringify(opts.conversationId.slice(0, 100))} is not stored (deleted?), and a CLI turn runs only in a stored conversation, whose capability limits it to the turn's mode.`,
+    });
+  const revoke = () => kernel.capabilities.revoke(capability);
   try {
     const tools = kernel.registry.list().filter((t) => offeredIn(t.spec, access));
     emit({ type: 'turn_start', conversationId: opts.conversationId, capability, tools: tools.map((t) => t.spec.name) });
@@ -634,7 +639,7 @@ export async function runCliTurn(kernel: Kernel, opts: CliTurnOptions): Promise<
       history: opts.history,
       message: opts.userMessage,
       ...(opts.model ? { model: opts.model } : {}),
-      mcp: { url: endpoint.url, token: endpoint.token, ...(capability ? { capability } : {}) },
+      mcp: { url: endpoint.url, token: endpoint.token, capability },
       ...(opts.systemPrompt ? { systemPrompt: opts.systemPrompt } : {}),
       ...(opts.signal ? { signal: opts.signal } : {}),
       ...(opts.onEvent ? { onEvent: opts.onEvent } : {}),

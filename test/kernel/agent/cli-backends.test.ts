@@ -9,7 +9,7 @@ import { verifyAuditFile } from '../../../kernel/audit/audit-verify.js';
 import { BACKENDS } from '../../../kernel/agent/cli-backends/backends.js';
 import { CliDetector, DETECTION_TTL_MS } from '../../../kernel/agent/cli-backends/cli-detector.js';
 import { loopbackEndpoint } from '../../../kernel/mcp/mcp-http-server.js';
-import { CliBackends } from '../../../kernel/agent/cli-backends/cli-turn.js';
+import { CliBackends, runCliTurn } from '../../../kernel/agent/cli-backends/cli-turn.js';
 import { containmentInfo } from '../../../kernel/sandbox/process-runner.js';
 import type { PackDefinition } from '../../../kernel/tools/tool-registry.js';
 import type { KernelOptions } from '../../../kernel/kernel.js';
@@ -333,6 +333,22 @@ describe('agent CLI backends (fake claude, codex and agy on PATH, a real MCP end
     expect(web.stopReason).toBe('error');
     expect(web.error).toMatch(/^Web search only does not apply to Claude CLI/);
     expect(recordedRuns(s.rec, 'claude')).toHaveLength(2);
+  });
+
+  it('never starts the CLI for a conversation that is not stored: with no capability its endpoint could not be narrowed to the mode', async () => {
+    s = setup({ FAKE_CLI_LIST: '1' });
+    const r = await runCliTurn(s.fx.kernel, {
+      provider: s.backends.provider('claude'),
+      model: '',
+      conversationId: 'not-stored',
+      history: [],
+      userMessage: 'call computer_only',
+      mode: 'vault',
+    });
+    expect(r.stopReason).toBe('error');
+    expect(r.error).toMatch(/^Claude CLI was not started: the conversation "not-stored" is not stored/);
+    expect(recordedRuns(s.rec, 'claude')).toEqual([]);
+    expect(s.fx.kernel.audit.tail({}).filter((a) => a.tool === 'computer_only')).toEqual([]);
   });
 
   it('claude with Computer access keeps its own tools (no --tools, edits accepted) and records the access with the turn; the effort is its thinking budget', async () => {

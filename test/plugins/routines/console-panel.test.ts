@@ -48,6 +48,7 @@ describe('routines in the web console', () => {
       'caller: agent, conversation c-1',
       `routine: "Hourly check" (${id}): at the times of the cron schedule "0 * * * *" (UTC)`,
       'runs with: scripted-one / model-a',
+      'access mode: Computer access',
       'may use: no tool',
       'It runs once now, outside its schedule; the schedule is unchanged.',
       'prompt it sends, written by the model, when the routine was created: "Check things."',

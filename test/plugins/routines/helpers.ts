@@ -2,7 +2,8 @@ import * as path from 'node:path';
 import Database from 'better-sqlite3';
 import { ManualClock } from '../../../kernel/clock.js';
 import type { ToolResult } from '../../../kernel/tools/contract.js';
-import { echoPack, makeKernel, ScriptedPrompter, type Fixture } from '../../helpers/kernel-fixture.js';
+import type { PackDefinition } from '../../../kernel/tools/tool-registry.js';
+import { echoPack, makeKernel, ScriptedPrompter, tool, type Fixture } from '../../helpers/kernel-fixture.js';
 import { reply, ScriptedProvider, type Script } from '../../helpers/scripted-provider.js';
 
 export const PLUGINS = path.resolve('plugins');
@@ -47,6 +48,20 @@ export interface RoutinesFixture extends Fixture {
   dbFile: string;
 }
 
+/** Two echo tools that Vault only offers (the echo pack's are Computer access only). */
+function notesPack(): PackDefinition {
+  const echo = (args: Record<string, unknown>) => ({ echoed: args });
+  return {
+    id: 'notes-pack',
+    version: '1.0.0',
+    modes: ['vault'],
+    tools: [
+      { spec: tool('note_read', 'safe'), impl: echo },
+      { spec: tool('note_write', 'medium', 'write'), impl: echo },
+    ],
+  };
+}
+
 /**
  * A real kernel with the echo tools and the built-in routines pack (loaded from `plugins/`), a
  * scripted model as the active provider (`scripted-one` / `model-a`), a fake clock and a prompter
@@ -61,11 +76,13 @@ export async function routinesKernel(
     script?: Script;
     /** `refuse`: as under memo serve, a question nobody watches is refused at once. */
     unattendedApprovals?: 'wait' | 'refuse';
+    /** Adds notes-pack, whose note_read (safe) and note_write (medium) Vault only offers. */
+    vaultTools?: boolean;
   } = {},
 ): Promise<RoutinesFixture> {
   const clock = options.clock ?? new ManualClock(FRIDAY_NOON);
   const fx = makeKernel({
-    packs: [echoPack()],
+    packs: [echoPack(), ...(options.vaultTools ? [notesPack()] : [])],
     clock,
     ...(options.dataDir ? { dataDir: options.dataDir } : {}),
     ...(options.prompter !== undefined ? { prompter: options.prompter } : {}),

@@ -1,3 +1,4 @@
+import Database from 'better-sqlite3';
 import { ManualClock } from '../../../kernel/clock.js';
 import { ProviderError } from '../../../kernel/providers/provider.js';
 import { ScriptedPrompter } from '../../helpers/kernel-fixture.js';
@@ -215,6 +216,36 @@ describe('the routines scheduler', () => {
       ['echo_dangerous', 'error', 'UNKNOWN_TOOL'],
     ]);
     expect(fx.kernel.audit.tail({ tool: 'echo_medium' }).at(-1)!.decision).toBe('allow:pre-approved');
+  });
+
+  it('runs a routine made in Vault only as a Vault-only turn: a tool its list names that the mode no longer offers does not exist for the run', async () => {
+    fx = await routinesKernel({ vaultTools: true });
+    const seen: string[][] = [];
+    fx.script = (req, n) => {
+      seen.push((req.tools ?? []).map((t) => t.name));
+      return n === 1 ? reply('', toolCall('note_read', { text: 'a' }), toolCall('echo_safe', { text: 'b' })) : reply('Read the notes.');
+    };
+    const made = await fx.kernel.invoke(
+      {
+        tool: 'create_routine',
+        args: { name: 'Notes', prompt: 'Read my notes.', schedule: { kind: 'once', at: '2026-03-27T13:00', time_zone: 'UTC' }, tools: ['note_read'] },
+        caller: { kind: 'agent', conversationId: 'c-1' },
+      },
+      { mode: 'vault' },
+    );
+    const id = value(made).id as string;
+    // As if a pack update had taken echo_safe out of Vault only after the routine was approved with it.
+    const db = new Database(fx.dbFile);
+    db.prepare(`UPDATE routines SET tools = ? WHERE id = ?`).run(JSON.stringify(['note_read', 'echo_safe']), id);
+    db.close();
+    await fx.advanceTo(FRIDAY_NOON + HOUR);
+    const [run] = fx.runs(id);
+    expect(run).toMatchObject({ status: 'ok', answer: 'Read the notes.' });
+    expect(seen[0]).toEqual(['note_read']);
+    expect(JSON.parse(run!.steps).map((s: any) => [s.tool, s.outcome, s.code ?? null])).toEqual([
+      ['note_read', 'ok', null],
+      ['echo_safe', 'error', 'UNKNOWN_TOOL'],
+    ]);
   });
 
   it('holds a run, with no face and approvals kept waiting (a host app), until its question is answered', async () => {

@@ -30,6 +30,7 @@ describe('create_routine', () => {
       { label: 'when', value: 'every weekday at 08:30 (Europe/Istanbul)' },
       { label: 'next runs', value: 'Mon 2026-03-30 08:30 (Europe/Istanbul); Tue 2026-03-31 08:30 (Europe/Istanbul); Wed 2026-04-01 08:30 (Europe/Istanbul)' },
       { label: 'runs with', value: "scripted-one / model-a, pinned now (the active provider's: the call comes from no chat that names one)" },
+      { label: 'access mode', value: 'Computer access (the mode of the chat it was made in)' },
       { label: 'may use', value: 'echo_safe (safe, read): runs without asking' },
       { label: 'may use', value: expect.stringMatching(/^echo_dangerous \(dangerous, write\): PRE-APPROVED for its runs \(a dangerous tool\)/) },
       { label: 'may use', value: 'echo_delete (dangerous, delete): asked every time it runs; never pre-approved' },
@@ -164,6 +165,42 @@ describe('create_routine', () => {
     expect(
       value(await fx.call('create_routine', { name: 'b', prompt: 'p', schedule: { kind: 'once', at: '2026-04-02T18:15', time_zone: 'America/New_York' } })),
     ).toMatchObject({ schedule: 'once, on Thu 2026-04-02 18:15 (America/New_York)', next_runs: ['Thu 2026-04-02 18:15 (America/New_York)'] });
+  });
+});
+
+describe('the access mode a routine records', () => {
+  let fx: RoutinesFixture;
+  afterEach(async () => fx?.close());
+  const inVault = (tool: string, args: Record<string, unknown>) =>
+    fx.kernel.invoke({ tool, args, caller: { kind: 'agent', conversationId: 'c-1' } }, { mode: 'vault' });
+
+  it('is the chat’s: made in Vault only, it may name only tools Vault only offers, refused before anyone is asked', async () => {
+    const prompter = new ScriptedPrompter('allow-once');
+    fx = await routinesKernel({ prompter, vaultTools: true });
+    const refused = error(
+      await inVault('create_routine', { name: 'Clean up', prompt: 'p', schedule: weekdays, tools: ['note_read', 'echo_dangerous', 'echo_safe'] }),
+    );
+    expect(refused.code).toBe('VALIDATION');
+    expect(refused.message).toBe(
+      'This chat is in Vault only, and a routine created in it may use only the tools Vault only offers: echo_dangerous, echo_safe are not among them. Leave them out, or ask the user to switch the chat to Computer access first.',
+    );
+    expect(prompter.asked).toHaveLength(0);
+    expect(value(await fx.call('list_routines', {})).count).toBe(0);
+
+    const made = value(await inVault('create_routine', { name: 'Notes', prompt: 'p', schedule: weekdays, tools: ['note_read', 'note_write'] }));
+    expect(made).toMatchObject({ mode: 'vault', tools: [{ name: 'note_read' }, { name: 'note_write', pre_approved: true }] });
+    expect(prompter.asked[0]!.preview!.facts).toContainEqual({
+      label: 'access mode',
+      value: 'Vault only (the mode of the chat it was made in): its runs get no tool that mode does not offer',
+    });
+    expect(value(await fx.call('list_routines', {})).routines).toEqual([expect.objectContaining({ id: made.id, mode: 'vault' })]);
+  });
+
+  it('is Computer access for a call from no chat turn (a person’s CLI, a host, an MCP client), which may name any tool', async () => {
+    fx = await routinesKernel({ vaultTools: true });
+    const made = value(await fx.call('create_routine', { name: 'Any', prompt: 'p', schedule: weekdays, tools: ['note_read', 'echo_safe'] }));
+    expect(made.mode).toBe('computer');
+    expect(value(await fx.call('list_routines', {})).routines).toEqual([expect.objectContaining({ mode: 'computer', tools: ['note_read', 'echo_safe'] })]);
   });
 });
 
