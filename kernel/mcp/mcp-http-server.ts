@@ -18,6 +18,8 @@ import type { Logger } from '../logger.js';
 import { bearerToken, generateToken, hostAllowed, isLoopbackAddress, originAllowed, tokensEqual } from './auth.js';
 import { changeFeeds, MemoMcpServer } from './mcp-server.js';
 import { McpSession } from './mcp-session.js';
+import { FoundTools } from './found-tools.js';
+import type { McpProfile } from './mcp-profile.js';
 
 export const MCP_PATH = '/mcp';
 export const ROTATE_PATH = '/mcp/rotate-token';
@@ -58,6 +60,8 @@ export interface McpHttpEndpointOptions {
    * random one each time. Instances behind one proxy share one (`memo serve --token-file`).
    */
   token?: () => string;
+  /** The tools served (default: every enabled tool); in tool-search mode, clients find the rest. */
+  profile?: McpProfile;
 }
 
 /** Routes mounted beside `/mcp`: `owns` says which paths are its; `handle` answers them. */
@@ -202,6 +206,9 @@ export class McpHttpEndpoint {
   private readonly modern: McpHttpHandler;
   private readonly modernNode: NodeMcpRequestHandler;
   private changes: Disposable[] = [];
+  /** Each client's found tools, in tool-search mode: sessions and stateless clients alike. */
+  readonly found = new FoundTools();
+  private readonly served: { profile?: McpProfile; found?: FoundTools };
 
   constructor(
     private readonly kernel: Kernel,
@@ -229,8 +236,18 @@ export class McpHttpEndpoint {
     if (!Number.isInteger(this.maxSessions) || this.maxSessions < 1)
       throw new MemoError('VALIDATION', 'The MCP session cap must be a whole number of at least 1.');
     const onerror = (err: Error) => this.options.logger?.info(`mcp endpoint: ${err.message}`);
+    const served = options.profile ? { profile: options.profile, found: this.found } : {};
+    this.served = served;
     this.modern = createMcpHandler(
-      () => new MemoMcpServer(kernel, { era: 'modern', capability: capabilityOf, ...(options.logger ? { logger: options.logger } : {}) }).mcp,
+      () =>
+        new MemoMcpServer(kernel, {
+          era: 'modern',
+          capability: capabilityOf,
+          ...served,
+          // A stateless client hears on its listen stream; every listener re-lists and gets its own tools.
+          onFound: () => this.modern.notify.toolsChanged(),
+          ...(options.logger ? { logger: options.logger } : {}),
+        }).mcp,
       { legacy: 'reject', onerror },
     );
     this.modernNode = toNodeHandler(this.modern, { onerror });
@@ -400,7 +417,7 @@ export class McpHttpEndpoint {
       if (counted) this.pending--;
       counted = false;
     };
-    const session = new McpSession(this.kernel, { capability: capabilityOf, ...(this.options.logger ? { logger: this.options.logger } : {}) });
+    const session = new McpSession(this.kernel, { capability: capabilityOf, ...this.served, ...(this.options.logger ? { logger: this.options.logger } : {}) });
     let entry: SessionEntry | undefined;
     const transport = new NodeStreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),

@@ -9,6 +9,9 @@ import { oneLine } from '../skills/skill-index.js';
 import type { Caller, ProgressUpdate, ToolResult } from '../tools/contract.js';
 import { offeredIn } from '../tools/access-modes.js';
 import { isPlainObject, toCallToolResult, toMcpTool } from './mcp-tool-mapping.js';
+import { FIND_TOOLS, type FoundTools as FoundToolsResult } from '../agent/find-tools.js';
+import { FoundTools } from './found-tools.js';
+import { profileTools, servesEverything, type McpProfile } from './mcp-profile.js';
 
 export const MCP_SERVER_NAME = 'memo';
 export const MCP_SERVER_VERSION = '0.1.0';
@@ -72,6 +75,16 @@ export interface McpServerOptions {
   capability: (ctx: ServerContext) => string | undefined;
   /** The session a 2025-11-25 instance serves (HTTP: the transport's id); each session its own rate budget. */
   sessionId?: () => string | undefined;
+  /** The tools this endpoint serves (default: every enabled tool). */
+  profile?: McpProfile;
+  /** Where each client's found tools are kept, in tool-search mode (one store per endpoint). */
+  found?: FoundTools;
+  /**
+   * Tells clients that a client's tool list changed after find_tools found something new. Default:
+   * this instance's own `notifications/tools/list_changed` (a session, stdio); the stateless HTTP leg
+   * publishes on the endpoint's listen streams instead.
+   */
+  onFound?: () => void;
   logger?: Logger;
 }
 
@@ -133,6 +146,7 @@ export class MemoMcpServer {
   /** Called when a tool call ends: the end of a long call is activity, for an idle timeout. */
   onactivity: (() => void) | undefined;
   private readonly fallbackSessionId = randomUUID();
+  private readonly found: FoundTools;
   private readonly listeners: Disposable[] = [];
   private inflight = 0;
   private ready: boolean;
@@ -143,6 +157,7 @@ export class MemoMcpServer {
     private readonly options: McpServerOptions,
   ) {
     this.ready = options.era === 'modern';
+    this.found = options.found ?? new FoundTools();
     this.mcp = new McpServer(
       { name: MCP_SERVER_NAME, version: MCP_SERVER_VERSION },
       {
@@ -161,8 +176,13 @@ export class MemoMcpServer {
     // A caller presenting a Vault-only turn's capability (an agent CLI run in Vault only) is offered that mode's tools alone; the pipeline refuses the rest.
     server.setRequestHandler('tools/list', (_request, ctx) => {
       const mode = this.kernel.capabilities.modeOf(this.options.capability(ctx));
-      const tools = this.kernel.registry.list().filter((t) => !mode || offeredIn(t.spec, mode));
-      return { tools: tools.map(toMcpTool) };
+      const profile = this.options.profile;
+      let tools = profile ? profileTools(profile, this.kernel.registry) : this.kernel.registry.list();
+      if (profile?.search) {
+        const found = new Set(this.found.get(this.clientKey(ctx)));
+        tools = tools.filter((t) => t.spec.name === FIND_TOOLS || found.has(t.spec.name));
+      }
+      return { tools: tools.filter((t) => !mode || offeredIn(t.spec, mode)).map(toMcpTool) };
     });
     // tools/call is not registered through setRequestHandler: the SDK would parse it first and answer
     // a malformed one with a validation dump. Here it gets -32602 and one line.
@@ -217,6 +237,8 @@ export class MemoMcpServer {
     if (this.closed) return;
     this.closed = true;
     for (const l of this.listeners) l.dispose();
+    // A session's found tools end with it (a stateless client's are kept by name, with an expiry).
+    if (this.options.era === 'legacy') this.found.forget(`session:${this.options.sessionId?.() ?? this.fallbackSessionId}`);
   }
 
   private notify(send: () => Promise<void>): void {
@@ -246,8 +268,38 @@ export class MemoMcpServer {
     return caller;
   }
 
-  private invoke(tool: string, args: Record<string, unknown>, ctx: ServerContext, onProgress?: (u: ProgressUpdate) => void): Promise<ToolResult> {
-    return this.kernel.invoke({ tool, args, caller: this.caller(ctx), signal: ctx.mcpReq.signal, ...(onProgress ? { onProgress } : {}) });
+  /** Whose found tools a request lists: a session's own, a stateless client's by its declared name@version. */
+  private clientKey(ctx: ServerContext): string {
+    const caller = this.caller(ctx);
+    return caller.sessionId !== undefined ? `session:${caller.sessionId}` : `client:${caller.id ?? 'unknown-client'}`;
+  }
+
+  /**
+   * A call through the one pipeline. `scoped`: a tool call, limited to the profile's tools (prompts
+   * and skill files read skills, which every profile serves).
+   */
+  private invoke(
+    tool: string,
+    args: Record<string, unknown>,
+    ctx: ServerContext,
+    onProgress?: (u: ProgressUpdate) => void,
+    scoped = false,
+  ): Promise<ToolResult> {
+    const profile = this.options.profile;
+    const scope =
+      scoped && profile && !servesEverything(profile)
+        ? { scope: profileTools(profile, this.kernel.registry).map((t) => t.spec.name), scopeLabel: `the MCP profile ${profile.name}` }
+        : {};
+    return this.kernel.invoke({ tool, args, caller: this.caller(ctx), signal: ctx.mcpReq.signal, ...(onProgress ? { onProgress } : {}) }, scope);
+  }
+
+  /** In tool-search mode, what find_tools found joins the client's list; the client is told when it grew. */
+  private remember(result: ToolResult, ctx: ServerContext): void {
+    if (!this.options.profile?.search || !result.ok || result.tool !== FIND_TOOLS) return;
+    const names = ((result.value as unknown as FoundToolsResult | undefined)?.tools ?? []).map((t) => t.name);
+    if (!this.found.add(this.clientKey(ctx), names)) return;
+    if (this.options.onFound) this.options.onFound();
+    else this.notify(() => this.mcp.server.sendToolListChanged());
   }
 
   private async callTool(params: CallParams, ctx: ServerContext) {
@@ -266,7 +318,8 @@ export class MemoMcpServer {
     this.inflight++;
     try {
       // The signal aborts on the client's cancellation, a dropped request stream, and the session closing.
-      const result = await this.invoke(params.name, params.arguments, ctx, onProgress);
+      const result = await this.invoke(params.name, params.arguments, ctx, onProgress, true);
+      this.remember(result, ctx);
       return this.mcp.server.projectCallToolResult(toCallToolResult(result), undefined);
     } finally {
       this.inflight--;

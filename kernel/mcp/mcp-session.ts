@@ -1,11 +1,16 @@
 import type { ServerContext, Transport } from '@modelcontextprotocol/server';
 import type { Kernel } from '../kernel.js';
 import type { Logger } from '../logger.js';
+import type { FoundTools } from './found-tools.js';
+import type { McpProfile } from './mcp-profile.js';
 import { MemoMcpServer } from './mcp-server.js';
 
 export interface McpSessionOptions {
   /** The write capability one call presents (see McpServerOptions.capability). */
   capability: (ctx: ServerContext) => string | undefined;
+  /** The tools the endpoint serves, and where found tools are kept (see McpServerOptions). */
+  profile?: McpProfile;
+  found?: FoundTools;
   logger?: Logger;
 }
 
@@ -26,6 +31,8 @@ export class McpSession {
       era: 'legacy',
       capability: options.capability,
       sessionId: () => this.transport?.sessionId,
+      ...(options.profile ? { profile: options.profile } : {}),
+      ...(options.found ? { found: options.found } : {}),
       ...(options.logger ? { logger: options.logger } : {}),
     });
     this.server.mcp.server.onclose = () => this.release();

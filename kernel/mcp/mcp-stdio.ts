@@ -6,6 +6,8 @@ import type { Kernel } from '../kernel.js';
 import type { Logger } from '../logger.js';
 import { jsonRpcIdOf, nestedDeeperThan, tooDeepMessage } from '../util/bounded-json.js';
 import { MemoMcpServer } from './mcp-server.js';
+import { FoundTools } from './found-tools.js';
+import type { McpProfile } from './mcp-profile.js';
 
 /** The environment variable an agent-turn backend uses to hand `memo serve --stdio` its write capability. */
 export const CAPABILITY_ENV = 'MEMO_WRITE_CAPABILITY';
@@ -115,6 +117,8 @@ export interface McpStdioOptions {
   stdout?: Writable;
   /** The write capability every call of this process presents (see takeWriteCapabilityFromEnv). */
   capability?: string;
+  /** The tools served (default: every enabled tool); in tool-search mode, the client finds the rest. */
+  profile?: McpProfile;
   logger?: Logger;
 }
 
@@ -131,6 +135,8 @@ export class McpStdioServer {
   private readonly lines: CheckedLines;
   private readonly transport: StdioServerTransport;
   private readonly instances = new Set<MemoMcpServer>();
+  /** The process's one client's found tools, in tool-search mode. */
+  private readonly found = new FoundTools();
   private handle: StdioServerHandle | undefined;
   private unhook: Disposable | undefined;
   private ended!: () => void;
@@ -165,7 +171,12 @@ export class McpStdioServer {
     this.handle = serveStdio(
       (ctx) => {
         // One instance per connection (and one for a server/discover probe that a 2025 client drops).
-        const server = new MemoMcpServer(this.kernel, { era: ctx.era, capability: () => capability, ...(logger ? { logger } : {}) });
+        const server = new MemoMcpServer(this.kernel, {
+          era: ctx.era,
+          capability: () => capability,
+          ...(this.options.profile ? { profile: this.options.profile, found: this.found } : {}),
+          ...(logger ? { logger } : {}),
+        });
         this.instances.add(server);
         server.mcp.server.onclose = () => {
           server.release();

@@ -41,6 +41,8 @@ export interface PipelineOptions {
 export interface InvokeOptions {
   /** Scoped mode: only these tools exist for this call (anything else is UNKNOWN_TOOL). */
   scope?: readonly string[];
+  /** What the scope is, for the UNKNOWN_TOOL message (default `this mode`): `the MCP profile "vault"`. */
+  scopeLabel?: string;
   /**
    * The access mode of the turn the call belongs to: a tool the mode does not offer does not exist
    * for the call (UNKNOWN_TOOL), and the handler sees the mode (`ctx.mode`).
@@ -198,7 +200,8 @@ export class ToolPipeline {
                 .filter((t) => offeredIn(t.spec, mode))
                 .map((t) => t.spec.name)
             : undefined);
-        throw new MemoError('UNKNOWN_TOOL', `There is no tool named "${name}"${available ? ` in this mode (${inScope(available)})` : ''}.`, { tool: name });
+        const where = invokeOptions.scope && invokeOptions.scopeLabel ? invokeOptions.scopeLabel : 'this mode';
+        throw new MemoError('UNKNOWN_TOOL', `There is no tool named "${name}"${available ? ` in ${where} (${inScope(available)})` : ''}.`, { tool: name });
       }
       if (!this.registry.isEnabled(tool.pack.id)) {
         throw new MemoError('TOOL_DISABLED', `${name} belongs to the pack "${tool.pack.id}", which is disabled (memo plugins enable ${tool.pack.id}).`, {
