@@ -14,6 +14,7 @@ import { isLoopbackAddress } from '../mcp/auth.js';
 // The MCP server modules load the SDK (about 0.3 s): only `memo serve` imports them, on demand.
 import type { McpHttpEndpoint, McpHttpEndpointOptions } from '../mcp/mcp-http-server.js';
 import { DEFAULT_IDLE_TIMEOUT_MS, DEFAULT_MAX_SESSIONS } from '../mcp/defaults.js';
+import { chooseProfile, describeProfile, profileTools, servesEverything, unknownEntries, type McpProfile } from '../mcp/mcp-profile.js';
 import { DEFAULT_APPROVAL_WAIT_MS } from '../permissions/approval-broker.js';
 import { parseRateLimit, rateLimitOptions, type RateLimitSetting } from './settings-command.js';
 import { storedSettings } from '../state/command-store.js';
@@ -32,6 +33,51 @@ interface ServeOptions {
   maxSessions: string;
   rateLimit?: string;
   tokenFile?: string;
+  tools?: string;
+  profile?: string;
+  search?: boolean;
+}
+
+/** Clients known to use only so many tools of a server: the banner warns when a profile holds more. */
+const CLIENT_TOOL_CAPS: ReadonlyArray<{ client: string; cap: number; what: string }> = [
+  { client: 'Cursor', cap: 40, what: 'warns above about 40 tools and leaves the rest out' },
+  { client: 'VS Code (Copilot)', cap: 128, what: 'sends at most 128 tools per request' },
+];
+
+/** The profile of this run from --tools / --profile / --search and the stored profiles; a bad choice is a usage error. */
+async function serveProfile(opts: ServeOptions, dataDir: string): Promise<McpProfile> {
+  try {
+    return chooseProfile(
+      {
+        ...(opts.tools !== undefined ? { tools: opts.tools } : {}),
+        ...(opts.profile !== undefined ? { profile: opts.profile } : {}),
+        search: opts.search === true,
+      },
+      (await storedSettings(dataDir)).mcpProfiles ?? {},
+    );
+  } catch (err) {
+    throw new UsageError((err as Error).message);
+  }
+}
+
+/** The serve arguments that choose the profile, for the stdio config the banner prints (it serves the same tools). */
+function profileArgs(opts: ServeOptions): string[] {
+  return [
+    ...(opts.tools !== undefined ? ['--tools', opts.tools] : []),
+    ...(opts.profile !== undefined ? ['--profile', opts.profile] : []),
+    ...(opts.search ? ['--search'] : []),
+  ];
+}
+
+/** What the banner says of the profile: how many tools each config serves, and which clients would cap them. */
+function profileText(profile: McpProfile, kernel: Kernel): string {
+  const count = profileTools(profile, kernel.registry).length;
+  const listed = profile.search ? 1 : count;
+  const caps = CLIENT_TOOL_CAPS.filter((c) => listed > c.cap).map(
+    (c) =>
+      `  warning: ${c.client} ${c.what}; this profile lists ${listed}. For it, serve only the packs and tools it needs (--tools a,b) or add --search (it is listed find_tools, then what it finds).\n`,
+  );
+  return `\nTools served: ${describeProfile(profile, kernel.registry)}. Every config below serves these${profile.search ? '' : ` ${count}`}.\n${caps.join('')}`;
 }
 
 /** The bearer token in `--token-file`: one line of at least 32 printable characters, no spaces. Errors never show it. */
@@ -90,9 +136,9 @@ function memoBin(): string | undefined {
  * What memo serve prints for a person: first the stdio config for desktop clients (it starts its own
  * memo, so it survives restarts and needs no token), then the URL, the token and the HTTP configs.
  */
-function serveBanner(url: string, token: string, remote: boolean, place: { root: string; data: string; fixedPort: boolean }): string {
+function serveBanner(url: string, token: string, remote: boolean, place: { root: string; data: string; fixedPort: boolean; profile: string[] }): string {
   const bin = memoBin();
-  const serveArgs = ['serve', '--stdio', '--root', place.root, '--data', place.data];
+  const serveArgs = ['serve', '--stdio', '--root', place.root, '--data', place.data, ...place.profile];
   // Absolute node and bin/memo: desktop apps often start servers without the shell's PATH.
   const stdio = { mcpServers: { memo: bin ? { command: process.execPath, args: [bin, ...serveArgs] } : { command: 'memo', args: serveArgs } } };
   const http = { mcpServers: { memo: { type: 'http', url, headers: { Authorization: `Bearer ${token}` } } } };
@@ -190,6 +236,9 @@ export function registerServeCommand(program: Command, cli: Cli): void {
       '--rate-limit <off|n>',
       'tool calls per minute for each caller, or off for no limits at all (default: memo settings rate-limit, else 30 per caller and 300 machine-wide)',
     )
+    .option('--tools <list>', 'serve only these packs and tools, comma-separated (--tools vault: the vault pack; vault,read_file); others are UNKNOWN_TOOL')
+    .option('--profile <name>', 'serve a named profile: all (default), vault, files, search, or one of memo settings profile')
+    .option('--search', 'tool-search mode: clients are listed find_tools, and the tools they find with it join their list (tools/list_changed)')
     .option(
       '--token-file <path>',
       'take the HTTP bearer token from this file instead of a random one (instances behind one proxy share it; 32+ characters; a rotation re-reads it)',
@@ -203,6 +252,7 @@ export function registerServeCommand(program: Command, cli: Cli): void {
       // Read now, so a bad file is a usage error before anything boots; a rotation reads it again.
       let fileToken = opts.tokenFile === undefined ? undefined : readTokenFile(opts.tokenFile);
       const rate = await serveRateLimit(opts.rateLimit, cli.dataDir());
+      const profile = await serveProfile(opts, cli.dataDir());
       const rateLimits = rate.setting === undefined ? undefined : rateLimitOptions(rate.setting);
       // Handlers first: a supervisor may send SIGTERM (or SIGHUP) the moment it reads the ready line.
       const stopped = new Promise<void>((resolve) => {
@@ -243,11 +293,17 @@ export function registerServeCommand(program: Command, cli: Cli): void {
         });
         if (!control) logger.warn('memo approvals cannot reach this server (no control socket): its permission requests wait for a console or a host app only');
         if (opts.stdio) control?.setTokenRotation({ none: `this memo serve (pid ${process.pid}) serves MCP over stdio, which has no token to rotate` });
-        const toolCount = kernel.registry.list().length;
+        const unknown = unknownEntries(profile, kernel.registry);
+        if (unknown.length)
+          logger.warn(
+            `profile ${profile.name}: ${unknown.map((e) => `"${e}"`).join(', ')} ${unknown.length === 1 ? 'names' : 'name'} no loaded pack or tool (memo plugins list); served if a pack of that name loads`,
+          );
+        const toolCount = profileTools(profile, kernel.registry).length;
+        const profiled = servesEverything(profile) ? {} : { profile };
         if (opts.stdio) {
-          const stdio = new McpStdioServer(kernel, { stdout: stdout!, logger, ...(capability ? { capability } : {}) });
+          const stdio = new McpStdioServer(kernel, { stdout: stdout!, logger, ...profiled, ...(capability ? { capability } : {}) });
           await stdio.start();
-          logger.info(`serving ${toolCount} tools over MCP stdio (pid ${process.pid})`);
+          logger.info(`serving ${toolCount} tools over MCP stdio (pid ${process.pid}): ${describeProfile(profile, kernel.registry)}`);
           logger.info(WAITING);
           await Promise.race([stopped, stdio.closed]);
           await stdio.close();
@@ -266,7 +322,7 @@ export function registerServeCommand(program: Command, cli: Cli): void {
                 return fileToken!;
               };
         // The packs' routes (the console pack's /ui) on the same port, behind the same Host/Origin checks, each with its own login.
-        endpoint = new McpHttpEndpoint(kernel, { ...endpointOptions, logger, mounts: [kernel.http], ...(token ? { token } : {}) });
+        endpoint = new McpHttpEndpoint(kernel, { ...endpointOptions, logger, mounts: [kernel.http], ...profiled, ...(token ? { token } : {}) });
         try {
           await endpoint.start();
         } catch (err) {
@@ -294,7 +350,9 @@ export function registerServeCommand(program: Command, cli: Cli): void {
           pid: process.pid,
           root: k.config.root,
           data: k.config.dataDir,
-          tools: k.registry.list().length,
+          tools: profileTools(profile, k.registry).length,
+          profile: profile.name,
+          ...(profile.search ? { search: true } : {}),
         });
         // Rotates and prints the new token here, where memo serve runs; the face that asked has written its admin line already.
         const rotated = (): RotatedToken => {
@@ -325,7 +383,13 @@ export function registerServeCommand(program: Command, cli: Cli): void {
               .packFolders()
               .map((f) => f.dir)
               .join(', ')})\n  tools: ${toolCount}\n` +
-              serveBanner(ep.url, ep.token, remote, { root: kernel.config.root, data: kernel.config.dataDir, fixedPort: !!endpointOptions.port }) +
+              profileText(profile, kernel) +
+              serveBanner(ep.url, ep.token, remote, {
+                root: kernel.config.root,
+                data: kernel.config.dataDir,
+                fixedPort: !!endpointOptions.port,
+                profile: profileArgs(opts),
+              }) +
               consoleText(consoleLink()),
           );
         }

@@ -11,7 +11,8 @@ import { withCommandStore } from '../state/command-store.js';
 import { cliRecorded } from './admin-record.js';
 import { SettingsStore, type RateLimitSetting, type SandboxSetting } from '../state/kernel-state-settings.js';
 import { storedSettings } from '../state/command-store.js';
-import { print, UsageError, type Cli } from './context.js';
+import { NotFound, print, UsageError, type Cli } from './context.js';
+import { BUILTIN_PROFILES, parseToolList, PROFILE_NAME, type McpProfileSetting } from '../mcp/mcp-profile.js';
 
 export type { RateLimitSetting } from '../state/kernel-state-settings.js';
 
@@ -41,6 +42,82 @@ function describe(setting: RateLimitSetting | undefined): string {
   return `rate limit: ${setting} calls per minute for each caller, ${Math.max(DEFAULT_RATE_LIMITS.globalMaxCalls, setting)} machine-wide`;
 }
 
+function profileLine(name: string, p: McpProfileSetting, builtin = false): string {
+  const what = p.tools.includes('*') ? 'every enabled tool' : p.tools.join(', ');
+  return `  ${name}: ${what}${p.search ? ', tool search (find_tools, then what the client found)' : ''}${builtin ? ' (built in)' : ''}`;
+}
+
+function describeProfiles(stored: Record<string, McpProfileSetting> | undefined): string {
+  const lines = [
+    ...Object.entries(BUILTIN_PROFILES).map(([n, p]) => profileLine(n, p, true)),
+    ...Object.entries(stored ?? {})
+      .sort(([a], [b]) => a.localeCompare(b))
+      .map(([n, p]) => profileLine(n, p)),
+  ];
+  return `MCP profiles (memo serve --profile NAME):\n${lines.join('\n')}`;
+}
+
+/** `memo settings profile ...`: named MCP profiles, stored like the other settings and recorded as admin lines. */
+function registerProfileCommands(settings: Command, cli: Cli): void {
+  const profile = settings.command('profile').description('named MCP profiles: the tools memo serve --profile NAME serves');
+  const save = async (name: string, value: McpProfileSetting | undefined) => {
+    const logger = new StderrLogger();
+    await cliRecorded(
+      cli,
+      { action: 'settings.profile', change: { profile: name, ...(value ? { tools: value.tools, search: value.search === true } : { removed: true }) } },
+      () =>
+        withCommandStore(
+          cli.dataDir(),
+          logger,
+          (db) => new SettingsStore(cli.dataDir(), logger, db),
+          (store) => store.setProfile(name, value),
+        ),
+    );
+  };
+  const checkName = (name: string) => {
+    if (!PROFILE_NAME.test(name)) throw new UsageError('a profile name is 1 to 40 lowercase letters, digits and dashes, starting with a letter');
+    if (BUILTIN_PROFILES[name]) throw new UsageError(`${name} is a built-in profile (${Object.keys(BUILTIN_PROFILES).join(', ')}); choose another name`);
+  };
+  profile
+    .command('list', { isDefault: true })
+    .option('--json', 'print JSON: {"builtin": {...}, "stored": {...}}')
+    .description('the built-in and stored profiles')
+    .action(async (opts: { json?: boolean }) => {
+      const stored = (await storedSettings(cli.dataDir())).mcpProfiles ?? {};
+      if (opts.json) return print({ builtin: BUILTIN_PROFILES, stored });
+      process.stdout.write(`${describeProfiles(stored)}\n`);
+    });
+  profile
+    .command('set <name>')
+    .requiredOption('--tools <list>', 'pack ids and tool names, comma-separated (vault,read_file); * for every tool')
+    .option('--search', 'tool-search mode: clients are listed find_tools and the tools they found with it')
+    .description('add or replace a named profile; memo serve --profile NAME serves it from its next start')
+    .action(async (name: string, opts: { tools: string; search?: boolean }) => {
+      checkName(name);
+      let tools: string[];
+      try {
+        tools = parseToolList(opts.tools, '--tools');
+      } catch (err) {
+        throw new UsageError((err as Error).message);
+      }
+      const value: McpProfileSetting = { tools, ...(opts.search ? { search: true } : {}) };
+      await save(name, value);
+      process.stdout.write(
+        `profile ${name} saved:\n${profileLine(name, value)}\nmemo serve --profile ${name} serves it (a running memo serve keeps the profile it started with).\n`,
+      );
+    });
+  profile
+    .command('remove <name>')
+    .description('remove a stored profile')
+    .action(async (name: string) => {
+      checkName(name);
+      const stored = (await storedSettings(cli.dataDir())).mcpProfiles ?? {};
+      if (!stored[name]) throw new NotFound(`there is no stored profile "${name}" (memo settings profile list)`);
+      await save(name, undefined);
+      process.stdout.write(`profile ${name} removed.\n`);
+    });
+}
+
 export function registerSettingsCommands(program: Command, cli: Cli): void {
   const settings = program
     .command('settings')
@@ -52,8 +129,9 @@ export function registerSettingsCommands(program: Command, cli: Cli): void {
     .action(async (opts: { json?: boolean }) => {
       const value = await storedSettings(cli.dataDir());
       if (opts.json) return print(value);
-      process.stdout.write(`${describe(value.rateLimit)}\n${describeSandboxSetting(value.sandbox)}\n`);
+      process.stdout.write(`${describe(value.rateLimit)}\n${describeSandboxSetting(value.sandbox)}\n${describeProfiles(value.mcpProfiles)}\n`);
     });
+  registerProfileCommands(settings, cli);
   settings
     .command('sandbox <refuse|judged>')
     .description('where the OS sandbox (bubblewrap) cannot start: refuse commands (default), or run them judged only; applies at the next start')

@@ -10,14 +10,11 @@
 import { MemoError } from '../errors.js';
 import type { RegisteredTool, ToolRegistry } from '../tools/tool-registry.js';
 import { FIND_TOOLS } from '../agent/find-tools.js';
+import { PROFILE_ENTRY, PROFILE_NAME } from '../state/kernel-state-tables.js';
+import type { McpProfileSetting } from '../state/shapes.js';
 
-/** A profile as settings store it and `--tools` builds it. */
-export interface McpProfileSetting {
-  /** Pack ids and tool names; `["*"]` is every enabled tool. */
-  tools: string[];
-  /** Tool-search mode: list find_tools and the tools found with it, not every tool. */
-  search?: boolean;
-}
+export type { McpProfileSetting };
+export { PROFILE_NAME };
 
 export interface McpProfile extends McpProfileSetting {
   /** How the profile was chosen, for messages: `all`, `vault`, `--tools vault,read_file`. */
@@ -34,11 +31,6 @@ export const BUILTIN_PROFILES: Readonly<Record<string, McpProfileSetting>> = {
   search: { tools: [ALL], search: true },
 };
 
-/** A profile name: what `--profile` and `memo settings profile` accept. */
-export const PROFILE_NAME = /^[a-z][a-z0-9-]{0,39}$/;
-/** A pack id or tool name in a profile. */
-const ENTRY = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$/;
-
 /** The entries of `--tools a,b,c` (or a stored profile's list), checked for shape; a usage error names the bad one. */
 export function parseToolList(value: string, what: string): string[] {
   const entries = value
@@ -46,18 +38,9 @@ export function parseToolList(value: string, what: string): string[] {
     .map((s) => s.trim())
     .filter((s) => s !== '');
   if (entries.length === 0) throw new MemoError('VALIDATION', `${what} needs at least one pack id or tool name (vault, read_file, ...)`);
-  const bad = entries.find((e) => e !== ALL && !ENTRY.test(e));
+  const bad = entries.find((e) => !PROFILE_ENTRY.test(e));
   if (bad !== undefined) throw new MemoError('VALIDATION', `${what}: "${bad.slice(0, 100)}" is not a pack id or tool name`);
   return [...new Set(entries)];
-}
-
-/** True when a stored value is a well-formed profile setting. */
-export function isProfileSetting(value: unknown): value is McpProfileSetting {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
-  const { tools, search, ...rest } = value as Record<string, unknown>;
-  if (Object.keys(rest).length > 0) return false;
-  if (search !== undefined && typeof search !== 'boolean') return false;
-  return Array.isArray(tools) && tools.length > 0 && tools.every((t) => typeof t === 'string' && (t === ALL || ENTRY.test(t)));
 }
 
 /**
@@ -117,7 +100,8 @@ export function servesEverything(profile: McpProfileSetting): boolean {
 export function describeProfile(profile: McpProfile, registry: ToolRegistry): string {
   const count = profileTools(profile, registry).length;
   const what = profile.tools.includes(ALL) ? 'every enabled tool' : profile.tools.join(', ');
+  const label = profile.name.startsWith('--') ? profile.name : `profile ${profile.name}`;
   return profile.search
-    ? `profile ${profile.name}: tool search over ${count - 1} tools (${what}); clients are listed find_tools and the tools they found with it`
-    : `profile ${profile.name}: ${count} tools (${what})`;
+    ? `${label}: tool search over ${count - 1} tools (${what}); clients are listed find_tools and the tools they found with it`
+    : `${label}: ${count} tools (${what})`;
 }

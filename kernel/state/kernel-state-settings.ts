@@ -7,10 +7,10 @@ import * as path from 'node:path';
 import { StderrLogger, type Logger } from '../logger.js';
 import { JsonFileStore } from '../util/json-file-store.js';
 import type { KernelStateDb, ReplicatedView } from '../storage/kernel-state-db.js';
-import { isRateLimit, isSandboxSetting, settingsTable, settingsWrites } from './kernel-state-tables.js';
-import type { RateLimitSetting, SandboxSetting, Settings } from './shapes.js';
+import { isProfiles, isRateLimit, isSandboxSetting, settingsTable, settingsWrites } from './kernel-state-tables.js';
+import type { McpProfileSetting, RateLimitSetting, SandboxSetting, Settings } from './shapes.js';
 
-export type { RateLimitSetting, SandboxSetting, Settings };
+export type { McpProfileSetting, RateLimitSetting, SandboxSetting, Settings };
 
 /** The settings: `data/settings.json`, or (with a shared database, `db`) memo_kernel's rows, read from memory and written through. */
 export class SettingsStore {
@@ -32,10 +32,18 @@ export class SettingsStore {
       empty: () => ({}),
       parse: (json) => {
         if (typeof json !== 'object' || json === null || Array.isArray(json)) throw new Error('is not a JSON object');
-        const { rateLimit, sandbox } = json as Record<string, unknown>;
+        const { rateLimit, sandbox, mcpProfiles } = json as Record<string, unknown>;
         if (rateLimit !== undefined && !isRateLimit(rateLimit)) throw new Error('has a "rateLimit" that is neither "off" nor a whole number of at least 1');
         if (sandbox !== undefined && !isSandboxSetting(sandbox)) throw new Error('has a "sandbox" that is neither "refuse" nor "judged"');
-        return { ...(rateLimit === undefined ? {} : { rateLimit }), ...(sandbox === undefined ? {} : { sandbox }) };
+        if (mcpProfiles !== undefined && !isProfiles(mcpProfiles))
+          throw new Error(
+            'has "mcpProfiles" that are not well-formed (each a name of lowercase letters, digits and dashes, with "tools": a list of pack ids and tool names)',
+          );
+        return {
+          ...(rateLimit === undefined ? {} : { rateLimit }),
+          ...(sandbox === undefined ? {} : { sandbox }),
+          ...(mcpProfiles === undefined ? {} : { mcpProfiles }),
+        };
       },
       whileUnusable: 'the default rate limits apply, and commands are refused where the OS sandbox cannot start',
     });
@@ -65,6 +73,23 @@ export class SettingsStore {
       else s.rateLimit = setting;
     };
     if (this.shared) this.shared.change(local, settingsWrites.rateLimit(setting));
+    else this.store!.update(local);
+  }
+
+  /** Adds or replaces a named MCP profile (`profile` given), or removes it (undefined). */
+  setProfile(name: string, profile: McpProfileSetting | undefined): void {
+    const next = (s: Settings) => {
+      const all = { ...(s.mcpProfiles ?? {}) };
+      if (profile === undefined) delete all[name];
+      else all[name] = profile;
+      return all;
+    };
+    const local = (s: Settings) => {
+      const all = next(s);
+      if (Object.keys(all).length === 0) delete s.mcpProfiles;
+      else s.mcpProfiles = all;
+    };
+    if (this.shared) this.shared.change(local, settingsWrites.mcpProfiles(next(this.shared.read())));
     else this.store!.update(local);
   }
 

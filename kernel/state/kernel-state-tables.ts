@@ -12,7 +12,17 @@ import type { EntityManager } from 'typeorm';
 import type { ProviderConfig } from '../providers/provider.js';
 import type { AccessMode } from '../tools/contract.js';
 import { MemoError } from '../errors.js';
-import type { PackEntry, PackShape, PermissionShape, ProviderShape, RateLimitSetting, SandboxSetting, Settings, StoredDecision } from './shapes.js';
+import type {
+  McpProfileSetting,
+  PackEntry,
+  PackShape,
+  PermissionShape,
+  ProviderShape,
+  RateLimitSetting,
+  SandboxSetting,
+  Settings,
+  StoredDecision,
+} from './shapes.js';
 import type { RemoteChange, SecretBox, StoreTable } from '../storage/kernel-state-db.js';
 
 const providerContext = (name: string) => `provider/${name}/secret`;
@@ -256,6 +266,25 @@ export function isSandboxSetting(value: unknown): value is SandboxSetting {
   return value === 'refuse' || value === 'judged';
 }
 
+/** A pack id or tool name in a profile, or `*` (every tool). */
+export const PROFILE_ENTRY = /^(\*|[A-Za-z0-9][A-Za-z0-9_.-]{0,99})$/;
+/** A profile's name. */
+export const PROFILE_NAME = /^[a-z][a-z0-9-]{0,39}$/;
+
+export function isProfileSetting(value: unknown): value is McpProfileSetting {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
+  const { tools, search, ...rest } = value as Record<string, unknown>;
+  if (Object.keys(rest).length > 0) return false;
+  if (search !== undefined && typeof search !== 'boolean') return false;
+  return Array.isArray(tools) && tools.length > 0 && tools.every((t) => typeof t === 'string' && PROFILE_ENTRY.test(t));
+}
+
+/** Named profiles as stored: an object of well-formed profiles under well-formed names. */
+export function isProfiles(value: unknown): value is Record<string, McpProfileSetting> {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
+  return Object.entries(value).every(([name, p]) => PROFILE_NAME.test(name) && isProfileSetting(p));
+}
+
 export const settingsTable: StoreTable<Settings> = {
   name: 'settings',
   empty: () => ({}),
@@ -266,6 +295,11 @@ export const settingsTable: StoreTable<Settings> = {
       if (r.key === 'sandbox') {
         if (isSandboxSetting(r.value)) out.sandbox = r.value;
         else warn('the sandbox setting stored in the shared database is neither "refuse" nor "judged": commands are refused where the OS sandbox cannot start');
+        continue;
+      }
+      if (r.key === 'mcpProfiles') {
+        if (isProfiles(r.value)) out.mcpProfiles = r.value;
+        else warn('the MCP profiles stored in the shared database are not well-formed: only the built-in profiles apply');
         continue;
       }
       if (r.key !== 'rateLimit') continue;
@@ -282,6 +316,12 @@ export const settingsWrites = {
     async (m) => {
       if (value === undefined) await m.query(`DELETE FROM "kernel_values" WHERE "store" = 'settings' AND "key" = 'rateLimit'`);
       else await putValue(m, 'settings', 'rateLimit', value);
+    },
+  mcpProfiles:
+    (value: Record<string, McpProfileSetting>): RemoteChange =>
+    async (m) => {
+      if (Object.keys(value).length === 0) await m.query(`DELETE FROM "kernel_values" WHERE "store" = 'settings' AND "key" = 'mcpProfiles'`);
+      else await putValue(m, 'settings', 'mcpProfiles', value);
     },
   sandbox:
     (value: SandboxSetting | undefined): RemoteChange =>

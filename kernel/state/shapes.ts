@@ -59,7 +59,15 @@ export type RateLimitSetting = 'off' | number;
 /** Where the OS sandbox cannot start: refuse commands (default), or run them with the judge as the only wall. */
 export type SandboxSetting = 'refuse' | 'judged';
 
+/** A named MCP profile (`memo settings profile`): the pack ids and tool names it serves (`*`: all), and whether in tool-search mode. */
+export interface McpProfileSetting {
+  tools: string[];
+  search?: boolean;
+}
+
 export interface Settings {
   rateLimit?: RateLimitSetting;
   sandbox?: SandboxSetting;
+  /** Named MCP profiles for `memo serve --profile NAME`, by name. */
+  mcpProfiles?: Record<string, McpProfileSetting>;
 }

@@ -77,7 +77,9 @@ describe('memo settings rate-limit', () => {
   it('stores the limit memo serve uses when --rate-limit is not given, and --rate-limit overrides it for one run', async () => {
     const w = workspace();
     expect(memo(w, ['settings']).stdout).toBe(
-      'rate limit: default (30 calls per minute for each caller, 300 machine-wide)\nsandbox: refuse (where the OS sandbox cannot start, commands are refused; the default)\n',
+      'rate limit: default (30 calls per minute for each caller, 300 machine-wide)\nsandbox: refuse (where the OS sandbox cannot start, commands are refused; the default)\n' +
+        'MCP profiles (memo serve --profile NAME):\n  all: every enabled tool (built in)\n  vault: vault (built in)\n  files: fs-tools (built in)\n' +
+        '  search: every enabled tool, tool search (find_tools, then what the client found) (built in)\n',
     );
     const set = memo(w, ['settings', 'rate-limit', '1']);
     expect([set.status, set.stdout]).toEqual([

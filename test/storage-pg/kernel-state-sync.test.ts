@@ -237,6 +237,21 @@ describe('two instances writing at the same moment', () => {
     const c = await instance(url);
     expect(c.providers.defaultMode()).toBe('vault');
   });
+
+  it('agree on the MCP profiles one of them stores and removes', async () => {
+    const { url } = await database();
+    const a = await instance(url);
+    const b = await instance(url);
+    a.settings.setProfile('notes', { tools: ['vault', 'echo'], search: true });
+    a.settings.setProfile('files2', { tools: ['fs-tools'] });
+    await a.settings.saved();
+    await waitFor(() => Object.keys(b.settings.read().mcpProfiles ?? {}).length === 2, { what: 'both profiles at B' });
+    expect(b.settings.read().mcpProfiles).toEqual({ notes: { tools: ['vault', 'echo'], search: true }, files2: { tools: ['fs-tools'] } });
+    b.settings.setProfile('notes', undefined);
+    await b.settings.saved();
+    await waitFor(() => a.settings.read().mcpProfiles?.notes === undefined, { what: 'notes gone at A' });
+    expect((await instance(url)).settings.read().mcpProfiles).toEqual({ files2: { tools: ['fs-tools'] } });
+  });
 });
 
 describe('provider keys in the shared database', () => {

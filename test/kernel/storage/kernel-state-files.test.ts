@@ -59,6 +59,21 @@ describe('the settings stores without a shared database', () => {
     );
   });
 
+  it('keeps MCP profiles in settings.json, and refuses a malformed one at the cost of the stored settings only', async () => {
+    const dataDir = tempDir();
+    const store = new SettingsStore(dataDir, new MemoryLogger());
+    store.setProfile('notes', { tools: ['vault', 'echo'], search: true });
+    expect(JSON.parse(fs.readFileSync(path.join(dataDir, 'settings.json'), 'utf8'))).toEqual({
+      mcpProfiles: { notes: { tools: ['vault', 'echo'], search: true } },
+    });
+    store.setProfile('notes', undefined);
+    expect(await storedSettings(dataDir, new MemoryLogger())).toEqual({});
+    fs.writeFileSync(path.join(dataDir, 'settings.json'), '{"mcpProfiles": {"Bad Name": {"tools": ["vault"]}}}');
+    const logger = new MemoryLogger();
+    expect(await storedSettings(dataDir, logger)).toEqual({});
+    expect(logger.lines.map((l) => l.message).join('\n')).toMatch(/settings\.json has "mcpProfiles" that are not well-formed/);
+  });
+
   it('refuses a database setting it cannot use without repeating it, and touches no file', async () => {
     const dataDir = tempDir();
     process.env.MEMO_DATABASE_URL = 'mysql://memo:hunter2-secret@db/memo';
