@@ -5,6 +5,8 @@
  * `memo serve --profile NAME` serves.
  */
 import { spawnSync } from 'node:child_process';
+import { Client as ClientV2 } from '@modelcontextprotocol/client';
+import { StdioClientTransport as StdioV2 } from '@modelcontextprotocol/client/stdio';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
@@ -106,6 +108,37 @@ describe('memo serve with a profile (child process)', () => {
         }
       } finally {
         expect(await serve.stop()).toBe(0);
+      }
+    },
+    SPAWN_TIMEOUT_MS,
+  );
+
+  it(
+    '--stdio --search serves an SDK v2 client on the stateless revision: find_tools, list_changed, the found tool called',
+    async () => {
+      const w = serveWorkspace('memo-profile-stdio-v2-');
+      const lists: string[][] = [];
+      const client = new ClientV2(
+        { name: 'stdio-v2', version: '1.0.0' },
+        {
+          versionNegotiation: { mode: { pin: '2026-07-28' } },
+          listChanged: { tools: { debounceMs: 0, onChanged: (err, tools) => void (!err && tools && lists.push(tools.map((t) => t.name))) } },
+        },
+      );
+      await client.connect(
+        new StdioV2({
+          command: process.execPath,
+          args: [BIN, 'serve', '--stdio', '--profile', 'search', '--packs', w.packs, '--data', w.data, '--root', w.root],
+        }),
+      );
+      try {
+        expect((await client.listTools()).tools.map((t) => t.name)).toEqual(['find_tools']);
+        await client.callTool({ name: 'find_tools', arguments: { query: 'echo text back', limit: 2 } });
+        await eventually(() => lists.some((l) => l.includes('echo')), 'list_changed, and a list with echo');
+        const r = await client.callTool({ name: 'echo', arguments: { text: 'over v2 stdio' } });
+        expect(JSON.stringify(r.content)).toContain('over v2 stdio');
+      } finally {
+        await client.close();
       }
     },
     SPAWN_TIMEOUT_MS,

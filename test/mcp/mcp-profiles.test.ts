@@ -117,6 +117,23 @@ describe('MCP profiles over HTTP', () => {
     expect(names((await other.client.listTools()).tools)).toEqual(['find_tools']);
   });
 
+  it('in tool-search mode serves an SDK v2 client on the 2025-11-25 revision the same way: list_changed, then the found tool called', async () => {
+    await serve(chooseProfile({ profile: 'search' }));
+    const lists: string[][] = [];
+    const client = new ClientV2(
+      { name: 'v2-legacy', version: '1.0.0' },
+      { listChanged: { tools: { debounceMs: 0, onChanged: (err, tools) => void (!err && tools && lists.push(tools.map((t) => t.name))) } } },
+    );
+    const transport = new HttpV2(new URL(endpoint.url), { requestInit: { headers: { Authorization: `Bearer ${endpoint.token}` } } });
+    await client.connect(transport);
+    clients.push({ close: () => transport.terminateSession().then(() => client.close()) });
+    expect(transport.sessionId).toBeDefined();
+    expect(names((await client.listTools()).tools)).toEqual(['find_tools']);
+    await client.callTool({ name: 'find_tools', arguments: { query: 'storm alerts for a region', limit: 1 } });
+    await eventually(() => lists.some((l) => l.includes('weather_alerts')), 'list_changed with weather_alerts');
+    expect(text(await client.callTool({ name: 'weather_alerts', arguments: {} }))).toContain('alerts');
+  });
+
   it('in tool-search mode tells a stateless client on its listen stream, keeps what it found by name@version between requests, and calls it', async () => {
     await serve(chooseProfile({ tools: 'weather,echo-pack', search: true }));
     const lists: string[][] = [];
