@@ -56,9 +56,38 @@ const MAX_LINE_BYTES = DEFAULT_MAX_REQUEST_BODY_SIZE;
 const NEWLINE = 0x0a;
 
 /**
+ * What is wrong with a line as a JSON-RPC message, answered as the spec says (-32700 for a line that
+ * is not JSON, -32600 for one that is not a single request, notification or response), or null. The
+ * SDK would only log these on stderr, and the client would wait for its own timeout.
+ */
+function malformed(text: string): { id: string | number | null; message: string; code: number } | null {
+  let message: unknown;
+  try {
+    message = JSON.parse(text);
+  } catch {
+    return { id: null, code: -32700, message: 'Parse error: the line is not JSON. Send one JSON-RPC message per line.' };
+  }
+  if (Array.isArray(message))
+    return {
+      id: null,
+      code: -32600,
+      message: 'Invalid Request: batches (a JSON array of messages) are not supported since MCP 2025-06-18; send one message per line.',
+    };
+  if (typeof message !== 'object' || message === null) return { id: null, code: -32600, message: 'Invalid Request: a message is a JSON object.' };
+  const m = message as Record<string, unknown>;
+  const id = typeof m.id === 'string' || typeof m.id === 'number' ? m.id : null;
+  if (m.jsonrpc !== '2.0') return { id, code: -32600, message: 'Invalid Request: "jsonrpc" must be "2.0".' };
+  if (typeof m.method === 'string' && m.method !== '') return null;
+  // A response to a request of the server's (it has an id, and a result or an error).
+  if (m.method === undefined && id !== null && ('result' in m || 'error' in m)) return null;
+  return { id, code: -32600, message: 'Invalid Request: the message has no "method" (a request needs "method" and "id"; a notification, "method").' };
+}
+
+/**
  * The client's lines on their way to the SDK's transport, each checked first. A line nested deeper
  * than MAX_JSON_DEPTH, or longer than MAX_LINE_BYTES, is answered here (-32600 naming the limit;
- * with the request's id when it can be read) and dropped, and the connection goes on: the SDK would
+ * with the request's id when it can be read) and dropped, and so is one that is not a single JSON-RPC
+ * message (-32700 or -32600: see malformed); blank lines are skipped. The connection goes on: the SDK would
  * hand a deep message to code that recurses over it, and close the connection on a long one.
  */
 class CheckedLines extends Transform {
@@ -68,7 +97,7 @@ class CheckedLines extends Transform {
   /** Inside a line already refused for its length: dropped up to its newline. */
   private skipping = false;
 
-  constructor(private readonly refuse: (id: string | number | null, message: string) => void) {
+  constructor(private readonly refuse: (id: string | number | null, message: string, code?: number) => void) {
     super();
   }
 
@@ -92,7 +121,12 @@ class CheckedLines extends Transform {
     const line = this.parts.length === 1 ? this.parts[0]! : Buffer.concat(this.parts);
     this.parts = [];
     this.size = 0;
-    if (nestedDeeperThan(line)) this.refuse(jsonRpcIdOf(line.toString('utf8')), tooDeepMessage());
+    if (nestedDeeperThan(line)) return this.refuse(jsonRpcIdOf(line.toString('utf8')), tooDeepMessage());
+    const text = line.toString('utf8');
+    // A blank line is no message: nothing to answer, nothing for the SDK to choke on.
+    if (text.trim() === '') return;
+    const wrong = malformed(text);
+    if (wrong) this.refuse(wrong.id, wrong.message, wrong.code);
     else this.push(line);
   }
 
@@ -147,8 +181,8 @@ export class McpStdioServer {
     private readonly options: McpStdioOptions = {},
   ) {
     this.stdin = options.stdin ?? process.stdin;
-    this.lines = new CheckedLines((id, message) => {
-      const refusal = { jsonrpc: '2.0', id, error: { code: -32600, message } } as unknown as JSONRPCMessage;
+    this.lines = new CheckedLines((id, message, code = -32600) => {
+      const refusal = { jsonrpc: '2.0', id, error: { code, message } } as unknown as JSONRPCMessage;
       this.transport.send(refusal).catch(() => {
         // the client is gone: stdin ends next, and with it the connection
       });

@@ -293,3 +293,54 @@ describe('McpStdioServer (in-process)', () => {
     expect(listeners()).toBe(listenersBefore);
   });
 });
+
+describe('McpStdioServer answering what is not a message', () => {
+  let fx: Fixture | undefined;
+  afterEach(async () => fx?.close());
+
+  it('answers a line that is not JSON with -32700, a batch, a non-object or a message without a method with -32600 (with its id), and keeps serving', async () => {
+    fx = makeKernel();
+    const toServer = new PassThrough();
+    const toClient = new PassThrough();
+    const server = new McpStdioServer(fx.kernel, { stdin: toServer, stdout: toClient });
+    await server.start();
+    let out = '';
+    toClient.setEncoding('utf8').on('data', (d: string) => (out += d));
+    const answers = () =>
+      out
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l) as { id?: unknown; result?: any; error?: { code: number; message: string } });
+    const nth = (n: number) => waitFor(() => answers()[n], { what: () => `answer ${n} (so far: ${out})` });
+    const send = (line: string) => toServer.write(`${line}\n`);
+    try {
+      send('{"jsonrpc":"2.0","id":1,"method":"tools/list",');
+      expect(await nth(0)).toEqual({
+        jsonrpc: '2.0',
+        id: null,
+        error: { code: -32700, message: 'Parse error: the line is not JSON. Send one JSON-RPC message per line.' },
+      });
+      send('[{"jsonrpc":"2.0","id":2,"method":"ping"}]');
+      expect(await nth(1)).toMatchObject({ id: null, error: { code: -32600, message: expect.stringMatching(/^Invalid Request: batches .* not supported/) } });
+      send('{"id":6}');
+      expect(await nth(2)).toMatchObject({ id: 6, error: { code: -32600, message: 'Invalid Request: "jsonrpc" must be "2.0".' } });
+      send('{"jsonrpc":"2.0","id":7}');
+      expect(await nth(3)).toMatchObject({ id: 7, error: { code: -32600, message: expect.stringMatching(/^Invalid Request: the message has no "method"/) } });
+      send('42');
+      expect(await nth(4)).toMatchObject({ id: null, error: { code: -32600, message: 'Invalid Request: a message is a JSON object.' } });
+      // A blank line is nothing to answer; the connection goes on and serves the next request.
+      send('');
+      send(
+        JSON.stringify({
+          jsonrpc: '2.0',
+          id: 8,
+          method: 'initialize',
+          params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+        }),
+      );
+      expect(await nth(5)).toMatchObject({ id: 8, result: { protocolVersion: '2025-11-25' } });
+    } finally {
+      await server.close();
+    }
+  });
+});
