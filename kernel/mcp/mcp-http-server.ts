@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import * as http from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { NodeStreamableHTTPServerTransport, toNodeHandler, type NodeIncomingMessageLike, type NodeMcpRequestHandler } from '@modelcontextprotocol/node';
@@ -30,6 +30,17 @@ export const HEALTH_PATH = '/healthz';
 export const CAPABILITY_HEADER = 'x-memo-write-capability';
 import { DEFAULT_IDLE_TIMEOUT_MS, DEFAULT_MAX_SESSIONS } from './defaults.js';
 export { DEFAULT_IDLE_TIMEOUT_MS, DEFAULT_MAX_SESSIONS };
+
+/** The OAuth endpoints a client tries when it has found no metadata: answered with the same hint. */
+const OAUTH_PATHS = new Set(['/register', '/authorize', '/token', '/oauth/register', '/oauth/authorize', '/oauth/token']);
+/** The JSON-RPC error code of a 401 (the server-defined range). */
+const UNAUTHORIZED = -32001;
+/** How many rotated-away tokens are recognised (by digest) to say they were rotated. */
+const ROTATED_REMEMBERED = 16;
+
+function tokenDigest(token: string): string {
+  return createHash('sha256').update(token, 'utf8').digest('base64url');
+}
 
 const NO_OAUTH =
   'This server uses a static bearer token, not OAuth: there is no authorization server or client registration; configure the token as a header in the client. A desktop client can run memo serve --stdio instead, which needs no token.';
@@ -187,6 +198,8 @@ async function readMessage(req: http.IncomingMessage, res: http.ServerResponse):
  */
 export class McpHttpEndpoint {
   private currentToken: string;
+  /** Digests of tokens rotated away (never the tokens), with when: a client still sending one is told it was rotated. */
+  private readonly rotated = new Map<string, number>();
   /** Open sessions, least recently active first (a request moves its session to the end). */
   private readonly sessions = new Map<string, SessionEntry>();
   /** Ids of sessions that ended, oldest first, with the reason (bounded: see ENDED_REMEMBERED). */
@@ -329,6 +342,8 @@ export class McpHttpEndpoint {
    * admitted is closed (their open streams end), so a leaked token buys nothing after rotation.
    */
   rotateToken(): string {
+    this.rotated.set(tokenDigest(this.currentToken), Date.now());
+    if (this.rotated.size > ROTATED_REMEMBERED) this.rotated.delete(this.rotated.keys().next().value as string);
     this.currentToken = (this.options.token ?? generateToken)();
     for (const entry of [...this.sessions.values()]) this.end(entry, 'token-rotated');
     return this.currentToken;
@@ -362,18 +377,25 @@ export class McpHttpEndpoint {
     // OAuth-capable clients look for authorization-server metadata after a 401 and, finding some,
     // start a login flow. There is none: say so plainly (the WWW-Authenticate header names no
     // resource_metadata either).
-    if (pathname.startsWith('/.well-known/oauth-') || pathname.startsWith('/.well-known/openid-configuration')) {
-      return sendJson(res, 404, { error: 'not found', message: NO_OAUTH });
+    // Clients that find none go on to the usual OAuth endpoints anyway (mcp-remote, the Inspector):
+    // those get the same answer, with the OAuth error field a client shows.
+    if (pathname.startsWith('/.well-known/oauth-') || pathname.startsWith('/.well-known/openid-configuration') || OAUTH_PATHS.has(pathname)) {
+      return sendJson(res, 404, { error: 'not found', error_description: NO_OAUTH, message: NO_OAUTH });
     }
     if (pathname !== MCP_PATH && pathname !== ROTATE_PATH) return sendJson(res, 404, { error: 'not found' });
-    if (!tokensEqual(bearerToken(req.headers.authorization), this.currentToken)) {
+    const presentedToken = bearerToken(req.headers.authorization);
+    if (!tokensEqual(presentedToken, this.currentToken)) {
       const presented = req.headers.authorization !== undefined;
       res.setHeader('WWW-Authenticate', presented ? 'Bearer realm="memo", error="invalid_token"' : 'Bearer realm="memo"');
-      const what = presented ? 'The bearer token is wrong (or from an earlier run)' : 'The bearer token is missing';
-      return sendJson(res, 401, {
-        error: 'unauthorized',
-        message: `${what}. Send Authorization: Bearer <token> with the token \`memo serve\` printed when it started; it changes every time memo serve restarts. ${NO_OAUTH}`,
-      });
+      const rotatedAt = presentedToken === undefined ? undefined : this.rotatedAway(presentedToken);
+      const what =
+        rotatedAt !== undefined
+          ? `The bearer token was rotated at ${new Date(rotatedAt).toISOString()} (memo serve rotate-token, SIGHUP, the web console or POST /mcp/rotate-token) and no longer works. Use the new one, which \`memo serve\` printed where it runs (or memo serve rotate-token prints another)`
+          : presented
+            ? 'The bearer token is wrong (or from an earlier run). Send Authorization: Bearer <token> with the token `memo serve` printed when it started; it changes every time memo serve restarts'
+            : 'The bearer token is missing. Send Authorization: Bearer <token> with the token `memo serve` printed when it started; it changes every time memo serve restarts';
+      // JSON-RPC shaped, so a client that shows only a JSON-RPC error's message shows this one.
+      return rpcError(res, 401, UNAUTHORIZED, `${what}. ${NO_OAUTH}`);
     }
     if (this.closing) return rpcError(res, 503, -32000, 'The MCP endpoint is shutting down.');
     if (pathname === ROTATE_PATH) {
@@ -464,6 +486,11 @@ export class McpHttpEndpoint {
     entry.timer.refresh();
     this.sessions.delete(entry.id);
     this.sessions.set(entry.id, entry);
+  }
+
+  /** When `token` stopped working by a rotation of this endpoint, if it did (the current token is never in the map). */
+  private rotatedAway(token: string): number | undefined {
+    return this.rotated.get(tokenDigest(token));
   }
 
   /** Closes the longest-idle session not running a call, to make room; false if every one is busy. */

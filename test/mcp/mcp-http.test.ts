@@ -209,12 +209,17 @@ describe('MCP over Streamable HTTP (in-process endpoint around a real kernel)', 
       expect(endpoint.sessionCount).toBe(0);
     });
 
-    it('says in the 401 body whether the token is missing or wrong, where the current one is printed, and that it is not OAuth', async () => {
+    it('says in a JSON-RPC shaped 401 body whether the token is missing or wrong, where the current one is printed, and that it is not OAuth', async () => {
       const wrongToken = `${endpoint.token.slice(0, -1)}x`;
       const none = await rawInitialize(endpoint.url);
       const wrong = await rawInitialize(endpoint.url, { Authorization: `Bearer ${wrongToken}` });
-      expect(JSON.parse(none.body)).toEqual({ error: 'unauthorized', message: expect.stringMatching(/^The bearer token is missing\. .*`memo serve` printed/) });
-      const message = JSON.parse(wrong.body).message as string;
+      // A client that shows only a JSON-RPC error's message (the Python SDK, FastMCP) shows the hint.
+      expect(JSON.parse(none.body)).toEqual({
+        jsonrpc: '2.0',
+        id: null,
+        error: { code: -32001, message: expect.stringMatching(/^The bearer token is missing\. .*`memo serve` printed/) },
+      });
+      const message = JSON.parse(wrong.body).error.message as string;
       expect(message).toMatch(/^The bearer token is wrong \(or from an earlier run\)\. /);
       expect(message).toMatch(/changes every time memo serve restarts.*static bearer token, not OAuth/);
       expect(message).not.toContain('\n');
@@ -238,10 +243,36 @@ describe('MCP over Streamable HTTP (in-process endpoint around a real kernel)', 
         for (const headers of [{}, { Authorization: `Bearer ${endpoint.token}` }]) {
           const r = await raw(base + p, { headers });
           expect([p, r.status, r.headers['content-type']]).toEqual([p, 404, 'application/json']);
-          expect(JSON.parse(r.body)).toEqual({ error: 'not found', message: expect.stringMatching(/^This server uses a static bearer token, not OAuth/) });
+          expect(JSON.parse(r.body)).toEqual({
+            error: 'not found',
+            error_description: expect.stringMatching(/^This server uses a static bearer token, not OAuth/),
+            message: expect.stringMatching(/^This server uses a static bearer token, not OAuth/),
+          });
         }
       }
-      expect((await raw(`${base}/register`, { method: 'POST' })).status).toBe(404);
+      // The OAuth endpoints a client tries next (mcp-remote, the Inspector) give the same hint.
+      for (const [p, method] of [
+        ['/register', 'POST'],
+        ['/authorize', 'GET'],
+        ['/token', 'POST'],
+      ] as const) {
+        const r = await raw(base + p, { method });
+        expect([p, r.status]).toEqual([p, 404]);
+        expect(JSON.parse(r.body).error_description).toMatch(/^This server uses a static bearer token, not OAuth/);
+      }
+    });
+
+    it('tells a client still sending a rotated token that it was rotated, not merely wrong', async () => {
+      const old = endpoint.token;
+      endpoint.rotateToken();
+      const r = await rawInitialize(endpoint.url, { Authorization: `Bearer ${old}` });
+      expect(r.status).toBe(401);
+      const message = JSON.parse(r.body).error.message as string;
+      expect(message).toMatch(/^The bearer token was rotated at \d{4}-\d\d-\d\dT[\d:.]+Z \(memo serve rotate-token, SIGHUP/);
+      expect(message).not.toContain(old);
+      expect(message).not.toContain(endpoint.token);
+      const other = await rawInitialize(endpoint.url, { Authorization: 'Bearer never-a-token-of-this-server' });
+      expect(JSON.parse(other.body).error.message).toMatch(/^The bearer token is wrong/);
     });
 
     it('checks the token on every request, not only on initialize', async () => {
