@@ -6,6 +6,8 @@ import {
   classifyInboundRequest,
   createMcpHandler,
   DEFAULT_MAX_REQUEST_BODY_SIZE,
+  ProtocolErrorCode,
+  SUPPORTED_PROTOCOL_VERSIONS,
   type InboundHttpRequest,
   type McpHttpHandler,
   type ServerContext,
@@ -33,6 +35,8 @@ export { DEFAULT_IDLE_TIMEOUT_MS, DEFAULT_MAX_SESSIONS };
 
 /** The OAuth endpoints a client tries when it has found no metadata: answered with the same hint. */
 const OAUTH_PATHS = new Set(['/register', '/authorize', '/token', '/oauth/register', '/oauth/authorize', '/oauth/token']);
+/** Every revision this endpoint serves: the stateless one, and those the SDK's session leg negotiates. */
+const SPOKEN_VERSIONS: readonly string[] = ['2026-07-28', ...SUPPORTED_PROTOCOL_VERSIONS];
 /** The JSON-RPC error code of a 401 (the server-defined range). */
 const UNAUTHORIZED = -32001;
 /** How many rotated-away tokens are recognised (by digest) to say they were rotated. */
@@ -409,6 +413,15 @@ export class McpHttpEndpoint {
       return sendJson(res, 200, { token: this.rotateToken() });
     }
 
+    // A revision this server does not speak is named, whatever else the request lacks.
+    const version = header(req.headers['mcp-protocol-version']);
+    if (version !== undefined && !SPOKEN_VERSIONS.includes(version))
+      return rpcError(
+        res,
+        400,
+        ProtocolErrorCode.UnsupportedProtocolVersion,
+        `Unsupported MCP-Protocol-Version "${version.slice(0, 40)}": this server speaks ${SPOKEN_VERSIONS.join(', ')}.`,
+      );
     const sessionId = header(req.headers['mcp-session-id']);
     const entry = sessionId === undefined ? undefined : this.sessions.get(sessionId);
     if (sessionId !== undefined && !entry) return rpcError(res, 404, -32001, this.endedMessage(sessionId));
@@ -421,6 +434,14 @@ export class McpHttpEndpoint {
     const message = await readMessage(req, res);
     if (!message) return;
     const { body } = message;
+    // Batching left MCP in 2025-06-18: refused the same way in a session and without one.
+    if (Array.isArray(body))
+      return rpcError(
+        res,
+        400,
+        -32600,
+        'Invalid Request: batches (a JSON array of messages) are not supported since MCP 2025-06-18; send one message per request.',
+      );
     if (entry) return entry.transport.handleRequest(req, res, body);
     // Which revision: a 2026-07-28 request carries the per-request `_meta` envelope; anything else
     // (an `initialize`, a 2025 client) is served the 2025-11-25 way, with a session.

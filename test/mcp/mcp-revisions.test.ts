@@ -223,6 +223,46 @@ describe('MCP: both protocol revisions on one endpoint, skills over MCP', () => 
     expect(fx.kernel.audit.tail()).toEqual([]);
   });
 
+  it('refuses a batch with -32600 saying batches are not supported, on the stateless revision and in a 2025-11-25 session alike', async () => {
+    const batch = JSON.stringify([
+      { jsonrpc: '2.0', id: 1, method: 'tools/list', params: { _meta: envelope() } },
+      { jsonrpc: '2.0', id: 2, method: 'tools/list', params: { _meta: envelope() } },
+    ]);
+    const post = (headers: Record<string, string>) =>
+      raw(endpoint.url, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', Authorization: `Bearer ${endpoint.token}`, ...headers },
+        body: batch,
+      });
+    const refusal = {
+      code: -32600,
+      message: expect.stringMatching(/^Invalid Request: batches \(a JSON array of messages\) are not supported since MCP 2025-06-18/),
+    };
+    const modern = await post({ 'MCP-Protocol-Version': MODERN });
+    expect(modern.status).toBe(400);
+    expect(JSON.parse(modern.body)).toEqual({ jsonrpc: '2.0', id: null, error: refusal });
+    const c = await connect(endpoint.url, endpoint.token);
+    try {
+      const session = await post({ 'Mcp-Session-Id': c.transport.sessionId!, 'MCP-Protocol-Version': '2025-11-25' });
+      expect(session.status).toBe(400);
+      expect(JSON.parse(session.body)).toEqual({ jsonrpc: '2.0', id: null, error: refusal });
+      // The session goes on.
+      expect((await c.client.listTools()).tools.length).toBeGreaterThan(0);
+    } finally {
+      await c.close();
+    }
+    expect(fx.kernel.audit.tail()).toEqual([]);
+  });
+
+  it('names an MCP-Protocol-Version it does not speak, instead of reporting a missing _meta', async () => {
+    const r = await rpc(endpoint.url, endpoint.token, { jsonrpc: '2.0', id: 1, method: 'tools/list' }, { 'MCP-Protocol-Version': 'banana' });
+    expect(r.status).toBe(400);
+    expect(JSON.parse(r.body).error).toEqual({
+      code: -32022,
+      message: 'Unsupported MCP-Protocol-Version "banana": this server speaks 2026-07-28, 2025-11-25, 2025-06-18, 2025-03-26, 2024-11-05, 2024-10-07.',
+    });
+  });
+
   it('gives each stateless client its own rate budget by declared name@version, and names whose ran out', async () => {
     await endpoint.close();
     await fx.close();
