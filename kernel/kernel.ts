@@ -52,6 +52,7 @@ import type { PackApi } from './packs/pack-api.js';
 import { packAgent } from './agent/routine-turn.js';
 import { databaseFromSetting } from './storage/database-url.js';
 import { KernelStateDb } from './storage/kernel-state-db.js';
+import { SettingsStore } from './state/kernel-state-settings.js';
 import { instanceId } from './storage/instance-id.js';
 import type { DataSource } from 'typeorm';
 
@@ -203,6 +204,8 @@ export class Kernel {
   /** Where every call's outcome is recorded (the hash-chained audit file unless a host replaced it). */
   readonly audit: T.AuditSink;
   readonly permissions: PermissionStore;
+  /** The administrator's settings (data/settings.json, or the shared database's rows): read live, as `memo settings` changes them. */
+  readonly settings: SettingsStore;
   readonly gate: PermissionGate;
   readonly limiter: RateLimiter;
   readonly capabilities: WriteCapabilities;
@@ -258,6 +261,7 @@ export class Kernel {
     this.registry = container.resolve(ToolRegistry);
     this.audit = container.resolve<T.AuditSink>(T.AuditSink);
     this.permissions = container.resolve(PermissionStore);
+    this.settings = container.resolve(SettingsStore);
     this.gate = container.resolve(PermissionGate);
     this.limiter = container.resolve(RateLimiter);
     this.capabilities = container.resolve(WriteCapabilities);
@@ -618,6 +622,7 @@ export function createKernel(options: KernelOptions = {}): Kernel {
     });
   const shared = (d: DependencyContainer) => (db ? d.resolve(KernelStateDb) : undefined);
   c.register(PermissionStore, { useFactory: instanceCachingFactory((d) => new PermissionStore(path.join(dataDir, 'permissions.json'), logger(d), shared(d))) });
+  c.register(SettingsStore, { useFactory: instanceCachingFactory((d) => new SettingsStore(dataDir, logger(d), shared(d))) });
   c.register(PackSettings, { useFactory: instanceCachingFactory((d) => new PackSettings(path.join(dataDir, 'packs.json'), logger(d), shared(d))) });
   c.register(ProviderSettings, {
     useFactory: instanceCachingFactory((d) => new ProviderSettings(path.join(dataDir, 'providers.json'), logger(d), shared(d))),

@@ -10,7 +10,7 @@ export interface AuditRecord {
   ts: string;
   id: string;
   /** Who called: a caller kind of the tool contract (`agent`, `mcp`, `cli`, `routine`, `host`), its id and conversation. */
-  caller: { kind: string; id?: string; conversationId?: string };
+  caller: { kind: string; id?: string; conversationId?: string; token?: string };
   tool: string;
   pack: string | null;
   args: unknown;

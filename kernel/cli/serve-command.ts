@@ -14,6 +14,8 @@ import { isLoopbackAddress } from '../mcp/auth.js';
 // The MCP server modules load the SDK (about 0.3 s): only `memo serve` imports them, on demand.
 import type { McpHttpEndpoint, McpHttpEndpointOptions } from '../mcp/mcp-http-server.js';
 import { DEFAULT_IDLE_TIMEOUT_MS, DEFAULT_MAX_SESSIONS } from '../mcp/defaults.js';
+import { clientTokenLookup } from '../mcp/client-tokens.js';
+import { registerServeTokenCommands } from './serve-token-command.js';
 import { chooseProfile, describeProfile, profileTools, servesEverything, unknownEntries, type McpProfile } from '../mcp/mcp-profile.js';
 import { DEFAULT_APPROVAL_WAIT_MS } from '../permissions/approval-broker.js';
 import { parseRateLimit, rateLimitOptions, type RateLimitSetting } from './settings-command.js';
@@ -322,7 +324,16 @@ export function registerServeCommand(program: Command, cli: Cli): void {
                 return fileToken!;
               };
         // The packs' routes (the console pack's /ui) on the same port, behind the same Host/Origin checks, each with its own login.
-        endpoint = new McpHttpEndpoint(kernel, { ...endpointOptions, logger, mounts: [kernel.http], ...profiled, ...(token ? { token } : {}) });
+        const k0 = kernel;
+        endpoint = new McpHttpEndpoint(kernel, {
+          ...endpointOptions,
+          logger,
+          mounts: [kernel.http],
+          ...profiled,
+          // Per-client tokens (memo serve token add), read live from the settings.
+          clients: clientTokenLookup(() => k0.settings.read()),
+          ...(token ? { token } : {}),
+        });
         try {
           await endpoint.start();
         } catch (err) {
@@ -425,4 +436,5 @@ export function registerServeCommand(program: Command, cli: Cli): void {
     )
     .option('--json', 'print {"url","token","console","pid"} as JSON')
     .action((opts: { json?: boolean }) => rotateToken(cli, serve, opts));
+  registerServeTokenCommands(serve, cli);
 }

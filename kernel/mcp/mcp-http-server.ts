@@ -22,6 +22,7 @@ import { changeFeeds, MemoMcpServer } from './mcp-server.js';
 import { McpSession } from './mcp-session.js';
 import { FoundTools } from './found-tools.js';
 import type { McpProfile } from './mcp-profile.js';
+import type { McpClient } from './client-tokens.js';
 
 export const MCP_PATH = '/mcp';
 export const ROTATE_PATH = '/mcp/rotate-token';
@@ -77,6 +78,11 @@ export interface McpHttpEndpointOptions {
   token?: () => string;
   /** The tools served (default: every enabled tool); in tool-search mode, clients find the rest. */
   profile?: McpProfile;
+  /**
+   * Per-client tokens: the client a presented token names, if any (`memo serve token add`). Each is
+   * accepted beside the endpoint's own token, served its profile, limited and audited as that client.
+   */
+  clients?: (presented: string) => McpClient | undefined;
 }
 
 /** Routes mounted beside `/mcp`: `owns` says which paths are its; `handle` answers them. */
@@ -95,7 +101,15 @@ interface SessionEntry {
   session: McpSession;
   transport: NodeStreamableHTTPServerTransport;
   timer: NodeJS.Timeout;
+  /** The client token it was opened with (its name), if any; refreshed from each request's token. */
+  client: { current: McpClient | undefined };
 }
+
+/**
+ * The header the endpoint sets on each stateless request it hands the SDK: which client token the
+ * request presented (a key into the endpoint's own map). Whatever a client sends under this name is replaced.
+ */
+const CLIENT_HEADER = 'x-memo-client';
 
 /** How many ended session ids are remembered, to tell a returning client why its session is gone. */
 const ENDED_REMEMBERED = 1024;
@@ -204,6 +218,8 @@ export class McpHttpEndpoint {
   private currentToken: string;
   /** Digests of tokens rotated away (never the tokens), with when: a client still sending one is told it was rotated. */
   private readonly rotated = new Map<string, number>();
+  /** The client token of each stateless request in flight, under the key stamped in its CLIENT_HEADER. */
+  private readonly requestClients = new Map<string, McpClient>();
   /** Open sessions, least recently active first (a request moves its session to the end). */
   private readonly sessions = new Map<string, SessionEntry>();
   /** Ids of sessions that ended, oldest first, with the reason (bounded: see ENDED_REMEMBERED). */
@@ -253,13 +269,14 @@ export class McpHttpEndpoint {
     if (!Number.isInteger(this.maxSessions) || this.maxSessions < 1)
       throw new MemoError('VALIDATION', 'The MCP session cap must be a whole number of at least 1.');
     const onerror = (err: Error) => this.options.logger?.info(`mcp endpoint: ${err.message}`);
-    const served = options.profile ? { profile: options.profile, found: this.found } : {};
+    const served = { ...(options.profile ? { profile: options.profile } : {}), found: this.found };
     this.served = served;
     this.modern = createMcpHandler(
       () =>
         new MemoMcpServer(kernel, {
           era: 'modern',
           capability: capabilityOf,
+          client: (ctx) => this.requestClients.get(ctx.http?.req?.headers.get(CLIENT_HEADER) ?? ''),
           ...served,
           // A stateless client hears on its listen stream; every listener re-lists and gets its own tools.
           onFound: () => this.modern.notify.toolsChanged(),
@@ -388,7 +405,9 @@ export class McpHttpEndpoint {
     }
     if (pathname !== MCP_PATH && pathname !== ROTATE_PATH) return sendJson(res, 404, { error: 'not found' });
     const presentedToken = bearerToken(req.headers.authorization);
-    if (!tokensEqual(presentedToken, this.currentToken)) {
+    // The endpoint's own token, or a client's own (looked up now: one removed a moment ago is refused).
+    const client = presentedToken !== undefined && !tokensEqual(presentedToken, this.currentToken) ? this.options.clients?.(presentedToken) : undefined;
+    if (!client && !tokensEqual(presentedToken, this.currentToken)) {
       const presented = req.headers.authorization !== undefined;
       res.setHeader('WWW-Authenticate', presented ? 'Bearer realm="memo", error="invalid_token"' : 'Bearer realm="memo"');
       const rotatedAt = presentedToken === undefined ? undefined : this.rotatedAway(presentedToken);
@@ -404,6 +423,11 @@ export class McpHttpEndpoint {
     if (this.closing) return rpcError(res, 503, -32000, 'The MCP endpoint is shutting down.');
     if (pathname === ROTATE_PATH) {
       if (req.method !== 'POST') return sendJson(res, 405, { error: 'method not allowed' }, { Allow: 'POST' });
+      if (client)
+        return sendJson(res, 403, {
+          error: 'forbidden',
+          message: `The client token ${client.name} cannot rotate the endpoint's token; memo serve token remove ${client.name} and add it again to replace it.`,
+        });
       // On the audit trail first (by whoever held the token); a rotation whose line cannot be written is not made.
       try {
         await this.kernel.admin.record({ action: 'token.rotate', by: 'mcp-http' });
@@ -425,7 +449,13 @@ export class McpHttpEndpoint {
     const sessionId = header(req.headers['mcp-session-id']);
     const entry = sessionId === undefined ? undefined : this.sessions.get(sessionId);
     if (sessionId !== undefined && !entry) return rpcError(res, 404, -32001, this.endedMessage(sessionId));
-    if (entry) this.touch(entry);
+    // A session stays with the token that opened it: another token (or the endpoint's own) cannot use it.
+    if (entry && entry.client.current?.name !== client?.name)
+      return rpcError(res, 403, -32001, 'This session was opened with another token; initialize a session of your own.');
+    if (entry) {
+      entry.client.current = client;
+      this.touch(entry);
+    }
     if (req.method !== 'POST') {
       if (entry) return entry.transport.handleRequest(req, res);
       return rpcError(res, 400, -32000, 'Bad Request: Mcp-Session-Id header is required');
@@ -445,22 +475,36 @@ export class McpHttpEndpoint {
     if (entry) return entry.transport.handleRequest(req, res, body);
     // Which revision: a 2026-07-28 request carries the per-request `_meta` envelope; anything else
     // (an `initialize`, a 2025 client) is served the 2025-11-25 way, with a session.
-    if (!isLegacy(req, body)) return this.modernNode(req as NodeIncomingMessageLike, res, body);
+    if (!isLegacy(req, body)) {
+      const key = client ? randomUUID() : '';
+      req.headers[CLIENT_HEADER] = key;
+      if (client) {
+        this.requestClients.set(key, client);
+        res.once('close', () => this.requestClients.delete(key));
+      }
+      return this.modernNode(req as NodeIncomingMessageLike, res, body);
+    }
     if (this.sessions.size + this.pending >= this.maxSessions && !this.evictIdlest()) {
       return rpcError(res, 503, -32000, `Too many MCP sessions (${this.maxSessions}), each running a call; retry when one finishes.`, { 'Retry-After': '5' });
     }
-    return this.open(req, res, body);
+    return this.open(req, res, body, client);
   }
 
   /** A 2025-11-25 POST without a session: a new session, if it is an `initialize` (the transport checks). */
-  private async open(req: http.IncomingMessage, res: http.ServerResponse, body: unknown): Promise<void> {
+  private async open(req: http.IncomingMessage, res: http.ServerResponse, body: unknown, client: McpClient | undefined): Promise<void> {
     this.pending++;
     let counted = true;
     const uncount = () => {
       if (counted) this.pending--;
       counted = false;
     };
-    const session = new McpSession(this.kernel, { capability: capabilityOf, ...this.served, ...(this.options.logger ? { logger: this.options.logger } : {}) });
+    const holder: SessionEntry['client'] = { current: client };
+    const session = new McpSession(this.kernel, {
+      capability: capabilityOf,
+      ...this.served,
+      client: () => holder.current,
+      ...(this.options.logger ? { logger: this.options.logger } : {}),
+    });
     let entry: SessionEntry | undefined;
     const transport = new NodeStreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
@@ -468,7 +512,7 @@ export class McpHttpEndpoint {
         uncount();
         const timer = setTimeout(() => this.expire(id), this.idleTimeoutMs);
         timer.unref();
-        entry = { id, session, transport, timer };
+        entry = { id, session, transport, timer, client: holder };
         this.sessions.set(id, entry);
         session.onactivity = () => entry && this.touch(entry);
       },

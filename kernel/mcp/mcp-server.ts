@@ -12,6 +12,7 @@ import { isPlainObject, toCallToolResult, toMcpTool } from './mcp-tool-mapping.j
 import { FIND_TOOLS, type FoundTools as FoundToolsResult } from '../agent/find-tools.js';
 import { FoundTools } from './found-tools.js';
 import { profileTools, servesEverything, type McpProfile } from './mcp-profile.js';
+import type { McpClient } from './client-tokens.js';
 
 export const MCP_SERVER_NAME = 'memo';
 export const MCP_SERVER_VERSION = '0.1.0';
@@ -77,6 +78,8 @@ export interface McpServerOptions {
   sessionId?: () => string | undefined;
   /** The tools this endpoint serves (default: every enabled tool). */
   profile?: McpProfile;
+  /** The named client a request came with (a per-client token), if any: its profile replaces `profile`. */
+  client?: (ctx: ServerContext) => McpClient | undefined;
   /** Where each client's found tools are kept, in tool-search mode (one store per endpoint). */
   found?: FoundTools;
   /**
@@ -176,7 +179,7 @@ export class MemoMcpServer {
     // A caller presenting a Vault-only turn's capability (an agent CLI run in Vault only) is offered that mode's tools alone; the pipeline refuses the rest.
     server.setRequestHandler('tools/list', (_request, ctx) => {
       const mode = this.kernel.capabilities.modeOf(this.options.capability(ctx));
-      const profile = this.options.profile;
+      const profile = this.profileOf(ctx);
       let tools = profile ? profileTools(profile, this.kernel.registry) : this.kernel.registry.list();
       if (profile?.search) {
         const found = new Set(this.found.get(this.clientKey(ctx)));
@@ -265,13 +268,21 @@ export class MemoMcpServer {
       caller = { kind: 'mcp', id: this.clientName, sessionId: this.options.sessionId?.() ?? ctx.sessionId ?? this.fallbackSessionId };
     }
     if (capability !== undefined) caller.capability = capability;
+    const client = this.options.client?.(ctx);
+    if (client) caller.token = client.name;
     return caller;
+  }
+
+  /** The tools a request is served: its client token's profile, else the endpoint's. */
+  private profileOf(ctx: ServerContext): McpProfile | undefined {
+    return this.options.client?.(ctx)?.profile ?? this.options.profile;
   }
 
   /** Whose found tools a request lists: a session's own, a stateless client's by its declared name@version. */
   private clientKey(ctx: ServerContext): string {
     const caller = this.caller(ctx);
-    return caller.sessionId !== undefined ? `session:${caller.sessionId}` : `client:${caller.id ?? 'unknown-client'}`;
+    if (caller.sessionId !== undefined) return `session:${caller.sessionId}`;
+    return caller.token !== undefined ? `token:${caller.token}` : `client:${caller.id ?? 'unknown-client'}`;
   }
 
   /**
@@ -285,7 +296,7 @@ export class MemoMcpServer {
     onProgress?: (u: ProgressUpdate) => void,
     scoped = false,
   ): Promise<ToolResult> {
-    const profile = this.options.profile;
+    const profile = this.profileOf(ctx);
     const scope =
       scoped && profile && !servesEverything(profile)
         ? { scope: profileTools(profile, this.kernel.registry).map((t) => t.spec.name), scopeLabel: `the MCP profile ${profile.name}` }
@@ -295,7 +306,7 @@ export class MemoMcpServer {
 
   /** In tool-search mode, what find_tools found joins the client's list; the client is told when it grew. */
   private remember(result: ToolResult, ctx: ServerContext): void {
-    if (!this.options.profile?.search || !result.ok || result.tool !== FIND_TOOLS) return;
+    if (!this.profileOf(ctx)?.search || !result.ok || result.tool !== FIND_TOOLS) return;
     const names = ((result.value as unknown as FoundToolsResult | undefined)?.tools ?? []).map((t) => t.name);
     if (!this.found.add(this.clientKey(ctx), names)) return;
     if (this.options.onFound) this.options.onFound();

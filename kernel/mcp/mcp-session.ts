@@ -3,6 +3,7 @@ import type { Kernel } from '../kernel.js';
 import type { Logger } from '../logger.js';
 import type { FoundTools } from './found-tools.js';
 import type { McpProfile } from './mcp-profile.js';
+import type { McpClient } from './client-tokens.js';
 import { MemoMcpServer } from './mcp-server.js';
 
 export interface McpSessionOptions {
@@ -11,6 +12,8 @@ export interface McpSessionOptions {
   /** The tools the endpoint serves, and where found tools are kept (see McpServerOptions). */
   profile?: McpProfile;
   found?: FoundTools;
+  /** The named client of the session's requests (a per-client token), read on each request. */
+  client?: () => McpClient | undefined;
   logger?: Logger;
 }
 
@@ -33,6 +36,7 @@ export class McpSession {
       sessionId: () => this.transport?.sessionId,
       ...(options.profile ? { profile: options.profile } : {}),
       ...(options.found ? { found: options.found } : {}),
+      ...(options.client ? { client: options.client } : {}),
       ...(options.logger ? { logger: options.logger } : {}),
     });
     this.server.mcp.server.onclose = () => this.release();

@@ -45,6 +45,11 @@ function budgetOf(caller: Caller): { key: string; whose: string; who: string } {
   const id = caller.id === undefined ? undefined : String(caller.id).slice(0, NAME_MAX);
   switch (caller.kind) {
     case 'mcp':
+      // A client token is who the caller is, whatever name it declares or however many sessions it opens.
+      if (caller.token !== undefined) {
+        const token = String(caller.token).slice(0, NAME_MAX);
+        return { key: `mcp-token:${token}`, whose: `the MCP client token ${token}'s`, who: `the MCP client token ${token}` };
+      }
       if (caller.sessionId !== undefined)
         return { key: `mcp-session:${String(caller.sessionId).slice(0, NAME_MAX)}`, whose: "this MCP session's", who: 'this MCP session' };
       return { key: `mcp:${id ?? 'unknown-client'}`, whose: `the MCP client ${id ?? 'unknown-client'}'s`, who: `the MCP client ${id ?? 'unknown-client'}` };

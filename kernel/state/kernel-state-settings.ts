@@ -6,11 +6,11 @@
 import * as path from 'node:path';
 import { StderrLogger, type Logger } from '../logger.js';
 import { JsonFileStore } from '../util/json-file-store.js';
-import type { KernelStateDb, ReplicatedView } from '../storage/kernel-state-db.js';
-import { isProfiles, isRateLimit, isSandboxSetting, settingsTable, settingsWrites } from './kernel-state-tables.js';
-import type { McpProfileSetting, RateLimitSetting, SandboxSetting, Settings } from './shapes.js';
+import type { KernelStateDb, RemoteChange, ReplicatedView } from '../storage/kernel-state-db.js';
+import { isProfiles, isRateLimit, isSandboxSetting, isTokens, settingsTable, settingsWrites } from './kernel-state-tables.js';
+import type { McpProfileSetting, McpTokenSetting, RateLimitSetting, SandboxSetting, Settings } from './shapes.js';
 
-export type { McpProfileSetting, RateLimitSetting, SandboxSetting, Settings };
+export type { McpProfileSetting, McpTokenSetting, RateLimitSetting, SandboxSetting, Settings };
 
 /** The settings: `data/settings.json`, or (with a shared database, `db`) memo_kernel's rows, read from memory and written through. */
 export class SettingsStore {
@@ -32,14 +32,17 @@ export class SettingsStore {
       empty: () => ({}),
       parse: (json) => {
         if (typeof json !== 'object' || json === null || Array.isArray(json)) throw new Error('is not a JSON object');
-        const { rateLimit, sandbox, mcpProfiles } = json as Record<string, unknown>;
+        const { rateLimit, sandbox, mcpProfiles, mcpTokens } = json as Record<string, unknown>;
         if (rateLimit !== undefined && !isRateLimit(rateLimit)) throw new Error('has a "rateLimit" that is neither "off" nor a whole number of at least 1');
         if (sandbox !== undefined && !isSandboxSetting(sandbox)) throw new Error('has a "sandbox" that is neither "refuse" nor "judged"');
         if (mcpProfiles !== undefined && !isProfiles(mcpProfiles))
           throw new Error(
             'has "mcpProfiles" that are not well-formed (each a name of lowercase letters, digits and dashes, with "tools": a list of pack ids and tool names)',
           );
+        if (mcpTokens !== undefined && !isTokens(mcpTokens))
+          throw new Error('has "mcpTokens" that are not well-formed (each a client name with "digest", "created" and an optional "profile")');
         return {
+          ...(mcpTokens === undefined ? {} : { mcpTokens }),
           ...(rateLimit === undefined ? {} : { rateLimit }),
           ...(sandbox === undefined ? {} : { sandbox }),
           ...(mcpProfiles === undefined ? {} : { mcpProfiles }),
@@ -78,18 +81,33 @@ export class SettingsStore {
 
   /** Adds or replaces a named MCP profile (`profile` given), or removes it (undefined). */
   setProfile(name: string, profile: McpProfileSetting | undefined): void {
+    this.setEntry('mcpProfiles', name, profile, settingsWrites.mcpProfiles);
+  }
+
+  /** Adds or replaces a client's MCP token (its digest), or removes it (undefined). */
+  setToken(name: string, token: McpTokenSetting | undefined): void {
+    this.setEntry('mcpTokens', name, token, settingsWrites.mcpTokens);
+  }
+
+  /** One entry of a map-valued setting, added, replaced or removed; an empty map is no setting. */
+  private setEntry<K extends 'mcpProfiles' | 'mcpTokens', V extends NonNullable<Settings[K]>[string]>(
+    key: K,
+    name: string,
+    value: V | undefined,
+    write: (all: Record<string, V>) => RemoteChange,
+  ): void {
     const next = (s: Settings) => {
-      const all = { ...(s.mcpProfiles ?? {}) };
-      if (profile === undefined) delete all[name];
-      else all[name] = profile;
+      const all = { ...((s[key] ?? {}) as Record<string, V>) };
+      if (value === undefined) delete all[name];
+      else all[name] = value;
       return all;
     };
     const local = (s: Settings) => {
       const all = next(s);
-      if (Object.keys(all).length === 0) delete s.mcpProfiles;
-      else s.mcpProfiles = all;
+      if (Object.keys(all).length === 0) delete s[key];
+      else (s as Record<string, unknown>)[key] = all;
     };
-    if (this.shared) this.shared.change(local, settingsWrites.mcpProfiles(next(this.shared.read())));
+    if (this.shared) this.shared.change(local, write(next(this.shared.read())));
     else this.store!.update(local);
   }
 

@@ -14,6 +14,7 @@ import type { AccessMode } from '../tools/contract.js';
 import { MemoError } from '../errors.js';
 import type {
   McpProfileSetting,
+  McpTokenSetting,
   PackEntry,
   PackShape,
   PermissionShape,
@@ -285,6 +286,24 @@ export function isProfiles(value: unknown): value is Record<string, McpProfileSe
   return Object.entries(value).every(([name, p]) => PROFILE_NAME.test(name) && isProfileSetting(p));
 }
 
+export function isTokenSetting(value: unknown): value is McpTokenSetting {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
+  const { digest, profile, created, ...rest } = value as Record<string, unknown>;
+  return (
+    Object.keys(rest).length === 0 &&
+    typeof digest === 'string' &&
+    /^[A-Za-z0-9_-]{43}$/.test(digest) &&
+    (profile === undefined || (typeof profile === 'string' && PROFILE_NAME.test(profile))) &&
+    typeof created === 'string'
+  );
+}
+
+/** Client tokens as stored: well-formed entries under client names (the profile-name rule). */
+export function isTokens(value: unknown): value is Record<string, McpTokenSetting> {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
+  return Object.entries(value).every(([name, t]) => PROFILE_NAME.test(name) && isTokenSetting(t));
+}
+
 export const settingsTable: StoreTable<Settings> = {
   name: 'settings',
   empty: () => ({}),
@@ -295,6 +314,11 @@ export const settingsTable: StoreTable<Settings> = {
       if (r.key === 'sandbox') {
         if (isSandboxSetting(r.value)) out.sandbox = r.value;
         else warn('the sandbox setting stored in the shared database is neither "refuse" nor "judged": commands are refused where the OS sandbox cannot start');
+        continue;
+      }
+      if (r.key === 'mcpTokens') {
+        if (isTokens(r.value)) out.mcpTokens = r.value;
+        else warn('the MCP client tokens stored in the shared database are not well-formed: none of them is accepted');
         continue;
       }
       if (r.key === 'mcpProfiles') {
@@ -316,6 +340,12 @@ export const settingsWrites = {
     async (m) => {
       if (value === undefined) await m.query(`DELETE FROM "kernel_values" WHERE "store" = 'settings' AND "key" = 'rateLimit'`);
       else await putValue(m, 'settings', 'rateLimit', value);
+    },
+  mcpTokens:
+    (value: Record<string, McpTokenSetting>): RemoteChange =>
+    async (m) => {
+      if (Object.keys(value).length === 0) await m.query(`DELETE FROM "kernel_values" WHERE "store" = 'settings' AND "key" = 'mcpTokens'`);
+      else await putValue(m, 'settings', 'mcpTokens', value);
     },
   mcpProfiles:
     (value: Record<string, McpProfileSetting>): RemoteChange =>

@@ -70,4 +70,14 @@ export interface Settings {
   sandbox?: SandboxSetting;
   /** Named MCP profiles for `memo serve --profile NAME`, by name. */
   mcpProfiles?: Record<string, McpProfileSetting>;
+  /** Per-client MCP tokens (`memo serve token add`), by client name: digests only, never the tokens. */
+  mcpTokens?: Record<string, McpTokenSetting>;
+}
+
+/** One client's MCP token: the SHA-256 of the token (base64url), the profile it is served, when it was made. */
+export interface McpTokenSetting {
+  digest: string;
+  /** A profile name (built in or stored); absent: the profile memo serve was started with. */
+  profile?: string;
+  created: string;
 }

@@ -74,11 +74,13 @@ export function summarise(value: JsonValue): string {
   return text.length > SUMMARY_MAX ? `${text.slice(0, SUMMARY_MAX)}…` : text;
 }
 
-function publicCaller(caller: Caller): { kind: Caller['kind']; id?: string; conversationId?: string } {
-  const out: { kind: Caller['kind']; id?: string; conversationId?: string } = { kind: caller.kind };
+function publicCaller(caller: Caller): { kind: Caller['kind']; id?: string; conversationId?: string; token?: string } {
+  const out: { kind: Caller['kind']; id?: string; conversationId?: string; token?: string } = { kind: caller.kind };
   // An MCP client names itself: keep the audit line bounded whatever it says.
   if (caller.id !== undefined) out.id = String(caller.id).slice(0, 100);
   if (caller.conversationId !== undefined) out.conversationId = String(caller.conversationId).slice(0, 100);
+  // The client token's name (never the token): which credential made the call.
+  if (caller.token !== undefined) out.token = String(caller.token).slice(0, 100);
   return out;
 }
 

@@ -68,6 +68,11 @@ export interface Caller {
   conversationId?: string;
   /** A write capability presented by an external MCP caller. */
   capability?: string;
+  /**
+   * The per-client token an MCP caller presented (`memo serve token add NAME`), by its name: a
+   * credential, unlike the declared `id`, so the caller's rate budget is the token's.
+   */
+  token?: string;
 }
 
 export interface ProgressUpdate {

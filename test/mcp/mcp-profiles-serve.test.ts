@@ -5,6 +5,8 @@
  * `memo serve --profile NAME` serves.
  */
 import { spawnSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
 import { Client as ClientV2 } from '@modelcontextprotocol/client';
 import { StdioClientTransport as StdioV2 } from '@modelcontextprotocol/client/stdio';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -140,6 +142,61 @@ describe('memo serve with a profile (child process)', () => {
       } finally {
         await client.close();
       }
+    },
+    SPAWN_TIMEOUT_MS,
+  );
+
+  it(
+    'memo serve token add gives a client its own token and profile, which a running memo serve takes at once and refuses once removed',
+    async () => {
+      const w = serveWorkspace('memo-token-');
+      const added = memo(w, 'serve', 'token', 'add', 'cursor', '--profile', 'vault', '--json');
+      expect(added.stderr).toBe('');
+      const { token } = JSON.parse(added.stdout) as { token: string };
+      expect(token).toMatch(/^[A-Za-z0-9_-]{43}$/);
+      // Only the digest is kept.
+      expect(JSON.stringify(JSON.parse(memo(w, 'settings', '--json').stdout))).not.toContain(token);
+      expect(memo(w, 'serve', 'token', 'add', 'cursor').status).toBe(2);
+      expect(memo(w, 'serve', 'token', 'add', 'other', '--profile', 'nope').stderr).toMatch(/There is no MCP profile "nope"/);
+      const serve = ServeProcess.start(['--packs', w.packs, '--root', w.root, '--data', w.data, 'serve', '--json']);
+      try {
+        const info = (await serve.json(0)) as { url: string; token: string };
+        const c = await connect(info.url, token, { name: 'cursor-ide' });
+        try {
+          const { tools } = await c.client.listTools();
+          expect(tools.filter((t) => !t.name.startsWith('vault_')).map((t) => t.name)).toEqual([]);
+          expect(text((await c.client.callTool({ name: 'echo', arguments: { text: 'x' } })) as CallToolResult)).toMatch(/^UNKNOWN_TOOL: .*profile vault/);
+          // A token added while memo serve runs works at once.
+          const late = JSON.parse(memo(w, 'serve', 'token', 'add', 'script', '--json').stdout) as { token: string };
+          const s = await connect(info.url, late.token, { name: 'script' });
+          expect((await s.client.listTools()).tools.some((t) => t.name === 'echo')).toBe(true);
+          await s.close();
+          expect(JSON.parse(memo(w, 'serve', 'token', 'list', '--json').stdout)).toEqual([
+            { name: 'cursor', profile: 'vault', created: expect.any(String) },
+            { name: 'script', profile: null, created: expect.any(String) },
+          ]);
+          const removed = memo(w, 'serve', 'token', 'remove', 'cursor');
+          expect(removed.stdout).toBe('Token cursor removed: its next request is refused.\n');
+          await expect(c.client.listTools()).rejects.toThrow();
+        } finally {
+          await c.close();
+        }
+      } finally {
+        expect(await serve.stop()).toBe(0);
+      }
+      const audit = fs
+        .readFileSync(path.join(w.data, 'agent-audit.jsonl'), 'utf8')
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l));
+      expect(audit.filter((l) => l.tool === 'echo').map((l) => l.caller)).toEqual([{ kind: 'mcp', id: 'cursor-ide', token: 'cursor' }]);
+      expect(audit.filter((l) => l.event === 'admin').map((l) => [l.action, l.target])).toEqual(
+        expect.arrayContaining([
+          ['token.add', 'cursor'],
+          ['token.add', 'script'],
+          ['token.remove', 'cursor'],
+        ]),
+      );
     },
     SPAWN_TIMEOUT_MS,
   );

@@ -10,13 +10,14 @@ import { Client as ClientV2, StreamableHTTPClientTransport as HttpV2 } from '@mo
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { clientTokenLookup, tokenDigest } from '../../kernel/mcp/client-tokens.js';
 import { FoundTools } from '../../kernel/mcp/found-tools.js';
 import { McpHttpEndpoint } from '../../kernel/mcp/mcp-http-server.js';
 import { chooseProfile, type McpProfile } from '../../kernel/mcp/mcp-profile.js';
 import { McpStdioServer } from '../../kernel/mcp/mcp-stdio.js';
 import type { PackDefinition } from '../../kernel/tools/tool-registry.js';
 import { echoPack, makeKernel, tool, type Fixture } from '../helpers/kernel-fixture.js';
-import { connect, eventually, type Connected } from './mcp-helpers.js';
+import { connect, eventually, raw, type Connected } from './mcp-helpers.js';
 
 const MODERN = '2026-07-28';
 
@@ -261,5 +262,78 @@ describe('choosing a profile', () => {
     expect(() => chooseProfile({ tools: 'a', profile: 'vault' })).toThrow(/give one/);
     expect(() => chooseProfile({ tools: ' , ' })).toThrow(/needs at least one pack id or tool name/);
     expect(() => chooseProfile({ tools: 'rm -rf' })).toThrow(/"rm -rf" is not a pack id or tool name/);
+  });
+});
+
+describe('per-client tokens', () => {
+  let fx: Fixture;
+  let endpoint: McpHttpEndpoint;
+  afterEach(async () => {
+    await endpoint?.close();
+    await fx?.close();
+  });
+
+  it('give each token its own rate budget whatever name the clients declare (two clients saying mcp@0.1.0), its profile, and its name in the audit', async () => {
+    fx = makeKernel({ packs: [echoPack(), weatherPack()], rateLimits: { maxCalls: 2, duplicateCooldownMs: 0, globalMaxCalls: 0 } });
+    fx.kernel.settings.setToken('alpha', { digest: tokenDigest('a'.repeat(43)), created: '2026-12-06T00:00:00Z' });
+    fx.kernel.settings.setToken('beta', { digest: tokenDigest('b'.repeat(43)), profile: 'weatherish', created: '2026-12-06T00:00:00Z' });
+    fx.kernel.settings.setProfile('weatherish', { tools: ['weather'] });
+    endpoint = new McpHttpEndpoint(fx.kernel, { clients: clientTokenLookup(() => fx.kernel.settings.read()) });
+    await endpoint.start();
+    const calls = async (token: string, tool: string) => {
+      const c = await modernClient(endpoint.url, token, 'mcp');
+      try {
+        const out: string[] = [];
+        for (let n = 0; n < 3; n++) {
+          const r = await c.callTool({ name: tool, arguments: {} });
+          out.push(r.isError ? String((r.structuredContent as { code: string }).code) : 'ok');
+        }
+        return { out, tools: names((await c.listTools()).tools) };
+      } finally {
+        await c.close();
+      }
+    };
+    const alpha = await calls('a'.repeat(43), 'echo_safe');
+    expect(alpha.out).toEqual(['ok', 'ok', 'RATE_LIMITED']);
+    expect(alpha.tools).toContain('echo_safe');
+    // Same declared name, another token: a budget of its own, and the token's profile.
+    const beta = await calls('b'.repeat(43), 'weather_alerts');
+    expect(beta.out).toEqual(['ok', 'ok', 'RATE_LIMITED']);
+    expect(beta.tools).toEqual(['weather_alerts', 'weather_forecast']);
+    // The endpoint's own token: the declared name's budget, as before.
+    expect((await calls(endpoint.token, 'echo_safe')).out).toEqual(['ok', 'ok', 'RATE_LIMITED']);
+    const audited = fx.kernel.audit.tail({}).map((a) => [a.caller.id, a.caller.token ?? null, a.tool]);
+    expect(audited).toContainEqual(['mcp@1.0.0', 'alpha', 'echo_safe']);
+    expect(audited).toContainEqual(['mcp@1.0.0', 'beta', 'weather_alerts']);
+    expect(audited).toContainEqual(['mcp@1.0.0', null, 'echo_safe']);
+  });
+
+  it('refuse a removed token at its next request, even in a session it opened, and keep a session to the token that opened it', async () => {
+    fx = makeKernel({ packs: [echoPack()] });
+    fx.kernel.settings.setToken('gone', { digest: tokenDigest('g'.repeat(43)), created: '2026-12-06T00:00:00Z' });
+    endpoint = new McpHttpEndpoint(fx.kernel, { clients: clientTokenLookup(() => fx.kernel.settings.read()) });
+    await endpoint.start();
+    const c = await connect(endpoint.url, 'g'.repeat(43), { name: 'legacy' });
+    try {
+      expect((await c.client.callTool({ name: 'echo_safe', arguments: {} })).isError).toBeFalsy();
+      // Another token cannot use this session.
+      const other = await raw(endpoint.url, {
+        method: 'POST',
+        headers: {
+          'Content-Type': 'application/json',
+          Accept: 'application/json, text/event-stream',
+          Authorization: `Bearer ${endpoint.token}`,
+          'Mcp-Session-Id': c.transport.sessionId!,
+          'MCP-Protocol-Version': '2025-11-25',
+        },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 9, method: 'tools/list' }),
+      });
+      expect(other.status).toBe(403);
+      expect(JSON.parse(other.body).error.message).toBe('This session was opened with another token; initialize a session of your own.');
+      fx.kernel.settings.setToken('gone', undefined);
+      await expect(c.client.listTools()).rejects.toThrow(/401|bearer token/i);
+    } finally {
+      await c.close();
+    }
   });
 });

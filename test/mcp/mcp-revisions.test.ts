@@ -1,7 +1,9 @@
+import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { PassThrough } from 'node:stream';
 import { Client as ClientV2, StreamableHTTPClientTransport as HttpV2 } from '@modelcontextprotocol/client';
+import { clientTokenLookup, tokenDigest } from '../../kernel/mcp/client-tokens.js';
 import { McpHttpEndpoint } from '../../kernel/mcp/mcp-http-server.js';
 import { McpStdioServer } from '../../kernel/mcp/mcp-stdio.js';
 import { MemoryLogger } from '../../kernel/logger.js';
@@ -263,7 +265,7 @@ describe('MCP: both protocol revisions on one endpoint, skills over MCP', () => 
     });
   });
 
-  it('gives each stateless client its own rate budget by declared name@version, and names whose ran out', async () => {
+  it('gives each stateless client its own rate budget by declared name@version and connection, and names whose ran out', async () => {
     await endpoint.close();
     await fx.close();
     fx = makeKernel({ packs: [echoPack()], rateLimits: { maxCalls: 2, duplicateCooldownMs: 0, globalMaxCalls: 0 } });
@@ -280,6 +282,49 @@ describe('MCP: both protocol revisions on one endpoint, skills over MCP', () => 
     expect(a[2].structuredContent.code).toBe('RATE_LIMITED');
     expect(a[2].structuredContent.message).toContain('alpha@1.0');
     expect(b.isError ?? false).toBe(false);
+  });
+
+  it('gives two client processes that declare the same name@version (every Python client says mcp@0.1.0) a budget each when each has its own client token, and limits each', async () => {
+    await endpoint.close();
+    await fx.close();
+    fx = makeKernel({ packs: [echoPack()], rateLimits: { maxCalls: 3, duplicateCooldownMs: 0, globalMaxCalls: 0 } });
+    // memo serve token add first / second: each process presents its own.
+    fx.kernel.settings.setToken('first', { digest: tokenDigest('1'.repeat(43)), created: '2026-12-06T00:00:00Z' });
+    fx.kernel.settings.setToken('second', { digest: tokenDigest('2'.repeat(43)), created: '2026-12-06T00:00:00Z' });
+    endpoint = new McpHttpEndpoint(fx.kernel, { logger, clients: clientTokenLookup(() => fx.kernel.settings.read()) });
+    await endpoint.start();
+    // A client process: the SDK v2 client on the stateless revision, declaring mcp@0.1.0, making four calls.
+    const script = `
+      const { Client, StreamableHTTPClientTransport } = await import('@modelcontextprotocol/client');
+      const client = new Client({ name: 'mcp', version: '0.1.0' }, { versionNegotiation: { mode: { pin: '${MODERN}' } } });
+      await client.connect(new StreamableHTTPClientTransport(new URL(process.env.URL), { requestInit: { headers: { Authorization: 'Bearer ' + process.env.TOKEN } } }));
+      const out = [];
+      for (let n = 0; n < 4; n++) {
+        const r = await client.callTool({ name: 'echo_safe', arguments: { text: process.env.WHO + n } });
+        out.push(r.isError ? r.structuredContent.code : 'ok');
+      }
+      await client.close();
+      process.stdout.write(JSON.stringify(out));`;
+    const run = (who: string, token: string) =>
+      new Promise<string[]>((resolve, reject) => {
+        const child = spawn(process.execPath, ['--input-type=module', '-e', script], {
+          cwd: process.cwd(),
+          env: { ...process.env, URL: endpoint.url, TOKEN: token, WHO: who },
+        });
+        let out = '';
+        let err = '';
+        child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+        child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+        child.on('exit', (code) => (code === 0 ? resolve(JSON.parse(out) as string[]) : reject(new Error(`client ${who} exited ${code}: ${err}`))));
+      });
+    expect(await run('first', '1'.repeat(43))).toEqual(['ok', 'ok', 'ok', 'RATE_LIMITED']);
+    // Before, the second process was refused at once: the first had used the name's 3 calls.
+    expect(await run('second', '2'.repeat(43))).toEqual(['ok', 'ok', 'ok', 'RATE_LIMITED']);
+    // On the endpoint's one shared token the declared name is all there is to tell them apart.
+    expect(await run('shared', endpoint.token)).toEqual(['ok', 'ok', 'ok', 'RATE_LIMITED']);
+    expect(await run('shared-again', endpoint.token)).toEqual(['RATE_LIMITED', 'RATE_LIMITED', 'RATE_LIMITED', 'RATE_LIMITED']);
+    // The audit shows the name both declared.
+    expect(new Set(fx.kernel.audit.tail({ tool: 'echo_safe' }).map((a) => a.caller.id))).toEqual(new Set(['mcp@0.1.0']));
   });
 
   it('shows skills as prompts: prompts/list names them and prompts/get returns the instructions through read_skill (audited)', async () => {
