@@ -10,8 +10,7 @@
 import { MemoError } from '../errors.js';
 import type { RegisteredTool, ToolRegistry } from '../tools/tool-registry.js';
 import { FIND_TOOLS } from '../agent/find-tools.js';
-import { PROFILE_ENTRY, PROFILE_NAME } from '../state/kernel-state-tables.js';
-import type { McpProfileSetting } from '../state/shapes.js';
+import { PROFILE_ENTRY, PROFILE_NAME, type McpProfileSetting } from '../util/mcp-settings.js';
 
 export type { McpProfileSetting };
 export { PROFILE_NAME };

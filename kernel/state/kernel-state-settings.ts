@@ -7,7 +7,8 @@ import * as path from 'node:path';
 import { StderrLogger, type Logger } from '../logger.js';
 import { JsonFileStore } from '../util/json-file-store.js';
 import type { KernelStateDb, RemoteChange, ReplicatedView } from '../storage/kernel-state-db.js';
-import { isProfiles, isRateLimit, isSandboxSetting, isTokens, settingsTable, settingsWrites } from './kernel-state-tables.js';
+import { isRateLimit, isSandboxSetting, settingsTable, settingsWrites } from './kernel-state-tables.js';
+import { isProfiles, isTokens } from '../util/mcp-settings.js';
 import type { McpProfileSetting, McpTokenSetting, RateLimitSetting, SandboxSetting, Settings } from './shapes.js';
 
 export type { McpProfileSetting, McpTokenSetting, RateLimitSetting, SandboxSetting, Settings };

@@ -12,6 +12,7 @@ import type { EntityManager } from 'typeorm';
 import type { ProviderConfig } from '../providers/provider.js';
 import type { AccessMode } from '../tools/contract.js';
 import { MemoError } from '../errors.js';
+import { isProfiles, isTokens } from '../util/mcp-settings.js';
 import type {
   McpProfileSetting,
   McpTokenSetting,
@@ -265,43 +266,6 @@ export function isRateLimit(value: unknown): value is RateLimitSetting {
 
 export function isSandboxSetting(value: unknown): value is SandboxSetting {
   return value === 'refuse' || value === 'judged';
-}
-
-/** A pack id or tool name in a profile, or `*` (every tool). */
-export const PROFILE_ENTRY = /^(\*|[A-Za-z0-9][A-Za-z0-9_.-]{0,99})$/;
-/** A profile's name. */
-export const PROFILE_NAME = /^[a-z][a-z0-9-]{0,39}$/;
-
-export function isProfileSetting(value: unknown): value is McpProfileSetting {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
-  const { tools, search, ...rest } = value as Record<string, unknown>;
-  if (Object.keys(rest).length > 0) return false;
-  if (search !== undefined && typeof search !== 'boolean') return false;
-  return Array.isArray(tools) && tools.length > 0 && tools.every((t) => typeof t === 'string' && PROFILE_ENTRY.test(t));
-}
-
-/** Named profiles as stored: an object of well-formed profiles under well-formed names. */
-export function isProfiles(value: unknown): value is Record<string, McpProfileSetting> {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
-  return Object.entries(value).every(([name, p]) => PROFILE_NAME.test(name) && isProfileSetting(p));
-}
-
-export function isTokenSetting(value: unknown): value is McpTokenSetting {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
-  const { digest, profile, created, ...rest } = value as Record<string, unknown>;
-  return (
-    Object.keys(rest).length === 0 &&
-    typeof digest === 'string' &&
-    /^[A-Za-z0-9_-]{43}$/.test(digest) &&
-    (profile === undefined || (typeof profile === 'string' && PROFILE_NAME.test(profile))) &&
-    typeof created === 'string'
-  );
-}
-
-/** Client tokens as stored: well-formed entries under client names (the profile-name rule). */
-export function isTokens(value: unknown): value is Record<string, McpTokenSetting> {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
-  return Object.entries(value).every(([name, t]) => PROFILE_NAME.test(name) && isTokenSetting(t));
 }
 
 export const settingsTable: StoreTable<Settings> = {

@@ -3,6 +3,9 @@
  * read as): permissions, pack choices, providers, administrator settings. Types only, so the stores
  * and their tables (kernel-state-tables.ts) can both use them without importing each other.
  */
+import type { McpProfileSetting, McpTokenSetting } from '../util/mcp-settings.js';
+
+export type { McpProfileSetting, McpTokenSetting };
 import type { ProviderConfig } from '../providers/provider.js';
 import type { AccessMode } from '../tools/contract.js';
 
@@ -59,12 +62,6 @@ export type RateLimitSetting = 'off' | number;
 /** Where the OS sandbox cannot start: refuse commands (default), or run them with the judge as the only wall. */
 export type SandboxSetting = 'refuse' | 'judged';
 
-/** A named MCP profile (`memo settings profile`): the pack ids and tool names it serves (`*`: all), and whether in tool-search mode. */
-export interface McpProfileSetting {
-  tools: string[];
-  search?: boolean;
-}
-
 export interface Settings {
   rateLimit?: RateLimitSetting;
   sandbox?: SandboxSetting;
@@ -72,12 +69,4 @@ export interface Settings {
   mcpProfiles?: Record<string, McpProfileSetting>;
   /** Per-client MCP tokens (`memo serve token add`), by client name: digests only, never the tokens. */
   mcpTokens?: Record<string, McpTokenSetting>;
-}
-
-/** One client's MCP token: the SHA-256 of the token (base64url), the profile it is served, when it was made. */
-export interface McpTokenSetting {
-  digest: string;
-  /** A profile name (built in or stored); absent: the profile memo serve was started with. */
-  profile?: string;
-  created: string;
 }
