@@ -110,6 +110,8 @@ interface SessionEntry {
  * request presented (a key into the endpoint's own map). Whatever a client sends under this name is replaced.
  */
 const CLIENT_HEADER = 'x-memo-client';
+/** The header the endpoint sets on each POST it hands the SDK: a key to the request's hang-up signal. Replaced whatever a client sends. */
+const REQUEST_HEADER = 'x-memo-request';
 
 /** How many ended session ids are remembered, to tell a returning client why its session is gone. */
 const ENDED_REMEMBERED = 1024;
@@ -220,6 +222,8 @@ export class McpHttpEndpoint {
   private readonly rotated = new Map<string, number>();
   /** The client token of each stateless request in flight, under the key stamped in its CLIENT_HEADER. */
   private readonly requestClients = new Map<string, McpClient>();
+  /** Each POST in flight's hang-up signal, under the key stamped in its REQUEST_HEADER. */
+  private readonly requestSignals = new Map<string, AbortSignal>();
   /** Open sessions, least recently active first (a request moves its session to the end). */
   private readonly sessions = new Map<string, SessionEntry>();
   /** Ids of sessions that ended, oldest first, with the reason (bounded: see ENDED_REMEMBERED). */
@@ -277,6 +281,7 @@ export class McpHttpEndpoint {
           era: 'modern',
           capability: capabilityOf,
           client: (ctx) => this.requestClients.get(ctx.http?.req?.headers.get(CLIENT_HEADER) ?? ''),
+          requestSignal: (ctx) => this.requestSignals.get(ctx.http?.req?.headers.get(REQUEST_HEADER) ?? ''),
           ...served,
           // A stateless client hears on its listen stream; every listener re-lists and gets its own tools.
           onFound: () => this.modern.notify.toolsChanged(),
@@ -472,6 +477,7 @@ export class McpHttpEndpoint {
         -32600,
         'Invalid Request: batches (a JSON array of messages) are not supported since MCP 2025-06-18; send one message per request.',
       );
+    this.withdrawOnHangUp(req, res);
     if (entry) return entry.transport.handleRequest(req, res, body);
     // Which revision: a 2026-07-28 request carries the per-request `_meta` envelope; anything else
     // (an `initialize`, a 2025 client) is served the 2025-11-25 way, with a session.
@@ -503,6 +509,7 @@ export class McpHttpEndpoint {
       capability: capabilityOf,
       ...this.served,
       client: () => holder.current,
+      requestSignal: (ctx) => this.requestSignals.get(ctx.http?.req?.headers.get(REQUEST_HEADER) ?? ''),
       ...(this.options.logger ? { logger: this.options.logger } : {}),
     });
     let entry: SessionEntry | undefined;
@@ -551,6 +558,23 @@ export class McpHttpEndpoint {
     entry.timer.refresh();
     this.sessions.delete(entry.id);
     this.sessions.set(entry.id, entry);
+  }
+
+  /**
+   * A POST whose client hangs up before its answer is written takes its calls with it: a call waiting
+   * for a person's approval is withdrawn from the inbox, a running one is aborted. There is no event
+   * store, so an answer to a closed stream could never reach the client; and no answer given later may
+   * run a call whose caller has left. (A client that means to cancel also sends notifications/cancelled.)
+   */
+  private withdrawOnHangUp(req: http.IncomingMessage, res: http.ServerResponse): void {
+    const key = randomUUID();
+    const controller = new AbortController();
+    req.headers[REQUEST_HEADER] = key;
+    this.requestSignals.set(key, controller.signal);
+    res.once('close', () => {
+      this.requestSignals.delete(key);
+      if (!res.writableFinished) controller.abort(new Error('the MCP client closed the request before its answer'));
+    });
   }
 
   /** When `token` stopped working by a rotation of this endpoint, if it did (the current token is never in the map). */

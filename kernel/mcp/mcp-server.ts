@@ -80,6 +80,8 @@ export interface McpServerOptions {
   profile?: McpProfile;
   /** The named client a request came with (a per-client token), if any: its profile replaces `profile`. */
   client?: (ctx: ServerContext) => McpClient | undefined;
+  /** Aborted when the client closes the HTTP request a call came on before its answer (see McpHttpEndpoint). */
+  requestSignal?: (ctx: ServerContext) => AbortSignal | undefined;
   /** Where each client's found tools are kept, in tool-search mode (one store per endpoint). */
   found?: FoundTools;
   /**
@@ -301,7 +303,9 @@ export class MemoMcpServer {
       scoped && profile && !servesEverything(profile)
         ? { scope: profileTools(profile, this.kernel.registry).map((t) => t.spec.name), scopeLabel: `the MCP profile ${profile.name}` }
         : {};
-    return this.kernel.invoke({ tool, args, caller: this.caller(ctx), signal: ctx.mcpReq.signal, ...(onProgress ? { onProgress } : {}) }, scope);
+    const hangUp = this.options.requestSignal?.(ctx);
+    const signal = hangUp ? AbortSignal.any([ctx.mcpReq.signal, hangUp]) : ctx.mcpReq.signal;
+    return this.kernel.invoke({ tool, args, caller: this.caller(ctx), signal, ...(onProgress ? { onProgress } : {}) }, scope);
   }
 
   /** In tool-search mode, what find_tools found joins the client's list; the client is told when it grew. */

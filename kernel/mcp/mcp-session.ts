@@ -14,6 +14,8 @@ export interface McpSessionOptions {
   found?: FoundTools;
   /** The named client of the session's requests (a per-client token), read on each request. */
   client?: () => McpClient | undefined;
+  /** Aborted when the HTTP request a call came on is closed by the client before its answer. */
+  requestSignal?: (ctx: ServerContext) => AbortSignal | undefined;
   logger?: Logger;
 }
 
@@ -37,6 +39,7 @@ export class McpSession {
       ...(options.profile ? { profile: options.profile } : {}),
       ...(options.found ? { found: options.found } : {}),
       ...(options.client ? { client: options.client } : {}),
+      ...(options.requestSignal ? { requestSignal: options.requestSignal } : {}),
       ...(options.logger ? { logger: options.logger } : {}),
     });
     this.server.mcp.server.onclose = () => this.release();
