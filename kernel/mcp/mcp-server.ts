@@ -1,4 +1,6 @@
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
 import { McpServer, ProtocolError, ProtocolErrorCode, type JSONRPCRequest, type Resource, type ServerContext } from '@modelcontextprotocol/server';
 import { SkillsExtension, type Skill as McpSkill, type SkillReadResult, type SkillSource } from '@modelcontextprotocol/server/ext/skills';
 import { toDisposable, type Disposable } from '../disposable.js';
@@ -6,6 +8,7 @@ import type { Kernel } from '../kernel.js';
 import type { Logger } from '../logger.js';
 import type { Skill } from '../skills/skill.js';
 import { oneLine } from '../skills/skill-index.js';
+import { DESCRIPTION_LIMIT } from '../skills/skill.js';
 import type { Caller, ProgressUpdate, ToolResult } from '../tools/contract.js';
 import { offeredIn } from '../tools/access-modes.js';
 import { isPlainObject, toCallToolResult, toMcpTool } from './mcp-tool-mapping.js';
@@ -136,6 +139,31 @@ function mimeTypeOf(file: string): string {
   if (/\.(md|markdown)$/i.test(file)) return 'text/markdown';
   if (/\.json$/i.test(file)) return 'application/json';
   return 'text/plain';
+}
+
+/**
+ * A skill's frontmatter as the skills listing carries it: verbatim, every key the served SKILL.md has
+ * (license, metadata, allowed-tools, tools, ...), so a client's check of the listing against the file
+ * passes. Only a description over the 1,024-character limit is cut, to one line.
+ */
+function listedFrontmatter(skill: Skill): McpSkill['frontmatter'] {
+  const description = skill.description.length > DESCRIPTION_LIMIT ? oneLine(skill.description) : skill.description;
+  return { ...(skill.frontmatter ?? {}), name: skill.name, description };
+}
+
+/**
+ * A skill's files as the listing carries them: a skill that is its SKILL.md alone lists that file with
+ * its digest and size (a client can verify it); one with more files is `dynamic` (its files are read on
+ * demand, each a read_skill call). A folder that cannot be read now is `dynamic` too.
+ */
+function listedResources(skill: Skill): McpSkill['resources'] {
+  try {
+    if (fs.readdirSync(skill.dir).some((f) => f !== 'SKILL.md')) return 'dynamic';
+    const bytes = fs.readFileSync(path.join(skill.dir, 'SKILL.md'));
+    return [{ uri: `${SKILL_URI}${skill.name}/SKILL.md`, digest: `sha256:${createHash('sha256').update(bytes).digest('hex')}`, size: bytes.length }];
+  } catch {
+    return 'dynamic';
+  }
 }
 
 /**
@@ -346,8 +374,8 @@ export class MemoMcpServer {
   private skillSource(): SkillSource {
     const entry = (skill: Skill): McpSkill => ({
       uri: `${SKILL_URI}${skill.name}/SKILL.md`,
-      frontmatter: { name: skill.name, description: oneLine(skill.description) },
-      resources: 'dynamic',
+      frontmatter: listedFrontmatter(skill),
+      resources: listedResources(skill),
     });
     const find = (uri: string): Skill | undefined => {
       const at = parseSkillUri(uri);

@@ -52,6 +52,8 @@ export interface Skill {
   allowance?: Allowance;
   /** Front-matter keys this project does not use, kept as written (shown by read_skill and memo skills show). */
   otherKeys?: Record<string, unknown>;
+  /** The frontmatter as parsed, every key as written (the MCP skills listing carries it verbatim). */
+  frontmatter?: Record<string, unknown>;
   /** What is off-spec but harmless: the skill loads, and these are reported (memo skills list/validate). */
   warnings: Problem[];
   /** `script` resolved: the real absolute path of the bundled script, checked inside the skill folder. */
@@ -246,6 +248,7 @@ export function readSkill(dir: string, schemas?: SchemaCompiler, options: ReadSk
   if (typeof data.compatibility === 'string') skill.compatibility = data.compatibility;
   if (data.metadata) skill.metadata = data.metadata as Record<string, string>;
   if (Object.keys(otherKeys).length) skill.otherKeys = otherKeys;
+  skill.frontmatter = data;
   const allowed = data['allowed-tools'];
   if (allowed !== undefined) {
     skill.allowedTools = splitAllowedTools(allowed);

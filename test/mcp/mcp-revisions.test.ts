@@ -1,7 +1,9 @@
 import { spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { PassThrough } from 'node:stream';
+import { parse as parseYaml } from 'yaml';
 import { Client as ClientV2, StreamableHTTPClientTransport as HttpV2 } from '@modelcontextprotocol/client';
 import { clientTokenLookup, tokenDigest } from '../../kernel/mcp/client-tokens.js';
 import { McpHttpEndpoint } from '../../kernel/mcp/mcp-http-server.js';
@@ -399,6 +401,43 @@ describe('MCP: both protocol revisions on one endpoint, skills over MCP', () => 
         frontmatter: { name: 'release-notes', description: 'Writes release notes from the git log.' },
       }),
     ]);
+  });
+
+  it('lists each skill as the Inspector’s skills/list --verify checks it: the served frontmatter verbatim, and a plain SKILL.md with its digest and size', async () => {
+    writeSkill(skillsDir, 'licensed', 'A skill with every frontmatter key.', '# Licensed', {});
+    fs.writeFileSync(
+      path.join(skillsDir, 'licensed', 'SKILL.md'),
+      '---\nname: licensed\ndescription: A skill with every frontmatter key.\nlicense: MIT\ncompatibility: needs nothing\nmetadata:\n  owner: docs-team\nallowed-tools: echo_safe\n---\n# Licensed\n',
+    );
+    await fx.kernel.loadSkills([{ dir: skillsDir, source: 'extra' }]);
+    const { body } = await stateless(endpoint, 'skills/list');
+    const listed = body.result.skills as Array<{ uri: string; frontmatter: Record<string, unknown>; resources: unknown }>;
+    const reader = await connect(endpoint.url, endpoint.token);
+    const read = async (uri: string) => ((await reader.client.readResource({ uri })).contents[0] as { text: string }).text;
+    for (const skill of listed) {
+      const text = await read(skill.uri);
+      const frontmatter = parseYaml(text.split('\n---\n')[0]!.replace(/^---\n/, '')) as Record<string, unknown>;
+      // Every key the served file declares is in the listing, with the same value.
+      for (const [key, value] of Object.entries(frontmatter)) expect([skill.uri, key, skill.frontmatter[key]]).toEqual([skill.uri, key, value]);
+      if (Array.isArray(skill.resources))
+        for (const r of skill.resources as Array<{ uri: string; digest: string; size: number }>) {
+          const bytes = Buffer.from(await read(r.uri), 'utf8');
+          expect(r).toEqual({ uri: r.uri, digest: `sha256:${createHash('sha256').update(bytes).digest('hex')}`, size: bytes.length });
+        }
+    }
+    await reader.close();
+    const byName = new Map(listed.map((s) => [s.frontmatter.name, s]));
+    expect(byName.get('licensed')!.frontmatter).toEqual({
+      name: 'licensed',
+      description: 'A skill with every frontmatter key.',
+      license: 'MIT',
+      compatibility: 'needs nothing',
+      metadata: { owner: 'docs-team' },
+      'allowed-tools': 'echo_safe',
+    });
+    // SKILL.md alone: verifiable. With files beyond it: dynamic, read on demand.
+    expect(byName.get('licensed')!.resources).toEqual([expect.objectContaining({ uri: 'skill://licensed/SKILL.md', size: expect.any(Number) })]);
+    expect(byName.get('release-notes')!.resources).toBe('dynamic');
   });
 
   it('tells a 2025-11-25 session when a skill is added (prompts and resources list_changed)', async () => {
