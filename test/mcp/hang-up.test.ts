@@ -5,7 +5,9 @@
  * 12 minutes later ran it.
  */
 import * as http from 'node:http';
+import { PassThrough } from 'node:stream';
 import { McpHttpEndpoint } from '../../kernel/mcp/mcp-http-server.js';
+import { McpStdioServer } from '../../kernel/mcp/mcp-stdio.js';
 import { echoPack, makeKernel, tool, type Fixture } from '../helpers/kernel-fixture.js';
 import { waitFor } from '../helpers/wait.js';
 import { connect } from './mcp-helpers.js';
@@ -84,5 +86,44 @@ describe('a call whose MCP client hung up', () => {
       }),
     );
     await expectWithdrawn(() => held.hangUp());
+  });
+});
+
+describe('a call whose stdio client went away', () => {
+  it('is withdrawn from the inbox when stdin ends', async () => {
+    const fx = makeKernel({
+      prompter: null,
+      packs: [{ id: 'asks', version: '1.0.0', tools: [{ spec: tool('ask_read', 'medium', 'read'), impl: () => 'ran' }] }],
+    });
+    const toServer = new PassThrough();
+    const toClient = new PassThrough();
+    const server = new McpStdioServer(fx.kernel, { stdin: toServer, stdout: toClient });
+    await server.start();
+    try {
+      toServer.write(
+        `${JSON.stringify({
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'tools/call',
+          params: {
+            name: 'ask_read',
+            arguments: {},
+            _meta: {
+              'io.modelcontextprotocol/protocolVersion': MODERN,
+              'io.modelcontextprotocol/clientInfo': { name: 'desktop', version: '1' },
+              'io.modelcontextprotocol/clientCapabilities': {},
+            },
+          },
+        })}\n`,
+      );
+      await waitFor(() => fx.kernel.approvals.pending().length === 1, { what: 'the request in the inbox' });
+      toServer.end();
+      await waitFor(() => fx.kernel.approvals.pending().length === 0, { what: 'the request withdrawn' });
+      const line = await waitFor(() => fx.kernel.audit.tail({ tool: 'ask_read' }).at(-1), { what: 'the audit line' });
+      expect(line.error?.code).toBe('CANCELLED');
+    } finally {
+      await server.close();
+      await fx.close();
+    }
   });
 });
