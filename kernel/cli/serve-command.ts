@@ -38,6 +38,7 @@ interface ServeOptions {
   tools?: string;
   profile?: string;
   search?: boolean;
+  services?: boolean;
 }
 
 /** Clients known to use only so many tools of a server: the banner warns when a profile holds more. */
@@ -225,6 +226,10 @@ export function registerServeCommand(program: Command, cli: Cli): void {
     .description('run the kernel with the default packs and serve its tools over MCP (Streamable HTTP on loopback, or --stdio) until stopped')
     .option('--json', 'print one JSON line {"url","token","pid",...} for supervisors instead of text (and a new line after each rotation)')
     .option('--stdio', 'serve MCP over stdin/stdout instead of HTTP (logs go to stderr; stdout carries only the protocol)')
+    .option(
+      '--services',
+      "with --stdio: also run the packs' long-running services (routines scheduler, WhatsApp connection, calendar sync), as memo serve over HTTP always does",
+    )
     .option('--port <n>', 'HTTP port (default: a random free port)')
     .option('--host <addr>', 'interface to bind (default 127.0.0.1; anything else needs --allow-remote)')
     .option('--allow-remote', 'allow binding to a non-loopback interface (the token then crosses the network in clear text)')
@@ -284,8 +289,10 @@ export function registerServeCommand(program: Command, cli: Cli): void {
         else logger.warn(sandboxLine);
         if (rate.setting === 'off') logger.warn(`rate limits are off (${rate.source}): no caller and no machine-wide ceiling limits tool calls`);
         await kernel.watch();
-        // Pack services (schedulers, sockets, sync loops) run for as long as serve does.
-        await kernel.start();
+        // Pack services (schedulers, sockets, sync loops) run for as long as serve does; a stdio server,
+        // which a desktop client starts and stops with itself, runs them only when told to.
+        if (!opts.stdio || opts.services) await kernel.start();
+        else logger.info('pack services (routines scheduler, WhatsApp connection, calendar sync) are not started over stdio; --services starts them');
         // Before the ready line: from then on, CLI commands on this data folder reach this kernel.
         control = await ControlServer.start({
           kernel,

@@ -97,6 +97,39 @@ describe('memo serve --stdio (child process)', () => {
   );
 
   it(
+    'starts no long-running pack service for a stdio client unless --services asks for them',
+    async () => {
+      const w = workspace();
+      for (const extra of [[], ['--services']]) {
+        const transport = new StdioClientTransport({
+          command: process.execPath,
+          args: [BIN, 'serve', '--stdio', ...extra, '--packs', w.packs, '--data', w.data, '--root', w.root],
+          env: getDefaultEnvironment(),
+          stderr: 'pipe',
+        });
+        let stderr = '';
+        transport.stderr?.on('data', (d) => (stderr += d));
+        const client = new Client({ name: 'stdio-services', version: '1.0.0' });
+        await client.connect(transport);
+        try {
+          expect((await client.listTools()).tools.length).toBeGreaterThan(10);
+          await waitFor(() => /serving \d+ tools over MCP stdio/.test(stderr), { what: () => `the start-up line (so far: ${stderr})` });
+          if (extra.length) expect(stderr).toContain('service routines/scheduler started');
+          else {
+            expect(stderr).toContain(
+              'pack services (routines scheduler, WhatsApp connection, calendar sync) are not started over stdio; --services starts them',
+            );
+            expect(stderr).not.toMatch(/service \S+ started/);
+          }
+        } finally {
+          await client.close();
+        }
+      }
+    },
+    SPAWN_TIMEOUT_MS,
+  );
+
+  it(
     'answers a 20,000-level nested argument or _meta line with -32600 naming the limit, a line past 10 MiB with -32600 naming its size, and keeps serving',
     async () => {
       const w = workspace();
