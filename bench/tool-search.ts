@@ -16,6 +16,8 @@ import MiniSearch from 'minisearch';
 import { createKernel, type ModelProvider } from '../kernel/index.js';
 import { TokenCounter } from '../kernel/agent/context-budget.js';
 import { definitionOf, planTools } from '../kernel/agent/tool-budget.js';
+import { chooseProfile, profileTools } from '../kernel/mcp/mcp-profile.js';
+import { toMcpTool } from '../kernel/mcp/mcp-tool-mapping.js';
 
 const PLUGINS = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../plugins');
 
@@ -140,6 +142,31 @@ export async function benchToolSearch(): Promise<void> {
       `  tokens sent   ${Math.round(meanSent)} on average (max ${Math.max(...sentTokens)}) vs ${allTokens} for every definition: ${(allTokens / meanSent).toFixed(1)}x fewer`,
     );
     if (misses.length) console.log(`  missed at 5: ${misses.join('; ')}`);
+
+    // What an MCP client is listed (tools/list as served: annotations, portable schemas), per profile,
+    // against the baseline of every tool; tool search: find_tools, then find_tools and the 5 it found.
+    const listed = (names: (t: (typeof tools)[number]) => boolean) => counter.count(JSON.stringify({ tools: tools.filter(names).map(toMcpTool) }));
+    const everyTool = listed(() => true);
+    console.log(`\nMCP tools/list per profile (tokens a client is sent; baseline: every tool, ${everyTool})`);
+    for (const name of ['vault', 'files'] as const) {
+      const profile = chooseProfile({ profile: name });
+      const served = new Set(profileTools(profile, kernel.registry).map((t) => t.spec.name));
+      const tokens = listed((t) => served.has(t.spec.name));
+      console.log(
+        `  --profile ${name.padEnd(6)} ${String(served.size).padStart(3)} tools  ${String(tokens).padStart(6)} tokens  ${(everyTool / tokens).toFixed(1)}x fewer`,
+      );
+    }
+    const first = listed((t) => t.spec.name === 'find_tools');
+    const afterFind = REQUESTS.map(([request]) => {
+      const found = new Set(
+        kernel.toolSearch.search(request, { limit: 5, among: tools.map((t) => t.spec.name).filter((n) => n !== 'find_tools') }).map((h) => h.name),
+      );
+      return listed((t) => t.spec.name === 'find_tools' || found.has(t.spec.name));
+    });
+    const meanAfter = afterFind.reduce((a, b) => a + b, 0) / n;
+    console.log(
+      `  --search          first list ${first} tokens (${(everyTool / first).toFixed(0)}x fewer); after one find, ${Math.round(meanAfter)} on average (${(everyTool / meanAfter).toFixed(1)}x fewer), the wanted tool among them in ${pct(oursAt5)} of requests`,
+    );
   } finally {
     await kernel.shutdown();
     fs.rmSync(dir, { recursive: true, force: true });
