@@ -58,3 +58,16 @@ export function error(r: ToolResult): { code: string; message: string; details?:
   if (r.ok) throw new Error(`expected an error, got ${JSON.stringify(r.value).slice(0, 300)}`);
   return r.error;
 }
+
+/**
+ * Loads Excalidraw's renderer with a render of a throwaway canvas (`Warm`). A drawing's approval
+ * preview renders within 10 s or carries the text alone, by design; the first render also loads the
+ * renderer, which a busy machine can take longer over. Tests of the preview's image call this first,
+ * so they check the image, not the machine's speed. Clears what the prompter was asked.
+ */
+export async function warmRenderer(fx: CanvasFixture): Promise<void> {
+  const warm = value(await fx.call('vault_create_canvas', { name: 'Warm' }));
+  value(await fx.call('vault_draw_on_canvas', { canvas: 'Warm', version: warm.version, elements: [{ type: 'ellipse', x: 0, y: 0, width: 10, height: 10 }] }));
+  value(await fx.call('vault_render_canvas', { canvas: 'Warm', format: 'svg' }));
+  fx.prompter.asked.length = 0;
+}

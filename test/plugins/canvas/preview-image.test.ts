@@ -3,7 +3,7 @@
  * own renderer, as a data: URL beside the text (the web console shows it; a terminal reads the
  * text). Real pack, real renderer, real files.
  */
-import { canvasKernel, value, type CanvasFixture } from './helpers.js';
+import { canvasKernel, value, warmRenderer, type CanvasFixture } from './helpers.js';
 
 describe('the image in a canvas drawing preview', () => {
   let fx: CanvasFixture;
@@ -11,12 +11,7 @@ describe('the image in a canvas drawing preview', () => {
 
   it('renders the canvas with the new elements into the preview the person is asked with', async () => {
     fx = await canvasKernel();
-    // The first render loads Excalidraw's renderer, which a busy machine can take longer over than the
-    // preview's 10 s (the preview then carries the text alone, by design): load it first, on another
-    // canvas, so this checks the image, not the machine's speed.
-    const warm = value(await fx.call('vault_create_canvas', { name: 'Warm' }));
-    value(await fx.call('vault_draw_on_canvas', { canvas: 'Warm', version: warm.version, elements: [{ type: 'ellipse', x: 0, y: 0, width: 10, height: 10 }] }));
-    value(await fx.call('vault_render_canvas', { canvas: 'Warm', format: 'svg' }));
+    await warmRenderer(fx);
     const made = value(await fx.call('vault_create_canvas', { name: 'Sketch' }));
     fx.prompter.asked.length = 0;
     value(

@@ -7,7 +7,7 @@
  */
 import { KnownSecrets, scrubPreview } from '../../../kernel/secrets/known-secrets.js';
 import type { Preview } from '../../../kernel/tools/contract.js';
-import { canvasKernel, value, type CanvasFixture } from './helpers.js';
+import { canvasKernel, value, warmRenderer, type CanvasFixture } from './helpers.js';
 
 const ENV_NAME = 'MEMO_TEST_CANVAS_API_KEY';
 const SECRET = 'sk-live-4f9c2e7a1b8d3f60';
@@ -22,6 +22,7 @@ describe('a known secret drawn on a canvas, in the approval preview', () => {
   beforeAll(async () => {
     process.env[ENV_NAME] = SECRET;
     fx = await canvasKernel();
+    await warmRenderer(fx);
     const made = value(await fx.call('vault_create_canvas', { name: 'Keys' }));
     fx.prompter.asked.length = 0;
     value(
