@@ -38,7 +38,7 @@ export type { PackDefinition, PackSource, RegistryChange, RegisteredPack, Regist
 export type { Prompter, PermissionRequest, PermissionAnswer } from './permissions/prompter.js';
 export { DenyingPrompter, FixedAnswerPrompter, PermissionAnswers } from './permissions/prompter.js';
 // How every face lays out a permission request (kernel facts first, the body, then the caller's text quoted): for a host's own dialog.
-export { approvalDisplay, displayLines, visibleLine, type ApprovalDisplay, type DisplayLinesOptions } from './permissions/preview-format.js';
+export { approvalDisplay, displayLines, visibleLine, type ApprovalDisplay, type DisplayLinesOptions } from './control/preview-format.js';
 export type { RateLimitOptions } from './rate-limit/rate-limiter.js';
 export { SystemClock, ManualClock, type Clock } from './clock.js';
 export type { Logger } from './logger.js';

@@ -7,7 +7,7 @@
 import type { Command } from 'commander';
 import { ControlFailure, reachServer, type ControlConnection } from '../control/control-client.js';
 import type { ApprovalView } from '../control/kernel-views.js';
-import { approvalDisplay, displayLines, visibleLine } from '../permissions/preview-format.js';
+import { approvalDisplay, displayLines, visibleLine } from '../control/preview-format.js';
 import { ANSWER_HELP, isPermissionAnswer } from '../permissions/prompter.js';
 import { NotFound, print, UsageError, type Cli } from './context.js';
 import { moment } from './moments.js';

@@ -13,7 +13,7 @@ import { SystemClock } from '../clock.js';
 import { isMemoError } from '../errors.js';
 import { StderrLogger } from '../logger.js';
 import type { Kernel } from '../kernel.js';
-import { approvalDisplay, displayLines, visibleLine } from '../permissions/preview-format.js';
+import { approvalDisplay, displayLines, visibleLine } from '../control/preview-format.js';
 import {
   ApprovalWithdrawn,
   FixedAnswerPrompter,

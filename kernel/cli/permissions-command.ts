@@ -9,10 +9,11 @@ import * as path from 'node:path';
 import type { Command } from 'commander';
 import { cliRecorded } from './admin-record.js';
 import { StderrLogger } from '../logger.js';
-import { PermissionStore, type StoredDecision } from '../permissions/permission-store.js';
+import { PermissionStore, type ExternalWritesSetting, type StoredDecision } from '../permissions/permission-store.js';
 import { withCommandStore } from '../state/command-store.js';
 import { NotFound, print, table, UsageError, type Cli } from './context.js';
 import { moment } from './moments.js';
+import { isClientName } from '../util/mcp-settings.js';
 
 /** How long a decision lasts, as the list shows it: `forever`, `until 2026-11-30T20:15Z (in 12 min)`, `conversation <id>`. */
 export function scopeText(d: StoredDecision, now: number): string {
@@ -61,6 +62,25 @@ function withStore<R>(cli: Cli, use: (store: PermissionStore) => R): Promise<R> 
   return withCommandStore(cli.dataDir(), logger, (db) => new PermissionStore(path.join(cli.dataDir(), 'permissions.json'), logger, db), use);
 }
 
+/** What external writes mean once on (the gate's rules: tool-pipeline.ts checkCaller, permission-gate.ts). */
+const EXTERNAL_WRITES_MEAN = [
+  'Each write such a client asks for waits in the approvals inbox (memo approvals list --watch, the web console)',
+  'and runs only if a person allows that one call (allow-once or deny-once): stored allows, session grants and',
+  'always-allow never answer it; a stored deny still refuses it.',
+].join('\n');
+/** Why --client is a label and not a credential. */
+const CLIENT_NAME_CLAIM =
+  'A client name is what the client declares about itself (clientInfo.name): anyone holding a token can claim it, so it chooses which clients may ask, not who is asking. Per-client tokens (memo serve token add) are the credential.';
+
+/** What external writes are set to, as `memo permissions external-writes status` says it. */
+function externalWritesText(setting: ExternalWritesSetting, verb: string): string {
+  if (setting.all)
+    return `External writes ${verb} ON for every external MCP client${setting.clients.length ? ` (also named: ${setting.clients.join(', ')})` : ''}.\n${EXTERNAL_WRITES_MEAN}\nTurn off with: memo permissions external-writes off\n`;
+  if (setting.clients.length)
+    return `External writes ${verb} ON for MCP clients that declare the name ${setting.clients.map((c) => JSON.stringify(c)).join(', ')}; off for the rest.\n${EXTERNAL_WRITES_MEAN}\n${CLIENT_NAME_CLAIM}\nTurn off with: memo permissions external-writes off [--client NAME]\n`;
+  return `External writes ${verb} off: external MCP clients may use read tools only (writes are refused at once, saying how to turn this on).\n`;
+}
+
 export function registerPermissionsCommands(program: Command, cli: Cli): void {
   const permissions = program
     .command('permissions')
@@ -71,9 +91,17 @@ export function registerPermissionsCommands(program: Command, cli: Cli): void {
     .description('list the stored decisions in force (expired ones left out)')
     .action(async (opts: { json?: boolean }) => {
       const now = Date.now();
-      const { list, alwaysAllow } = await withStore(cli, (store) => ({ list: store.list(now), alwaysAllow: store.alwaysAllow }));
+      const { list, alwaysAllow, external } = await withStore(cli, (store) => ({
+        list: store.list(now),
+        alwaysAllow: store.alwaysAllow,
+        external: store.externalWrites,
+      }));
       if (opts.json) return print(list);
       if (alwaysAllow) process.stdout.write('Always allow is ON for agent turns and routines (memo permissions always-allow status).\n');
+      if (external.all || external.clients.length)
+        process.stdout.write(
+          `External writes are ON for ${external.all ? 'every external MCP client' : external.clients.map((c) => JSON.stringify(c)).join(', ')}, each write asked (memo permissions external-writes status).\n`,
+        );
       process.stdout.write(decisionTable(list, now));
     });
   permissions
@@ -156,5 +184,32 @@ export function registerPermissionsCommands(program: Command, cli: Cli): void {
           ? `Always allow ${verb} ON.\n${ALWAYS_ALLOW_COVERS}\nTurn it off with: memo permissions always-allow off\n`
           : `Always allow ${verb} off: medium and dangerous tools are asked unless a stored decision answers.\n`,
       );
+    });
+  permissions
+    .command('external-writes [state]')
+    .option('--client <name>', 'only for MCP clients that declare this name (clientInfo.name); without it: every external client')
+    .description(
+      'let external MCP clients ask for writes (on), stop it (off), or show it (status, the default); each write is then asked every time in the approvals inbox (never settable through a tool)',
+    )
+    .action(async (state: string | undefined, opts: { client?: string }) => {
+      const s = state ?? 'status';
+      if (s !== 'on' && s !== 'off' && s !== 'status') throw new UsageError('external-writes takes on, off or status');
+      const client = opts.client;
+      if (client !== undefined && !isClientName(client))
+        throw new UsageError('--client takes a client name of 1 to 64 characters without control characters, as the client declares it');
+      if (s === 'status') {
+        if (client !== undefined) throw new UsageError('external-writes status shows every client; --client is for on and off');
+        return void process.stdout.write(externalWritesText(await withStore(cli, (store) => store.externalWrites), 'are'));
+      }
+      const on = s === 'on';
+      const now = await cliRecorded(cli, { action: `external-writes.${s}`, ...(client !== undefined ? { target: client } : {}) }, () =>
+        withStore(cli, (store) => store.setExternalWrites(on, client)),
+      );
+      // Off for one name while on for every client: that client can still ask.
+      const still =
+        !on && client !== undefined && now.all
+          ? `${JSON.stringify(client)} can still ask: external writes are on for every client (memo permissions external-writes off turns them off for all).\n`
+          : '';
+      process.stdout.write(still + externalWritesText(now, 'are now'));
     });
 }

@@ -1,6 +1,6 @@
 import * as readline from 'node:readline';
 import type { Clock } from '../clock.js';
-import { approvalDisplay, displayLines, visibleLine } from '../permissions/preview-format.js';
+import { approvalDisplay, displayLines, visibleLine } from '../control/preview-format.js';
 import { MAX_ALLOW_MINUTES, type ApprovalFace, type ApprovalReply, type PermissionAnswer, type PermissionRequest } from '../permissions/prompter.js';
 
 /** What one key offers. `answer` is the request's answer it stands for (`allow-minutes` for the timed one, whose N is asked next). */

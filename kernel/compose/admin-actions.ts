@@ -14,8 +14,9 @@ import { writeFailureCause, type AdminRecord } from '../audit/audit-record.js';
 import { maskArgs } from '../secrets/masking.js';
 import type { KnownSecrets } from '../secrets/known-secrets.js';
 import { MemoError } from '../errors.js';
+import { isClientName } from '../util/mcp-settings.js';
 import type { AuditSink } from '../audit/audit-sink.js';
-import type { PermissionStore, StoredDecision } from '../permissions/permission-store.js';
+import type { ExternalWritesSetting, PermissionStore, StoredDecision } from '../permissions/permission-store.js';
 import type { PackManager } from '../packs/pack-manager.js';
 import type { ToolRegistry } from '../tools/tool-registry.js';
 import type { ProviderSettings } from '../providers/provider-settings.js';
@@ -144,6 +145,21 @@ export class AdminActions {
     return this.run({ action: on ? 'always-allow.on' : 'always-allow.off', by }, async () => {
       this.k.permissions.setAlwaysAllow(on);
       await this.k.permissions.saved();
+    });
+  }
+
+  /**
+   * Lets external MCP clients ask for writes (each asked every time), or stops it: for every client
+   * (`client` omitted) or one declared client name. Returns the setting now in force.
+   */
+  setExternalWrites(on: boolean, client: string | undefined, by = 'host'): Promise<ExternalWritesSetting> {
+    // Checked before the line is written: a refused change makes no line.
+    if (client !== undefined && !isClientName(client))
+      return Promise.reject(new MemoError('VALIDATION', 'A client name is 1 to 64 characters without control characters, as the client declares it.'));
+    return this.run({ action: on ? 'external-writes.on' : 'external-writes.off', by, ...(client !== undefined ? { target: client } : {}) }, async () => {
+      const now = this.k.permissions.setExternalWrites(on, client);
+      await this.k.permissions.saved();
+      return now;
     });
   }
 

@@ -73,6 +73,7 @@ export function administrationView(kernel: AdministeredKernel, packId: string, o
       configurePack: (id, changes) => kernel.admin.configurePack(id, changes, by),
       revoke: (tool) => kernel.admin.revoke(tool, by),
       setAlwaysAllow: (on) => kernel.admin.setAlwaysAllow(on, by),
+      setExternalWrites: (on, client) => kernel.admin.setExternalWrites(on, client, by),
       putProvider: (config) => kernel.admin.putProvider(config, by),
       useProvider: (name) => kernel.admin.useProvider(name, by),
       removeProvider: (name) => kernel.admin.removeProvider(name, by),
@@ -95,6 +96,9 @@ export function administrationView(kernel: AdministeredKernel, packId: string, o
       list: (now) => kernel.permissions.list(now),
       get alwaysAllow() {
         return kernel.permissions.alwaysAllow;
+      },
+      get externalWrites() {
+        return kernel.permissions.externalWrites;
       },
       get problem() {
         return kernel.permissions.problem;

@@ -18,7 +18,7 @@ import type { ModelProvider, ProviderConfig } from '../providers/provider.js';
 import type { AgentMode } from '../agent/system-prompt.js';
 import type { Disposable } from '../disposable.js';
 import type { AnswerResult, ApprovalEvent, PendingApproval } from '../permissions/approval-broker.js';
-import type { StoredDecision } from '../permissions/permission-store.js';
+import type { ExternalWritesSetting, StoredDecision } from '../permissions/permission-store.js';
 import type { ApprovalReply } from '../permissions/prompter.js';
 import type { SkillState } from '../skills/skill-manager.js';
 import type { ConversationStore } from '../agent/agent-services.js';
@@ -64,6 +64,8 @@ export interface PackAdministration {
     configurePack(id: string, changes: Record<string, unknown>): Promise<Readonly<Record<string, unknown>>>;
     revoke(tool: string): Promise<boolean>;
     setAlwaysAllow(on: boolean): Promise<void>;
+    /** External MCP clients' writes asked in the inbox: on or off for every client (`client` omitted) or one declared name. */
+    setExternalWrites(on: boolean, client?: string): Promise<ExternalWritesSetting>;
     putProvider(config: ProviderConfig): Promise<void>;
     useProvider(name: string): Promise<void>;
     removeProvider(name: string): Promise<boolean>;
@@ -84,6 +86,8 @@ export interface PackAdministration {
     /** Stored decisions in force at `now` (all when omitted). */
     list(now?: number): StoredDecision[];
     readonly alwaysAllow: boolean;
+    /** Whether external MCP clients may ask for writes: for all, or for these declared client names. */
+    readonly externalWrites: ExternalWritesSetting;
     /** Why permissions.json could not be read, or null. */
     readonly problem: string | null;
   };

@@ -7,7 +7,7 @@
 import type { Kernel } from '../kernel.js';
 import type { PackManifest } from '../packs/manifest.js';
 import type { PendingApproval } from '../permissions/approval-broker.js';
-import { approvalDisplay, type ApprovalDisplay } from '../permissions/preview-format.js';
+import { approvalDisplay, type ApprovalDisplay } from './preview-format.js';
 import type { AccessMode, Concern, Preview } from '../tools/contract.js';
 import { offeredIn } from '../tools/access-modes.js';
 
@@ -119,6 +119,8 @@ export interface ApprovalView {
   /** The tool's preview as it made it (its facts, body and quoted text, with the known secrets scrubbed). */
   preview: Preview | null;
   concern?: Concern;
+  /** An external MCP client's write (`memo permissions external-writes`): the name the client declares, not verified. */
+  external?: string;
   /**
    * The request laid out to be shown (preview-format.ts): the kernel's and the tool's facts, the
    * body, the caller's quoted text, each escaped. The web console renders it; the terminal faces
@@ -176,6 +178,7 @@ export function approvalView(p: PendingApproval): ApprovalView {
     args: r.args,
     preview: r.preview,
     ...(r.concern ? { concern: r.concern } : {}),
+    ...(r.external !== undefined ? { external: r.external } : {}),
     display: approvalDisplay(r),
     askedAt: new Date(p.since).toISOString(),
     expiresAt: new Date(r.deadline).toISOString(),

@@ -293,9 +293,15 @@ export class MemoMcpServer {
       const info = ctx.mcpReq.envelope?.[CLIENT_INFO_KEY as keyof typeof ctx.mcpReq.envelope] as unknown;
       const name = isPlainObject(info) ? short(info.name) : undefined;
       const version = isPlainObject(info) ? short(info.version) : undefined;
-      caller = { kind: 'mcp', id: name ? (version ? `${name}@${version}` : name) : 'unknown-client' };
+      caller = { kind: 'mcp', id: name ? (version ? `${name}@${version}` : name) : 'unknown-client', ...(name ? { client: name } : {}) };
     } else {
-      caller = { kind: 'mcp', id: this.clientName, sessionId: this.options.sessionId?.() ?? ctx.sessionId ?? this.fallbackSessionId };
+      const name = short(this.mcp.server.getClientVersion()?.name);
+      caller = {
+        kind: 'mcp',
+        id: name ?? 'unknown-client',
+        ...(name ? { client: name } : {}),
+        sessionId: this.options.sessionId?.() ?? ctx.sessionId ?? this.fallbackSessionId,
+      };
     }
     if (capability !== undefined) caller.capability = capability;
     const client = this.options.client?.(ctx);

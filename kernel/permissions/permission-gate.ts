@@ -24,6 +24,12 @@ export interface GateCall {
   confirm?: 'always';
   /** The tool's own judgement of this call (e.g. the command judge's `ask`): asked every time. */
   concern?: Concern | null;
+  /**
+   * An external MCP client's write, let through to a person by `memo permissions external-writes`:
+   * the name the client declares. Asked every time, allow-once or deny-once only; nothing stored,
+   * no session grant and no always-allow answers it (a stored deny still does).
+   */
+  external?: string;
   maskedArgs: unknown;
   caller: Caller;
   signal: AbortSignal;
@@ -69,10 +75,13 @@ const ALWAYS_ALLOW_CALLERS: ReadonlySet<Caller['kind']> = new Set(['agent', 'rou
 /** The most edits one question takes before the call is refused (a loop between a face and a broken tool). */
 const MAX_EDITS = 20;
 
-/** Deletes, `confirm: always` tools and calls the tool itself has a concern about are asked every time. */
-function asksEveryTime(call: { effect: Effect; confirm?: 'always' | undefined }, concern: Concern | null | undefined): boolean {
-  return call.effect === 'delete' || call.confirm === 'always' || !!concern;
+/** Deletes, `confirm: always` tools, calls the tool itself has a concern about and external clients' writes are asked every time. */
+function asksEveryTime(call: { effect: Effect; confirm?: 'always' | undefined; external?: string | undefined }, concern: Concern | null | undefined): boolean {
+  return call.effect === 'delete' || call.confirm === 'always' || !!concern || call.external !== undefined;
 }
+
+/** The answers an external client's write offers: this call, or not. */
+const EXTERNAL_ANSWERS = ['allow-once', 'deny-once'];
 
 /**
  * Whether the gate lets a call through without looking anything up or asking anyone (decision
@@ -113,7 +122,7 @@ export class PermissionGate {
     const stored = this.store.find(call.tool, now, conversationId);
     if (stored.deny) throw this.denied(call, 'deny:stored', `${call.tool} is denied (${describeScope(stored.deny)}; see \`memo permissions list\`).`);
 
-    if (this.store.alwaysAllow && ALWAYS_ALLOW_CALLERS.has(call.caller.kind) && call.effect !== 'delete' && !call.concern)
+    if (this.store.alwaysAllow && ALWAYS_ALLOW_CALLERS.has(call.caller.kind) && call.effect !== 'delete' && !call.concern && call.external === undefined)
       return { decision: 'allow:always-allow' };
 
     const sessionKey = call.caller.sessionId ?? SESSION_DEFAULT;
@@ -174,6 +183,8 @@ export class PermissionGate {
     const at = new Date(this.clock.now());
     const minutes = answerMinutes(answer);
     if (answer.startsWith('allow-') && answer !== 'allow-once' && askEveryTime) return 'allow:once';
+    // An external client's write offers this call only, both ways: a face that answers for ever still answers this call.
+    if (call.external !== undefined && answer === 'deny-forever') throw this.denied(call, 'deny:once', `The user denied this ${call.tool} call.`);
     if (minutes !== null) {
       this.store.set(
         { tool: call.tool, decision: 'allow', plugin: call.plugin, scope: 'until', expiresAt: new Date(at.getTime() + minutes * 60_000).toISOString() },
@@ -222,6 +233,11 @@ export class PermissionGate {
     });
   }
 
+  /** Whether a person lets an external MCP client declaring `client` ask for writes (`memo permissions external-writes`). */
+  externalWritesFor(client: string | undefined): boolean {
+    return this.store.externalWritesFor(client);
+  }
+
   /** Forgets session approvals (all sessions, or one). */
   clearSession(sessionId?: string): void {
     if (sessionId === undefined) this.sessions.clear();
@@ -253,17 +269,20 @@ export class PermissionGate {
     } catch (err) {
       preview = { kind: 'text', text: `(no preview: ${(err as Error).message})` };
     }
-    const answers = askEveryTime
-      ? ['allow-once', 'deny-once', 'deny-forever']
-      : [
-          'allow-once',
-          ...(call.caller.conversationId ? ['allow-conversation'] : []),
-          'allow-session',
-          'allow-minutes:N',
-          'allow-forever',
-          'deny-once',
-          'deny-forever',
-        ];
+    const answers =
+      call.external !== undefined
+        ? EXTERNAL_ANSWERS
+        : askEveryTime
+          ? ['allow-once', 'deny-once', 'deny-forever']
+          : [
+              'allow-once',
+              ...(call.caller.conversationId ? ['allow-conversation'] : []),
+              'allow-session',
+              'allow-minutes:N',
+              'allow-forever',
+              'deny-once',
+              'deny-forever',
+            ];
     const only: ApprovalFace | undefined = call.prompter ? { name: 'cli', ask: (r, s) => call.prompter!.ask(r, s) } : undefined;
     const outcome = await this.broker.request(
       {
@@ -275,6 +294,7 @@ export class PermissionGate {
         args: current.maskedArgs,
         preview,
         ...(current.concern ? { concern: current.concern } : {}),
+        ...(call.external !== undefined ? { external: call.external } : {}),
         caller: call.caller,
         standingApprovalAllowed: !askEveryTime,
         answers,

@@ -1,11 +1,13 @@
 import { MemoError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { KernelStateDb, ReplicatedView } from '../storage/kernel-state-db.js';
-import { permissionsTable, permissionWrites } from '../state/kernel-state-tables.js';
+import { isExternalWrites, permissionsTable, permissionWrites } from '../state/kernel-state-tables.js';
 import { JsonFileStore } from '../util/json-file-store.js';
-import type { DecisionScope, PermissionShape, StoredDecision } from '../state/shapes.js';
+import type { DecisionScope, ExternalWritesSetting, PermissionShape, StoredDecision } from '../state/shapes.js';
 
-export type { PermissionShape, StoredDecision };
+export type { ExternalWritesSetting, PermissionShape, StoredDecision };
+
+const EXTERNAL_OFF: ExternalWritesSetting = { all: false, clients: [] };
 
 /**
  * Stored decisions in `data/permissions.json`, a JsonFileStore: written atomically, re-read
@@ -154,6 +156,34 @@ export class PermissionStore {
   setAlwaysAllow(on: boolean): void {
     this.change((shape) => void (shape.alwaysAllow = on), permissionWrites.alwaysAllow(on));
   }
+
+  /** Whether external MCP clients may ask for writes: off for all while the shared view is stale or unread (fail closed). */
+  get externalWrites(): ExternalWritesSetting {
+    if (this.shared && !(this.shared.loaded && this.shared.fresh())) return EXTERNAL_OFF;
+    const setting = this.read().externalWrites;
+    return setting ? { all: setting.all, clients: [...setting.clients] } : EXTERNAL_OFF;
+  }
+
+  /** Whether an external client declaring `client` (its clientInfo name) may ask for a write. */
+  externalWritesFor(client: string | undefined): boolean {
+    const setting = this.externalWrites;
+    return setting.all || (client !== undefined && setting.clients.includes(client));
+  }
+
+  /**
+   * Turns external writes on or off, for every external client (`client` omitted: off also clears
+   * the named clients) or for one declared client name. A person's choice: never settable through a
+   * tool. Returns the setting now in force.
+   */
+  setExternalWrites(on: boolean, client?: string): ExternalWritesSetting {
+    const now = this.externalWrites;
+    const next: ExternalWritesSetting =
+      client === undefined
+        ? { all: on, clients: on ? now.clients : [] }
+        : { all: now.all, clients: on ? [...new Set([...now.clients, client])] : now.clients.filter((c) => c !== client) };
+    this.change((shape) => void (shape.externalWrites = next), permissionWrites.externalWrites(next));
+    return next;
+  }
 }
 
 function inForce(d: StoredDecision, now: number): boolean {
@@ -209,5 +239,7 @@ function parseFile(json: unknown): PermissionShape {
       ...(d.scope === 'conversation' ? { conversationId: d.conversationId! } : {}),
     });
   });
-  return { version: 2, alwaysAllow: raw.alwaysAllow === true, decisions: out };
+  const external = (raw as { externalWrites?: unknown }).externalWrites;
+  if (external !== undefined && !isExternalWrites(external)) throw new Error('has an "externalWrites" that is not {"all": true|false, "clients": [names]}');
+  return { version: 2, alwaysAllow: raw.alwaysAllow === true, decisions: out, ...(external ? { externalWrites: external } : {}) };
 }

@@ -51,6 +51,11 @@ export interface PermissionRequest {
   preview: Preview | null;
   /** Why this call is asked whatever the stored decisions (e.g. inline interpreter code in a command). */
   concern?: Concern;
+  /**
+   * Set for an external MCP client's write (`memo permissions external-writes`): the name the client
+   * declares for itself, self-chosen and not verified. Only allow-once and deny-once are offered.
+   */
+  external?: string;
   caller: Caller;
   /** False for deletes, `confirm: always` tools and calls with a concern: only a one-time allow applies, so don't offer the others. */
   standingApprovalAllowed: boolean;

@@ -22,7 +22,7 @@ import { PackSettings } from '../packs/pack-settings.js';
 import { PermissionStore } from '../permissions/permission-store.js';
 import { KernelStateDb, type KernelStateOptions, type KernelStoreName, type SecretBox } from '../storage/kernel-state-db.js';
 import type { DatabaseUrl } from '../storage/database-url.js';
-import { insertDecision, packWrites, providerWrites, settingsWrites } from './kernel-state-tables.js';
+import { insertDecision, packWrites, permissionWrites, providerWrites, settingsWrites } from './kernel-state-tables.js';
 
 interface Source {
   store: KernelStoreName;
@@ -32,7 +32,10 @@ interface Source {
 }
 
 const COUNTS: Record<KernelStoreName, string> = {
-  permissions: `SELECT (SELECT COUNT(*) FROM "permission_decisions") + (SELECT COUNT(*) FROM "kernel_values" WHERE "store" = 'permissions' AND "value" = 'true'::jsonb) AS n`,
+  // A setting counts when it is on: always-allow true, external writes on for all or for a client.
+  permissions:
+    `SELECT (SELECT COUNT(*) FROM "permission_decisions") + (SELECT COUNT(*) FROM "kernel_values" WHERE "store" = 'permissions' AND "key" = 'alwaysAllow' AND "value" = 'true'::jsonb) + ` +
+    `(SELECT COUNT(*) FROM "kernel_values" WHERE "store" = 'permissions' AND "key" = 'externalWrites' AND ("value"->>'all' = 'true' OR jsonb_array_length("value"->'clients') > 0)) AS n`,
   packs: `SELECT COUNT(*) AS n FROM "pack_settings"`,
   providers: `SELECT COUNT(*) AS n FROM "providers"`,
   settings: `SELECT COUNT(*) AS n FROM "kernel_values" WHERE "store" = 'settings'`,
@@ -51,11 +54,14 @@ function sources(dataDir: string, logger: Logger): Source[] {
         const slots = new Map(s.list().map((d) => [`${d.tool}\u0000${d.scope}\u0000${d.conversationId ?? ''}`, d]));
         const decisions = [...slots.values()];
         const alwaysAllow = s.alwaysAllow;
+        const external = s.externalWrites;
+        const externalOn = external.all || external.clients.length > 0;
         return {
-          rows: decisions.length + (alwaysAllow ? 1 : 0),
-          copy: async (m) => {
+          rows: decisions.length + (alwaysAllow ? 1 : 0) + (externalOn ? 1 : 0),
+          copy: async (m, box) => {
             for (const d of decisions) await insertDecision(m, d);
             if (alwaysAllow) await m.query(`INSERT INTO "kernel_values" ("store", "key", "value") VALUES ('permissions', 'alwaysAllow', 'true'::jsonb)`);
+            if (externalOn) await permissionWrites.externalWrites(external)(m, box);
           },
         };
       },

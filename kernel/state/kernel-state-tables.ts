@@ -12,8 +12,9 @@ import type { EntityManager } from 'typeorm';
 import type { ProviderConfig } from '../providers/provider.js';
 import type { AccessMode } from '../tools/contract.js';
 import { MemoError } from '../errors.js';
-import { isProfiles, isTokens } from '../util/mcp-settings.js';
+import { isClientName, isProfiles, isTokens } from '../util/mcp-settings.js';
 import type {
+  ExternalWritesSetting,
   McpProfileSetting,
   McpTokenSetting,
   PackEntry,
@@ -52,10 +53,16 @@ export const permissionsTable: StoreTable<PermissionShape> = {
     const rows = await m.query<DecisionRow[]>(
       `SELECT "tool", "scope", "conversation_id", "decision", "plugin", "given_at", "expires_at" FROM "permission_decisions" ORDER BY "tool", "scope", "conversation_id"`,
     );
-    const flag = await m.query<Array<{ value: unknown }>>(`SELECT "value" FROM "kernel_values" WHERE "store" = 'permissions' AND "key" = 'alwaysAllow'`);
+    const flags = await m.query<Array<{ key: string; value: unknown }>>(
+      `SELECT "key", "value" FROM "kernel_values" WHERE "store" = 'permissions' AND "key" IN ('alwaysAllow', 'externalWrites')`,
+    );
+    const flag = (key: string) => flags.find((f) => f.key === key)?.value;
+    const external = flag('externalWrites');
     return {
       version: 2,
-      alwaysAllow: flag[0]?.value === true,
+      alwaysAllow: flag('alwaysAllow') === true,
+      // A value that is not well-formed is off (fail closed), like an unusable file.
+      ...(isExternalWrites(external) ? { externalWrites: external } : {}),
       decisions: rows.map((r) => ({
         tool: r.tool,
         decision: r.decision,
@@ -104,7 +111,18 @@ export const permissionWrites = {
     (on: boolean): RemoteChange =>
     (m) =>
       putValue(m, 'permissions', 'alwaysAllow', on),
+  externalWrites:
+    (value: ExternalWritesSetting): RemoteChange =>
+    (m) =>
+      putValue(m, 'permissions', 'externalWrites', value),
 };
+
+/** A stored external-writes setting: `all` and a list of client names (see ExternalWritesSetting). */
+export function isExternalWrites(value: unknown): value is ExternalWritesSetting {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
+  const { all, clients } = value as Record<string, unknown>;
+  return typeof all === 'boolean' && Array.isArray(clients) && clients.every(isClientName);
+}
 
 // --- packs ---------------------------------------------------------------------------------------
 

@@ -34,6 +34,21 @@ export interface PermissionShape {
   /** The person's global "always allow" setting (seed 003): never settable through a tool. */
   alwaysAllow: boolean;
   decisions: StoredDecision[];
+  /** Whether external MCP clients may ask for writes (`memo permissions external-writes`); absent: off for all. */
+  externalWrites?: ExternalWritesSetting;
+}
+
+/**
+ * External writes, a person's choice (`memo permissions external-writes on|off [--client NAME]`):
+ * off by default (seed 003). When on for a client, its writes are asked every time in the approvals
+ * inbox (allow-once or deny); nothing stored ever answers them. `clients` are self-declared
+ * clientInfo names: labels any token holder can claim, not credentials.
+ */
+export interface ExternalWritesSetting {
+  /** On for every external client. */
+  all: boolean;
+  /** On for clients declaring these names (exactly, case-sensitive). */
+  clients: string[];
 }
 
 export interface PackEntry {

@@ -73,6 +73,11 @@ export interface Caller {
    * credential, unlike the declared `id`, so the caller's rate budget is the token's.
    */
   token?: string;
+  /**
+   * The name an MCP client declares for itself (clientInfo.name, without a version): a label any
+   * client can claim, not a credential. What `memo permissions external-writes --client` matches.
+   */
+  client?: string;
 }
 
 export interface ProgressUpdate {

@@ -221,7 +221,8 @@ export class ToolPipeline {
       if (this.limiter.isShared) await this.limiter.admitShared(name, args, request.caller);
       else this.limiter.admit(name, args, request.caller);
       // Only an MCP caller's write needs the (asynchronous) capability check: no extra tick for the rest.
-      if (request.caller.kind === 'mcp' && tool.spec.effect !== 'read') await this.checkCaller(tool, request.caller);
+      // Without a live capability it is an external write: refused, or asked every time when a person lets that client ask.
+      const external = request.caller.kind === 'mcp' && tool.spec.effect !== 'read' ? await this.checkCaller(tool, request.caller) : undefined;
       call = this.context(tool, request, callId, request.signal, invokeOptions.scope, mode);
       const ctx = call;
       // The tool's own judgement comes before anyone is asked: a refusal ends the call here, and a
@@ -229,12 +230,12 @@ export class ToolPipeline {
       const concern = tool.assess ? await tool.assess(args, ctx.ctx) : null;
       ctx.checkOuter();
       let outcome: GateOutcome;
-      if (isAutomatic(tool.spec, concern)) {
+      if (external === undefined && isAutomatic(tool.spec, concern)) {
         // Nobody to ask, but still one turn: the handler never runs inside the caller's own invoke(),
         // so a caller that aborts right after starting the call is heard before it runs.
         await Promise.resolve();
         outcome = AUTOMATIC;
-      } else outcome = await this.ask(tool, args, masked, secrets, callId, concern, ctx, invokeOptions);
+      } else outcome = await this.ask(tool, args, masked, secrets, callId, concern, ctx, invokeOptions, external);
       decision = outcome.decision;
       answeredBy = outcome.answeredBy;
       const runArgs = outcome.edited?.args ?? args;
@@ -351,6 +352,7 @@ export class ToolPipeline {
     concern: Concern | null,
     ctx: CallContext,
     invokeOptions: InvokeOptions,
+    external: string | undefined,
   ): Promise<GateOutcome> {
     // The network a command would get is a kernel-owned fact the person reads (domains only, as the judge found them).
     const networkOf = (c: Concern) => {
@@ -373,6 +375,7 @@ export class ToolPipeline {
       effect: tool.spec.effect,
       ...(tool.spec.confirm ? { confirm: tool.spec.confirm } : {}),
       ...(concern ? { concern: cleanConcern(concern) } : {}),
+      ...(external !== undefined ? { external } : {}),
       maskedArgs: masked,
       // The prompter learns who calls, not the caller's write capability.
       caller: ctx.ctx.caller,
@@ -402,20 +405,29 @@ export class ToolPipeline {
     });
   }
 
-  private async checkCaller(tool: RegisteredTool, caller: Caller): Promise<void> {
+  /**
+   * An MCP caller's write: with a live write capability it is that agent turn's call (undefined);
+   * without one it is an external client's write, refused unless a person lets the client ask
+   * (`memo permissions external-writes`), and then put to a person every time: returns the name
+   * the client declares, for the question.
+   */
+  private async checkCaller(tool: RegisteredTool, caller: Caller): Promise<string | undefined> {
     const conversation = await this.capabilities.check(caller.capability);
-    if (conversation === null) {
-      throw new MemoError(
-        'PERMISSION_DENIED',
-        `${tool.spec.name} changes things, and writes need a running Memo agent turn: external MCP clients may only use read tools.`,
-        {
-          tool: tool.spec.name,
-          plugin: tool.pack.id,
-          details: { decision: 'deny:caller' },
-        },
-      );
+    if (conversation !== null) {
+      caller.conversationId = conversation;
+      return undefined;
     }
-    caller.conversationId = conversation;
+    if (this.gate.externalWritesFor(caller.client)) return caller.client ?? caller.id ?? 'unknown-client';
+    const name = caller.client === undefined ? '' : ` --client ${JSON.stringify(caller.client)}`;
+    throw new MemoError(
+      'PERMISSION_DENIED',
+      `${tool.spec.name} changes things, and writes need a running Memo agent turn: external MCP clients may only use read tools. A person can let this client ask for writes, each one approved in the approvals inbox: memo permissions external-writes on${name} (or in the web console's Permissions).`,
+      {
+        tool: tool.spec.name,
+        plugin: tool.pack.id,
+        details: { decision: 'deny:caller' },
+      },
+    );
   }
 
   private context(

@@ -54,3 +54,12 @@ export function isTokens(value: unknown): value is Record<string, McpTokenSettin
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
   return Object.entries(value).every(([name, t]) => PROFILE_NAME.test(name) && isTokenSetting(t));
 }
+
+/** The longest MCP client name kept (clientInfo.name is free text chosen by the client). */
+export const CLIENT_NAME_MAX = 64;
+
+/** A client name as `memo permissions external-writes --client` takes it: 1 to 64 characters, no control characters. */
+export function isClientName(value: unknown): value is string {
+  // eslint-disable-next-line no-control-regex -- refusing control characters is the point: the name is shown to a person
+  return typeof value === 'string' && value.length > 0 && value.length <= CLIENT_NAME_MAX && !/[\u0000-\u001f\u007f]/.test(value);
+}

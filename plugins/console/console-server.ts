@@ -675,6 +675,23 @@ export class ConsoleServer implements HttpHandler {
       this.options.logger?.info(`console: global always-allow turned ${on.value.on ? 'on' : 'off'}`);
       return this.committed(res, this.admin.changes.setAlwaysAllow(on.value.on), 200, { alwaysAllow: on.value.on });
     }
+    if (route === '/permissions/external-writes' && method === 'POST') {
+      const body = await readJson(req);
+      if ('error' in body) return this.refuseBody(res, body);
+      const value = (body as { value?: { on?: unknown; client?: unknown } }).value;
+      const client = value?.client;
+      if (typeof value?.on !== 'boolean' || (client !== undefined && typeof client !== 'string'))
+        return this.json(res, 400, {
+          error: 'BAD_REQUEST',
+          message: 'Send {"on": true} or {"on": false}, with "client": a client name of 1 to 64 characters for one client only.',
+        });
+      // A person's choice, made here as with `memo permissions external-writes`; no tool can reach this.
+      this.options.logger?.info(
+        `console: external writes turned ${value.on ? 'on' : 'off'} for ${client === undefined ? 'every external client' : 'one client name'}`,
+      );
+      const changed = this.admin.changes.setExternalWrites(value.on, client);
+      return this.committed(res, changed, 200, async () => ({ externalWrites: await changed }));
+    }
     if (route.startsWith('/chat')) return this.chatApi(req, res, route.slice('/chat'.length), method);
     if (route === '/panels' && method === 'GET') return this.json(res, 200, this.panelViews());
     const action = /^\/panels\/([^/]+)\/([^/]+)\/([^/]+)$/.exec(route);
@@ -683,6 +700,7 @@ export class ConsoleServer implements HttpHandler {
       return this.json(res, 200, {
         decisions: this.admin.permissions.list(this.clock.now()),
         alwaysAllow: this.admin.permissions.alwaysAllow,
+        externalWrites: this.admin.permissions.externalWrites,
         problem: this.admin.permissions.problem,
       });
     const revoke = /^\/permissions\/([^/]+)\/revoke$/.exec(route);

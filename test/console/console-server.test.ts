@@ -414,6 +414,35 @@ describe('web console: audit, packs and stored permissions', () => {
     expect(c.fx.kernel.permissions.alwaysAllow).toBe(false);
   });
 
+  it('turns external writes on for one client name and for all, and off, as memo permissions external-writes does; each an admin line by the console', async () => {
+    const route = '/ui/api/permissions/external-writes';
+    const named = await post(c.origin, route, cookie, { on: true, client: 'claude-ai' });
+    expect([named.status, JSON.parse(named.body)]).toEqual([200, { externalWrites: { all: false, clients: ['claude-ai'] } }]);
+    expect(c.fx.kernel.permissions.externalWritesFor('claude-ai')).toBe(true);
+    expect(c.fx.kernel.permissions.externalWritesFor('cursor')).toBe(false);
+    const listed = await raw(`${c.origin}/ui/api/permissions`, { headers: { Cookie: cookie } });
+    expect(JSON.parse(listed.body)).toMatchObject({ externalWrites: { all: false, clients: ['claude-ai'] } });
+    for (const bad of [{ on: 'yes' }, { on: true, client: '' }, { on: true, client: 'x'.repeat(65) }, { on: true, client: 'a\nb' }, { on: true, client: 7 }])
+      expect((await post(c.origin, route, cookie, bad)).status).toBe(400);
+    expect((await post(c.origin, route, cookie, { on: true }, { Origin: 'http://evil.example' })).status).toBe(403);
+    expect(c.fx.kernel.permissions.externalWrites).toEqual({ all: false, clients: ['claude-ai'] });
+    await post(c.origin, route, cookie, { on: true });
+    expect(c.fx.kernel.permissions.externalWritesFor('cursor')).toBe(true);
+    await post(c.origin, route, cookie, { on: false });
+    expect(c.fx.kernel.permissions.externalWrites).toEqual({ all: false, clients: [] });
+    const lines = fs
+      .readFileSync(path.join(c.fx.dataDir, 'agent-audit.jsonl'), 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as { event?: string; action?: string; target?: string; by?: string })
+      .filter((l) => l.event === 'admin' && l.action?.startsWith('external-writes'));
+    expect(lines.map((l) => `${l.action} ${l.target ?? '-'} by ${l.by}`)).toEqual([
+      'external-writes.on claude-ai by console',
+      'external-writes.on - by console',
+      'external-writes.off - by console',
+    ]);
+  });
+
   it('lists providers with stored keys masked, and switches the active one', async () => {
     const key = `sk-${'x9'.repeat(24)}`;
     c.fx.kernel.providerSettings.put({ name: 'hosted', kind: 'openai', model: 'gpt-test', apiKey: key });
@@ -517,6 +546,7 @@ describe('web console: bounded request bodies', () => {
       '/providers',
       '/providers/some-provider/probe',
       '/permissions/always-allow',
+      '/permissions/external-writes',
       '/chat/conversations',
       '/chat/conversations/some-id/turns',
     ];

@@ -119,4 +119,32 @@ describe('memo CLI admin changes on the audit trail', () => {
     expect(memo(w, ['permissions', 'revoke', 'echo']).code).not.toBe(0);
     expect(adminLines(w.data)).toEqual([]);
   });
+
+  it('memo permissions external-writes: on for one client name, status, off; each change a line by cli; bad input refused with no line', () => {
+    const w = workspace();
+    const on = memo(w, ['permissions', 'external-writes', 'on', '--client', 'claude-ai']);
+    expect(on).toMatchObject({ code: 0, stderr: '' });
+    expect(on.stdout).toContain('External writes are now ON for MCP clients that declare the name "claude-ai"; off for the rest.');
+    expect(on.stdout).toContain('anyone holding a token can claim it');
+    const status = memo(w, ['permissions', 'external-writes']);
+    expect(status.stdout).toMatch(/^External writes are ON for MCP clients that declare the name "claude-ai"/);
+    expect(memo(w, ['permissions', 'list']).stdout).toContain('External writes are ON for "claude-ai", each write asked');
+    const all = memo(w, ['permissions', 'external-writes', 'on']);
+    expect(all.stdout).toMatch(/^External writes are now ON for every external MCP client \(also named: claude-ai\)/);
+    const one = memo(w, ['permissions', 'external-writes', 'off', '--client', 'claude-ai']);
+    expect(one.stdout).toMatch(/^"claude-ai" can still ask: external writes are on for every client/);
+    const off = memo(w, ['permissions', 'external-writes', 'off']);
+    expect(off.stdout).toMatch(/^External writes are now off: external MCP clients may use read tools only/);
+    expect(JSON.parse(fs.readFileSync(path.join(w.data, 'permissions.json'), 'utf8'))).toMatchObject({ externalWrites: { all: false, clients: [] } });
+
+    expect(memo(w, ['permissions', 'external-writes', 'maybe'])).toMatchObject({ code: 2 });
+    expect(memo(w, ['permissions', 'external-writes', 'on', '--client', ''])).toMatchObject({ code: 2 });
+    expect(memo(w, ['permissions', 'external-writes', 'on', '--client', 'x'.repeat(65)])).toMatchObject({ code: 2 });
+    expect(adminLines(w.data).map((l) => `${String(l.action)} ${typeof l.target === 'string' ? l.target : '-'} ${String(l.by)}`)).toEqual([
+      'external-writes.on claude-ai cli',
+      'external-writes.on - cli',
+      'external-writes.off claude-ai cli',
+      'external-writes.off - cli',
+    ]);
+  });
 });

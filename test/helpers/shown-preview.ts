@@ -1,4 +1,4 @@
-import { approvalDisplay, displayLines } from '../../kernel/permissions/preview-format.js';
+import { approvalDisplay, displayLines } from '../../kernel/control/preview-format.js';
 import type { PermissionRequest } from '../../kernel/permissions/prompter.js';
 
 /** A request's preview as the terminal shows it (facts, body, quoted text: `label: value` lines), uncut. */

@@ -132,6 +132,20 @@ describe('permissions shared by two kernels on one database', () => {
     await waitFor(() => !b.permissions.alwaysAllow, { what: 'always-allow off at B' });
   });
 
+  it('external writes turned on for a client on one instance hold on the other, and off again', async () => {
+    const { url } = await database();
+    const a = await instance(url);
+    const b = await instance(url);
+    expect(b.permissions.externalWritesFor('claude-ai')).toBe(false);
+    a.permissions.setExternalWrites(true, 'claude-ai');
+    await a.permissions.saved();
+    await waitFor(() => b.permissions.externalWritesFor('claude-ai'), { what: 'external writes on for claude-ai at B' });
+    expect(b.permissions.externalWritesFor('cursor')).toBe(false);
+    a.permissions.setExternalWrites(false);
+    await a.permissions.saved();
+    await waitFor(() => !b.permissions.externalWritesFor('claude-ai'), { what: 'external writes off at B' });
+  });
+
   it('a change whose notification never came is read by the periodic re-read', async () => {
     const { url, sql } = await database();
     const a = await instance(url);
@@ -317,6 +331,7 @@ describe('the first start on a database', () => {
       'permissions.json': {
         version: 2,
         alwaysAllow: true,
+        externalWrites: { all: false, clients: ['claude-ai'] },
         decisions: [
           { tool: 'run_command', decision: 'deny', plugin: 'shell', at: '2026-11-01T10:00:00.000Z', scope: 'forever' },
           { tool: 'read_env', decision: 'allow', plugin: 'shell', at: '2026-11-01T10:00:00.000Z', scope: 'forever' },
@@ -342,13 +357,14 @@ describe('the first start on a database', () => {
     const a = await instance(url, dataDir);
     expect(a.permissions.list().map((d) => `${d.tool}:${d.decision}`)).toEqual(['read_env:allow', 'run_command:deny']);
     expect(a.permissions.alwaysAllow).toBe(true);
+    expect(a.permissions.externalWrites).toEqual({ all: false, clients: ['claude-ai'] });
     expect(a.packs.storedEnabled('whatsapp')).toBe(false);
     expect(a.packs.storedConfig('vault')).toEqual({ folder: 'notes' });
     expect(a.providers.active()).toMatchObject({ name: 'openai', apiKey: KEY });
     expect(a.settings.read()).toEqual({ rateLimit: 45 });
     expect((await sql(`SELECT store, rows FROM memo_kernel.file_imports ORDER BY store`)).map((r) => `${String(r.store)}=${String(r.rows)}`)).toEqual([
       'packs=2',
-      'permissions=3',
+      'permissions=4',
       'providers=1',
       'settings=1',
     ]);

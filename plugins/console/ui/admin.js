@@ -406,6 +406,23 @@ export function PermissionsPage({ announce }) {
       announce(err.message);
     }
   };
+  const setExternal = async (on, client) => {
+    try {
+      await api('/permissions/external-writes', { method: 'POST', body: client === undefined ? { on } : { on, client } });
+      announce(`External writes ${on ? 'on' : 'off'} for ${client === undefined ? 'every external client' : `clients named ${client}`}`);
+      void reload();
+    } catch (err) {
+      announce(err.message);
+    }
+  };
+  const addClient = (e) => {
+    e.preventDefault();
+    const input = e.currentTarget.elements.namedItem('client');
+    const name = input.value.trim();
+    if (!name) return announce('Type the name the client declares (its clientInfo name), as the approvals inbox shows it.');
+    input.value = '';
+    void setExternal(true, name);
+  };
   const revoke = async (tool) => {
     try {
       await api(`/permissions/${encodeURIComponent(tool)}/revoke`, { method: 'POST', body: {} });
@@ -434,6 +451,35 @@ export function PermissionsPage({ announce }) {
                 outside callers (MCP clients); a stored deny still refuses.</small
               >
             </div>
+            <fieldset class="external-writes" aria-describedby="external-writes-help">
+              <legend>External MCP clients</legend>
+              <div>
+                <input type="checkbox" id="external-writes-all" checked=${data.externalWrites.all} onChange=${(e) => setExternal(e.currentTarget.checked)} />
+                <label for="external-writes-all">Every external client may ask to write</label>
+              </div>
+              <small id="external-writes-help"
+                >Off by default: MCP clients (Claude Desktop, Cursor, ...) may use read tools only. On: each write they ask for waits here in Approvals, and
+                runs only if you allow that one call; stored allows, session grants and always-allow never cover it. A client name is what the client says about
+                itself: any client with a token can claim it, so it picks which clients may ask, not who is asking.</small
+              >
+              ${
+                data.externalWrites.clients.length > 0 &&
+                html`<ul class="external-clients">
+                  ${data.externalWrites.clients.map(
+                    (c) =>
+                      html`<li data-client=${c}>
+                        <code>${c}</code>
+                        <button type="button" class="deny" onClick=${() => setExternal(false, c)} aria-label=${`Stop external writes for ${c}`}>Stop</button>
+                      </li>`,
+                  )}
+                </ul>`
+              }
+              <form class="external-client" onSubmit=${addClient}>
+                <label for="external-client-name">Only clients named</label>
+                <input id="external-client-name" name="client" maxlength="64" autocomplete="off" placeholder="claude-ai" />
+                <button type="submit">Let this name ask</button>
+              </form>
+            </fieldset>
             ${data.problem && html`<p class="problem" role="alert">${data.problem}</p>`}
             ${
               data.decisions.length === 0

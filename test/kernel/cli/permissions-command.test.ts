@@ -7,7 +7,7 @@ import { approvalsText } from '../../../kernel/cli/approvals-command.js';
 import { moment, relative } from '../../../kernel/cli/moments.js';
 import { decisionTable, scopeText } from '../../../kernel/cli/permissions-command.js';
 import type { ApprovalView } from '../../../kernel/control/kernel-views.js';
-import { approvalDisplay } from '../../../kernel/permissions/preview-format.js';
+import { approvalDisplay } from '../../../kernel/control/preview-format.js';
 import type { StoredDecision } from '../../../kernel/permissions/permission-store.js';
 
 const NOW = Date.parse('2026-11-30T20:03:00Z');

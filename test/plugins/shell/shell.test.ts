@@ -147,7 +147,7 @@ describe('the judge in front of run_command', () => {
     expect(code(await run('curl -s https://example.com/'))).toBe('PERMISSION_DENIED');
     const asked = fx.prompter.asked.at(-1)!;
     expect(asked.concern).toMatchObject({ verdict: 'ask', network: { domains: 'any' } });
-    const { approvalDisplay, displayLines } = await import('../../../kernel/permissions/preview-format.js');
+    const { approvalDisplay, displayLines } = await import('../../../kernel/control/preview-format.js');
     expect(displayLines(approvalDisplay(asked), { bodyLines: 12 }).join('\n')).toMatch(/network: if allowed, to any public address/);
   });
 

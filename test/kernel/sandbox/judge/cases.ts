@@ -389,6 +389,8 @@ export const NOT_ALLOWED: readonly NotAllowedRow[] = [
   // memo's person-only commands, in every spelling the judge can see
   ['memo permissions allow run_command', 'blocked', 'person-settings'],
   ['memo permissions always-allow status', 'blocked', 'person-settings'],
+  ['memo permissions external-writes on --client claude-ai', 'blocked', 'person-settings'],
+  ['node /opt/memo/bin/memo --data ./data permissions external-writes on', 'blocked', 'person-settings'],
   ['memo permissions external-writes on', 'blocked', 'person-settings'],
   ['memo permissions list', 'blocked', 'person-settings'],
   ['memo approvals list', 'blocked', 'person-settings'],

@@ -19,6 +19,8 @@ export interface ApprovalShown {
   caller: Pick<Caller, 'id' | 'conversationId'> & { kind: string };
   preview: Preview | null;
   concern?: Concern | undefined;
+  /** An external MCP client's write: the name it declares (see PermissionRequest.external). */
+  external?: string | undefined;
   revision: number;
   editedBy?: string | undefined;
   editProblem?: string | undefined;
@@ -116,6 +118,14 @@ function quote(label: string, from: string, text: string): DisplayQuote {
  */
 export function approvalDisplay(r: ApprovalShown): ApprovalDisplay {
   const facts: DisplayFact[] = [{ label: 'caller', value: callerText(r.caller), by: 'kernel' }];
+  if (r.external !== undefined)
+    facts.push({
+      label: 'external write',
+      value: visibleLine(
+        `the MCP client "${r.external}" asks to change things (external writes are on: memo permissions external-writes); the name is its own claim, not verified; only this one call can be allowed`,
+      ),
+      by: 'kernel',
+    });
   if (r.revision > 1) facts.push({ label: 'revision', value: visibleLine(`${r.revision}${r.editedBy ? `, edited by ${r.editedBy}` : ''}`), by: 'kernel' });
   if (r.editProblem) facts.push({ label: 'edit refused', value: visibleLine(r.editProblem), by: 'kernel' });
   if (r.concern) {
