@@ -1,7 +1,7 @@
 import 'reflect-metadata';
+import { BUILTIN_PACKS_DIR, BUILTIN_SKILLS_DIR, KERNEL_CODE_DIR } from './util/install-folders.js';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { container as rootContainer, instanceCachingFactory, type DependencyContainer } from 'tsyringe';
 import { AuditLog } from './audit/audit-log.js';
 import { PgAuditLog } from './audit/pg-audit-log.js';
@@ -152,12 +152,7 @@ function packDataDir(dataDir: string): (packId: string) => string {
   };
 }
 
-/** This module's folder: `kernel/` in a checkout run from source, `dist/kernel/` once compiled. */
-const KERNEL_CODE_DIR = path.dirname(fileURLToPath(import.meta.url));
-
-/** The built-in packs and skills sit beside the kernel: `plugins/`, `skills/` in a checkout, under `dist/` once compiled. */
-export const BUILTIN_PACKS_DIR = path.join(path.dirname(KERNEL_CODE_DIR), 'plugins');
-export const BUILTIN_SKILLS_DIR = path.join(path.dirname(KERNEL_CODE_DIR), 'skills');
+export { BUILTIN_PACKS_DIR, BUILTIN_SKILLS_DIR };
 
 /** The ids of the built-in packs (the folders of BUILTIN_PACKS_DIR that hold a plugin.json). */
 export function builtinPackIds(): string[] {

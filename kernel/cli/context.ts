@@ -7,14 +7,14 @@ import * as path from 'node:path';
 import { Option } from 'commander';
 import { reachServer, type ControlConnection } from '../control/control-client.js';
 import { isMemoError } from '../errors.js';
-import { BUILTIN_PACKS_DIR, BUILTIN_SKILLS_DIR, createKernel, type Kernel } from '../kernel.js';
+import { createKernel, type Kernel } from '../kernel.js';
 import { StderrLogger } from '../logger.js';
 import type { Prompter } from '../permissions/prompter.js';
 import type { RateLimitOptions } from '../rate-limit/rate-limiter.js';
 import type { PackFolder } from '../packs/pack-loader.js';
-import { optInSkillFolders } from '../skills/skill-folders.js';
 import { storedSettings } from '../state/command-store.js';
 import type { SkillFolder } from '../skills/skill-manager.js';
+import { packFoldersOf, skillFoldersOf } from './stdio-front.js';
 
 /** A mistake in how the command was called: exit code 2, one line, nothing written. */
 export class UsageError extends Error {}
@@ -66,16 +66,8 @@ export function cliContext(g: () => GlobalOptions, setExit: (code: number) => vo
   const cli: Cli = {
     g,
     dataDir,
-    packFolders: () => [
-      { dir: BUILTIN_PACKS_DIR, source: 'builtin' },
-      { dir: path.resolve(g().packs ?? path.join(dataDir(), 'packs')), source: 'extra' },
-    ],
-    skillFolders: () => [
-      { dir: BUILTIN_SKILLS_DIR, source: 'builtin' },
-      { dir: path.resolve(g().skills ?? path.join(dataDir(), 'skills')), source: 'extra' },
-      // Folders a person opted into (memo skills folders add), e.g. a project's .claude/skills.
-      ...optInSkillFolders(dataDir()).map((dir) => ({ dir, source: 'opt-in' as const })),
-    ],
+    packFolders: () => packFoldersOf(g()),
+    skillFolders: () => skillFoldersOf(g()),
     async boot(prompter, quiet = true, rateLimits) {
       let kernel: Kernel;
       try {

@@ -6,7 +6,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { Command } from 'commander';
+import { Option, type Command } from 'commander';
 import type { Disposable } from '../disposable.js';
 import type { Kernel } from '../kernel.js';
 import { StderrLogger } from '../logger.js';
@@ -24,6 +24,8 @@ import { describeSandbox, osSandboxStatus } from '../sandbox/os-sandbox.js';
 import { ControlFailure, reachServer } from '../control/control-client.js';
 import { ControlServer, type RotatedToken } from '../control/control-server.js';
 import { NotFound, print, UsageError, type Cli } from './context.js';
+import { cliPlace, FrontUsage, joinServer } from './stdio-front.js';
+import { CAPABILITY_ENV } from '../mcp/defaults.js';
 
 interface ServeOptions {
   json?: boolean;
@@ -39,6 +41,8 @@ interface ServeOptions {
   profile?: string;
   search?: boolean;
   services?: boolean;
+  /** `--no-server`: with --stdio, a kernel of its own even when memo serve runs on this data folder. */
+  server?: boolean;
 }
 
 /** Clients known to use only so many tools of a server: the banner warns when a profile holds more. */
@@ -137,11 +141,17 @@ function memoBin(): string | undefined {
 
 /**
  * What memo serve prints for a person: first the stdio config for desktop clients (it starts its own
- * memo, so it survives restarts and needs no token), then the URL, the token and the HTTP configs.
+ * memo, or joins this one while it runs, and needs no token), then the URL, the token and the HTTP configs.
  */
-function serveBanner(url: string, token: string, remote: boolean, place: { root: string; data: string; fixedPort: boolean; profile: string[] }): string {
+function serveBanner(
+  url: string,
+  token: string,
+  remote: boolean,
+  place: { root: string; data: string; folders: string[]; fixedPort: boolean; profile: string[] },
+): string {
   const bin = memoBin();
-  const serveArgs = ['serve', '--stdio', '--root', place.root, '--data', place.data, ...place.profile];
+  // The same folders as this server's, so a client started while it runs joins it.
+  const serveArgs = ['serve', '--stdio', '--root', place.root, '--data', place.data, ...place.folders, ...place.profile];
   // Absolute node and bin/memo: desktop apps often start servers without the shell's PATH.
   const stdio = { mcpServers: { memo: bin ? { command: process.execPath, args: [bin, ...serveArgs] } : { command: 'memo', args: serveArgs } } };
   const http = { mcpServers: { memo: { type: 'http', url, headers: { Authorization: `Bearer ${token}` } } } };
@@ -149,7 +159,7 @@ function serveBanner(url: string, token: string, remote: boolean, place: { root:
     mcpServers: { memo: { command: 'npx', args: ['-y', 'mcp-remote', url, '--header', 'Authorization:${MEMO_AUTH}'], env: { MEMO_AUTH: `Bearer ${token}` } } },
   };
   return (
-    `\nDesktop clients (Claude Desktop, Cursor, ...): run memo over stdio. This config starts its own memo, survives restarts and needs no token:\n${JSON.stringify(stdio, null, 2)}\n` +
+    `\nDesktop clients (Claude Desktop, Cursor, ...): run memo over stdio. This config needs no token. While this memo serve runs, the client joins it (one approvals inbox, one audit trail); otherwise it runs a kernel of its own:\n${JSON.stringify(stdio, null, 2)}\n` +
     (bin ? `(With memo on the client's PATH, "command": "memo" and the args after the script path do the same.)\n` : '') +
     `\nMCP endpoint (Streamable HTTP, ${remote ? 'REMOTE ACCESS ALLOWED' : 'loopback only'})\n  url:   ${url}\n  token: ${token}\n` +
     `The token changes every time memo serve starts${place.fixedPort ? '' : ', and so does the URL: pass --port N to keep the URL (the token still changes)'}.\n` +
@@ -250,7 +260,30 @@ export function registerServeCommand(program: Command, cli: Cli): void {
       '--token-file <path>',
       'take the HTTP bearer token from this file instead of a random one (instances behind one proxy share it; 32+ characters; a rotation re-reads it)',
     )
+    .addOption(
+      new Option(
+        '--no-server',
+        'with --stdio: run a kernel of its own even when memo serve runs on this data folder (by default the stdio client joins it: one kernel, one approvals inbox)',
+      ),
+    )
     .action(async (opts: ServeOptions) => {
+      // One kernel per data folder: beside a running memo serve, a stdio server is a front for it.
+      // (bin/memo tries this before loading the CLI; here for the spellings it leaves to the CLI.)
+      if (opts.stdio && opts.server !== false) {
+        const capability = process.env[CAPABILITY_ENV];
+        try {
+          const code = await joinServer(cliPlace(cli.g()), {
+            ...(opts.tools !== undefined ? { tools: opts.tools } : {}),
+            ...(opts.profile !== undefined ? { profile: opts.profile } : {}),
+            ...(opts.search ? { search: true } : {}),
+            ...(capability ? { capability } : {}),
+          });
+          if (code !== null) return cli.setExit(code);
+        } catch (err) {
+          if (err instanceof FrontUsage) throw new UsageError(err.message);
+          throw err;
+        }
+      }
       const { McpHttpEndpoint } = await import('../mcp/mcp-http-server.js');
       const { McpStdioServer, reserveStdoutForProtocol, takeWriteCapabilityFromEnv } = await import('../mcp/mcp-stdio.js');
       // Read once, then gone from the environment: nothing the kernel spawns inherits it.
@@ -313,7 +346,8 @@ export function registerServeCommand(program: Command, cli: Cli): void {
           const stdio = new McpStdioServer(kernel, { stdout: stdout!, logger, ...profiled, ...(capability ? { capability } : {}) });
           await stdio.start();
           logger.info(`serving ${toolCount} tools over MCP stdio (pid ${process.pid}): ${describeProfile(profile, kernel.registry)}`);
-          logger.info(WAITING);
+          // Without a socket nobody can watch this process's requests: the warning above says so, and nothing contradicts it.
+          if (control) logger.info(WAITING);
           await Promise.race([stopped, stdio.closed]);
           await stdio.close();
           return;
@@ -405,6 +439,11 @@ export function registerServeCommand(program: Command, cli: Cli): void {
               serveBanner(ep.url, ep.token, remote, {
                 root: kernel.config.root,
                 data: kernel.config.dataDir,
+                // Pack and skill folders given on the command line (absolute: a desktop app starts in another folder).
+                folders: [
+                  ...(cli.g().packs !== undefined ? ['--packs', path.resolve(cli.g().packs!)] : []),
+                  ...(cli.g().skills !== undefined ? ['--skills', path.resolve(cli.g().skills!)] : []),
+                ],
                 fixedPort: !!endpointOptions.port,
                 profile: profileArgs(opts),
               }) +

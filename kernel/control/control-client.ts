@@ -14,6 +14,7 @@ import {
   fitsSocketPath,
   line,
   LineReader,
+  MAX_REQUEST_LINE_BYTES,
   MAX_RESPONSE_LINE_BYTES,
   pointerFileIn,
   realDir,
@@ -264,6 +265,59 @@ export class ControlConnection {
       });
       conn.on('close', () => done(() => reject(new ControlFailure('DISCONNECTED', `the connection to the server (pid ${this.pid}) closed`))));
       conn.write(line({ op }));
+      conn.resume();
+    });
+  }
+
+  /**
+   * Hands the connection over to another protocol (`mcp.stdio`): sends the request and resolves,
+   * once the server says `{"type":"upgraded"}`, with the socket itself, paused, whatever came after
+   * that line put back to be read first. Rejects with a ControlFailure (the server's refusal, or
+   * DISCONNECTED).
+   */
+  upgrade(op: string, fields: Record<string, unknown> = {}): Promise<net.Socket> {
+    const conn = this.conn;
+    return new Promise<net.Socket>((resolve, reject) => {
+      let buffered = Buffer.alloc(0);
+      const finish = (fn: () => void) => {
+        conn.off('data', onData);
+        conn.off('close', onClose);
+        fn();
+      };
+      const onClose = () =>
+        finish(() => reject(new ControlFailure('DISCONNECTED', `the connection to the server (pid ${this.pid}) closed before it answered`)));
+      const onData = (d: Buffer) => {
+        buffered = Buffer.concat([buffered, d]);
+        const nl = buffered.indexOf(10);
+        if (nl < 0) {
+          if (buffered.length > MAX_REQUEST_LINE_BYTES)
+            finish(() => (conn.destroy(), reject(new ControlFailure('DISCONNECTED', 'the server sent a line too long to read'))));
+          return;
+        }
+        let msg: Record<string, unknown> = {};
+        try {
+          msg = JSON.parse(buffered.subarray(0, nl).toString('utf8')) as Record<string, unknown>;
+        } catch {
+          // reported below
+        }
+        const rest = buffered.subarray(nl + 1);
+        finish(() => {
+          if (msg.type === 'upgraded') {
+            conn.pause();
+            if (rest.length) conn.unshift(rest);
+            return resolve(conn);
+          }
+          conn.destroy();
+          if (msg.type === 'error') return reject(new ControlFailure(String(msg.code), String(msg.message)));
+          reject(new ControlFailure('DISCONNECTED', 'the server answered with something other than an upgrade'));
+        });
+      };
+      conn.on('error', () => {
+        // 'close' follows
+      });
+      conn.on('data', onData);
+      conn.on('close', onClose);
+      conn.write(line({ op, ...fields }));
       conn.resume();
     });
   }

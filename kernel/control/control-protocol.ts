@@ -28,6 +28,13 @@
  *             web console link (null while the console pack is disabled or not loaded). The admin line `token.rotate` by `cli` is written first; errors: AUDIT_UNAVAILABLE (it
  *             could not be written: the token is unchanged), NO_TOKEN (memo serve --stdio, or an endpoint not yet listening).
  *
+ * An MCP client over stdio (`memo serve --stdio` started beside memo serve, kernel/cli/stdio-front.ts; added within v1):
+ *   client -> {"v":1,"op":"mcp.stdio","tools"?,"profile"?,"search"?,"capability"?}   (memo serve's profile options; the write capability of its environment)
+ *   server -> {"v":1,"type":"upgraded","pid","profile"}, and from then on the connection carries MCP, one JSON-RPC message per
+ *             line both ways, served by this kernel as an external MCP client (its own session, its requests in this
+ *             server's approvals inbox); the client closing the connection withdraws what it was waiting on.
+ *             errors: USAGE (a profile this server does not know, --tools with --profile).
+ *
  * The hello names what the server serves (data folder, root, pack and skill folders) so a client can
  * tell whether going through it would change what its command means.
  */

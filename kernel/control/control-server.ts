@@ -55,6 +55,9 @@ import {
   type ApprovalView,
 } from './kernel-views.js';
 import { listen } from '../util/listen.js';
+import { chooseProfile, servesEverything } from '../mcp/mcp-profile.js';
+// The MCP server modules load the SDK (about 0.3 s): imported when a stdio front first joins, not by every CLI command.
+import type { McpStdioServer } from '../mcp/mcp-stdio.js';
 
 /** A connection that sends no request within this long is closed. */
 const REQUEST_WAIT_MS = 30_000;
@@ -72,6 +75,7 @@ const OPS = [
   'approvals.watch',
   'approvals.answer',
   'serve.rotate-token',
+  'mcp.stdio',
 ];
 /** The shortest id prefix `approvals.answer` takes for a whole id (the list prints whole ids; a prefix saves typing). */
 const MIN_ID_PREFIX = 4;
@@ -187,6 +191,8 @@ export class ControlServer {
   private readonly calls = new Set<AbortController>();
   /** Ends each `approvals.watch` stream (at close). */
   private readonly watches = new Set<(message: Record<string, unknown>) => void>();
+  /** The MCP clients joined through the socket (`memo serve --stdio` beside this server), each its own connection. */
+  private readonly fronts = new Set<McpStdioServer>();
   private closing: Promise<void> | undefined;
   private tokens: TokenRotation = { none: `this memo serve (pid ${process.pid}) has no MCP endpoint yet` };
 
@@ -301,6 +307,8 @@ export class ControlServer {
       const stopped = new Promise<void>((resolve) => this.server.close(() => resolve()));
       for (const call of this.calls) call.abort(new Error('memo serve is stopping'));
       for (const end of [...this.watches]) end({ type: 'error', code: 'SERVER_STOPPING', message: 'memo serve is stopping' });
+      // Their calls are cancelled with them; each connection then ends, and its stdio process exits.
+      await Promise.all([...this.fronts].map((f) => f.close()));
       const idle = Promise.all([...this.connections].map((c) => new Promise<void>((resolve) => (c.closed ? resolve() : c.once('close', () => resolve())))));
       let timer: NodeJS.Timeout | undefined;
       await Promise.race([idle, new Promise<void>((resolve) => (timer = setTimeout(resolve, CLOSE_GRACE_MS)))]);
@@ -373,6 +381,7 @@ export class ControlServer {
     let call: AbortController | undefined;
     let requested = false;
     let unwatch: (() => void) | undefined;
+    let front: McpStdioServer | undefined;
     conn.on('error', () => {
       // 'close' follows; a CLI that vanished is not the server's fault
     });
@@ -382,6 +391,8 @@ export class ControlServer {
       call?.abort(new Error('the CLI went away'));
       prompter?.goneAway();
       unwatch?.();
+      // An MCP client that went away (its stdio process ended): its waiting requests are withdrawn.
+      void front?.close();
     });
     const send = (message: object) => {
       if (conn.writable) conn.write(line(message));
@@ -494,6 +505,46 @@ export class ControlServer {
           if (!answered.ok) return refuse(answered.code, answered.code === 'NOT_PENDING' ? notPending(String(req.id)) : answered.message);
           return finish({ type: 'result', value: { id: found.view.id, tool: found.view.tool, reply: typeof reply.reply === 'string' ? reply.reply : 'edit' } });
         }
+        case 'mcp.stdio': {
+          // `memo serve --stdio` started beside this server: from the `upgraded` line on, the connection carries MCP
+          // (one JSON-RPC message per line, both ways), served by this kernel as an external MCP client.
+          let profile;
+          try {
+            profile = chooseProfile(
+              {
+                ...(typeof req.tools === 'string' ? { tools: req.tools } : {}),
+                ...(typeof req.profile === 'string' ? { profile: req.profile } : {}),
+                search: req.search === true,
+              },
+              kernel.settings.read().mcpProfiles ?? {},
+            );
+          } catch (err) {
+            return refuse('USAGE', (err as Error).message);
+          }
+          const { McpStdioServer } = await import('../mcp/mcp-stdio.js');
+          if (conn.destroyed || this.closing) return void conn.destroy();
+          reader.stop();
+          conn.off('data', onData);
+          const capability = typeof req.capability === 'string' && req.capability ? req.capability : undefined;
+          const joined = new McpStdioServer(kernel, {
+            stdin: conn,
+            stdout: conn,
+            logger: options.logger,
+            ...(servesEverything(profile) ? {} : { profile }),
+            ...(capability ? { capability } : {}),
+          });
+          front = joined;
+          this.fronts.add(joined);
+          void joined.closed.then(() => {
+            this.fronts.delete(joined);
+            if (!conn.destroyed) conn.end();
+            conn.setTimeout(CLOSE_GRACE_MS, () => conn.destroy());
+          });
+          send({ type: 'upgraded', pid: process.pid, profile: profile.name });
+          await joined.start();
+          options.logger.info(`an MCP client joined over stdio through the control socket (${this.fronts.size} joined now)`);
+          return;
+        }
         case 'serve.rotate-token': {
           const rotated = await this.rotateToken(kernel);
           if ('code' in rotated) return refuse(rotated.code, rotated.message);
@@ -516,7 +567,8 @@ export class ControlServer {
       else if (msg.type === 'answer') prompter?.answer(msg.id, msg.answer, msg.refused);
     };
 
-    conn.on('data', (d: Buffer) => reader.push(d));
+    const onData = (d: Buffer) => reader.push(d);
+    conn.on('data', onData);
     conn.setTimeout(REQUEST_WAIT_MS, () => refuse('TIMEOUT', `no request arrived within ${REQUEST_WAIT_MS / 1000} s`));
     if (this.closing) return void conn.destroy();
     send(this.hello(options));

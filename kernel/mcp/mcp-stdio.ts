@@ -9,18 +9,7 @@ import { MemoMcpServer } from './mcp-server.js';
 import { FoundTools } from './found-tools.js';
 import type { McpProfile } from './mcp-profile.js';
 
-/** The environment variable an agent-turn backend uses to hand `memo serve --stdio` its write capability. */
-export const CAPABILITY_ENV = 'MEMO_WRITE_CAPABILITY';
-
-/**
- * Reads the write capability from the environment once and deletes it there, so nothing the kernel
- * spawns later (a shell command, a skill's tool) inherits it.
- */
-export function takeWriteCapabilityFromEnv(env: NodeJS.ProcessEnv = process.env): string | undefined {
-  const value = env[CAPABILITY_ENV];
-  delete env[CAPABILITY_ENV];
-  return value ? value : undefined;
-}
+export { CAPABILITY_ENV, takeWriteCapabilityFromEnv } from './defaults.js';
 
 /**
  * Reserves stdout for the protocol: returns a stream that writes to the real stdout, and sends

@@ -135,7 +135,7 @@ describe('memo serve options', () => {
     }
   });
 
-  it('leads the banner with a stdio config that starts its own memo on the same root and data, which serves tools without a token', async () => {
+  it('leads the banner with a stdio config on the same root, data and packs, which joins the running server without a token', async () => {
     const w = workspace();
     const serve = ServeProcess.start(['--packs', w.packs, '--root', w.root, '--data', w.data, 'serve']);
     try {
@@ -144,17 +144,21 @@ describe('memo serve options', () => {
       const lead = lines.findIndex((l) => l.startsWith('Desktop clients'));
       expect(lead).toBeGreaterThan(0);
       expect(lead).toBeLessThan(lines.findIndex((l) => l.startsWith('MCP endpoint')));
-      expect(lines[lead]).toMatch(/survives restarts and needs no token/);
+      expect(lines[lead]).toMatch(/needs no token. While this memo serve runs, the client joins it/);
       const close = lines.indexOf('}', lead);
       const config = JSON.parse(lines.slice(lead + 1, close + 1).join('\n'));
       const entry = config.mcpServers.memo as { command: string; args: string[] };
-      expect(entry).toEqual({ command: process.execPath, args: [BIN, 'serve', '--stdio', '--root', w.root, '--data', w.data] });
+      expect(entry).toEqual({ command: process.execPath, args: [BIN, 'serve', '--stdio', '--root', w.root, '--data', w.data, '--packs', w.packs] });
       expect(lines.join('\n')).toMatch(/pass --port N to keep the URL \(the token still changes\)/);
       // Run the snippet as a desktop client would, beside the running HTTP server.
       const client = new Client({ name: 'desktop', version: '1' });
-      await client.connect(new StdioClientTransport({ command: entry.command, args: entry.args, stderr: 'ignore' }));
+      const transport = new StdioClientTransport({ command: entry.command, args: entry.args, stderr: 'pipe' });
+      let stderr = '';
+      transport.stderr?.on('data', (d) => (stderr += d));
+      await client.connect(transport);
       try {
         expect((await client.listTools()).tools.length).toBeGreaterThan(0);
+        expect(stderr).toContain('through the memo serve running on this data folder');
       } finally {
         await client.close();
       }
