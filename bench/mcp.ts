@@ -37,7 +37,10 @@ import { printTable, summarise, type Row } from './stats.js';
  *    concurrency 16 = 16 calls in flight on the one pipe. Each group runs its sides in turn, four
  *    passes in mirrored order (a b c, c b a, a b c, c b a); each side keeps its best run.
  * 2. Launch to the first `tools/list` answer: `memo serve` (child process, built-in packs, file
- *    watching) vs a bare server script, each revision, over HTTP and stdio; median of 5.
+ *    watching) vs a bare server script, each revision, over HTTP and stdio; median of 5. Over stdio
+ *    twice: standalone (no memo serve on its data folder: it boots a kernel) and joining a memo
+ *    serve that runs on its data folder (the desktop config beside a running server), each as a
+ *    ratio to the bare script (target: within 1.3x).
  *
  * The Memo stdio side of (1) runs `McpStdioServer` in a child booted by this file (the CLI keeps its
  * default limits, and 30 calls/min would be the whole measurement).
@@ -461,10 +464,37 @@ async function launchStdio(args: string[], era: Era): Promise<number> {
   return ms;
 }
 
+/** `memo serve --json` on a data folder, running until stopped (the server a joining stdio client finds). */
+async function runningServe(args: string[]): Promise<{ stop(): Promise<void> }> {
+  const child = spawn(process.execPath, [...args, '--json'], { stdio: ['ignore', 'pipe', 'ignore'] });
+  await new Promise<void>((resolve, reject) => {
+    child.stdout.on('data', (d: Buffer) => d.includes(10) && resolve());
+    child.once('exit', (code) => reject(new Error(`memo serve exited (${code}) before it was ready`)));
+  });
+  return {
+    stop: async () => {
+      const exited = new Promise((r) => child.once('exit', r));
+      child.kill('SIGTERM');
+      await exited;
+    },
+  };
+}
+
 async function benchLaunch(dir: string, runs = 5): Promise<Record<string, number>> {
   const root = path.join(dir, 'launch-root');
   fs.mkdirSync(root, { recursive: true });
   const memoArgs = [BIN, '--root', root, '--data', path.join(dir, 'launch-data'), 'serve'];
+  // A second data folder with a memo serve on it: a stdio launch there joins that server.
+  const joinArgs = [BIN, '--root', root, '--data', path.join(dir, 'launch-joined-data'), 'serve'];
+  const server = await runningServe(joinArgs);
+  try {
+    return await launchCases(memoArgs, joinArgs, runs);
+  } finally {
+    await server.stop();
+  }
+}
+
+async function launchCases(memoArgs: string[], joinArgs: string[], runs: number): Promise<Record<string, number>> {
   const cases: Array<[string, () => Promise<number>]> = [
     ['HTTP 2025: bare v2 session server script', () => launchHttp([SELF, '--serve', 'bare-http-sessions'], 'sessions')],
     ['HTTP 2025: memo serve --json', () => launchHttp([...memoArgs, '--json'], 'sessions')],
@@ -472,8 +502,10 @@ async function benchLaunch(dir: string, runs = 5): Promise<Record<string, number
     ['HTTP 2026: memo serve --json', () => launchHttp([...memoArgs, '--json'], 'stateless')],
     ['stdio 2025: bare serveStdio script', () => launchStdio([SELF, '--serve', 'bare-stdio'], 'sessions')],
     ['stdio 2025: memo serve --stdio', () => launchStdio([...memoArgs, '--stdio'], 'sessions')],
+    ['stdio 2025: memo serve --stdio, joining', () => launchStdio([...joinArgs, '--stdio'], 'sessions')],
     ['stdio 2026: bare serveStdio script', () => launchStdio([SELF, '--serve', 'bare-stdio'], 'stateless')],
     ['stdio 2026: memo serve --stdio', () => launchStdio([...memoArgs, '--stdio'], 'stateless')],
+    ['stdio 2026: memo serve --stdio, joining', () => launchStdio([...joinArgs, '--stdio'], 'stateless')],
   ];
   const times = cases.map(([name, run]) => ({ name, run, ms: [] as number[] }));
   await times[1]!.run(); // warm the file cache once (the list above is not empty)
@@ -518,14 +550,20 @@ export async function benchMcp(calls = Number(process.env.BENCH_MCP_CALLS ?? 200
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'memo-bench-mcp-'));
   try {
     console.log(`\nMCP: ${calls} calls per run, ${PASSES} runs per side (best kept); load average ${load()} (${os.cpus().length} CPUs)`);
-    // BENCH_MCP_ONLY=stdio-stateless runs only the 2026-07-28 stdio groups, =stdio both revisions' (for profiling and repeated runs).
+    // BENCH_MCP_ONLY=stdio-stateless runs only the 2026-07-28 stdio groups, =stdio both revisions', =launch only the launch times (for profiling and repeated runs).
     if (process.env.BENCH_MCP_ONLY === 'stdio-stateless') return { ratios: printGroups(await benchStdio(calls, dir, ['stateless']), calls), launchMs: {} };
     if (process.env.BENCH_MCP_ONLY === 'stdio') return { ratios: printGroups(await benchStdio(calls, dir), calls), launchMs: {} };
-    const ratios = printGroups(await benchHttp(calls, dir), calls);
-    ratios.push(...printGroups(await benchStdio(calls, dir), calls));
+    const ratios = process.env.BENCH_MCP_ONLY === 'launch' ? [] : printGroups(await benchHttp(calls, dir), calls);
+    if (process.env.BENCH_MCP_ONLY !== 'launch') ratios.push(...printGroups(await benchStdio(calls, dir), calls));
     const launchMs = await benchLaunch(dir);
     console.log('\nLaunch to first tools/list answer, v2 client (median of 5)');
     for (const [name, ms] of Object.entries(launchMs)) console.log(`${name.padEnd(44)} ${ms.toFixed(0).padStart(8)} ms`);
+    for (const era of ['2025', '2026'])
+      for (const how of ['', ', joining']) {
+        const bare = launchMs[`stdio ${era}: bare serveStdio script`]!;
+        const memo = launchMs[`stdio ${era}: memo serve --stdio${how}`]!;
+        console.log(`  stdio ${era}${how || ', standalone'}: Memo/bare launch ${(memo / bare).toFixed(2)}x (target <= 1.3x)`);
+      }
     console.log(`\nMCP: load average at the end ${load()}`);
     return { ratios, launchMs };
   } finally {
