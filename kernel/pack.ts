@@ -112,7 +112,14 @@ export function defineTool<A>(run: (args: A, ctx: ToolContext) => unknown): Tool
 // deadline, JSON file store, atomic write, retry loop or loopback check).
 export { withDeadline, type Deadline, type DeadlineCause } from './util/with-deadline.js';
 export { JsonFileStore, type JsonFileStoreOptions } from './util/json-file-store.js';
-export { writeFileAtomic, writeFileAtomicAsync, type AtomicWriteOptions, type AtomicWriteSteps } from './util/atomic-file.js';
+export {
+  writeFileAtomic,
+  writeFileAtomicAsync,
+  atomicTempWriter,
+  removeTempLeftover,
+  type AtomicWriteOptions,
+  type AtomicWriteSteps,
+} from './util/atomic-file.js';
 export {
   fetchWithRetry,
   retryAfterMs,

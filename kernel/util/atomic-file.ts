@@ -1,13 +1,63 @@
 import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
-import { open, rename, unlink, type FileHandle } from 'node:fs/promises';
+import { lstat, open, rename, unlink, type FileHandle } from 'node:fs/promises';
 import * as path from 'node:path';
 
 // O_EXCL: a temp name someone planted (a link to elsewhere) makes the write fail rather than follow it.
 const TEMP_FLAGS = fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL | (fs.constants.O_NOFOLLOW ?? 0);
 
+// The temp file's name says which process writes it, so a sweep can tell a killed write's leftover
+// from a write still under way (in this process or another): `<file>.<pid>.<8 hex>.tmp`.
 function defaultTemp(file: string): string {
   return `${file}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
+}
+
+const DEFAULT_TEMP = /\.([1-9]\d{0,9})\.[0-9a-f]{8}\.tmp$/;
+
+/** The process that wrote `name`, when it is a temp file of this module's naming (`<file>.<pid>.<8 hex>.tmp`); null otherwise. */
+export function atomicTempWriter(name: string): number | null {
+  const m = name.endsWith('.tmp') ? DEFAULT_TEMP.exec(name) : null;
+  // A pid is a positive 32-bit number: a longer one was never written by this module.
+  return m && m.index > 0 && Number(m[1]) <= 0x7fffffff ? Number(m[1]) : null;
+}
+
+/** When this process started, on the clock file times are set by. */
+const STARTED_MS = Date.now() - process.uptime() * 1000;
+/** File times can be coarse (whole seconds; two on FAT): "older than this process" leaves this much room. */
+const MTIME_SLACK_MS = 2000;
+
+/**
+ * Whether a temp file written by process `pid` is a leftover: a write that can no longer finish.
+ * Another pid: when no process has it any more (a live one, even another user's, may still be
+ * writing). This process's own pid, or a naming without one (`null`): when the file is older than
+ * this process (a container's kernel gets the same pid on every start, so a dead one's files carry
+ * ours). A pid reused by an unrelated live process keeps its file until that process is gone.
+ */
+function isTempLeftover(pid: number | null, mtimeMs: number): boolean {
+  if (pid === null || pid === process.pid) return mtimeMs < STARTED_MS - MTIME_SLACK_MS;
+  try {
+    process.kill(pid, 0);
+    return false;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code !== 'EPERM';
+  }
+}
+
+/**
+ * Removes `file`, the temp file of an atomic write by process `pid` (null when its naming carries
+ * none), if it is a leftover of a killed write (see isTempLeftover): a regular file, never a link or
+ * a folder. The caller matches the name against its own writer's naming; this only judges the
+ * writer. Returns whether it was removed; any failure (gone meanwhile, no permission) is false.
+ */
+export async function removeTempLeftover(file: string, pid: number | null): Promise<boolean> {
+  try {
+    const st = await lstat(file);
+    if (!st.isFile() || !isTempLeftover(pid, st.mtimeMs)) return false;
+    await unlink(file);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /**

@@ -11,7 +11,16 @@ import { constants as fsConstants, type Stats } from 'node:fs';
 import { copyFile, link, lstat, mkdir, readdir, realpath, rename, stat, unlink, type FileHandle } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import { isGitSegment, isMemoError, MemoError, writeFileAtomicAsync, type ErrorCode, type ResolvedPath, type ToolContext } from 'memo-kernel/pack';
+import {
+  isGitSegment,
+  isMemoError,
+  MemoError,
+  removeTempLeftover,
+  writeFileAtomicAsync,
+  type ErrorCode,
+  type ResolvedPath,
+  type ToolContext,
+} from 'memo-kernel/pack';
 import { crashPoint, PAUSE } from './crash-points.js';
 
 type DiffLibrary = typeof import('diff');
@@ -306,23 +315,34 @@ export interface AtomicWriteResult {
   bytes: number;
 }
 
-/** A temporary name in the same directory, so the final rename never crosses file systems. */
-function tempNameFor(finalName: string, tag: string): string {
+/**
+ * A temporary name in the same directory, so the final rename never crosses file systems: hidden,
+ * and naming this process, so a sweep tells a killed write's leftover from a write still under way.
+ */
+function tempNameFor(finalName: string): string {
   const base = finalName.length > 180 ? finalName.slice(0, 180) : finalName;
-  return `.${base}.${tag}-${randomBytes(6).toString('hex')}.tmp`;
+  return `.${base}.memo-${process.pid}-${randomBytes(6).toString('hex')}.tmp`;
 }
+
+/** This pack's temp names, `.<name>.memo-<pid>-<12 hex>.tmp`, and the older ones without the pid. */
+const TEMP_NAME = /^\..+\.memo-(?:([1-9]\d{0,9})-)?[0-9a-f]{12}\.tmp$/;
 
 /** Temporary names this process is writing right now: a sweep of leftovers must not take them. */
 const inFlight = new Set<string>();
 
 /**
- * Removes the temporary files a crashed earlier write of `name` left beside it (a kill between the
- * temp write and the rename), except those a write in this process still holds. A write by another
- * process at the same moment would lose its temp file and fail cleanly (its target untouched).
+ * Removes the temporary files killed writes of this pack left in `dir` (a kill between the temp
+ * write and the rename), whichever file they were for: those whose process is gone, and those named
+ * without a pid (an older version) that are older than this process; never one a write in this
+ * process holds (a backup's temp is a hard link to the old file, so it carries the old mtime).
+ *
+ * Run before every write, in the folder written to, not over the whole root when the pack activates:
+ * the root can be a checkout of any size (node_modules and all), a walk of it would slow every start,
+ * and a leftover is only in the way where files are written. So a folder is swept by the first write
+ * into it after a crash (one readdir, which the write's own checks already pay for in kind); a folder
+ * nothing writes to again keeps its hidden leftovers.
  */
-async function sweepLeftovers(dir: string, name: string): Promise<void> {
-  const base = (n: string) => (n.length > 180 ? n.slice(0, 180) : n);
-  const shapes = [base(name), base(`${name}.bak`)].map((b) => `.${b}.memo-`);
+async function sweepLeftovers(dir: string): Promise<void> {
   let entries: string[];
   try {
     entries = await readdir(dir);
@@ -330,9 +350,9 @@ async function sweepLeftovers(dir: string, name: string): Promise<void> {
     return;
   }
   for (const entry of entries) {
-    if (!/\.memo-[0-9a-f]{12}\.tmp$/.test(entry) || !shapes.some((p) => entry.startsWith(p) && entry.length === p.length + 16)) continue;
+    const m = entry.endsWith('.tmp') ? TEMP_NAME.exec(entry) : null;
     const full = path.join(dir, entry);
-    if (!inFlight.has(full)) await unlink(full).catch(() => {});
+    if (m && !inFlight.has(full)) await removeTempLeftover(full, m[1] === undefined ? null : Number(m[1]));
   }
 }
 
@@ -350,7 +370,7 @@ export async function atomicWrite(ctx: ToolContext, resolved: ResolvedPath, data
   const requested = resolved.requested;
   const dir = path.dirname(resolved.real);
   const name = path.basename(resolved.real);
-  const tmp = path.join(dir, tempNameFor(name, 'memo'));
+  const tmp = path.join(dir, tempNameFor(name));
   const bytes = typeof data === 'string' ? Buffer.byteLength(data) : data.length;
   const cleanup: string[] = [];
   const held = [tmp];
@@ -371,7 +391,7 @@ export async function atomicWrite(ctx: ToolContext, resolved: ResolvedPath, data
       return;
     }
     const bakReal = path.join(dir, `${name}.bak`);
-    const bakTmp = path.join(dir, tempNameFor(`${name}.bak`, 'memo'));
+    const bakTmp = path.join(dir, tempNameFor(`${name}.bak`));
     cleanup.push(bakTmp);
     held.push(bakTmp);
     inFlight.add(bakTmp);
@@ -401,6 +421,7 @@ export async function atomicWrite(ctx: ToolContext, resolved: ResolvedPath, data
 
   try {
     checkSignal(ctx.signal, `Writing ${shown(requested)}`);
+    await sweepLeftovers(dir);
     await writeFileAtomicAsync(resolved.real, data, {
       // A new file is created as any other (0666 less the umask); an existing one keeps its mode.
       mode: old ? old.mode & 0o7777 : null,
@@ -421,7 +442,6 @@ export async function atomicWrite(ctx: ToolContext, resolved: ResolvedPath, data
           : {}),
       },
     });
-    await sweepLeftovers(dir, name);
     return { backup, bytes };
   } catch (err) {
     for (const f of cleanup) await unlink(f).catch(() => {});

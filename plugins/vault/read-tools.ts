@@ -5,7 +5,7 @@ import { normalizeTag, parseNote, sectionOf } from './markdown.js';
 import { loadText, requireMarkdown } from './note-files.js';
 import { runtimeOf } from './runtime.js';
 import type { ToolArgs } from './tool-args.js';
-import { cleanRelative, isSkippedName, shown, type Vault } from './vault.js';
+import { cleanRelative, isListedEntry, shown, type Vault } from './vault.js';
 import type { NoteInfo } from './vault-index.js';
 import { fileTypeOf } from './markdown.js';
 
@@ -102,7 +102,7 @@ export async function listFolder(args: ToolArgs['vault_list_folder'], ctx: ToolC
   const { resolved, rel } = await vault.resolve(ctx, args.path ?? '', 'list', 'folder');
   if (!resolved.exists) throw new MemoError('NOT_FOUND', `There is no folder ${shown(args.path ?? '')} in the vault.`);
   if (!resolved.isDirectory) throw new MemoError('VALIDATION', `${shown(args.path ?? '')} is a file, not a folder.`);
-  const entries = (await readdir(resolved.real, { withFileTypes: true })).filter((e) => !isSkippedName(e.name));
+  const entries = (await readdir(resolved.real, { withFileTypes: true })).filter(isListedEntry);
   const folders = entries.filter((e) => e.isDirectory()).sort((a, b) => a.name.localeCompare(b.name));
   const files = entries.filter((e) => e.isFile()).sort((a, b) => a.name.localeCompare(b.name));
   const out: JsonValue[] = [];

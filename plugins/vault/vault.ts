@@ -11,7 +11,16 @@ import { constants as fsConstants, type Stats } from 'node:fs';
 import { lstat, mkdir, readdir, open, realpath } from 'node:fs/promises';
 import path from 'node:path';
 import type { FSWatcher } from 'chokidar';
-import { MemoError, type Logger, type ResolvedPath, type Sandbox, type ToolContext, type PathIntent } from 'memo-kernel/pack';
+import {
+  MemoError,
+  atomicTempWriter,
+  removeTempLeftover,
+  type Logger,
+  type ResolvedPath,
+  type Sandbox,
+  type ToolContext,
+  type PathIntent,
+} from 'memo-kernel/pack';
 import { fileTypeOf, makeSnippet, parseNote, splitFrontMatter } from './markdown.js';
 import { VaultIndex, type BatchResult, type FileRecord, type NoteInfo } from './vault-index.js';
 
@@ -33,6 +42,14 @@ const SCAN_CHUNK = 2500;
 /** Names never part of a vault: hidden folders (.git, .obsidian, .trash) and dependency trees. */
 export function isSkippedName(name: string): boolean {
   return name.startsWith('.') || name === 'node_modules';
+}
+
+/**
+ * Entries a folder listing shows: not skipped, and not the temp file of an atomic write (the one every
+ * vault write makes, `<note>.md.<pid>.<hex>.tmp`), whether that write is under way or was killed.
+ */
+export function isListedEntry(e: { name: string; isFile(): boolean }): boolean {
+  return !isSkippedName(e.name) && !(e.isFile() && atomicTempWriter(e.name) !== null);
 }
 
 export function shown(p: string): string {
@@ -200,7 +217,12 @@ export class Vault {
     }
   }
 
-  /** Every vault file under `under` (vault-relative, '' for all): path -> stats. No links followed; kernel state never entered. */
+  /**
+   * Every vault file under `under` (vault-relative, '' for all): path -> stats. No links followed;
+   * kernel state never entered. Temp files of atomic writes are never vault files; those a killed
+   * write left (its process gone) are removed on the way, so opening the vault (its first sync walks
+   * the whole folder) sweeps them, and so does every rebuild.
+   */
   async scan(under = ''): Promise<Map<string, Stats>> {
     const out = new Map<string, Stats>();
     const walk = async (dirAbs: string): Promise<void> => {
@@ -213,8 +235,10 @@ export class Vault {
       }
       const subdirs: string[] = [];
       for (const e of entries) {
-        if (isSkippedName(e.name)) continue;
         const abs = path.join(dirAbs, e.name);
+        const writer = e.isFile() ? atomicTempWriter(e.name) : null;
+        if (writer !== null) await removeTempLeftover(abs, writer);
+        if (!isListedEntry(e)) continue;
         if (e.isDirectory()) subdirs.push(abs);
         else if (e.isFile() && fileTypeOf(e.name)) {
           try {

@@ -1,6 +1,7 @@
+import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { fileStamp, writeFileAtomic, writeFileAtomicAsync } from '../../../kernel/util/atomic-file.js';
+import { atomicTempWriter, fileStamp, removeTempLeftover, writeFileAtomic, writeFileAtomicAsync } from '../../../kernel/util/atomic-file.js';
 import { tempDir } from '../../helpers/kernel-fixture.js';
 
 const mode = (file: string) => fs.statSync(file).mode & 0o777;
@@ -133,5 +134,56 @@ describe('fileStamp', () => {
     const first = fileStamp(file);
     writeFileAtomic(file, 'a');
     expect(fileStamp(file)).not.toBe(first);
+  });
+});
+
+describe('temp files of atomic writes', () => {
+  it('names the temp file after the writing process, and reads that process back from the name alone', async () => {
+    const dir = tempDir('memo-atomic-');
+    const file = path.join(dir, 'Note.md');
+    let temp = '';
+    await writeFileAtomicAsync(file, 'x', { mode: null, steps: { beforeRename: (t) => void (temp = t) } });
+    expect(path.basename(temp)).toMatch(new RegExp(`^Note\\.md\\.${process.pid}\\.[0-9a-f]{8}\\.tmp$`));
+    expect(atomicTempWriter(path.basename(temp))).toBe(process.pid);
+    for (const other of [
+      'Note.md.tmp',
+      'Note.md.12.ABCDEF01.tmp',
+      'Note.md.0.abcdef01.tmp',
+      '.12.abcdef01.tmp',
+      'Note.md.99999999999.abcdef01.tmp',
+      'Note.md.12.abcdef01',
+    ])
+      expect([other, atomicTempWriter(other)]).toEqual([other, null]);
+  });
+
+  it('removes a temp file whose writer is gone, or that carries this pid from before this process; never a live writer’s', async () => {
+    const dir = tempDir('memo-atomic-');
+    const dead = spawnSync(process.execPath, ['-e', '']).pid;
+    const at = (name: string) => path.join(dir, name);
+    for (const n of ['dead', 'live', 'mine', 'mine-old', 'unnamed-old', 'unnamed-new']) fs.writeFileSync(at(n), n);
+    const beforeStart = new Date(Date.now() - process.uptime() * 1000 - 3600_000);
+    for (const n of ['mine-old', 'unnamed-old']) fs.utimesSync(at(n), beforeStart, beforeStart);
+    fs.mkdirSync(at('folder'));
+    const removed = {
+      dead: await removeTempLeftover(at('dead'), dead),
+      live: await removeTempLeftover(at('live'), process.ppid),
+      mine: await removeTempLeftover(at('mine'), process.pid),
+      'mine-old': await removeTempLeftover(at('mine-old'), process.pid),
+      'unnamed-old': await removeTempLeftover(at('unnamed-old'), null),
+      'unnamed-new': await removeTempLeftover(at('unnamed-new'), null),
+      folder: await removeTempLeftover(at('folder'), dead),
+      absent: await removeTempLeftover(at('absent'), dead),
+    };
+    expect(removed).toEqual({
+      dead: true,
+      live: false,
+      mine: false,
+      'mine-old': true,
+      'unnamed-old': true,
+      'unnamed-new': false,
+      folder: false,
+      absent: false,
+    });
+    expect(fs.readdirSync(dir).sort()).toEqual(['folder', 'live', 'mine', 'unnamed-new']);
   });
 });

@@ -154,7 +154,7 @@ describe('fs-tools write_file under a crash', () => {
   }
 
   /** Starts a write that pauses at `step`, and SIGKILLs it there (the marker file says it arrived). */
-  async function killAt(step: string, root: string, data: string): Promise<void> {
+  async function killAt(step: string, root: string, data: string): Promise<number | undefined> {
     const marker = path.join(path.dirname(root), `paused-${step}`);
     const w = writer(root, data, 'N', { MEMO_TEST_PAUSE_ATOMIC_WRITE: `${step}:${marker}` });
     let exitCode: number | null | undefined;
@@ -163,6 +163,7 @@ describe('fs-tools write_file under a crash', () => {
     if (exitCode !== undefined) throw new Error(`the writer ended (${exitCode}) before ${step}: ${w.stderr()}`);
     w.child.kill('SIGKILL');
     await w.exited;
+    return w.child.pid;
   }
 
   // After a kill at each step: what the target and its .bak hold (the write replaces OLD with NEW).
@@ -184,19 +185,19 @@ describe('fs-tools write_file under a crash', () => {
       fs.mkdirSync(root);
       fs.writeFileSync(path.join(root, 'big.txt'), OLD);
 
-      await killAt(step, root, data);
+      const killed = await killAt(step, root, data);
       expect(name(read(path.join(root, 'big.txt')))).toBe(name(target));
       expect(name(read(path.join(root, 'big.txt.bak')))).toBe(name(bak));
-      // What a crash leaves at most: the hidden temporary files of the write it interrupted.
+      // What a crash leaves at most: the hidden temporary files of the write it interrupted, naming its process.
       const left = tempFiles(root);
       expect(left.length).toBeLessThanOrEqual(2);
-      for (const f of left) expect(f).toMatch(/^\.big\.txt(\.bak)?\.memo-[0-9a-f]{12}\.tmp$/);
+      for (const f of left) expect(f).toMatch(new RegExp(`^\\.big\\.txt(\\.bak)?\\.memo-${killed}-[0-9a-f]{12}\\.tmp$`));
 
       const next = writer(root, data, 'X');
       expect([await next.exited, next.stderr()]).toEqual([0, '']);
       expect(name(read(path.join(root, 'big.txt')))).toBe('next');
       expect(name(read(path.join(root, 'big.txt.bak')))).toBe(name(target));
-      // The next write of the file sweeps what the crash left, and leaves none of its own.
+      // The next write in the folder sweeps what the crash left, and leaves none of its own.
       expect(tempFiles(root)).toEqual([]);
     },
     SPAWN_TIMEOUT_MS,
