@@ -302,7 +302,8 @@ export class Kernel {
       return d;
     };
     const dataDir = path.join(this.config.dataDir, 'packs-data', packId);
-    const openNames = new Set<string>();
+    // Each database name: null while it opens, then its DataSource (another open waits for the pack to close it).
+    const openNames = new Map<string, DataSource | null>();
     // Aborted when the pack unloads or reloads: its routine turns stop with it.
     const unloading = new AbortController();
     own({ dispose: () => unloading.abort(new Error(`the pack ${packId} is unloading`)) });
@@ -331,9 +332,11 @@ export class Kernel {
         if (this.closed) throw new MemoError('CANCELLED', 'The kernel is shutting down.', { plugin: packId });
         // One connection per file: a second one would see the first's migrations half done.
         const name = options.name ?? 'pack';
-        if (openNames.has(name))
+        // Open again only once the pack closed it (ds.destroy(): a damaged cache it sets aside and rebuilds).
+        const previous = openNames.get(name);
+        if (previous !== undefined && (previous === null || previous.isInitialized))
           throw new MemoError('CONFLICT', `Pack "${packId}" already opened its database "${name}"; keep the DataSource it returned.`, { plugin: packId });
-        openNames.add(name);
+        openNames.set(name, null);
         const { openPackDatabase } = await import('./storage/pack-database.js');
         let ds: DataSource;
         try {
@@ -342,9 +345,11 @@ export class Kernel {
           openNames.delete(name);
           throw err;
         }
+        openNames.set(name, ds);
         own({
           dispose: () => {
-            openNames.delete(name);
+            if (openNames.get(name) === ds) openNames.delete(name);
+            if (!ds.isInitialized) return;
             const p = ds.destroy().catch((err: unknown) => logger.warn(`pack ${packId}: its database did not close cleanly: ${(err as Error).message}`));
             this.closing.add(p);
             void p.finally(() => this.closing.delete(p));

@@ -58,6 +58,8 @@ export interface PackApi {
   /**
    * The pack's own SQLite database in its data folder, migrated to the newest of `migrations` before
    * it is returned (no `synchronize` outside tests). Closed when the pack unloads, reloads, or the kernel stops.
+   * One DataSource per name at a time: once the pack closes it itself (`ds.destroy()`, e.g. a cache it
+   * found damaged and set aside), it may open the name again.
    */
   database(options: PackDatabaseOptions): Promise<DataSource>;
   /** A panel for the web console, as data: actions are calls of the pack's own tools through the pipeline. */

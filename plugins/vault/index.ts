@@ -4,9 +4,9 @@
  * FTS5 text) lives in the pack's data folder and a watcher keeps it live. `activate` contributes the
  * `memo vault init|reindex` commands; the vault itself opens on the first call that needs it.
  */
-import { defineTools, lazyTool, type Disposable, type PackApi, type ToolContext, type ToolImplementation } from 'memo-kernel/pack';
+import { defineTools, lazyTool, MemoError, type Disposable, type PackApi, type ToolContext, type ToolImplementation } from 'memo-kernel/pack';
 import type { Feature } from './features.js';
-import { register, unregister } from './runtime.js';
+import { isDamage, register, runtimeOf, unregister } from './runtime.js';
 import type { VaultEntities } from './services.js';
 import type { ToolArgs } from './tool-args.js';
 
@@ -51,69 +51,110 @@ function gated(all: Record<string, ToolImplementation>): Record<string, ToolImpl
   return out;
 }
 
-export const tools = gated(
-  defineTools<ToolArgs>({
-    vault_search_notes: lazyTool(async () => (await read()).searchNotes),
-    vault_read_note: lazyTool(async () => (await read()).readNote),
-    vault_list_folder: lazyTool(async () => (await read()).listFolder),
-    vault_get_tags: lazyTool(async () => (await read()).getTags),
-    vault_get_current_note: lazyTool(async () => (await read()).getCurrentNote),
-    vault_create_note: lazyTool(async () => (await write()).createNote),
-    vault_update_note: lazyTool(async () => (await write()).updateNote),
-    vault_rename_note: lazyTool(async () => (await write()).renameNote),
-    vault_delete_note: lazyTool(async () => (await write()).deleteNote),
-    vault_create_folder: lazyTool(async () => (await write()).createFolder),
-    vault_rename_folder: lazyTool(async () => (await write()).renameFolder),
-    vault_delete_folder: lazyTool(async () => (await write()).deleteFolder),
-    vault_move_to_folder: lazyTool(async () => (await write()).moveToFolder),
-    vault_add_tag: lazyTool(async () => (await write()).addTag),
-    vault_remove_tag: lazyTool(async () => (await write()).removeTag),
-    vault_add_html_artifact: lazyTool(async () => (await write()).addHtmlArtifact),
-    vault_reindex: lazyTool(async () => (await write()).reindex),
-    vault_list_statuses: lazyTool(async () => (await statuses()).listStatuses),
-    vault_create_status: lazyTool(async () => (await statuses()).createStatus),
-    vault_update_status: lazyTool(async () => (await statuses()).updateStatus),
-    vault_delete_status: lazyTool(async () => (await statuses()).deleteStatus),
-    vault_reorder_statuses: lazyTool(async () => (await statuses()).reorderStatuses),
-    vault_list_projects: lazyTool(async () => (await projects()).listProjects),
-    vault_get_project: lazyTool(async () => (await projects()).getProject),
-    vault_create_project: lazyTool(async () => (await projects()).createProject),
-    vault_update_project: lazyTool(async () => (await projects()).updateProject),
-    vault_delete_project: lazyTool(async () => (await projects()).deleteProject),
-    vault_archive_project: lazyTool(async () => (await projects()).archiveProject),
-    vault_reorder_projects: lazyTool(async () => (await projects()).reorderProjects),
-    vault_list_tasks: lazyTool(async () => (await tasks()).listTasks),
-    vault_get_task: lazyTool(async () => (await tasks()).getTask),
-    vault_create_task: lazyTool(async () => (await tasks()).createTask),
-    vault_update_task: lazyTool(async () => (await tasks()).updateTask),
-    vault_delete_task: lazyTool(async () => (await tasks()).deleteTask),
-    vault_complete_task: lazyTool(async () => (await tasks()).completeTask),
-    vault_uncomplete_task: lazyTool(async () => (await tasks()).uncompleteTask),
-    vault_archive_task: lazyTool(async () => (await tasks()).archiveTask),
-    vault_unarchive_task: lazyTool(async () => (await tasks()).unarchiveTask),
-    vault_move_task: lazyTool(async () => (await tasks()).moveTask),
-    vault_reorder_tasks: lazyTool(async () => (await tasks()).reorderTasks),
-    vault_duplicate_task: lazyTool(async () => (await tasks()).duplicateTask),
-    vault_convert_task_to_subtask: lazyTool(async () => (await tasks()).convertTaskToSubtask),
-    vault_convert_subtask_to_task: lazyTool(async () => (await tasks()).convertSubtaskToTask),
-    vault_get_journal_entry: lazyTool(async () => (await journal()).getJournalEntry),
-    vault_list_journal_entries: lazyTool(async () => (await journal()).listJournalEntries),
-    vault_create_journal_entry: lazyTool(async () => (await journal()).createJournalEntry),
-    vault_update_journal_entry: lazyTool(async () => (await journal()).updateJournalEntry),
-    vault_delete_journal_entry: lazyTool(async () => (await journal()).deleteJournalEntry),
-    vault_list_inbox_items: lazyTool(async () => (await inbox()).listInboxItems),
-    vault_get_inbox_item: lazyTool(async () => (await inbox()).getInboxItem),
-    vault_add_to_inbox: lazyTool(async () => (await inbox()).addToInbox),
-    vault_update_inbox_item: lazyTool(async () => (await inbox()).updateInboxItem),
-    vault_snooze_inbox_item: lazyTool(async () => (await inbox()).snoozeInboxItem),
-    vault_archive_inbox_item: lazyTool(async () => (await inbox()).archiveInboxItem),
-    vault_unarchive_inbox_item: lazyTool(async () => (await inbox()).unarchiveInboxItem),
-    vault_delete_inbox_item: lazyTool(async () => (await inbox()).deleteInboxItem),
-    vault_add_inbox_tag: lazyTool(async () => (await inbox()).addInboxTag),
-    vault_remove_inbox_tag: lazyTool(async () => (await inbox()).removeInboxTag),
-    vault_desktop_read: lazyTool(async () => (await bridge()).desktopRead),
-    vault_desktop_write: lazyTool(async () => (await bridge()).desktopWrite),
-  }),
+/**
+ * A call that finds the index damaged (SQLite: not a database, malformed) sets it aside and has it
+ * built again from the files, then fails saying so: the next call works on the new index, every note
+ * with its id. Not retried here: a write may have reached its file before the index failed.
+ */
+function healing(all: Record<string, ToolImplementation>): Record<string, ToolImplementation> {
+  const out: Record<string, ToolImplementation> = {};
+  const heal = async (err: unknown, ctx: ToolContext): Promise<never> => {
+    if (!isDamage(err)) throw err;
+    const rt = runtimeOf(ctx);
+    await rt.healIndex(err);
+    throw new MemoError(
+      'TOOL_FAILED',
+      `The vault index was damaged (${rt.healed?.problem ?? 'malformed'}); it was set aside as ${rt.healed?.setAside ?? 'a .broken file'} and is being built again from the notes, each keeping its id. Run the call again.`,
+    );
+  };
+  for (const [name, impl] of Object.entries(all))
+    out[name] =
+      typeof impl === 'function'
+        ? async (args, ctx) => {
+            try {
+              return await impl(args, ctx);
+            } catch (err) {
+              return heal(err, ctx);
+            }
+          }
+        : {
+            ...impl,
+            run: async (args, ctx) => {
+              try {
+                return await impl.run(args, ctx);
+              } catch (err) {
+                return heal(err, ctx);
+              }
+            },
+          };
+  return out;
+}
+
+export const tools = healing(
+  gated(
+    defineTools<ToolArgs>({
+      vault_search_notes: lazyTool(async () => (await read()).searchNotes),
+      vault_read_note: lazyTool(async () => (await read()).readNote),
+      vault_list_folder: lazyTool(async () => (await read()).listFolder),
+      vault_get_tags: lazyTool(async () => (await read()).getTags),
+      vault_get_current_note: lazyTool(async () => (await read()).getCurrentNote),
+      vault_create_note: lazyTool(async () => (await write()).createNote),
+      vault_update_note: lazyTool(async () => (await write()).updateNote),
+      vault_rename_note: lazyTool(async () => (await write()).renameNote),
+      vault_delete_note: lazyTool(async () => (await write()).deleteNote),
+      vault_create_folder: lazyTool(async () => (await write()).createFolder),
+      vault_rename_folder: lazyTool(async () => (await write()).renameFolder),
+      vault_delete_folder: lazyTool(async () => (await write()).deleteFolder),
+      vault_move_to_folder: lazyTool(async () => (await write()).moveToFolder),
+      vault_add_tag: lazyTool(async () => (await write()).addTag),
+      vault_remove_tag: lazyTool(async () => (await write()).removeTag),
+      vault_add_html_artifact: lazyTool(async () => (await write()).addHtmlArtifact),
+      vault_reindex: lazyTool(async () => (await write()).reindex),
+      vault_list_statuses: lazyTool(async () => (await statuses()).listStatuses),
+      vault_create_status: lazyTool(async () => (await statuses()).createStatus),
+      vault_update_status: lazyTool(async () => (await statuses()).updateStatus),
+      vault_delete_status: lazyTool(async () => (await statuses()).deleteStatus),
+      vault_reorder_statuses: lazyTool(async () => (await statuses()).reorderStatuses),
+      vault_list_projects: lazyTool(async () => (await projects()).listProjects),
+      vault_get_project: lazyTool(async () => (await projects()).getProject),
+      vault_create_project: lazyTool(async () => (await projects()).createProject),
+      vault_update_project: lazyTool(async () => (await projects()).updateProject),
+      vault_delete_project: lazyTool(async () => (await projects()).deleteProject),
+      vault_archive_project: lazyTool(async () => (await projects()).archiveProject),
+      vault_reorder_projects: lazyTool(async () => (await projects()).reorderProjects),
+      vault_list_tasks: lazyTool(async () => (await tasks()).listTasks),
+      vault_get_task: lazyTool(async () => (await tasks()).getTask),
+      vault_create_task: lazyTool(async () => (await tasks()).createTask),
+      vault_update_task: lazyTool(async () => (await tasks()).updateTask),
+      vault_delete_task: lazyTool(async () => (await tasks()).deleteTask),
+      vault_complete_task: lazyTool(async () => (await tasks()).completeTask),
+      vault_uncomplete_task: lazyTool(async () => (await tasks()).uncompleteTask),
+      vault_archive_task: lazyTool(async () => (await tasks()).archiveTask),
+      vault_unarchive_task: lazyTool(async () => (await tasks()).unarchiveTask),
+      vault_move_task: lazyTool(async () => (await tasks()).moveTask),
+      vault_reorder_tasks: lazyTool(async () => (await tasks()).reorderTasks),
+      vault_duplicate_task: lazyTool(async () => (await tasks()).duplicateTask),
+      vault_convert_task_to_subtask: lazyTool(async () => (await tasks()).convertTaskToSubtask),
+      vault_convert_subtask_to_task: lazyTool(async () => (await tasks()).convertSubtaskToTask),
+      vault_get_journal_entry: lazyTool(async () => (await journal()).getJournalEntry),
+      vault_list_journal_entries: lazyTool(async () => (await journal()).listJournalEntries),
+      vault_create_journal_entry: lazyTool(async () => (await journal()).createJournalEntry),
+      vault_update_journal_entry: lazyTool(async () => (await journal()).updateJournalEntry),
+      vault_delete_journal_entry: lazyTool(async () => (await journal()).deleteJournalEntry),
+      vault_list_inbox_items: lazyTool(async () => (await inbox()).listInboxItems),
+      vault_get_inbox_item: lazyTool(async () => (await inbox()).getInboxItem),
+      vault_add_to_inbox: lazyTool(async () => (await inbox()).addToInbox),
+      vault_update_inbox_item: lazyTool(async () => (await inbox()).updateInboxItem),
+      vault_snooze_inbox_item: lazyTool(async () => (await inbox()).snoozeInboxItem),
+      vault_archive_inbox_item: lazyTool(async () => (await inbox()).archiveInboxItem),
+      vault_unarchive_inbox_item: lazyTool(async () => (await inbox()).unarchiveInboxItem),
+      vault_delete_inbox_item: lazyTool(async () => (await inbox()).deleteInboxItem),
+      vault_add_inbox_tag: lazyTool(async () => (await inbox()).addInboxTag),
+      vault_remove_inbox_tag: lazyTool(async () => (await inbox()).removeInboxTag),
+      vault_desktop_read: lazyTool(async () => (await bridge()).desktopRead),
+      vault_desktop_write: lazyTool(async () => (await bridge()).desktopWrite),
+    }),
+  ),
 );
 
 /** What a command run gets that `report` uses (the kernel's PackCommandContext). */

@@ -3,6 +3,7 @@
  * kernels can share this module in one process (tests, host apps), so state is kept per kernel, by the
  * pack's data folder (which the kernel hands to both `activate` and every call).
  */
+import { existsSync, readdirSync, renameSync } from 'node:fs';
 import { lstat } from 'node:fs/promises';
 import path from 'node:path';
 import type { DataSource } from 'typeorm';
@@ -16,8 +17,29 @@ let vaultModule: Promise<typeof import('./vault.js')> | undefined;
 /** The vault's code (files, index, markdown), imported with the first vault rather than when the pack loads. */
 const vaultCode = () => (vaultModule ??= import('./vault.js'));
 
+/** What became of a damaged index: set aside (never deleted) and built again from the files. */
+export interface IndexHealing {
+  at: string;
+  /** Why it could not be used (SQLite's words). */
+  problem: string;
+  /** Where the damaged file now is. */
+  setAside: string;
+}
+
+/** SQLite saying a database file is damaged (not: busy, full, read-only, missing). */
+export function isDamage(err: unknown): boolean {
+  for (let e = err as { code?: unknown; message?: unknown; cause?: unknown } | undefined, depth = 0; e && depth < 5; e = e.cause as typeof e, depth++) {
+    const code = typeof e.code === 'string' ? e.code : '';
+    if (code === 'SQLITE_NOTADB' || code.startsWith('SQLITE_CORRUPT')) return true;
+    if (typeof e.message === 'string' && /file is not a database|database disk image is malformed/.test(e.message)) return true;
+  }
+  return false;
+}
+
 export class VaultRuntime {
   private db: Promise<DataSource> | null = null;
+  /** Set when this run found the index damaged and built it again (memo vault status, the pack's log line). */
+  healed: IndexHealing | null = null;
   private planningDs: Promise<DataSource> | null = null;
   private planningReady: Promise<DataSource> | null = null;
   private current: { key: string; vault: Promise<Vault> } | null = null;
@@ -27,11 +49,76 @@ export class VaultRuntime {
 
   /** The index's DataSource (vault.sqlite): a per-instance cache of the files, always a SQLite file (FTS5). */
   database(): Promise<DataSource> {
-    this.db ??= (async () => {
-      const { ENTITIES, MIGRATIONS } = await import('./schema.js');
-      return this.api.database({ name: 'vault', entities: ENTITIES, migrations: MIGRATIONS });
-    })();
-    return this.db;
+    this.db ??= this.openIndex();
+    const opening = this.db;
+    opening.catch(() => {
+      if (this.db === opening) this.db = null;
+    });
+    return opening;
+  }
+
+  /** vault.sqlite in the pack's data folder. */
+  get indexFile(): string {
+    return path.join(this.api.dataDir, 'vault.sqlite');
+  }
+
+  /**
+   * Opens the index, checked (`PRAGMA quick_check`). One that cannot be opened or fails the check is
+   * set aside (renamed `vault.sqlite.broken-<time>`, with its -wal and -shm; never deleted), the
+   * person is told in one line, and a new one is made: the vault's next open fills it from the files,
+   * each note taking its id back from note-ids.jsonl.
+   */
+  private async openIndex(): Promise<DataSource> {
+    const { ENTITIES, MIGRATIONS } = await import('./schema.js');
+    const open = () => this.api.database({ name: 'vault', entities: ENTITIES, migrations: MIGRATIONS });
+    let ds: DataSource | undefined;
+    let problem: string;
+    try {
+      ds = await open();
+      const check = sqliteOf(ds).pragma('quick_check(1)', { simple: true });
+      if (check === 'ok') return ds;
+      problem = `quick_check: ${String(check)}`;
+    } catch (err) {
+      if (!isDamage(err)) throw err;
+      problem = damageText(err);
+    }
+    if (ds?.isInitialized) await ds.destroy();
+    this.setAside(problem);
+    return open();
+  }
+
+  /** Renames the damaged index (and its -wal, -shm) out of the way and says so once. */
+  private setAside(problem: string): void {
+    const at = new Date(this.api.clock.now());
+    const aside = `${this.indexFile}.broken-${at.toISOString().replace(/[:.]/g, '-')}`;
+    for (const suffix of ['', '-wal', '-shm']) if (existsSync(this.indexFile + suffix)) renameSync(this.indexFile + suffix, aside + suffix);
+    this.healed = { at: at.toISOString(), problem, setAside: aside };
+    this.api.logger.warn(
+      `vault: the index ${this.indexFile} could not be used (${problem}); it was set aside as ${path.basename(aside)} and is being built again from the notes, each keeping its id`,
+    );
+  }
+
+  /**
+   * A call found the index damaged while the vault was open: the open vault is closed, the index set
+   * aside and opened anew (the next call fills it from the files). Resolves once that is done.
+   */
+  healIndex(err: unknown): Promise<void> {
+    // Calls that failed together on the same damaged index heal it once.
+    this.healing ??= this.setAsideOpen(err).finally(() => (this.healing = null));
+    return this.healing;
+  }
+
+  private healing: Promise<void> | null = null;
+
+  private async setAsideOpen(err: unknown): Promise<void> {
+    const current = this.current;
+    this.current = null;
+    if (current) await (await current.vault.catch(() => null))?.close();
+    const db = this.db;
+    this.db = null;
+    const ds = await db?.catch(() => null);
+    if (ds?.isInitialized) await ds.destroy();
+    this.setAside(damageText(err));
   }
 
   /**
@@ -41,19 +128,22 @@ export class VaultRuntime {
    * that fails the call fails saying so, and the next call tries again.
    */
   planningDatabase(): Promise<DataSource> {
-    this.planningDs ??= (async () => {
-      const { PLANNING_ENTITIES, PLANNING_MIGRATIONS } = await import('./schema.js');
-      return this.api.database({ name: 'vault-planning', entities: PLANNING_ENTITIES, migrations: PLANNING_MIGRATIONS, portable: true });
-    })();
+    this.planningDs ??= this.openPlanning();
     const opening = this.planningDs;
     opening.catch(() => {
       if (this.planningDs === opening) this.planningDs = null;
     });
     if (!this.planningReady) {
       const ready = (async () => {
-        const [planning, index] = await Promise.all([opening, this.database()]);
+        const planning = await opening;
+        // The planning rows an older version kept in the index: a damaged index (set aside and built
+        // anew) has none to give, and never keeps the tasks from working.
+        const index = await this.database().catch((err: unknown) => {
+          this.api.logger.warn(`vault: the index could not be opened to look for planning rows of an older version (${(err as Error).message})`);
+          return null;
+        });
         const { copyOldPlanning } = await import('./planning-copy.js');
-        await copyOldPlanning(sqliteOf(index), planning, this.api.logger);
+        if (index) await copyOldPlanning(sqliteOf(index), planning, this.api.logger);
         return planning;
       })();
       this.planningReady = ready;
@@ -63,6 +153,54 @@ export class VaultRuntime {
     }
     return this.planningReady;
   }
+
+  /** vault-planning.sqlite in the pack's data folder (when the planning data is not in PostgreSQL). */
+  get planningFile(): string {
+    return path.join(this.api.dataDir, 'vault-planning.sqlite');
+  }
+
+  /**
+   * Opens the planning database. Its SQLite file is the truth for statuses, projects, tasks and the
+   * inbox, so it is never set aside: it is checked (`PRAGMA quick_check`) when opened, and a damaged
+   * one stops only the calls that need it, each saying which file and which backup to restore (notes,
+   * search and the index go on). A sound one is copied to a dated backup beside it once a day
+   * (`VACUUM INTO`, the newest BACKUPS_KEPT kept).
+   */
+  private async openPlanning(): Promise<DataSource> {
+    const { PLANNING_ENTITIES, PLANNING_MIGRATIONS } = await import('./schema.js');
+    let ds: DataSource;
+    try {
+      ds = await this.api.database({ name: 'vault-planning', entities: PLANNING_ENTITIES, migrations: PLANNING_MIGRATIONS, portable: true });
+    } catch (err) {
+      if (isDamage(err)) throw this.planningDamaged(damageText(err));
+      throw err;
+    }
+    if (ds.options.type !== 'better-sqlite3') return ds;
+    const db = sqliteOf(ds);
+    const check = String(db.pragma('quick_check(1)', { simple: true }));
+    if (check !== 'ok') {
+      await ds.destroy();
+      throw this.planningDamaged(`quick_check: ${check}`);
+    }
+    const { backUpDaily } = await import('./planning-backup.js');
+    backUpDaily(db, this.planningFile, this.api.clock.now(), this.api.logger);
+    return ds;
+  }
+
+  /** The error a planning call gets while the file is damaged (said once in the log too). */
+  private planningDamaged(problem: string): MemoError {
+    const backups = listBackups(this.planningFile);
+    const newest = backups.at(-1);
+    const restore = newest
+      ? `stop memo, move it aside, and copy the newest backup ${newest} (of ${backups.length}) in its place`
+      : `stop memo and restore it from a backup of your own (memo keeps dated copies beside it once it has run a day with a sound file; there are none yet)`;
+    const message = `The vault's planning database ${this.planningFile} is damaged (${problem}): statuses, projects, tasks and the inbox cannot be used until it is restored; ${restore}. Notes and search keep working.`;
+    if (!this.planningWarned) this.api.logger.warn(`vault: ${message}`);
+    this.planningWarned = true;
+    return new MemoError('TOOL_FAILED', message, { details: { file: this.planningFile, ...(newest ? { backup: newest } : {}) } });
+  }
+
+  private planningWarned = false;
 
   /** The folder setting, as text (the manifest's default is `vault`). */
   folderSetting(ctx: ToolContext): string {
@@ -123,6 +261,12 @@ export class VaultRuntime {
       index.clearFiles();
       index.setMeta('vault_path', real);
     }
+    // Ids kept outside the index: a new or rebuilt index takes them back; a journal that is missing (a
+    // vault indexed by an older version) or of another folder is written from the index as it is.
+    const { NoteIdJournal } = await import('./note-ids.js');
+    const { journal, fresh } = NoteIdJournal.open(path.join(this.api.dataDir, 'note-ids.jsonl'), real, this.api.logger);
+    if (fresh) journal.rewrite(index.idEntries());
+    index.useJournal(journal, (rel) => existsSync(path.join(real, rel)));
     await vault.sync();
     if (ctx.config.watch !== false) await vault.watch();
     if (this.disposed) {
@@ -138,6 +282,28 @@ export class VaultRuntime {
     this.current = null;
     return current ? current.vault.then((v) => v.close()).catch(() => undefined) : Promise.resolve();
   }
+}
+
+/** The planning database's dated backups beside it, oldest first. */
+function listBackups(file: string): string[] {
+  const dir = path.dirname(file);
+  const prefix = `${path.basename(file)}.backup-`;
+  try {
+    return readdirSync(dir)
+      .filter((n) => n.startsWith(prefix))
+      .sort()
+      .map((n) => path.join(dir, n));
+  } catch {
+    return [];
+  }
+}
+
+/** SQLite's words for a damage, without the path (said beside it). */
+function damageText(err: unknown): string {
+  for (let e = err as { message?: unknown; cause?: unknown } | undefined, depth = 0; e && depth < 5; e = e.cause as typeof e, depth++)
+    if (typeof e.message === 'string' && /not a database|malformed|corrupt/i.test(e.message))
+      return /not a database/.test(e.message) ? 'file is not a database' : 'database disk image is malformed';
+  return (err as Error)?.message ?? String(err);
 }
 
 /** typeorm's better-sqlite3 driver keeps the connection here: the index's batches use it directly. */

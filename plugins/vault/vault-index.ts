@@ -8,6 +8,7 @@ import type { Database, Statement } from 'better-sqlite3';
 import type { FileType, ParsedNote } from './markdown.js';
 import { keyOf, lastSegment, linkKeys, resolveWikiTarget, type LinkCandidate, type NoteLookup, type Resolution } from './links.js';
 import { toFtsQuery } from './fts-query.js';
+import type { IdChange, NoteIdJournal } from './note-ids.js';
 
 /** One file as the indexer read it. */
 export interface FileRecord {
@@ -119,6 +120,8 @@ export class VaultIndex {
   private keptIds: ReadonlyMap<string, string> | null = null;
   /** Ids of notes removed since the vault opened, by content hash, oldest first (see `idFor`). */
   private readonly removedIds = new Map<string, string[]>();
+  /** The ids kept outside the index (see useJournal), and whether a path it names is still a file. */
+  private journal: { ids: NoteIdJournal; exists: (path: string) => boolean } | null = null;
 
   constructor(readonly db: Database) {
     // The index is rebuildable from the files: commits need not wait for the disk (WAL keeps it
@@ -285,7 +288,10 @@ export class VaultIndex {
    */
   applyBatch(upserts: readonly FileRecord[], removals: readonly string[], moves: ReadonlyMap<string, string> = new Map()): BatchResult {
     const result: BatchResult = { added: 0, updated: 0, removed: 0, renamed: 0, unchanged: 0 };
+    /** Ids given, moved or freed, for the journal once the batch commits. */
+    const ids: IdChange[] = [];
     const run = this.db.transaction(() => {
+      ids.length = 0;
       const affectedKeys = new Set<string>();
       const affectedSeqs = new Set<number>();
       const fresh: Array<{ seq: number; record: FileRecord }> = [];
@@ -346,13 +352,16 @@ export class VaultIndex {
         let seq: number;
         if (row) {
           seq = row.seq;
+          if (row.path !== record.path) ids.push({ path: row.path, id: null }, { path: record.path, id: row.id, hash: record.hash });
           this.s.update!.run({ ...values, seq });
           this.s.ftsDelete!.run(seq);
           this.s.aliasesDelete!.run(seq);
           this.s.tagsDelete!.run(seq);
           this.s.linksDelete!.run(seq);
         } else {
-          seq = Number(this.s.insert!.run({ ...values, id: this.idFor(record.path, record.hash) }).lastInsertRowid);
+          const id = this.idFor(record.path, record.hash);
+          seq = Number(this.s.insert!.run({ ...values, id }).lastInsertRowid);
+          ids.push({ path: record.path, id, hash: record.hash });
           result.added++;
         }
         for (const k of keysOf(record.path, title, aliases)) affectedKeys.add(k);
@@ -369,6 +378,7 @@ export class VaultIndex {
         this.s.ftsDelete!.run(row.seq);
         this.s.delete!.run(row.seq);
         this.rememberRemoved(row);
+        ids.push({ path: row.path, id: null });
         result.removed++;
       }
 
@@ -398,7 +408,24 @@ export class VaultIndex {
       this.reresolve(affectedKeys, affectedSeqs, new Set(fresh.map((f) => f.seq)), lookup);
     });
     run.immediate();
+    this.journal?.ids.record(ids, () => this.idEntries());
     return result;
+  }
+
+  /**
+   * Keeps every id this index gives, moves or frees in `journal` too (note-ids.ts), and takes ids back
+   * from it for notes added while it lacks them (an index lost, damaged or deleted, and built again).
+   * `exists` says whether a vault path is a file now: an id is taken back by content only from a path
+   * that is gone (a rename while the index was away), never from a file still waiting to be indexed.
+   */
+  useJournal(journal: NoteIdJournal, exists: (path: string) => boolean): void {
+    this.journal = { ids: journal, exists };
+  }
+
+  /** Every note's path, id and content hash, as the journal keeps them. */
+  *idEntries(): Iterable<[string, { id: string; hash: string }]> {
+    for (const r of this.db.prepare(`SELECT path, id, hash FROM notes`).iterate() as Iterable<{ path: string; id: string; hash: string }>)
+      yield [r.path, { id: r.id, hash: r.hash }];
   }
 
   /** Links elsewhere that may now point somewhere else: by the names that came or went, and into changed notes. */
@@ -480,11 +507,17 @@ export class VaultIndex {
     const free = (id: string | undefined): id is string => id !== undefined && this.s.byId!.get(id) === undefined;
     const kept = this.keptIds?.get(path);
     if (free(kept)) return kept;
+    const journaled = this.journal?.ids.idAt(path);
+    if (free(journaled)) return journaled;
     const gone = this.removedIds.get(hash);
     while (gone?.length) {
       const id = gone.shift();
       if (gone.length === 0) this.removedIds.delete(hash);
       if (free(id)) return id;
+    }
+    if (this.journal) {
+      const { ids, exists } = this.journal;
+      for (const [at, id] of ids.withContent(hash)) if (free(id) && !exists(at)) return id;
     }
     return newNoteId();
   }
