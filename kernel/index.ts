@@ -71,5 +71,5 @@ export {
   type ToolDefinition,
 } from './providers/provider.js';
 export { runTurn, MAX_ITERATIONS, type AgentEvent, type AgentStep, type StopReason, type TurnOptions, type TurnResult } from './agent/agent-loop.js';
-export type { ConversationInfo, ToolActivity } from './agent/conversation-store.js';
+export type { ConversationInfo, ConversationsHealth, ToolActivity } from './agent/conversation-store.js';
 export { isLocalProvider, type ProbeVerdict } from './agent/capability-probe.js';

@@ -2,7 +2,7 @@
  * The agent's replaceable services: the DI token and interface of the conversation store (a host may
  * bring its own; the kernel's is kernel/agent/conversation-store.ts on SQLite or PostgreSQL).
  */
-import type { ConversationInfo, HistoryHit, StoredMessage, StoredSummary, ToolActivity, TurnRecord } from './conversation-store.js';
+import type { ConversationInfo, ConversationsHealth, HistoryHit, StoredMessage, StoredSummary, ToolActivity, TurnRecord } from './conversation-store.js';
 import type { AgentStep } from '../packs/pack-agent.js';
 import type { ChatMessage } from '../providers/provider.js';
 
@@ -27,6 +27,11 @@ export interface ConversationStore {
   /** Re-encrypts every stored value with a new key. Optional for host stores. */
   rotateKey?(): Promise<{ keyId: string; values: number }>;
   activity(id: string): Promise<ToolActivity[]>;
+  /**
+   * Is the stored data whole? memo serve says at start what a damaged store stops, and memo doctor
+   * reports it. Optional for host stores.
+   */
+  check?(): Promise<ConversationsHealth>;
   /** Called with each deleted conversation's id (the kernel revokes its write capabilities). */
   setDeleteListener(listener: (id: string) => void): void;
   close(): Promise<void>;

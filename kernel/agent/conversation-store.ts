@@ -1,9 +1,11 @@
 import { randomUUID } from 'node:crypto';
+import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { DataSource, Repository } from 'typeorm';
 import { MemoError } from '../errors.js';
 import type { DatabaseUrl } from '../storage/database-url.js';
 import { openSqlite } from '../storage/sqlite.js';
+import { checkSqliteFile, isSqliteDamage } from '../storage/sqlite-health.js';
 import type { AgentStep } from '../packs/pack-agent.js';
 import { summaryMessage, type Compaction } from './compaction.js';
 import { ConversationCipher } from '../secrets/conversation-cipher.js';
@@ -73,6 +75,40 @@ export interface HistoryHit {
   snippet: string;
 }
 
+/** What a check of the conversations' file found (ConversationStore.check), with one line for a person. */
+export interface ConversationsHealth {
+  /** absent: not made yet; damaged: every conversation operation is refused until it is restored or set aside; unchecked: it could not be read to check. */
+  state: 'ok' | 'absent' | 'damaged' | 'unchecked';
+  detail: string;
+}
+
+/**
+ * What a person reads when the conversations' file is damaged: which file, what is wrong, what stops
+ * and what does not, and what to do. Memo keeps no copy of the file, and never deletes or renames it.
+ */
+function damagedMessage(file: string, problem: string): string {
+  const name = path.basename(file);
+  return (
+    `The conversations file ${file} ${problem}: chats and their history are off until it is put right; every other tool works. ` +
+    `Memo keeps no backup of it and never deletes or renames it. Stop memo, move ${name}, ${name}-wal and ${name}-shm (those there) out of the data folder, ` +
+    `then put ${name} back from your own backup (with agent.key beside it), or leave it out to start with no conversations: ` +
+    `the conversations, messages and tool activity it held are then gone from Memo (the audit trail still has each tool call).`
+  );
+}
+
+/** Changes whenever the file or its write-ahead log does: a verdict on the file holds until then. */
+function stampOf(file: string): string {
+  const of = (f: string) => {
+    try {
+      const st = fs.statSync(f);
+      return `${st.ino}:${st.size}:${st.mtimeMs}`;
+    } catch {
+      return '-';
+    }
+  };
+  return `${of(file)}|${of(`${file}-wal`)}`;
+}
+
 type Entities = typeof import('./conversation-entities.js');
 
 type ToolCallsColumn = Array<{ id: string; name: string; arguments: Record<string, unknown> }>;
@@ -104,6 +140,8 @@ export class ConversationStore {
   private opening: Promise<DataSource> | null = null;
   private entities: Entities | null = null;
   private onDelete: (id: string) => void = () => {};
+  /** The last check of the file and the file's stamp then: the verdict holds until the file changes. */
+  private checked: { stamp: string; health: ConversationsHealth } | null = null;
 
   /**
    * `keyFile`: the conversation key, `agent.key` beside the database unless told otherwise.
@@ -155,23 +193,66 @@ export class ConversationStore {
     };
   }
 
-  /** Loaded on first use, with typeorm itself (see openSqlite). */
+  /**
+   * Is the file whole (storage/sqlite-health.ts: its header, its write-ahead log, SQLite's
+   * quick_check)? memo serve and memo doctor ask at start, and the store asks before it opens the
+   * file; the verdict holds until the file changes. Nothing here changes the file. On PostgreSQL
+   * there is no file to check: the database server keeps its own.
+   */
+  async check(): Promise<ConversationsHealth> {
+    if (this.database) return { state: 'ok', detail: `kept in ${this.where}` };
+    const stamp = stampOf(this.file);
+    if (this.checked?.stamp === stamp) return this.checked.health;
+    // The key is made just after the file's tables: with it there, an empty file was emptied, not new.
+    const found = await checkSqliteFile(this.file, fs.existsSync(this.keyFile) ? { heldData: `${path.basename(this.keyFile)} beside it` } : {});
+    const health: ConversationsHealth =
+      found.state === 'ok'
+        ? { state: 'ok', detail: `${this.file} is whole (${(found.bytes / 1e6).toFixed(1)} MB, checked in ${found.ms} ms)` }
+        : found.state === 'absent'
+          ? { state: 'absent', detail: `${this.file} is not made yet: the first chat makes it` }
+          : found.state === 'damaged'
+            ? { state: 'damaged', detail: damagedMessage(this.file, found.problem) }
+            : { state: 'unchecked', detail: `The conversations file ${this.file} could not be checked (${found.reason}); chats will still try to open it.` };
+    this.checked = { stamp, health };
+    return health;
+  }
+
+  /** A failure that shows the file damaged becomes the damage message, and the verdict until the file changes. */
+  private damaged(err: unknown): unknown {
+    if (this.database) return err;
+    let detail: string;
+    if (this.checked?.health.state === 'damaged') detail = this.checked.health.detail;
+    else if (isSqliteDamage(err)) {
+      const cause = (err as { cause?: { message?: string } }).cause?.message ?? (err as Error).message;
+      detail = damagedMessage(this.file, `is damaged (SQLite: ${cause})`);
+      this.checked = { stamp: stampOf(this.file), health: { state: 'damaged', detail } };
+    } else return err;
+    return new MemoError('CONFLICT', detail, { details: { file: this.file, damaged: true }, ...(err ? { cause: err } : {}) });
+  }
+
+  /** Loaded on first use, with typeorm itself (see openSqlite). A damaged file is refused untouched. */
   private async open(): Promise<DataSource> {
+    if (!this.database && (await this.check()).state === 'damaged') throw this.damaged(null);
     const [entities, { CONVERSATION_MIGRATIONS }] = await Promise.all([import('./conversation-entities.js'), import('./conversation-migrations.js')]);
     this.entities = entities;
     const store = {
       entities: [entities.ConversationRow, entities.MessageRow, entities.ToolActivityRow, entities.SummaryRow],
       migrations: CONVERSATION_MIGRATIONS,
     };
-    const ds = this.database
-      ? await (await import('../storage/postgres.js')).openPostgres(this.database, CONVERSATION_SCHEMA, store)
-      : await openSqlite(this.file, store);
+    let ds: DataSource;
+    try {
+      ds = this.database
+        ? await (await import('../storage/postgres.js')).openPostgres(this.database, CONVERSATION_SCHEMA, store)
+        : await openSqlite(this.file, store);
+    } catch (err) {
+      throw this.damaged(err);
+    }
     try {
       this.cipher = await this.openCipher(ds);
       if ((await this.encryptAll(ds, 'legacy')) > 0) await this.compactFile(ds);
     } catch (err) {
       await ds.destroy().catch(() => {});
-      throw err;
+      throw this.damaged(err);
     }
     return ds;
   }

@@ -544,8 +544,8 @@ async function scripted(o: ChatOptions, ctx: CliContext): Promise<void> {
       }
     }
     const conv = o.resume
-      ? await s.kernel.conversations.info(o.resume).catch(() => {
-          throw ctx.notFound(`There is no conversation ${o.resume}.`);
+      ? await s.kernel.conversations.info(o.resume).catch((err: unknown) => {
+          throw isMemoError(err) && err.code === 'NOT_FOUND' ? ctx.notFound(`There is no conversation ${o.resume}.`) : err;
         })
       : await s.kernel.conversations.create({ title: fallbackTitle(o.prompt!), provider: s.config.name, model: s.model });
     const r = await runOne(

@@ -1,8 +1,9 @@
 /**
  * `memo doctor`: what a person needs to know before trusting this machine with an agent, one line a
  * check: the OS sandbox under commands (and what happens without it), the data folder, the settings,
- * the providers, the packs, and whether a memo serve runs on this data folder. Exit 1 when a check
- * fails (a command would be refused, the data folder cannot be written), 0 otherwise.
+ * the providers, the packs, the conversations file, and whether a memo serve runs on this data folder.
+ * Exit 1 when a check fails (a command would be refused, the data folder cannot be written, the
+ * conversations file is damaged), 0 otherwise.
  */
 import * as fs from 'node:fs';
 import type { Command } from 'commander';
@@ -22,7 +23,7 @@ interface Check {
 export function registerDoctorCommand(program: Command, cli: Cli): void {
   program
     .command('doctor')
-    .description('check this machine and data folder: the OS sandbox under commands, the data folder, settings, providers, packs, memo serve')
+    .description('check this machine and data folder: the OS sandbox under commands, the data folder, settings, providers, packs, conversations, memo serve')
     .option('--json', 'print the checks as JSON')
     .action(async (opts: { json?: boolean }) => {
       const checks: Check[] = [];
@@ -82,6 +83,14 @@ export function registerDoctorCommand(program: Command, cli: Cli): void {
             failed.length ? `; not loaded: ${failed.map((p) => `${p.id} (${p.error ?? 'failed'})`).join(', ')}` : ''
           }; ${kernel.registry.list().length} tools`,
         });
+        // Read-only: SQLite's quick_check on the conversations file (a damaged one stops chats, and fails here).
+        const conversations = await kernel.conversations.check?.();
+        if (conversations)
+          checks.push({
+            check: 'conversations',
+            level: conversations.state === 'damaged' ? 'fail' : conversations.state === 'unchecked' ? 'warn' : 'ok',
+            detail: conversations.detail,
+          });
         checks.push({
           check: 'settings',
           level: 'ok',

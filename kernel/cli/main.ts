@@ -3,6 +3,7 @@
  * settings, approvals, audit, chat and provider, plugins, shell, skills, serve), each registered on one commander program.
  */
 import { Command, CommanderError } from 'commander';
+import { isMemoError } from '../errors.js';
 import type { Kernel } from '../kernel.js';
 import { registerApprovalsCommands } from './approvals-command.js';
 import { registerAuditCommands } from './audit-command.js';
@@ -67,6 +68,11 @@ export async function main(argv: string[]): Promise<number> {
       return 2;
     }
     if (err instanceof NotFound) {
+      process.stderr.write(`memo: ${err.message}\n`);
+      return 1;
+    }
+    // A kernel error says what happened and what to do (a damaged conversations file, a missing key): no more to add.
+    if (isMemoError(err)) {
       process.stderr.write(`memo: ${err.message}\n`);
       return 1;
     }

@@ -315,6 +315,10 @@ export function registerServeCommand(program: Command, cli: Cli): void {
         // No face of its own: a request (from an MCP client, a routine, a pack service) waits in the
         // broker for memo approvals, the console or a host, up to 30 minutes (then APPROVAL_EXPIRED).
         kernel = await cli.boot(null, false, rateLimits);
+        // A damaged conversations file stops chats only: said once here, and by each conversation operation it refuses.
+        const conversations = await kernel.conversations.check?.();
+        if (conversations?.state === 'damaged') logger.error(conversations.detail);
+        else if (conversations?.state === 'unchecked') logger.warn(conversations.detail);
         // One line on what stands under commands: the OS sandbox, or why not and what happens instead.
         const sandbox = await osSandboxStatus();
         const sandboxLine = describeSandbox(sandbox, kernel.config.sandboxFallback ?? 'refuse');

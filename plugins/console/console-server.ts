@@ -310,7 +310,12 @@ export class ConsoleServer implements HttpHandler {
       const route = sub.slice('/api'.length);
       // Every id in a route is %-decoded: a malformed escape is the caller's mistake, said as such.
       if (!wellEscaped(route)) return this.json(res, 400, { error: 'VALIDATION', message: `The address ${CONSOLE_PATH}${sub} has a malformed %-escape.` });
-      return this.api(req, res, route, method, session!, expires, url);
+      // A damaged conversations file (agent.sqlite) refuses the chat's routes with its message, which
+      // memo serve said once at start: the page shows it, and the server's log does not repeat it.
+      return this.api(req, res, route, method, session!, expires, url).catch((err: unknown) => {
+        if (isMemoError(err) && err.details?.damaged === true) return this.json(res, 503, { error: 'CONVERSATIONS_DAMAGED', message: err.message });
+        throw err;
+      });
     }
     const asset = reading ? this.assets.get(sub) : undefined;
     if (!asset) return this.json(res, reading ? 404 : 405, { error: 'NOT_FOUND', message: `Nothing at ${CONSOLE_PATH}${sub}.` });
