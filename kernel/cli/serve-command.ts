@@ -315,6 +315,11 @@ export function registerServeCommand(program: Command, cli: Cli): void {
         // No face of its own: a request (from an MCP client, a routine, a pack service) waits in the
         // broker for memo approvals, the console or a host, up to 30 minutes (then APPROVAL_EXPIRED).
         kernel = await cli.boot(null, false, rateLimits);
+        const profiled = servesEverything(profile) ? {} : { profile };
+        // A stdio client is served as soon as the tools are known: what follows (checks, watchers, the
+        // control socket) is not on its way to the first tools/list (the bench's stdio launch).
+        const stdio = opts.stdio ? new McpStdioServer(kernel, { stdout: stdout!, logger, ...profiled, ...(capability ? { capability } : {}) }) : undefined;
+        await stdio?.start();
         // A damaged conversations file stops chats only: said once here, and by each conversation operation it refuses.
         const conversations = await kernel.conversations.check?.();
         if (conversations?.state === 'damaged') logger.error(conversations.detail);
@@ -345,10 +350,7 @@ export function registerServeCommand(program: Command, cli: Cli): void {
             `profile ${profile.name}: ${unknown.map((e) => `"${e}"`).join(', ')} ${unknown.length === 1 ? 'names' : 'name'} no loaded pack or tool (memo plugins list); served if a pack of that name loads`,
           );
         const toolCount = profileTools(profile, kernel.registry).length;
-        const profiled = servesEverything(profile) ? {} : { profile };
-        if (opts.stdio) {
-          const stdio = new McpStdioServer(kernel, { stdout: stdout!, logger, ...profiled, ...(capability ? { capability } : {}) });
-          await stdio.start();
+        if (stdio) {
           logger.info(`serving ${toolCount} tools over MCP stdio (pid ${process.pid}): ${describeProfile(profile, kernel.registry)}`);
           // Without a socket nobody can watch this process's requests: the warning above says so, and nothing contradicts it.
           if (control) logger.info(WAITING);
