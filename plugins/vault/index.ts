@@ -110,6 +110,7 @@ export const tools = healing(
       vault_remove_tag: lazyTool(async () => (await write()).removeTag),
       vault_add_html_artifact: lazyTool(async () => (await write()).addHtmlArtifact),
       vault_reindex: lazyTool(async () => (await write()).reindex),
+      vault_index_health: lazyTool(async () => (await import('./index-health.js')).indexHealth),
       vault_list_statuses: lazyTool(async () => (await statuses()).listStatuses),
       vault_create_status: lazyTool(async () => (await statuses()).createStatus),
       vault_update_status: lazyTool(async () => (await statuses()).updateStatus),
@@ -218,6 +219,12 @@ export function activate(api: PackApi): Disposable {
           }
           return report(ctx, r, (v) => `Vault ready at ${String(v.folder)}: ${String(v.notes)} notes and files indexed.`);
         },
+      },
+      {
+        name: 'status',
+        description: "the vault index's and planning database's state: note count, a damaged index set aside and rebuilt, the planning check and its backups",
+        options: [{ flags: '--json', description: 'print JSON' }],
+        run: async (ctx) => report(ctx, await ctx.invoke('vault_index_health', {}), (v) => `${String(v.summary)}.`),
       },
       {
         name: 'reindex',

@@ -40,6 +40,13 @@ export class VaultRuntime {
   private db: Promise<DataSource> | null = null;
   /** Set when this run found the index damaged and built it again (memo vault status, the pack's log line). */
   healed: IndexHealing | null = null;
+  /** The open vault's note id journal (note-ids.ts). */
+  private journal: { readonly size: number } | null = null;
+
+  /** How many note ids the open vault's journal keeps (memo vault status); null before a vault opens. */
+  get journalSize(): number | null {
+    return this.journal?.size ?? null;
+  }
   private planningDs: Promise<DataSource> | null = null;
   private planningReady: Promise<DataSource> | null = null;
   private current: { key: string; vault: Promise<Vault> } | null = null;
@@ -267,6 +274,7 @@ export class VaultRuntime {
     const { journal, fresh } = NoteIdJournal.open(path.join(this.api.dataDir, 'note-ids.jsonl'), real, this.api.logger);
     if (fresh) journal.rewrite(index.idEntries());
     index.useJournal(journal, (rel) => existsSync(path.join(real, rel)));
+    this.journal = journal;
     await vault.sync();
     if (ctx.config.watch !== false) await vault.watch();
     if (this.disposed) {

@@ -119,6 +119,8 @@ export interface ToolArgs {
     /** Create the vault folder if it is missing. Default false. */
     create?: boolean;
   };
+  /** The state of the vault's index and planning database: the vault folder and its note count, whether this run found the index damaged and set it aside (when, why, and where the damaged file now is), damaged index files kept beside it, how many note ids are kept outside the index, and the planning database's check and dated backups. For a person asking whether the vault is healthy. */
+  vault_index_health: Record<string, never>;
   /** The task statuses (the board's columns), in order, each with id, name, color, is_done and the number of tasks in it. */
   vault_list_statuses: Record<string, never>;
   /** Creates a task status at the end of the list (or at position). Returns its id. */

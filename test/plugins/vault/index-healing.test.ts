@@ -111,6 +111,20 @@ describe('a damaged vault index', () => {
       } else {
         expect(lines).toEqual([]);
       }
+      // What memo vault status says: the healing of this run, the damaged file kept, the ids kept.
+      const status = value(await fx.call('vault_index_health', {}));
+      expect(status).toMatchObject({ notes: Object.keys(before).length, planning: { check: 'ok' } });
+      expect(status.index.note_ids_kept).toBe(Object.keys(before).length);
+      if (expected.setAside) {
+        expect(status.index.healed).toMatchObject({ setAside: expect.stringContaining('vault.sqlite.broken-') });
+        expect(status.index.damaged_files_kept).toHaveLength(1);
+        expect(status.summary).toMatch(
+          /the index was damaged \(.+\) and rebuilt; the damaged file is vault\.sqlite\.broken-.*; 1 damaged index file kept beside it/,
+        );
+      } else {
+        expect(status.index.healed).toBeNull();
+        expect(status.summary).toContain('the index is sound');
+      }
       // The reindex a person runs works whatever happened before.
       expect(value(await fx.call('vault_reindex', {})).notes).toBe(Object.keys(before).length);
       expect(await ids(fx)).toEqual(before);
@@ -189,6 +203,9 @@ describe('a damaged planning database', () => {
       ]);
       expect(fx.logger.lines.filter((l) => l.message.includes('planning database')).length).toBe(1);
       expect(fs.readdirSync(path.dirname(fx.planningFile)).filter((n) => n.includes('broken'))).toEqual([]);
+      const status = value(await fx.call('vault_index_health', {}));
+      expect(status.planning).toMatchObject({ check: 'damaged', where: fx.planningFile, backups: backups() });
+      expect(status.summary).toContain('the planning database is DAMAGED');
 
       // Restored from the backup as the message says: the task is back.
       await fx.close();
