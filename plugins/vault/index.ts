@@ -235,5 +235,16 @@ export function activate(api: PackApi): Disposable {
       },
     ],
   });
+  // The web console's panel (data only): the index's state, and the rebuild, each one of the pack's tools through the pipeline.
+  api.panels.register({
+    id: 'vault-index',
+    title: 'Vault index',
+    description:
+      'Is the index sound, or was it found damaged and rebuilt (the damaged file is kept beside it); the planning database’s check and its daily backups. Rebuild reads every note again; notes keep their ids.',
+    actions: [
+      { id: 'health', label: 'Check the index', tool: 'vault_index_health' },
+      { id: 'reindex', label: 'Rebuild the index', tool: 'vault_reindex' },
+    ],
+  });
   return { dispose: () => void unregister(rt) };
 }

@@ -407,6 +407,8 @@ export function PermissionsPage({ announce }) {
     }
   };
   const setExternal = async (on, client) => {
+    // Shown at once, as always-allow is; the reload below shows what the kernel stored.
+    if (client === undefined) setData({ ...data, externalWrites: { ...data.externalWrites, all: on, clients: on ? data.externalWrites.clients : [] } });
     try {
       await api('/permissions/external-writes', { method: 'POST', body: client === undefined ? { on } : { on, client } });
       announce(`External writes ${on ? 'on' : 'off'} for ${client === undefined ? 'every external client' : `clients named ${client}`}`);

@@ -99,7 +99,8 @@ export function ResultView({ value, label }) {
             <summary>Whole result (JSON)</summary>
             <pre>${JSON.stringify(rest, null, 2)}</pre>
           </details>`
-        : html`<pre class="result-json">${JSON.stringify(rest, null, 2)}</pre>`
+        : // Scrolls when long: focusable, so a keyboard can scroll it too (axe: scrollable-region-focusable).
+          html`<pre class="result-json" tabindex="0" aria-label=${`${label}: the whole result (JSON)`}>${JSON.stringify(rest, null, 2)}</pre>`
     }
   </div>`;
 }

@@ -139,6 +139,24 @@ describe('the console admin pages in Chromium', () => {
     await waitFor(() => !c.fx.kernel.permissions.alwaysAllow, { what: 'always-allow off' });
   });
 
+  it('lets one MCP client name ask for writes, lists it with Stop, and stops it, saying that a name is a claim', async () => {
+    await page.getByRole('link', { name: 'Permissions' }).click();
+    const box = page.getByRole('group', { name: 'External MCP clients' });
+    await box.getByText(/any client with a token can claim it/).waitFor();
+    await box.getByLabel('Only clients named').fill('claude-ai');
+    await box.getByRole('button', { name: 'Let this name ask' }).click();
+    await waitFor(() => c.fx.kernel.permissions.externalWritesFor('claude-ai'), { what: 'external writes on for claude-ai' });
+    const stop = box.getByRole('button', { name: 'Stop external writes for claude-ai' });
+    await stop.waitFor();
+    expect(await seriousViolations()).toEqual([]);
+    await stop.click();
+    await waitFor(() => !c.fx.kernel.permissions.externalWritesFor('claude-ai'), { what: 'external writes off again' });
+    await box.getByLabel('Every external client may ask to write').check();
+    await waitFor(() => c.fx.kernel.permissions.externalWrites.all, { what: 'external writes on for all' });
+    await box.getByLabel('Every external client may ask to write').uncheck();
+    await waitFor(() => !c.fx.kernel.permissions.externalWrites.all, { what: 'external writes off for all' });
+  });
+
   it('lists providers with keys masked and switches the one the agent uses', async () => {
     const key = `sk-${'q7'.repeat(24)}`;
     c.fx.kernel.providerSettings.put({ name: 'hosted', kind: 'openai', model: 'gpt-test', apiKey: key });

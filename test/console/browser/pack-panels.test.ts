@@ -135,6 +135,19 @@ describe('pack panels and pictures in the console, in Chromium', () => {
     await page.setViewportSize({ width: 1280, height: 900 });
   });
 
+  it('checks the vault index from its panel: one click, and it says the index is sound', async () => {
+    await page.getByRole('link', { name: 'Packs' }).click();
+    const panel = page.locator('section.panel', { has: page.getByRole('heading', { name: 'Vault index' }) });
+    await panel.waitFor();
+    const check = panel.locator('form.panel-action', { has: page.getByRole('button', { name: 'Check the index' }) });
+    await check.getByRole('button', { name: 'Check the index' }).click();
+    await check
+      .getByRole('status')
+      .getByText(/^Done: 0 notes indexed in vault; the index is sound; the planning database is sound/)
+      .waitFor();
+    expect(await axeViolations(page)).toEqual([]);
+  });
+
   it('answers calendar consent as the person through the pack’s command (no tool), and shows the answer', async () => {
     const panel = page.locator('section.panel', { has: page.getByRole('heading', { name: 'Calendar consent' }) });
     const allow = panel.locator('form.panel-action', { has: page.getByRole('button', { name: 'Allow the AI to read it' }) });

@@ -218,3 +218,21 @@ describe('a damaged planning database', () => {
     }
   });
 });
+
+describe('the vault index in the web console', () => {
+  it('registers a Vault index panel whose actions are the check and the rebuild tools', async () => {
+    const fx = await vaultKernel({ files: FILES });
+    try {
+      expect(fx.kernel.panels.get('vault', 'vault-index')).toMatchObject({
+        pack: 'vault',
+        title: 'Vault index',
+        actions: [
+          { id: 'health', tool: 'vault_index_health' },
+          { id: 'reindex', tool: 'vault_reindex' },
+        ],
+      });
+    } finally {
+      await fx.close();
+    }
+  });
+});
