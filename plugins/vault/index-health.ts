@@ -46,6 +46,8 @@ export async function indexHealth(_args: ToolArgs['vault_index_health'], ctx: To
   const index = {
     file: rt.indexFile,
     bytes: statSync(rt.indexFile, { throwIfNoEntry: false })?.size ?? 0,
+    /** `ok`, `running` (a large index is checked in a worker), or what the check found. */
+    check: rt.indexCheck,
     healed: rt.healed,
     damaged_files_kept: broken,
     note_ids_kept: rt.journalSize,

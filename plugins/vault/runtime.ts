@@ -3,15 +3,22 @@
  * kernels can share this module in one process (tests, host apps), so state is kept per kernel, by the
  * pack's data folder (which the kernel hands to both `activate` and every call).
  */
-import { existsSync, readdirSync, renameSync } from 'node:fs';
+import { existsSync, readdirSync, renameSync, statSync } from 'node:fs';
 import { lstat } from 'node:fs/promises';
 import path from 'node:path';
 import type { DataSource } from 'typeorm';
 import type { Database } from 'better-sqlite3';
-import { MemoError, type PackApi, type ToolContext } from 'memo-kernel/pack';
+import { MemoError, runHeavy, type PackApi, type ToolContext } from 'memo-kernel/pack';
 import type { Vault } from './vault.js';
 
 export const NOT_CONFIGURED = 'no vault configured: run memo vault init';
+
+/**
+ * An index up to this size is checked (`PRAGMA quick_check`) before the first call uses it; a larger
+ * one in a worker thread while calls are served (about 1 to 1.5 s for 100 MB: most of the 2 s a
+ * reopen may take). MEMO_VAULT_CHECK_ON_LOOP_BYTES changes it (tests of the worker path).
+ */
+const CHECK_ON_LOOP_BYTES = Number(process.env.MEMO_VAULT_CHECK_ON_LOOP_BYTES ?? 8 * 1024 * 1024);
 
 let vaultModule: Promise<typeof import('./vault.js')> | undefined;
 /** The vault's code (files, index, markdown), imported with the first vault rather than when the pack loads. */
@@ -82,8 +89,16 @@ export class VaultRuntime {
     let problem: string;
     try {
       ds = await open();
+      // A small index is checked here (milliseconds); a large one in a worker, while calls are served.
+      if ((statSync(this.indexFile, { throwIfNoEntry: false })?.size ?? 0) > CHECK_ON_LOOP_BYTES) {
+        this.checkInWorker(ds);
+        return ds;
+      }
       const check = sqliteOf(ds).pragma('quick_check(1)', { simple: true });
-      if (check === 'ok') return ds;
+      if (check === 'ok') {
+        this.indexCheck = 'ok';
+        return ds;
+      }
       problem = `quick_check: ${String(check)}`;
     } catch (err) {
       if (!isDamage(err)) throw err;
@@ -92,6 +107,28 @@ export class VaultRuntime {
     if (ds?.isInitialized) await ds.destroy();
     this.setAside(problem);
     return open();
+  }
+
+  /** The index's check: `ok`, `running` (a large index, in a worker), what it found, or null (not checked: see the log). */
+  indexCheck: string | null = null;
+
+  /** Checks a large index off the event loop; a damaged one is then healed as a call that met the damage would. */
+  private checkInWorker(ds: DataSource): void {
+    this.indexCheck = 'running';
+    void runHeavy<string>(new URL('./index-check.js', import.meta.url), 'quickCheck', this.indexFile, {
+      what: 'checking the vault index',
+      deadlineMs: 10 * 60_000,
+    }).then(
+      async (result) => {
+        this.indexCheck = result;
+        // Still the index this check was for (not one already closed or replaced).
+        if (result !== 'ok' && this.db !== null && (await this.db.catch(() => null)) === ds) await this.healIndex(new Error(`quick_check: ${result}`));
+      },
+      (err: unknown) => {
+        this.indexCheck = null;
+        this.api.logger.warn(`vault: the index could not be checked (${(err as Error).message}); it is used unchecked`);
+      },
+    );
   }
 
   /** Renames the damaged index (and its -wal, -shm) out of the way and says so once. */
