@@ -57,6 +57,27 @@ export async function vaultKernel(
 }
 
 /**
+ * The vault kernel again on the same root, data folder and clock (a restart of memo serve, or a
+ * one-shot CLI call after it): the old kernel is shut down first, if it was not already.
+ */
+export async function reopenVault(fx: VaultFixture): Promise<VaultFixture> {
+  const again = await fx.restart();
+  const [state] = await again.kernel.loadPacks([{ dir: PLUGINS, source: 'builtin', only: ['vault'] }]);
+  if (state?.status !== 'loaded') throw new Error(`vault did not load: ${state?.error ?? 'not found'}`);
+  again.kernel.packs.setConfig('vault', { watch: false });
+  again.prompter.setFallback('allow-once');
+  return Object.assign(again, {
+    vault: fx.vault,
+    put: (rel: string, content: string | Buffer) => fx.put(rel, content),
+    read: (rel: string) => fx.read(rel),
+    dbFile: fx.dbFile,
+    planningFile: fx.planningFile,
+    planningUrl: fx.planningUrl,
+    call: (tool: string, args: Record<string, unknown>) => again.kernel.invoke({ tool, args, caller: { kind: 'agent' } }),
+  });
+}
+
+/**
  * Runs SQL on the planning database from outside the kernel, as a person's tool or another instance
  * would: the SQLite file, or the pack's schema in PostgreSQL when the kernel has one. The SQL must
  * suit both (`?` placeholders, true/false for booleans, CAST(COUNT(*) AS integer)). The planning

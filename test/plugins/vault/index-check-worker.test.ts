@@ -7,9 +7,8 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import Database from 'better-sqlite3';
-import { makeKernel } from '../../helpers/kernel-fixture.js';
 import { waitFor } from '../../helpers/wait.js';
-import { PLUGINS, value, vaultKernel } from './helpers.js';
+import { reopenVault, value, vaultKernel } from './helpers.js';
 import { quickCheck } from '../../../plugins/vault/index-check.js';
 
 // Read when the vault pack's runtime is imported, which loadPacks does below.
@@ -36,10 +35,8 @@ describe('the check of a large vault index, in a worker', () => {
     for (const p of [2, Math.floor(pages / 2), pages - 2]) fs.writeSync(fd, Buffer.alloc(4096, 0xa5), 0, 4096, p * 4096);
     fs.closeSync(fd);
 
-    const next = makeKernel({ packs: [], root: fx.root, dataDir: fx.dataDir, clock: fx.clock });
-    await next.kernel.loadPacks([{ dir: PLUGINS, source: 'builtin', only: ['vault'] }]);
-    next.kernel.packs.setConfig('vault', { watch: false });
-    const call = (tool: string, args: Record<string, unknown>) => next.kernel.invoke({ tool, args, caller: { kind: 'agent' } });
+    const next = await reopenVault(fx);
+    const call = (tool: string, args: Record<string, unknown>) => next.call(tool, args);
     try {
       // Found at open, by the worker, or by a call that met a damaged page first: whichever is first, once, and set aside.
       await call('vault_search_notes', { query: '' });

@@ -7,8 +7,7 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { makeKernel } from '../../helpers/kernel-fixture.js';
-import { PLUGINS, value, vaultKernel, type VaultFixture } from './helpers.js';
+import { reopenVault, value, vaultKernel, type VaultFixture } from './helpers.js';
 
 const FILES = {
   'Projects/Launch kickoff.md': '# Launch kickoff\nPress kit and pricing. See [[Weekly review]].\n#launch\n',
@@ -22,23 +21,7 @@ async function ids(fx: { call: VaultFixture['call'] }): Promise<Record<string, s
   return Object.fromEntries(hits.map((h) => [h.path, h.id]).sort());
 }
 
-/** A kernel again on the same root and data folder (a restart of memo serve, or a one-shot CLI call). */
-async function reopen(fx: VaultFixture): Promise<VaultFixture> {
-  const next = makeKernel({ packs: [], root: fx.root, dataDir: fx.dataDir, clock: fx.clock });
-  const [state] = await next.kernel.loadPacks([{ dir: PLUGINS, source: 'builtin', only: ['vault'] }]);
-  if (state?.status !== 'loaded') throw new Error(`vault did not load: ${state?.error}`);
-  next.kernel.packs.setConfig('vault', { watch: false });
-  next.prompter.setFallback('allow-once');
-  return Object.assign(next, {
-    vault: fx.vault,
-    put: (rel: string, content: string | Buffer) => fx.put(rel, content),
-    read: (rel: string) => fx.read(rel),
-    call: (tool: string, args: Record<string, unknown>) => next.kernel.invoke({ tool, args, caller: { kind: 'agent' } }),
-    dbFile: fx.dbFile,
-    planningFile: fx.planningFile,
-    planningUrl: fx.planningUrl,
-  });
-}
+const reopen = reopenVault;
 
 /** Overwrites `bytes` bytes of a file at `offset` with a pattern that is no SQLite structure. */
 function scribble(file: string, offset: number, bytes: number): void {

@@ -9,7 +9,7 @@ import * as fs from 'node:fs';
 import Database from 'better-sqlite3';
 import { openSqlite } from '../../../kernel/storage/sqlite.js';
 import { MIGRATIONS } from '../../../plugins/vault/schema.js';
-import { error, PLUGINS, value, vaultKernel, type VaultFixture } from './helpers.js';
+import { error, reopenVault, value, vaultKernel, type VaultFixture } from './helpers.js';
 
 const AT = '2026-01-05T10:00:00.000Z';
 
@@ -90,21 +90,7 @@ function copyOutcome(file: string): { outcome: string } | undefined {
   }
 }
 
-async function reopen(fx: VaultFixture): Promise<VaultFixture> {
-  const again = await fx.restart();
-  await again.kernel.loadPacks([{ dir: PLUGINS, source: 'builtin', only: ['vault'] }]);
-  again.kernel.packs.setConfig('vault', { watch: false });
-  again.prompter.setFallback('allow-once');
-  return Object.assign(again, {
-    vault: fx.vault,
-    put: (rel: string, content: string | Buffer) => fx.put(rel, content),
-    read: (rel: string) => fx.read(rel),
-    dbFile: fx.dbFile,
-    planningFile: fx.planningFile,
-    planningUrl: fx.planningUrl,
-    call: (tool: string, args: Record<string, unknown>) => again.kernel.invoke({ tool, args, caller: { kind: 'agent' } }),
-  });
-}
+const reopen = reopenVault;
 
 describe('vault planning data moved out of vault.sqlite', () => {
   let fx: VaultFixture;
