@@ -106,7 +106,10 @@ export class VaultRuntime {
     }
     if (ds?.isInitialized) await ds.destroy();
     this.setAside(problem);
-    return open();
+    const fresh = await open();
+    // Made just now from nothing: there is nothing in it to check.
+    this.indexCheck = 'ok';
+    return fresh;
   }
 
   /** The index's check: `ok`, `running` (a large index, in a worker), what it found, or null (not checked: see the log). */

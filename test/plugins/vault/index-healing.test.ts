@@ -219,3 +219,34 @@ describe('the vault index in the web console', () => {
     }
   });
 });
+
+describe('memo vault status', () => {
+  it('prints one line: the notes, whether the index was rebuilt after damage, the planning check', async () => {
+    let fx = await vaultKernel({ files: FILES });
+    value(await fx.call('vault_search_notes', { query: '' }));
+    await fx.close();
+    scribble(fx.dbFile, 0, 100);
+    fx = await reopen(fx);
+    const printed: unknown[] = [];
+    const status = fx.kernel.commands.get('vault')!.command.subcommands.find((c) => c.name === 'status')!;
+    const run = (json: boolean) =>
+      status.run({
+        args: {},
+        options: { json },
+        signal: new AbortController().signal,
+        invoke: (tool, toolArgs) => fx.kernel.invoke({ tool, args: toolArgs, caller: { kind: 'cli' } }),
+        print: (v) => printed.push(v),
+        record: (change) => fx.kernel.admin.record({ ...change, by: 'cli' }),
+      });
+    try {
+      expect(await run(false)).toBe(0);
+      expect(printed.at(-1)).toMatch(
+        /^3 notes indexed in vault; the index was damaged \(file is not a database\) and rebuilt; the damaged file is vault\.sqlite\.broken-[^;]+; 1 damaged index file kept beside it \(safe to delete\); the planning database is sound\.$/,
+      );
+      expect(await run(true)).toBe(0);
+      expect(printed.at(-1)).toMatchObject({ ok: true, result: { notes: 3, index: { check: 'ok', healed: { problem: 'file is not a database' } } } });
+    } finally {
+      await fx.close();
+    }
+  });
+});
