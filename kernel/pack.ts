@@ -140,3 +140,5 @@ export { readBody, parseBoundedJson, tooDeepMessage, answerAndClose, MAX_JSON_DE
 export { isPublicAddress } from './util/public-address.js';
 /** Heavy and CPU-bound work in a worker thread, under a deadline and a heap limit (see heavy-work.ts). */
 export { runHeavy, type HeavyOptions } from './util/heavy-work.js';
+/** Whether an error is SQLite reporting a damaged file (SQLITE_CORRUPT*, SQLITE_NOTADB), through wrappers such as typeorm's. */
+export { isSqliteDamage } from './storage/sqlite-health.js';

@@ -7,6 +7,7 @@
 import { readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { isMemoError, type ToolContext } from 'memo-kernel/pack';
+import { backupsOf } from './planning-backup.js';
 import { runtimeOf } from './runtime.js';
 import type { ToolArgs } from './tool-args.js';
 
@@ -33,14 +34,14 @@ export async function indexHealth(_args: ToolArgs['vault_index_health'], ctx: To
     const ds = await rt.planningDatabase();
     planning =
       ds.options.type === 'better-sqlite3'
-        ? { where: rt.planningFile, check: 'ok', backups: namesStarting(dir, 'vault-planning.sqlite.backup-') }
+        ? { where: rt.planningFile, check: 'ok', backups: backupsOf(rt.planningFile).map((b) => path.basename(b)) }
         : { where: 'the shared PostgreSQL database (MEMO_DATABASE_URL)', check: 'ok' };
   } catch (err) {
     planning = {
       where: rt.planningFile,
       check: 'damaged',
       problem: isMemoError(err) ? err.message : (err as Error).message,
-      backups: namesStarting(dir, 'vault-planning.sqlite.backup-'),
+      backups: backupsOf(rt.planningFile).map((b) => path.basename(b)),
     };
   }
   const index = {

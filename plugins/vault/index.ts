@@ -4,9 +4,9 @@
  * FTS5 text) lives in the pack's data folder and a watcher keeps it live. `activate` contributes the
  * `memo vault init|reindex` commands; the vault itself opens on the first call that needs it.
  */
-import { defineTools, lazyTool, MemoError, type Disposable, type PackApi, type ToolContext, type ToolImplementation } from 'memo-kernel/pack';
+import { defineTools, isSqliteDamage, lazyTool, MemoError, type Disposable, type PackApi, type ToolContext, type ToolImplementation } from 'memo-kernel/pack';
 import type { Feature } from './features.js';
-import { isDamage, register, runtimeOf, unregister } from './runtime.js';
+import { register, runtimeOf, unregister } from './runtime.js';
 import type { VaultEntities } from './services.js';
 import type { ToolArgs } from './tool-args.js';
 
@@ -59,7 +59,7 @@ function gated(all: Record<string, ToolImplementation>): Record<string, ToolImpl
 function healing(all: Record<string, ToolImplementation>): Record<string, ToolImplementation> {
   const out: Record<string, ToolImplementation> = {};
   const heal = async (err: unknown, ctx: ToolContext): Promise<never> => {
-    if (!isDamage(err)) throw err;
+    if (!isSqliteDamage(err)) throw err;
     const rt = runtimeOf(ctx);
     await rt.healIndex(err);
     throw new MemoError(

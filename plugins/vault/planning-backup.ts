@@ -33,9 +33,21 @@ export function backUpDaily(db: Database, file: string, now: number, logger: Log
     logger.warn(`vault: the daily backup of ${file} could not be made (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
     return;
   }
-  const old = fs
-    .readdirSync(dir)
-    .filter((n) => n.startsWith(prefix) && !n.endsWith('.tmp'))
-    .sort();
-  for (const n of old.slice(0, Math.max(0, old.length - BACKUPS_KEPT))) fs.rmSync(path.join(dir, n), { force: true });
+  const kept = backupsOf(file);
+  for (const old of kept.slice(0, Math.max(0, kept.length - BACKUPS_KEPT))) fs.rmSync(old, { force: true });
+}
+
+/** The dated backups of `file` beside it, oldest first, as paths. */
+export function backupsOf(file: string): string[] {
+  const dir = path.dirname(file);
+  const prefix = `${path.basename(file)}.backup-`;
+  try {
+    return fs
+      .readdirSync(dir)
+      .filter((n) => n.startsWith(prefix) && !n.endsWith('.tmp'))
+      .sort()
+      .map((n) => path.join(dir, n));
+  } catch {
+    return [];
+  }
 }

@@ -3,13 +3,14 @@
  * kernels can share this module in one process (tests, host apps), so state is kept per kernel, by the
  * pack's data folder (which the kernel hands to both `activate` and every call).
  */
-import { existsSync, readdirSync, renameSync, statSync } from 'node:fs';
+import { existsSync, renameSync, statSync } from 'node:fs';
 import { lstat } from 'node:fs/promises';
 import path from 'node:path';
 import type { DataSource } from 'typeorm';
 import type { Database } from 'better-sqlite3';
-import { MemoError, runHeavy, type PackApi, type ToolContext } from 'memo-kernel/pack';
+import { isSqliteDamage, MemoError, runHeavy, type PackApi, type ToolContext } from 'memo-kernel/pack';
 import type { Vault } from './vault.js';
+import { backupsOf, backUpDaily } from './planning-backup.js';
 
 export const NOT_CONFIGURED = 'no vault configured: run memo vault init';
 
@@ -31,16 +32,6 @@ export interface IndexHealing {
   problem: string;
   /** Where the damaged file now is. */
   setAside: string;
-}
-
-/** SQLite saying a database file is damaged (not: busy, full, read-only, missing). */
-export function isDamage(err: unknown): boolean {
-  for (let e = err as { code?: unknown; message?: unknown; cause?: unknown } | undefined, depth = 0; e && depth < 5; e = e.cause as typeof e, depth++) {
-    const code = typeof e.code === 'string' ? e.code : '';
-    if (code === 'SQLITE_NOTADB' || code.startsWith('SQLITE_CORRUPT')) return true;
-    if (typeof e.message === 'string' && /file is not a database|database disk image is malformed/.test(e.message)) return true;
-  }
-  return false;
 }
 
 export class VaultRuntime {
@@ -101,7 +92,7 @@ export class VaultRuntime {
       }
       problem = `quick_check: ${String(check)}`;
     } catch (err) {
-      if (!isDamage(err)) throw err;
+      if (!isSqliteDamage(err)) throw err;
       problem = damageText(err);
     }
     if (ds?.isInitialized) await ds.destroy();
@@ -219,7 +210,7 @@ export class VaultRuntime {
     try {
       ds = await this.api.database({ name: 'vault-planning', entities: PLANNING_ENTITIES, migrations: PLANNING_MIGRATIONS, portable: true });
     } catch (err) {
-      if (isDamage(err)) throw this.planningDamaged(damageText(err));
+      if (isSqliteDamage(err)) throw this.planningDamaged(damageText(err));
       throw err;
     }
     if (ds.options.type !== 'better-sqlite3') return ds;
@@ -229,14 +220,13 @@ export class VaultRuntime {
       await ds.destroy();
       throw this.planningDamaged(`quick_check: ${check}`);
     }
-    const { backUpDaily } = await import('./planning-backup.js');
     backUpDaily(db, this.planningFile, this.api.clock.now(), this.api.logger);
     return ds;
   }
 
   /** The error a planning call gets while the file is damaged (said once in the log too). */
   private planningDamaged(problem: string): MemoError {
-    const backups = listBackups(this.planningFile);
+    const backups = backupsOf(this.planningFile);
     const newest = backups.at(-1);
     const restore = newest
       ? `stop memo, move it aside, and copy the newest backup ${newest} (of ${backups.length}) in its place`
@@ -329,20 +319,6 @@ export class VaultRuntime {
     const current = this.current;
     this.current = null;
     return current ? current.vault.then((v) => v.close()).catch(() => undefined) : Promise.resolve();
-  }
-}
-
-/** The planning database's dated backups beside it, oldest first. */
-function listBackups(file: string): string[] {
-  const dir = path.dirname(file);
-  const prefix = `${path.basename(file)}.backup-`;
-  try {
-    return readdirSync(dir)
-      .filter((n) => n.startsWith(prefix))
-      .sort()
-      .map((n) => path.join(dir, n));
-  } catch {
-    return [];
   }
 }
 
