@@ -149,6 +149,8 @@ describe('the console admin pages in Chromium', () => {
     const stop = box.getByRole('button', { name: 'Stop external writes for claude-ai' });
     await stop.waitFor();
     expect(await seriousViolations()).toEqual([]);
+    const shot = screenshotPath('external-writes');
+    if (shot) await box.screenshot({ path: shot });
     await stop.click();
     await waitFor(() => !c.fx.kernel.permissions.externalWritesFor('claude-ai'), { what: 'external writes off again' });
     await box.getByLabel('Every external client may ask to write').check();

@@ -146,6 +146,8 @@ describe('pack panels and pictures in the console, in Chromium', () => {
       .getByText(/^Done: 0 notes indexed in vault; the index is sound; the planning database is sound/)
       .waitFor();
     expect(await axeViolations(page)).toEqual([]);
+    const shot = screenshotPath('vault-index-panel-1280');
+    if (shot) await panel.screenshot({ path: shot });
   });
 
   it('answers calendar consent as the person through the pack’s command (no tool), and shows the answer', async () => {
