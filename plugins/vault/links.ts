@@ -30,11 +30,11 @@ export type Resolution =
 
 /** The lower-case lookup key of a link target or a path: `/` separators, no leading `/` or `./`, `.md` dropped. */
 export function keyOf(target: string): string {
-  let k = target
-    .trim()
-    .replace(/\\/g, '/')
-    .replace(/^(\.\/|\/)+/, '');
-  if (/\.md$/i.test(k)) k = k.slice(0, -3);
+  // Each step only when it has something to do: a full build takes the keys of hundreds of thousands of links.
+  let k = target.trim();
+  if (k.includes('\\')) k = k.replace(/\\/g, '/');
+  if (k.startsWith('/') || k.startsWith('./')) k = k.replace(/^(\.\/|\/)+/, '');
+  if (k.length >= 3 && k.charCodeAt(k.length - 3) === 46 && /\.md$/i.test(k)) k = k.slice(0, -3);
   return k.toLowerCase();
 }
 

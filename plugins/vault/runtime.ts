@@ -8,8 +8,8 @@ import { lstat } from 'node:fs/promises';
 import path from 'node:path';
 import type { DataSource } from 'typeorm';
 import type { Database } from 'better-sqlite3';
-import { isSqliteDamage, MemoError, runHeavy, type PackApi, type ToolContext } from 'memo-kernel/pack';
-import type { Vault } from './vault.js';
+import { isSqliteDamage, MemoError, runHeavy, type Logger, type PackApi, type ToolContext } from 'memo-kernel/pack';
+import type { SyncProgress, Vault } from './vault.js';
 import { backupsOf, backUpDaily } from './planning-backup.js';
 
 export const NOT_CONFIGURED = 'no vault configured: run memo vault init';
@@ -289,7 +289,7 @@ export class VaultRuntime {
   private async open(ctx: ToolContext, real: string, folder: string): Promise<Vault> {
     const ds = await this.database();
     const { Vault } = await vaultCode();
-    const { VaultIndex } = await import('./vault-index.js');
+    const { VaultIndex, BULK_MARK } = await import('./vault-index.js');
     // typeorm's better-sqlite3 driver keeps the connection here: the index's batches use it directly.
     const index = new VaultIndex(sqliteOf(ds));
     const vault = new Vault(real, folder, ctx.sandbox, index, this.api.logger);
@@ -298,6 +298,13 @@ export class VaultRuntime {
       index.clearFiles();
       index.setMeta('vault_path', real);
     }
+    if (index.meta(BULK_MARK) !== undefined) {
+      // A build that was stopped (the process killed) left notes without their links or text: built again.
+      this.api.logger.warn(`vault: the index of ${folder} was left half built by a build that was stopped; it is being built again, each note keeping its id`);
+      index.clearFiles();
+    }
+    // Made again if such a build had dropped them.
+    index.ensureIndexes();
     // Ids kept outside the index: a new or rebuilt index takes them back; a journal that is missing (a
     // vault indexed by an older version) or of another folder is written from the index as it is.
     const { NoteIdJournal } = await import('./note-ids.js');
@@ -305,7 +312,7 @@ export class VaultRuntime {
     if (fresh) journal.rewrite(index.idEntries());
     index.useJournal(journal, (rel) => existsSync(path.join(real, rel)));
     this.journal = journal;
-    await vault.sync();
+    await vault.sync({ progress: buildProgress(this.api.logger, folder, this.api.clock) });
     if (ctx.config.watch !== false) await vault.watch();
     if (this.disposed) {
       await vault.close();
@@ -321,6 +328,29 @@ export class VaultRuntime {
     return current ? current.vault.then((v) => v.close()).catch(() => undefined) : Promise.resolve();
   }
 }
+
+/**
+ * A line in serve's output every few seconds while a vault's files are read into its index (a first
+ * build of a large vault takes seconds), and one when it is done.
+ */
+function buildProgress(logger: Logger, folder: string, clock: { now(): number }): SyncProgress {
+  const started = clock.now();
+  let said = started;
+  return (done, total) => {
+    const now = clock.now();
+    if (done < total && now - said < PROGRESS_EVERY_MS) return;
+    said = now;
+    const seconds = ((now - started) / 1000).toFixed(1);
+    logger.info(
+      done < total
+        ? `vault: indexing ${folder}: ${done.toLocaleString('en')} of ${total.toLocaleString('en')} files (${Math.floor((done / total) * 100)}%, ${seconds} s)`
+        : `vault: indexed ${folder}: ${total.toLocaleString('en')} files in ${seconds} s`,
+    );
+  };
+}
+
+/** How often a long build says how far it is. */
+const PROGRESS_EVERY_MS = 2000;
 
 /** SQLite's words for a damage, without the path (said beside it). */
 function damageText(err: unknown): string {

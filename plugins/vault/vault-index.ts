@@ -5,21 +5,13 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { Database, Statement } from 'better-sqlite3';
-import type { FileType, ParsedNote } from './markdown.js';
+import type { FileType, ParsedLink } from './markdown.js';
+import type { FileRecord } from './file-record.js';
+
+export type { FileRecord } from './file-record.js';
 import { keyOf, lastSegment, linkKeys, resolveWikiTarget, type LinkCandidate, type NoteLookup, type Resolution } from './links.js';
 import { toFtsQuery } from './fts-query.js';
 import type { IdChange, NoteIdJournal } from './note-ids.js';
-
-/** One file as the indexer read it. */
-export interface FileRecord {
-  path: string;
-  fileType: FileType;
-  size: number;
-  mtime: number;
-  hash: string;
-  /** Markdown only. */
-  parsed: ParsedNote | null;
-}
 
 export interface NoteInfo {
   seq: number;
@@ -97,8 +89,17 @@ export const CREATE_FTS = `CREATE VIRTUAL TABLE notes_fts USING fts5(title, body
 /** Contents of removed notes whose ids are kept for a file that comes back with them (see `idFor`). */
 const REMEMBERED_REMOVALS = 10_000;
 
+/** Random bytes drawn ahead for note ids: a build gives 50,000 ids, and one draw each costs more than the rest of an insert. */
+let idPool = Buffer.alloc(0);
+let idAt = 0;
+
 export function newNoteId(): string {
-  return randomBytes(8).toString('hex');
+  if (idAt + 8 > idPool.length) {
+    idPool = randomBytes(8 * 1024);
+    idAt = 0;
+  }
+  idAt += 8;
+  return idPool.toString('hex', idAt - 8, idAt);
 }
 
 /** The title a file gets: its front matter title, else its name without `.md`. */
@@ -112,7 +113,66 @@ function keysOf(path: string, title: string, aliases: readonly string[]): string
   return [lastSegment(keyOf(path)), title.toLowerCase(), ...aliases.map((a) => a.toLowerCase())];
 }
 
+/** What the full-text table holds of a file besides its title: a note's body, a filed file's name and type. */
+function textOf(record: FileRecord, title: string): string {
+  return record.parsed ? record.parsed.body : `${title} ${record.fileType}`;
+}
+
+/** A file's row in `notes` (without seq and id). */
+function rowValues(record: FileRecord, title: string) {
+  return {
+    path: record.path,
+    path_key: keyOf(record.path),
+    name_key: lastSegment(keyOf(record.path)),
+    title,
+    title_key: title.toLowerCase(),
+    file_type: record.fileType,
+    size: record.size,
+    mtime: record.mtime,
+    hash: record.hash,
+    front_matter: record.parsed?.frontMatter ? JSON.stringify(record.parsed.frontMatter) : null,
+    headings: JSON.stringify(record.parsed?.headings ?? []),
+    aliases: JSON.stringify(record.parsed?.aliases ?? []),
+  };
+}
+
 const NOTE_COLUMNS = 'seq, id, path, title, file_type, size, mtime, hash, front_matter, headings, aliases';
+
+/**
+ * The secondary indexes a bulk build (see `startBulk`) drops while it fills the tables and makes again
+ * at its end: one sort per index instead of a B-tree update per row. The unique id and path indexes
+ * stay (every insert looks them up). Made again when a vault opens, so a build that was killed never
+ * leaves an index without them.
+ */
+const SECONDARY_INDEXES: Record<string, string> = {
+  IDX_notes_name_key: `CREATE INDEX IF NOT EXISTS "IDX_notes_name_key" ON "notes" ("name_key")`,
+  IDX_notes_title_key: `CREATE INDEX IF NOT EXISTS "IDX_notes_title_key" ON "notes" ("title_key")`,
+  IDX_notes_hash: `CREATE INDEX IF NOT EXISTS "IDX_notes_hash" ON "notes" ("hash")`,
+  IDX_note_aliases_key: `CREATE INDEX IF NOT EXISTS "IDX_note_aliases_key" ON "note_aliases" ("alias_key")`,
+  IDX_note_tags_tag: `CREATE INDEX IF NOT EXISTS "IDX_note_tags_tag" ON "note_tags" ("tag")`,
+  IDX_links_source: `CREATE INDEX IF NOT EXISTS "IDX_links_source" ON "links" ("source_seq")`,
+  IDX_links_target: `CREATE INDEX IF NOT EXISTS "IDX_links_target" ON "links" ("target_seq")`,
+  IDX_links_key_full: `CREATE INDEX IF NOT EXISTS "IDX_links_key_full" ON "links" ("key_full")`,
+  IDX_links_key_note: `CREATE INDEX IF NOT EXISTS "IDX_links_key_note" ON "links" ("key_note")`,
+};
+
+/** vault_meta's mark of a bulk build under way: an index that still has it at open was left half built. */
+export const BULK_MARK = 'bulk_build';
+
+/** Rows given to one INSERT of links in a bulk build (per-statement costs dominate otherwise). */
+const LINK_ROWS_AT_ONCE = 64;
+
+interface LinkRows {
+  add(row: unknown[]): void;
+  flush(): void;
+}
+
+/** The links of a note a bulk build added, resolved once every note is in (see `finishBulk`). */
+interface PendingLinks {
+  path: string;
+  title: string;
+  links: readonly ParsedLink[];
+}
 
 export class VaultIndex {
   private readonly s: Record<string, Statement>;
@@ -122,6 +182,11 @@ export class VaultIndex {
   private readonly removedIds = new Map<string, string[]>();
   /** The ids kept outside the index (see useJournal), and whether a path it names is still a file. */
   private journal: { ids: NoteIdJournal; exists: (path: string) => boolean } | null = null;
+  /**
+   * A bulk build under way (see `startBulk`): the links of the notes it added, by seq; and the text rows
+   * other writes put in or took out meanwhile, which the build's own text table lacks (null: taken out).
+   */
+  private bulk: { links: Map<number, PendingLinks>; linksDone: boolean; text: Map<number, [string, string] | null> } | null = null;
 
   constructor(readonly db: Database) {
     // The index is rebuildable from the files: commits need not wait for the disk (WAL keeps it
@@ -164,6 +229,11 @@ export class VaultIndex {
       allPaths: p(`SELECT seq, path, size, mtime, hash, id FROM notes`),
       count: p(`SELECT count(*) AS n FROM notes`),
     };
+  }
+
+  /** Makes the secondary indexes a killed bulk build may have left dropped (a no-op when they are there). */
+  ensureIndexes(): void {
+    this.db.exec(Object.values(SECONDARY_INDEXES).join(';\n'));
   }
 
   // -------------------------------------------------------------------------------------------
@@ -333,22 +403,11 @@ export class VaultIndex {
         if (row) {
           for (const k of keysOf(row.path, row.title, JSON.parse(row.aliases) as string[])) affectedKeys.add(k);
           affectedSeqs.add(row.seq);
+          // Its links are inserted below from what it holds now, not from what a bulk build read.
+          this.bulk?.links.delete(row.seq);
           if (row.path === record.path) result.updated++;
         }
-        const values = {
-          path: record.path,
-          path_key: keyOf(record.path),
-          name_key: lastSegment(keyOf(record.path)),
-          title,
-          title_key: title.toLowerCase(),
-          file_type: record.fileType,
-          size: record.size,
-          mtime: record.mtime,
-          hash: record.hash,
-          front_matter: record.parsed?.frontMatter ? JSON.stringify(record.parsed.frontMatter) : null,
-          headings: JSON.stringify(record.parsed?.headings ?? []),
-          aliases: JSON.stringify(aliases),
-        };
+        const values = rowValues(record, title);
         let seq: number;
         if (row) {
           seq = row.seq;
@@ -365,7 +424,9 @@ export class VaultIndex {
           result.added++;
         }
         for (const k of keysOf(record.path, title, aliases)) affectedKeys.add(k);
-        this.s.ftsInsert!.run(seq, title, record.parsed ? record.parsed.body : `${title} ${record.fileType}`);
+        const text = textOf(record, title);
+        this.s.ftsInsert!.run(seq, title, text);
+        this.bulk?.text.set(seq, [title, text]);
         for (const a of aliases) this.s.aliasInsert!.run(seq, a.toLowerCase());
         for (const t of record.parsed?.tags ?? []) this.s.tagInsert!.run(seq, t);
         fresh.push({ seq, record });
@@ -375,6 +436,8 @@ export class VaultIndex {
         if (reused.has(row.seq) || upserted.has(row.path)) continue;
         for (const k of keysOf(row.path, row.title, JSON.parse(row.aliases) as string[])) affectedKeys.add(k);
         affectedSeqs.add(row.seq);
+        this.bulk?.links.delete(row.seq);
+        this.bulk?.text.set(row.seq, null);
         this.s.ftsDelete!.run(row.seq);
         this.s.delete!.run(row.seq);
         this.rememberRemoved(row);
@@ -384,32 +447,186 @@ export class VaultIndex {
 
       // Links of the changed notes, resolved against the index as it now stands.
       const lookup = fresh.length > 500 ? this.memoryLookup() : this.lookup;
-      for (const { seq, record } of fresh) {
-        if (!record.parsed) continue;
-        const self = { seq, id: '', path: record.path, title: titleOf(record) };
-        for (const link of record.parsed.links) {
-          const r = resolveWikiTarget(link.target, lookup, self);
-          const keys = linkKeys(link.target);
-          this.s.linkInsert!.run(
-            seq,
-            link.raw,
-            link.target,
-            link.alias,
-            link.embed ? 1 : 0,
-            link.line,
-            keys.full,
-            keys.note,
-            r.status,
-            r.status === 'resolved' ? r.note.seq : null,
-            r.heading,
-          );
-        }
-      }
+      for (const { seq, record } of fresh) if (record.parsed) this.insertLinks(seq, record.path, titleOf(record), record.parsed.links, lookup);
       this.reresolve(affectedKeys, affectedSeqs, new Set(fresh.map((f) => f.seq)), lookup);
     });
     run.immediate();
     this.journal?.ids.record(ids, () => this.idEntries());
     return result;
+  }
+
+  /** A note's links, each resolved against `lookup`; written through `rows` when given (a bulk build's many). */
+  private insertLinks(seq: number, path: string, title: string, links: readonly ParsedLink[], lookup: NoteLookup, rows?: LinkRows): void {
+    const self = { seq, id: '', path, title };
+    for (const link of links) {
+      const r = resolveWikiTarget(link.target, lookup, self);
+      const keys = linkKeys(link.target);
+      (rows?.add ?? ((row: unknown[]) => this.s.linkInsert!.run(row)))([
+        seq,
+        link.raw,
+        link.target,
+        link.alias,
+        link.embed ? 1 : 0,
+        link.line,
+        keys.full,
+        keys.note,
+        r.status,
+        r.status === 'resolved' ? r.note.seq : null,
+        r.heading,
+      ]);
+    }
+  }
+
+  /** Link rows written LINK_ROWS_AT_ONCE to a statement (a bulk build's hundreds of thousands); `flush` writes the rest. */
+  private linkRows(): LinkRows {
+    const columns = 11;
+    const many = this.db.prepare(
+      `INSERT INTO links (source_seq, raw, target, alias, embed, line, key_full, key_note, status, target_seq, heading) VALUES ${Array.from(
+        { length: LINK_ROWS_AT_ONCE },
+        () => `(${Array.from({ length: columns }, () => '?').join(', ')})`,
+      ).join(', ')}`,
+    );
+    let buffer: unknown[] = [];
+    return {
+      add: (row) => {
+        buffer.push(...row);
+        if (buffer.length === LINK_ROWS_AT_ONCE * columns) {
+          many.run(buffer);
+          buffer = [];
+        }
+      },
+      flush: () => {
+        for (let i = 0; i < buffer.length; i += columns) this.s.linkInsert!.run(buffer.slice(i, i + columns));
+        buffer = [];
+      },
+    };
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Bulk builds
+
+  /**
+   * Starts a bulk build: an index with no notes (a vault's first open, a reindex) filled by
+   * `bulkInsert` chunks, then completed by `finishBulk`. Until then the secondary indexes are dropped
+   * (made again in one sort each) and the notes' links wait in memory (resolved once, against every
+   * note, instead of each chunk's links against a part of the notes and again as later chunks bring
+   * their targets). The notes' text goes to a build file of its own (index-build.ts), whose
+   * full-text table this index takes over at the end. vault_meta marks the build: an index that still
+   * has the mark when it opens was left half built, and is built again. Writes between chunks (write
+   * tools, the watcher) go through `applyBatch` as always.
+   */
+  startBulk(): void {
+    if (this.bulk) return;
+    this.db.transaction(() => {
+      this.setMeta(BULK_MARK, new Date().toISOString());
+      for (const name of Object.keys(SECONDARY_INDEXES)) this.db.exec(`DROP INDEX IF EXISTS "${name}"`);
+    })();
+    this.bulk = { links: new Map(), linksDone: false, text: new Map() };
+  }
+
+  /** Whether a bulk build is under way. */
+  get bulkBuilding(): boolean {
+    return this.bulk !== null;
+  }
+
+  /**
+   * Adds files during a bulk build, in one transaction: their rows, tags and aliases. Returns their
+   * text rows (`[seq, title, text]`) for the build file; links wait for `finishBulk`. A path already
+   * indexed (a write tool's, between chunks) goes through `applyBatch`, text and all.
+   */
+  bulkInsert(records: readonly FileRecord[]): { result: BatchResult; text: Array<[number, string, string]> } {
+    const bulk = this.bulk;
+    if (!bulk) throw new Error('bulkInsert outside a bulk build');
+    const known = records.filter((r) => this.note({ path: r.path }) !== undefined);
+    const result = known.length ? this.applyBatch(known, []) : { added: 0, updated: 0, removed: 0, renamed: 0, unchanged: 0 };
+    const skip = new Set(known);
+    const ids: IdChange[] = [];
+    const text: Array<[number, string, string]> = [];
+    const run = this.db.transaction(() => {
+      ids.length = 0;
+      text.length = 0;
+      for (const record of records) {
+        if (skip.has(record)) continue;
+        const title = titleOf(record);
+        const id = this.idFor(record.path, record.hash);
+        const seq = Number(this.s.insert!.run({ ...rowValues(record, title), id }).lastInsertRowid);
+        ids.push({ path: record.path, id, hash: record.hash });
+        text.push([seq, title, textOf(record, title)]);
+        for (const a of record.parsed?.aliases ?? []) this.s.aliasInsert!.run(seq, a.toLowerCase());
+        for (const t of record.parsed?.tags ?? []) this.s.tagInsert!.run(seq, t);
+        if (record.parsed?.links.length) bulk.links.set(seq, { path: record.path, title, links: record.parsed.links });
+      }
+    });
+    run.immediate();
+    result.added += records.length - known.length;
+    this.journal?.ids.record(ids, () => this.idEntries());
+    return { result, text };
+  }
+
+  /**
+   * The first half of completing a bulk build (also one stopped part way: what it added is then
+   * complete), in one transaction: every waiting link resolved against all the notes, the links other
+   * writes made meanwhile resolved again (their targets may have come later), the secondary indexes
+   * made. Runs while a worker still merges the build file's text (see `finishBulk`).
+   */
+  finishLinks(): void {
+    const bulk = this.bulk;
+    if (!bulk || bulk.linksDone) return;
+    this.db
+      .transaction(() => {
+        const lookup = this.memoryLookup();
+        const earlier = this.db
+          .prepare(
+            `SELECT l.id, l.target, l.status, l.target_seq, l.heading, l.source_seq, n.path AS source_path, n.title AS source_title FROM links l JOIN notes n ON n.seq = l.source_seq`,
+          )
+          .all() as Array<LinkInfo & { source_path: string; source_title: string }>;
+        for (const r of earlier) {
+          const res = resolveWikiTarget(r.target, lookup, { seq: r.source_seq, id: '', path: r.source_path, title: r.source_title });
+          const target = res.status === 'resolved' ? res.note.seq : null;
+          if (res.status !== r.status || target !== r.target_seq || res.heading !== r.heading) this.s.linkUpdate!.run(res.status, target, res.heading, r.id);
+        }
+        const rows = this.linkRows();
+        for (const [seq, p] of bulk.links) this.insertLinks(seq, p.path, p.title, p.links, lookup, rows);
+        rows.flush();
+        this.ensureIndexes();
+      })
+      .immediate();
+    bulk.links.clear();
+    bulk.linksDone = true;
+  }
+
+  /**
+   * Completes a bulk build (`finishLinks` first, if not done): the full-text table taken over from the
+   * build file `textFile`, with what other writes put in or took out meanwhile done again on it, in one
+   * transaction. Without `textFile` (its build failed) the notes added are not searchable by their
+   * text: the mark stays, and the next open builds the index again.
+   */
+  finishBulk(textFile: string | null): void {
+    const bulk = this.bulk;
+    if (!bulk) return;
+    this.finishLinks();
+    this.bulk = null;
+    if (textFile === null) return;
+    this.db.prepare(`ATTACH ? AS text_build`).run(textFile);
+    // SQLite's defensive mode forbids writing FTS5's own tables; lifted for this copy of one FTS5
+    // table into another made by the same statement (CREATE_FTS) and the same SQLite.
+    this.db.unsafeMode(true);
+    try {
+      this.db
+        .transaction(() => {
+          for (const t of ['data', 'idx', 'docsize', 'config'])
+            this.db.exec(`DELETE FROM main.notes_fts_${t}; INSERT INTO main.notes_fts_${t} SELECT * FROM text_build.notes_fts_${t}`);
+          for (const [seq, row] of bulk.text) {
+            this.s.ftsDelete!.run(seq);
+            if (row) this.s.ftsInsert!.run(seq, row[0], row[1]);
+          }
+          this.db.prepare(`DELETE FROM vault_meta WHERE key = ?`).run(BULK_MARK);
+        })
+        .immediate();
+    } finally {
+      this.db.unsafeMode(false);
+      this.db.exec(`DETACH text_build`);
+    }
   }
 
   /**
@@ -473,9 +690,11 @@ export class VaultIndex {
       LinkCandidate & { path_key: string; name_key: string; title_key: string }
     >;
     const bySeq = new Map<number, LinkCandidate>();
+    const pathKeyOf = new Map<number, string>();
     for (const r of all) {
       const c = { seq: r.seq, id: r.id, path: r.path, title: r.title };
       bySeq.set(r.seq, c);
+      pathKeyOf.set(r.seq, r.path_key);
       add(byName, r.name_key, c);
       add(byTitle, r.title_key, c);
       add(byPathKey, r.path_key, c);
@@ -488,9 +707,10 @@ export class VaultIndex {
       byName: (k) => byName.get(k) ?? [],
       byTitle: (k) => byTitle.get(k) ?? [],
       byAlias: (k) => byAlias.get(k) ?? [],
+      // A path key ending in `/k` has k's last segment as its name: only those notes are compared.
       byPath: (k) => {
         const exact = byPathKey.get(k) ?? [];
-        const suffix = all.filter((r) => r.path_key !== k && r.path_key.endsWith(`/${k}`)).map((r) => bySeq.get(r.seq)!);
+        const suffix = (byName.get(lastSegment(k)) ?? []).filter((c) => pathKeyOf.get(c.seq) !== k && pathKeyOf.get(c.seq)!.endsWith(`/${k}`));
         return [...exact, ...suffix];
       },
     };
@@ -548,6 +768,7 @@ export class VaultIndex {
       // Dropping the FTS5 table is instant; deleting its rows one by one is not.
       this.db.exec(`DELETE FROM links; DELETE FROM note_tags; DELETE FROM note_aliases; DELETE FROM notes;
                     DROP TABLE notes_fts; ${CREATE_FTS};`);
+      this.db.prepare(`DELETE FROM vault_meta WHERE key = ?`).run(BULK_MARK);
     })();
     return ids;
   }

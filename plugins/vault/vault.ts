@@ -6,13 +6,13 @@
  * The folder is walked without following links, and a folder that is kernel state (the data folder,
  * pack code) is never entered, even when it lies inside the vault.
  */
-import { createHash } from 'node:crypto';
-import { constants as fsConstants, type Stats } from 'node:fs';
-import { lstat, mkdir, readdir, open, realpath } from 'node:fs/promises';
+import { constants as fsConstants, lstatSync, readdirSync, rmSync, type Stats } from 'node:fs';
+import { lstat, mkdir, open, realpath } from 'node:fs/promises';
 import path from 'node:path';
 import type { FSWatcher } from 'chokidar';
 import {
   MemoError,
+  runHeavy,
   atomicTempWriter,
   removeTempLeftover,
   type Logger,
@@ -21,23 +21,57 @@ import {
   type ToolContext,
   type PathIntent,
 } from 'memo-kernel/pack';
-import { fileTypeOf, makeSnippet, parseNote, splitFrontMatter } from './markdown.js';
-import { VaultIndex, type BatchResult, type FileRecord, type NoteInfo } from './vault-index.js';
+import { fileTypeOf, makeSnippet, splitFrontMatter } from './markdown.js';
+import { readFileRecord, type FileIdentity, type FileRecord } from './file-record.js';
+import { VaultIndex, type BatchResult, type NoteInfo } from './vault-index.js';
 
-/** Markdown above this is indexed by name only (its text is not parsed or searchable). */
-const MAX_PARSE_BYTES = 8 * 1024 * 1024;
-/** Filed files above this are fingerprinted by their size and first megabyte, not read whole. */
-const FULL_HASH_BYTES = 8 * 1024 * 1024;
+export { sha256 } from './file-record.js';
 /** The watcher waits for this much quiet before applying what changed (an editor's save is several writes)... */
 const QUIET_MS = 50;
 /** ...but never holds changes longer than this, however busy the folder is. */
 const MAX_HOLD_MS = 2000;
 /** How much of a note a search snippet is looked for in. */
 const SNIPPET_READ_BYTES = 256 * 1024;
-/** Files read at once during a scan. */
+/** Files stat'ed at once when the watcher names them. */
 const READ_CONCURRENCY = 16;
+/** A scan lets the event loop run after this many files. */
+const SCAN_YIELD = 2000;
+/** A sync reads this many files or more in a worker (fewer in the event loop, one by one). */
+const WORKER_READ_MIN = 200;
 /** Files applied per transaction during a scan (bounds memory: parsed bodies wait for their batch). */
 const SCAN_CHUNK = 2500;
+
+/** Files read and applied per step of a full build in workers (see `bulkBuild`); MEMO_VAULT_BULK_CHUNK sets another (tests). */
+function bulkChunk(): number {
+  const v = Number(process.env.MEMO_VAULT_BULK_CHUNK);
+  return Number.isInteger(v) && v > 0 ? v : 2500;
+}
+/** The worker side of a full build. */
+const BUILD_MODULE = new URL('./index-build.js', import.meta.url);
+
+/**
+ * The fewest files a sync must add to an empty index to build it in workers (`bulkBuild`); fewer go
+ * through `applyBatch` in the event loop (starting workers costs more than it saves). MEMO_VAULT_BULK_MIN
+ * sets another (tests build small vaults the full way).
+ */
+function bulkMin(): number {
+  const v = Number(process.env.MEMO_VAULT_BULK_MIN);
+  return Number.isInteger(v) && v > 0 ? v : 2000;
+}
+
+/** Progress of a sync that reads many files: files done of the files to read. */
+export type SyncProgress = (done: number, total: number) => void;
+
+/** One step of a full build in a worker (the event loop runs it when no worker can be started: code not compiled). */
+async function buildStep<T>(fn: 'readFiles' | 'writeText' | 'finishText', input: unknown): Promise<T> {
+  try {
+    return await runHeavy<T>(BUILD_MODULE, fn, input, { what: 'building the vault index', deadlineMs: 10 * 60_000 });
+  } catch (err) {
+    if (!(err instanceof MemoError && /needs the compiled/.test(err.message))) throw err;
+    const local = (await import('./index-build.js')) as unknown as Record<string, (input: unknown) => T | Promise<T>>;
+    return local[fn]!(input);
+  }
+}
 
 /** Names never part of a vault: hidden folders (.git, .obsidian, .trash) and dependency trees. */
 export function isSkippedName(name: string): boolean {
@@ -79,10 +113,6 @@ export function cleanRelative(requested: string, what = 'path'): string {
     if (isSkippedName(s)) throw new MemoError('VALIDATION', `The ${what} ${shown(requested)} goes through a hidden folder, which is not part of the vault.`);
   }
   return segments.join('/');
-}
-
-export function sha256(data: Buffer | string): string {
-  return createHash('sha256').update(data).digest('hex');
 }
 
 async function runLimited<T>(items: readonly T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {
@@ -154,46 +184,39 @@ export class Vault {
   // Reading files into records
 
   /** Reads one file as the index stores it; null when it is gone, not a regular file, or not a vault file. */
-  async readRecord(rel: string, st?: Stats): Promise<FileRecord | null> {
-    const fileType = fileTypeOf(rel);
-    if (!fileType) return null;
-    const abs = path.join(this.real, rel);
+  readRecord(rel: string, st?: Stats): FileRecord | null {
     // Kernel state is never indexed, nor a file reached through a link (the vault's real path has none).
-    if (this.sandbox.kernelArea(abs) !== null) return null;
-    let stats = st;
-    try {
-      if ((await realpath(path.dirname(abs))) !== path.dirname(abs)) return null;
-      stats ??= await lstat(abs);
-      if (!stats.isFile()) return null;
-      // Read through one descriptor that follows no link; a file with other names (a hard link)
-      // is checked by that descriptor's own fstat against the kernel's files, and never indexed if one.
-      const h = await open(abs, fsConstants.O_RDONLY | fsConstants.O_NOFOLLOW);
-      try {
-        if (stats.nlink > 1) {
-          const own = await h.stat({ bigint: true });
-          if (!own.isFile() || this.sandbox.kernelFile(own) !== null) return null;
-        }
-        if (fileType !== 'markdown') {
-          let hash: string;
-          if (stats.size <= FULL_HASH_BYTES) hash = sha256(await h.readFile());
-          else {
-            const buf = Buffer.alloc(1024 * 1024);
-            const { bytesRead } = await h.read(buf, 0, buf.length, 0);
-            hash = `p:${stats.size}:${sha256(buf.subarray(0, bytesRead))}`;
-          }
-          return { path: rel, fileType, size: stats.size, mtime: stats.mtimeMs, hash, parsed: null };
-        }
-        const buf = await h.readFile();
-        const text = buf.length > MAX_PARSE_BYTES ? '' : buf.toString('utf8');
-        return { path: rel, fileType, size: buf.length, mtime: stats.mtimeMs, hash: sha256(buf), parsed: parseNote(text) };
-      } finally {
-        await h.close();
-      }
-    } catch (err) {
-      const code = (err as NodeJS.ErrnoException).code;
-      if (code === 'ENOENT' || code === 'ENOTDIR' || code === 'ELOOP') return null; // gone, or swapped for a link meanwhile
-      throw err;
+    if (this.sandbox.kernelArea(path.join(this.real, rel)) !== null) return null;
+    const read = readFileRecord(this.real, rel, { ...(st ? { stats: st } : {}), isKernelFile: (own) => this.isKernelFile(own) });
+    return read?.record ?? null;
+  }
+
+  /**
+   * Reads many files: in a worker when they are many (`WORKER_READ_MIN`), one by one in the event loop
+   * when they are few. `stats` are what a scan found (the worker looks for itself).
+   */
+  private async readMany(paths: readonly string[], stats: ReadonlyMap<string, Stats>): Promise<FileRecord[]> {
+    if (paths.length >= WORKER_READ_MIN) return this.readInWorker(paths);
+    const records: FileRecord[] = [];
+    for (const rel of paths) {
+      const r = this.readRecord(rel, stats.get(rel));
+      if (r) records.push(r);
     }
+    return records;
+  }
+
+  /** Reads and parses files in a worker (index-build.ts); kernel state and the kernel's own files never indexed. */
+  private async readInWorker(paths: readonly string[]): Promise<FileRecord[]> {
+    // A file of kernel state inside the vault folder is left out here, before any worker reads it.
+    const wanted = paths.filter((rel) => this.sandbox.kernelArea(path.join(this.real, rel)) === null);
+    const got = await buildStep<Array<{ record: FileRecord; identity: FileIdentity | null }>>('readFiles', { real: this.real, paths: wanted });
+    // A file with other names (a hard link) that is one of the kernel's own is never indexed.
+    return got.filter((r) => r.identity === null || !this.isKernelFile(r.identity)).map((r) => r.record);
+  }
+
+  /** Whether a file with other names (a hard link) is one of the kernel's own. */
+  isKernelFile(own: FileIdentity): boolean {
+    return this.sandbox.kernelFile({ ...own, isDirectory: () => false }) !== null;
   }
 
   /** A snippet of a markdown note around the search terms, cut from the file (null when it cannot be read). */
@@ -225,11 +248,14 @@ export class Vault {
    */
   async scan(under = ''): Promise<Map<string, Stats>> {
     const out = new Map<string, Stats>();
+    // Synchronous calls (a thread-pool round trip per file made a 50,000-file walk take seconds),
+    // with a pause for the event loop every SCAN_YIELD files.
+    let sinceYield = 0;
     const walk = async (dirAbs: string): Promise<void> => {
       if (this.sandbox.kernelArea(dirAbs) !== null) return;
       let entries;
       try {
-        entries = await readdir(dirAbs, { withFileTypes: true });
+        entries = readdirSync(dirAbs, { withFileTypes: true });
       } catch {
         return; // gone or unreadable: nothing of it is indexed
       }
@@ -242,9 +268,13 @@ export class Vault {
         if (e.isDirectory()) subdirs.push(abs);
         else if (e.isFile() && fileTypeOf(e.name)) {
           try {
-            out.set(this.relativeOf(abs), await lstat(abs));
+            out.set(this.relativeOf(abs), lstatSync(abs));
           } catch {
             // removed meanwhile
+          }
+          if (++sinceYield >= SCAN_YIELD) {
+            sinceYield = 0;
+            await new Promise((resolve) => setImmediate(resolve));
           }
         }
       }
@@ -274,7 +304,7 @@ export class Vault {
    * mtime, or all with `force`) are read, missing ones removed; a file that reappears elsewhere with
    * the same content keeps its id. Applied in chunks, each one transaction.
    */
-  async sync(options: { under?: string; paths?: Iterable<string>; force?: boolean; signal?: AbortSignal } = {}): Promise<BatchResult> {
+  async sync(options: { under?: string; paths?: Iterable<string>; force?: boolean; signal?: AbortSignal; progress?: SyncProgress } = {}): Promise<BatchResult> {
     const under = options.under ?? '';
     // Given paths (what the watcher saw): only they are looked at; otherwise the folder is walked.
     const given = options.paths ? [...new Set(options.paths)] : null;
@@ -297,14 +327,13 @@ export class Vault {
     }
     const claimed = new Set<string>();
     const total: BatchResult = { added: 0, updated: 0, removed: 0, renamed: 0, unchanged: files.size - changed.length };
+    // The first build of an index (a new vault, a reindex): in workers, with the index in bulk mode.
+    if (!given && removals.length === 0 && changed.length >= bulkMin() && this.index.db.name !== ':memory:' && this.index.count() === 0)
+      return this.bulkBuild(changed, total, options);
     for (let i = 0; i < changed.length || (i === 0 && removals.length); i += SCAN_CHUNK) {
       if (options.signal?.aborted) throw new MemoError('CANCELLED', 'The vault scan was stopped before it finished.');
       const part = changed.slice(i, i + SCAN_CHUNK);
-      const records: FileRecord[] = [];
-      await runLimited(part, READ_CONCURRENCY, async (rel) => {
-        const r = await this.readRecord(rel, files.get(rel));
-        if (r) records.push(r);
-      });
+      const records = await this.readMany(part, files);
       // A new path whose content an indexed path that is gone had: a rename, even across chunks.
       const moves = new Map<string, string>();
       for (const r of records) {
@@ -325,15 +354,82 @@ export class Vault {
   }
 
   /**
+   * Fills an empty index with `paths` (vault-relative, with their stats in `files`): one worker reads
+   * and parses the next chunk while the event loop adds the chunk before it (rows, tags, aliases: one
+   * transaction each, in turn with write tools through `exclusive`) and another worker puts the text
+   * of the chunks already added into a build file's full-text table (index-build.ts). The index then
+   * takes that table over, resolves every link once and makes its secondary indexes (VaultIndex.finishBulk).
+   * Stopped part way (the signal, a failure), what was added is completed the same way.
+   */
+  private async bulkBuild(paths: readonly string[], total: BatchResult, options: { signal?: AbortSignal; progress?: SyncProgress }): Promise<BatchResult> {
+    const textFile = `${this.index.db.name}.text-build`;
+    const chunks: string[][] = [];
+    for (let i = 0, size = bulkChunk(); i < paths.length; i += size) chunks.push(paths.slice(i, i + size));
+    // Promises awaited later: marked handled now (a failure while the loop is elsewhere is taken up where each is awaited).
+    const later = <T>(p: Promise<T>): Promise<T> => {
+      p.catch(() => undefined);
+      return p;
+    };
+    const read = (part: string[]) => later(this.readInWorker(part));
+    await this.exclusive(() => this.index.startBulk());
+    // The text steps run one after another (one writer on the build file); one that fails stops those after it.
+    let text: Promise<unknown> = later(buildStep('writeText', { file: textFile, rows: [], fresh: true }));
+    let textWaiting = 0;
+    let reading: Promise<FileRecord[]> | null = chunks.length ? read(chunks[0]!) : null;
+    let failure: Error | null = null;
+    let done = 0;
+    try {
+      for (let i = 0; i < chunks.length; i++) {
+        if (options.signal?.aborted) throw new MemoError('CANCELLED', 'The vault scan was stopped before it finished.');
+        const records = await reading!;
+        reading = i + 1 < chunks.length ? read(chunks[i + 1]!) : null;
+        const step = await this.exclusive(() => this.index.bulkInsert(records));
+        for (const k of ['added', 'updated', 'removed', 'renamed', 'unchanged'] as const) total[k] += step.result[k];
+        textWaiting++;
+        text = later(text.then(() => buildStep('writeText', { file: textFile, rows: step.text })).finally(() => textWaiting--));
+        // At most two chunks' text waits in memory.
+        if (textWaiting > 2) await text;
+        done += chunks[i]!.length;
+        options.progress?.(done, paths.length);
+      }
+    } catch (err) {
+      failure = err instanceof Error ? err : new Error(String(err));
+      await reading?.catch(() => undefined);
+    }
+    const textDone = text
+      .then(() => buildStep('finishText', textFile))
+      .then(
+        () => true,
+        (err: unknown) => {
+          this.logger.warn(`vault index: the notes' text could not be indexed (${(err as Error).message}); run memo vault reindex`);
+          return false;
+        },
+      );
+    try {
+      // Completed even when the vault is closing (the index must not keep a build half done). The
+      // links and indexes first, while the worker merges the text.
+      const inTurn = (fn: () => void) => (this.closed ? fn() : this.exclusive(fn));
+      await inTurn(() => this.index.finishLinks());
+      const textOk = await textDone;
+      await inTurn(() => this.index.finishBulk(textOk ? textFile : null));
+    } finally {
+      await textDone;
+      rmSync(textFile, { force: true });
+    }
+    if (failure !== null) throw failure;
+    return total;
+  }
+
+  /**
    * Rebuilds the index from the files: every file read again; notes keep their ids (by path), tags
    * their settings. Taken in turn with the watcher's batches (after those under way, before those to
    * come); a write tool's refresh may land between its chunks, and a note it adds keeps its id too.
    */
-  rebuild(signal?: AbortSignal): Promise<BatchResult> {
+  rebuild(signal?: AbortSignal, progress?: SyncProgress): Promise<BatchResult> {
     return this.inTurn(async () => {
       await this.exclusive(() => this.index.keepIds(this.index.clearFiles()));
       try {
-        return await this.sync({ force: true, ...(signal ? { signal } : {}) });
+        return await this.sync({ force: true, ...(signal ? { signal } : {}), ...(progress ? { progress } : {}) });
       } finally {
         this.index.keepIds(null);
       }
@@ -352,15 +448,19 @@ export class Vault {
   }
 
   /** Reads the given paths again and applies them (called inside `exclusive` by the write tools). */
-  async refreshPaths(paths: readonly string[], moves: ReadonlyMap<string, string> = new Map()): Promise<BatchResult> {
-    const upserts: FileRecord[] = [];
-    const removals: string[] = [];
-    for (const rel of new Set(paths)) {
-      const r = await this.readRecord(rel);
-      if (r) upserts.push(r);
-      else removals.push(rel);
+  refreshPaths(paths: readonly string[], moves: ReadonlyMap<string, string> = new Map()): Promise<BatchResult> {
+    try {
+      const upserts: FileRecord[] = [];
+      const removals: string[] = [];
+      for (const rel of new Set(paths)) {
+        const r = this.readRecord(rel);
+        if (r) upserts.push(r);
+        else removals.push(rel);
+      }
+      return Promise.resolve(this.index.applyBatch(upserts, removals, moves));
+    } catch (err) {
+      return Promise.reject(err instanceof Error ? err : new Error(String(err)));
     }
-    return this.index.applyBatch(upserts, removals, moves);
   }
 
   // -------------------------------------------------------------------------------------------

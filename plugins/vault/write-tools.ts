@@ -628,7 +628,7 @@ export async function reindex(args: ToolArgs['vault_reindex'], ctx: ToolContext)
   const rt = runtimeOf(ctx);
   const vault = await rt.vault(ctx, { create: args.create === true });
   const started = performance.now();
-  const r = await vault.rebuild(ctx.signal);
+  const r = await vault.rebuild(ctx.signal, (done, total) => ctx.progress({ progress: done, total, message: `indexed ${done} of ${total} files` }));
   const notes = vault.index.count();
   return {
     folder: path.relative(ctx.sandbox.root, vault.real).split(path.sep).join('/'),
