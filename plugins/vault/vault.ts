@@ -9,7 +9,6 @@
 import { constants as fsConstants, lstatSync, readdirSync, rmSync, type Stats } from 'node:fs';
 import { lstat, mkdir, open, realpath } from 'node:fs/promises';
 import path from 'node:path';
-import type { FSWatcher } from 'chokidar';
 import {
   MemoError,
   runHeavy,
@@ -23,6 +22,7 @@ import {
 } from 'memo-kernel/pack';
 import { fileTypeOf, makeSnippet, splitFrontMatter } from './markdown.js';
 import { readFileRecord, type FileIdentity, type FileRecord } from './file-record.js';
+import { FolderWatcher } from './folder-watcher.js';
 import { VaultIndex, type BatchResult, type NoteInfo } from './vault-index.js';
 
 export { sha256 } from './file-record.js';
@@ -128,7 +128,7 @@ async function runLimited<T>(items: readonly T[], limit: number, fn: (item: T) =
 
 export class Vault {
   readonly index: VaultIndex;
-  private watcher: FSWatcher | null = null;
+  private watcher: FolderWatcher | null = null;
   private chain: Promise<unknown> = Promise.resolve();
   /** Watcher batches and rebuilds, one at a time (see `inTurn`). */
   private turns: Promise<unknown> = Promise.resolve();
@@ -467,46 +467,30 @@ export class Vault {
   // Watching
 
   /**
-   * Watches the vault's folders with chokidar. Notes and filed files are watched through their
-   * folder (chokidar's raw events name the file that changed) rather than one handle per file:
-   * 50,000 notes would otherwise be 50,000 watch handles, and their upkeep slows every call.
+   * Watches the vault's folders (folder-watcher.ts): notes and filed files are seen through their
+   * folder's events rather than one handle per file (50,000 notes would otherwise be 50,000 watch
+   * handles), and no file is stat'ed to start.
    */
-  async watch(): Promise<void> {
-    const { watch } = await import('chokidar');
-    const watcher = watch(this.real, {
-      ignoreInitial: true,
-      followSymlinks: false,
-      ignorePermissionErrors: true,
-      ignored: (p: string, stats?: Stats) => {
-        if (p === this.real) return false;
-        const name = path.basename(p);
-        if (isSkippedName(name) || this.sandbox.kernelArea(p) !== null) return true;
-        if (stats?.isDirectory()) return false;
-        // Files (vault files known by their name before chokidar stats them) are seen through their folder.
-        return fileTypeOf(name) !== null || stats?.isFile() === true;
-      },
-    });
-    this.watcher = watcher;
-    const note = (abs: string) => {
-      if (this.closed || !within(this.real, abs) || abs === this.real) return;
-      const rel = this.relativeOf(abs);
-      if (!fileTypeOf(rel) || rel.split('/').some(isSkippedName)) return;
-      this.pending.add(rel);
-      this.schedule();
-    };
-    watcher.on('raw', (_event: string, name: unknown, details: unknown) => {
-      const dir = (details as { watchedPath?: unknown } | null)?.watchedPath;
-      if (typeof name === 'string' && name !== '' && typeof dir === 'string') note(path.join(dir, name));
-    });
-    watcher.on('all', (event, abs) => {
-      if (event === 'addDir' || event === 'unlinkDir') {
+  watch(): Promise<void> {
+    const watcher = new FolderWatcher(this.real, {
+      entry: (abs) => {
         if (this.closed || !within(this.real, abs) || abs === this.real) return;
+        const rel = this.relativeOf(abs);
+        if (!fileTypeOf(rel) || rel.split('/').some(isSkippedName)) return;
+        this.pending.add(rel);
+        this.schedule();
+      },
+      folder: (abs) => {
+        if (this.closed || !within(this.real, abs)) return;
         this.pendingDirs.add(this.relativeOf(abs));
         this.schedule();
-      } else note(abs);
+      },
+      skip: (abs) => isSkippedName(path.basename(abs)) || this.sandbox.kernelArea(abs) !== null,
+      warn: (message) => this.logger.warn(message),
     });
-    watcher.on('error', (err) => this.logger.warn(`vault watcher: ${(err as Error).message}`));
-    await new Promise<void>((resolve) => watcher.once('ready', () => resolve()));
+    this.watcher = watcher;
+    watcher.start();
+    return Promise.resolve();
   }
 
   private schedule(): void {
@@ -556,7 +540,7 @@ export class Vault {
     if (this.holdTimer) clearTimeout(this.holdTimer);
     const w = this.watcher;
     this.watcher = null;
-    await w?.close();
+    w?.close();
     await this.turns;
     await this.chain;
   }

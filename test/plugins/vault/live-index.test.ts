@@ -43,6 +43,28 @@ describe('vault index kept live by the watcher', () => {
     expect(value(await fx.call('vault_read_note', { note: 'Moved/Beta renamed.md' })).id).toBe(id);
   });
 
+  it('follows folders made, filled, renamed and removed outside Memo, at any depth', async () => {
+    fs.mkdirSync(path.join(fx.vault, 'Trips', '2026', 'Spring'), { recursive: true });
+    // Saved into the deepest folder after it appeared: seen through that folder's own watch.
+    await new Promise((r) => setTimeout(r, 100));
+    fx.put('Trips/2026/Spring/Lisbon.md', 'lisbon tram notes\n');
+    await waitForHits(fx, 'lisbon', ['Trips/2026/Spring/Lisbon.md']);
+    const id = value(await fx.call('vault_read_note', { note: 'Trips/2026/Spring/Lisbon.md' })).id;
+    fs.renameSync(path.join(fx.vault, 'Trips', '2026'), path.join(fx.vault, 'Trips', 'Done 2026'));
+    await waitForHits(fx, 'lisbon', ['Trips/Done 2026/Spring/Lisbon.md']);
+    expect(value(await fx.call('vault_read_note', { note: 'Trips/Done 2026/Spring/Lisbon.md' })).id).toBe(id);
+    // The renamed folder is watched under its new name.
+    fx.put('Trips/Done 2026/Spring/Porto.md', 'porto bridge notes\n');
+    await waitForHits(fx, 'porto', ['Trips/Done 2026/Spring/Porto.md']);
+    fs.rmSync(path.join(fx.vault, 'Trips'), { recursive: true });
+    await waitForHits(fx, 'lisbon OR porto', []);
+    // A hidden folder is never part of the vault, made while the vault is open or not.
+    fx.put('.trash/Gone.md', 'trashed lisbon\n');
+    fx.put('Later.md', 'later note\n');
+    await waitForHits(fx, 'later', ['Later.md']);
+    expect(await hits(fx, 'trashed')).toEqual([]);
+  });
+
   it('absorbs a bulk change of many files (a checkout) and ends up equal to a rebuild from the files', async () => {
     const N = 300;
     for (let i = 0; i < N; i++) fx.put(`bulk/${i % 10}/note ${i}.md`, `bulk note ${i} about walrus ${i % 7 === 0 ? '#seven' : ''} [[note ${(i + 1) % N}]]\n`);
