@@ -25,6 +25,7 @@ const NOTES = Number(process.env.BENCH_VAULT_NOTES ?? 50_000);
 const FOLDERS = 50;
 const QUERIES = 200;
 const RG_QUERIES = 20;
+const WRITES_AFTER_BUILD = 400;
 const PLUGINS = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../plugins');
 
 interface GeneratedVault {
@@ -176,6 +177,22 @@ export async function benchVault(): Promise<void> {
     const reindexMs = ms(t);
     console.log(`  full build (first open, empty index): ${(firstOpen / 1000).toFixed(1)} s, ${((NOTES / firstOpen) * 1000).toFixed(0)} notes/s`);
     console.log(`  vault_reindex (rebuild from the files): ${(reindexMs / 1000).toFixed(1)} s, ${((re.notes / reindexMs) * 1000).toFixed(0)} notes/s`);
+    // Writes right after a build: the full-text table a build leaves must take small writes without a
+    // long merge inside one of them (FTS5's crisis merge; see FINAL_SETTINGS in plugins/vault/index-build.ts).
+    const after: number[] = [];
+    for (let i = 0; i < WRITES_AFTER_BUILD; i++) {
+      const folder = `area-${20 + (i % 20)}`;
+      const name = fs.readdirSync(path.join(gen.vault, folder))[Math.floor(i / 20)]!;
+      const file = path.join(gen.vault, folder, name);
+      if (!touched.has(file)) touched.set(file, fs.statSync(file).size);
+      const s = process.hrtime.bigint();
+      await call(kernel, 'vault_update_note', { note: `${folder}/${name}`, append: `after build ${i}\n` });
+      after.push(ms(s));
+    }
+    const w = series(after);
+    console.log(
+      `  ${WRITES_AFTER_BUILD} vault_update_note calls right after the build: p50 ${w.p50.toFixed(1)} ms, p99 ${w.p99.toFixed(1)} ms, slowest ${Math.max(...after).toFixed(0)} ms`,
+    );
 
     // 2. Queries through the pipeline against ripgrep over the same files.
     const rand = rng(7);

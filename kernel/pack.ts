@@ -139,6 +139,6 @@ export { readBody, parseBoundedJson, tooDeepMessage, answerAndClose, MAX_JSON_DE
 /** Whether an address is on the public internet (not loopback, link-local, private, or IPv4 hidden in IPv6). */
 export { isPublicAddress } from './util/public-address.js';
 /** Heavy and CPU-bound work in a worker thread, under a deadline and a heap limit (see heavy-work.ts). */
-export { runHeavy, type HeavyOptions } from './util/heavy-work.js';
+export { runHeavy, HEAVY_TRANSFER, type HeavyOptions } from './util/heavy-work.js';
 /** Whether an error is SQLite reporting a damaged file (SQLITE_CORRUPT*, SQLITE_NOTADB), through wrappers such as typeorm's. */
 export { isSqliteDamage } from './storage/sqlite-health.js';

@@ -23,7 +23,16 @@ export interface HeavyOptions {
   deadlineMs?: number;
   /** Says what the work was, in the error a deadline or the heap limit gives ("rendering the canvas"). */
   what?: string;
+  /**
+   * ArrayBuffers in `input` moved to the worker rather than copied (they are unusable here after).
+   * The other way, a function moves buffers back by returning `{ [HEAVY_TRANSFER]: [buffers], value }`:
+   * the caller gets `value`.
+   */
+  transfer?: ArrayBuffer[];
 }
+
+/** The key under which a heavy function returns the ArrayBuffers it moves back (see `HeavyOptions.transfer`). */
+export const HEAVY_TRANSFER = 'memoHeavyTransfer';
 
 /** The most heap (MB) one piece of heavy work may use; over it the worker is stopped. */
 export const HEAVY_HEAP_MB = 1024;
@@ -154,7 +163,7 @@ function start(job: Job, slot: Slot): void {
   worker.on('message', onMessage);
   worker.once('error', onError);
   worker.once('exit', onExit);
-  worker.postMessage({ id, module: job.module, fn: job.fn, input: job.input });
+  worker.postMessage({ id, module: job.module, fn: job.fn, input: job.input }, job.opts.transfer ?? []);
 }
 
 /**

@@ -8,7 +8,10 @@ parentPort.on('message', async ({ id, module, fn, input }) => {
     const mod = await import(module);
     if (typeof mod[fn] !== 'function') throw new Error(`${module} exports no function ${fn}`);
     const value = await mod[fn](input);
-    parentPort.postMessage({ id, ok: true, value });
+    // { memoHeavyTransfer: [buffers], value }: the buffers are moved, not copied (HEAVY_TRANSFER in heavy-work.ts).
+    if (value && typeof value === 'object' && Array.isArray(value.memoHeavyTransfer))
+      parentPort.postMessage({ id, ok: true, value: value.value }, value.memoHeavyTransfer);
+    else parentPort.postMessage({ id, ok: true, value });
   } catch (err) {
     const e = err && typeof err === 'object' ? err : { message: String(err) };
     parentPort.postMessage({

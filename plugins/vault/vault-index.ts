@@ -159,6 +159,9 @@ const SECONDARY_INDEXES: Record<string, string> = {
 /** vault_meta's mark of a bulk build under way: an index that still has it at open was left half built. */
 export const BULK_MARK = 'bulk_build';
 
+/** A row of the full-text table: `[seq, title, text]`, or `[seq, title, null, start, end]` for text in a build step's bytes (index-build.ts). */
+export type TextRow = [number, string, string] | [number, string, null, number, number];
+
 /** Rows given to one INSERT of links in a bulk build (per-statement costs dominate otherwise). */
 const LINK_ROWS_AT_ONCE = 64;
 
@@ -186,7 +189,7 @@ export class VaultIndex {
    * A bulk build under way (see `startBulk`): the links of the notes it added, by seq; and the text rows
    * other writes put in or took out meanwhile, which the build's own text table lacks (null: taken out).
    */
-  private bulk: { links: Map<number, PendingLinks>; linksDone: boolean; text: Map<number, [string, string] | null> } | null = null;
+  private bulk: { links: Map<number, PendingLinks>; linksDone: boolean; text: Map<number, [string, string] | null>; written: boolean } | null = null;
 
   constructor(readonly db: Database) {
     // The index is rebuildable from the files: commits need not wait for the disk (WAL keeps it
@@ -357,6 +360,7 @@ export class VaultIndex {
    * resolved again.
    */
   applyBatch(upserts: readonly FileRecord[], removals: readonly string[], moves: ReadonlyMap<string, string> = new Map()): BatchResult {
+    if (this.bulk) this.bulk.written = true;
     const result: BatchResult = { added: 0, updated: 0, removed: 0, renamed: 0, unchanged: 0 };
     /** Ids given, moved or freed, for the journal once the batch commits. */
     const ids: IdChange[] = [];
@@ -489,7 +493,7 @@ export class VaultIndex {
     let buffer: unknown[] = [];
     return {
       add: (row) => {
-        buffer.push(...row);
+        for (let i = 0; i < columns; i++) buffer.push(row[i]);
         if (buffer.length === LINK_ROWS_AT_ONCE * columns) {
           many.run(buffer);
           buffer = [];
@@ -521,7 +525,7 @@ export class VaultIndex {
       this.setMeta(BULK_MARK, new Date().toISOString());
       for (const name of Object.keys(SECONDARY_INDEXES)) this.db.exec(`DROP INDEX IF EXISTS "${name}"`);
     })();
-    this.bulk = { links: new Map(), linksDone: false, text: new Map() };
+    this.bulk = { links: new Map(), linksDone: false, text: new Map(), written: false };
   }
 
   /** Whether a bulk build is under way. */
@@ -531,34 +535,46 @@ export class VaultIndex {
 
   /**
    * Adds files during a bulk build, in one transaction: their rows, tags and aliases. Returns their
-   * text rows (`[seq, title, text]`) for the build file; links wait for `finishBulk`. A path already
-   * indexed (a write tool's, between chunks) goes through `applyBatch`, text and all.
+   * text rows for the build file (a note's text as its `span` in the step's bytes: see index-build.ts);
+   * links wait for `finishBulk`. A path already indexed (a write tool's, between chunks) goes through
+   * `applyBatch`, text and all (its body taken from the bytes by `bodyOf`).
    */
-  bulkInsert(records: readonly FileRecord[]): { result: BatchResult; text: Array<[number, string, string]> } {
+  bulkInsert(
+    files: ReadonlyArray<{ record: FileRecord; span: [number, number] | null }>,
+    bodyOf: (span: [number, number]) => string,
+  ): { result: BatchResult; text: TextRow[] } {
     const bulk = this.bulk;
     if (!bulk) throw new Error('bulkInsert outside a bulk build');
-    const known = records.filter((r) => this.note({ path: r.path }) !== undefined);
-    const result = known.length ? this.applyBatch(known, []) : { added: 0, updated: 0, removed: 0, renamed: 0, unchanged: 0 };
+    // Only a write between chunks can have added one of these paths already.
+    const known = bulk.written ? files.filter((f) => this.note({ path: f.record.path }) !== undefined) : [];
+    for (const f of known) if (f.span && f.record.parsed) f.record.parsed.body = bodyOf(f.span);
+    const result = known.length
+      ? this.applyBatch(
+          known.map((f) => f.record),
+          [],
+        )
+      : { added: 0, updated: 0, removed: 0, renamed: 0, unchanged: 0 };
     const skip = new Set(known);
     const ids: IdChange[] = [];
-    const text: Array<[number, string, string]> = [];
+    const text: TextRow[] = [];
     const run = this.db.transaction(() => {
       ids.length = 0;
       text.length = 0;
-      for (const record of records) {
-        if (skip.has(record)) continue;
+      for (const f of files) {
+        if (skip.has(f)) continue;
+        const { record } = f;
         const title = titleOf(record);
         const id = this.idFor(record.path, record.hash);
         const seq = Number(this.s.insert!.run({ ...rowValues(record, title), id }).lastInsertRowid);
         ids.push({ path: record.path, id, hash: record.hash });
-        text.push([seq, title, textOf(record, title)]);
+        text.push(f.span ? [seq, title, null, f.span[0], f.span[1]] : [seq, title, textOf(record, title)]);
         for (const a of record.parsed?.aliases ?? []) this.s.aliasInsert!.run(seq, a.toLowerCase());
         for (const t of record.parsed?.tags ?? []) this.s.tagInsert!.run(seq, t);
         if (record.parsed?.links.length) bulk.links.set(seq, { path: record.path, title, links: record.parsed.links });
       }
     });
     run.immediate();
-    result.added += records.length - known.length;
+    result.added += files.length - known.length;
     this.journal?.ids.record(ids, () => this.idEntries());
     return { result, text };
   }
@@ -567,7 +583,7 @@ export class VaultIndex {
    * The first half of completing a bulk build (also one stopped part way: what it added is then
    * complete), in one transaction: every waiting link resolved against all the notes, the links other
    * writes made meanwhile resolved again (their targets may have come later), the secondary indexes
-   * made. Runs while a worker still merges the build file's text (see `finishBulk`).
+   * made. Runs while a worker still puts the last of the text into the build file (see `finishBulk`).
    */
   finishLinks(): void {
     const bulk = this.bulk;

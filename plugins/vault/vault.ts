@@ -10,6 +10,7 @@ import { constants as fsConstants, lstatSync, readdirSync, rmSync, type Stats } 
 import { lstat, mkdir, open, realpath } from 'node:fs/promises';
 import path from 'node:path';
 import {
+  HEAVY_TRANSFER,
   MemoError,
   runHeavy,
   atomicTempWriter,
@@ -22,6 +23,7 @@ import {
 } from 'memo-kernel/pack';
 import { fileTypeOf, makeSnippet, splitFrontMatter } from './markdown.js';
 import { readFileRecord, type FileIdentity, type FileRecord } from './file-record.js';
+import type { ReadFilesResult } from './index-build.js';
 import { FolderWatcher } from './folder-watcher.js';
 import { VaultIndex, type BatchResult, type NoteInfo } from './vault-index.js';
 
@@ -63,13 +65,15 @@ function bulkMin(): number {
 export type SyncProgress = (done: number, total: number) => void;
 
 /** One step of a full build in a worker (the event loop runs it when no worker can be started: code not compiled). */
-async function buildStep<T>(fn: 'readFiles' | 'writeText' | 'finishText', input: unknown): Promise<T> {
+async function buildStep<T>(fn: 'readFiles' | 'writeText' | 'finishText', input: unknown, transfer: ArrayBuffer[] = []): Promise<T> {
   try {
-    return await runHeavy<T>(BUILD_MODULE, fn, input, { what: 'building the vault index', deadlineMs: 10 * 60_000 });
+    return await runHeavy<T>(BUILD_MODULE, fn, input, { what: 'building the vault index', deadlineMs: 10 * 60_000, transfer });
   } catch (err) {
     if (!(err instanceof MemoError && /needs the compiled/.test(err.message))) throw err;
-    const local = (await import('./index-build.js')) as unknown as Record<string, (input: unknown) => T | Promise<T>>;
-    return local[fn]!(input);
+    const local = (await import('./index-build.js')) as unknown as Record<string, (input: unknown) => unknown>;
+    const out = local[fn]!(input);
+    // What a worker would have moved back under HEAVY_TRANSFER is the value itself here.
+    return (out !== null && typeof out === 'object' && HEAVY_TRANSFER in out ? (out as unknown as { value: unknown }).value : out) as T;
   }
 }
 
@@ -196,7 +200,12 @@ export class Vault {
    * when they are few. `stats` are what a scan found (the worker looks for itself).
    */
   private async readMany(paths: readonly string[], stats: ReadonlyMap<string, Stats>): Promise<FileRecord[]> {
-    if (paths.length >= WORKER_READ_MIN) return this.readInWorker(paths);
+    if (paths.length >= WORKER_READ_MIN) {
+      const got = await this.readInWorker(paths);
+      const bytes = Buffer.from(got.bytes);
+      for (const f of got.files) if (f.span && f.record.parsed) f.record.parsed.body = bytes.toString('utf8', f.span[0], f.span[1]);
+      return got.files.map((f) => f.record);
+    }
     const records: FileRecord[] = [];
     for (const rel of paths) {
       const r = this.readRecord(rel, stats.get(rel));
@@ -205,13 +214,16 @@ export class Vault {
     return records;
   }
 
-  /** Reads and parses files in a worker (index-build.ts); kernel state and the kernel's own files never indexed. */
-  private async readInWorker(paths: readonly string[]): Promise<FileRecord[]> {
+  /**
+   * Reads and parses files in a worker (index-build.ts): the records without their bodies, which come
+   * as bytes (see ReadFilesResult). Kernel state and the kernel's own files are never indexed.
+   */
+  private async readInWorker(paths: readonly string[]): Promise<ReadFilesResult> {
     // A file of kernel state inside the vault folder is left out here, before any worker reads it.
     const wanted = paths.filter((rel) => this.sandbox.kernelArea(path.join(this.real, rel)) === null);
-    const got = await buildStep<Array<{ record: FileRecord; identity: FileIdentity | null }>>('readFiles', { real: this.real, paths: wanted });
+    const got = await buildStep<ReadFilesResult>('readFiles', { real: this.real, paths: wanted });
     // A file with other names (a hard link) that is one of the kernel's own is never indexed.
-    return got.filter((r) => r.identity === null || !this.isKernelFile(r.identity)).map((r) => r.record);
+    return { files: got.files.filter((r) => r.identity === null || !this.isKernelFile(r.identity)), bytes: got.bytes };
   }
 
   /** Whether a file with other names (a hard link) is one of the kernel's own. */
@@ -375,18 +387,20 @@ export class Vault {
     // The text steps run one after another (one writer on the build file); one that fails stops those after it.
     let text: Promise<unknown> = later(buildStep('writeText', { file: textFile, rows: [], fresh: true }));
     let textWaiting = 0;
-    let reading: Promise<FileRecord[]> | null = chunks.length ? read(chunks[0]!) : null;
+    let reading: Promise<ReadFilesResult> | null = chunks.length ? read(chunks[0]!) : null;
     let failure: Error | null = null;
     let done = 0;
     try {
       for (let i = 0; i < chunks.length; i++) {
         if (options.signal?.aborted) throw new MemoError('CANCELLED', 'The vault scan was stopped before it finished.');
-        const records = await reading!;
+        const got = await reading!;
         reading = i + 1 < chunks.length ? read(chunks[i + 1]!) : null;
-        const step = await this.exclusive(() => this.index.bulkInsert(records));
+        const bytes = Buffer.from(got.bytes);
+        const step = await this.exclusive(() => this.index.bulkInsert(got.files, ([start, end]) => bytes.toString('utf8', start, end)));
         for (const k of ['added', 'updated', 'removed', 'renamed', 'unchanged'] as const) total[k] += step.result[k];
         textWaiting++;
-        text = later(text.then(() => buildStep('writeText', { file: textFile, rows: step.text })).finally(() => textWaiting--));
+        // The bytes move on to the text worker (not copied): this thread is done with them.
+        text = later(text.then(() => buildStep('writeText', { file: textFile, rows: step.text, bytes: got.bytes }, [got.bytes])).finally(() => textWaiting--));
         // At most two chunks' text waits in memory.
         if (textWaiting > 2) await text;
         done += chunks[i]!.length;
@@ -407,7 +421,7 @@ export class Vault {
       );
     try {
       // Completed even when the vault is closing (the index must not keep a build half done). The
-      // links and indexes first, while the worker merges the text.
+      // links and indexes first, while the worker puts in the last of the text.
       const inTurn = (fn: () => void) => (this.closed ? fn() : this.exclusive(fn));
       await inTurn(() => this.index.finishLinks());
       const textOk = await textDone;

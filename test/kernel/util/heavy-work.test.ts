@@ -68,6 +68,16 @@ describe('runHeavy', () => {
     expect(heavyWorkers()).toBeLessThanOrEqual(4);
   });
 
+  it('moves buffers instead of copying them: to the worker (the sender’s copy emptied) and back (the value unwrapped)', async () => {
+    const bytes = new Uint8Array([1, 2, 3, 250]).buffer;
+    const r = await runHeavy<{ bytes: ArrayBuffer; length: number }>(TASKS, 'doubleBytes', { bytes }, { transfer: [bytes] });
+    // Moved to the worker: nothing is left here.
+    expect(bytes.byteLength).toBe(0);
+    // Moved back, changed there: the value without the transfer wrapper.
+    expect(r.length).toBe(4);
+    expect([...new Uint8Array(r.bytes)]).toEqual([2, 4, 6, 244]);
+  });
+
   it('says what is missing when a module does not exist', async () => {
     await expect(runHeavy(pathToFileURL(path.resolve('test/fixtures/heavy/none.js')), 'x', null)).rejects.toMatchObject({ code: 'TOOL_FAILED' });
   });

@@ -76,6 +76,16 @@ describe('vault index: a full build in workers', () => {
     const built = await inWorkers(7, async () => value(await fx.call('vault_search_notes', { query: 'word17' })));
     expect(built.results.map((r: { path: string }) => r.path)).toEqual(['Daily/Day 17.md']);
     const inWorkersSnapshot = snapshot(fx.dbFile);
+    // The full-text table's merge settings as a build leaves them (see FINAL_SETTINGS in index-build.ts).
+    const db = new Database(fx.dbFile, { readonly: true });
+    expect(Object.fromEntries((db.prepare(`SELECT k, v FROM notes_fts_config`).all() as Array<{ k: string; v: number }>).map((r) => [r.k, r.v]))).toMatchObject(
+      {
+        automerge: 4,
+        crisismerge: 64,
+        hashsize: 1024 * 1024,
+      },
+    );
+    db.close();
     const indexesAfterBulk = indexNames(fx.dbFile);
     // The same files again through applyBatch (fewer than the default bulk minimum), ids kept by path.
     value(await fx.call('vault_reindex', {}));
