@@ -587,6 +587,23 @@ export class CreateBridgeState1796600000000 implements MigrationInterface {
 }
 
 /** What only the index database (vault.sqlite, a per-instance file) holds. */
+/**
+ * The index on links' note part covers only the links where it differs from the whole target (a
+ * `#heading` link): the rest are found by key_full, and a full build makes the smaller index in half
+ * the time. Queries say `key_note <> key_full` as the index does (VaultIndex.reresolve).
+ */
+export class PartialLinkNoteIndex1796700000000 implements MigrationInterface {
+  async up(qr: QueryRunner): Promise<void> {
+    await qr.query(`DROP INDEX IF EXISTS "IDX_links_key_note"`);
+    await qr.query(`CREATE INDEX "IDX_links_key_note" ON "links" ("key_note") WHERE key_note <> key_full`);
+  }
+
+  async down(qr: QueryRunner): Promise<void> {
+    await qr.query(`DROP INDEX IF EXISTS "IDX_links_key_note"`);
+    await qr.query(`CREATE INDEX "IDX_links_key_note" ON "links" ("key_note")`);
+  }
+}
+
 export const ENTITIES = [NoteRow, NoteAliasRow, TagCategoryRow, TagRow, NoteTagRow, LinkRow, VaultMetaRow];
 
 /**
@@ -601,6 +618,7 @@ export const MIGRATIONS = [
   CreatePlanning1796400000000,
   CreateInbox1796500000000,
   CreateBridgeState1796600000000,
+  PartialLinkNoteIndex1796700000000,
 ];
 
 // ---------------------------------------------------------------------------------------------

@@ -153,7 +153,8 @@ const SECONDARY_INDEXES: Record<string, string> = {
   IDX_links_source: `CREATE INDEX IF NOT EXISTS "IDX_links_source" ON "links" ("source_seq")`,
   IDX_links_target: `CREATE INDEX IF NOT EXISTS "IDX_links_target" ON "links" ("target_seq")`,
   IDX_links_key_full: `CREATE INDEX IF NOT EXISTS "IDX_links_key_full" ON "links" ("key_full")`,
-  IDX_links_key_note: `CREATE INDEX IF NOT EXISTS "IDX_links_key_note" ON "links" ("key_note")`,
+  // Only the links whose note part differs from the whole target (those with a `#`): the rest are found by key_full.
+  IDX_links_key_note: `CREATE INDEX IF NOT EXISTS "IDX_links_key_note" ON "links" ("key_note") WHERE key_note <> key_full`,
 };
 
 /** vault_meta's mark of a bulk build under way: an index that still has it at open was left half built. */
@@ -672,9 +673,10 @@ export class VaultIndex {
     };
     chunk([...keys], (part) => {
       const marks = part.map(() => '?').join(', ');
-      for (const r of this.db.prepare(`${select} l.key_full IN (${marks}) OR l.key_note IN (${marks})`).all(...part, ...part) as Array<
-        LinkInfo & { source_path: string; source_title: string }
-      >)
+      // `key_note <> key_full` as written in the partial index on key_note, so SQLite uses it.
+      for (const r of this.db
+        .prepare(`${select} l.key_full IN (${marks}) OR (l.key_note IN (${marks}) AND key_note <> key_full)`)
+        .all(...part, ...part) as Array<LinkInfo & { source_path: string; source_title: string }>)
         rows.set(r.id, r);
     });
     chunk([...seqs], (part) => {

@@ -242,7 +242,7 @@ describe('vault setup', () => {
     db.exec(`DROP TABLE planning_task_notes; DROP TABLE vault_settings; DROP TABLE inbox_items;`);
     db.exec(`DROP TABLE planning_project_links; DROP TABLE planning_tasks; DROP TABLE planning_projects; DROP TABLE planning_statuses;`);
     db.prepare(
-      `DELETE FROM migrations WHERE name IN ('ContentlessVaultText1796300000000', 'CreatePlanning1796400000000', 'CreateInbox1796500000000', 'CreateBridgeState1796600000000')`,
+      `DELETE FROM migrations WHERE name IN ('ContentlessVaultText1796300000000', 'CreatePlanning1796400000000', 'CreateInbox1796500000000', 'CreateBridgeState1796600000000', 'PartialLinkNoteIndex1796700000000')`,
     ).run();
     db.close();
     const again = await fx.restart();
