@@ -133,7 +133,9 @@ describe('vault inbox', () => {
     const db = new Database(fx.dbFile);
     // The bridge's tables and columns came after the inbox: that version had none of them either.
     db.exec(`DROP TABLE inbox_items; DROP TABLE planning_task_notes; DROP TABLE vault_settings;`);
-    db.prepare(`DELETE FROM migrations WHERE name IN ('CreateInbox1796500000000', 'CreateBridgeState1796600000000', 'PartialLinkNoteIndex1796700000000')`).run();
+    db.prepare(
+      `DELETE FROM migrations WHERE name IN ('CreateInbox1796500000000', 'CreateBridgeState1796600000000', 'PartialLinkNoteIndex1796700000000')`,
+    ).run();
     db.close();
     const again = await fx.restart();
     await again.kernel.loadPacks([{ dir: path.resolve('plugins'), source: 'builtin', only: ['vault'] }]);
