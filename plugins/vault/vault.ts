@@ -428,7 +428,12 @@ export class Vault {
       await inTurn(() => this.index.finishBulk(textOk ? textFile : null));
     } finally {
       await textDone;
-      rmSync(textFile, { force: true });
+      try {
+        rmSync(textFile, { force: true });
+      } catch (err) {
+        // What is in the way is not the build's to remove (a folder by that name): said, and left.
+        this.logger.warn(`vault index: the build's scratch file ${textFile} could not be removed (${(err as Error).message})`);
+      }
     }
     if (failure !== null) throw failure;
     return total;

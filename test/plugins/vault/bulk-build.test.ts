@@ -183,6 +183,27 @@ describe('vault index: a full build in workers', () => {
     expect(fx.logger.lines.filter((l) => l.message.includes('left half built'))).toHaveLength(1);
   });
 
+  it('says so when the text cannot be built, keeps the notes findable by name, and builds again at the next open', async () => {
+    fx = await vaultKernel({ files: files() });
+    // A folder where the build file goes: the text worker cannot make it.
+    fs.mkdirSync(path.dirname(fx.dbFile), { recursive: true });
+    fs.mkdirSync(`${fx.dbFile}.text-build`);
+    await inWorkers(7, async () => {
+      const found = value(await fx.call('vault_search_notes', { query: '', folder: 'A' }));
+      expect(found.results.map((r: { path: string }) => r.path)).toEqual(['A/Meeting.md']);
+    });
+    expect(fx.logger.lines.filter((l) => l.message.includes("the notes' text could not be indexed"))).toHaveLength(1);
+    expect(meta(fx.dbFile, 'bulk_build')).toBeDefined();
+    expect(value(await fx.call('vault_search_notes', { query: 'agenda' })).results).toEqual([]);
+    fs.rmdirSync(`${fx.dbFile}.text-build`);
+    fx = await reopenVault(fx);
+    await inWorkers(7, async () => {
+      const found = value(await fx.call('vault_search_notes', { query: 'agenda' }));
+      expect(found.results.map((r: { path: string }) => r.path).sort()).toEqual(['A/Meeting.md', 'B/Meeting.md']);
+    });
+    expect(meta(fx.dbFile, 'bulk_build')).toBeUndefined();
+  });
+
   it('leaves out a hard link to a kernel file that a worker read, as the event loop does', async () => {
     fx = await vaultKernel({ files: files() });
     const secret = path.join(fx.dataDir, 'permissions.json');
