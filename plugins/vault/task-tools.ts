@@ -457,15 +457,37 @@ export const deleteTask: Impl<ToolArgs['vault_delete_task']> = {
 // ---------------------------------------------------------------------------------------------
 // Complete, uncomplete, archive, unarchive: one timestamp set or cleared
 
+/** A project's or status's name by id (the id itself when it is gone; null for none). */
+const nameIn = (map: Map<string, string>, id: string | null) => (id === null ? null : (map.get(id) ?? id));
+
+/**
+ * Where completing or reopening a task moves it on the board (README: finished tasks go to a status
+ * marked done): completed, into the first status marked done, unless it is in one; reopened out of a
+ * done status, into the first open one (none if there is none). Undefined: its status stays.
+ */
+async function statusOnToggle(em: EntityManager, t: TaskRow, on: boolean): Promise<string | null | undefined> {
+  const statuses = await allStatuses(em);
+  const current = statuses.find((s) => s.id === t.status_id);
+  if (on) return current?.is_done ? undefined : statuses.find((s) => s.is_done)?.id;
+  return current?.is_done ? (statuses.find((s) => !s.is_done)?.id ?? null) : undefined;
+}
+
 function toggle(column: 'completed_at' | 'archived_at', field: 'completed' | 'archived', on: boolean, verb: string): Impl<{ task: string }> {
+  const moves = column === 'completed_at';
   return {
     assess: assessWith((em, args) => findTask(em, args.task)),
     preview: async (args, ctx) => {
       const em = (await planningDb(ctx)).manager;
       const t = await findTask(em, args.task);
       const was = t[column] !== null;
-      rememberFields(ctx, { [field]: was });
-      const p = fieldsPreview(head(t), { [field]: was }, { [field]: on });
+      rememberFields(ctx, { [field]: was, ...(moves ? { status_id: t.status_id } : {}) });
+      const status = moves && was !== on ? await statusOnToggle(em, t, on) : undefined;
+      const n = status !== undefined ? await names(em) : null;
+      const p = fieldsPreview(
+        head(t),
+        { [field]: was, ...(n ? { status: nameIn(n.statuses, t.status_id) } : {}) },
+        { [field]: on, ...(n ? { status: nameIn(n.statuses, status ?? null) } : {}) },
+      );
       if (column === 'completed_at' && on && !was) {
         const extra: string[] = [];
         const open = (await siblings(em, t.project_id, t.id)).filter((s) => s.completed_at === null).length;
@@ -481,22 +503,31 @@ function toggle(column: 'completed_at' | 'archived_at', field: 'completed' | 'ar
       const { TaskRow } = await schema();
       const t = await findTask(em, args.task);
       const was = t[column] !== null;
-      checkFields(ctx, `The task ${shown(t.title)}`, { [field]: was });
+      checkFields(ctx, `The task ${shown(t.title)}`, { [field]: was, ...(moves ? { status_id: t.status_id } : {}) });
       let next: TaskRow | null = null;
+      const changed: string[] = [];
       if (was !== on) {
         const at = now();
         const repeat = column === 'completed_at' && on ? await repeatOf(t) : null;
+        const status = moves ? await statusOnToggle(em, t, on) : undefined;
+        // The next occurrence is open: it keeps the status the task had before it was done.
+        const openStatus = t.status_id;
         t[column] = on ? at : null;
         t.updated_at = at;
-        await em.update(TaskRow, { id: t.id }, { [column]: t[column], updated_at: at });
-        if (repeat) next = await createNextOccurrence(em, t, repeat);
+        changed.push(field);
+        if (status !== undefined) {
+          t.status_id = status;
+          changed.push('status');
+        }
+        await em.update(TaskRow, { id: t.id }, { [column]: t[column], updated_at: at, ...(status !== undefined ? { status_id: status } : {}) });
+        if (repeat) next = await createNextOccurrence(em, t, repeat, openStatus);
       }
       const n = await names(em);
       return {
         ...taskOut(t, n),
-        changed: was !== on ? [field] : [],
+        changed,
         ...(next ? { next_occurrence: taskOut(next, n) } : {}),
-        summary: `${verb} task ${t.title}${next ? `; the next occurrence is due ${next.due_date!}` : ''}`,
+        summary: `${verb} task ${t.title}${changed.includes('status') ? ` (now in ${nameIn(n.statuses, t.status_id) ?? 'no status'})` : ''}${next ? `; the next occurrence is due ${next.due_date!}` : ''}`,
       };
     }),
   };
@@ -519,11 +550,12 @@ const dueText = (d: { due_date: string; due_time: string | null }) => (d.due_tim
  * its open subtasks and note links copied. The rule moves to it, so completing the finished one again
  * (after reopening it) makes no second copy.
  */
-async function createNextOccurrence(em: EntityManager, t: TaskRow, repeat: NextOccurrence): Promise<TaskRow> {
+async function createNextOccurrence(em: EntityManager, t: TaskRow, repeat: NextOccurrence, statusId: string | null): Promise<TaskRow> {
   const { TaskRow } = await schema();
   const at = now();
   const next = em.create(TaskRow, {
     ...t,
+    status_id: statusId,
     id: newId(),
     due_date: repeat.due_date,
     due_time: repeat.due_time,
@@ -586,9 +618,8 @@ export const moveTask: Impl<ToolArgs['vault_move_task']> = {
     const em = (await planningDb(ctx)).manager;
     const { t, projectId, statusId, position } = await planMove(em, args);
     const n = await names(em);
-    const name = (map: Map<string, string>, id: string | null) => (id === null ? null : (map.get(id) ?? id));
-    const before = { project: name(n.projects, t.project_id), status: name(n.statuses, t.status_id), position: t.sort_order };
-    const after = { project: name(n.projects, projectId), status: name(n.statuses, statusId), position };
+    const before = { project: nameIn(n.projects, t.project_id), status: nameIn(n.statuses, t.status_id), position: t.sort_order };
+    const after = { project: nameIn(n.projects, projectId), status: nameIn(n.statuses, statusId), position };
     rememberFields(ctx, { project_id: t.project_id, status_id: t.status_id });
     const subs = (await siblings(em, t.project_id, t.id)).length;
     const rows = fieldRows(before, after);

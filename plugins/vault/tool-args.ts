@@ -291,12 +291,12 @@ export interface ToolArgs {
     /** The task: its id, or its exact title (any case) when no other task has it. */
     task: string;
   };
-  /** Marks a task completed (its subtasks are left as they are; the preview says how many stay open). */
+  /** Marks a task completed and moves it into the first status marked done, if there is one (its subtasks are left as they are; the preview says how many stay open). */
   vault_complete_task: {
     /** The task: its id, or its exact title (any case) when no other task has it. */
     task: string;
   };
-  /** Marks a completed task open again. */
+  /** Marks a completed task open again; one in a status marked done moves to the first open status. */
   vault_uncomplete_task: {
     /** The task: its id, or its exact title (any case) when no other task has it. */
     task: string;

@@ -152,6 +152,25 @@ describe('vault tasks', () => {
     expect(value(await fx.call('vault_get_task', { task: b })).status_name).toBeNull();
   });
 
+  it('puts a completed task in the status marked done and a reopened one back in the first open status, the preview saying so', async () => {
+    const a = value(await fx.call('vault_create_task', { title: 'Ship it', status: 'Doing' })).id;
+    // With no status marked done, completing leaves the status alone.
+    expect(value(await fx.call('vault_complete_task', { task: a }))).toMatchObject({ completed: true, status_name: 'Doing', changed: ['completed'] });
+    value(await fx.call('vault_uncomplete_task', { task: a }));
+    value(await fx.call('vault_create_status', { name: 'Done', is_done: true }));
+    const done = value(await fx.call('vault_complete_task', { task: a }));
+    expect(done).toMatchObject({ completed: true, status_name: 'Done', changed: ['completed', 'status'] });
+    expect(done.summary).toBe('completed task Ship it (now in Done)');
+    expect(fx.prompter.asked.at(-1)!.preview!.text).toBe(`Task Ship it (id ${a})\ncompleted: false -> true\nstatus: Doing -> Done`);
+    // Reopened: out of the done status, into the first open one (the board's order), not back to Doing.
+    const reopened = value(await fx.call('vault_uncomplete_task', { task: a }));
+    expect(reopened).toMatchObject({ completed: false, status_name: 'To do', changed: ['completed', 'status'] });
+    // A repeating task: the finished one goes to Done, the next occurrence is open where the task was.
+    const r = value(await fx.call('vault_create_task', { title: 'Water plants', status: 'Doing', due_date: '2026-12-01', repeat_rule: 'FREQ=WEEKLY' })).id;
+    const out = value(await fx.call('vault_complete_task', { task: r }));
+    expect(out).toMatchObject({ status_name: 'Done', next_occurrence: { completed: false, status_name: 'Doing', due_date: '2026-12-08' } });
+  });
+
   it('moves a task to another project and status with its subtasks, keeping both lists gapless', async () => {
     const other = value(await fx.call('vault_create_project', { name: 'Other' })).id;
     const a = value(await fx.call('vault_create_task', { title: 'A', project: 'Launch' })).id;
