@@ -7,12 +7,11 @@
  * `converted_to` naming what it became; a reminder keeps the item in the inbox with a remind-at time
  * the routines scheduler surfaces.
  */
-import type { EntityManager } from 'typeorm';
 import { MemoError, type JsonValue, type Preview, type ToolContext } from 'memo-kernel/pack';
 import { objectArg, onlyKeys, op, stringArg, type BridgeOp } from './bridge-op.js';
 import { requireCalendar } from './bridge-calendar.js';
 import { requireFeature } from './features.js';
-import { addToInbox, checkMoment, getInboxItem } from './inbox-tools.js';
+import { addToInbox, checkMoment, findItem, getInboxItem } from './inbox-tools.js';
 import { checkFields, fieldRows, inPlanning, now, planningDb, rememberFields, schema } from './planning-store.js';
 import { findProject } from './project-tools.js';
 import { runtimeOf } from './runtime.js';
@@ -47,13 +46,6 @@ export function hostAndPath(url: string): string {
 
 // ---------------------------------------------------------------------------------------------
 // Items
-
-async function findItem(em: EntityManager, id: string): Promise<InboxItemRow> {
-  const { InboxItemRow } = await schema();
-  const row = await em.findOneBy(InboxItemRow, { id: id.trim() });
-  if (!row) throw new MemoError('NOT_FOUND', `No inbox item ${shown(id)} (give its id, as vault_list_inbox_items returns it).`, { details: { item: id } });
-  return row;
-}
 
 const tagsOf = (r: InboxItemRow): string[] => JSON.parse(r.tags) as string[];
 

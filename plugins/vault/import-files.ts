@@ -7,7 +7,7 @@
  * (never through a link out of it).
  *
  * Rules: at most 20 files and 50 MiB in one call; only files the vault indexes (markdown, pdf,
- * images, audio, video); an existing file is never overwritten: the copy takes the first free name
+ * images, audio, video) and plain text, which becomes a note (`.txt` to `.md`); an existing file is never overwritten: the copy takes the first free name
  * with a " 2", " 3"... suffix before its extension. Each copied file is indexed before the call
  * answers, so its stable id is in the answer.
  */
@@ -23,6 +23,9 @@ export const IMPORT_MAX_FILES = 20;
 export const IMPORT_MAX_BYTES = 50 * 1024 * 1024;
 
 const CHUNK = 1024 * 1024;
+
+/** Plain text files, imported as notes (`notes.txt` becomes `notes.md`, its text unchanged). */
+const TEXT_AS_NOTE = /\.(txt|text)$/i;
 
 /** One file of an import as planned: where it comes from, where it goes, how big it is. */
 export interface PlannedImport {
@@ -88,10 +91,13 @@ async function plan(vault: Vault, ctx: ToolContext, sources: string[], folder: s
       throw new MemoError('PATH_PROTECTED', `${shown(source)} is inside a .git folder; files are not imported from there.`, { details: { path: source } });
     if (ctx.sandbox.kernelArea(resolved.real, 'change'))
       throw new MemoError('PATH_PROTECTED', `${shown(source)} is part of Memo's own state; it is not imported.`, { details: { path: source } });
-    const name = path.basename(resolved.real);
+    const original = path.basename(resolved.real);
+    // Plain text becomes a note: the same text under the name with .md (a .txt is not a file the vault indexes).
+    const asNote = TEXT_AS_NOTE.test(original);
+    const name = asNote ? original.replace(TEXT_AS_NOTE, '.md') : original;
     const fileType = fileTypeOf(name);
     if (!fileType)
-      throw new MemoError('VALIDATION', `${shown(source)} is not a kind of file the vault holds (markdown, pdf, images, audio, video).`, {
+      throw new MemoError('VALIDATION', `${shown(source)} is not a kind of file the vault holds (markdown, plain text as a note, pdf, images, audio, video).`, {
         details: { source },
       });
     total += size;

@@ -13,11 +13,20 @@ import type { ToolArgs } from './tool-args.js';
 import { shown } from './vault.js';
 import { checkTag } from './write-tools.js';
 
-async function findItem(em: EntityManager, id: string): Promise<InboxItemRow> {
+/** An inbox item by its id or its exact title (without case), as tasks and projects are found; several of that title are refused with their ids. */
+export async function findItem(em: EntityManager, ref: string): Promise<InboxItemRow> {
   const { InboxItemRow } = await schema();
-  const row = await em.findOneBy(InboxItemRow, { id: id.trim() });
-  if (!row) throw new MemoError('NOT_FOUND', `No inbox item ${shown(id)} (give its id, as vault_list_inbox_items returns it).`, { details: { item: id } });
-  return row;
+  const byId = await em.findOneBy(InboxItemRow, { id: ref.trim() });
+  if (byId) return byId;
+  const named = await em.createQueryBuilder(InboxItemRow, 'i').where('LOWER(i.title) = :k', { k: ref.trim().toLowerCase() }).limit(11).getMany();
+  if (named.length === 1) return named[0]!;
+  if (named.length > 1)
+    throw new MemoError('VALIDATION', `Several inbox items are called ${shown(ref)}; name one by id: ${named.map((i) => i.id).join(', ')}.`, {
+      details: { candidates: named.map((i) => i.id) },
+    });
+  throw new MemoError('NOT_FOUND', `No inbox item ${shown(ref)} (give its id or its exact title, as vault_list_inbox_items shows them).`, {
+    details: { item: ref },
+  });
 }
 
 const tagsOf = (r: InboxItemRow): string[] => JSON.parse(r.tags) as string[];
@@ -61,8 +70,17 @@ function checkUrl(url: string): string {
 export function checkMoment(text: string): string {
   const m = /^(\d{4})-(\d{2})-(\d{2})T([01]\d|2[0-3]):[0-5]\d(:[0-5]\d(\.\d{1,3})?)?(Z|[+-]([01]\d|2[0-3]):[0-5]\d)$/.exec(text.trim());
   const day = m ? new Date(Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3]))) : null;
-  if (!m || !day || day.getUTCMonth() !== Number(m[2]) - 1 || day.getUTCDate() !== Number(m[3]))
-    throw new MemoError('VALIDATION', `${shown(text)} is not a time: write ISO 8601 with Z or an offset (2026-12-01T09:00:00+01:00).`);
+  if (!m || !day || day.getUTCMonth() !== Number(m[2]) - 1 || day.getUTCDate() !== Number(m[3])) {
+    // A time in words ("tomorrow 9am") is asked back, not guessed: whose tomorrow, which zone.
+    const inWords = /[a-z]{2,}/i.test(text.replace(/\d{4}-\d{2}-\d{2}T/, ''));
+    throw new MemoError(
+      'VALIDATION',
+      inWords
+        ? `${shown(text)} is a time in words, which is not guessed: which moment is it? Give it as ISO 8601 with Z or the person's offset, such as 2026-12-01T09:00:00+01:00 (it is now ${now()}).`
+        : `${shown(text)} is not a time: write ISO 8601 with Z or an offset (2026-12-01T09:00:00+01:00).`,
+      { details: { time: text, now: now() } },
+    );
+  }
   return new Date(text.trim()).toISOString();
 }
 

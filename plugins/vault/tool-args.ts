@@ -398,7 +398,7 @@ export interface ToolArgs {
   };
   /** One inbox item by id, with its content, url, tags, snooze and archive state. */
   vault_get_inbox_item: {
-    /** The inbox item's id. */
+    /** The inbox item: its id, or its exact title. */
     item: string;
   };
   /** Adds an item to the inbox: a title, optional text, link and tags. The new text is shown as a diff before it is saved. Returns the item's id. */
@@ -414,7 +414,7 @@ export interface ToolArgs {
   };
   /** Changes an inbox item's title, content or url (null clears content or url). The preview lists each field that changes, before and after. */
   vault_update_inbox_item: {
-    /** The inbox item's id. */
+    /** The inbox item: its id, or its exact title. */
     item: string;
     /** The new title. */
     title?: string;
@@ -425,36 +425,36 @@ export interface ToolArgs {
   };
   /** Hides an inbox item from the list until a time (ISO 8601 with a zone: 2026-12-01T09:00:00+01:00); null wakes it now. */
   vault_snooze_inbox_item: {
-    /** The inbox item's id. */
+    /** The inbox item: its id, or its exact title. */
     item: string;
     /** When the item comes back, ISO 8601 with Z or an offset; null ends the snooze. */
     until: string | null;
   };
   /** Archives an inbox item (hidden from the list unless include_archived). */
   vault_archive_inbox_item: {
-    /** The inbox item's id. */
+    /** The inbox item: its id, or its exact title. */
     item: string;
   };
   /** Brings an archived inbox item back into the inbox. */
   vault_unarchive_inbox_item: {
-    /** The inbox item's id. */
+    /** The inbox item: its id, or its exact title. */
     item: string;
   };
   /** Deletes an inbox item. The preview says what is lost: its title, text, link and tags. */
   vault_delete_inbox_item: {
-    /** The inbox item's id. */
+    /** The inbox item: its id, or its exact title. */
     item: string;
   };
   /** Adds a tag to an inbox item. */
   vault_add_inbox_tag: {
-    /** The inbox item's id. */
+    /** The inbox item: its id, or its exact title. */
     item: string;
     /** The tag (without #). */
     tag: string;
   };
   /** Removes a tag from an inbox item; an item without that tag is refused before anyone is asked. */
   vault_remove_inbox_tag: {
-    /** The inbox item's id. */
+    /** The inbox item: its id, or its exact title. */
     item: string;
     /** The tag (without #). */
     tag: string;

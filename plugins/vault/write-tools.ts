@@ -496,6 +496,26 @@ function withTag(text: string, tag: string): { text: string; before: string[]; a
   return { text: composeNote(fm, parsed.body), before, after };
 }
 
+/**
+ * The text without the inline tags `inline` matches, spaces tidied: a tag goes with the space before
+ * it (`kit #launch` becomes `kit`, `a #x b` becomes `a b`), one at the start of a line with the space
+ * after it, and a line that held only tags goes.
+ */
+function withoutInline(body: string, inline: RegExp): string {
+  const out: string[] = [];
+  for (const line of body.split('\n')) {
+    let atStart = false;
+    const next = line.replace(inline, (_m, pre: string, offset: number) => {
+      if (pre === '' && offset === 0) atStart = true;
+      return /^[\s]?$/.test(pre) ? '' : pre;
+    });
+    if (next === line) out.push(line);
+    else if (next.trim() === '') continue;
+    else out.push(atStart ? next.replace(/^[ \t]+/, '') : next);
+  }
+  return out.join('\n');
+}
+
 function withoutTag(text: string, tag: string): string {
   const parsed = parseNote(text);
   if (parsed.frontMatterError) throw new MemoError('VALIDATION', `The note's front matter cannot be changed: ${parsed.frontMatterError}.`);
@@ -505,7 +525,7 @@ function withoutTag(text: string, tag: string): string {
   const escaped = tag.replace(/[.*+?^${}()|[\]\\/-]/g, '\\$&');
   // `#tag` as a whole tag (not `#tagged`, not `#tag/child`), case-insensitively, in prose.
   const inline = new RegExp(`(^|[\\s(,;])#${escaped}(?![\\p{L}\\p{N}_\\-/])`, 'giu');
-  const body = parsed.body.replace(inline, '$1');
+  const body = withoutInline(parsed.body, inline);
   if (after.length === before.length && body === parsed.body) throw new MemoError('NOT_FOUND', `The note has no tag #${tag}.`);
   if (after.length !== before.length) {
     delete fm.tag;

@@ -239,7 +239,7 @@ describe('vault desktop bridge: notes and templates', () => {
     it('refuses paths outside the root, in .git or kernel state, folders, missing files and kinds the vault does not hold, before anyone is asked', async () => {
       outside('.git/config', '[core]\n');
       outside('.git/logo.png', 'png');
-      outside('notes.txt', 'plain');
+      outside('page.html', '<p>plain</p>');
       outside('dir/a.png', 'a');
       const refusedWith = async (sourcePaths: string[]) => refused('notes.importFiles', [{ sourcePaths }]);
       expect((await refusedWith(['../outside.png'])).code).toBe('PATH_OUTSIDE_ROOT');
@@ -248,7 +248,7 @@ describe('vault desktop bridge: notes and templates', () => {
       expect((await refusedWith([path.join(fx.dataDir, 'kernel.sqlite')])).code).toMatch(/PATH_OUTSIDE_ROOT|PATH_PROTECTED/);
       expect(await refusedWith(['dir'])).toMatchObject({ code: 'VALIDATION', message: expect.stringContaining('is a directory, not a file') });
       expect((await refusedWith(['missing.png'])).code).toBe('NOT_FOUND');
-      expect((await refusedWith(['notes.txt'])).message).toMatch(/not a kind of file the vault holds/);
+      expect((await refusedWith(['page.html'])).message).toMatch(/not a kind of file the vault holds/);
       expect((await refusedWith(['dir/a.png', 'dir/a.png'])).message).toMatch(/listed twice/);
       expect((await refused('notes.importFiles', [{ sourcePaths: ['dir/a.png'], folder: '../x' }])).code).toBe('PATH_OUTSIDE_ROOT');
       expect(fx.prompter.asked).toHaveLength(0);

@@ -274,6 +274,19 @@ describe('capturing a page and importing files into a project', () => {
     expect(listed.linked_counts).toMatchObject({ files: 1 });
   });
 
+  it('imports a plain text file as a note: its text unchanged under the name with .md, linked as a note and searchable', async () => {
+    fs.mkdirSync(path.join(fx.root, 'incoming'), { recursive: true });
+    fs.writeFileSync(path.join(fx.root, 'incoming', 'call notes.txt'), 'Budget agreed with the printer.\n');
+    const r = value(await write(fx, 'tasks.importFilesToProject', [{ projectId: project.id, sourcePaths: ['incoming/call notes.txt'] }]));
+    expect(r.files.map((f: any) => [f.source, f.path, f.file_type, f.title])).toEqual([
+      ['incoming/call notes.txt', 'Projects/Launch/call notes.md', 'markdown', 'call notes'],
+    ]);
+    expect(r.links.map((l: any) => l.item_type)).toEqual(['note']);
+    expect(fx.read('Projects/Launch/call notes.md')).toBe('Budget agreed with the printer.\n');
+    expect(nth(fx.prompter.asked, 0).preview!.text).toContain('incoming/call notes.txt -> Projects/Launch/call notes.md (markdown, 32 bytes)');
+    expect(value(await fx.call('vault_search_notes', { query: 'printer' })).results.map((h: any) => h.path)).toEqual(['Projects/Launch/call notes.md']);
+  });
+
   it('copies nothing when a name the preview showed was taken before the person answered', async () => {
     fs.mkdirSync(path.join(fx.root, 'later'), { recursive: true });
     fs.writeFileSync(path.join(fx.root, 'later', 'plan.pdf'), '%PDF plan');
@@ -300,12 +313,12 @@ describe('capturing a page and importing files into a project', () => {
   it('refuses kernel state, .git, paths outside the root, unknown kinds and too many files before anyone is asked', async () => {
     fs.mkdirSync(path.join(fx.root, '.git'), { recursive: true });
     fs.writeFileSync(path.join(fx.root, '.git', 'logo.png'), PNG);
-    fs.writeFileSync(path.join(fx.root, 'notes.txt'), 'text');
+    fs.writeFileSync(path.join(fx.root, 'page.html'), '<p>text</p>');
     const refused = async (sourcePaths: string[]) => error(await write(fx, 'tasks.importFilesToProject', [{ projectId: project.id, sourcePaths }])).code;
     expect(await refused(['.git/logo.png'])).toBe('PATH_PROTECTED');
     expect(await refused(['../outside.png'])).toBe('PATH_OUTSIDE_ROOT');
     expect(await refused([path.join(fx.dataDir, 'kernel.sqlite')])).toMatch(/PATH_OUTSIDE_ROOT|PATH_PROTECTED/);
-    expect(await refused(['notes.txt'])).toBe('VALIDATION');
+    expect(await refused(['page.html'])).toBe('VALIDATION');
     expect(await refused(Array.from({ length: 21 }, (_, i) => `f${i}.png`))).toBe('VALIDATION');
     expect(await refused([])).toBe('VALIDATION');
     expect(await refused(['missing.png'])).toBe('NOT_FOUND');

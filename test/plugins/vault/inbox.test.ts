@@ -45,6 +45,36 @@ describe('vault inbox', () => {
     expect(fx.prompter.asked).toHaveLength(0);
   });
 
+  it('finds an item by its exact title as tasks and projects are found, and refuses a title several items share', async () => {
+    const one = (await add({ title: 'Call the plumber' })).id;
+    expect(value(await fx.call('vault_get_inbox_item', { item: 'call the PLUMBER' }))).toMatchObject({ id: one });
+    expect(value(await fx.call('vault_archive_inbox_item', { item: 'Call the plumber' }))).toMatchObject({ id: one, archived: true });
+    await add({ title: 'Idea' });
+    await add({ title: 'idea' });
+    fx.prompter.asked.length = 0;
+    const twice = error(await fx.call('vault_update_inbox_item', { item: 'Idea', title: 'x' }));
+    expect(twice.code).toBe('VALIDATION');
+    expect(twice.message).toMatch(/^Several inbox items are called "Idea"; name one by id: [0-9a-f]{16}, [0-9a-f]{16}\.$/);
+    expect(error(await fx.call('vault_delete_inbox_item', { item: 'No such thing' })).message).toBe(
+      'No inbox item "No such thing" (give its id or its exact title, as vault_list_inbox_items shows them).',
+    );
+    expect(fx.prompter.asked).toHaveLength(0);
+  });
+
+  it('asks back a snooze time given in words instead of guessing it or failing on its length', async () => {
+    const id = (await add({ title: 'Article' })).id;
+    fx.prompter.asked.length = 0;
+    const r = error(await fx.call('vault_snooze_inbox_item', { item: id, until: 'tomorrow 9am' }));
+    expect(r.code).toBe('VALIDATION');
+    expect(r.message).toMatch(
+      /^"tomorrow 9am" is a time in words, which is not guessed: which moment is it\? Give it as ISO 8601 with Z or the person's offset, such as 2026-12-01T09:00:00\+01:00 \(it is now \d{4}-\d{2}-\d{2}T[\d:.]+Z\)\.$/,
+    );
+    expect(fx.prompter.asked).toHaveLength(0);
+    expect(value(await fx.call('vault_snooze_inbox_item', { item: 'Article', until: '2099-01-01T09:00:00+01:00' }))).toMatchObject({
+      snoozed_until: '2099-01-01T08:00:00.000Z',
+    });
+  });
+
   it('updates only the fields that change, showing "not set" apart from empty', async () => {
     const id = (await add({ title: 'Idea', content: 'draft', url: 'https://example.com/' })).id;
     const r = value(await fx.call('vault_update_inbox_item', { item: id, title: 'Idea', content: '', url: null }));

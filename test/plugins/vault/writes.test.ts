@@ -154,12 +154,18 @@ describe('vault write tools', () => {
     expect(error(await fx.call('vault_delete_folder', { path: '.' })).code).toBe('VALIDATION');
   });
 
+  it('removes an inline tag with the space that went with it: at a line’s end, mid-line, at its start, and a line of tags alone', async () => {
+    fx.put('Tagged.md', '# Tagged\nPress kit #launch\nPlan #launch for Monday\n#launch first thing\n#launch\n(#launch) and #launchpad stay\n');
+    value(await fx.call('vault_remove_tag', { note: 'Tagged', tag: 'launch' }));
+    expect(fx.read('Tagged.md')).toBe('# Tagged\nPress kit\nPlan for Monday\nfirst thing\n() and #launchpad stay\n');
+  });
+
   it('adds and removes tags (front matter and inline), and lists tags with their settings from the database', async () => {
     value(await fx.call('vault_add_tag', { note: 'Plan', tag: '#Planning/Q3' }));
     expect(fx.read('Plan.md')).toMatch(/^---\ntags:\n {2}- planning\/q3\n---\nSee/);
     expect(error(await fx.call('vault_add_tag', { note: 'Plan', tag: '123' })).code).toBe('VALIDATION');
     value(await fx.call('vault_remove_tag', { note: 'Projects/Road', tag: 'work' }));
-    expect(fx.read('Projects/Road.md')).toBe('road \n');
+    expect(fx.read('Projects/Road.md')).toBe('road\n');
     expect(error(await fx.call('vault_remove_tag', { note: 'Projects/Road', tag: 'work' })).code).toBe('NOT_FOUND');
     // Tag settings live in the vault's database (set by the desktop bridge in a later issue).
     const Database = (await import('better-sqlite3')).default;
