@@ -8,8 +8,9 @@
  * Each operation declares its own effect: a read runs only through `vault_desktop_read`, a write or
  * delete only through `vault_desktop_write`, and a delete is asked every time (the bridge's assess
  * raises a concern no standing approval covers). An operation's own failures answer in the seed's
- * shape, `{"success": false, "error": "..."}`; a call the bridge itself cannot take (unknown name,
- * wrong arguments, the feature switched off) is refused before anyone is asked.
+ * shape, `{"success": false, "error": "..."}`, a read's wrong arguments too; a call the bridge itself
+ * cannot take (unknown name, the feature switched off) is refused, and a write's wrong arguments and
+ * unknown items are refused before anyone is asked (nobody approves a call that cannot run).
  */
 import type { BridgeOp } from './bridge-op.js';
 import { isMemoError, MemoError, type Concern, type JsonValue, type Preview, type ToolContext } from 'memo-kernel/pack';
@@ -150,12 +151,30 @@ async function answer(o: BridgeOp, p: unknown, ctx: ToolContext): Promise<Record
     return { success: true, ...out, operation: o.name };
   } catch (err) {
     if (!isMemoError(err) || err.code === 'CANCELLED' || err.code === 'TIMEOUT') throw err;
-    return { success: false, error: err.message, code: err.code, operation: o.name, summary: `${o.name} failed: ${err.message}` };
+    return failed(o, err);
   }
 }
 
+/** An operation's failure in the seed's shape (its arguments, a lookup, its own run). */
+function failed(o: BridgeOp, err: MemoError): Record<string, unknown> {
+  return { success: false, error: err.message, code: err.code, operation: o.name, summary: `${o.name} failed: ${err.message}` };
+}
+
+/**
+ * A read: an operation's own failures, its arguments included, answer `{success: false, error}` (the
+ * seed: "check success before reading the payload"); a name that is not a read operation of the
+ * bridge, or a switched-off feature, is the bridge's refusal (a structured MCP error).
+ */
 export async function desktopRead(args: ToolArgs['vault_desktop_read'], ctx: ToolContext) {
-  const { o, p } = await prepared(args, ctx, 'read');
+  const o = resolveOp(args.operation.trim(), 'read');
+  if (o.feature) await requireFeature(ctx, o.feature);
+  let p: unknown;
+  try {
+    p = o.parse((args.args ?? []) as JsonValue[]);
+  } catch (err) {
+    if (!isMemoError(err)) throw err;
+    return failed(o, new MemoError(err.code, `${err.message} (${o.usage})`));
+  }
   return answer(o, p, ctx);
 }
 

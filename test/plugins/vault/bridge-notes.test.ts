@@ -62,10 +62,10 @@ describe('vault desktop bridge: notes and templates', () => {
       expect((await read('notes.resolveByTitle', ['Plan'])).candidates.map((c: { path: string }) => c.path)).toEqual(['Home/Plan.md', 'Work/Plan.md']);
     });
 
-    it('refuses a missing or empty target with the usage line', async () => {
+    it('answers a missing or empty target with success false and the usage line, in the seed’s shape (no MCP error)', async () => {
       for (const args of [[], [''], [42], ['a', 'b']]) {
-        const e = error(await fx.call('vault_desktop_read', { operation: 'notes.resolveWikiTarget', args }));
-        expect(e).toMatchObject({ code: 'VALIDATION', message: expect.stringContaining('args [target]') });
+        const r = value(await fx.call('vault_desktop_read', { operation: 'notes.resolveWikiTarget', args }));
+        expect(r).toMatchObject({ success: false, code: 'VALIDATION', operation: 'notes.resolveWikiTarget', error: expect.stringContaining('args [target]') });
       }
     });
   });

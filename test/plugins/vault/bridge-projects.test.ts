@@ -73,7 +73,7 @@ describe('project links through the desktop bridge', () => {
     expect(value(await read(fx, 'tasks.listForItem', ['note', ids['Specs/Spec.md']])).projects).toEqual([{ id: project.id, name: 'Launch', pinned: false }]);
     expect(value(await read(fx, 'tasks.listForItem', ['calendar_event', eventId])).projects).toHaveLength(1);
     expect(value(await read(fx, 'tasks.listForItem', ['file', ids['Files/diagram.png']])).projects).toEqual([]);
-    expect(error(await read(fx, 'tasks.listForItem', ['task', 'x'])).code).toBe('VALIDATION');
+    expect(value(await read(fx, 'tasks.listForItem', ['task', 'x']))).toMatchObject({ success: false, code: 'VALIDATION' });
 
     const listed = value(await fx.call('vault_list_projects', {})).projects.find((p: any) => p.id === project.id);
     expect(listed.linked_counts).toEqual({ notes: 1, files: 1, events: 1 });

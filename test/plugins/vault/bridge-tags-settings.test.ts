@@ -216,7 +216,10 @@ describe('vault desktop bridge: tag categories and settings', () => {
       expect((await refused('settings.setFeaturesSettings', [{ tasks: 'off' }])).message).toMatch(/tasks must be true or false/);
       expect((await refused('settings.setFeaturesSettings', [{}])).code).toBe('VALIDATION');
       expect((await refused('settings.setFeaturesSettings', [])).code).toBe('VALIDATION');
-      expect(error(await fx.call('vault_desktop_read', { operation: 'settings.getFeaturesSettings', args: [{}] })).code).toBe('VALIDATION');
+      expect(value(await fx.call('vault_desktop_read', { operation: 'settings.getFeaturesSettings', args: [{}] }))).toMatchObject({
+        success: false,
+        code: 'VALIDATION',
+      });
       expect(fx.prompter.asked).toHaveLength(0);
     });
 
