@@ -24,6 +24,7 @@ export type {
   PreviewQuote,
   ProgressUpdate,
   Sandbox,
+  ToolAnswer,
   ToolAssess,
   ToolContext,
   ToolImplementation,

@@ -144,10 +144,23 @@ export interface PreviewQuote {
 export type ToolRun = (args: Record<string, unknown>, ctx: ToolContext) => unknown;
 export type ToolPreview = (args: Record<string, unknown>, ctx: ToolContext) => Preview | Promise<Preview>;
 /**
- * Runs before the gate: throws to refuse the call outright (e.g. COMMAND_BLOCKED, so nobody is
- * asked about a command that could never run), returns a Concern to force a question, or null.
+ * A tool's own answer to a call it will not run: nobody is asked, the handler does not run, and the
+ * caller gets `value` as the call's result (the audit line's decision is `answered`). For a failure
+ * the tool's callers expect in its result rather than as an error (the desktop bridge's
+ * `{"success": false, "error": ...}`), so nobody is asked to approve a call that cannot run. Never
+ * for a change: assess runs before any approval.
  */
-export type ToolAssess = (args: Record<string, unknown>, ctx: ToolContext) => Concern | null | Promise<Concern | null>;
+export interface ToolAnswer {
+  verdict: 'answer';
+  value: { [key: string]: JsonValue };
+}
+
+/**
+ * Runs before the gate: throws to refuse the call outright (e.g. COMMAND_BLOCKED, so nobody is
+ * asked about a command that could never run), returns a Concern to force a question, a ToolAnswer
+ * to answer the call without running it, or null.
+ */
+export type ToolAssess = (args: Record<string, unknown>, ctx: ToolContext) => Concern | ToolAnswer | null | Promise<Concern | ToolAnswer | null>;
 
 /** A pack's code for one tool: a function, or an object with `run` and optional `preview` and `assess`. */
 export type ToolImplementation = ToolRun | { run: ToolRun; preview?: ToolPreview; assess?: ToolAssess };
@@ -171,5 +184,5 @@ export type TypedToolImplementation<A> =
   | {
       run: (args: A, ctx: ToolContext) => unknown;
       preview?: (args: A, ctx: ToolContext) => Preview | Promise<Preview>;
-      assess?: (args: A, ctx: ToolContext) => Concern | null | Promise<Concern | null>;
+      assess?: (args: A, ctx: ToolContext) => Concern | ToolAnswer | null | Promise<Concern | ToolAnswer | null>;
     };

@@ -227,22 +227,32 @@ export class ToolPipeline {
       const ctx = call;
       // The tool's own judgement comes before anyone is asked: a refusal ends the call here, and a
       // concern makes the gate ask whatever is stored.
-      const concern = tool.assess ? await tool.assess(args, ctx.ctx) : null;
+      const judged = tool.assess ? await tool.assess(args, ctx.ctx) : null;
       ctx.checkOuter();
-      let outcome: GateOutcome;
-      if (external === undefined && isAutomatic(tool.spec, concern)) {
-        // Nobody to ask, but still one turn: the handler never runs inside the caller's own invoke(),
-        // so a caller that aborts right after starting the call is heard before it runs.
+      if (judged?.verdict === 'answer') {
+        // The tool answers the call itself (a failure its callers expect in the result): nobody is
+        // asked and nothing runs; the answer is recorded like any result.
         await Promise.resolve();
-        outcome = AUTOMATIC;
-      } else outcome = await this.ask(tool, args, masked, secrets, callId, concern, ctx, invokeOptions, external);
-      decision = outcome.decision;
-      answeredBy = outcome.answeredBy;
-      const runArgs = outcome.edited?.args ?? args;
-      if (outcome.edited) edited = { by: outcome.edited.by, maskedArgs: outcome.edited.maskedArgs };
-      // The result is the pipeline's own copy (toJsonValue): known secrets are scrubbed from it in place.
-      const value = this.known.scrubValue(await this.run(tool, runArgs, ctx));
-      result = { ok: true, callId, tool: name, value, summary: this.clean(summarise(value), secrets), durationMs: performance.now() - started };
+        decision = 'answered';
+        const value = this.known.scrubValue(toJsonValue(judged.value));
+        result = { ok: true, callId, tool: name, value, summary: this.clean(summarise(value), secrets), durationMs: performance.now() - started };
+      } else {
+        const concern = judged;
+        let outcome: GateOutcome;
+        if (external === undefined && isAutomatic(tool.spec, concern)) {
+          // Nobody to ask, but still one turn: the handler never runs inside the caller's own invoke(),
+          // so a caller that aborts right after starting the call is heard before it runs.
+          await Promise.resolve();
+          outcome = AUTOMATIC;
+        } else outcome = await this.ask(tool, args, masked, secrets, callId, concern, ctx, invokeOptions, external);
+        decision = outcome.decision;
+        answeredBy = outcome.answeredBy;
+        const runArgs = outcome.edited?.args ?? args;
+        if (outcome.edited) edited = { by: outcome.edited.by, maskedArgs: outcome.edited.maskedArgs };
+        // The result is the pipeline's own copy (toJsonValue): known secrets are scrubbed from it in place.
+        const value = this.known.scrubValue(await this.run(tool, runArgs, ctx));
+        result = { ok: true, callId, tool: name, value, summary: this.clean(summarise(value), secrets), durationMs: performance.now() - started };
+      }
     } catch (err) {
       const d = isMemoError(err) ? err.details?.decision : undefined;
       if (typeof d === 'string') decision = d;
@@ -392,7 +402,11 @@ export class ToolPipeline {
             revise: async (edit: Record<string, unknown>) => {
               // The person saw masked arguments: a value left as "[masked]" means "keep what the agent sent".
               const revised = validateArgs(tool, unmask(edit, args));
-              const again = tool.assess ? await tool.assess(revised, ctx.ctx) : null;
+              const judgedAgain = tool.assess ? await tool.assess(revised, ctx.ctx) : null;
+              // An edit the tool would only answer (it cannot run) is not a call to approve.
+              if (judgedAgain?.verdict === 'answer')
+                throw new MemoError('VALIDATION', `The edited call cannot run: ${summarise(toJsonValue(judgedAgain.value))}`);
+              const again = judgedAgain;
               return {
                 args: revised,
                 maskedArgs: this.known.scrubValue(maskArgs(revised, tool.spec.sensitiveArgs ?? []).masked),

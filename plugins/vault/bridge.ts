@@ -8,12 +8,12 @@
  * Each operation declares its own effect: a read runs only through `vault_desktop_read`, a write or
  * delete only through `vault_desktop_write`, and a delete is asked every time (the bridge's assess
  * raises a concern no standing approval covers). An operation's own failures answer in the seed's
- * shape, `{"success": false, "error": "..."}`, a read's wrong arguments too; a call the bridge itself
- * cannot take (unknown name, the feature switched off) is refused, and a write's wrong arguments and
- * unknown items are refused before anyone is asked (nobody approves a call that cannot run).
+ * shape, `{"success": false, "error": "..."}`, wrong arguments and unknown items included (a write's
+ * answered before anyone is asked: the kernel's ToolAnswer); a call the bridge itself cannot take
+ * (unknown name, the feature switched off) and the sandbox's refusals are errors.
  */
 import type { BridgeOp } from './bridge-op.js';
-import { isMemoError, MemoError, type Concern, type JsonValue, type Preview, type ToolContext } from 'memo-kernel/pack';
+import { isMemoError, MemoError, type Concern, type JsonValue, type Preview, type ToolAnswer, type ToolContext } from 'memo-kernel/pack';
 import { BRIDGE_CALENDAR_OPS } from './bridge-calendar.js';
 import { BRIDGE_INBOX_OPS } from './bridge-inbox.js';
 import { BRIDGE_NOTE_OPS } from './bridge-notes.js';
@@ -156,9 +156,16 @@ async function answer(o: BridgeOp, p: unknown, ctx: ToolContext): Promise<Record
 }
 
 /** An operation's failure in the seed's shape (its arguments, a lookup, its own run). */
-function failed(o: BridgeOp, err: MemoError): Record<string, unknown> {
+function failed(o: BridgeOp, err: MemoError): { [key: string]: JsonValue } {
   return { success: false, error: err.message, code: err.code, operation: o.name, summary: `${o.name} failed: ${err.message}` };
 }
+
+/**
+ * Failures of an operation's arguments and lookups that answer in the seed's shape. The sandbox's
+ * refusals (a path outside the root, protected, kernel state) stay errors: they are the kernel's
+ * wall, not the operation's own failure.
+ */
+const ANSWERED = new Set(['VALIDATION', 'NOT_FOUND', 'CONFLICT']);
 
 /**
  * A read: an operation's own failures, its arguments included, answer `{success: false, error}` (the
@@ -179,10 +186,26 @@ export async function desktopRead(args: ToolArgs['vault_desktop_read'], ctx: Too
 }
 
 export const desktopWrite = {
-  /** Refuses what can never run before anyone is asked; a delete is asked every time. */
-  assess: async (args: ToolArgs['vault_desktop_write'], ctx: ToolContext): Promise<Concern | null> => {
-    const { o, p } = await prepared(args, ctx, 'write');
-    await o.check?.(p, ctx);
+  /**
+   * A call that cannot run (its arguments, an item that is not there) is answered `{success: false}`
+   * without anyone being asked (the kernel's ToolAnswer); a delete is asked every time.
+   */
+  assess: async (args: ToolArgs['vault_desktop_write'], ctx: ToolContext): Promise<Concern | ToolAnswer | null> => {
+    const o = resolveOp(args.operation.trim(), 'write');
+    if (o.feature) await requireFeature(ctx, o.feature);
+    let p: unknown;
+    try {
+      p = o.parse((args.args ?? []) as JsonValue[]);
+    } catch (err) {
+      if (!isMemoError(err) || !ANSWERED.has(err.code)) throw err;
+      return { verdict: 'answer', value: failed(o, new MemoError(err.code, `${err.message} (${o.usage})`)) };
+    }
+    try {
+      await o.check?.(p, ctx);
+    } catch (err) {
+      if (!isMemoError(err) || !ANSWERED.has(err.code)) throw err;
+      return { verdict: 'answer', value: failed(o, err) };
+    }
     if (o.effect === 'delete')
       return { verdict: 'ask', rule: 'bridge-delete', reason: `${o.name} deletes: a delete is asked every time, whatever was allowed before.` };
     if (o.askEveryTime)

@@ -14,6 +14,7 @@ function concernPack(runs: string[]): PackDefinition {
     // "ask" when the text says so, refuse when it says "never", else no concern.
     assess: (args: Record<string, unknown>) => {
       if (args.text === 'never') throw new MemoError('COMMAND_BLOCKED', 'never runs (rule test-block)');
+      if (args.text === 'cannot') return { verdict: 'answer' as const, value: { success: false, error: 'there is nothing by that name' } };
       return args.text === 'ask' ? { verdict: 'ask' as const, rule: 'test-rule', reason: 'the test cannot vouch for this' } : null;
     },
     run: (args: Record<string, unknown>) => {
@@ -85,6 +86,14 @@ describe('a concern raised by a tool before the gate', () => {
     } finally {
       await k.shutdown();
     }
+  });
+
+  it('answers a call the tool answers itself with its value: nobody asked, the handler not run, the audit line saying answered', async () => {
+    const r = await call('judged_dangerous', 'cannot');
+    expect(r).toMatchObject({ ok: true, value: { success: false, error: 'there is nothing by that name' } });
+    expect(fx.prompter.asked).toHaveLength(0);
+    expect(runs).toEqual([]);
+    expect(fx.kernel.audit.tail({ limit: 1 })[0]).toMatchObject({ tool: 'judged_dangerous', outcome: 'ok', decision: 'answered' });
   });
 
   it('refuses before anyone is asked when the tool refuses the call, and audits it', async () => {

@@ -1,7 +1,7 @@
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { atTeardown } from '../../helpers/cleanup.js';
-import { error, PLUGINS, planningSql, value, vaultKernel, type VaultFixture } from './helpers.js';
+import { error, PLUGINS, planningSql, value, vaultKernel, type VaultFixture, bridgeRefusal } from './helpers.js';
 
 /** The vault kernel with the calendar pack loaded beside it (local calendar in UTC). */
 async function withCalendar(): Promise<VaultFixture> {
@@ -147,7 +147,7 @@ describe('external calendars through the bridge follow the stored consent, not t
       const project = value(await fx.call('vault_create_project', { name: 'P' }));
       fx.prompter.asked.length = 0;
       const linkArgs = [{ projectId: project.id, itemType: 'calendar_event', itemId: 'team:team-1@memo.test' }];
-      expect(error(await fx.call('vault_desktop_write', { operation: 'tasks.linkProjectItem', args: linkArgs })).code).toBe('NOT_FOUND');
+      expect(bridgeRefusal(await fx.call('vault_desktop_write', { operation: 'tasks.linkProjectItem', args: linkArgs })).code).toBe('NOT_FOUND');
       expect(fx.prompter.asked).toHaveLength(0);
 
       expect(await calendarCommand(fx, 'consent', { service: 'subscriptions', answer: 'deny' })).toBe(0);

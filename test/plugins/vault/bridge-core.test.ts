@@ -134,11 +134,18 @@ describe('vault desktop bridge core', () => {
     expect(value(r)).toMatchObject({ success: false, code: 'NOT_FOUND', operation: 'templates.get', error: expect.stringContaining('No template "Nope"') });
   });
 
-  it('refuses arguments an operation cannot take before anyone is asked, with its usage', async () => {
-    const e = error(await bridge('write', 'tags.createCategory', []));
-    expect(e).toMatchObject({ code: 'VALIDATION', details: { operation: 'tags.createCategory' } });
-    expect(e.message).toBe('tags.createCategory: args[0] must be an object. (args [{name}] -> {category: {id, name, sort_order, tag_count}})');
+  it('answers arguments a write operation cannot take with success false and its usage, in the seed’s shape, without asking anyone', async () => {
+    const r = value(await bridge('write', 'tags.createCategory', []));
+    expect(r).toEqual({
+      success: false,
+      code: 'VALIDATION',
+      operation: 'tags.createCategory',
+      error: 'args[0] must be an object. (args [{name}] -> {category: {id, name, sort_order, tag_count}})',
+      summary: 'tags.createCategory failed: args[0] must be an object. (args [{name}] -> {category: {id, name, sort_order, tag_count}})',
+    });
     expect(fx.prompter.asked).toHaveLength(0);
+    // Recorded as a call the tool answered itself: nobody asked, nothing run.
+    expect(fx.kernel.audit.tail({ limit: 1 })[0]).toMatchObject({ tool: 'vault_desktop_write', outcome: 'ok', decision: 'answered' });
   });
 
   it('implements every allowlisted operation', () => {

@@ -4,7 +4,7 @@ import { atTeardown } from '../../helpers/cleanup.js';
 import { nth } from '../../helpers/nth.js';
 import { deferred } from '../../helpers/wait.js';
 import { isNotPublic } from '../../../plugins/vault/page-title.js';
-import { error, PLUGINS, planningSql, value, vaultKernel, type VaultFixture } from './helpers.js';
+import { error, PLUGINS, planningSql, value, vaultKernel, type VaultFixture, bridgeRefusal } from './helpers.js';
 
 /** The vault kernel with the calendar pack loaded beside it (local calendar in UTC). */
 async function withCalendar(files: Record<string, string> = {}): Promise<VaultFixture> {
@@ -161,7 +161,7 @@ describe('inbox.captureLink', () => {
 
   it('refuses a link that is not http or https, or unknown keys, before anyone is asked', async () => {
     for (const args of [[{ url: 'file:///etc/passwd' }], [{ url: 'not a link' }], [{ url: `${site}/article`, title: 'x' }], []]) {
-      expect(error(await write(fx, 'inbox.captureLink', args)).code).toBe('VALIDATION');
+      expect(bridgeRefusal(await write(fx, 'inbox.captureLink', args)).code).toBe('VALIDATION');
     }
     expect(fx.prompter.asked).toHaveLength(0);
   });
@@ -210,13 +210,13 @@ describe('inbox conversions', () => {
     const id = await addItem();
     value(await write(fx, 'inbox.convertToNote', [{ itemId: id }]));
     fx.prompter.asked.length = 0;
-    const again = error(await write(fx, 'inbox.convertToTask', [{ itemId: id }]));
+    const again = bridgeRefusal(await write(fx, 'inbox.convertToTask', [{ itemId: id }]));
     expect(again.code).toBe('CONFLICT');
     expect(again.message).toMatch(/already converted \(note:/);
-    expect(error(await write(fx, 'inbox.convertToNote', [{ itemId: id }])).code).toBe('CONFLICT');
-    expect(error(await write(fx, 'inbox.convertToReminder', [{ itemId: id, remindAt: '2099-01-01T09:00:00Z' }])).code).toBe('CONFLICT');
-    expect(error(await write(fx, 'inbox.convertToNote', [{ itemId: 'nope' }])).code).toBe('NOT_FOUND');
-    expect(error(await write(fx, 'inbox.convertToNote', [{ itemId: id, folder: '../out' }])).code).toBe('PATH_OUTSIDE_ROOT');
+    expect(bridgeRefusal(await write(fx, 'inbox.convertToNote', [{ itemId: id }])).code).toBe('CONFLICT');
+    expect(bridgeRefusal(await write(fx, 'inbox.convertToReminder', [{ itemId: id, remindAt: '2099-01-01T09:00:00Z' }])).code).toBe('CONFLICT');
+    expect(bridgeRefusal(await write(fx, 'inbox.convertToNote', [{ itemId: 'nope' }])).code).toBe('NOT_FOUND');
+    expect(bridgeRefusal(await write(fx, 'inbox.convertToNote', [{ itemId: id, folder: '../out' }])).code).toBe('PATH_OUTSIDE_ROOT');
     expect(fx.prompter.asked).toHaveLength(0);
   });
 
@@ -251,16 +251,16 @@ describe('inbox conversions', () => {
   it('refuses a task conversion while the Tasks feature is off, or for an unknown project, before anyone is asked', async () => {
     const id = await addItem();
     fx.prompter.asked.length = 0;
-    expect(error(await write(fx, 'inbox.convertToTask', [{ itemId: id, projectId: 'nope' }])).code).toBe('NOT_FOUND');
+    expect(bridgeRefusal(await write(fx, 'inbox.convertToTask', [{ itemId: id, projectId: 'nope' }])).code).toBe('NOT_FOUND');
     await setFeatures(fx, { tasks: false });
-    const off = error(await write(fx, 'inbox.convertToTask', [{ itemId: id }]));
+    const off = bridgeRefusal(await write(fx, 'inbox.convertToTask', [{ itemId: id }]));
     expect(off.code).toBe('TOOL_DISABLED');
     expect(off.message).toMatch(/Tasks feature is switched off/);
     expect(fx.prompter.asked).toHaveLength(0);
     // The item is untouched and the note conversion, an inbox operation, still works.
     expect(value(await write(fx, 'inbox.convertToNote', [{ itemId: id }])).item.converted_to).toMatch(/^note:/);
     await setFeatures(fx, { inbox: false });
-    expect(error(await write(fx, 'inbox.captureLink', [{ url: 'https://example.com/' }])).code).toBe('TOOL_DISABLED');
+    expect(bridgeRefusal(await write(fx, 'inbox.captureLink', [{ url: 'https://example.com/' }])).code).toBe('TOOL_DISABLED');
   });
 
   it('converts an item to a calendar event through the calendar pack', async () => {
@@ -325,7 +325,7 @@ describe('inbox conversions', () => {
     const id = await addItem();
     fx.prompter.asked.length = 0;
     for (const remindAt of ['2020-01-01T09:00:00Z', '2099-01-01T09:00:00', '2099-02-30T09:00:00Z', 'tomorrow']) {
-      expect(error(await write(fx, 'inbox.convertToReminder', [{ itemId: id, remindAt }])).code).toBe('VALIDATION');
+      expect(bridgeRefusal(await write(fx, 'inbox.convertToReminder', [{ itemId: id, remindAt }])).code).toBe('VALIDATION');
     }
     expect(fx.prompter.asked).toHaveLength(0);
   });

@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { deferred } from '../../helpers/wait.js';
-import { error, planningSql, value, vaultKernel, type VaultFixture } from './helpers.js';
+import { planningSql, value, vaultKernel, type VaultFixture, bridgeRefusal } from './helpers.js';
 
 describe('vault desktop bridge: notes and templates', () => {
   let fx: VaultFixture;
@@ -25,7 +25,7 @@ describe('vault desktop bridge: notes and templates', () => {
 
   const read = async (operation: string, args: unknown[] = []) => value(await fx.call('vault_desktop_read', { operation, args }));
   const write = async (operation: string, args: unknown[] = []) => value(await fx.call('vault_desktop_write', { operation, args }));
-  const refused = async (operation: string, args: unknown[] = []) => error(await fx.call('vault_desktop_write', { operation, args }));
+  const refused = async (operation: string, args: unknown[] = []) => bridgeRefusal(await fx.call('vault_desktop_write', { operation, args }));
   const idOf = async (note: string) => value(await fx.call('vault_read_note', { note })).id as string;
   const lastPreview = () => fx.prompter.asked.at(-1)!.preview!;
 

@@ -5,7 +5,7 @@ import * as path from 'node:path';
 import { atTeardown } from '../../helpers/cleanup.js';
 import { nth } from '../../helpers/nth.js';
 import { deferred } from '../../helpers/wait.js';
-import { error, PLUGINS, planningSql, value, vaultKernel, type VaultFixture } from './helpers.js';
+import { PLUGINS, planningSql, value, vaultKernel, type VaultFixture, bridgeRefusal } from './helpers.js';
 
 /** The vault kernel with the calendar pack loaded beside it (local calendar in UTC). */
 async function withCalendar(files: Record<string, string | Buffer>): Promise<VaultFixture> {
@@ -86,7 +86,7 @@ describe('project links through the desktop bridge', () => {
       text: `tasks.linkProjectItem (write)\nProject Launch (id ${project.id}): a new link\nitem_type: (not set) -> note\nitem: (not set) -> Home (Home.md, id ${ids['Home.md']})\npinned: (not set) -> false`,
     });
     fx.prompter.asked.length = 0;
-    const twice = error(await write(fx, 'tasks.linkProjectItem', [{ projectId: project.id, itemType: 'note', itemId: ids['Home.md'] }]));
+    const twice = bridgeRefusal(await write(fx, 'tasks.linkProjectItem', [{ projectId: project.id, itemType: 'note', itemId: ids['Home.md'] }]));
     expect(twice.code).toBe('CONFLICT');
     expect(twice.message).toMatch(/already linked/);
     const refused: Array<[Record<string, unknown>, string]> = [
@@ -98,7 +98,7 @@ describe('project links through the desktop bridge', () => {
       [{ projectId: 'no such project', itemType: 'note', itemId: 'Home' }, 'NOT_FOUND'],
       [{ projectId: project.id, itemType: 'note' }, 'VALIDATION'],
     ];
-    for (const [args, code] of refused) expect([args, error(await write(fx, 'tasks.linkProjectItem', [args])).code]).toEqual([args, code]);
+    for (const [args, code] of refused) expect([args, bridgeRefusal(await write(fx, 'tasks.linkProjectItem', [args])).code]).toEqual([args, code]);
     expect(fx.prompter.asked).toHaveLength(0);
   });
 
@@ -118,10 +118,12 @@ describe('project links through the desktop bridge', () => {
       ['Home', false],
     ]);
     fx.prompter.asked.length = 0;
-    expect(error(await write(fx, 'tasks.setProjectLinkPinned', [{ projectId: project.id, itemId: ids['Files/report.pdf'], pinned: true }])).code).toBe(
+    expect(bridgeRefusal(await write(fx, 'tasks.setProjectLinkPinned', [{ projectId: project.id, itemId: ids['Files/report.pdf'], pinned: true }])).code).toBe(
       'NOT_FOUND',
     );
-    expect(error(await write(fx, 'tasks.setProjectLinkPinned', [{ projectId: project.id, itemId: ids['Home.md'], pinned: 'yes' }])).code).toBe('VALIDATION');
+    expect(bridgeRefusal(await write(fx, 'tasks.setProjectLinkPinned', [{ projectId: project.id, itemId: ids['Home.md'], pinned: 'yes' }])).code).toBe(
+      'VALIDATION',
+    );
     expect(fx.prompter.asked).toHaveLength(0);
   });
 
@@ -143,7 +145,7 @@ describe('project links through the desktop bridge', () => {
     expect(fx.prompter.asked).toHaveLength(1);
     expect(value(await read(fx, 'tasks.listProjectLinks', [project.id])).links.map((l: any) => l.item_id)).toEqual([ids['Specs/Spec.md']]);
     fx.prompter.asked.length = 0;
-    expect(error(await write(fx, 'tasks.unlinkProjectItem', [{ projectId: project.id, itemType: 'note', itemId: 'Home' }])).code).toBe('NOT_FOUND');
+    expect(bridgeRefusal(await write(fx, 'tasks.unlinkProjectItem', [{ projectId: project.id, itemType: 'note', itemId: 'Home' }])).code).toBe('NOT_FOUND');
     expect(fx.prompter.asked).toHaveLength(0);
   });
 
@@ -167,9 +169,9 @@ describe('project links through the desktop bridge', () => {
     expect(cleared).toMatchObject({ project: { home_note_id: null }, home_note: null });
     expect(fx.prompter.asked.at(-1)!.preview!.text).toContain(`home_note_id: Home (Home.md, id ${ids['Home.md']}) -> (not set)`);
     fx.prompter.asked.length = 0;
-    expect(error(await write(fx, 'tasks.setProjectHomeNote', [{ projectId: project.id, noteId: 'Files/report.pdf' }])).code).toBe('VALIDATION');
-    expect(error(await write(fx, 'tasks.setProjectHomeNote', [{ projectId: project.id, noteId: 'Nowhere' }])).code).toBe('NOT_FOUND');
-    expect(error(await write(fx, 'tasks.setProjectHomeNote', [{ projectId: project.id }])).code).toBe('VALIDATION');
+    expect(bridgeRefusal(await write(fx, 'tasks.setProjectHomeNote', [{ projectId: project.id, noteId: 'Files/report.pdf' }])).code).toBe('VALIDATION');
+    expect(bridgeRefusal(await write(fx, 'tasks.setProjectHomeNote', [{ projectId: project.id, noteId: 'Nowhere' }])).code).toBe('NOT_FOUND');
+    expect(bridgeRefusal(await write(fx, 'tasks.setProjectHomeNote', [{ projectId: project.id }])).code).toBe('VALIDATION');
     expect(fx.prompter.asked).toHaveLength(0);
   });
 });
@@ -180,7 +182,7 @@ describe('project links without the calendar pack', () => {
     try {
       const project = value(await fx.call('vault_create_project', { name: 'Solo' }));
       fx.prompter.asked.length = 0;
-      const e = error(await write(fx, 'tasks.linkProjectItem', [{ projectId: project.id, itemType: 'calendar_event', itemId: 'local:x' }]));
+      const e = bridgeRefusal(await write(fx, 'tasks.linkProjectItem', [{ projectId: project.id, itemType: 'calendar_event', itemId: 'local:x' }]));
       expect(e.message).toMatch(/the calendar pack is not loaded/);
       expect(fx.prompter.asked).toHaveLength(0);
       await planningSql(
@@ -314,7 +316,8 @@ describe('capturing a page and importing files into a project', () => {
     fs.mkdirSync(path.join(fx.root, '.git'), { recursive: true });
     fs.writeFileSync(path.join(fx.root, '.git', 'logo.png'), PNG);
     fs.writeFileSync(path.join(fx.root, 'page.html'), '<p>text</p>');
-    const refused = async (sourcePaths: string[]) => error(await write(fx, 'tasks.importFilesToProject', [{ projectId: project.id, sourcePaths }])).code;
+    const refused = async (sourcePaths: string[]) =>
+      bridgeRefusal(await write(fx, 'tasks.importFilesToProject', [{ projectId: project.id, sourcePaths }])).code;
     expect(await refused(['.git/logo.png'])).toBe('PATH_PROTECTED');
     expect(await refused(['../outside.png'])).toBe('PATH_OUTSIDE_ROOT');
     expect(await refused([path.join(fx.dataDir, 'kernel.sqlite')])).toMatch(/PATH_OUTSIDE_ROOT|PATH_PROTECTED/);

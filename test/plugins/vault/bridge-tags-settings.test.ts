@@ -1,6 +1,6 @@
 import Database from 'better-sqlite3';
 import { deferred } from '../../helpers/wait.js';
-import { error, value, vaultKernel, type VaultFixture } from './helpers.js';
+import { value, vaultKernel, type VaultFixture, bridgeRefusal } from './helpers.js';
 
 describe('vault desktop bridge: tag categories and settings', () => {
   let fx: VaultFixture;
@@ -11,7 +11,7 @@ describe('vault desktop bridge: tag categories and settings', () => {
 
   const read = async (operation: string, args: unknown[] = []) => value(await fx.call('vault_desktop_read', { operation, args }));
   const write = async (operation: string, args: unknown[] = []) => value(await fx.call('vault_desktop_write', { operation, args }));
-  const refused = async (operation: string, args: unknown[] = []) => error(await fx.call('vault_desktop_write', { operation, args }));
+  const refused = async (operation: string, args: unknown[] = []) => bridgeRefusal(await fx.call('vault_desktop_write', { operation, args }));
   const categories = async () => (await read('tags.listCategories')).categories as Array<{ id: number; name: string; sort_order: number; tag_count: number }>;
   const lastPreview = () => fx.prompter.asked.at(-1)!.preview!;
   const tagsOf = async () =>

@@ -120,6 +120,27 @@ export function error(r: ToolResult): { code: string; message: string; details?:
   return r.error;
 }
 
+/** The codes of an operation's own failures, which a desktop-bridge write answers `{success: false}` (bridge.ts). */
+const ANSWERED = ['VALIDATION', 'NOT_FOUND', 'CONFLICT'];
+
+/**
+ * A desktop-bridge write that could not run, as its caller got it, checked for its form: an
+ * operation's own failure (its arguments, a lookup: VALIDATION, NOT_FOUND, CONFLICT) answered
+ * `{success: false, error, code}` without anyone being asked; the rest (the sandbox's refusals, a
+ * switched-off feature, a name that is not a write operation) an error.
+ */
+export function bridgeRefusal(r: ToolResult): { code: string; message: string; details?: any } {
+  if (r.ok) {
+    const v = r.value as { success?: unknown; code?: string; error?: string };
+    if (v?.success !== false) throw new Error(`expected a refusal, got ${JSON.stringify(r.value).slice(0, 300)}`);
+    if (!ANSWERED.includes(v.code ?? '')) throw new Error(`${v.code} was answered {success: false}; it should be an error`);
+    return { code: v.code!, message: v.error! };
+  }
+  const bridgeLevel = r.error.details && ('rule' in r.error.details || 'effect' in r.error.details);
+  if (ANSWERED.includes(r.error.code) && !bridgeLevel) throw new Error(`${r.error.code} (${r.error.message}) should be answered {success: false}`);
+  return r.error;
+}
+
 /** Paths of the search hits for a query. */
 export async function hits(fx: VaultFixture, query: string, extra: Record<string, unknown> = {}): Promise<string[]> {
   return (value(await fx.call('vault_search_notes', { query, ...extra })).results as Array<{ path: string }>).map((r) => r.path).sort();
