@@ -130,18 +130,23 @@ function resolveOp(name: string, through: 'read' | 'write'): BridgeOp {
   return o;
 }
 
+/** The operation's arguments parsed, or what is wrong with them, the operation's usage appended. */
+function parseArgs(o: BridgeOp, args: { args?: unknown[] }): { ok: true; p: unknown } | { ok: false; err: MemoError } {
+  try {
+    // The kernel validated the call against the manifest: what arrived is JSON.
+    return { ok: true, p: o.parse((args.args ?? []) as JsonValue[]) };
+  } catch (err) {
+    if (!isMemoError(err)) throw err;
+    return { ok: false, err: new MemoError(err.code, `${err.message} (${o.usage})`) };
+  }
+}
+
 async function prepared(args: { operation: string; args?: unknown[] }, ctx: ToolContext, through: 'read' | 'write') {
   const o = resolveOp(args.operation.trim(), through);
   if (o.feature) await requireFeature(ctx, o.feature);
-  let p: unknown;
-  try {
-    // The kernel validated the call against the manifest: what arrived is JSON.
-    p = o.parse((args.args ?? []) as JsonValue[]);
-  } catch (err) {
-    if (isMemoError(err)) throw new MemoError(err.code, `${o.name}: ${err.message} (${o.usage})`, { details: { operation: o.name } });
-    throw err;
-  }
-  return { o, p };
+  const parsed = parseArgs(o, args);
+  if (!parsed.ok) throw new MemoError(parsed.err.code, `${o.name}: ${parsed.err.message}`, { details: { operation: o.name } });
+  return { o, p: parsed.p };
 }
 
 /** An operation's answer in the seed's shape: its own failures are `{success: false, error}`, not MCP errors. */
@@ -175,14 +180,8 @@ const ANSWERED = new Set(['VALIDATION', 'NOT_FOUND', 'CONFLICT']);
 export async function desktopRead(args: ToolArgs['vault_desktop_read'], ctx: ToolContext) {
   const o = resolveOp(args.operation.trim(), 'read');
   if (o.feature) await requireFeature(ctx, o.feature);
-  let p: unknown;
-  try {
-    p = o.parse((args.args ?? []) as JsonValue[]);
-  } catch (err) {
-    if (!isMemoError(err)) throw err;
-    return failed(o, new MemoError(err.code, `${err.message} (${o.usage})`));
-  }
-  return answer(o, p, ctx);
+  const parsed = parseArgs(o, args);
+  return parsed.ok ? answer(o, parsed.p, ctx) : failed(o, parsed.err);
 }
 
 export const desktopWrite = {
@@ -193,15 +192,13 @@ export const desktopWrite = {
   assess: async (args: ToolArgs['vault_desktop_write'], ctx: ToolContext): Promise<Concern | ToolAnswer | null> => {
     const o = resolveOp(args.operation.trim(), 'write');
     if (o.feature) await requireFeature(ctx, o.feature);
-    let p: unknown;
-    try {
-      p = o.parse((args.args ?? []) as JsonValue[]);
-    } catch (err) {
-      if (!isMemoError(err) || !ANSWERED.has(err.code)) throw err;
-      return { verdict: 'answer', value: failed(o, new MemoError(err.code, `${err.message} (${o.usage})`)) };
+    const parsed = parseArgs(o, args);
+    if (!parsed.ok) {
+      if (!ANSWERED.has(parsed.err.code)) throw parsed.err;
+      return { verdict: 'answer', value: failed(o, parsed.err) };
     }
     try {
-      await o.check?.(p, ctx);
+      await o.check?.(parsed.p, ctx);
     } catch (err) {
       if (!isMemoError(err) || !ANSWERED.has(err.code)) throw err;
       return { verdict: 'answer', value: failed(o, err) };

@@ -597,11 +597,7 @@ export class VaultIndex {
             `SELECT l.id, l.target, l.status, l.target_seq, l.heading, l.source_seq, n.path AS source_path, n.title AS source_title FROM links l JOIN notes n ON n.seq = l.source_seq`,
           )
           .all() as Array<LinkInfo & { source_path: string; source_title: string }>;
-        for (const r of earlier) {
-          const res = resolveWikiTarget(r.target, lookup, { seq: r.source_seq, id: '', path: r.source_path, title: r.source_title });
-          const target = res.status === 'resolved' ? res.note.seq : null;
-          if (res.status !== r.status || target !== r.target_seq || res.heading !== r.heading) this.s.linkUpdate!.run(res.status, target, res.heading, r.id);
-        }
+        for (const r of earlier) this.resolveAgain(r, lookup);
         const rows = this.linkRows();
         for (const [seq, p] of bulk.links) this.insertLinks(seq, p.path, p.title, p.links, lookup, rows);
         rows.flush();
@@ -686,11 +682,15 @@ export class VaultIndex {
         rows.set(r.id, r);
     });
     for (const r of rows.values()) {
-      if (skipSources.has(r.source_seq)) continue;
-      const res = resolveWikiTarget(r.target, lookup, { seq: r.source_seq, id: '', path: r.source_path, title: r.source_title });
-      const target = res.status === 'resolved' ? res.note.seq : null;
-      if (res.status !== r.status || target !== r.target_seq || res.heading !== r.heading) this.s.linkUpdate!.run(res.status, target, res.heading, r.id);
+      if (!skipSources.has(r.source_seq)) this.resolveAgain(r, lookup);
     }
+  }
+
+  /** A stored link resolved again against `lookup`, its row updated when where it leads changed. */
+  private resolveAgain(r: LinkInfo & { source_path: string; source_title: string }, lookup: NoteLookup): void {
+    const res = resolveWikiTarget(r.target, lookup, { seq: r.source_seq, id: '', path: r.source_path, title: r.source_title });
+    const target = res.status === 'resolved' ? res.note.seq : null;
+    if (res.status !== r.status || target !== r.target_seq || res.heading !== r.heading) this.s.linkUpdate!.run(res.status, target, res.heading, r.id);
   }
 
   /** The whole notes table in maps: a full build resolves hundreds of thousands of links without a query each. */
