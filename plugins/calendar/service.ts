@@ -1,13 +1,20 @@
 /**
  * What the calendar offers other packs through the kernel (`api.provide('calendar.events', ...)`),
- * never by import: the vault's desktop bridge reads ranges and creates events from inbox items, the
- * canvas checks that an event exists before it becomes a card. Every method takes the calling tool's
+ * never by import: the vault's desktop bridge reads ranges, creates events from inbox items and
+ * creates, changes and deletes events (calendar.createEvent/updateEvent/deleteEvent), the canvas
+ * checks that an event exists before it becomes a card. Every method takes the calling tool's
  * context and runs with the calendar pack's own settings and data folder, through the same code as
- * get_calendar_events and create_calendar_event, so the consent rules are the tools' own: external
- * calendars only for the services the person allowed, decided from the stored answers and never
- * from anything the caller passes.
+ * get_calendar_events and create/update/delete_calendar_event, so the rules are the tools' own:
+ * external calendars only for the services the person allowed, decided from the stored answers and
+ * never from anything the caller passes; writes only to local or a writable CalDAV calendar; the
+ * previews the tools show; and a write refused (CONFLICT) when the event changed after its preview.
+ *
+ * That last check keys the ETag a preview saw by the context object the preview ran with, so one
+ * caller context is always given the same derived context (see `mine`): the caller's preview and
+ * run of one call then meet the same ETag, as the calendar's own tools do.
  */
-import { MemoError, type PackApi, type ToolContext } from 'memo-kernel/pack';
+import { MemoError, type PackApi, type Preview, type ToolContext } from 'memo-kernel/pack';
+import type { ToolArgs } from './tool-args.js';
 
 /** One occurrence as a range read gives it. */
 export interface CalendarEvent {
@@ -24,6 +31,44 @@ export interface CalendarEvent {
   location?: string | null;
 }
 
+/** An event as a write gives it back: its times as the range reads give them. */
+export interface WrittenEvent {
+  id: string;
+  title: string;
+  start: string;
+  end: string;
+  /** local, or account/calendar for CalDAV. */
+  calendar: string;
+}
+
+/**
+ * A new event. `start`/`end` as create_calendar_event takes them: a date-time (with Z or an offset,
+ * else read in the pack's zone), or with `all_day` dates (a date-time is cut to its date), the end
+ * being the last day. Default end: an hour after a timed start, the same day for an all-day one.
+ */
+export interface NewEvent {
+  title: string;
+  start: string;
+  end?: string;
+  all_day?: boolean;
+  location?: string;
+  description?: string;
+  /** local (default), a CalDAV account (its only writable calendar), or account/calendar. */
+  calendar?: string;
+}
+
+/**
+ * Fields to change, as update_calendar_event takes them (a date start makes the event all-day, its
+ * end the last day; a start alone keeps the duration). `null` clears a location or description.
+ */
+export interface EventChanges {
+  title?: string;
+  start?: string;
+  end?: string;
+  location?: string | null;
+  description?: string | null;
+}
+
 /** Offered under the token `calendar.events`. */
 export interface CalendarEvents {
   /**
@@ -35,18 +80,36 @@ export interface CalendarEvents {
   listEvents(ctx: ToolContext, q: { startAt?: string; endAt?: string }): Promise<CalendarEvent[]>;
   /** One event (a series by its first occurrence) by id; null when there is none or its service is not allowed. */
   getEvent(ctx: ToolContext, id: string): Promise<{ id: string; title: string; start: string; end: string } | null>;
+  /** What create_calendar_event shows a person before it writes `e` (VALIDATION or NOT_FOUND for what it would refuse). */
+  previewCreate(ctx: ToolContext, e: NewEvent): Promise<Preview>;
   /** Creates an event in the local calendar (or a named writable one), as create_calendar_event would. */
-  createEvent(
-    ctx: ToolContext,
-    e: { title: string; start: string; end?: string; all_day?: boolean; description?: string; calendar?: string },
-  ): Promise<{ id: string; title: string; start: string; end: string; calendar: string }>;
+  createEvent(ctx: ToolContext, e: NewEvent): Promise<WrittenEvent>;
+  /** What update_calendar_event shows: each field's old and new value. Remembers the event's ETag for this call's updateEvent. */
+  previewUpdate(ctx: ToolContext, id: string, fields: EventChanges): Promise<Preview>;
+  /**
+   * Changes an event (every occurrence of a series), as update_calendar_event would: CONFLICT when it
+   * changed after this call's previewUpdate. `changes`: one line per field, `title: Old -> New`.
+   */
+  updateEvent(ctx: ToolContext, id: string, fields: EventChanges): Promise<WrittenEvent & { changes: string }>;
+  /** What delete_calendar_event shows: what the delete loses. Remembers the event's ETag for this call's deleteEvent. */
+  previewDelete(ctx: ToolContext, id: string): Promise<Preview>;
+  /** Deletes an event (every occurrence of a series), as delete_calendar_event would: CONFLICT when it changed after this call's previewDelete. */
+  deleteEvent(ctx: ToolContext, id: string): Promise<{ id: string; title: string }>;
 }
 
 const DEFAULT_DAYS = 30;
 
 export function calendarEvents(api: PackApi): CalendarEvents {
-  // The caller's context with the calendar's own settings and data folder.
-  const mine = (ctx: ToolContext): ToolContext => ({ ...ctx, config: api.config(), dataDir: api.dataDir });
+  // The caller's context with the calendar's own settings and data folder: one per caller context,
+  // because the write tools remember the ETag a preview saw by the context object, and a call's
+  // preview and run must meet there (a fresh copy each time would skip the CONFLICT check).
+  const derived = new WeakMap<ToolContext, ToolContext>();
+  const mine = (ctx: ToolContext): ToolContext => {
+    let c = derived.get(ctx);
+    if (!c) derived.set(ctx, (c = { ...ctx, config: api.config(), dataDir: api.dataDir }));
+    return c;
+  };
+  const writes = () => import('./write-tools.js');
   const service: CalendarEvents = {
     async listEvents(ctx, q) {
       const c = mine(ctx);
@@ -102,30 +165,88 @@ export function calendarEvents(api: PackApi): CalendarEvents {
       return firstOccurrence(ics, uid, `${sourceId}:${uid}`, zoneFor(c, undefined));
     },
 
+    previewCreate: async (ctx, e) => (await writes()).createEvent.preview(createArgs(e), mine(ctx)),
+
     async createEvent(ctx, e) {
-      const c = mine(ctx);
-      const { createEvent } = await import('./write-tools.js');
-      // An all-day event is a date (its last day as the end), as create_calendar_event takes it.
-      const day = (t: string | undefined) => (t === undefined ? undefined : e.all_day ? t.slice(0, 10) : t);
-      const start = day(e.start)!;
-      const end = day(e.end);
-      if (e.all_day && !/^\d{4}-\d{2}-\d{2}$/.test(start)) throw new MemoError('VALIDATION', `${JSON.stringify(e.start)} is not a date.`);
-      const made = (await createEvent.run(
-        {
-          title: e.title,
-          start,
-          ...(end !== undefined ? { end } : {}),
-          ...(e.description ? { description: e.description } : {}),
-          ...(e.calendar !== undefined ? { calendar: e.calendar } : {}),
-        },
-        c,
-      )) as { id: string; title: string; calendar: string };
+      const args = createArgs(e);
+      const made = (await (await writes()).createEvent.run(args, mine(ctx))) as { id: string; title: string; calendar: string };
       // The times as the range reads give them (ISO 8601 in the pack's zone), not as the preview shows them.
       const stored = await service.getEvent(ctx, made.id);
-      return { id: made.id, title: made.title, start: stored?.start ?? start, end: stored?.end ?? end ?? start, calendar: made.calendar };
+      return { id: made.id, title: made.title, start: stored?.start ?? args.start, end: stored?.end ?? args.end ?? args.start, calendar: made.calendar };
+    },
+
+    previewUpdate: async (ctx, id, fields) => (await writes()).updateEvent.preview(updateArgs(id, fields), mine(ctx)),
+
+    async updateEvent(ctx, id, fields) {
+      const c = mine(ctx);
+      const done = (await (await writes()).updateEvent.run(updateArgs(id, fields), c)) as {
+        id: string;
+        title: string;
+        start: string;
+        end: string;
+        changes: string;
+      };
+      // As the range reads give the times; a calendar written to but not read (no consent) keeps the tool's.
+      const stored = await service.getEvent(ctx, done.id);
+      return {
+        id: done.id,
+        title: done.title,
+        start: stored?.start ?? done.start,
+        end: stored?.end ?? done.end,
+        calendar: await calendarOf(c, done.id),
+        changes: done.changes,
+      };
+    },
+
+    previewDelete: async (ctx, id) => (await writes()).deleteEvent.preview({ id }, mine(ctx)),
+
+    async deleteEvent(ctx, id) {
+      const done = (await (await writes()).deleteEvent.run({ id }, mine(ctx))) as { id: string; title: string };
+      return { id: done.id, title: done.title };
     },
   };
   return service;
+}
+
+/** create_calendar_event's arguments for a new event: an all-day event is dates, its last day as the end. */
+function createArgs(e: NewEvent): ToolArgs['create_calendar_event'] {
+  const day = (t: string | undefined) => (t === undefined ? undefined : e.all_day ? t.slice(0, 10) : t);
+  const start = day(e.start)!;
+  const end = day(e.end);
+  if (e.all_day && !/^\d{4}-\d{2}-\d{2}$/.test(start)) throw new MemoError('VALIDATION', `${JSON.stringify(e.start)} is not a date.`);
+  return {
+    title: e.title,
+    start,
+    ...(end !== undefined ? { end } : {}),
+    ...(e.location ? { location: e.location } : {}),
+    ...(e.description ? { description: e.description } : {}),
+    ...(e.calendar !== undefined ? { calendar: e.calendar } : {}),
+  };
+}
+
+/** update_calendar_event's arguments: a null location or description is its empty text, which clears the field. */
+function updateArgs(id: string, f: EventChanges): ToolArgs['update_calendar_event'] {
+  return {
+    id,
+    ...(f.title !== undefined ? { title: f.title } : {}),
+    ...(f.start !== undefined ? { start: f.start } : {}),
+    ...(f.end !== undefined ? { end: f.end } : {}),
+    ...(f.location !== undefined ? { location: f.location ?? '' } : {}),
+    ...(f.description !== undefined ? { description: f.description ?? '' } : {}),
+  };
+}
+
+/** The calendar an event is in as the range reads name it: local, or account/calendar for CalDAV. */
+async function calendarOf(c: ToolContext, id: string): Promise<string> {
+  const sourceId = id.slice(0, id.indexOf(':'));
+  const { LOCAL_ID } = await import('./sources.js');
+  if (sourceId === LOCAL_ID) return LOCAL_ID;
+  const { runtimeOf } = await import('./runtime.js');
+  const { CaldavCalendarRow, CaldavObjectRow } = await import('./schema.js');
+  const db = await runtimeOf(c).database();
+  const row = await db.getRepository(CaldavObjectRow).findOneBy({ source_id: sourceId, uid: id.slice(sourceId.length + 1) });
+  const cal = row ? await db.getRepository(CaldavCalendarRow).findOneBy({ url: row.calendar_url }) : null;
+  return cal ? `${sourceId}/${cal.name}` : sourceId;
 }
 
 /** The date `days` after a YYYY-MM-DD date (an unreadable one is left for the range check to refuse). */

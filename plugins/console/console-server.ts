@@ -69,6 +69,26 @@ function auditKey(e: AuditRecord): string {
   return typeof seq === 'number' ? `#${seq}` : `${e.id}|${e.ts}`;
 }
 
+/**
+ * What the console uses of the vault pack's `vault.reminders` (declared here because packs never
+ * import each other; plugins/vault/reminder-delivery.ts is the source): the reminders delivered and
+ * not yet dismissed, each new one as it is delivered, and the dismissal.
+ */
+interface VaultReminders {
+  subscribe(listener: (notice: ReminderNotice) => void): () => void;
+  unseen(limit?: number): Promise<ReminderNotice[]>;
+  dismiss(id: string): Promise<boolean>;
+}
+
+interface ReminderNotice {
+  id: string;
+  title: string;
+  note: string | null;
+  remind_at: string;
+  delivered_at: string;
+  late_minutes: number;
+}
+
 /** What the console works with besides the administration view: the pack API's own parts. */
 export interface ConsoleServerOptions {
   logger: Logger;
@@ -366,6 +386,11 @@ export class ConsoleServer implements HttpHandler {
     });
   }
 
+  /** The vault pack's reminders, while it is loaded. */
+  private reminders(): VaultReminders | undefined {
+    return this.options.lookup<VaultReminders>('vault.reminders');
+  }
+
   private json(res: http.ServerResponse, status: number, body: unknown, extra: Record<string, string> = {}): void {
     send(res, status, JSON.stringify(body), { 'Content-Type': 'application/json', 'Cache-Control': 'no-store', ...this.headers, ...extra });
   }
@@ -586,6 +611,18 @@ export class ConsoleServer implements HttpHandler {
       return this.json(res, 200, this.pendingViews());
     }
     if (route === '/events' && method === 'GET') return this.events(req, res, session);
+    if (route === '/reminders' && method === 'GET') {
+      const reminders = this.reminders();
+      return this.json(res, 200, { available: reminders !== undefined, reminders: reminders ? await reminders.unseen() : [] });
+    }
+    const reminder = /^\/reminders\/([^/]+)\/dismiss$/.exec(route);
+    if (reminder && method === 'POST') {
+      const reminders = this.reminders();
+      if (!reminders) return this.json(res, 404, { error: 'NOT_FOUND', message: 'The vault pack is not loaded: there are no reminders.' });
+      const id = decodeURIComponent(reminder[1]!);
+      if (!(await reminders.dismiss(id))) return this.json(res, 404, { error: 'NOT_FOUND', message: 'No such reminder is shown (dismissed already?).' });
+      return this.json(res, 200, { id, dismissed: true });
+    }
     const answer = /^\/approvals\/([^/]+)$/.exec(route);
     if (answer && method === 'POST') return this.answer(req, res, decodeURIComponent(answer[1]!));
     if (route === '/audit' && method === 'GET') {
@@ -783,7 +820,8 @@ export class ConsoleServer implements HttpHandler {
 
   /**
    * Server-sent events: `pending` (every waiting request) first, then `asked` and `settled` as the
-   * broker reports them. The stream ends when the session does (logout or expiry).
+   * broker reports them, the audit tail, the chat, and `reminder` for each reminder the vault
+   * delivers. The stream ends when the session does (logout or expiry).
    */
   private events(req: http.IncomingMessage, res: http.ServerResponse, session: string): void {
     res.writeHead(200, {
@@ -806,10 +844,13 @@ export class ConsoleServer implements HttpHandler {
     const expiry = this.clock.setTimeout(() => end(), Math.max(0, expires - this.clock.now()));
     const unwatchAudit = this.watchAudit((entries) => write('audit', entries));
     const unwatchChat = this.chat.subscribe((data, name) => write(name, data));
+    // Each reminder as the vault delivers it (the page shows it, and a system notification when the tab is hidden).
+    const unwatchReminders = this.reminders()?.subscribe((notice) => write('reminder', notice)) ?? (() => undefined);
     const end = () => {
       clearInterval(heartbeat);
       unwatchAudit();
       unwatchChat();
+      unwatchReminders();
       this.clock.clearTimeout(expiry);
       listening.dispose();
       this.streams.delete(end);

@@ -379,7 +379,8 @@ function zonedMoment(v: JsonValue | undefined, what: string): string {
   return checkMoment(stringArg(v, what, { max: 40 }));
 }
 
-function requireFuture(at: string): void {
+/** A remind-at time must be to come (by this machine's clock). */
+export function requireFuture(at: string): void {
   if (at <= now()) throw new MemoError('VALIDATION', `remindAt ${at} is not in the future.`);
 }
 
@@ -410,6 +411,7 @@ const convertToReminder = op<ToReminder>({
     checkFields(ctx, `The inbox item ${shown(r.title)}`, shownItem(r));
     requireUnconverted(r);
     if (r.remind_at !== p.remindAt) await em.update(InboxItemRow, { id: r.id }, { remind_at: p.remindAt, updated_at: now() });
+    runtimeOf(ctx).reminders?.poke();
     const after = (await em.findOneBy(InboxItemRow, { id: r.id }))!;
     return {
       item: {

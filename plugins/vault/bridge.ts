@@ -17,7 +17,10 @@ import { isMemoError, MemoError, type Concern, type JsonValue, type Preview, typ
 import { BRIDGE_CALENDAR_OPS } from './bridge-calendar.js';
 import { BRIDGE_INBOX_OPS } from './bridge-inbox.js';
 import { BRIDGE_NOTE_OPS } from './bridge-notes.js';
+import { BRIDGE_ORGANIZE_OPS } from './bridge-organize.js';
 import { BRIDGE_PROJECT_OPS } from './bridge-projects.js';
+import { BRIDGE_PROPERTY_OPS } from './bridge-properties.js';
+import { BRIDGE_REMINDER_OPS } from './bridge-reminders.js';
 import { BRIDGE_SETTINGS_OPS } from './bridge-settings.js';
 import { BRIDGE_TAG_OPS } from './bridge-tags.js';
 import { requireFeature } from './features.js';
@@ -56,6 +59,35 @@ export const ALLOWLIST: readonly string[] = [
   'settings.setInboxSettings',
   'calendar.listEvents',
   'calendar.getRange',
+  'calendar.createEvent',
+  'calendar.updateEvent',
+  'calendar.deleteEvent',
+  'properties.list',
+  'properties.get',
+  'properties.set',
+  'properties.remove',
+  'search.reasons',
+  'savedFilters.list',
+  'savedFilters.run',
+  'savedFilters.create',
+  'savedFilters.update',
+  'savedFilters.delete',
+  'savedFilters.reorder',
+  'bookmarks.list',
+  'bookmarks.add',
+  'bookmarks.remove',
+  'bookmarks.reorder',
+  'folderViews.get',
+  'folderViews.list',
+  'folderViews.set',
+  'folderViews.reset',
+  'reminders.list',
+  'reminders.history',
+  'reminders.create',
+  'reminders.update',
+  'reminders.delete',
+  'settings.getReminderSettings',
+  'settings.setReminderSettings',
 ];
 
 /** The seed's deliberately excluded operations, each with why and what to use instead. */
@@ -94,7 +126,17 @@ const EXCLUDED_DOMAINS: ReadonlyArray<[RegExp, string]> = [
 ];
 
 const REGISTRY: ReadonlyMap<string, BridgeOp> = new Map(
-  [...BRIDGE_NOTE_OPS, ...BRIDGE_INBOX_OPS, ...BRIDGE_PROJECT_OPS, ...BRIDGE_TAG_OPS, ...BRIDGE_SETTINGS_OPS, ...BRIDGE_CALENDAR_OPS].map((o) => [o.name, o]),
+  [
+    ...BRIDGE_NOTE_OPS,
+    ...BRIDGE_INBOX_OPS,
+    ...BRIDGE_PROJECT_OPS,
+    ...BRIDGE_TAG_OPS,
+    ...BRIDGE_SETTINGS_OPS,
+    ...BRIDGE_CALENDAR_OPS,
+    ...BRIDGE_PROPERTY_OPS,
+    ...BRIDGE_ORGANIZE_OPS,
+    ...BRIDGE_REMINDER_OPS,
+  ].map((o) => [o.name, o]),
 );
 
 /** Why a name is not an operation the bridge runs (null: it is one). */

@@ -6,6 +6,7 @@
  */
 import { defineTools, isSqliteDamage, lazyTool, MemoError, type Disposable, type PackApi, type ToolContext, type ToolImplementation } from 'memo-kernel/pack';
 import type { Feature } from './features.js';
+import { ReminderDelivery, vaultReminders } from './reminder-delivery.js';
 import { register, runtimeOf, unregister } from './runtime.js';
 import type { VaultEntities } from './services.js';
 import type { ToolArgs } from './tool-args.js';
@@ -246,5 +247,10 @@ export function activate(api: PackApi): Disposable {
       { id: 'reindex', label: 'Rebuild the index', tool: 'vault_reindex' },
     ],
   });
+  // Reminders that remind (reminder-delivery.ts): the service memo serve runs, and what the console shows.
+  const reminders = new ReminderDelivery(rt);
+  rt.reminders = reminders;
+  api.services.register({ name: 'reminders', start: () => reminders.start(), stop: () => reminders.stop() });
+  api.provide('vault.reminders', vaultReminders(rt, reminders));
   return { dispose: () => void unregister(rt) };
 }

@@ -192,6 +192,18 @@ export class VaultRuntime {
     return this.planningReady;
   }
 
+  /**
+   * Whether this instance has planning data to look at without making any: the database is open, its
+   * file exists, or it is the shared PostgreSQL one. The reminder service looks only then, so a
+   * `memo serve` without a vault never creates one.
+   */
+  planningInUse(): boolean {
+    return this.planningDs !== null || existsSync(this.planningFile) || Boolean(process.env.MEMO_DATABASE_URL?.trim());
+  }
+
+  /** The reminder service (reminder-delivery.ts), once activate made it: writes poke it to look again. */
+  reminders: { poke(): void } | null = null;
+
   /** vault-planning.sqlite in the pack's data folder (when the planning data is not in PostgreSQL). */
   get planningFile(): string {
     return path.join(this.api.dataDir, 'vault-planning.sqlite');

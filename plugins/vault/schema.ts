@@ -11,7 +11,7 @@
  * touch the vault). The full-text table is FTS5, which typeorm has no entity for: the migration makes
  * it, and the index reads and writes it with SQL.
  */
-import { Column, Entity, Index, PrimaryColumn, PrimaryGeneratedColumn, type MigrationInterface, type QueryRunner } from 'typeorm';
+import { Column, Entity, Index, PrimaryColumn, PrimaryGeneratedColumn, Unique, type MigrationInterface, type QueryRunner } from 'typeorm';
 import { CREATE_FTS, FTS_TOKENIZER } from './vault-index.js';
 
 @Entity('notes')
@@ -673,6 +673,246 @@ export class CreatePlanningStore1797000000000 implements MigrationInterface {
   }
 }
 
-export const PLANNING_ENTITIES = [StatusRow, ProjectRow, TaskRow, ProjectLinkRow, InboxItemRow, VaultSettingRow, TaskNoteRow, PlanningMetaRow];
+// ---------------------------------------------------------------------------------------------
+// The desktop domains the bridge adds (saved filters, bookmarks, folder views, reminders) and the
+// reminders' delivery record. Same conventions as the planning tables: 16-hex ids, ISO 8601 UTC text
+// times (toISOString, so text order is time order), gapless sort_order, SQL both databases accept.
 
-export const PLANNING_MIGRATIONS = [CreatePlanningStore1797000000000];
+/** A search kept under a name: the same filters as vault_search_notes. */
+@Entity('saved_filters')
+export class SavedFilterRow {
+  @PrimaryColumn('varchar', { length: 32 })
+  id!: string;
+
+  @Column('varchar', { length: 200 })
+  name!: string;
+
+  /** The search words ('' lists by last change, as an empty vault_search_notes query does). */
+  @Column('varchar', { length: 2000, default: '' })
+  query!: string;
+
+  /** Vault-relative folder, or null for the whole vault. */
+  @Column('varchar', { length: 1000, nullable: true })
+  folder!: string | null;
+
+  /** JSON array of lower-case tags (every one must be on a note). */
+  @Column('text', { default: '[]' })
+  tags!: string;
+
+  /** JSON array of file types (markdown, pdf, image, audio, video); empty for all. */
+  @Column('text', { default: '[]' })
+  file_types!: string;
+
+  @Column('integer')
+  sort_order!: number;
+
+  @Column('varchar', { length: 40 })
+  created_at!: string;
+
+  @Column('varchar', { length: 40 })
+  updated_at!: string;
+}
+
+/** A bookmarked item: a note or filed file, a task, a project (by stable id), or a web address. */
+@Entity('bookmarks')
+export class BookmarkRow {
+  @PrimaryColumn('varchar', { length: 32 })
+  id!: string;
+
+  /** note, file, task, project or url. */
+  @Column('varchar', { length: 20 })
+  item_type!: string;
+
+  /** The item's stable id, or the address for a url. */
+  @Column('varchar', { length: 2000 })
+  item_id!: string;
+
+  /** The name shown: the person's own, else the item's title when it was bookmarked. */
+  @Column('varchar', { length: 500, nullable: true })
+  title!: string | null;
+
+  @Column('integer')
+  sort_order!: number;
+
+  @Column('varchar', { length: 40 })
+  created_at!: string;
+}
+
+/** How a folder is shown; a folder without a row is shown the default way. */
+@Entity('folder_views')
+export class FolderViewRow {
+  /** Vault-relative folder, '' for the vault's top. */
+  @PrimaryColumn('varchar', { length: 1000 })
+  folder!: string;
+
+  /** list, cards or table. */
+  @Column('varchar', { length: 20 })
+  view!: string;
+
+  /** title, modified or created. */
+  @Column('varchar', { length: 20 })
+  sort_by!: string;
+
+  /** asc or desc. */
+  @Column('varchar', { length: 4 })
+  sort_direction!: string;
+
+  @Column('boolean', { default: false })
+  show_subfolders!: boolean;
+
+  @Column('varchar', { length: 40 })
+  updated_at!: string;
+}
+
+/** A reminder of its own (reminders.create), optionally about an item (a task, a note, a project, an inbox item). */
+@Entity('reminders')
+export class ReminderRow {
+  @PrimaryColumn('varchar', { length: 32 })
+  id!: string;
+
+  @Column('varchar', { length: 500 })
+  title!: string;
+
+  @Column('text', { nullable: true })
+  note!: string | null;
+
+  /** When it reminds (ISO 8601, UTC). Changing it makes it remind again at the new time. */
+  @Index()
+  @Column('varchar', { length: 40 })
+  remind_at!: string;
+
+  /** task, note, project or inbox: what it is about (null: about nothing else). */
+  @Column('varchar', { length: 20, nullable: true })
+  item_type!: string | null;
+
+  @Column('varchar', { length: 32, nullable: true })
+  item_id!: string | null;
+
+  @Column('varchar', { length: 40 })
+  created_at!: string;
+
+  @Column('varchar', { length: 40 })
+  updated_at!: string;
+}
+
+/**
+ * One reminder's delivery, recorded before anything is sent: the row is the lock (unique per source
+ * item and time, so two instances, or a restart, deliver it once) and the history the person reads.
+ */
+@Entity('reminder_deliveries')
+@Unique('UQ_reminder_deliveries_due', ['source', 'source_id', 'remind_at'])
+export class ReminderDeliveryRow {
+  @PrimaryColumn('varchar', { length: 32 })
+  id!: string;
+
+  /** reminder (the reminders table) or inbox (an inbox item's remind_at). */
+  @Column('varchar', { length: 20 })
+  source!: string;
+
+  @Column('varchar', { length: 32 })
+  source_id!: string;
+
+  /** The time it was due (the source's remind_at then). */
+  @Column('varchar', { length: 40 })
+  remind_at!: string;
+
+  @Column('varchar', { length: 500 })
+  title!: string;
+
+  /** delivering, delivered, partly (a channel failed) or skipped (its task was done first). */
+  @Column('varchar', { length: 20 })
+  status!: string;
+
+  /** JSON array: one entry per channel, `{channel, outcome, detail?}`. */
+  @Column('text', { default: '[]' })
+  channels!: string;
+
+  /** When this instance took it (≥ remind_at; later when Memo was not running at the time). */
+  @Index()
+  @Column('varchar', { length: 40 })
+  delivered_at!: string;
+
+  /** When a person dismissed it in the console (null: still shown). */
+  @Column('varchar', { length: 40, nullable: true })
+  seen_at!: string | null;
+
+  /** The instance that delivered it. */
+  @Column('varchar', { length: 200 })
+  instance!: string;
+}
+
+export class CreateDesktopDomains1797100000000 implements MigrationInterface {
+  async up(qr: QueryRunner): Promise<void> {
+    await qr.query(`CREATE TABLE "saved_filters" (
+      "id" varchar(32) PRIMARY KEY NOT NULL,
+      "name" varchar(200) NOT NULL,
+      "query" varchar(2000) NOT NULL DEFAULT '',
+      "folder" varchar(1000),
+      "tags" text NOT NULL DEFAULT '[]',
+      "file_types" text NOT NULL DEFAULT '[]',
+      "sort_order" integer NOT NULL,
+      "created_at" varchar(40) NOT NULL,
+      "updated_at" varchar(40) NOT NULL)`);
+    await qr.query(`CREATE TABLE "bookmarks" (
+      "id" varchar(32) PRIMARY KEY NOT NULL,
+      "item_type" varchar(20) NOT NULL,
+      "item_id" varchar(2000) NOT NULL,
+      "title" varchar(500),
+      "sort_order" integer NOT NULL,
+      "created_at" varchar(40) NOT NULL)`);
+    await qr.query(`CREATE TABLE "folder_views" (
+      "folder" varchar(1000) PRIMARY KEY NOT NULL,
+      "view" varchar(20) NOT NULL,
+      "sort_by" varchar(20) NOT NULL,
+      "sort_direction" varchar(4) NOT NULL,
+      "show_subfolders" boolean NOT NULL DEFAULT false,
+      "updated_at" varchar(40) NOT NULL)`);
+    await qr.query(`CREATE TABLE "reminders" (
+      "id" varchar(32) PRIMARY KEY NOT NULL,
+      "title" varchar(500) NOT NULL,
+      "note" text,
+      "remind_at" varchar(40) NOT NULL,
+      "item_type" varchar(20),
+      "item_id" varchar(32),
+      "created_at" varchar(40) NOT NULL,
+      "updated_at" varchar(40) NOT NULL)`);
+    await qr.query(`CREATE INDEX "IDX_reminders_remind_at" ON "reminders" ("remind_at")`);
+    await qr.query(`CREATE TABLE "reminder_deliveries" (
+      "id" varchar(32) PRIMARY KEY NOT NULL,
+      "source" varchar(20) NOT NULL,
+      "source_id" varchar(32) NOT NULL,
+      "remind_at" varchar(40) NOT NULL,
+      "title" varchar(500) NOT NULL,
+      "status" varchar(20) NOT NULL,
+      "channels" text NOT NULL DEFAULT '[]',
+      "delivered_at" varchar(40) NOT NULL,
+      "seen_at" varchar(40),
+      "instance" varchar(200) NOT NULL,
+      CONSTRAINT "UQ_reminder_deliveries_due" UNIQUE ("source", "source_id", "remind_at"))`);
+    await qr.query(`CREATE INDEX "IDX_reminder_deliveries_delivered_at" ON "reminder_deliveries" ("delivered_at")`);
+    await qr.query(`CREATE INDEX "IDX_inbox_items_remind_at" ON "inbox_items" ("remind_at")`);
+  }
+
+  async down(qr: QueryRunner): Promise<void> {
+    await qr.query(`DROP INDEX "IDX_inbox_items_remind_at"`);
+    for (const t of ['reminder_deliveries', 'reminders', 'folder_views', 'bookmarks', 'saved_filters']) await qr.query(`DROP TABLE "${t}"`);
+  }
+}
+
+export const PLANNING_ENTITIES = [
+  StatusRow,
+  ProjectRow,
+  TaskRow,
+  ProjectLinkRow,
+  InboxItemRow,
+  VaultSettingRow,
+  TaskNoteRow,
+  PlanningMetaRow,
+  SavedFilterRow,
+  BookmarkRow,
+  FolderViewRow,
+  ReminderRow,
+  ReminderDeliveryRow,
+];
+
+export const PLANNING_MIGRATIONS = [CreatePlanningStore1797000000000, CreateDesktopDomains1797100000000];

@@ -46,6 +46,8 @@ export interface SearchOptions {
   tags?: readonly string[];
   folder?: string;
   limit: number;
+  /** Only this note (search.reasons asks whether one note is among what a search finds). */
+  seq?: number;
 }
 
 export interface SearchHit {
@@ -57,6 +59,25 @@ export interface SearchHit {
   mtime: number;
   snippet: string | null;
   score: number | null;
+}
+
+/** The kinds of value a front matter property holds, as properties.list names them. */
+export type PropertyType = 'text' | 'number' | 'boolean' | 'list' | 'date' | 'object';
+
+const PROPERTY_TYPES: readonly PropertyType[] = ['text', 'number', 'boolean', 'list', 'date', 'object'];
+
+export interface PropertyInfo {
+  name: string;
+  /** The kinds of its values (a key set to null adds none), in PROPERTY_TYPES's order. */
+  types: PropertyType[];
+  /** Notes that have it. */
+  count: number;
+}
+
+/** A search's terms found in one text (see `termsIn`). */
+export interface TermsFound {
+  terms: string[];
+  snippet: string | null;
 }
 
 export interface TagInfo {
@@ -313,6 +334,10 @@ export class VaultIndex {
       where.push(`n.seq IN (SELECT t.note_seq FROM note_tags t WHERE t.tag = ? OR (t.tag >= ? AND t.tag < ?))`);
       params.push(tag, `${tag}/`, `${tag}0`);
     }
+    if (o.seq !== undefined) {
+      where.push(`n.seq = ?`);
+      params.push(o.seq);
+    }
     const q = toFtsQuery(o.query);
     if (o.query.trim() !== '' && q.match === null) return { hits: [], terms: [] };
     if (q.match === null) {
@@ -328,6 +353,76 @@ export class VaultIndex {
                  ORDER BY notes_fts.rank LIMIT ?`;
     const hits = (this.db.prepare(sql).all(q.match, ...params, o.limit) as SearchHit[]).map((h) => ({ ...h }));
     return { hits, terms: q.terms };
+  }
+
+  /**
+   * Which of a search's terms each of `texts` holds, judged by FTS5 with the index's own tokenizer, so
+   * stems, folded accents, prefixes and phrases count exactly as the search counts them (the query
+   * goes through toFtsQuery as the search's does, one term at a time); with `snippet`, also a
+   * passage around the matches in **bold**. The texts pass through a scratch table in the
+   * connection's temp schema (memory, seen by no other connection), emptied again before returning.
+   */
+  termsIn(query: string, texts: ReadonlyArray<{ text: string; snippet?: boolean }>): { terms: string[]; found: TermsFound[] } {
+    const q = toFtsQuery(query);
+    const found: TermsFound[] = texts.map(() => ({ terms: [], snippet: null }));
+    // toFtsQuery's match is its terms' FTS5 strings, in order, each `"..."` (quotes doubled) with an optional `*`.
+    const parts = q.match?.match(/"(?:[^"]|"")*"\*?/g) ?? [];
+    if (texts.length === 0 || parts.length !== q.terms.length) return { terms: q.terms, found };
+    this.db.exec(`CREATE VIRTUAL TABLE IF NOT EXISTS temp.term_texts USING fts5(text, tokenize='${FTS_TOKENIZER}')`);
+    this.db.transaction(() => {
+      this.db.exec(`DELETE FROM temp.term_texts`);
+      const insert = this.db.prepare(`INSERT INTO temp.term_texts (rowid, text) VALUES (?, ?)`);
+      texts.forEach((t, i) => insert.run(i + 1, t.text));
+      const holding = this.db.prepare(`SELECT rowid FROM temp.term_texts WHERE term_texts MATCH ?`).pluck();
+      const held = texts.map(() => new Set<number>());
+      parts.forEach((part, k) => {
+        for (const row of holding.all(part) as number[]) held[row - 1]!.add(k);
+      });
+      // The rowid CAST: the driver binds a number as REAL, and FTS5 does not narrow a MATCH by a REAL rowid.
+      const snippet = this.db
+        .prepare(`SELECT snippet(term_texts, 0, '**', '**', '…', 16) FROM temp.term_texts WHERE term_texts MATCH ? AND rowid = CAST(? AS INTEGER)`)
+        .pluck();
+      texts.forEach((t, i) => {
+        const ks = [...held[i]!].sort((a, b) => a - b);
+        found[i]!.terms = [...new Set(ks.map((k) => q.terms[k]!))];
+        if (t.snippet && ks.length) {
+          const s = snippet.get(ks.map((k) => parts[k]).join(' OR '), i + 1) as string | undefined;
+          found[i]!.snippet = s ? s.replace(/\s+/g, ' ').trim() : null;
+        }
+      });
+      this.db.exec(`DELETE FROM temp.term_texts`);
+    })();
+    return { terms: q.terms, found };
+  }
+
+  /**
+   * Every front matter key the notes under `folder` ('' for all) use, with how many notes use it and
+   * the kinds of value it holds, most used first: one query over the front matter the index keeps as
+   * JSON. YAML's dates are text in JSON: a text that reads YYYY-MM-DD (with a time or not) is a date.
+   */
+  properties(folder = ''): PropertyInfo[] {
+    const inFolder = folder ? `AND n.path >= ? AND n.path < ?` : '';
+    const rows = this.db
+      .prepare(
+        `SELECT p.key AS name, count(*) AS count,
+                group_concat(DISTINCT CASE p.type
+                  WHEN 'integer' THEN 'number' WHEN 'real' THEN 'number'
+                  WHEN 'true' THEN 'boolean' WHEN 'false' THEN 'boolean'
+                  WHEN 'array' THEN 'list' WHEN 'object' THEN 'object'
+                  WHEN 'text' THEN CASE
+                    WHEN p.atom GLOB '[0-9][0-9][0-9][0-9]-[01][0-9]-[0-3][0-9]'
+                      OR p.atom GLOB '[0-9][0-9][0-9][0-9]-[01][0-9]-[0-3][0-9][T ][0-2][0-9]:[0-5][0-9]*' THEN 'date'
+                    ELSE 'text' END
+                END) AS types
+         FROM notes n, json_each(n.front_matter) p
+         WHERE n.front_matter IS NOT NULL ${inFolder}
+         GROUP BY p.key ORDER BY count DESC, p.key`,
+      )
+      .all(...(folder ? [`${folder}/`, `${folder}0`] : [])) as Array<{ name: string; count: number; types: string | null }>;
+    return rows.map((r) => {
+      const types = new Set(r.types?.split(',') ?? []);
+      return { name: r.name, types: PROPERTY_TYPES.filter((t) => types.has(t)), count: r.count };
+    });
   }
 
   /** Every tag in use or given settings: note count, colour, icon, order and category. */

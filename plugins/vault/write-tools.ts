@@ -153,7 +153,8 @@ function nextText(current: string, args: ToolArgs['vault_update_note']): string 
   return composeNote(fm, newBody);
 }
 
-async function loadNoteFor(vault: Vault, ctx: ToolContext, refText: string, tool: string): Promise<{ note: NoteInfo; file: LoadedFile }> {
+/** The markdown note `refText` names and its file as it is on disk now (the desktop bridge's property edits share it). */
+export async function loadNoteFor(vault: Vault, ctx: ToolContext, refText: string, tool: string): Promise<{ note: NoteInfo; file: LoadedFile }> {
   const { note } = vault.find(refText);
   requireMarkdown(note, tool);
   return { note, file: await loadText(vault, ctx, note.path) };

@@ -9,6 +9,7 @@
 import { defineTools, type Disposable, type PackApi } from 'memo-kernel/pack';
 import { whatsappCommand } from './commands.js';
 import { consoleLinkSubcommand } from './console-link.js';
+import { whatsappSelf } from './note-to-self.js';
 import { register, unregister, type WhatsAppRuntime } from './runtime.js';
 import type { ToolArgs } from './tool-args.js';
 
@@ -137,5 +138,7 @@ export function activate(api: PackApi): Disposable {
     commands: [{ id: 'qr', label: 'Show the pairing QR', command: 'whatsapp console-qr' }],
   });
   api.services.register(connectionService(rt));
+  // Messages to the person's own number, for notifications they opted into (the vault's reminders).
+  api.provide('whatsapp.self', whatsappSelf(rt));
   return { dispose: () => void unregister(rt) };
 }

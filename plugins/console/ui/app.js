@@ -7,6 +7,7 @@ import { html } from 'htm/preact';
 import { Preview } from './preview.js';
 import { api, API } from './api.js';
 import { ChatPage } from './chat.js';
+import { Reminders } from './reminders.js';
 import { AuditPage, AuditRow, McpPage, PacksPage, PermissionsPage, ProvidersPage, unasked } from './admin.js';
 
 const LABELS = {
@@ -404,7 +405,8 @@ function App() {
       ${state === 'in' && html`<button type="button" class="logout" onClick=${logout}>Log out</button>`}
     </header>
     <main>
-      ${state === 'in' && html`<${SandboxNotice} />`} ${state === 'checking' && html`<p>Checking your session…</p>`}
+      ${state === 'in' && html`<${SandboxNotice} />`} ${state === 'in' && html`<${Reminders} source=${source} announce=${(t) => announce(t)} />`}
+      ${state === 'checking' && html`<p>Checking your session…</p>`}
       ${
         state === 'out' &&
         html`<section class="signed-out">

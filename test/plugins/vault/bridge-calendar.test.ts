@@ -1,6 +1,7 @@
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { atTeardown } from '../../helpers/cleanup.js';
+import { deferred } from '../../helpers/wait.js';
 import { error, PLUGINS, planningSql, value, vaultKernel, type VaultFixture, bridgeRefusal } from './helpers.js';
 
 /** The vault kernel with the calendar pack loaded beside it (local calendar in UTC). */
@@ -167,6 +168,201 @@ describe('external calendars through the bridge follow the stored consent, not t
   });
 });
 
+const write = (fx: VaultFixture, operation: string, args: unknown[]) => fx.call('vault_desktop_write', { operation, args });
+const inRange = async (fx: VaultFixture, startAt: string, endAt: string) => value(await read(fx, 'calendar.listEvents', [{ startAt, endAt }])).events;
+
+describe('calendar writes through the desktop bridge', () => {
+  let fx: VaultFixture;
+  beforeAll(async () => {
+    fx = await withCalendar();
+  });
+  afterAll(() => fx.close());
+  const lastPreview = () => fx.prompter.asked.at(-1)!.preview!;
+
+  it("creates an event that calendar.listEvents then lists, after showing the calendar's own fields", async () => {
+    const args = [
+      { title: 'Dentist', startAt: '2026-07-01T09:00:00Z', endAt: '2026-07-01T10:00:00Z', location: 'Clinic', description: 'Bring the card\ncalendar: work' },
+    ];
+    const v = value(await write(fx, 'calendar.createEvent', args));
+    expect(v).toEqual({
+      success: true,
+      operation: 'calendar.createEvent',
+      event: { id: expect.stringMatching(/^local:/), title: 'Dentist', start: '2026-07-01T09:00:00Z', end: '2026-07-01T10:00:00Z', calendar: 'local' },
+      summary: 'created "Dentist" in local',
+    });
+    const shown = lastPreview();
+    expect(shown.kind).toBe('fields');
+    const lines = shown.text.split('\n');
+    expect(lines.slice(0, 4)).toEqual(['calendar.createEvent (write)', 'New calendar event', 'calendar: local', 'title: Dentist']);
+    expect(lines).toEqual(expect.arrayContaining(['location: Clinic', 'timeZone: UTC']));
+    // The description is the caller's free text: quoted, so its second line cannot pass for a field.
+    expect(lines.at(-1)).toBe('description: "Bring the card\\ncalendar: work"');
+    expect(lines.filter((l) => l.startsWith('calendar:'))).toEqual(['calendar: local']);
+
+    const listed = await inRange(fx, '2026-07-01T00:00:00Z', '2026-07-02T00:00:00Z');
+    expect(listed).toEqual([{ ...v.event, all_day: false, location: 'Clinic' }]);
+  });
+
+  it('creates an all-day event from dates, the end being its last day', async () => {
+    const v = value(await write(fx, 'calendar.createEvent', [{ title: 'Holiday', startAt: '2026-07-10', endAt: '2026-07-12' }]));
+    expect(v.event).toMatchObject({ title: 'Holiday', start: '2026-07-10', end: '2026-07-13', calendar: 'local' });
+    const cut = value(await write(fx, 'calendar.createEvent', [{ title: 'Fair', startAt: '2026-07-20T09:00:00Z', allDay: true }]));
+    expect(cut.event).toMatchObject({ start: '2026-07-20', end: '2026-07-21' });
+    expect((await inRange(fx, '2026-07-10', '2026-07-20')).map((e: any) => [e.title, e.all_day])).toEqual([
+      ['Holiday', true],
+      ['Fair', true],
+    ]);
+  });
+
+  it("changes an event's title and time, keeping its length, and says what changed", async () => {
+    const id = value(
+      await write(fx, 'calendar.createEvent', [{ title: 'Review', startAt: '2026-08-03T09:00:00Z', endAt: '2026-08-03T09:30:00Z', location: 'Room 2' }]),
+    ).event.id;
+    const v = value(await write(fx, 'calendar.updateEvent', [{ id, title: 'Review (moved)', startAt: '2026-08-04T14:00:00Z', location: null }]));
+    expect(v).toMatchObject({
+      success: true,
+      operation: 'calendar.updateEvent',
+      event: { id, title: 'Review (moved)', start: '2026-08-04T14:00:00Z', end: '2026-08-04T14:30:00Z', calendar: 'local' },
+    });
+    expect(v.changes.split('\n')).toEqual([
+      'title: Review -> Review (moved)',
+      'start: 2026-08-03 09:00 UTC -> 2026-08-04 14:00 UTC',
+      'end: 2026-08-03 09:30 UTC -> 2026-08-04 14:30 UTC',
+      'location: Room 2 -> (not set)',
+    ]);
+    const shown = lastPreview();
+    expect(shown.kind).toBe('fields');
+    expect(shown.text.split('\n')).toEqual([
+      'calendar.updateEvent (write)',
+      `Calendar event "Review" (id ${id})`,
+      'title: Review -> Review (moved)',
+      'start: 2026-08-03 09:00 UTC -> 2026-08-04 14:00 UTC',
+      'end: 2026-08-03 09:30 UTC -> 2026-08-04 14:30 UTC',
+      'location: Room 2 -> (not set)',
+    ]);
+    expect(await inRange(fx, '2026-08-03', '2026-08-03')).toEqual([]);
+    expect(await inRange(fx, '2026-08-04', '2026-08-04')).toEqual([{ ...v.event, all_day: false, location: null }]);
+  });
+
+  it('answers NOT_FOUND for an event or calendar that does not exist, without anyone being asked', async () => {
+    fx.prompter.asked.length = 0;
+    for (const [op, args] of [
+      ['calendar.updateEvent', [{ id: 'local:nobody@memo', title: 'X' }]],
+      ['calendar.deleteEvent', [{ id: 'local:nobody@memo' }]],
+      ['calendar.deleteEvent', [{ id: 'work:abc@memo' }]],
+      ['calendar.createEvent', [{ title: 'X', startAt: '2026-07-01T09:00:00Z', calendar: 'nowhere' }]],
+    ] as Array<[string, unknown[]]>) {
+      const r = await write(fx, op, args);
+      expect([op, args, value(r)]).toEqual([op, args, expect.objectContaining({ success: false, code: 'NOT_FOUND', operation: op })]);
+      expect(bridgeRefusal(r).code).toBe('NOT_FOUND');
+    }
+    expect(fx.prompter.asked).toHaveLength(0);
+  });
+
+  it('answers VALIDATION for arguments it cannot take, without anyone being asked', async () => {
+    const id = value(await write(fx, 'calendar.createEvent', [{ title: 'Standup', startAt: '2026-09-01T09:00:00Z' }])).event.id;
+    fx.prompter.asked.length = 0;
+    const cases: Array<[string, unknown[], RegExp]> = [
+      ['calendar.createEvent', [], /it takes one object/],
+      ['calendar.createEvent', [{ title: 'X' }], /startAt must be a non-empty text/],
+      ['calendar.createEvent', [{ title: '', startAt: '2026-07-01' }], /title must be a non-empty text/],
+      ['calendar.createEvent', [{ title: 'X', startAt: 'soon' }], /is not a date/],
+      ['calendar.createEvent', [{ title: 'X', startAt: '2026-07-01', colour: 'red' }], /unknown key colour/],
+      ['calendar.createEvent', [{ title: 'X', startAt: '2026-07-01', allDay: 'yes' }], /allDay must be true or false/],
+      ['calendar.createEvent', [{ title: 'X', startAt: '2026-07-01', allDay: false }], /is a date, which is all day/],
+      ['calendar.createEvent', [{ title: 'X', startAt: '2026-07-01T09:00:00Z', endAt: '2026-07-01' }], /a timed event ends at a date-time/],
+      ['calendar.createEvent', [{ title: 'X', startAt: '2026-07-01T09:00:00Z', endAt: '2026-07-01T08:00:00Z' }], /endAt .* is before startAt/],
+      ['calendar.createEvent', [{ title: 'X', startAt: '2026-07-03', endAt: '2026-07-01' }], /endAt .* is before startAt/],
+      // Mixed zones: the calendar's own check, run before anyone is asked.
+      ['calendar.createEvent', [{ title: 'X', startAt: '2026-07-01T09:00:00+02:00', endAt: '2026-07-01T06:00:00' }], /ends before it starts/],
+      ['calendar.updateEvent', [{ id }], /say what to change/],
+      ['calendar.updateEvent', [{ id: 'standup', title: 'X' }], /is not an event id/],
+      ['calendar.updateEvent', [{ id, occurrence: '2026-09-01T09:00:00Z', title: 'X' }], /unknown key occurrence/],
+      ['calendar.updateEvent', [{ id, location: '' }], /location is empty: give null to clear it/],
+      ['calendar.updateEvent', [{ id, startAt: '2026-09-02', endAt: '2026-09-02T10:00:00Z' }], /both dates .* or both date-times/],
+      ['calendar.updateEvent', [{ id, endAt: '2026-09-03' }], /is a timed event: endAt is a date-time/],
+      ['calendar.updateEvent', [{ id, endAt: '2026-08-31T10:00:00Z' }], /before the event starts/],
+      ['calendar.deleteEvent', [{}], /id must be a non-empty text/],
+      ['calendar.deleteEvent', [id], /args\[0\] must be an object/],
+      ['calendar.deleteEvent', [{ id, title: 'Standup' }], /unknown key title/],
+    ];
+    for (const [op, args, why] of cases) {
+      const r = value(await write(fx, op, args));
+      expect([op, args, r]).toEqual([op, args, expect.objectContaining({ success: false, code: 'VALIDATION', error: expect.stringMatching(why) })]);
+    }
+    expect(fx.prompter.asked).toHaveLength(0);
+    expect((await inRange(fx, '2026-09-01', '2026-09-01')).map((e: any) => [e.title, e.end])).toEqual([['Standup', '2026-09-01T10:00:00Z']]);
+  });
+
+  it('refuses with CONFLICT a change or delete of an event changed after the preview was shown, and keeps that change', async () => {
+    const id = value(await write(fx, 'calendar.createEvent', [{ title: 'Lunch', startAt: '2026-10-05T12:00:00Z' }])).event.id;
+    const ask = fx.prompter.ask.bind(fx.prompter);
+    try {
+      for (const [op, args] of [
+        ['calendar.updateEvent', [{ id, title: 'Lunch with Sam' }]],
+        ['calendar.deleteEvent', [{ id }]],
+      ] as Array<[string, unknown[]]>) {
+        const asked = deferred();
+        const release = deferred<'allow-once'>();
+        let first = true;
+        // The bridge call waits at its prompt; the change meanwhile is the calendar tool's own (allowed at once).
+        (fx.prompter as any).ask = async (...a: Parameters<typeof ask>) => {
+          if (!first) return ask(...a);
+          first = false;
+          asked.resolve();
+          return release.promise;
+        };
+        const call = write(fx, op, args);
+        await asked.promise;
+        value(await fx.call('update_calendar_event', { id, title: `Lunch (${op})` }));
+        release.resolve('allow-once');
+        expect(value(await call)).toMatchObject({ success: false, code: 'CONFLICT', error: expect.stringMatching(/changed after the preview was shown/) });
+        expect((await inRange(fx, '2026-10-05', '2026-10-05')).map((e: any) => e.title)).toEqual([`Lunch (${op})`]);
+      }
+    } finally {
+      (fx.prompter as any).ask = ask;
+    }
+    // Unchanged since its preview, the same call goes through.
+    expect(value(await write(fx, 'calendar.deleteEvent', [{ id }]))).toMatchObject({ success: true, deleted: { id, title: 'Lunch (calendar.deleteEvent)' } });
+  });
+});
+
+describe('calendar deletes through the desktop bridge', () => {
+  it('asks for every delete, even after a standing approval of vault_desktop_write, shows what is lost, and removes the event', async () => {
+    const fx = await withCalendar();
+    try {
+      fx.prompter.answer('allow-forever');
+      const made = [];
+      for (const title of ['One', 'Two'])
+        made.push(value(await write(fx, 'calendar.createEvent', [{ title, startAt: '2026-11-02T10:00:00Z', location: 'Hall' }])).event);
+      // The standing approval covers the second create.
+      expect(fx.prompter.asked).toHaveLength(1);
+      for (const e of made) {
+        const v = value(await write(fx, 'calendar.deleteEvent', [{ id: e.id }]));
+        expect(v).toEqual({ success: true, operation: 'calendar.deleteEvent', deleted: { id: e.id, title: e.title }, summary: `deleted "${e.title}"` });
+      }
+      const deletes = fx.prompter.asked.slice(1);
+      expect(deletes).toHaveLength(2);
+      for (const [i, q] of deletes.entries()) {
+        expect(q).toMatchObject({ tool: 'vault_desktop_write', standingApprovalAllowed: false, concern: { verdict: 'ask', rule: 'bridge-delete' } });
+        expect(q.preview).toEqual({
+          kind: 'delete',
+          text: [
+            'calendar.deleteEvent (delete: asked every time)',
+            `Calendar event ${made[i].id}`,
+            `Deletes "${made[i].title}" from local:`,
+            'when: 2026-11-02 10:00 UTC to 2026-11-02 11:00 UTC (UTC)',
+            'location: Hall',
+          ].join('\n'),
+        });
+      }
+      expect(await inRange(fx, '2026-11-02', '2026-11-02')).toEqual([]);
+    } finally {
+      await fx.close();
+    }
+  });
+});
+
 describe('calendar reads without the calendar pack', () => {
   it('answers success: false saying the calendar pack is not loaded', async () => {
     const fx = await vaultKernel();
@@ -177,6 +373,26 @@ describe('calendar reads without the calendar pack', () => {
       ] as Array<[string, unknown[]]>) {
         expect(value(await read(fx, op, args))).toMatchObject({ success: false, error: 'the calendar pack is not loaded', operation: op });
       }
+    } finally {
+      await fx.close();
+    }
+  });
+
+  it('refuses the writes saying the calendar pack is not loaded, before anyone is asked', async () => {
+    const fx = await vaultKernel();
+    try {
+      for (const [op, args] of [
+        ['calendar.createEvent', [{ title: 'X', startAt: '2026-07-01T09:00:00Z' }]],
+        ['calendar.updateEvent', [{ id: 'local:x@memo', title: 'Y' }]],
+        ['calendar.deleteEvent', [{ id: 'local:x@memo' }]],
+      ] as Array<[string, unknown[]]>) {
+        // As inbox.convertToEvent: the bridge's refusal (TOOL_FAILED), not an answer to approve.
+        expect([op, bridgeRefusal(await write(fx, op, args))]).toEqual([
+          op,
+          expect.objectContaining({ code: 'TOOL_FAILED', message: 'the calendar pack is not loaded' }),
+        ]);
+      }
+      expect(fx.prompter.asked).toHaveLength(0);
     } finally {
       await fx.close();
     }

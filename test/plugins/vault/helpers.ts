@@ -4,6 +4,7 @@ import Database from 'better-sqlite3';
 import { makeKernel, type Fixture } from '../../helpers/kernel-fixture.js';
 import { waitFor } from '../../helpers/wait.js';
 import type { ToolResult } from '../../../kernel/tools/contract.js';
+import type { ManualClock } from '../../../kernel/clock.js';
 
 export const PLUGINS = path.resolve('plugins');
 
@@ -28,9 +29,9 @@ export interface VaultFixture extends Fixture {
  * watcher off (tests that do not edit files behind the tools' back).
  */
 export async function vaultKernel(
-  options: { watch?: boolean; files?: Record<string, string | Buffer>; config?: Record<string, unknown> } = {},
+  options: { watch?: boolean; files?: Record<string, string | Buffer>; config?: Record<string, unknown>; clock?: ManualClock } = {},
 ): Promise<VaultFixture> {
-  const fx = makeKernel({ packs: [] });
+  const fx = makeKernel({ packs: [], ...(options.clock ? { clock: options.clock } : {}) });
   const statuses = await fx.kernel.loadPacks([{ dir: PLUGINS, source: 'builtin', only: ['vault'] }]);
   const mine = statuses.find((s) => s.id === 'vault');
   if (mine?.status !== 'loaded') throw new Error(`vault did not load: ${mine?.error ?? 'not found'}`);

@@ -4,6 +4,7 @@ import { makeKernel, type Fixture } from '../../helpers/kernel-fixture.js';
 import { waitFor } from '../../helpers/wait.js';
 import type { PackDefinition } from '../../../kernel/tools/tool-registry.js';
 import type { ToolResult } from '../../../kernel/tools/contract.js';
+import type { ManualClock } from '../../../kernel/clock.js';
 import type { Prompter } from '../../../kernel/permissions/prompter.js';
 import { fakeMaker, msgId, type FakeSocket } from './fake-socket.js';
 
@@ -36,7 +37,7 @@ export interface WhatsAppFixture extends Fixture {
  * socket maker under `whatsapp.socket` (the contribution point a host app uses for its own socket).
  */
 export async function whatsappKernel(
-  options: { prompter?: Prompter; root?: string; dataDir?: string; config?: Record<string, unknown>; alsoLoad?: string[] } = {},
+  options: { prompter?: Prompter; root?: string; dataDir?: string; config?: Record<string, unknown>; alsoLoad?: string[]; clock?: ManualClock } = {},
 ): Promise<WhatsAppFixture> {
   const maker = fakeMaker();
   const host: PackDefinition = {
@@ -50,6 +51,7 @@ export async function whatsappKernel(
     ...(options.prompter ? { prompter: options.prompter } : {}),
     ...(options.root ? { root: options.root } : {}),
     ...(options.dataDir ? { dataDir: options.dataDir } : {}),
+    ...(options.clock ? { clock: options.clock } : {}),
   });
   open.add(fx);
   const statuses = await fx.kernel.loadPacks([{ dir: PLUGINS, source: 'builtin', only: ['whatsapp', ...(options.alsoLoad ?? [])] }]);
