@@ -11,7 +11,7 @@ import { MemoError, type JsonValue, type Preview, type ToolContext } from 'memo-
 import { objectArg, onlyKeys, op, stringArg, type BridgeOp } from './bridge-op.js';
 import { requireCalendar } from './bridge-calendar.js';
 import { requireFeature } from './features.js';
-import { addToInbox, checkMoment, findItem, getInboxItem } from './inbox-tools.js';
+import { addToInbox, checkMoment, findItem, getInboxItem, requireFuture } from './inbox-tools.js';
 import { checkFields, fieldRows, inPlanning, now, planningDb, rememberFields, schema } from './planning-store.js';
 import { findProject } from './project-tools.js';
 import { runtimeOf } from './runtime.js';
@@ -377,11 +377,6 @@ interface ToReminder {
 /** A moment with its zone (Z or an offset), as UTC (the inbox's own check, as vault_snooze_inbox_item uses). */
 function zonedMoment(v: JsonValue | undefined, what: string): string {
   return checkMoment(stringArg(v, what, { max: 40 }));
-}
-
-/** A remind-at time must be to come (by this machine's clock). */
-export function requireFuture(at: string): void {
-  if (at <= now()) throw new MemoError('VALIDATION', `remindAt ${at} is not in the future.`);
 }
 
 const convertToReminder = op<ToReminder>({

@@ -2,16 +2,15 @@
  * Desktop bridge operations: reminders (see bridge.ts for the contract every operation keeps). A
  * reminder has a title, a time (ISO 8601 with Z or an offset: a time in words is asked back, never
  * guessed) and optionally what it is about (a task, a note, a project, an inbox item). An inbox item
- * given a remind-at time (inbox.convertToReminder) reminds the same way. reminder-delivery.ts
+ * given a remind-at time (inbox.convertToReminder) and an open task with a remind_at remind the same way. reminder-delivery.ts
  * delivers them; reminders.history reads what it delivered, and settings.setReminderSettings is the
  * person's opt-in to a WhatsApp message to their own number beside the console's notification.
  */
 import type { EntityManager } from 'typeorm';
 import { MemoError, type JsonValue, type ToolContext } from 'memo-kernel/pack';
 import { booleanArg, objectArg, onlyKeys, op, stringArg, type BridgeOp } from './bridge-op.js';
-import { requireFuture } from './bridge-inbox.js';
 import { writeSetting } from './features.js';
-import { checkMoment, findItem } from './inbox-tools.js';
+import { checkMoment, findItem, requireFuture } from './inbox-tools.js';
 import { checkFields, fieldsPreview, inPlanning, newId, now, planningDb, rememberFields, schema } from './planning-store.js';
 import { findProject } from './project-tools.js';
 import { deliveries, reminderSettingsOf, type ReminderSettings } from './reminder-delivery.js';
@@ -73,7 +72,7 @@ async function findReminder(m: EntityManager, id: string): Promise<ReminderRow> 
 /** Whether (and when) a reminder at its current time was delivered. */
 async function deliveredAt(
   m: EntityManager,
-  source: 'reminder' | 'inbox',
+  source: 'reminder' | 'inbox' | 'task',
   id: string,
   remindAt: string,
 ): Promise<{ delivered_at: string; status: string } | null> {
@@ -250,7 +249,7 @@ const list = op<ListArgs>({
   },
   run: async (p, ctx) => {
     const m = await em(ctx);
-    const { ReminderRow, InboxItemRow } = await schema();
+    const { ReminderRow, InboxItemRow, TaskRow } = await schema();
     const own = await Promise.all((await m.find(ReminderRow, { order: { remind_at: 'ASC' } })).map((r) => reminderOut(m, r)));
     const inboxRows = await m
       .createQueryBuilder(InboxItemRow, 'i')
@@ -268,7 +267,23 @@ const list = op<ListArgs>({
         delivered: await deliveredAt(m, 'inbox', i.id, i.remind_at!),
       })),
     );
-    const all = [...own, ...inbox].sort((a, b) => a.remind_at.localeCompare(b.remind_at));
+    const taskRows = await m
+      .createQueryBuilder(TaskRow, 't')
+      .where('t.remind_at IS NOT NULL AND t.completed_at IS NULL AND t.archived_at IS NULL')
+      .orderBy('t.remind_at', 'ASC')
+      .getMany();
+    const tasks = await Promise.all(
+      taskRows.map(async (t) => ({
+        id: t.id,
+        source: 'task' as const,
+        title: t.title,
+        note: t.description,
+        remind_at: t.remind_at!,
+        item: { type: 'task', id: t.id },
+        delivered: await deliveredAt(m, 'task', t.id, t.remind_at!),
+      })),
+    );
+    const all = [...own, ...inbox, ...tasks].sort((a, b) => a.remind_at.localeCompare(b.remind_at));
     const shownList = (p.includeDelivered ? all : all.filter((r) => !r.delivered)).slice(0, p.limit);
     return {
       reminders: shownList,

@@ -67,6 +67,11 @@ function checkUrl(url: string): string {
 }
 
 /** A moment with its zone (Z or an offset), stored as UTC; a day that does not exist is refused, not rolled over. */
+/** A remind-at time must be to come (by this machine's clock). */
+export function requireFuture(at: string, what = 'remindAt'): void {
+  if (at <= now()) throw new MemoError('VALIDATION', `${what} ${at} is not in the future (it is now ${now()}).`);
+}
+
 export function checkMoment(text: string): string {
   const m = /^(\d{4})-(\d{2})-(\d{2})T([01]\d|2[0-3]):[0-5]\d(:[0-5]\d(\.\d{1,3})?)?(Z|[+-]([01]\d|2[0-3]):[0-5]\d)$/.exec(text.trim());
   const day = m ? new Date(Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3]))) : null;

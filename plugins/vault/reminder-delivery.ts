@@ -1,7 +1,8 @@
 /**
  * Reminders that remind: the service `memo serve` (or a host's `kernel.start()`) runs. On the
- * kernel's clock it finds what is due, a reminder (reminders.create) or an inbox item's remind-at
- * time (inbox.convertToReminder), and delivers each once:
+ * kernel's clock it finds what is due, a reminder (reminders.create), an open task's remind_at
+ * (vault_create_task / vault_update_task) or an inbox item's remind-at time
+ * (inbox.convertToReminder), and delivers each once:
  *
  * - **Recorded first.** A delivery is a row of reminder_deliveries, inserted before anything is
  *   shown or sent. The row is unique per item and time, so a second instance on the same PostgreSQL
@@ -36,7 +37,7 @@ const BATCH = 100;
 export interface ReminderNotice {
   /** The delivery's id (what the console dismisses). */
   id: string;
-  source: 'reminder' | 'inbox';
+  source: 'reminder' | 'inbox' | 'task';
   source_id: string;
   title: string;
   /** The reminder's own text, or the inbox item's content (shortened). */
@@ -104,7 +105,7 @@ export function noticeOf(r: ReminderDeliveryRow, extra: { note: string | null; i
 }
 
 interface Due {
-  source: 'reminder' | 'inbox';
+  source: 'reminder' | 'inbox' | 'task';
   id: string;
   title: string;
   note: string | null;
@@ -116,7 +117,7 @@ const short = (text: string | null, max = 300): string | null => (text === null 
 
 /** Everything due at `iso` and not yet delivered, oldest first. */
 async function dueAt(m: EntityManager, iso: string): Promise<Due[]> {
-  const { ReminderRow, InboxItemRow } = await schema();
+  const { ReminderRow, InboxItemRow, TaskRow } = await schema();
   const undelivered = (source: string, alias: string) =>
     `NOT EXISTS (SELECT 1 FROM "reminder_deliveries" d WHERE d.source = '${source}' AND d.source_id = ${alias}.id AND d.remind_at = ${alias}.remind_at)`;
   const reminders = await m
@@ -131,6 +132,14 @@ async function dueAt(m: EntityManager, iso: string): Promise<Due[]> {
     .where('i.remind_at IS NOT NULL AND i.remind_at <= :iso AND i.archived_at IS NULL', { iso })
     .andWhere(undelivered('inbox', 'i'))
     .orderBy('i.remind_at', 'ASC')
+    .take(BATCH)
+    .getMany();
+  // A task reminds while it is open: one completed or archived first is not reminded of.
+  const tasks = await m
+    .createQueryBuilder(TaskRow, 't')
+    .where('t.remind_at IS NOT NULL AND t.remind_at <= :iso AND t.completed_at IS NULL AND t.archived_at IS NULL', { iso })
+    .andWhere(undelivered('task', 't'))
+    .orderBy('t.remind_at', 'ASC')
     .take(BATCH)
     .getMany();
   return [
@@ -150,19 +159,32 @@ async function dueAt(m: EntityManager, iso: string): Promise<Due[]> {
       remind_at: i.remind_at!,
       item: { type: 'inbox', id: i.id },
     })),
+    ...tasks.map((t) => ({
+      source: 'task' as const,
+      id: t.id,
+      title: t.title,
+      note: short(t.description),
+      remind_at: t.remind_at!,
+      item: { type: 'task', id: t.id },
+    })),
   ].sort((a, b) => a.remind_at.localeCompare(b.remind_at));
 }
 
 /** The next time something falls due after `iso` (null: nothing is waiting). */
 async function nextAfter(m: EntityManager, iso: string): Promise<string | null> {
-  const { ReminderRow, InboxItemRow } = await schema();
+  const { ReminderRow, InboxItemRow, TaskRow } = await schema();
   const r = await m.createQueryBuilder(ReminderRow, 'r').select('MIN(r.remind_at)', 't').where('r.remind_at > :iso', { iso }).getRawOne<{ t: string | null }>();
   const i = await m
     .createQueryBuilder(InboxItemRow, 'i')
     .select('MIN(i.remind_at)', 't')
     .where('i.remind_at IS NOT NULL AND i.remind_at > :iso AND i.archived_at IS NULL', { iso })
     .getRawOne<{ t: string | null }>();
-  const times = [r?.t, i?.t].filter((t): t is string => typeof t === 'string').sort();
+  const t = await m
+    .createQueryBuilder(TaskRow, 't')
+    .select('MIN(t.remind_at)', 't')
+    .where('t.remind_at IS NOT NULL AND t.remind_at > :iso AND t.completed_at IS NULL AND t.archived_at IS NULL', { iso })
+    .getRawOne<{ t: string | null }>();
+  const times = [r?.t, i?.t, t?.t].filter((t): t is string => typeof t === 'string').sort();
   return times[0] ?? null;
 }
 
@@ -360,32 +382,22 @@ export class ReminderDelivery {
 
 /** The deliveries newest first, with each reminder's text and item as they are now (the history; the console's list). */
 export async function deliveries(m: EntityManager, o: { unseenOnly?: boolean; limit: number }): Promise<ReminderNotice[]> {
-  const { ReminderDeliveryRow, ReminderRow, InboxItemRow } = await schema();
+  const { ReminderDeliveryRow, ReminderRow, InboxItemRow, TaskRow } = await schema();
   const q = m.createQueryBuilder(ReminderDeliveryRow, 'd').orderBy('d.delivered_at', 'DESC').addOrderBy('d.id', 'ASC').take(o.limit);
   if (o.unseenOnly) q.where("d.seen_at IS NULL AND d.status <> 'skipped'");
   const rows = await q.getMany();
-  const reminderIds = [...new Set(rows.filter((r) => r.source === 'reminder').map((r) => r.source_id))];
-  const inboxIds = [...new Set(rows.filter((r) => r.source === 'inbox').map((r) => r.source_id))];
-  const reminders = new Map(
-    (reminderIds.length
-      ? await m.findBy(
-          ReminderRow,
-          reminderIds.map((id) => ({ id })),
-        )
-      : []
-    ).map((r) => [r.id, r]),
-  );
-  const items = new Map(
-    (inboxIds.length
-      ? await m.findBy(
-          InboxItemRow,
-          inboxIds.map((id) => ({ id })),
-        )
-      : []
-    ).map((r) => [r.id, r]),
-  );
+  // Each source's rows as they are now, by id (the reminder's text, the item's content or description).
+  const byId = async <T extends { id: string }>(entity: new () => T, source: string): Promise<Map<string, T>> => {
+    const ids = [...new Set(rows.filter((r) => r.source === source).map((r) => r.source_id))];
+    const found = ids.length ? await m.findBy(entity, ids.map((id) => ({ id })) as never) : [];
+    return new Map(found.map((r) => [r.id, r]));
+  };
+  const reminders = await byId(ReminderRow, 'reminder');
+  const items = await byId(InboxItemRow, 'inbox');
+  const tasks = await byId(TaskRow, 'task');
   return rows.map((r) => {
     if (r.source === 'inbox') return noticeOf(r, { note: short(items.get(r.source_id)?.content ?? null), item: { type: 'inbox', id: r.source_id } });
+    if (r.source === 'task') return noticeOf(r, { note: short(tasks.get(r.source_id)?.description ?? null), item: { type: 'task', id: r.source_id } });
     const rem = reminders.get(r.source_id);
     return noticeOf(r, { note: rem?.note ?? null, item: rem?.item_type && rem.item_id ? { type: rem.item_type, id: rem.item_id } : null });
   });

@@ -379,6 +379,10 @@ export class TaskRow {
   @Column('varchar', { length: 40, nullable: true })
   completed_at!: string | null;
 
+  /** When it reminds (ISO 8601, UTC; reminder-delivery.ts), while it is neither completed nor archived. */
+  @Column('varchar', { length: 40, nullable: true })
+  remind_at!: string | null;
+
   @Column('varchar', { length: 40, nullable: true })
   archived_at!: string | null;
 
@@ -805,7 +809,7 @@ export class ReminderDeliveryRow {
   @PrimaryColumn('varchar', { length: 32 })
   id!: string;
 
-  /** reminder (the reminders table) or inbox (an inbox item's remind_at). */
+  /** reminder (the reminders table), task or inbox (a task's or an inbox item's remind_at). */
   @Column('varchar', { length: 20 })
   source!: string;
 
@@ -891,9 +895,13 @@ export class CreateDesktopDomains1797100000000 implements MigrationInterface {
       CONSTRAINT "UQ_reminder_deliveries_due" UNIQUE ("source", "source_id", "remind_at"))`);
     await qr.query(`CREATE INDEX "IDX_reminder_deliveries_delivered_at" ON "reminder_deliveries" ("delivered_at")`);
     await qr.query(`CREATE INDEX "IDX_inbox_items_remind_at" ON "inbox_items" ("remind_at")`);
+    await qr.query(`ALTER TABLE "planning_tasks" ADD COLUMN "remind_at" varchar(40)`);
+    await qr.query(`CREATE INDEX "IDX_planning_tasks_remind_at" ON "planning_tasks" ("remind_at")`);
   }
 
   async down(qr: QueryRunner): Promise<void> {
+    await qr.query(`DROP INDEX "IDX_planning_tasks_remind_at"`);
+    await qr.query(`ALTER TABLE "planning_tasks" DROP COLUMN "remind_at"`);
     await qr.query(`DROP INDEX "IDX_inbox_items_remind_at"`);
     for (const t of ['reminder_deliveries', 'reminders', 'folder_views', 'bookmarks', 'saved_filters']) await qr.query(`DROP TABLE "${t}"`);
   }

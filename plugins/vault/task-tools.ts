@@ -24,6 +24,7 @@ import {
   schema,
   type Impl,
 } from './planning-store.js';
+import { checkMoment, requireFuture } from './inbox-tools.js';
 import { allProjects, findProject } from './project-tools.js';
 import { runtimeOf } from './runtime.js';
 import type { TaskRow } from './schema.js';
@@ -137,6 +138,7 @@ function taskOut(t: TaskRow, n: Names) {
     due_time: t.due_time,
     time_zone: t.time_zone,
     repeat_rule: t.repeat_rule,
+    remind_at: t.remind_at,
     tags: JSON.parse(t.tags) as string[],
     note_ids: n.notes.get(t.id) ?? [],
     completed: t.completed_at !== null,
@@ -231,7 +233,7 @@ function checkRule(rule: string): string {
   return r;
 }
 
-type TaskFields = Pick<TaskRow, 'title' | 'description' | 'priority' | 'due_date' | 'due_time' | 'time_zone' | 'repeat_rule' | 'status_id'> & {
+type TaskFields = Pick<TaskRow, 'title' | 'description' | 'priority' | 'due_date' | 'due_time' | 'time_zone' | 'repeat_rule' | 'remind_at' | 'status_id'> & {
   tags: string[];
 };
 
@@ -243,6 +245,7 @@ interface FieldArgs {
   due_time?: string | null;
   time_zone?: string | null;
   repeat_rule?: string | null;
+  remind_at?: string | null;
   tags?: string[];
   status?: string | null;
 }
@@ -258,6 +261,11 @@ async function proposedFields(em: EntityManager, args: FieldArgs, current: TaskF
   if (args.due_date === null && args.due_time === undefined && current?.due_time) out.due_time = null;
   if (args.time_zone !== undefined) out.time_zone = args.time_zone === null ? null : checkZone(args.time_zone);
   if (args.repeat_rule !== undefined) out.repeat_rule = args.repeat_rule === null ? null : checkRule(args.repeat_rule);
+  if (args.remind_at !== undefined) {
+    out.remind_at = args.remind_at === null ? null : checkMoment(args.remind_at);
+    // A new reminder time must be to come; the one a task already has may be passed again as it is.
+    if (out.remind_at !== null && out.remind_at !== current?.remind_at) requireFuture(out.remind_at, 'remind_at');
+  }
   if (args.tags !== undefined) out.tags = [...new Set(args.tags.map(checkTag))];
   if (args.status !== undefined) out.status_id = args.status === null ? null : (await findStatus(em, args.status)).id;
   const dueDate = out.due_date !== undefined ? out.due_date : (current?.due_date ?? null);
@@ -274,6 +282,7 @@ const fieldsOf = (t: TaskRow): TaskFields => ({
   due_time: t.due_time,
   time_zone: t.time_zone,
   repeat_rule: t.repeat_rule,
+  remind_at: t.remind_at,
   status_id: t.status_id,
   tags: JSON.parse(t.tags) as string[],
 });
@@ -347,6 +356,7 @@ export const createTask: Impl<ToolArgs['vault_create_task']> = {
       due_time: fields.due_time ?? null,
       time_zone: fields.time_zone ?? null,
       repeat_rule: fields.repeat_rule ?? null,
+      remind_at: fields.remind_at ?? null,
       tags: JSON.stringify(fields.tags ?? []),
       completed_at: null,
       archived_at: null,
@@ -546,6 +556,16 @@ async function repeatOf(t: TaskRow): Promise<NextOccurrence | null> {
 const dueText = (d: { due_date: string; due_time: string | null }) => (d.due_time ? `${d.due_date} ${d.due_time}` : d.due_date);
 
 /**
+ * A repeating task's reminder for its next occurrence: as long before (or after) the new due date as it
+ * was before the old one (whole days, so a 09:00 reminder stays at 09:00 UTC); none when there was none.
+ */
+function shiftedReminder(t: TaskRow, nextDue: string): string | null {
+  if (!t.remind_at || !t.due_date) return null;
+  const days = Math.round((Date.parse(`${nextDue}T00:00:00Z`) - Date.parse(`${t.due_date}T00:00:00Z`)) / 86_400_000);
+  return Number.isFinite(days) ? new Date(Date.parse(t.remind_at) + days * 86_400_000).toISOString() : null;
+}
+
+/**
  * The next occurrence: an open copy right after the completed task, due on the rule's next day, with
  * its open subtasks and note links copied. The rule moves to it, so completing the finished one again
  * (after reopening it) makes no second copy.
@@ -560,6 +580,7 @@ async function createNextOccurrence(em: EntityManager, t: TaskRow, repeat: NextO
     due_date: repeat.due_date,
     due_time: repeat.due_time,
     repeat_rule: repeat.repeat_rule,
+    remind_at: shiftedReminder(t, repeat.due_date),
     completed_at: null,
     archived_at: null,
     created_at: at,
@@ -583,7 +604,18 @@ async function copyChildren(em: EntityManager, from: TaskRow, copy: TaskRow, at:
   await links(from.id, copy.id);
   const ids: string[] = [];
   for (const s of await siblings(em, from.project_id, from.id)) {
-    const c = em.create(TaskRow, { ...s, id: newId(), parent_id: copy.id, completed_at: null, archived_at: null, created_at: at, updated_at: at });
+    // A subtask's reminder is copied only while it is still to come (a passed one would be delivered at once).
+    const remind = s.remind_at && s.remind_at > at ? s.remind_at : null;
+    const c = em.create(TaskRow, {
+      ...s,
+      id: newId(),
+      parent_id: copy.id,
+      remind_at: remind,
+      completed_at: null,
+      archived_at: null,
+      created_at: at,
+      updated_at: at,
+    });
     await em.insert(TaskRow, c);
     await links(s.id, c.id);
     ids.push(c.id);
@@ -703,7 +735,9 @@ export const duplicateTask: Impl<ToolArgs['vault_duplicate_task']> = {
     const { t, title } = await planDuplicate(em, args);
     const at = now();
     // The copy is open and unarchived, right after the original; its subtasks are copied in their order.
-    const copy = em.create(TaskRow, { ...t, id: newId(), title, completed_at: null, archived_at: null, created_at: at, updated_at: at });
+    // A reminder already passed is not copied: the copy would be delivered at once, late.
+    const remind = t.remind_at && t.remind_at > at ? t.remind_at : null;
+    const copy = em.create(TaskRow, { ...t, id: newId(), title, remind_at: remind, completed_at: null, archived_at: null, created_at: at, updated_at: at });
     await em.insert(TaskRow, copy);
     const list = (await siblings(em, t.project_id, t.parent_id)).filter((s) => s.id !== copy.id);
     await renumber(em, TaskRow, placeAt(list, copy, list.findIndex((s) => s.id === t.id) + 1));

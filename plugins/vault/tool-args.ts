@@ -256,6 +256,8 @@ export interface ToolArgs {
     time_zone?: string | null;
     /** An RFC 5545 repeat rule (FREQ=WEEKLY;BYDAY=MO), kept with the task; null clears it. */
     repeat_rule?: string | null;
+    /** When to remind (ISO 8601 with Z or an offset, in the future; a time in words is asked back): memo serve shows it in the console (and sends it to the person's own WhatsApp when they opted in) once, unless the task is done first. A repeating task's next occurrence gets one as far before its due date. null clears it. */
+    remind_at?: string | null;
     /** The task's tags (with or without #): the whole list. */
     tags?: string[];
     /** 0-based place in its list; default last. */
@@ -283,6 +285,8 @@ export interface ToolArgs {
     time_zone?: string | null;
     /** An RFC 5545 repeat rule (FREQ=WEEKLY;BYDAY=MO), kept with the task; null clears it. */
     repeat_rule?: string | null;
+    /** When to remind (ISO 8601 with Z or an offset, in the future; a time in words is asked back): memo serve shows it in the console (and sends it to the person's own WhatsApp when they opted in) once, unless the task is done first. A repeating task's next occurrence gets one as far before its due date. null clears it. */
+    remind_at?: string | null;
     /** The task's tags (with or without #): the whole list. */
     tags?: string[];
   };

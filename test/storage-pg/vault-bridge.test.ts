@@ -11,5 +11,7 @@ import '../plugins/vault/bridge-inbox.test.js';
 import '../plugins/vault/bridge-tags-settings.test.js';
 import '../plugins/vault/bridge-notes.test.js';
 import '../plugins/vault/bridge-calendar.test.js';
+import '../plugins/vault/bridge-organize.test.js';
+import '../plugins/vault/reminders.test.js';
 
 onPostgres(['pack_vault__vault_planning']);

@@ -4,7 +4,7 @@ import { ManualClock } from '../../../kernel/clock.js';
 import { waitFor } from '../../helpers/wait.js';
 import { linkedKernel, type WhatsAppFixture } from '../whatsapp/helpers.js';
 import { ME } from '../whatsapp/fake-socket.js';
-import { bridgeRefusal, reopenVault, value, vaultKernel, type VaultFixture } from './helpers.js';
+import { bridgeRefusal, planningSql, reopenVault, value, vaultKernel, type VaultFixture } from './helpers.js';
 import type { ReminderNotice, VaultReminders } from '../../../plugins/vault/reminder-delivery.js';
 import type { ToolResult } from '../../../kernel/tools/contract.js';
 
@@ -183,18 +183,51 @@ describe('reminders that remind', () => {
     expect((await service(fx).unseen()).map((n) => n.title)).toEqual(['Check oven', 'Check oven']);
   });
 
+  it('reminds of an open task at its remind_at once, never of one done first, and gives a repeating task’s next occurrence its own', async () => {
+    const b = bridge(fx);
+    const call = value(await fx.call('vault_create_task', { title: 'Call the bank', description: 'about the card', remind_at: at(clock, HOUR) }));
+    expect(call.remind_at).toBe(at(clock, HOUR));
+    value(await fx.call('vault_create_task', { title: 'Buy stamps', remind_at: at(clock, HOUR) }));
+    value(await fx.call('vault_complete_task', { task: 'Buy stamps' }));
+    const day = new Date(clock.now()).toISOString().slice(0, 10);
+    const weekly = value(
+      await fx.call('vault_create_task', { title: 'Team notes', due_date: day, repeat_rule: 'FREQ=WEEKLY', remind_at: at(clock, 30 * MIN) }),
+    );
+    expect((await b.read('reminders.list')).reminders.map((r: { source: string; title: string }) => [r.source, r.title])).toEqual([
+      ['task', 'Team notes'],
+      ['task', 'Call the bank'],
+    ]);
+    expect((await fx.call('vault_create_task', { title: 'Too late', remind_at: '2020-01-01T00:00:00Z' })).ok).toBe(false);
+
+    await fx.kernel.start();
+    clock.advance(HOUR);
+    await waitFor(async () => (await history(fx)).length === 2, { what: 'the two open tasks to remind' });
+    const h = await history(fx);
+    expect(h.map((d) => [d.source, d.title, d.status]).sort()).toEqual([
+      ['task', 'Call the bank', 'delivered'],
+      ['task', 'Team notes', 'delivered'],
+    ]);
+    expect(h.find((d) => d.title === 'Call the bank')).toMatchObject({ note: 'about the card', item: { type: 'task' } });
+
+    const done = value(await fx.call('vault_complete_task', { task: weekly.id }));
+    const next = value(await fx.call('vault_get_task', { task: done.next_occurrence.id }));
+    expect(next.remind_at).toBe(new Date(Date.parse(weekly.remind_at) + 7 * 24 * HOUR).toISOString());
+    clock.advance(2 * HOUR);
+    await new Promise((r) => setTimeout(r, 50));
+    expect(await history(fx)).toHaveLength(2);
+  });
+
   it('marks a delivery cut short by a killed process as interrupted at the next start instead of sending it again', async () => {
     const b = bridge(fx);
     await b.write('reminders.create', [{ title: 'Half done', remindAt: at(clock, HOUR) }]);
     await fx.kernel.shutdown();
     // What a process killed between the record and the end leaves: the row, still delivering.
-    const Database = (await import('better-sqlite3')).default;
-    const db = new Database(fx.planningFile);
-    const r = db.prepare(`SELECT id, remind_at FROM reminders`).get() as { id: string; remind_at: string };
-    db.prepare(
+    const [r] = (await planningSql(fx, `SELECT id, remind_at FROM reminders`)) as Array<{ id: string; remind_at: string }>;
+    await planningSql(
+      fx,
       `INSERT INTO reminder_deliveries (id, source, source_id, remind_at, title, status, channels, delivered_at, seen_at, instance) VALUES ('d1', 'reminder', ?, ?, 'Half done', 'delivering', '[]', ?, NULL, 'gone')`,
-    ).run(r.id, r.remind_at, r.remind_at);
-    db.close();
+      [r!.id, r!.remind_at, r!.remind_at],
+    );
     clock.advance(2 * HOUR);
     const again = await reopenVault(fx);
     await again.kernel.start();
