@@ -810,6 +810,13 @@ export class ConsoleServer implements HttpHandler {
         error: 'NOT_ANSWERABLE',
         message: `${view.tool} was asked by a memo tools call at its own terminal; it can be answered only there.`,
       });
+    // The revision the page showed: a request edited since (elsewhere) is a new one to look at, not the one answered.
+    const shown = (body.value as { revision?: unknown } | null)?.revision;
+    if (shown !== undefined && shown !== view.revision)
+      return this.json(res, 409, {
+        error: 'REVISION_CHANGED',
+        message: `This ${view.tool} request was edited since it was shown (now revision ${view.revision}): nothing was answered. Look at it again.`,
+      });
     const reply = consoleReply(body.value, view);
     if ('code' in reply) return this.json(res, 400, { error: reply.code, message: reply.message });
     // With a shared database, two people may answer on two instances at once: exactly one answer counts.

@@ -132,18 +132,22 @@ function Answers({ approval, answer }) {
   </div>`;
 }
 
-function ApprovalCard({ approval, selected, onSelect, announce }) {
+function ApprovalCard({ approval, selected, onSelect, onAnswering, announce }) {
   const [editing, setEditing] = useState(false);
   const [busy, setBusy] = useState(false);
   const ref = useRef(null);
   const answer = async (reply) => {
     setBusy(true);
+    // Said before the request goes: its `settled` event can arrive before this POST's response.
+    const done = onAnswering(approval, typeof reply === 'string' ? 'answer' : 'edit');
     try {
-      const body = typeof reply === 'string' ? { answer: reply } : { edit: reply };
+      // The revision this page showed: an answer to a request edited since (elsewhere) is refused, not applied to the new one.
+      const body = typeof reply === 'string' ? { answer: reply, revision: approval.revision } : { edit: reply, revision: approval.revision };
       await api(`/approvals/${encodeURIComponent(approval.id)}`, { method: 'POST', body });
       announce(typeof reply === 'string' ? `${approval.tool}: ${LABELS[reply] ?? reply}` : `${approval.tool}: edit sent; it will be asked again`);
       setEditing(false);
     } catch (err) {
+      done(false);
       announce(`${approval.tool}: ${err.message}`);
     } finally {
       setBusy(false);
@@ -152,11 +156,12 @@ function ApprovalCard({ approval, selected, onSelect, announce }) {
   // The key handler is registered once and reads the newest render's values: a handler that
   // closed over an older render could answer a request that is no longer the selected one.
   const latest = useRef({});
-  latest.current = { selected, editing, approval, answer };
+  latest.current = { selected, editing, busy, approval, answer };
   useEffect(() => {
     const onKey = (e) => {
-      const { selected: on, editing: busyEditing, approval: a, answer: reply } = latest.current;
-      if (!on || busyEditing || e.target.closest?.('input, textarea, select') || e.ctrlKey || e.metaKey || e.altKey) return;
+      const { selected: on, editing: busyEditing, busy: sending, approval: a, answer: reply } = latest.current;
+      // While its answer is on the way a request takes no second key (a repeated `d` must not reach the next one either).
+      if (!on || busyEditing || sending || e.target.closest?.('input, textarea, select') || e.ctrlKey || e.metaKey || e.altKey) return;
       if (!a.answerable) return;
       if (e.key === 'a') void reply('allow-once');
       else if (e.key === 'd') void reply('deny-once');
@@ -178,6 +183,7 @@ function ApprovalCard({ approval, selected, onSelect, announce }) {
     aria-labelledby=${headingId}
     aria-busy=${busy}
     data-tool=${approval.tool}
+    data-id=${approval.id}
     onFocusIn=${onSelect}
     onClick=${onSelect}
   >
@@ -224,21 +230,53 @@ function ApprovalCard({ approval, selected, onSelect, announce }) {
   </article>`;
 }
 
+/** A request's identity as the person saw it: an edit (here or elsewhere) makes a new revision, a new thing to look at. */
+const keyOf = (a) => `${a.id}:${a.revision}`;
+
 function Inbox({ source, connected, announce }) {
   const [pending, setPending] = useState(null);
+  // The selected request (keyOf), or null: nothing answers to a, d or e until j, k or a click picks one.
   const [selected, setSelected] = useState(null);
   const [quiet, setQuiet] = useState([]);
+  // Requests this page is answering (id -> 'answer' | 'edit'): their `settled` or next revision is this page's doing.
+  const answering = useRef(new Map());
+  const nav = useRef({});
   useEffect(() => {
     if (!source) return undefined;
     const stamp = (a) => ({ ...a, receivedAt: Date.now() });
     const onPending = (e) => setPending(JSON.parse(e.data).map(stamp));
     const onAsked = (e) => {
       const a = stamp(JSON.parse(e.data));
+      const { selected: sel } = nav.current;
+      if (sel && sel.startsWith(`${a.id}:`) && sel !== keyOf(a)) {
+        // A new revision of the selected request: an edit sent from here keeps it selected; one from elsewhere is a new request to look at.
+        if (answering.current.get(a.id) === 'edit') setSelected(keyOf(a));
+        else {
+          setSelected(null);
+          announce(`The selected ${a.tool} request was edited elsewhere: look at it again (j / k to select).`);
+        }
+      }
+      answering.current.delete(a.id);
       setPending((list) => [...(list ?? []).filter((p) => p.id !== a.id), a]);
       announce(`New request: ${a.tool} from ${callerText(a.caller)}`);
     };
     const onSettled = (e) => {
       const s = JSON.parse(e.data);
+      const { list: all, selected: sel } = nav.current;
+      const mine = answering.current.get(s.id) === 'answer';
+      answering.current.delete(s.id);
+      if (sel && sel.startsWith(`${s.id}:`)) {
+        if (mine) {
+          // Answered here: the next request below is selected (after the last one, the one above).
+          const i = all.findIndex((p) => p.id === s.id);
+          const next = all[i + 1] ?? all[i - 1];
+          setSelected(next ? keyOf(next) : null);
+        } else {
+          // Answered elsewhere: nothing is selected until a key press, so no answer lands on a request nobody picked.
+          setSelected(null);
+          announce(`The selected request was answered elsewhere; nothing is selected now (j / k to select).`);
+        }
+      }
       setPending((list) => (list ?? []).filter((p) => p.id !== s.id));
     };
     source.addEventListener('pending', onPending);
@@ -266,19 +304,25 @@ function Inbox({ source, connected, announce }) {
     };
   }, [source]);
   const list = pending ?? [];
-  const current = list.find((p) => p.id === selected) ?? list[0];
-  const nav = useRef({});
-  nav.current = { list, current };
+  const current = list.find((p) => keyOf(p) === selected) ?? null;
+  nav.current = { list, current, selected };
+  /** Called by a card as it sends an answer or an edit; the returned function says it failed. */
+  const onAnswering = (a, kind) => {
+    answering.current.set(a.id, kind);
+    return (ok) => {
+      if (!ok) answering.current.delete(a.id);
+    };
+  };
   useEffect(() => {
-    // j / k move the selection between requests (the selected one answers to a, d, e).
+    // j / k move the selection between requests (the selected one answers to a, d, e); with none selected, j or k picks the first.
     const onKey = (e) => {
       if ((e.key !== 'j' && e.key !== 'k') || e.target.closest?.('input, textarea, select') || e.ctrlKey || e.metaKey || e.altKey) return;
       const { list: all, current: now } = nav.current;
       const i = all.findIndex((p) => p.id === now?.id);
-      const next = all[Math.min(all.length - 1, Math.max(0, i + (e.key === 'j' ? 1 : -1)))];
+      const next = i < 0 ? all[0] : all[Math.min(all.length - 1, Math.max(0, i + (e.key === 'j' ? 1 : -1)))];
       if (!next) return;
       e.preventDefault();
-      setSelected(next.id);
+      setSelected(keyOf(next));
       document.getElementById(`h-${next.id}`)?.scrollIntoView({ block: 'nearest' });
     };
     window.addEventListener('keydown', onKey);
@@ -290,7 +334,8 @@ function Inbox({ source, connected, announce }) {
       <span class=${connected ? 'live on' : 'live'}>${connected ? 'live' : 'connecting…'}</span>
     </div>
     <p class="hint">
-      Keyboard: <kbd>j</kbd> / <kbd>k</kbd> next / previous request; on the selected one <kbd>a</kbd> allow once, <kbd>d</kbd> deny, <kbd>e</kbd> edit.
+      Keyboard: <kbd>j</kbd> / <kbd>k</kbd> select the next / previous request; on the selected one <kbd>a</kbd> allow once, <kbd>d</kbd> deny,
+      <kbd>e</kbd> edit.
     </p>
     ${
       pending === null
@@ -304,8 +349,9 @@ function Inbox({ source, connected, announce }) {
                 html`<${ApprovalCard}
                   key=${`${a.id}:${a.revision}`}
                   approval=${a}
-                  selected=${current?.id === a.id}
-                  onSelect=${() => setSelected(a.id)}
+                  selected=${current !== null && keyOf(current) === keyOf(a)}
+                  onSelect=${() => setSelected(keyOf(a))}
+                  onAnswering=${onAnswering}
                   announce=${announce}
                 />`,
             )

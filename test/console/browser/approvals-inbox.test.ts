@@ -184,7 +184,9 @@ describe('the approvals inbox in Chromium', () => {
         .map((v: any) => `${v.id}: ${v.nodes.map((n: any) => n.target.join(' ')).join(', ')}`);
     });
     expect(serious).toEqual([]);
-    // Keyboard: the selected request answers to `d`.
+    // Keyboard: j selects the request (nothing is selected before), which then answers to `d`.
+    await page.keyboard.press('j');
+    await page.locator('article.approval.selected[data-tool="update_task"]').waitFor();
     await page.keyboard.press('d');
     expect(await call).toMatchObject({ ok: false, error: { code: 'PERMISSION_DENIED' } });
     await page.setViewportSize({ width: 1024, height: 800 });
@@ -197,6 +199,9 @@ describe('the approvals inbox in Chromium', () => {
     const second = c.fx.kernel.invoke({ tool: 'echo_dangerous', args: { text: 'second' }, caller });
     await card('echo_dangerous').waitFor();
     await page.locator('body').click({ position: { x: 5, y: 5 } });
+    // Nothing is selected until j or k: the first j selects the first request.
+    await page.keyboard.press('j');
+    await page.locator('article.approval.selected[data-tool="echo_medium"]').waitFor();
     await page.keyboard.press('j');
     await page.locator('article.approval.selected[data-tool="echo_dangerous"]').waitFor();
     await page.keyboard.press('k');
