@@ -257,7 +257,9 @@ export async function runTurn(kernel: Kernel, opts: TurnOptions): Promise<TurnRe
           iteration,
           callId: result.callId,
           tool: call.name,
-          args,
+          // The arguments that ran: a person's edit, when there was one, with what the model asked for beside them.
+          args: result.edited ? shortArgs(result.edited.args) : args,
+          ...(result.edited ? { edited: { by: result.edited.by, askedArgs: args } } : {}),
           outcome: result.ok ? 'ok' : denied ? 'denied' : code === 'APPROVAL_EXPIRED' ? 'expired' : 'error',
           ...(code ? { code } : {}),
           summary: result.ok ? result.summary : result.error.message,
@@ -266,6 +268,8 @@ export async function runTurn(kernel: Kernel, opts: TurnOptions): Promise<TurnRe
         steps.push(step);
         emit({ type: 'tool_end', step });
         let content = resultText(result);
+        // The model is told its call ran as a person edited it, so it does not take the result for its own arguments'.
+        if (result.edited) content = `The person edited the arguments before approving; the call ran with ${JSON.stringify(result.edited.args)}.\n${content}`;
         if (call.parseError && !result.ok) content = `Error INVALID_ARGS: the arguments were not valid JSON (${call.parseError}); send a JSON object.`;
         added.push({ role: 'tool', toolCallId: call.id, name: call.name, content, ...(result.ok ? {} : { isError: true }) });
         if (call.name === FIND_TOOLS && result.ok) addFound(result.value);

@@ -111,6 +111,10 @@ export class ToolActivityRow {
 
   @CreateDateColumn()
   createdAt!: Date;
+
+  /** A person's edit before approving: encrypted JSON `{by, askedArgs}` (what the model asked for); null when none. Last: added by a migration. */
+  @Column('text', { nullable: true })
+  edited!: string | null;
 }
 
 /**

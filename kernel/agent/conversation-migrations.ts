@@ -121,10 +121,22 @@ class AddMessageReasoning1796700000000 implements MigrationInterface {
   }
 }
 
+/** A person's edit of a step's arguments beside the step (encrypted by the store). */
+class AddActivityEdit1796800000000 implements MigrationInterface {
+  async up(qr: QueryRunner): Promise<void> {
+    await qr.query(`ALTER TABLE "tool_activity" ADD COLUMN "edited" text`);
+  }
+
+  async down(qr: QueryRunner): Promise<void> {
+    await qr.query(`ALTER TABLE "tool_activity" DROP COLUMN "edited"`);
+  }
+}
+
 /** Every migration of agent.sqlite, in order. */
 export const CONVERSATION_MIGRATIONS = [
   CreateConversations1796064597881,
   AddSummariesAndMessageModel1796500000000,
   TitleAsText1796600000000,
   AddMessageReasoning1796700000000,
+  AddActivityEdit1796800000000,
 ];

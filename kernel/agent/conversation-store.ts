@@ -29,6 +29,8 @@ export interface ToolActivity {
   code: string | null;
   summary: string;
   durationMs: number;
+  /** A person edited the arguments before approving (`args` are then the edited ones). */
+  edited?: { by: string; askedArgs: Record<string, unknown> };
 }
 
 /** One stored message as the person sees it: who produced it, and where the summaries stand. */
@@ -123,6 +125,7 @@ const at = {
   toolCalls: (id: string) => `message/${id}/toolCalls`,
   args: (id: string) => `activity/${id}/args`,
   stepSummary: (id: string) => `activity/${id}/summary`,
+  stepEdited: (id: string) => `activity/${id}/edited`,
   summary: (id: string) => `summary/${id}/content`,
   reasoning: (id: string) => `message/${id}/reasoning`,
 };
@@ -541,6 +544,7 @@ export class ConversationStore {
             code: step.code ?? null,
             summary: this.c.encrypt(step.summary.slice(0, 500), at.stepSummary(rowId)),
             durationMs: step.durationMs,
+            edited: step.edited ? this.c.encrypt(JSON.stringify(step.edited), at.stepEdited(rowId)) : null,
           }),
         );
       }
@@ -596,6 +600,7 @@ export class ConversationStore {
       code: r.code,
       summary: this.c.decrypt(r.summary, at.stepSummary(r.id)),
       durationMs: r.durationMs,
+      ...(r.edited ? { edited: JSON.parse(this.c.decrypt(r.edited, at.stepEdited(r.id))) as NonNullable<ToolActivity['edited']> } : {}),
     }));
   }
 

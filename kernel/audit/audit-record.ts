@@ -20,6 +20,8 @@ export interface AuditRecord {
   answeredBy?: string;
   /** Who edited the arguments before approving (a face's name); `args` are then the edited ones. */
   editedBy?: string;
+  /** With `editedBy`: the arguments the caller asked for, masked, before the person's edit. */
+  askedArgs?: unknown;
   outcome: 'ok' | 'error';
   error?: { code: string; message: string };
   summary: string;

@@ -13,13 +13,15 @@ export interface AgentStep {
   iteration: number;
   callId: string;
   tool: string;
-  /** Identifying arguments, masked and shortened. */
+  /** Identifying arguments, masked and shortened: those that ran (a person's edit, when there was one). */
   args: Record<string, unknown>;
   /** `expired`: nobody answered its approval in 30 minutes (seed 003: not a refusal). */
   outcome: 'ok' | 'error' | 'denied' | 'expired';
   code?: string;
   summary: string;
   durationMs: number;
+  /** A person edited the arguments before approving: who, and what the model asked for (masked and shortened). */
+  edited?: { by: string; askedArgs: Record<string, unknown> };
 }
 
 export type AgentEvent =

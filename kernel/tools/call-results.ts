@@ -92,7 +92,7 @@ export function auditRecord(
   tool: RegisteredTool | undefined,
   masked: unknown,
   decision: string,
-  who: { answeredBy: string | undefined; editedBy: string | undefined },
+  who: { answeredBy: string | undefined; editedBy: string | undefined; askedArgs?: unknown },
 ): AuditRecord {
   return {
     ts,
@@ -103,7 +103,7 @@ export function auditRecord(
     args: shorten(masked),
     decision,
     ...(who.answeredBy ? { answeredBy: who.answeredBy } : {}),
-    ...(who.editedBy ? { editedBy: who.editedBy } : {}),
+    ...(who.editedBy ? { editedBy: who.editedBy, askedArgs: shorten(who.askedArgs) } : {}),
     outcome: result.ok ? 'ok' : 'error',
     ...(result.ok ? {} : { error: { code: result.error.code, message: result.error.message } }),
     summary: result.ok ? result.summary : result.error.message.slice(0, SUMMARY_MAX),

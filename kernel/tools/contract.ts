@@ -174,9 +174,15 @@ export interface ToolCallRequest {
   onProgress?: (update: ProgressUpdate) => void;
 }
 
+/** A call whose arguments a person edited before approving: who, and the arguments that ran (masked). */
+export interface EditedCall {
+  by: string;
+  args: unknown;
+}
+
 export type ToolResult =
-  | { ok: true; callId: string; tool: string; value: JsonValue; summary: string; durationMs: number }
-  | { ok: false; callId: string; tool: string; error: ToolErrorInfo; durationMs: number };
+  | { ok: true; callId: string; tool: string; value: JsonValue; summary: string; durationMs: number; edited?: EditedCall }
+  | { ok: false; callId: string; tool: string; error: ToolErrorInfo; durationMs: number; edited?: EditedCall };
 
 /** One tool's code with its arguments typed (`A` comes from the types generated from plugin.json). */
 export type TypedToolImplementation<A> =

@@ -266,7 +266,12 @@ export class ToolPipeline {
     this.running--;
     let record: AuditRecord;
     try {
-      record = auditRecord(result, ts, request.caller, tool, edited ? edited.maskedArgs : masked, decision, { answeredBy, editedBy: edited?.by });
+      // An edited call's line keeps both: the arguments that ran and those the caller asked for.
+      record = auditRecord(result, ts, request.caller, tool, edited ? edited.maskedArgs : masked, decision, {
+        answeredBy,
+        editedBy: edited?.by,
+        ...(edited ? { askedArgs: masked } : {}),
+      });
     } catch (err) {
       this.lineLost({ name, callId }, err);
       return unrecorded(result);
@@ -274,6 +279,8 @@ export class ToolPipeline {
     const line: QueuedLine = { record, name, callId };
     const written = this.commitLine(line);
     if (written) await written;
+    // The caller learns its arguments were edited (an agent turn tells the model and shows the person).
+    if (edited) result = { ...result, edited: { by: edited.by, args: edited.maskedArgs } };
     return line.lost ? unrecorded(result) : result;
   }
 

@@ -44,8 +44,10 @@ export interface StepView {
   code?: string;
   summary?: string;
   durationMs?: number;
-  /** After the turn: the call's arguments (masked) and the result the model was given. */
+  /** After the turn: the call's arguments as the model gave them (masked) and the result the model was given. */
   raw?: { args: unknown; result: string; truncated: boolean };
+  /** A person edited the arguments before approving: `args` are those that ran, `askedArgs` the model's. */
+  edited?: { by: string; askedArgs: Record<string, unknown> };
 }
 
 export interface TurnView {
@@ -301,6 +303,7 @@ export class ConsoleChat {
           ...(e.step.code ? { code: e.step.code } : {}),
           summary: e.step.summary,
           durationMs: e.step.durationMs,
+          ...(e.step.edited ? { edited: e.step.edited } : {}),
         };
         if (step) Object.assign(step, done);
         else view.steps.push(done);

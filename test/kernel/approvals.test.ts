@@ -3,6 +3,7 @@
  * by id, events), lifetimes on the kernel's fake clock, edit-before-approve, expiry versus timeout
  * versus denial, and the person's global always-allow.
  */
+import * as path from 'node:path';
 import type { ApprovalEvent } from '../../kernel/permissions/approval-broker.js';
 import { ApprovalWithdrawn, type ApprovalFace, type ApprovalReply, type PermissionAnswer, type PermissionRequest } from '../../kernel/permissions/prompter.js';
 import type { Caller, ToolResult } from '../../kernel/tools/contract.js';
@@ -292,7 +293,40 @@ describe('edit before approve', () => {
       [1, true, '+ what the agent wrote', null],
       [2, true, '+ what I meant', 'host'],
     ]);
-    expect(fx.kernel.audit.tail({ tool: 'note_put' }).at(-1)).toMatchObject({ args: { text: 'what I meant' }, editedBy: 'host', decision: 'allow:once' });
+    expect(fx.kernel.audit.tail({ tool: 'note_put' }).at(-1)).toMatchObject({
+      args: { text: 'what I meant' },
+      askedArgs: { text: 'what the agent wrote' },
+      editedBy: 'host',
+      decision: 'allow:once',
+    });
+    expect(r.edited).toEqual({ by: 'host', args: { text: 'what I meant' } });
+  });
+
+  it('tells an agent turn its call ran edited: the step shows both arguments, the model reads the edited ones, and the stored activity keeps both', async () => {
+    editableKernel();
+    fx.prompter.answer({ edit: { text: 'what I meant' } }, 'allow-once');
+    const { runTurn } = await import('../../kernel/agent/agent-loop.js');
+    const { ScriptedProvider, reply, toolCall } = await import('../helpers/scripted-provider.js');
+    const provider = new ScriptedProvider((_req, n) => (n === 1 ? reply('', toolCall('note_put', { text: 'what the agent wrote' })) : reply('saved')));
+    const turn = await runTurn(fx.kernel, { provider, model: 'scripted', conversationId: 'conv-edit', history: [], userMessage: 'save it' });
+    expect(turn.steps[0]).toMatchObject({
+      tool: 'note_put',
+      args: { text: 'what I meant' },
+      edited: { by: 'host', askedArgs: { text: 'what the agent wrote' } },
+    });
+    const toolMessage = turn.messages.find((m) => m.role === 'tool');
+    expect(toolMessage?.content).toMatch(/^The person edited the arguments before approving; the call ran with \{"text":"what I meant"\}\./);
+    const { ConversationStore } = await import('../../kernel/agent/conversation-store.js');
+    const store = new ConversationStore(path.join(fx.dataDir, 'edit-test.sqlite'));
+    try {
+      const conv = await store.create();
+      await store.appendTurn(conv.id, turn.messages, turn.steps);
+      expect(await store.activity(conv.id)).toEqual([
+        expect.objectContaining({ args: { text: 'what I meant' }, edited: { by: 'host', askedArgs: { text: 'what the agent wrote' } } }),
+      ]);
+    } finally {
+      await store.close();
+    }
   });
 
   it('refuses an edit that breaks the schema, says why, and asks again about the call as it was', async () => {

@@ -36,12 +36,20 @@ function Step({ n, step }) {
         <span class="step-n">${n}</span>
         <code class="tool">${step.tool}</code>
         <span class="step-args">${shortArgs(step.args)}</span>
+        ${step.edited && html`<span class="edited-mark">edited by ${step.edited.by}</span>`}
         <span class="step-time">${seconds(step.durationMs)}</span>
         <span class=${`outcome ${state}`}>${OUTCOMES[state] ?? state}${step.code ? ` (${step.code})` : ''}</span>
       </summary>
       ${step.summary && html`<p class="step-summary">${step.summary}</p>`}
-      <h4>Arguments</h4>
-      <pre>${JSON.stringify(step.raw?.args ?? step.args, null, 2)}</pre>
+      ${
+        step.edited
+          ? html`<h4>Arguments as run (edited by ${step.edited.by} before approving)</h4>
+              <pre>${JSON.stringify(step.args, null, 2)}</pre>
+              <h4>Arguments the agent asked for</h4>
+              <pre>${JSON.stringify(step.raw?.args ?? step.edited.askedArgs, null, 2)}</pre>`
+          : html`<h4>Arguments</h4>
+              <pre>${JSON.stringify(step.raw?.args ?? step.args, null, 2)}</pre>`
+      }
       ${
         step.raw
           ? html`<h4>Result${step.raw.truncated ? ' (first 16,000 characters)' : ''}</h4>

@@ -11,6 +11,7 @@ const ALL_MIGRATIONS = [
   'AddSummariesAndMessageModel1796500000000',
   'TitleAsText1796600000000',
   'AddMessageReasoning1796700000000',
+  'AddActivityEdit1796800000000',
 ];
 const ENTITIES = [ConversationRow, MessageRow, ToolActivityRow, SummaryRow];
 
