@@ -315,6 +315,7 @@ export class Kernel {
       get instanceId() {
         return instanceId(kernelDir);
       },
+      sharedDatabase: this.config.database !== undefined && this.config.database !== null,
       logger,
       clock: this.container.resolve<T.Clock>(T.Clock),
       agent: packAgent(this, unloading.signal),

@@ -24,6 +24,8 @@ export interface PackApi {
   readonly dataDir: string;
   /** This Memo instance's id among those sharing one PostgreSQL database (MEMO_INSTANCE_ID or `data/instance-id`): for leases. */
   readonly instanceId: string;
+  /** True when `database({ portable: true })` opens a schema of the kernel's shared PostgreSQL database rather than a file. */
+  readonly sharedDatabase: boolean;
   readonly logger: Logger;
   /** The kernel's clock: timers a pack schedules on it run on a test's fake clock too. */
   readonly clock: Clock;

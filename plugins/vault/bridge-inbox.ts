@@ -12,7 +12,7 @@ import { objectArg, onlyKeys, op, stringArg, type BridgeOp } from './bridge-op.j
 import { requireCalendar } from './bridge-calendar.js';
 import { requireFeature } from './features.js';
 import { addToInbox, checkMoment, findItem, getInboxItem, requireFuture } from './inbox-tools.js';
-import { checkFields, fieldRows, inPlanning, now, planningDb, rememberFields, schema } from './planning-store.js';
+import { checkFields, fieldRows, inPlanning, now, planningDb, rememberFields, schema, thenRemind } from './planning-store.js';
 import { findProject } from './project-tools.js';
 import { runtimeOf } from './runtime.js';
 import type { InboxItemRow } from './schema.js';
@@ -399,30 +399,31 @@ const convertToReminder = op<ToReminder>({
     const rows = fieldRows({ remind_at: r.remind_at }, { remind_at: p.remindAt });
     return { kind: 'fields', text: [`Inbox item ${r.title} (id ${r.id}) (stays in the inbox)`, ...(rows.length ? rows : ['(no field changes)'])].join('\n') };
   },
-  run: inPlanning(async (em, p: ToReminder, ctx) => {
-    const { InboxItemRow } = await schema();
-    requireFuture(p.remindAt);
-    const r = await findItem(em, p.itemId);
-    checkFields(ctx, `The inbox item ${shown(r.title)}`, shownItem(r));
-    requireUnconverted(r);
-    if (r.remind_at !== p.remindAt) await em.update(InboxItemRow, { id: r.id }, { remind_at: p.remindAt, updated_at: now() });
-    runtimeOf(ctx).reminders?.poke();
-    const after = (await em.findOneBy(InboxItemRow, { id: r.id }))!;
-    return {
-      item: {
-        id: after.id,
-        title: after.title,
-        content: after.content,
-        url: after.url,
-        tags: tagsOf(after),
-        remind_at: after.remind_at,
-        archived: after.archived_at !== null,
-        converted_to: after.converted_to,
-        updated_at: after.updated_at,
-      },
-      summary: `set a reminder for ${after.title} at ${p.remindAt}`,
-    };
-  }),
+  run: thenRemind(
+    inPlanning(async (em, p: ToReminder, ctx) => {
+      const { InboxItemRow } = await schema();
+      requireFuture(p.remindAt);
+      const r = await findItem(em, p.itemId);
+      checkFields(ctx, `The inbox item ${shown(r.title)}`, shownItem(r));
+      requireUnconverted(r);
+      if (r.remind_at !== p.remindAt) await em.update(InboxItemRow, { id: r.id }, { remind_at: p.remindAt, updated_at: now() });
+      const after = (await em.findOneBy(InboxItemRow, { id: r.id }))!;
+      return {
+        item: {
+          id: after.id,
+          title: after.title,
+          content: after.content,
+          url: after.url,
+          tags: tagsOf(after),
+          remind_at: after.remind_at,
+          archived: after.archived_at !== null,
+          converted_to: after.converted_to,
+          updated_at: after.updated_at,
+        },
+        summary: `set a reminder for ${after.title} at ${p.remindAt}`,
+      };
+    }),
+  ),
 });
 
 export const BRIDGE_INBOX_OPS: BridgeOp[] = [captureLink, convertToNote, convertToTask, convertToEvent, convertToReminder];

@@ -11,7 +11,7 @@ import { MemoError, type JsonValue, type ToolContext } from 'memo-kernel/pack';
 import { booleanArg, objectArg, onlyKeys, op, stringArg, type BridgeOp } from './bridge-op.js';
 import { writeSetting } from './features.js';
 import { checkMoment, findItem, requireFuture } from './inbox-tools.js';
-import { checkFields, fieldsPreview, inPlanning, newId, now, planningDb, rememberFields, schema } from './planning-store.js';
+import { checkFields, fieldsPreview, inPlanning, newId, now, planningDb, rememberFields, schema, thenRemind } from './planning-store.js';
 import { findProject } from './project-tools.js';
 import { deliveries, reminderSettingsOf, type ReminderSettings } from './reminder-delivery.js';
 import { runtimeOf } from './runtime.js';
@@ -99,8 +99,6 @@ async function reminderOut(m: EntityManager, r: ReminderRow) {
 /** The shown fields of a reminder (what a preview compares). */
 const shownFields = (r: { title: string; remind_at: string; note: string | null }) => ({ title: r.title, remind_at: r.remind_at, note: r.note });
 
-const poke = (ctx: ToolContext) => runtimeOf(ctx).reminders?.poke();
-
 // ---------------------------------------------------------------------------------------------
 // reminders.create / update / delete
 
@@ -135,30 +133,34 @@ const create = op<Create>({
   },
   preview: async (p, ctx) => {
     const about = p.about ? await aboutItem(ctx, await em(ctx), p.about.type, p.about.ref) : null;
+    // The item the preview named is the one the run attaches (a title may mean another item by then).
+    rememberFields(ctx, { item: about?.id ?? null });
     return fieldsPreview(
       'New reminder',
       {},
       { ...shownFields({ title: p.title, remind_at: p.remindAt, note: p.note }), ...(about ? { about: `${p.about!.type} ${about.title}` } : {}) },
     );
   },
-  run: inPlanning(async (m, p: Create, ctx) => {
-    const { ReminderRow } = await schema();
-    const about = p.about ? await aboutItem(ctx, m, p.about.type, p.about.ref) : null;
-    const at = now();
-    const row = m.create(ReminderRow, {
-      id: newId(),
-      title: p.title,
-      note: p.note,
-      remind_at: p.remindAt,
-      item_type: about ? p.about!.type : null,
-      item_id: about?.id ?? null,
-      created_at: at,
-      updated_at: at,
-    });
-    await m.insert(ReminderRow, row);
-    poke(ctx);
-    return { reminder: await reminderOut(m, row), summary: `reminder ${shown(p.title)} at ${p.remindAt}` };
-  }),
+  run: thenRemind(
+    inPlanning(async (m, p: Create, ctx) => {
+      const { ReminderRow } = await schema();
+      const about = p.about ? await aboutItem(ctx, m, p.about.type, p.about.ref) : null;
+      checkFields(ctx, 'The item the reminder is about', { item: about?.id ?? null });
+      const at = now();
+      const row = m.create(ReminderRow, {
+        id: newId(),
+        title: p.title,
+        note: p.note,
+        remind_at: p.remindAt,
+        item_type: about ? p.about!.type : null,
+        item_id: about?.id ?? null,
+        created_at: at,
+        updated_at: at,
+      });
+      await m.insert(ReminderRow, row);
+      return { reminder: await reminderOut(m, row), summary: `reminder ${shown(p.title)} at ${p.remindAt}` };
+    }),
+  ),
 });
 
 interface Update {
@@ -185,18 +187,19 @@ const update = op<Update>({
     rememberFields(ctx, before);
     return fieldsPreview('Reminder', before, { ...before, ...p.fields });
   },
-  run: inPlanning(async (m, p: Update, ctx) => {
-    const { ReminderRow } = await schema();
-    const row = await findReminder(m, p.id);
-    const before = shownFields(row);
-    checkFields(ctx, 'The reminder', before);
-    await m.update(ReminderRow, { id: row.id }, { ...p.fields, updated_at: now() });
-    const saved = (await m.findOneBy(ReminderRow, { id: row.id }))!;
-    const after = shownFields(saved);
-    const changed = Object.keys(after).filter((k) => before[k as keyof typeof before] !== after[k as keyof typeof after]);
-    poke(ctx);
-    return { reminder: await reminderOut(m, saved), changed, summary: `updated the reminder ${shown(saved.title)}` };
-  }),
+  run: thenRemind(
+    inPlanning(async (m, p: Update, ctx) => {
+      const { ReminderRow } = await schema();
+      const row = await findReminder(m, p.id);
+      const before = shownFields(row);
+      checkFields(ctx, 'The reminder', before);
+      await m.update(ReminderRow, { id: row.id }, { ...p.fields, updated_at: now() });
+      const saved = (await m.findOneBy(ReminderRow, { id: row.id }))!;
+      const after = shownFields(saved);
+      const changed = Object.keys(after).filter((k) => before[k as keyof typeof before] !== after[k as keyof typeof after]);
+      return { reminder: await reminderOut(m, saved), changed, summary: `updated the reminder ${shown(saved.title)}` };
+    }),
+  ),
 });
 
 const remove = op<{ id: string }>({
@@ -238,7 +241,7 @@ const list = op<ListArgs>({
   name: 'reminders.list',
   effect: 'read',
   usage:
-    'args [] or [{includeDelivered?, limit?}] -> {reminders: [{id, source (reminder|inbox), title, note, remind_at, item, delivered}], count}: soonest first; by default only those still to come',
+    'args [] or [{includeDelivered?, limit?}] -> {reminders: [{id, source (reminder|inbox|task), title, note, remind_at, item, delivered}], count}: soonest first; by default only those still to come',
   parse: (args) => {
     if (!args.length) return { includeDelivered: false, limit: 100 };
     const o = oneObject(args, ['includeDelivered', 'limit']);
@@ -250,11 +253,21 @@ const list = op<ListArgs>({
   run: async (p, ctx) => {
     const m = await em(ctx);
     const { ReminderRow, InboxItemRow, TaskRow } = await schema();
-    const own = await Promise.all((await m.find(ReminderRow, { order: { remind_at: 'ASC' } })).map((r) => reminderOut(m, r)));
+    // Each source's first `limit`, soonest first, with only those not delivered yet unless asked (in SQL: a
+    // year of daily reminders is not read to list the next few).
+    const pending = (source: string, alias: string) =>
+      p.includeDelivered
+        ? '1 = 1'
+        : `NOT EXISTS (SELECT 1 FROM "reminder_deliveries" d WHERE d.source = '${source}' AND d.source_id = ${alias}.id AND d.remind_at = ${alias}.remind_at)`;
+    const stamp = async (source: 'reminder' | 'inbox' | 'task', id: string, at: string) => (p.includeDelivered ? deliveredAt(m, source, id, at) : null);
+    const ownRows = await m.createQueryBuilder(ReminderRow, 'r').where(pending('reminder', 'r')).orderBy('r.remind_at', 'ASC').take(p.limit).getMany();
+    const own = await Promise.all(ownRows.map((r) => reminderOut(m, r)));
     const inboxRows = await m
       .createQueryBuilder(InboxItemRow, 'i')
       .where('i.remind_at IS NOT NULL AND i.archived_at IS NULL')
+      .andWhere(pending('inbox', 'i'))
       .orderBy('i.remind_at', 'ASC')
+      .take(p.limit)
       .getMany();
     const inbox = await Promise.all(
       inboxRows.map(async (i) => ({
@@ -264,13 +277,15 @@ const list = op<ListArgs>({
         note: i.content,
         remind_at: i.remind_at!,
         item: { type: 'inbox', id: i.id },
-        delivered: await deliveredAt(m, 'inbox', i.id, i.remind_at!),
+        delivered: await stamp('inbox', i.id, i.remind_at!),
       })),
     );
     const taskRows = await m
       .createQueryBuilder(TaskRow, 't')
       .where('t.remind_at IS NOT NULL AND t.completed_at IS NULL AND t.archived_at IS NULL')
+      .andWhere(pending('task', 't'))
       .orderBy('t.remind_at', 'ASC')
+      .take(p.limit)
       .getMany();
     const tasks = await Promise.all(
       taskRows.map(async (t) => ({
@@ -280,11 +295,11 @@ const list = op<ListArgs>({
         note: t.description,
         remind_at: t.remind_at!,
         item: { type: 'task', id: t.id },
-        delivered: await deliveredAt(m, 'task', t.id, t.remind_at!),
+        delivered: await stamp('task', t.id, t.remind_at!),
       })),
     );
     const all = [...own, ...inbox, ...tasks].sort((a, b) => a.remind_at.localeCompare(b.remind_at));
-    const shownList = (p.includeDelivered ? all : all.filter((r) => !r.delivered)).slice(0, p.limit);
+    const shownList = all.slice(0, p.limit);
     return {
       reminders: shownList,
       count: shownList.length,

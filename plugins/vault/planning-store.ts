@@ -60,6 +60,18 @@ export function inPlanning<A, T>(fn: (em: EntityManager, args: A, ctx: ToolConte
 }
 
 /**
+ * A write that may set a reminder time: once it is committed (never inside its transaction, which
+ * another connection would not see yet), the reminder service looks again at once.
+ */
+export function thenRemind<A, T>(run: (args: A, ctx: ToolContext) => Promise<T>) {
+  return async (args: A, ctx: ToolContext): Promise<T> => {
+    const out = await run(args, ctx);
+    runtimeOf(ctx).reminders?.poke();
+    return out;
+  };
+}
+
+/**
  * Runs a write to the index's own tables (tag settings) in one transaction, queued behind the vault's
  * other writes: the index batches share its one SQLite connection, so one must never run inside (and
  * be rolled back with) this transaction.

@@ -288,7 +288,8 @@ export class ReminderDelivery {
       this.rt.api.logger.warn(`vault: reminders could not be looked at (${(err as Error).message}); trying again in ${POLL_MS / 1000} s`);
     }
     // From the time this look read, not from now: the clock may have moved while it ran.
-    const left = started + wait - this.clock.now();
+    // At most `wait`: a clock set back while the look ran must not push the next look further away.
+    const left = Math.min(wait, started + wait - this.clock.now());
     if (left <= 0) this.again = true;
     else this.schedule(left);
   }
@@ -328,20 +329,29 @@ export class ReminderDelivery {
     }
     const channels: ReminderNotice['channels'] = [];
     let status = 'delivered';
-    if (d.item?.type === 'task') {
-      const task = await ds.manager.findOneBy(TaskRow, { id: d.item.id });
-      if (task?.completed_at && task.completed_at <= d.remind_at) {
+    try {
+      // Read again after the record: a task done (or archived) since the look is not reminded of.
+      const done = d.item?.type === 'task' ? await ds.manager.findOneBy(TaskRow, { id: d.item.id }) : null;
+      if (done && (done.completed_at !== null || done.archived_at !== null || (d.source === 'task' && done.remind_at !== d.remind_at))) {
         status = 'skipped';
-        channels.push({ channel: 'console', outcome: 'skipped', detail: 'the task was done before the reminder fell due' });
+        channels.push({
+          channel: 'console',
+          outcome: 'skipped',
+          detail: done.remind_at !== d.remind_at && d.source === 'task' ? 'the task was given another time' : 'the task was done before the reminder fell due',
+        });
+      } else {
+        channels.push({ channel: 'console', outcome: 'shown' });
+        const whatsapp = await this.toWhatsApp(ds, d, now);
+        if (whatsapp) {
+          channels.push(whatsapp);
+          if (whatsapp.outcome === 'failed') status = 'partly';
+        }
       }
-    }
-    if (status !== 'skipped') {
-      channels.push({ channel: 'console', outcome: 'shown' });
-      const whatsapp = await this.toWhatsApp(ds, d, now);
-      if (whatsapp) {
-        channels.push(whatsapp);
-        if (whatsapp.outcome === 'failed') status = 'partly';
-      }
+    } catch (err) {
+      // Recorded all the same: the console shows it; what could not be looked at is said.
+      if (!channels.length) channels.push({ channel: 'console', outcome: 'shown' });
+      channels.push({ channel: 'delivery', outcome: 'failed', detail: `could not be finished: ${(err as Error).message}` });
+      status = 'partly';
     }
     row.status = status;
     row.channels = JSON.stringify(channels);
@@ -411,11 +421,14 @@ export interface VaultReminders {
   unseen(limit?: number): Promise<ReminderNotice[]>;
   /** Dismisses one in the console: false when there is no such delivery or it was dismissed already. */
   dismiss(id: string): Promise<boolean>;
+  /** Resolves once no look is under way (a host or a test waiting for a delivery to finish). */
+  idle(): Promise<void>;
 }
 
 export function vaultReminders(rt: VaultRuntime, delivery: ReminderDelivery): VaultReminders {
   return {
     subscribe: (listener) => delivery.subscribe(listener),
+    idle: () => delivery.idle(),
     async unseen(limit = 50) {
       if (!rt.planningInUse()) return [];
       return deliveries((await rt.planningDatabase()).manager, { unseenOnly: true, limit: Math.max(1, Math.min(limit, 200)) });

@@ -198,7 +198,7 @@ export class VaultRuntime {
    * `memo serve` without a vault never creates one.
    */
   planningInUse(): boolean {
-    return this.planningDs !== null || existsSync(this.planningFile) || Boolean(process.env.MEMO_DATABASE_URL?.trim());
+    return this.planningDs !== null || existsSync(this.planningFile) || this.api.sharedDatabase;
   }
 
   /** The reminder service (reminder-delivery.ts), once activate made it: writes poke it to look again. */

@@ -8,6 +8,7 @@ import type { EntityManager } from 'typeorm';
 import { MemoError, type Preview, type ToolContext } from 'memo-kernel/pack';
 import {
   assessWith,
+  thenRemind,
   checkFields,
   cleanName,
   fieldRows,
@@ -339,41 +340,43 @@ export const createTask: Impl<ToolArgs['vault_create_task']> = {
       },
     );
   },
-  run: inPlanning(async (em, args, ctx) => {
-    const { TaskRow } = await schema();
-    const { fields, parent, projectId } = await planCreate(em, args);
-    const list = await siblings(em, projectId, parent?.id ?? null);
-    const at = now();
-    const row = em.create(TaskRow, {
-      id: newId(),
-      project_id: projectId,
-      parent_id: parent?.id ?? null,
-      status_id: fields.status_id ?? null,
-      title: fields.title!,
-      description: fields.description ?? null,
-      priority: fields.priority ?? 0,
-      due_date: fields.due_date ?? null,
-      due_time: fields.due_time ?? null,
-      time_zone: fields.time_zone ?? null,
-      repeat_rule: fields.repeat_rule ?? null,
-      remind_at: fields.remind_at ?? null,
-      tags: JSON.stringify(fields.tags ?? []),
-      completed_at: null,
-      archived_at: null,
-      sort_order: list.length,
-      created_at: at,
-      updated_at: at,
-    });
-    await em.insert(TaskRow, row);
-    await renumber(em, TaskRow, placeAt(list, row, args.position));
-    const notes = args.notes ? await resolveNotes(ctx, args.notes) : [];
-    await setNotes(
-      em,
-      row.id,
-      notes.map((x) => x.id),
-    );
-    return { ...taskOut(row, await names(em)), notes, created: true, summary: `created task ${row.title}` };
-  }),
+  run: thenRemind(
+    inPlanning(async (em, args, ctx) => {
+      const { TaskRow } = await schema();
+      const { fields, parent, projectId } = await planCreate(em, args);
+      const list = await siblings(em, projectId, parent?.id ?? null);
+      const at = now();
+      const row = em.create(TaskRow, {
+        id: newId(),
+        project_id: projectId,
+        parent_id: parent?.id ?? null,
+        status_id: fields.status_id ?? null,
+        title: fields.title!,
+        description: fields.description ?? null,
+        priority: fields.priority ?? 0,
+        due_date: fields.due_date ?? null,
+        due_time: fields.due_time ?? null,
+        time_zone: fields.time_zone ?? null,
+        repeat_rule: fields.repeat_rule ?? null,
+        remind_at: fields.remind_at ?? null,
+        tags: JSON.stringify(fields.tags ?? []),
+        completed_at: null,
+        archived_at: null,
+        sort_order: list.length,
+        created_at: at,
+        updated_at: at,
+      });
+      await em.insert(TaskRow, row);
+      await renumber(em, TaskRow, placeAt(list, row, args.position));
+      const notes = args.notes ? await resolveNotes(ctx, args.notes) : [];
+      await setNotes(
+        em,
+        row.id,
+        notes.map((x) => x.id),
+      );
+      return { ...taskOut(row, await names(em)), notes, created: true, summary: `created task ${row.title}` };
+    }),
+  ),
 };
 
 /** The note links an update asks for, when they differ from the task's: ids before and after. */
@@ -410,25 +413,27 @@ export const updateTask: Impl<ToolArgs['vault_update_task']> = {
       { ...shownFields(changes, n), ...(notes ? { notes: await shownNotes(notes.after) } : {}) },
     );
   },
-  run: inPlanning(async (em, args, ctx) => {
-    const { TaskRow } = await schema();
-    const t = await findTask(em, args.task);
-    const before = fieldsOf(t);
-    const n = await names(em);
-    checkFields(ctx, `The task ${shown(t.title)}`, { ...before, note_ids: n.notes.get(t.id) ?? [] });
-    const changes = onlyChanged(before, await proposedFields(em, args, before));
-    const notes = await noteChange(ctx, n, t.id, args.notes);
-    const { tags, ...rest } = changes;
-    if (Object.keys(changes).length || notes)
-      await em.update(TaskRow, { id: t.id }, { ...rest, ...(tags !== undefined ? { tags: JSON.stringify(tags) } : {}), updated_at: now() });
-    if (notes) await setNotes(em, t.id, notes.after);
-    const after = (await em.findOneBy(TaskRow, { id: t.id }))!;
-    return {
-      ...taskOut(after, await names(em)),
-      changed: [...Object.keys(changes), ...(notes ? ['notes'] : [])],
-      summary: `updated task ${after.title}`,
-    };
-  }),
+  run: thenRemind(
+    inPlanning(async (em, args, ctx) => {
+      const { TaskRow } = await schema();
+      const t = await findTask(em, args.task);
+      const before = fieldsOf(t);
+      const n = await names(em);
+      checkFields(ctx, `The task ${shown(t.title)}`, { ...before, note_ids: n.notes.get(t.id) ?? [] });
+      const changes = onlyChanged(before, await proposedFields(em, args, before));
+      const notes = await noteChange(ctx, n, t.id, args.notes);
+      const { tags, ...rest } = changes;
+      if (Object.keys(changes).length || notes)
+        await em.update(TaskRow, { id: t.id }, { ...rest, ...(tags !== undefined ? { tags: JSON.stringify(tags) } : {}), updated_at: now() });
+      if (notes) await setNotes(em, t.id, notes.after);
+      const after = (await em.findOneBy(TaskRow, { id: t.id }))!;
+      return {
+        ...taskOut(after, await names(em)),
+        changed: [...Object.keys(changes), ...(notes ? ['notes'] : [])],
+        summary: `updated task ${after.title}`,
+      };
+    }),
+  ),
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -509,37 +514,50 @@ function toggle(column: 'completed_at' | 'archived_at', field: 'completed' | 'ar
       }
       return p;
     },
-    run: inPlanning(async (em, args, ctx) => {
-      const { TaskRow } = await schema();
-      const t = await findTask(em, args.task);
-      const was = t[column] !== null;
-      checkFields(ctx, `The task ${shown(t.title)}`, { [field]: was, ...(moves ? { status_id: t.status_id } : {}) });
-      let next: TaskRow | null = null;
-      const changed: string[] = [];
-      if (was !== on) {
-        const at = now();
-        const repeat = column === 'completed_at' && on ? await repeatOf(t) : null;
-        const status = moves ? await statusOnToggle(em, t, on) : undefined;
-        // The next occurrence is open: it keeps the status the task had before it was done.
-        const openStatus = t.status_id;
-        t[column] = on ? at : null;
-        t.updated_at = at;
-        changed.push(field);
-        if (status !== undefined) {
-          t.status_id = status;
-          changed.push('status');
+    run: thenRemind(
+      inPlanning(async (em, args, ctx) => {
+        const { TaskRow } = await schema();
+        const t = await findTask(em, args.task);
+        const was = t[column] !== null;
+        checkFields(ctx, `The task ${shown(t.title)}`, { [field]: was, ...(moves ? { status_id: t.status_id } : {}) });
+        let next: TaskRow | null = null;
+        const changed: string[] = [];
+        if (was !== on) {
+          const at = now();
+          const repeat = column === 'completed_at' && on ? await repeatOf(t) : null;
+          const status = moves ? await statusOnToggle(em, t, on) : undefined;
+          // The next occurrence is open: it keeps the status the task had before it was done.
+          const openStatus = t.status_id;
+          t[column] = on ? at : null;
+          t.updated_at = at;
+          changed.push(field);
+          if (status !== undefined) {
+            t.status_id = status;
+            changed.push('status');
+          }
+          // Reopened (or unarchived) after its reminder time passed: that reminder is not given late now.
+          // (By the kernel's clock, the one the reminder service goes by.)
+          const stale = !on && t.remind_at !== null && t.remind_at <= new Date(runtimeOf(ctx).api.clock.now()).toISOString();
+          if (stale) {
+            t.remind_at = null;
+            changed.push('remind_at');
+          }
+          await em.update(
+            TaskRow,
+            { id: t.id },
+            { [column]: t[column], updated_at: at, ...(status !== undefined ? { status_id: status } : {}), ...(stale ? { remind_at: null } : {}) },
+          );
+          if (repeat) next = await createNextOccurrence(em, t, repeat, openStatus);
         }
-        await em.update(TaskRow, { id: t.id }, { [column]: t[column], updated_at: at, ...(status !== undefined ? { status_id: status } : {}) });
-        if (repeat) next = await createNextOccurrence(em, t, repeat, openStatus);
-      }
-      const n = await names(em);
-      return {
-        ...taskOut(t, n),
-        changed,
-        ...(next ? { next_occurrence: taskOut(next, n) } : {}),
-        summary: `${verb} task ${t.title}${changed.includes('status') ? ` (now in ${nameIn(n.statuses, t.status_id) ?? 'no status'})` : ''}${next ? `; the next occurrence is due ${next.due_date!}` : ''}`,
-      };
-    }),
+        const n = await names(em);
+        return {
+          ...taskOut(t, n),
+          changed,
+          ...(next ? { next_occurrence: taskOut(next, n) } : {}),
+          summary: `${verb} task ${t.title}${changed.includes('status') ? ` (now in ${nameIn(n.statuses, t.status_id) ?? 'no status'})` : ''}${next ? `; the next occurrence is due ${next.due_date!}` : ''}`,
+        };
+      }),
+    ),
   };
 }
 
@@ -562,7 +580,10 @@ const dueText = (d: { due_date: string; due_time: string | null }) => (d.due_tim
 function shiftedReminder(t: TaskRow, nextDue: string): string | null {
   if (!t.remind_at || !t.due_date) return null;
   const days = Math.round((Date.parse(`${nextDue}T00:00:00Z`) - Date.parse(`${t.due_date}T00:00:00Z`)) / 86_400_000);
-  return Number.isFinite(days) ? new Date(Date.parse(t.remind_at) + days * 86_400_000).toISOString() : null;
+  if (!Number.isFinite(days)) return null;
+  const at = new Date(Date.parse(t.remind_at) + days * 86_400_000).toISOString();
+  // Completed so late that the next one's reminder has passed too: none, rather than one given at once, late.
+  return at > now() ? at : null;
 }
 
 /**

@@ -27,14 +27,19 @@ function notify(r) {
 export function Reminders({ source, announce }) {
   const [list, setList] = useState([]);
   const [permission, setPermission] = useState(canNotify() ? Notification.permission : 'unsupported');
-  useEffect(() => {
+  // The list as the server has it: at load, and again each time the event stream (re)opens, so a
+  // reminder delivered while it was down, or by another instance, is not missed.
+  const refetch = () =>
     api('/reminders').then(
       (r) => setList(r.reminders ?? []),
-      () => setList([]),
+      () => {},
     );
+  useEffect(() => {
+    void refetch();
   }, []);
   useEffect(() => {
     if (!source) return undefined;
+    source.addEventListener('open', refetch);
     const on = (e) => {
       const r = JSON.parse(e.data);
       setList((now) => (now.some((x) => x.id === r.id) ? now : [r, ...now]));
@@ -42,7 +47,10 @@ export function Reminders({ source, announce }) {
       notify(r);
     };
     source.addEventListener('reminder', on);
-    return () => source.removeEventListener('reminder', on);
+    return () => {
+      source.removeEventListener('reminder', on);
+      source.removeEventListener('open', refetch);
+    };
   }, [source]);
   const dismiss = async (r) => {
     try {

@@ -28,6 +28,17 @@ const bridge = (fx: { call(tool: string, args: Record<string, unknown>): Promise
 /** The id vault_add_to_inbox gives its item. */
 const inboxId = (v: { id?: string; item?: { id: string } }) => v.item?.id ?? v.id;
 
+/** Waits until `n` deliveries are recorded and finished (none still `delivering`). */
+async function delivered(fx: { call(tool: string, args: Record<string, unknown>): Promise<ToolResult> }, n: number, what: string): Promise<void> {
+  await waitFor(
+    async () => {
+      const h = (await bridge(fx).read('reminders.history')).deliveries as Array<{ status: string }>;
+      return h.length === n && h.every((d) => d.status !== 'delivering');
+    },
+    { what },
+  );
+}
+
 const service = (fx: { kernel: { shared: { lookup<T>(token: string): T | undefined } } }) => fx.kernel.shared.lookup<VaultReminders>('vault.reminders')!;
 
 describe('vault reminders through the desktop bridge', () => {
@@ -93,13 +104,10 @@ describe('reminders that remind', () => {
   });
   afterEach(async () => fx.close());
 
-  /** Moves the fake clock and lets the service's look that falls due finish. */
+  /** Moves the fake clock and waits for the look that falls due (if any) to finish. */
   const advance = async (f: VaultFixture, ms: number) => {
     f.clock.advance(ms);
-    await waitFor(async () => {
-      await new Promise((r) => setImmediate(r));
-      return true;
-    });
+    await service(f).idle();
   };
   const history = async (f: VaultFixture) => (await bridge(f).read('reminders.history')).deliveries as ReminderNotice[];
 
@@ -144,9 +152,9 @@ describe('reminders that remind', () => {
     clock.advance(3 * HOUR);
     let again = await reopenVault(fx);
     await again.kernel.start();
-    await waitFor(async () => (await history(again)).length === 2, { what: 'both missed reminders to be delivered' });
-    const delivered = await history(again);
-    expect(delivered.map((d) => [d.title, d.source, d.late_minutes])).toEqual(
+    await delivered(again, 2, 'both missed reminders to be delivered');
+    const missed = await history(again);
+    expect(missed.map((d) => [d.title, d.source, d.late_minutes])).toEqual(
       expect.arrayContaining([
         ['Pay rent', 'reminder', 120],
         ['Reply to Sam', 'inbox', 60],
@@ -155,9 +163,8 @@ describe('reminders that remind', () => {
     await again.kernel.shutdown();
     again = await reopenVault(again);
     await again.kernel.start();
-    again.clock.advance(HOUR);
-    await new Promise((r) => setTimeout(r, 50));
-    await service(again).unseen();
+    await service(again).idle();
+    await advance(again, HOUR);
     expect(await history(again)).toHaveLength(2);
     fx = again;
   });
@@ -170,10 +177,10 @@ describe('reminders that remind', () => {
     value(await fx.call('vault_complete_task', { task: 'File taxes' }));
     await fx.kernel.start();
     clock.advance(HOUR);
-    await waitFor(async () => (await history(fx)).length === 1, { what: 'the first delivery' });
+    await delivered(fx, 1, 'the first delivery');
     await b.write('reminders.update', [{ id: reminder.id, remindAt: at(clock, HOUR) }]);
     clock.advance(HOUR);
-    await waitFor(async () => (await history(fx)).length === 3, { what: 'the second delivery and the skipped one' });
+    await delivered(fx, 3, 'the second delivery and the skipped one');
     const h = await history(fx);
     expect(h.filter((d) => d.title === 'Check oven').map((d) => d.status)).toEqual(['delivered', 'delivered']);
     expect(h.find((d) => d.title === 'Taxes due')).toMatchObject({
@@ -201,7 +208,7 @@ describe('reminders that remind', () => {
 
     await fx.kernel.start();
     clock.advance(HOUR);
-    await waitFor(async () => (await history(fx)).length === 2, { what: 'the two open tasks to remind' });
+    await delivered(fx, 2, 'the two open tasks to remind');
     const h = await history(fx);
     expect(h.map((d) => [d.source, d.title, d.status]).sort()).toEqual([
       ['task', 'Call the bank', 'delivered'],
@@ -212,9 +219,19 @@ describe('reminders that remind', () => {
     const done = value(await fx.call('vault_complete_task', { task: weekly.id }));
     const next = value(await fx.call('vault_get_task', { task: done.next_occurrence.id }));
     expect(next.remind_at).toBe(new Date(Date.parse(weekly.remind_at) + 7 * 24 * HOUR).toISOString());
-    clock.advance(2 * HOUR);
-    await new Promise((r) => setTimeout(r, 50));
+    await advance(fx, 2 * HOUR);
     expect(await history(fx)).toHaveLength(2);
+  });
+
+  it('does not remind late of a task reopened after its reminder time passed: the time is cleared', async () => {
+    value(await fx.call('vault_create_task', { title: 'Renew passport', remind_at: at(clock, HOUR) }));
+    value(await fx.call('vault_complete_task', { task: 'Renew passport' }));
+    await fx.kernel.start();
+    await advance(fx, 2 * HOUR);
+    const reopened = value(await fx.call('vault_uncomplete_task', { task: 'Renew passport' }));
+    expect(reopened).toMatchObject({ remind_at: null, changed: expect.arrayContaining(['remind_at']) });
+    await advance(fx, HOUR);
+    expect(await history(fx)).toEqual([]);
   });
 
   it('marks a delivery cut short by a killed process as interrupted at the next start instead of sending it again', async () => {
@@ -251,7 +268,7 @@ describe('reminders to WhatsApp', () => {
     await b.write('reminders.create', [{ title: 'Not opted in', remindAt: at(clock, HOUR) }]);
     const before = linked.sock.sent.length;
     clock.advance(HOUR);
-    await waitFor(async () => (await b.read('reminders.history')).count === 1, { what: 'the first delivery' });
+    await delivered(fx, 1, 'the first delivery');
     expect((await b.read('reminders.history')).deliveries[0].channels).toEqual([{ channel: 'console', outcome: 'shown' }]);
     expect(linked.sock.sent.length).toBe(before);
 
@@ -259,7 +276,7 @@ describe('reminders to WhatsApp', () => {
     expect((await b.read('settings.getReminderSettings')).reminders).toEqual({ whatsapp: true });
     await b.write('reminders.create', [{ title: 'Take the pills', remindAt: at(clock, HOUR), note: 'with water' }]);
     clock.advance(HOUR);
-    await waitFor(async () => (await b.read('reminders.history')).count === 2, { what: 'the second delivery' });
+    await delivered(fx, 2, 'the second delivery');
     const sent = linked.sock.sent.slice(before);
     expect(sent).toHaveLength(1);
     expect(sent[0]!.jid.split(/[:@]/)[0]).toBe(ME.split(/[:@]/)[0]);
@@ -273,7 +290,7 @@ describe('reminders to WhatsApp', () => {
     linked.sock.close(428);
     await b.write('reminders.create', [{ title: 'While offline', remindAt: at(clock, HOUR) }]);
     clock.advance(HOUR);
-    await waitFor(async () => (await b.read('reminders.history')).count === 3, { what: 'the third delivery' });
+    await delivered(fx, 3, 'the third delivery');
     expect((await b.read('reminders.history')).deliveries[0]).toMatchObject({
       status: 'partly',
       channels: [{ channel: 'console' }, { channel: 'whatsapp', outcome: 'failed' }],
