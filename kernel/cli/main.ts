@@ -12,7 +12,7 @@ import { cliContext, NotFound, UsageError, type Cli, type GlobalOptions } from '
 import { addPackCommands } from './pack-command-line.js';
 import { registerPermissionsCommands } from './permissions-command.js';
 import { registerPluginsCommands } from './plugins-command.js';
-import { registerServeCommand } from './serve-command.js';
+import { registerConsoleCommand, registerServeCommand } from './serve-command.js';
 import { registerSettingsCommands } from './settings-command.js';
 import { registerDoctorCommand } from './doctor-command.js';
 import { registerShellCommands } from './shell-command.js';
@@ -47,6 +47,7 @@ export function buildProgram(setExit: (code: number) => void): { program: Comman
   registerShellCommands(program, cli);
   registerSkillsCommands(program, cli);
   registerServeCommand(program, cli);
+  registerConsoleCommand(program, cli);
   return { program, cli };
 }
 

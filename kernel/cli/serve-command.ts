@@ -230,6 +230,44 @@ async function rotateToken(cli: Cli, serve: Command, opts: { json?: boolean }): 
   process.stdout.write(`memo serve (pid ${conn.pid}, ${rotated.url}): ${rotatedText(rotated.token, rotated.console)}`);
 }
 
+/**
+ * `memo console link`: a new one-time login link for the web console from the memo serve on this
+ * data folder (through its control socket), the MCP token untouched, so connected clients go on. The
+ * server writes the admin line `console.link` by `cli` first. Person-only: the command judge blocks
+ * it from every tool, in any spelling.
+ */
+async function consoleLinkCommand(cli: Cli, opts: { json?: boolean }): Promise<void> {
+  const dataDir = cli.dataDir();
+  const reach = await reachServer({ dataDir });
+  if (reach === null)
+    throw new NotFound(`no memo serve runs on the data folder ${dataDir}: the web console is served by memo serve (start it, or pass its --data)`);
+  if ('skipped' in reach) throw new NotFound(`cannot reach the memo serve on ${dataDir}: ${reach.skipped}`);
+  const conn = reach.server;
+  let made: { console: string };
+  try {
+    made = (await conn.request('console.link')) as { console: string };
+  } catch (err) {
+    if (err instanceof ControlFailure && err.code === 'BAD_REQUEST')
+      throw new NotFound(
+        `the running server (pid ${conn.pid}) is an older memo without memo console link: kill -HUP ${conn.pid} prints a link (and rotates the MCP token)`,
+      );
+    if (err instanceof ControlFailure && err.code !== 'DISCONNECTED') throw new NotFound(`${err.message} (${err.code})`);
+    throw new NotFound(`the running server (pid ${conn.pid}) did not answer (${(err as Error).message})`);
+  }
+  if (opts.json) return print({ console: made.console, pid: conn.pid });
+  process.stdout.write(`Web console link for memo serve (pid ${conn.pid}); open it in a browser on this machine, it works once:\n  ${made.console}\n`);
+}
+
+export function registerConsoleCommand(program: Command, cli: Cli): void {
+  program
+    .command('console')
+    .description('the web console memo serve serves')
+    .command('link')
+    .option('--json', 'print {"console","pid"}')
+    .description('print a new one-time login link from the running memo serve (the MCP token and its clients are not touched)')
+    .action(async (opts: { json?: boolean }) => consoleLinkCommand(cli, opts));
+}
+
 export function registerServeCommand(program: Command, cli: Cli): void {
   const serve = program
     .command('serve')
@@ -399,7 +437,7 @@ export function registerServeCommand(program: Command, cli: Cli): void {
         const consoleLink = () => k.http.link(CONSOLE_PACK) ?? null;
         const consoleText = (link: string | null) =>
           link
-            ? `\nWeb console (approvals, chat, administration): open this link in a browser on this machine; it works once (kill -HUP ${process.pid} prints a new one):\n  ${link}\n`
+            ? `\nWeb console (approvals, chat, administration): open this link in a browser on this machine; it works once (memo console link prints a new one):\n  ${link}\n`
             : `\nWeb console: off (${consoleOff(k)}).\n`;
         const info = (link = consoleLink()) => ({
           url: ep.url,

@@ -28,6 +28,11 @@
  *             web console link (null while the console pack is disabled or not loaded). The admin line `token.rotate` by `cli` is written first; errors: AUDIT_UNAVAILABLE (it
  *             could not be written: the token is unchanged), NO_TOKEN (memo serve --stdio, or an endpoint not yet listening).
  *
+ * The web console's login link (`memo console link`; added within v1):
+ *   client -> {"v":1,"op":"console.link"}   -> result: {"console"}: a new one-time login link, the MCP token untouched. The admin
+ *             line `console.link` by `cli` is written first; errors: AUDIT_UNAVAILABLE, NO_CONSOLE (the console pack is off,
+ *             or memo serve's endpoint does not listen yet).
+ *
  * An MCP client over stdio (`memo serve --stdio` started beside memo serve, kernel/cli/stdio-front.ts; added within v1):
  *   client -> {"v":1,"op":"mcp.stdio","tools"?,"profile"?,"search"?,"capability"?}   (memo serve's profile options; the write capability of its environment)
  *   server -> {"v":1,"type":"upgraded","pid","profile"}, and from then on the connection carries MCP, one JSON-RPC message per

@@ -75,8 +75,11 @@ const OPS = [
   'approvals.watch',
   'approvals.answer',
   'serve.rotate-token',
+  'console.link',
   'mcp.stdio',
 ];
+/** The built-in pack that serves the web console (its mount offers the one-time login link). */
+const CONSOLE_LINK_PACK = 'console';
 /** The shortest id prefix `approvals.answer` takes for a whole id (the list prints whole ids; a prefix saves typing). */
 const MIN_ID_PREFIX = 4;
 
@@ -341,6 +344,28 @@ export class ControlServer {
     }
   }
 
+  /**
+   * A new one-time web console login link (`memo console link`), the MCP token untouched: the admin
+   * line `console.link` by `cli` first (a link is a way into the console); NO_CONSOLE while the
+   * console pack is off or memo serve's endpoint does not listen yet.
+   */
+  private async consoleLink(kernel: Kernel): Promise<{ value: { console: string } } | Refusal> {
+    if (!kernel.http.offersLink(CONSOLE_LINK_PACK))
+      return {
+        code: 'NO_CONSOLE',
+        message: 'memo serve serves no web console now: the console pack is disabled or did not load (memo plugins list says which)',
+      };
+    try {
+      await kernel.admin.record({ action: 'console.link', by: 'cli' });
+    } catch (err) {
+      const message = `no link was made: ${(err as Error)?.message ?? String(err)}`;
+      return { code: isMemoError(err) && err.details?.decision === 'deny:audit-unavailable' ? 'AUDIT_UNAVAILABLE' : 'FAILED', message };
+    }
+    const link = kernel.http.link(CONSOLE_LINK_PACK);
+    if (!link) return { code: 'NO_CONSOLE', message: 'the console pack went off while the link was being made' };
+    return { value: { console: link } };
+  }
+
   /** The pending request `id` names: its whole id, or a prefix only one pending id starts with. */
   private pendingById(kernel: Kernel, id: unknown): { view: ApprovalView } | Refusal {
     if (typeof id !== 'string' || !id) return { code: 'BAD_REQUEST', message: 'approvals.answer needs "id": the id memo approvals list shows' };
@@ -549,6 +574,11 @@ export class ControlServer {
           const rotated = await this.rotateToken(kernel);
           if ('code' in rotated) return refuse(rotated.code, rotated.message);
           return finish({ type: 'result', value: rotated.value });
+        }
+        case 'console.link': {
+          const made = await this.consoleLink(kernel);
+          if ('code' in made) return refuse(made.code, made.message);
+          return finish({ type: 'result', value: made.value });
         }
         default:
           return refuse(

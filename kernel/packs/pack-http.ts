@@ -121,6 +121,13 @@ export class PackHttp {
     return this.server;
   }
 
+  /** Whether `link(pack)` would make a link now (without making one: a link may be a one-time login code). */
+  offersLink(pack: string): boolean {
+    if (!this.server || !this.packs.isEnabled(pack)) return false;
+    for (const m of this.mounts.values()) if (m.pack === pack && m.handler.link) return true;
+    return false;
+  }
+
   /** The link `pack`'s mount offers (its `link`), while the pack is enabled and a server serves it; else undefined. */
   link(pack: string): string | undefined {
     const server = this.server;

@@ -184,6 +184,23 @@ function wellEscaped(route: string): boolean {
 }
 
 /** A broker event as the console's stream carries it: a settled edit says `edit`, never the edited arguments (they are not masked). */
+/** bin/memo of this installation: the nearest `bin/memo` above this file (source or dist/), when there is one. */
+function memoBin(): string | undefined {
+  let dir = path.dirname(fileURLToPath(import.meta.url));
+  for (let i = 0; i < 5; i++) {
+    const bin = path.join(dir, 'bin', 'memo');
+    if (fs.existsSync(bin)) return bin;
+    dir = path.dirname(dir);
+  }
+  return undefined;
+}
+
+/** How a desktop client starts memo over stdio: node and bin/memo by absolute path, or `memo` when no bin/memo is found. */
+function stdioCommand(args: string[]): { command: string; args: string[] } {
+  const bin = memoBin();
+  return bin ? { command: process.execPath, args: [bin, ...args] } : { command: 'memo', args };
+}
+
 function eventData(event: ApprovalEvent): { name: string; data: unknown } {
   if (event.kind === 'asked') return { name: 'asked', data: consoleView(event.approval) };
   if (event.outcome === 'answered')
@@ -451,7 +468,8 @@ export class ConsoleServer implements HttpHandler {
       {
         id: 'stdio',
         title: 'Desktop clients (Claude Desktop, Cursor): memo over stdio, no token',
-        text: JSON.stringify({ mcpServers: { memo: { command: 'memo', args: ['serve', '--stdio', '--root', root, '--data', dataDir] } } }, null, 2),
+        // Absolute node and bin/memo, as memo serve prints it: desktop apps start servers without the shell's PATH.
+        text: JSON.stringify({ mcpServers: { memo: stdioCommand(['serve', '--stdio', '--root', root, '--data', dataDir]) } }, null, 2),
       },
       {
         id: 'http',

@@ -122,6 +122,21 @@ describe('memo serve rotate-token', () => {
     expect(trail(w)).toHaveLength(lines);
   });
 
+  it('memo console link prints a new one-time login link after writing console.link by cli, and leaves the MCP token working', async () => {
+    const r = await memo(w, ['console', 'link']);
+    expect([r.code, r.stderr]).toEqual([0, '']);
+    const link = nth(/^ {2}(http:\/\/127\.0\.0\.1:\d+\/ui\/login\?code=[A-Za-z0-9_-]+)$/m.exec(r.stdout) ?? [], 1);
+    expect(r.stdout).toContain(`memo serve (pid ${serve.child.pid})`);
+    expect(await statusWith(url, token)).toBe(200);
+    expect(trail(w).at(-1)).toMatchObject({ event: 'admin', action: 'console.link', by: 'cli', pid: serve.child.pid });
+    expect(fs.readFileSync(trailFile(w), 'utf8')).not.toContain(new URL(link).searchParams.get('code')!);
+    // It logs in once: the second use is refused.
+    expect((await fetch(link, { redirect: 'manual' })).status).toBe(303);
+    expect((await fetch(link, { redirect: 'manual' })).status).not.toBe(303);
+    const json = await memo(w, ['console', 'link', '--json']);
+    expect(JSON.parse(json.stdout)).toEqual({ console: expect.stringContaining('/ui/login?code='), pid: serve.child.pid });
+  });
+
   it('rotates on SIGHUP after writing token.rotate by signal', async () => {
     const old = token;
     const before = serve.lines.length;

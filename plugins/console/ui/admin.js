@@ -11,7 +11,9 @@ function callerText(caller) {
 
 /** True for a call that ran without anyone being asked (seed 003: shown compact and subdued). */
 export function unasked(entry) {
-  return !entry.answeredBy && !entry.decision.startsWith('deny') && !entry.decision.includes('once') && !entry.decision.includes('timeout');
+  // Ran, allowed without a person: the tool is safe, or a stored decision, always-allow or a routine's pre-approval covered it.
+  // (An expired, cancelled or unanswered request did not run; a call the tool answered itself ran nothing.)
+  return !entry.answeredBy && (entry.decision === 'auto' || /^allow:(stored-|always-allow|pre-approved)/.test(entry.decision));
 }
 
 function AuditDetail({ entry }) {

@@ -1,4 +1,4 @@
-/* global setInterval, clearInterval, window, document, EventSource */
+/* global setInterval, clearInterval, window, document, EventSource, Notification */
 // The Memo web console: the approvals inbox over the kernel's approval broker. Preact + htm as
 // plain ES modules served by memo serve itself (no build step, no CDN): see the web console section of README.md.
 import { render } from 'preact';
@@ -112,8 +112,12 @@ function Editor({ approval, onSend, onCancel }) {
   </form>`;
 }
 
+const MAX_MINUTES = 525600;
+
 function Answers({ approval, answer }) {
   const [minutes, setMinutes] = useState(30);
+  // A whole number of minutes from 1 to a year: anything else is said here, never sent.
+  const minutesOk = Number.isInteger(minutes) && minutes >= 1 && minutes <= MAX_MINUTES;
   const offered = approval.answers;
   const allows = offered.filter((a) => a.startsWith('allow-') && a !== 'allow-minutes:N');
   const denies = offered.filter((a) => a.startsWith('deny-'));
@@ -123,9 +127,22 @@ function Answers({ approval, answer }) {
       offered.includes('allow-minutes:N') &&
       html`<span class="minutes">
         <label for=${`min-${approval.id}`}>Allow for</label>
-        <input id=${`min-${approval.id}`} type="number" min="1" max="525600" value=${minutes} onInput=${(e) => setMinutes(Number(e.currentTarget.value))} />
+        <input
+          id=${`min-${approval.id}`}
+          type="number"
+          min="1"
+          max=${MAX_MINUTES}
+          step="1"
+          value=${minutes}
+          aria-invalid=${!minutesOk}
+          aria-describedby=${minutesOk ? undefined : `min-problem-${approval.id}`}
+          onInput=${(e) => setMinutes(e.currentTarget.value === '' ? NaN : Number(e.currentTarget.value))}
+        />
         <span aria-hidden="true">min</span>
-        <button type="button" onClick=${() => answer(`allow-minutes:${minutes}`)}>Allow ${minutes} min</button>
+        <button type="button" disabled=${!minutesOk} onClick=${() => minutesOk && answer(`allow-minutes:${minutes}`)}>
+          Allow ${minutesOk ? minutes : '…'} min
+        </button>
+        ${!minutesOk && html`<span class="problem" id=${`min-problem-${approval.id}`}>A whole number of minutes from 1 to ${MAX_MINUTES}.</span>`}
       </span>`
     }
     ${denies.map((a) => html`<button type="button" class="deny" onClick=${() => answer(a)}>${LABELS[a] ?? a}</button>`)}
@@ -208,8 +225,8 @@ function ApprovalCard({ approval, selected, onSelect, onAnswering, announce }) {
     ${concern && html`<div class="concern" role="note"><strong>Judge: ask</strong> ${concern.value}</div>`}
     ${editProblem && html`<p class="problem" role="alert">The last edit was refused: ${editProblem.value}</p>`}
     <${Preview} preview=${approval.preview} display=${approval.display} />
-    <details class="args">
-      <summary>Arguments (masked)</summary>
+    <details class="args" open=${!approval.preview}>
+      <summary>Arguments (masked)${approval.preview ? '' : ': there is no preview, so here they are'}</summary>
       <pre>${JSON.stringify(approval.args, null, 2)}</pre>
     </details>
     ${
@@ -238,6 +255,8 @@ function Inbox({ source, connected, announce }) {
   // The selected request (keyOf), or null: nothing answers to a, d or e until j, k or a click picks one.
   const [selected, setSelected] = useState(null);
   const [quiet, setQuiet] = useState([]);
+  // Requests that ended without an answer (expired, cancelled, nobody to ask): they did not run.
+  const [ended, setEnded] = useState([]);
   // Requests this page is answering (id -> 'answer' | 'edit'): their `settled` or next revision is this page's doing.
   const answering = useRef(new Map());
   const nav = useRef({});
@@ -275,6 +294,14 @@ function Inbox({ source, connected, announce }) {
           // Answered elsewhere: nothing is selected until a key press, so no answer lands on a request nobody picked.
           setSelected(null);
           announce(`The selected request was answered elsewhere; nothing is selected now (j / k to select).`);
+        }
+      }
+      if (s.outcome !== 'answered') {
+        const gone = all.find((p) => p.id === s.id);
+        if (gone) {
+          const why = s.outcome === 'expired' ? 'expired unanswered' : s.outcome === 'cancelled' ? 'was withdrawn by its caller' : `ended (${s.outcome})`;
+          setEnded((e) => [{ id: s.id, tool: gone.tool, caller: gone.caller, why, at: Date.now() }, ...e].slice(0, 10));
+          announce(`${gone.tool} from ${callerText(gone.caller)} ${why}: it did not run.`);
         }
       }
       setPending((list) => (list ?? []).filter((p) => p.id !== s.id));
@@ -332,6 +359,7 @@ function Inbox({ source, connected, announce }) {
     <div class="section-head">
       <h1 id="inbox-title">Approvals</h1>
       <span class=${connected ? 'live on' : 'live'}>${connected ? 'live' : 'connecting…'}</span>
+      <${NotifyToggle} />
     </div>
     <p class="hint">
       Keyboard: <kbd>j</kbd> / <kbd>k</kbd> select the next / previous request; on the selected one <kbd>a</kbd> allow once, <kbd>d</kbd> deny,
@@ -341,9 +369,11 @@ function Inbox({ source, connected, announce }) {
       pending === null
         ? html`<p>Loading…</p>`
         : list.length === 0
-          ? html`<p class="empty-inbox">
-              Nothing is waiting for an answer. Requests from agent turns, routines and MCP clients appear here as they are asked.
-            </p>`
+          ? connected
+            ? html`<p class="empty-inbox">
+                Nothing is waiting for an answer. Requests from agent turns, routines and MCP clients appear here as they are asked.
+              </p>`
+            : html`<p class="empty-inbox">Not connected to memo serve: requests waiting now cannot be shown until it answers again.</p>`
           : list.map(
               (a) =>
                 html`<${ApprovalCard}
@@ -355,6 +385,13 @@ function Inbox({ source, connected, announce }) {
                   announce=${announce}
                 />`,
             )
+    }
+    ${
+      ended.length > 0 &&
+      html`<h2 class="quiet-title">Ended without an answer</h2>
+        <ul class="ended-list">
+          ${ended.map((e) => html`<li key=${e.id}><code>${e.tool}</code> from ${callerText(e.caller)}: ${e.why} (${new Date(e.at).toLocaleTimeString()}); it did not run.</li>`)}
+        </ul>`
     }
     ${
       quiet.length > 0 &&
@@ -390,24 +427,93 @@ function useRoute() {
 function useEvents(active, onUnauthenticated) {
   const [source, setSource] = useState(null);
   const [connected, setConnected] = useState(false);
+  // memo serve does not answer at all (stopped, or the machine asleep): said on every page until it does.
+  const [down, setDown] = useState(false);
+  const [attempt, setAttempt] = useState(0);
   useEffect(() => {
     if (!active) return undefined;
     const es = new EventSource(`${API}/events`);
-    es.addEventListener('pending', () => setConnected(true));
+    let retry = 0;
+    es.addEventListener('pending', () => {
+      setConnected(true);
+      setDown(false);
+    });
     es.onerror = () => {
       setConnected(false);
       // A stream that ends at once is a session that ended: ask the server which.
-      api('/session').catch((err) => {
-        if (err.status === 401) {
-          es.close();
-          onUnauthenticated();
-        }
-      });
+      api('/session').then(
+        () => {
+          // The server answers but the stream closed: open a new one.
+          if (es.readyState === 2) retry = setTimeout(() => setAttempt((n) => n + 1), 2000);
+        },
+        (err) => {
+          if (err.status === 401) {
+            es.close();
+            onUnauthenticated();
+            return;
+          }
+          if (err.status === undefined) setDown(true);
+          // The browser retries an open stream by itself; a closed one is opened again here.
+          if (es.readyState === 2) retry = setTimeout(() => setAttempt((n) => n + 1), 5000);
+        },
+      );
     };
     setSource(es);
-    return () => es.close();
-  }, [active]);
-  return { source, connected };
+    return () => {
+      clearTimeout(retry);
+      es.close();
+    };
+  }, [active, attempt]);
+  return { source, connected, down, reconnect: () => setAttempt((n) => n + 1) };
+}
+
+/**
+ * How many requests wait, for every page: the nav's badge, the tab's title (`(3) Memo console`), and a
+ * system notification for each new one while the tab is in the background (once the person let it).
+ */
+function usePendingCount(source) {
+  const [ids, setIds] = useState(() => new Set());
+  useEffect(() => {
+    if (!source) return undefined;
+    const onPending = (e) => setIds(new Set(JSON.parse(e.data).map((a) => a.id)));
+    const onAsked = (e) => {
+      const a = JSON.parse(e.data);
+      setIds((now) => new Set([...now, a.id]));
+      if (typeof Notification !== 'undefined' && Notification.permission === 'granted' && document.hidden) {
+        try {
+          new Notification(`Memo asks: ${a.tool}`, { body: `from ${callerText(a.caller)}; answer it in the console`, tag: `memo-approval-${a.id}` });
+        } catch {
+          // Offered but refused here: the badge and the title still say it.
+        }
+      }
+    };
+    const onSettled = (e) => {
+      const s = JSON.parse(e.data);
+      setIds((now) => new Set([...now].filter((id) => id !== s.id)));
+    };
+    source.addEventListener('pending', onPending);
+    source.addEventListener('asked', onAsked);
+    source.addEventListener('settled', onSettled);
+    return () => {
+      source.removeEventListener('pending', onPending);
+      source.removeEventListener('asked', onAsked);
+      source.removeEventListener('settled', onSettled);
+    };
+  }, [source]);
+  const count = ids.size;
+  useEffect(() => {
+    document.title = count ? `(${count}) Memo console` : 'Memo console';
+  }, [count]);
+  return count;
+}
+
+/** Asks once, on a click, whether this browser may show system notifications (new requests, reminders) while the tab is hidden. */
+function NotifyToggle() {
+  const [permission, setPermission] = useState(typeof Notification === 'undefined' ? 'unsupported' : Notification.permission);
+  if (permission !== 'default') return null;
+  return html`<button type="button" class="secondary" onClick=${async () => setPermission(await Notification.requestPermission())}>
+    Notify me when this tab is in the background
+  </button>`;
 }
 
 /** Where commands cannot run in the OS sandbox, every page says so (and whether they are refused or run judged only). */
@@ -424,7 +530,8 @@ function App() {
   const [state, setState] = useState('checking');
   const [message, setMessage] = useState('');
   const route = useRoute();
-  const { source, connected } = useEvents(state === 'in', () => setState('out'));
+  const { source, connected, down, reconnect } = useEvents(state === 'in', () => setState('out'));
+  const waiting = usePendingCount(source);
   useEffect(() => {
     api('/session').then(
       () => setState('in'),
@@ -446,11 +553,26 @@ function App() {
       <span class="brand">Memo console</span>
       ${
         state === 'in' &&
-        html`<nav aria-label="Console">${PAGES.map(([h, label]) => html`<a href=${h} aria-current=${route === h ? 'page' : undefined}>${label}</a>`)}</nav>`
+        html`<nav aria-label="Console">
+          ${PAGES.map(
+            ([h, label]) =>
+              html`<a href=${h} aria-current=${route === h ? 'page' : undefined}
+                >${label}${h === '#/' && waiting > 0 ? html` <span class="count" aria-label=${`${waiting} waiting`}>${waiting}</span>` : ''}</a
+              >`,
+          )}
+        </nav>`
       }
       ${state === 'in' && html`<button type="button" class="logout" onClick=${logout}>Log out</button>`}
     </header>
     <main>
+      ${
+        state === 'in' &&
+        down &&
+        html`<p class="problem server-down" role="alert">
+          memo serve is not answering (stopped, or this machine was asleep): nothing here is live. Trying again every few seconds.
+          <button type="button" onClick=${reconnect}>Reconnect now</button>
+        </p>`
+      }
       ${state === 'in' && html`<${SandboxNotice} />`} ${state === 'in' && html`<${Reminders} source=${source} announce=${(t) => announce(t)} />`}
       ${state === 'checking' && html`<p>Checking your session…</p>`}
       ${
@@ -458,7 +580,8 @@ function App() {
         html`<section class="signed-out">
           <h1>Not logged in</h1>
           <p>
-            Open the console link <code>memo serve</code> printed when it started. Each link works once; <code>kill -HUP &lt;pid&gt;</code> prints a new one.
+            Open the console link <code>memo serve</code> printed when it started. Each link works once; <code>memo console link</code> prints a new one (the
+            MCP token and its clients are not touched).
           </p>
         </section>`
       }
