@@ -62,11 +62,33 @@ function fieldShaped(args) {
  */
 function Editor({ approval, onSend, onCancel }) {
   const args = approval.args ?? {};
-  const shape = fieldShaped(args) ? 'form' : 'json';
+  const [shape, setShape] = useState(fieldShaped(args) ? 'form' : 'json');
   const [values, setValues] = useState(() => ({ ...args }));
   const [raw, setRaw] = useState(() => JSON.stringify(args, null, 2));
   const [problem, setProblem] = useState('');
+  const [newName, setNewName] = useState('');
+  const [newValue, setNewValue] = useState('');
   const body = bodyField(args);
+  // A field the agent left out (the preview may say "pass createDirs: true"): its value is JSON when it reads as JSON (true, 3, ["a"]), else text.
+  const addField = () => {
+    const name = newName.trim();
+    if (!name) return setProblem('Name the field to add.');
+    if (Object.hasOwn(values, name)) return setProblem(`${name} is already there: change it above.`);
+    let value = newValue;
+    try {
+      value = JSON.parse(newValue);
+    } catch {
+      // Not JSON: the text as it is.
+    }
+    setValues({ ...values, [name]: value });
+    setNewName('');
+    setNewValue('');
+    setProblem('');
+  };
+  const toJson = () => {
+    setRaw(JSON.stringify(values, null, 2));
+    setShape('json');
+  };
   const submit = (e) => {
     e.preventDefault();
     if (shape === 'json') {
@@ -85,8 +107,12 @@ function Editor({ approval, onSend, onCancel }) {
       shape === 'json'
         ? html`<label for=${id('raw')}>Arguments (JSON)</label>
             <textarea id=${id('raw')} rows="8" value=${raw} onInput=${(e) => setRaw(e.currentTarget.value)}></textarea>`
-        : Object.entries(args).map(([k, v]) => {
+        : Object.entries(values).map(([k, v]) => {
             const set = (value) => setValues({ ...values, [k]: value });
+            if (v !== null && typeof v === 'object')
+              return html`<div class="field">
+                <span class="label">${k}</span> <code>${JSON.stringify(v)}</code> <small>(Edit as JSON to change it)</small>
+              </div>`;
             if (typeof v === 'boolean')
               return html`<div class="field check">
                 <input type="checkbox" id=${id(k)} checked=${values[k]} onChange=${(e) => set(e.currentTarget.checked)} /><label for=${id(k)}>${k}</label>
@@ -104,9 +130,21 @@ function Editor({ approval, onSend, onCancel }) {
                 </div>`;
           })
     }
+    ${
+      shape === 'form' &&
+      html`<fieldset class="add-field">
+        <legend>Add a field the call does not have</legend>
+        <label for=${id('new-name')}>Name</label>
+        <input id=${id('new-name')} type="text" value=${newName} onInput=${(e) => setNewName(e.currentTarget.value)} />
+        <label for=${id('new-value')}>Value (true, 3, "text" or any JSON; plain words are text)</label>
+        <input id=${id('new-value')} type="text" value=${newValue} onInput=${(e) => setNewValue(e.currentTarget.value)} />
+        <button type="button" onClick=${addField}>Add field</button>
+      </fieldset>`
+    }
     ${problem && html`<p class="problem" role="alert">${problem}</p>`}
     <div class="actions">
       <button type="submit" class="primary">Send edit for review</button>
+      ${shape === 'form' && html`<button type="button" onClick=${toJson}>Edit as JSON</button>`}
       <button type="button" onClick=${onCancel}>Cancel</button>
     </div>
   </form>`;

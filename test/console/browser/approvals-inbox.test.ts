@@ -160,6 +160,33 @@ describe('the approvals inbox in Chromium', () => {
     const result = await turn;
     expect(result.steps).toEqual([expect.objectContaining({ tool: 'write_note', outcome: 'ok' })]);
     expect(fs.readFileSync(path.join(c.fx.root, 'todo.md'), 'utf8')).toBe('final list\nwith two lines\n');
+    // What the agent asked for is kept beside the edit: on the step and on the audit line.
+    expect(result.steps[0]).toMatchObject({ edited: { by: 'console', askedArgs: { path: 'todo.md' } } });
+    expect(c.fx.kernel.audit.tail({ tool: 'write_note' }).at(-1)).toMatchObject({
+      editedBy: 'console',
+      askedArgs: { content: 'draft list\n' },
+      args: { content: 'final list\nwith two lines\n' },
+    });
+  });
+
+  it('adds a field the agent left out, and edits the arguments as raw JSON', async () => {
+    const call = c.fx.kernel.invoke({ tool: 'update_task', args: { title: 'Call Ana' }, caller: { kind: 'host', id: 'browser-test' } });
+    const item = card('update_task');
+    await item.waitFor();
+    await item.getByRole('button', { name: 'Edit arguments…' }).click();
+    await item.getByLabel('Name').fill('due');
+    await item.getByLabel(/^Value/).fill('2026-12-02');
+    await item.getByRole('button', { name: 'Add field' }).click();
+    await item.getByLabel('due').waitFor();
+    await item.getByRole('button', { name: 'Edit as JSON' }).click();
+    const raw = item.getByLabel('Arguments (JSON)');
+    expect(JSON.parse(await raw.inputValue())).toEqual({ title: 'Call Ana', due: '2026-12-02' });
+    await raw.fill(JSON.stringify({ title: 'Call Ana', due: '2026-12-02', tag: 'work' }));
+    await item.getByRole('button', { name: 'Send edit for review' }).click();
+    await item.getByText('2, edited by console').waitFor();
+    await item.getByRole('button', { name: 'Allow once' }).click();
+    expect(await call).toMatchObject({ ok: true, value: { updated: { title: 'Call Ana', due: '2026-12-02', tag: 'work' } }, edited: { by: 'console' } });
+    await item.waitFor({ state: 'detached' });
   });
 
   it('shows field changes as a table ("not set" apart from empty), fits 360 px, and passes an axe-core scan with no serious violations', async () => {
