@@ -4,6 +4,10 @@ import { useEffect, useState } from 'preact/hooks';
 import { html } from 'htm/preact';
 import { api } from './api.js';
 import { ResultView } from './result-view.js';
+import { offerUndo, permissionsChanged, RiskyButton } from './risky.js';
+
+/** Packs whose disabling takes away tools most work needs: asked first, undone in a click. */
+const CORE_PACKS = new Set(['fs-tools', 'shell']);
 
 function callerText(caller) {
   return caller.id ? `${caller.kind} “${caller.id}”` : caller.kind;
@@ -309,10 +313,17 @@ function PanelView({ panel, pack, reload }) {
 
 function PackCard({ pack, panels, reload, announce }) {
   const [open, setOpen] = useState(false);
+  const set = (enabled) => api(`/packs/${encodeURIComponent(pack.id)}/${enabled ? 'enable' : 'disable'}`, { method: 'POST', body: {} });
   const toggle = async () => {
+    const was = pack.enabled;
     try {
-      await api(`/packs/${encodeURIComponent(pack.id)}/${pack.enabled ? 'disable' : 'enable'}`, { method: 'POST', body: {} });
-      announce(`${pack.name} ${pack.enabled ? 'disabled' : 'enabled'}`);
+      await set(!was);
+      announce(`${pack.name} ${was ? 'disabled' : 'enabled'}`);
+      if (was && CORE_PACKS.has(pack.id))
+        offerUndo(`${pack.name} is disabled`, async () => {
+          await set(true);
+          reload();
+        });
       reload();
     } catch (err) {
       announce(err.message);
@@ -325,7 +336,18 @@ function PackCard({ pack, panels, reload, announce }) {
       <span class=${`badge ${pack.status === 'failed' ? 'dangerous' : 'effect'}`}
         >${pack.status === 'failed' ? 'failed to load' : pack.enabled ? 'enabled' : 'disabled'}</span
       >
-      ${pack.status === 'loaded' && html`<button type="button" class=${pack.enabled ? 'deny' : 'primary'} onClick=${toggle}>${pack.enabled ? 'Disable' : 'Enable'}</button>`}
+      ${
+        pack.status === 'loaded' &&
+        (pack.enabled && CORE_PACKS.has(pack.id)
+          ? html`<${RiskyButton}
+              label="Disable"
+              class="deny"
+              question=${`Disable ${pack.name}? Agents and MCP clients lose its ${pack.tools.length} tools until it is enabled again.`}
+              confirmLabel=${`Disable ${pack.name}`}
+              onConfirm=${toggle}
+            />`
+          : html`<button type="button" class=${pack.enabled ? 'deny' : 'primary'} onClick=${toggle}>${pack.enabled ? 'Disable' : 'Enable'}</button>`)
+      }
     </header>
     ${pack.description && html`<p class="note">${pack.description}</p>`} ${pack.error && html`<pre class="problem">${pack.error}</pre>`}
     ${pack.reloadError && html`<pre class="problem">Newest version did not load (the previous one runs): ${pack.reloadError}</pre>`}
@@ -397,23 +419,40 @@ export function PermissionsPage({ announce }) {
   useEffect(() => {
     void reload();
   }, []);
+  // Turning on global always-allow or external writes is asked first (inline), then can be undone.
+  const [confirming, setConfirming] = useState(null);
+  const postAlways = (on) => api('/permissions/always-allow', { method: 'POST', body: { on } });
   const setAlways = async (on) => {
+    setConfirming(null);
     // Shown at once; the reload below shows what the kernel stored (the old value if it refused).
     setData({ ...data, alwaysAllow: on });
     try {
-      await api('/permissions/always-allow', { method: 'POST', body: { on } });
+      await postAlways(on);
       announce(`Global always-allow is ${on ? 'on' : 'off'}`);
+      if (on)
+        offerUndo('Global always-allow is on', async () => {
+          await postAlways(false);
+          permissionsChanged();
+          void reload();
+        });
+      permissionsChanged();
       void reload();
     } catch (err) {
       announce(err.message);
     }
   };
   const setExternal = async (on, client) => {
+    setConfirming(null);
     // Shown at once, as always-allow is; the reload below shows what the kernel stored.
     if (client === undefined) setData({ ...data, externalWrites: { ...data.externalWrites, all: on, clients: on ? data.externalWrites.clients : [] } });
     try {
       await api('/permissions/external-writes', { method: 'POST', body: client === undefined ? { on } : { on, client } });
       announce(`External writes ${on ? 'on' : 'off'} for ${client === undefined ? 'every external client' : `clients named ${client}`}`);
+      if (on && client === undefined)
+        offerUndo('Every external client may ask to write', async () => {
+          await api('/permissions/external-writes', { method: 'POST', body: { on: false } });
+          void reload();
+        });
       void reload();
     } catch (err) {
       announce(err.message);
@@ -431,6 +470,7 @@ export function PermissionsPage({ announce }) {
     try {
       await api(`/permissions/${encodeURIComponent(tool)}/revoke`, { method: 'POST', body: {} });
       announce(`Revoked the stored decisions for ${tool}`);
+      permissionsChanged();
       void reload();
     } catch (err) {
       announce(err.message);
@@ -446,20 +486,43 @@ export function PermissionsPage({ announce }) {
                 type="checkbox"
                 id="always-allow"
                 aria-describedby="always-allow-help"
-                checked=${data.alwaysAllow}
-                onChange=${(e) => setAlways(e.currentTarget.checked)}
+                checked=${data.alwaysAllow || confirming === 'always'}
+                onChange=${(e) => (e.currentTarget.checked ? setConfirming('always') : setAlways(false))}
               />
               <label for="always-allow">Global always-allow</label>
               <small id="always-allow-help"
                 >On: the agent's own turns and routines run medium and dangerous tools without asking. Never deletes, commands the judge cannot vouch for, or
                 outside callers (MCP clients); a stored deny still refuses.</small
               >
+              ${
+                confirming === 'always' &&
+                html`<span class="confirm" role="group" aria-label="Confirm: global always-allow">
+                  <span class="confirm-question"
+                    >Turn on global always-allow? Agent turns and routines will then run medium and dangerous tools without asking.</span
+                  >
+                  <button type="button" class="deny" onClick=${() => setAlways(true)}>Turn on always-allow</button>
+                  <button type="button" onClick=${() => setConfirming(null)}>Cancel</button>
+                </span>`
+              }
             </div>
             <fieldset class="external-writes" aria-describedby="external-writes-help">
               <legend>External MCP clients</legend>
               <div>
-                <input type="checkbox" id="external-writes-all" checked=${data.externalWrites.all} onChange=${(e) => setExternal(e.currentTarget.checked)} />
+                <input
+                  type="checkbox"
+                  id="external-writes-all"
+                  checked=${data.externalWrites.all || confirming === 'external'}
+                  onChange=${(e) => (e.currentTarget.checked ? setConfirming('external') : setExternal(false))}
+                />
                 <label for="external-writes-all">Every external client may ask to write</label>
+                ${
+                  confirming === 'external' &&
+                  html`<span class="confirm" role="group" aria-label="Confirm: external writes">
+                    <span class="confirm-question">Let every external MCP client ask to write? Each write still waits for your answer here.</span>
+                    <button type="button" class="deny" onClick=${() => setExternal(true)}>Let them ask</button>
+                    <button type="button" onClick=${() => setConfirming(null)}>Cancel</button>
+                  </span>`
+                }
               </div>
               <small id="external-writes-help"
                 >Off by default: MCP clients (Claude Desktop, Cursor, ...) may use read tools only. On: each write they ask for waits here in Approvals, and
@@ -508,7 +571,20 @@ export function PermissionsPage({ announce }) {
                               ${d.scope === 'forever' ? 'until revoked' : d.scope === 'until' ? `until ${new Date(d.expiresAt).toLocaleString()}` : `conversation ${d.conversationId?.slice(0, 8)}`}
                             </td>
                             <td>${new Date(d.at).toLocaleString()}</td>
-                            <td><button type="button" class="deny" onClick=${() => revoke(d.tool)} aria-label=${`Revoke ${d.tool}`}>Revoke</button></td>
+                            <td>
+                              ${
+                                d.decision === 'deny'
+                                  ? html`<${RiskyButton}
+                                      label="Revoke"
+                                      class="deny"
+                                      ariaLabel=${`Revoke ${d.tool}`}
+                                      question=${`Revoke the stored deny of ${d.tool}? Its calls are asked again, and may then be allowed.`}
+                                      confirmLabel="Revoke the deny"
+                                      onConfirm=${() => revoke(d.tool)}
+                                    />`
+                                  : html`<button type="button" class="deny" onClick=${() => revoke(d.tool)} aria-label=${`Revoke ${d.tool}`}>Revoke</button>`
+                              }
+                            </td>
                           </tr>`,
                       )}
                     </tbody>

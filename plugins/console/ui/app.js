@@ -8,6 +8,7 @@ import { Preview } from './preview.js';
 import { api, API } from './api.js';
 import { ChatPage } from './chat.js';
 import { Reminders } from './reminders.js';
+import { offerUndo, permissionsChanged, RiskyButton, UndoBar } from './risky.js';
 import { AuditPage, AuditRow, McpPage, PacksPage, PermissionsPage, ProvidersPage, unasked } from './admin.js';
 
 const LABELS = {
@@ -160,7 +161,23 @@ function Answers({ approval, answer }) {
   const allows = offered.filter((a) => a.startsWith('allow-') && a !== 'allow-minutes:N');
   const denies = offered.filter((a) => a.startsWith('deny-'));
   return html`<div class="answers" role="group" aria-label=${`Answer ${approval.tool}`}>
-    ${allows.map((a) => html`<button type="button" class=${a === 'allow-once' ? 'primary' : ''} onClick=${() => answer(a)}>${LABELS[a] ?? a}</button>`)}
+    ${allows.map((a) =>
+      a === 'allow-forever'
+        ? html`<${RiskyButton}
+            label=${LABELS[a]}
+            question=${`Always allow ${approval.tool}? Every later call of it runs without asking, until you revoke it on the Permissions page.`}
+            confirmLabel=${`Always allow ${approval.tool}`}
+            onConfirm=${async () => {
+              await answer(a);
+              permissionsChanged();
+              offerUndo(`${approval.tool} is always allowed`, async () => {
+                await api(`/permissions/${encodeURIComponent(approval.tool)}/revoke`, { method: 'POST', body: {} });
+                permissionsChanged();
+              });
+            }}
+          />`
+        : html`<button type="button" class=${a === 'allow-once' ? 'primary' : ''} onClick=${() => answer(a)}>${LABELS[a] ?? a}</button>`,
+    )}
     ${
       offered.includes('allow-minutes:N') &&
       html`<span class="minutes">
@@ -404,7 +421,7 @@ function Inbox({ source, connected, announce }) {
       <kbd>e</kbd> edit.
     </p>
     ${
-      pending === null
+      pending === null && connected
         ? html`<p>Loading…</p>`
         : list.length === 0
           ? connected
@@ -554,6 +571,37 @@ function NotifyToggle() {
   </button>`;
 }
 
+/** While global always-allow is on, every page says so, with the switch to turn it off. */
+function AlwaysAllowBanner({ route, announce }) {
+  const [on, setOn] = useState(false);
+  const load = () =>
+    api('/permissions').then(
+      (p) => setOn(p.alwaysAllow === true),
+      () => {},
+    );
+  useEffect(() => {
+    void load();
+  }, [route]);
+  useEffect(() => {
+    window.addEventListener('memo-permissions', load);
+    return () => window.removeEventListener('memo-permissions', load);
+  }, []);
+  if (!on) return null;
+  const off = async () => {
+    try {
+      await api('/permissions/always-allow', { method: 'POST', body: { on: false } });
+      announce('Global always-allow is off');
+      permissionsChanged();
+    } catch (err) {
+      announce(err.message);
+    }
+  };
+  return html`<p class="always-allow-on" role="note">
+    Global always-allow is on: agent turns and routines run medium and dangerous tools without asking.
+    <button type="button" class="deny" onClick=${off}>Turn it off</button>
+  </p>`;
+}
+
 /** Where commands cannot run in the OS sandbox, every page says so (and whether they are refused or run judged only). */
 function SandboxNotice() {
   const [sandbox, setSandbox] = useState(null);
@@ -611,8 +659,8 @@ function App() {
           <button type="button" onClick=${reconnect}>Reconnect now</button>
         </p>`
       }
-      ${state === 'in' && html`<${SandboxNotice} />`} ${state === 'in' && html`<${Reminders} source=${source} announce=${(t) => announce(t)} />`}
-      ${state === 'checking' && html`<p>Checking your session…</p>`}
+      ${state === 'in' && html`<${SandboxNotice} />`} ${state === 'in' && html`<${AlwaysAllowBanner} route=${route} announce=${announce} />`}
+      ${state === 'in' && html`<${Reminders} source=${source} announce=${(t) => announce(t)} />`} ${state === 'checking' && html`<p>Checking your session…</p>`}
       ${
         state === 'out' &&
         html`<section class="signed-out">
@@ -633,6 +681,7 @@ function App() {
       ${state === 'in' && route === '#/providers' && html`<${ProvidersPage} announce=${announce} />`}
     </main>
     <div class="status" role="status" aria-live="polite">${message}</div>
+    ${state === 'in' && html`<${UndoBar} announce=${announce} />`}
   </div>`;
 }
 

@@ -134,6 +134,8 @@ describe('the console admin pages in Chromium', () => {
     await page.getByText('No stored decisions').waitFor();
     expect(c.fx.kernel.permissions.list()).toEqual([]);
     await page.getByLabel('Global always-allow').check();
+    // Turning it on is asked first (test/console/browser/risky-actions.test.ts).
+    await page.getByRole('button', { name: 'Turn on always-allow' }).click();
     await waitFor(() => c.fx.kernel.permissions.alwaysAllow, { what: 'always-allow on' });
     await page.getByLabel('Global always-allow').uncheck();
     await waitFor(() => !c.fx.kernel.permissions.alwaysAllow, { what: 'always-allow off' });
@@ -154,6 +156,7 @@ describe('the console admin pages in Chromium', () => {
     await stop.click();
     await waitFor(() => !c.fx.kernel.permissions.externalWritesFor('claude-ai'), { what: 'external writes off again' });
     await box.getByLabel('Every external client may ask to write').check();
+    await box.getByRole('button', { name: 'Let them ask' }).click();
     await waitFor(() => c.fx.kernel.permissions.externalWrites.all, { what: 'external writes on for all' });
     await box.getByLabel('Every external client may ask to write').uncheck();
     await waitFor(() => !c.fx.kernel.permissions.externalWrites.all, { what: 'external writes off for all' });

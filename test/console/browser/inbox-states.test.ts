@@ -144,7 +144,14 @@ describe('the console around the approvals inbox, in Chromium', () => {
       .getByRole('alert')
       .getByText(/memo serve is not answering/)
       .waitFor();
-    await page.getByText('Not connected to memo serve').waitFor();
+    let seen = '';
+    await waitFor(
+      async () => {
+        seen = await page.locator('main').innerText();
+        return seen.includes('Not connected to memo serve');
+      },
+      { what: () => `the inbox to say it is not connected; it says: ${seen.replace(/\n/g, ' / ')}` },
+    );
     expect(await page.getByText('Nothing is waiting for an answer').count()).toBe(0);
     await page.getByRole('link', { name: 'Audit' }).click();
     await page
