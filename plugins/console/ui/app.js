@@ -204,7 +204,7 @@ function Answers({ approval, answer }) {
   </div>`;
 }
 
-function ApprovalCard({ approval, selected, onSelect, onAnswering, announce }) {
+function ApprovalCard({ approval, selected, onSelect, onAnswering, announce, compact, checked, onCheck }) {
   const [editing, setEditing] = useState(false);
   const [busy, setBusy] = useState(false);
   const ref = useRef(null);
@@ -256,50 +256,81 @@ function ApprovalCard({ approval, selected, onSelect, onAnswering, announce }) {
     aria-busy=${busy}
     data-tool=${approval.tool}
     data-id=${approval.id}
-    onFocusIn=${onSelect}
+    onFocusIn=${(e) => e.target.classList?.contains('pick') || onSelect()}
     onClick=${onSelect}
   >
     <header>
+      ${
+        approval.answerable &&
+        html`<input
+          type="checkbox"
+          class="pick"
+          aria-label=${`Pick this ${approval.tool} request for an answer to several`}
+          checked=${checked}
+          onClick=${(e) => e.stopPropagation()}
+          onChange=${(e) => onCheck(e.currentTarget.checked)}
+        />`
+      }
       <h2 id=${headingId}>${approval.tool} <span class="plugin">(${approval.plugin})</span></h2>
       <span class=${`badge ${approval.danger}`}>${approval.danger}</span>
       <span class="badge effect">${approval.effect}</span>
       <${Countdown} expiresAt=${approval.expiresAt} expiresInMs=${approval.expiresInMs} receivedAt=${approval.receivedAt} />
+      ${compact && !selected && html`<button type="button" class="expand" onClick=${onSelect}>Show</button>`}
     </header>
-    <dl class="facts">
-      ${kernelFacts.map(
-        (f) =>
-          html`<dt>${f.label}</dt>
-            <dd>${f.value}</dd>`,
-      )}
-      ${
-        approval.instance &&
-        html`<dt>instance</dt>
-          <dd>${approval.instance}</dd>`
-      }
-    </dl>
-    ${concern && html`<div class="concern" role="note"><strong>Judge: ask</strong> ${concern.value}</div>`}
-    ${editProblem && html`<p class="problem" role="alert">The last edit was refused: ${editProblem.value}</p>`}
-    <${Preview} preview=${approval.preview} display=${approval.display} />
-    <details class="args" open=${!approval.preview}>
-      <summary>Arguments (masked)${approval.preview ? '' : ': there is no preview, so here they are'}</summary>
-      <pre>${JSON.stringify(approval.args, null, 2)}</pre>
-    </details>
     ${
-      approval.gone
-        ? html`<p class="note" role="note">
-            Gone: the instance ${approval.instance} that asked this stopped before anyone answered. The call will not run, so it cannot be answered; it leaves
-            the list at its expiry.
-          </p>`
-        : !approval.answerable
-          ? html`<p class="note">Asked by a <code>memo tools call</code> at its own terminal: it can be answered only there.</p>`
-          : editing
-            ? html`<${Editor} approval=${approval} onSend=${(args) => answer(args)} onCancel=${() => setEditing(false)} />`
-            : html`<div class="answer-row">
-                <${Answers} approval=${approval} answer=${answer} />
-                ${approval.editable && html`<button type="button" class="edit" onClick=${() => setEditing(true)}>Edit arguments…</button>`}
-              </div>`
+      compact && !selected
+        ? ''
+        : html` <dl class="facts">
+              ${kernelFacts.map(
+                (f) =>
+                  html`<dt>${f.label}</dt>
+                    <dd>${f.value}</dd>`,
+              )}
+              ${
+                approval.instance &&
+                html`<dt>instance</dt>
+                  <dd>${approval.instance}</dd>`
+              }
+            </dl>
+            ${concern && html`<div class="concern" role="note"><strong>Judge: ask</strong> ${concern.value}</div>`}
+            ${editProblem && html`<p class="problem" role="alert">The last edit was refused: ${editProblem.value}</p>`}
+            <${Preview} preview=${approval.preview} display=${approval.display} />
+            <details class="args" open=${!approval.preview}>
+              <summary>Arguments (masked)${approval.preview ? '' : ': there is no preview, so here they are'}</summary>
+              <pre>${JSON.stringify(approval.args, null, 2)}</pre>
+            </details>
+            ${
+              approval.gone
+                ? html`<p class="note" role="note">
+                    Gone: the instance ${approval.instance} that asked this stopped before anyone answered. The call will not run, so it cannot be answered; it
+                    leaves the list at its expiry.
+                  </p>`
+                : !approval.answerable
+                  ? html`<p class="note">Asked by a <code>memo tools call</code> at its own terminal: it can be answered only there.</p>`
+                  : editing
+                    ? html`<${Editor} approval=${approval} onSend=${(args) => answer(args)} onCancel=${() => setEditing(false)} />`
+                    : html`<div class="answer-row">
+                        <${Answers} approval=${approval} answer=${answer} />
+                        ${approval.editable && html`<button type="button" class="edit" onClick=${() => setEditing(true)}>Edit arguments…</button>`}
+                      </div>`
+            }`
     }
   </article>`;
+}
+
+/** Requests grouped by caller, then tool: [{ key, caller, items }], groups in the order their first request came. */
+function groupByCaller(list) {
+  const groups = new Map();
+  for (const a of list) {
+    const key = `${a.caller.kind}:${a.caller.id ?? ''}`;
+    if (!groups.has(key)) groups.set(key, { key, caller: a.caller, items: [] });
+    groups.get(key).items.push(a);
+  }
+  for (const g of groups.values()) {
+    const tools = [...new Set(g.items.map((a) => a.tool))];
+    g.items = tools.flatMap((t) => g.items.filter((a) => a.tool === t));
+  }
+  return [...groups.values()];
 }
 
 /** A request's identity as the person saw it: an edit (here or elsewhere) makes a new revision, a new thing to look at. */
@@ -385,9 +416,41 @@ function Inbox({ source, connected, announce }) {
       source.removeEventListener('audit', onAudit);
     };
   }, [source]);
-  const list = pending ?? [];
+  // Grouped by who asks (and then by tool), each group in the order its first request came: the order
+  // on screen is the order j and k go through, and the one an answer's successor is taken from.
+  const groups = groupByCaller(pending ?? []);
+  const list = groups.flatMap((g) => g.items);
   const current = list.find((p) => keyOf(p) === selected) ?? null;
   nav.current = { list, current, selected };
+  // Past three requests, each shows as one line until selected.
+  const compact = list.length > 3;
+  // Requests picked (checkboxes) for one answer to several; only those still waiting count.
+  const [picked, setPicked] = useState(() => new Set());
+  const pickedNow = list.filter((a) => picked.has(keyOf(a)) && a.answerable);
+  const pick = (a, on) =>
+    setPicked((now) => {
+      const next = new Set(now);
+      if (on) next.add(keyOf(a));
+      else next.delete(keyOf(a));
+      return next;
+    });
+  /** Answers several requests, each as shown (its revision), one POST each; says how many counted. */
+  const answerMany = async (items, reply, what) => {
+    let done = 0;
+    const failed = [];
+    for (const a of items) {
+      answering.current.set(a.id, 'answer');
+      try {
+        await api(`/approvals/${encodeURIComponent(a.id)}`, { method: 'POST', body: { answer: reply, revision: a.revision } });
+        done++;
+      } catch (err) {
+        answering.current.delete(a.id);
+        failed.push(`${a.tool}: ${err.message}`);
+      }
+    }
+    setPicked(new Set());
+    announce(`${what}: ${done} of ${items.length}${failed.length ? `; not answered: ${failed.join('; ')}` : ''}`);
+  };
   /** Called by a card as it sends an answer or an edit; the returned function says it failed. */
   const onAnswering = (a, kind) => {
     answering.current.set(a.id, kind);
@@ -429,17 +492,57 @@ function Inbox({ source, connected, announce }) {
                 Nothing is waiting for an answer. Requests from agent turns, routines and MCP clients appear here as they are asked.
               </p>`
             : html`<p class="empty-inbox">Not connected to memo serve: requests waiting now cannot be shown until it answers again.</p>`
-          : list.map(
-              (a) =>
-                html`<${ApprovalCard}
-                  key=${`${a.id}:${a.revision}`}
-                  approval=${a}
-                  selected=${current !== null && keyOf(current) === keyOf(a)}
-                  onSelect=${() => setSelected(keyOf(a))}
-                  onAnswering=${onAnswering}
-                  announce=${announce}
-                />`,
-            )
+          : html`${
+              pickedNow.length > 0 &&
+              html`<div class="bulk" role="group" aria-label="Picked requests">
+                <span>${pickedNow.length} picked</span>
+                <button type="button" class="primary" onClick=${() => answerMany(pickedNow, 'allow-once', 'Allowed once')}>
+                  Allow once (${pickedNow.length})
+                </button>
+                <button type="button" class="deny" onClick=${() => answerMany(pickedNow, 'deny-once', 'Denied')}>Deny (${pickedNow.length})</button>
+                <button type="button" onClick=${() => setPicked(new Set())}>Clear</button>
+              </div>`
+            }
+            ${groups.map(
+              (g) =>
+                html`<section class="request-group" aria-label=${`Requests from ${callerText(g.caller)}`} key=${g.key}>
+                  ${
+                    (groups.length > 1 || compact) &&
+                    html`<div class="group-head">
+                      <h2>${callerText(g.caller)}: ${g.items.length} request${g.items.length === 1 ? '' : 's'}</h2>
+                      ${
+                        g.items.some((a) => a.answerable) &&
+                        html`<button
+                          type="button"
+                          class="deny"
+                          onClick=${() =>
+                            answerMany(
+                              g.items.filter((a) => a.answerable),
+                              'deny-once',
+                              `Denied every request from ${callerText(g.caller)}`,
+                            )}
+                        >
+                          Deny all from this client
+                        </button>`
+                      }
+                    </div>`
+                  }
+                  ${g.items.map(
+                    (a) =>
+                      html`<${ApprovalCard}
+                        key=${`${a.id}:${a.revision}`}
+                        approval=${a}
+                        selected=${current !== null && keyOf(current) === keyOf(a)}
+                        onSelect=${() => setSelected(keyOf(a))}
+                        onAnswering=${onAnswering}
+                        announce=${announce}
+                        compact=${compact}
+                        checked=${picked.has(keyOf(a))}
+                        onCheck=${(on) => pick(a, on)}
+                      />`,
+                  )}
+                </section>`,
+            )}`
     }
     ${
       ended.length > 0 &&

@@ -10,7 +10,7 @@ import type { ToolResult } from '../../../kernel/tools/contract.js';
 import { echoPack } from '../../helpers/kernel-fixture.js';
 import { waitFor } from '../../helpers/wait.js';
 import { consoleFixture, type ConsoleFixture } from '../console-helpers.js';
-import { launchChromium } from './browser-helpers.js';
+import { axeSource, launchChromium } from './browser-helpers.js';
 
 describe('the inbox selection in Chromium', () => {
   let c: ConsoleFixture;
@@ -119,6 +119,53 @@ describe('the inbox selection in Chromium', () => {
     expect(c.fx.kernel.approvals.pending().map((p) => p.id)).toContain(id);
     c.fx.kernel.approvals.answer(id, 'deny-once', 'terminal');
     await gone(id);
+  });
+
+  it('groups many requests by caller, one line each until selected, answers picked ones together and denies all from one client, at 390 px too', async () => {
+    const asks = async (id: string, tool: string, texts: string[]) => {
+      const out: Array<{ id: string; result: Promise<ToolResult> }> = [];
+      for (const text of texts) {
+        const result = c.fx.kernel.invoke({ tool, args: { text }, caller: { kind: 'host' as const, id } });
+        const p = await waitFor(() => c.fx.kernel.approvals.pending().find((x) => (x.request.args as { text?: string }).text === text), {
+          what: `${text} asked`,
+        });
+        await page.locator(`article.approval[data-id="${p.id}"]`).waitFor();
+        out.push({ id: p.id, result });
+      }
+      return out;
+    };
+    const a = await asks('client-a', 'echo_medium', ['a1', 'a2', 'a3']);
+    const b = await asks('client-b', 'echo_dangerous', ['b1', 'b2']);
+    await page.setViewportSize({ width: 390, height: 844 });
+    const groupA = page.getByRole('region', { name: 'Requests from host “client-a”' });
+    const groupB = page.getByRole('region', { name: 'Requests from host “client-b”' });
+    await groupA.getByRole('heading', { name: 'host “client-a”: 3 requests' }).waitFor();
+    await groupB.getByRole('heading', { name: 'host “client-b”: 2 requests' }).waitFor();
+    // One line each: no answer buttons until a request is selected.
+    expect(await page.getByRole('button', { name: 'Allow once', exact: true }).count()).toBe(0);
+    expect(await page.evaluate(() => document.scrollingElement!.scrollWidth)).toBeLessThanOrEqual(390);
+    await page.evaluate(axeSource());
+    const serious = await page.evaluate(async () => {
+      const r = await (window as any).axe.run(document, { resultTypes: ['violations'] });
+      return r.violations.filter((v: any) => v.impact === 'serious' || v.impact === 'critical').map((v: any) => v.id);
+    });
+    expect(serious).toEqual([]);
+    await page.locator(`article.approval[data-id="${a[1]!.id}"]`).getByRole('button', { name: 'Show' }).click();
+    await page.locator(`article.approval[data-id="${a[1]!.id}"]`).getByRole('button', { name: 'Allow once', exact: true }).waitFor();
+
+    for (const r of [a[0]!, a[2]!]) await page.locator(`article.approval[data-id="${r.id}"]`).getByRole('checkbox').check();
+    const bulk = page.getByRole('group', { name: 'Picked requests' });
+    await bulk.getByRole('button', { name: 'Allow once (2)' }).click();
+    expect(await a[0]!.result).toMatchObject({ ok: true });
+    expect(await a[2]!.result).toMatchObject({ ok: true });
+    expect(c.fx.kernel.approvals.pending().map((p) => p.id)).toEqual(expect.arrayContaining([a[1]!.id, b[0]!.id, b[1]!.id]));
+
+    await groupB.getByRole('button', { name: 'Deny all from this client' }).click();
+    for (const r of b) expect(await r.result).toMatchObject({ ok: false, error: { code: 'PERMISSION_DENIED' } });
+    expect(c.fx.kernel.approvals.pending().map((p) => p.id)).toEqual([a[1]!.id]);
+    c.fx.kernel.approvals.answer(a[1]!.id, 'deny-once', 'terminal');
+    await page.locator(`article.approval[data-id="${a[1]!.id}"]`).waitFor({ state: 'detached' });
+    await page.setViewportSize({ width: 1024, height: 800 });
   });
 
   it('never answers a request that was not selected, under a random sequence of keys and answers from elsewhere with 20 waiting', async () => {
