@@ -4,6 +4,7 @@
  * console's event stream. A turn runs as the agent of its conversation; a call that needs approval
  * waits in the broker and the console's inbox answers it (the chat view says which step waits).
  */
+import { consoleView, type ConsoleApprovalView } from './approval-answers.js';
 import { randomUUID } from 'node:crypto';
 import {
   approvalView,
@@ -60,8 +61,8 @@ export interface TurnView {
   startedAt: string;
   state: 'running' | StopReason;
   steps: StepView[];
-  /** Approval requests of this conversation waiting now (the inbox answers them). */
-  waiting: Array<{ id: string; tool: string }>;
+  /** Approval requests of this conversation waiting now: answered in the turn itself or in the inbox (one broker). */
+  waiting: Array<{ id: string; tool: string; approval: ConsoleApprovalView & { expiresInMs: number } }>;
   /** The reply arriving now, while the model streams it. */
   partial?: string;
   answer?: string;
@@ -130,6 +131,8 @@ export class ConsoleChat {
     private readonly admin: PackAdministration,
     private readonly settings: PackApi['providers']['settings'],
     private readonly logger?: Logger,
+    /** The kernel's clock: a waiting request's countdown. */
+    private readonly now: () => number = Date.now,
   ) {}
 
   /**
@@ -142,7 +145,8 @@ export class ConsoleChat {
       const v = approvalView(event.approval);
       const turn = [...this.running.values()].find((r) => r.view.conversationId === v.caller.conversationId && v.caller.kind === 'agent');
       if (!turn) return;
-      turn.view.waiting = [...turn.view.waiting.filter((w) => w.id !== v.id), { id: v.id, tool: v.tool }];
+      const approval = { ...consoleView(event.approval), expiresInMs: Math.max(0, Date.parse(v.expiresAt) - this.now()) };
+      turn.view.waiting = [...turn.view.waiting.filter((w) => w.id !== v.id), { id: v.id, tool: v.tool, approval }];
       this.emit(turn.view);
       return;
     }

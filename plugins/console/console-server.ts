@@ -230,7 +230,7 @@ export class ConsoleServer implements HttpHandler {
   ) {
     this.clock = options.clock;
     this.auth = new ConsoleAuth(this.clock, options.sessionTtlMs ?? DEFAULT_SESSION_TTL_MS);
-    this.chat = new ConsoleChat(admin, options.providers, options.logger);
+    this.chat = new ConsoleChat(admin, options.providers, options.logger, () => this.clock.now());
     this.providerAccess = { admin, settings: options.providers, lookup: options.lookup };
     const hash = `sha256-${createHash('sha256').update(IMPORT_MAP, 'utf8').digest('base64')}`;
     this.headers = securityHeaders(hash);

@@ -120,7 +120,14 @@ describe('web console: chat', () => {
     const started = await send(`/chat/conversations/${conv.body.id}/turns`, { message: 'write it' });
     const waiting = await waitFor(() => turnEvents(started.body.id).find((v) => v.waiting.length > 0), { what: 'the turn to wait for approval' });
     const pending = c.fx.kernel.approvals.pending();
-    expect(waiting.waiting).toEqual([{ id: pending[0]!.id, tool: 'echo_medium' }]);
+    // The request itself comes with it, so the turn can be answered where it is shown.
+    expect(waiting.waiting).toEqual([
+      {
+        id: pending[0]!.id,
+        tool: 'echo_medium',
+        approval: expect.objectContaining({ id: pending[0]!.id, tool: 'echo_medium', revision: 1, answerable: true, expiresInMs: expect.any(Number) }),
+      },
+    ]);
     expect((await send(`/chat/conversations/${conv.body.id}/turns`, { message: 'again' })).status).toBe(409);
     const t = await get(`/chat/conversations/${conv.body.id}`);
     expect(t.body.running).toMatchObject({ id: started.body.id, state: 'running' });

@@ -5,6 +5,7 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { html } from 'htm/preact';
 import { api } from './api.js';
+import { ApprovalCard } from './approval-card.js';
 
 const OUTCOMES = { running: 'running…', ok: 'ok', error: 'failed', denied: 'denied', expired: 'expired' };
 const ENDINGS = {
@@ -144,9 +145,28 @@ function LiveTurn({ turn, announce }) {
     }
     ${
       turn.waiting.length > 0 &&
-      html`<p class="waiting" role="status">
-        Waiting for your approval: ${turn.waiting.map((w) => w.tool).join(', ')}. <a href="#/">Answer it in the Approvals inbox</a>.
-      </p>`
+      html`<div class="waiting">
+        <p role="status">
+          Waiting for your approval: ${turn.waiting.map((w) => w.tool).join(', ')}. Answer it here, or in the <a href="#/">Approvals inbox</a> (one request: the
+          first answer counts).
+        </p>
+        ${turn.waiting.map(
+          (w) =>
+            w.approval &&
+            html`<${ApprovalCard}
+              key=${`${w.id}:${w.approval.revision}`}
+              approval=${{ ...w.approval, expiresInMs: Math.max(0, Date.parse(w.approval.expiresAt) - Date.now()), receivedAt: Date.now() }}
+              pickable=${false}
+              selected=${false}
+              onSelect=${() => {}}
+              onAnswering=${() => () => {}}
+              announce=${announce}
+              compact=${false}
+              checked=${false}
+              onCheck=${() => {}}
+            />`,
+        )}
+      </div>`
     }
     ${
       running

@@ -188,7 +188,7 @@ describe('chat in the console, in Chromium', () => {
     await waiting.waitFor();
     const asked = await waitFor(() => c.fx.kernel.approvals.pending()[0], { what: 'the request' });
     expect(asked.request.caller).toMatchObject({ kind: 'agent' });
-    await page.getByRole('link', { name: 'Answer it in the Approvals inbox' }).click();
+    await page.getByRole('link', { name: 'Approvals inbox' }).click();
     await page.locator('article.approval[data-tool="echo_medium"]').getByRole('button', { name: 'Allow once' }).click();
     await page.getByRole('link', { name: 'Chat' }).click();
     // The chat page, opened again, finds the turn still running in the conversation it shows.
@@ -196,6 +196,22 @@ describe('chat in the console, in Chromium', () => {
     await waitFor(() => model.held.length === 1, { what: 'the final request' });
     model.held.shift()!.release();
     await page.locator('.msg.assistant', { hasText: '"text":"write a note"' }).waitFor();
+  });
+
+  it('answers a step waiting for approval inline, in the turn itself, through the same broker', async () => {
+    await page.getByRole('textbox', { name: 'Message', exact: true }).fill('write a note inline');
+    await page.getByRole('button', { name: 'Send' }).click();
+    await page.getByText(/^Waiting for your approval: echo_medium\./).waitFor();
+    const card = page.locator('.live-turn article.approval[data-tool="echo_medium"]');
+    await card.waitFor();
+    expect(await card.getByRole('checkbox').count()).toBe(0);
+    expect(await seriousViolations()).toEqual([]);
+    await card.getByRole('button', { name: 'Allow once' }).click();
+    await waitFor(() => model.held.length === 1, { what: 'the final request after the inline answer' });
+    expect(c.fx.kernel.approvals.pending()).toEqual([]);
+    expect(c.fx.kernel.audit.tail({ tool: 'echo_medium' }).at(-1)).toMatchObject({ answeredBy: 'console', args: { text: 'write a note inline' } });
+    model.held.shift()!.release();
+    await page.locator('.msg.assistant', { hasText: '"text":"write a note inline"' }).waitFor();
   });
 
   it('stops a turn with the Stop button: it ends as stopped and the model request is cancelled', async () => {
