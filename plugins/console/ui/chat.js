@@ -92,7 +92,12 @@ function exchanges(messages, activity) {
   for (const x of out) {
     x.steps = activity
       .filter((a) => a.turnSeq === x.seq)
-      .map((a, i) => ({ ...a, state: a.outcome, raw: x.results[i] === undefined ? undefined : { args: a.args, result: x.results[i], truncated: false } }));
+      .map((a, i) => ({
+        ...a,
+        state: a.outcome,
+        // The raw arguments are the model's: for a step a person edited, what it asked for (`args` are those that ran).
+        raw: x.results[i] === undefined ? undefined : { args: a.edited?.askedArgs ?? a.args, result: x.results[i], truncated: false },
+      }));
   }
   return out;
 }

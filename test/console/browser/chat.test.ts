@@ -9,7 +9,7 @@ import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import * as path from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { echoPack } from '../../helpers/kernel-fixture.js';
+import { echoPack, tool } from '../../helpers/kernel-fixture.js';
 import { waitFor } from '../../helpers/wait.js';
 import { consoleFixture, type ConsoleFixture } from '../console-helpers.js';
 import { axeSource, launchChromium, screenshotPath } from './browser-helpers.js';
@@ -82,12 +82,20 @@ function modelServer() {
         });
         return;
       }
+      if (user.startsWith('edit')) return call('echo_editable', { text: user });
       if (user.startsWith('write')) return call('echo_medium', { text: user });
       return call('echo_safe', { text: user });
     });
   });
   return { server, held, requests };
 }
+
+/** One tool that takes edited arguments before approval. */
+const editablePack = {
+  id: 'editable-pack',
+  version: '1.0.0',
+  tools: [{ spec: tool('echo_editable', 'medium', 'write', { editable: true }), impl: (args: Record<string, unknown>) => ({ echoed: args }) }],
+};
 
 async function axeViolations(page: Page): Promise<string[]> {
   await page.evaluate(axeSource());
@@ -109,7 +117,7 @@ describe('chat in the console, in Chromium', () => {
   beforeAll(async () => {
     browser = await launchChromium();
     await new Promise<void>((r) => model.server.listen(0, '127.0.0.1', () => r()));
-    c = await consoleFixture({ packs: [echoPack()] });
+    c = await consoleFixture({ packs: [echoPack(), editablePack] });
     await c.fx.kernel.packs.load([{ dir: path.resolve('plugins'), source: 'builtin', only: ['providers'] }]);
     const { port } = model.server.address() as AddressInfo;
     c.fx.kernel.providerSettings.put({
@@ -212,6 +220,28 @@ describe('chat in the console, in Chromium', () => {
     expect(c.fx.kernel.audit.tail({ tool: 'echo_medium' }).at(-1)).toMatchObject({ answeredBy: 'console', args: { text: 'write a note inline' } });
     model.held.shift()!.release();
     await page.locator('.msg.assistant', { hasText: '"text":"write a note inline"' }).waitFor();
+  });
+
+  it('marks a step whose arguments a person edited before approving, and shows what ran beside what the agent asked for', async () => {
+    await page.getByRole('textbox', { name: 'Message', exact: true }).fill('edit this note');
+    await page.getByRole('button', { name: 'Send' }).click();
+    const card = page.locator('.live-turn article.approval[data-tool="echo_editable"]');
+    await card.waitFor();
+    await card.getByRole('button', { name: 'Edit arguments…' }).click();
+    await card.getByLabel('text', { exact: true }).fill('what I meant');
+    await card.getByRole('button', { name: 'Send edit for review' }).click();
+    await page.locator('.live-turn article.approval[data-tool="echo_editable"]').getByText('2, edited by console').waitFor();
+    await page.locator('.live-turn article.approval[data-tool="echo_editable"]').getByRole('button', { name: 'Allow once' }).click();
+    await waitFor(() => model.held.length === 1, { what: 'the final request after the edited call' });
+    model.held.shift()!.release();
+    const step = page.locator('li.step[data-tool="echo_editable"]').last();
+    await step.locator('.edited-mark', { hasText: 'edited by console' }).waitFor();
+    await step.locator('summary').click();
+    await step.getByText('Arguments as run (edited by console before approving)').waitFor();
+    await step.getByText('Arguments the agent asked for').waitFor();
+    const pre = await step.locator('pre').allInnerTexts();
+    expect(pre[0]).toContain('what I meant');
+    expect(pre[1]).toContain('edit this note');
   });
 
   it('stops a turn with the Stop button: it ends as stopped and the model request is cancelled', async () => {
