@@ -81,6 +81,7 @@ export const BUILTIN_COMMANDS: ReadonlySet<string> = new Set([
   'approvals',
   'audit',
   'chat',
+  'console',
   'doctor',
   'help',
   'permissions',

@@ -35,7 +35,15 @@ const TOOLS = ['read_file', 'list_directory', 'search_files', 'echo', 'no_such_t
 function problem(res: RawResponse): string | null {
   if (res.status >= 500) return `status ${res.status}: ${res.body.slice(0, 300)}`;
   if (/\n\s+at .+:\d+:\d+/.test(res.body)) return `a stack trace in the body: ${res.body.slice(0, 300)}`;
-  if (res.body.includes(REPO)) return `a path of the checkout in the body: ${res.body.slice(0, 300)}`;
+  // The one path a body may name is memo's launcher, bin/memo: the MCP page's stdio snippet gives it to
+  // the person, as memo serve's banner does. Any other path of the checkout (a source file) is a leak.
+  if (
+    res.body
+      .split(path.join(REPO, 'bin', 'memo'))
+      .join('<bin/memo>')
+      .includes(REPO)
+  )
+    return `a path of the checkout in the body: ${res.body.slice(0, 300)}`;
   return null;
 }
 
