@@ -52,6 +52,20 @@ export function booleanArg(v: JsonValue | undefined, what: string): boolean {
   return v;
 }
 
+/** The args array as the one object an operation takes, with only the keys it knows (VALIDATION otherwise). */
+export function oneObject(args: JsonValue[], keys: readonly string[]): Record<string, JsonValue> {
+  if (args.length !== 1) throw new MemoError('VALIDATION', 'it takes one object.');
+  const o = objectArg(args);
+  onlyKeys(o, keys);
+  return o;
+}
+
+/** For an operation that takes nothing: an empty args array, or VALIDATION. */
+export function noArgs(args: JsonValue[]): null {
+  if (args.length) throw new MemoError('VALIDATION', 'it takes no arguments.');
+  return null;
+}
+
 /** Refuses keys the operation does not take (a misspelt key is not silently ignored). */
 export function onlyKeys(o: Record<string, JsonValue>, allowed: readonly string[]): void {
   const extra = Object.keys(o).filter((k) => !allowed.includes(k));

@@ -15,7 +15,7 @@
  */
 import type { EntityManager } from 'typeorm';
 import { MemoError, type JsonValue, type ToolContext } from 'memo-kernel/pack';
-import { booleanArg, objectArg, onlyKeys, op, stringArg, type BridgeOp } from './bridge-op.js';
+import { booleanArg, noArgs, oneObject, op, stringArg, type BridgeOp } from './bridge-op.js';
 import { checkHttpUrl } from './bridge-inbox.js';
 import { normalizeTag } from './markdown.js';
 import {
@@ -41,14 +41,6 @@ import { cleanRelative, shown } from './vault.js';
 
 const em = async (ctx: ToolContext): Promise<EntityManager> => (await planningDb(ctx)).manager;
 const vaultOf = (ctx: ToolContext) => runtimeOf(ctx).vault(ctx);
-
-/** The one object a call takes, with only the keys it knows. */
-function oneObject(args: JsonValue[], keys: readonly string[]): Record<string, JsonValue> {
-  if (args.length !== 1) throw new MemoError('VALIDATION', 'it takes one object.');
-  const o = objectArg(args);
-  onlyKeys(o, keys);
-  return o;
-}
 
 function idListArg(v: JsonValue | undefined, what: string): string[] {
   if (!Array.isArray(v) || v.length === 0) throw new MemoError('VALIDATION', `${what} must be a list of ids, in the order wanted.`);
@@ -314,10 +306,7 @@ const FILTER_OPS: BridgeOp[] = [
     name: 'savedFilters.list',
     effect: 'read',
     usage: 'args [] -> {filters: [{id, name, query, folder, tags, fileTypes}], count}',
-    parse: (args) => {
-      if (args.length) throw new MemoError('VALIDATION', 'it takes no arguments.');
-      return null;
-    },
+    parse: noArgs,
     run: async (_p, ctx) => {
       const filters = (await allFilters(await em(ctx))).map(filterOut);
       return { filters, count: filters.length, summary: `${filters.length} saved filter${filters.length === 1 ? '' : 's'}` };
@@ -502,10 +491,7 @@ const BOOKMARK_OPS: BridgeOp[] = [
     name: 'bookmarks.list',
     effect: 'read',
     usage: 'args [] -> {bookmarks: [{id, item_type, item_id, title, item | url | missing}], count}',
-    parse: (args) => {
-      if (args.length) throw new MemoError('VALIDATION', 'it takes no arguments.');
-      return null;
-    },
+    parse: noArgs,
     run: async (_p, ctx) => {
       const m = await em(ctx);
       const bookmarks = [];
@@ -684,10 +670,7 @@ const VIEW_OPS: BridgeOp[] = [
     name: 'folderViews.list',
     effect: 'read',
     usage: 'args [] -> {views, count, defaults}: the folders with a view of their own (a folder not listed is shown by the defaults)',
-    parse: (args) => {
-      if (args.length) throw new MemoError('VALIDATION', 'it takes no arguments.');
-      return null;
-    },
+    parse: noArgs,
     run: async (_p, ctx) => {
       const { FolderViewRow } = await schema();
       const views = (await (await em(ctx)).find(FolderViewRow, { order: { folder: 'ASC' } })).map(viewOut);

@@ -8,7 +8,7 @@
  */
 import type { EntityManager } from 'typeorm';
 import { MemoError, type JsonValue, type ToolContext } from 'memo-kernel/pack';
-import { booleanArg, objectArg, onlyKeys, op, stringArg, type BridgeOp } from './bridge-op.js';
+import { booleanArg, oneObject, op, stringArg, type BridgeOp } from './bridge-op.js';
 import { calendarService, requireCalendar } from './bridge-calendar.js';
 import { checkHttpUrl, hostAndPath, newNoteArgs } from './bridge-inbox.js';
 import { fetchPageTitle } from './page-title.js';
@@ -33,13 +33,6 @@ function itemTypeArg(v: JsonValue | undefined): ItemType {
   if (typeof v !== 'string' || !(ITEM_TYPES as readonly string[]).includes(v))
     throw new MemoError('VALIDATION', `itemType must be one of ${ITEM_TYPES.join(', ')}.`);
   return v as ItemType;
-}
-
-function oneObject(args: JsonValue[], keys: readonly string[]): Record<string, JsonValue> {
-  if (args.length !== 1) throw new MemoError('VALIDATION', 'it takes one object.');
-  const o = objectArg(args);
-  onlyKeys(o, keys);
-  return o;
 }
 
 function projectIdArg(args: JsonValue[]): string {

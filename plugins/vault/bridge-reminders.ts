@@ -8,7 +8,7 @@
  */
 import type { EntityManager } from 'typeorm';
 import { MemoError, type JsonValue, type ToolContext } from 'memo-kernel/pack';
-import { booleanArg, objectArg, onlyKeys, op, stringArg, type BridgeOp } from './bridge-op.js';
+import { booleanArg, noArgs, oneObject, op, stringArg, type BridgeOp } from './bridge-op.js';
 import { writeSetting } from './features.js';
 import { checkMoment, findItem, requireFuture } from './inbox-tools.js';
 import { checkFields, fieldsPreview, inPlanning, newId, now, planningDb, rememberFields, schema, thenRemind } from './planning-store.js';
@@ -23,13 +23,6 @@ const em = async (ctx: ToolContext): Promise<EntityManager> => (await planningDb
 
 const ITEM_TYPES = ['task', 'note', 'project', 'inbox'] as const;
 type ItemType = (typeof ITEM_TYPES)[number];
-
-function oneObject(args: JsonValue[], keys: readonly string[]): Record<string, JsonValue> {
-  if (args.length !== 1) throw new MemoError('VALIDATION', 'it takes one object.');
-  const o = objectArg(args);
-  onlyKeys(o, keys);
-  return o;
-}
 
 /** A time to come, as ISO 8601 with Z or an offset (a time in words is asked back). */
 function momentArg(v: JsonValue | undefined): string {
@@ -326,10 +319,7 @@ const getSettings = op<null>({
   name: 'settings.getReminderSettings',
   effect: 'read',
   usage: 'args [] -> {reminders: {whatsapp}}: whether reminders also go to the person’s own WhatsApp number',
-  parse: (args) => {
-    if (args.length) throw new MemoError('VALIDATION', 'it takes no arguments.');
-    return null;
-  },
+  parse: noArgs,
   run: async (_p, ctx) => ({ reminders: await reminderSettingsOf(await em(ctx)) }),
 });
 

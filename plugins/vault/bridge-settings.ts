@@ -6,16 +6,11 @@
  */
 import type { EntityManager } from 'typeorm';
 import { MemoError, type JsonValue, type ToolContext } from 'memo-kernel/pack';
-import { booleanArg, objectArg, onlyKeys, op, type BridgeOp } from './bridge-op.js';
+import { booleanArg, objectArg, onlyKeys, noArgs, op, type BridgeOp } from './bridge-op.js';
 import { FEATURES, featuresOf, readSetting, writeSetting, type FeatureSettings } from './features.js';
 import { checkFields, fieldsPreview, inPlanning, planningDb, rememberFields } from './planning-store.js';
 
 const em = async (ctx: ToolContext): Promise<EntityManager> => (await planningDb(ctx)).manager;
-
-function noArgs(args: JsonValue[]): null {
-  if (args.length) throw new MemoError('VALIDATION', 'it takes no arguments.');
-  return null;
-}
 
 // ---------------------------------------------------------------------------------------------
 // Feature switches

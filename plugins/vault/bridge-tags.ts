@@ -7,7 +7,7 @@
 import type { EntityManager } from 'typeorm';
 import { MemoError, type JsonValue, type ToolContext } from 'memo-kernel/pack';
 import { normalizeTag } from './markdown.js';
-import { objectArg, onlyKeys, op, stringArg, type BridgeOp } from './bridge-op.js';
+import { objectArg, onlyKeys, noArgs, op, stringArg, type BridgeOp } from './bridge-op.js';
 import { checkFields, cleanName, fieldRows, fieldsPreview, inIndex, indexDb, listed, rememberFields, schema } from './planning-store.js';
 import type { TagCategoryRow } from './schema.js';
 import { shown } from './vault.js';
@@ -159,10 +159,7 @@ export const BRIDGE_TAG_OPS: BridgeOp[] = [
     name: 'tags.listCategories',
     effect: 'read',
     usage: 'args [] -> {categories: [{id, name, sort_order, tag_count}]}',
-    parse: (args) => {
-      if (args.length) throw new MemoError('VALIDATION', 'it takes no arguments.');
-      return null;
-    },
+    parse: noArgs,
     run: async (_p, ctx) => {
       const categories = await categoriesOut(await em(ctx));
       return { categories, summary: `${categories.length} tag categor${categories.length === 1 ? 'y' : 'ies'}` };

@@ -10,7 +10,7 @@ import type { ToolResult } from '../../../kernel/tools/contract.js';
 import { echoPack } from '../../helpers/kernel-fixture.js';
 import { waitFor } from '../../helpers/wait.js';
 import { consoleFixture, type ConsoleFixture } from '../console-helpers.js';
-import { axeSource, launchChromium } from './browser-helpers.js';
+import { launchChromium, seriousViolations } from './browser-helpers.js';
 
 describe('the inbox selection in Chromium', () => {
   let c: ConsoleFixture;
@@ -144,12 +144,7 @@ describe('the inbox selection in Chromium', () => {
     // One line each: no answer buttons until a request is selected.
     expect(await page.getByRole('button', { name: 'Allow once', exact: true }).count()).toBe(0);
     expect(await page.evaluate(() => document.scrollingElement!.scrollWidth)).toBeLessThanOrEqual(390);
-    await page.evaluate(axeSource());
-    const serious = await page.evaluate(async () => {
-      const r = await (window as any).axe.run(document, { resultTypes: ['violations'] });
-      return r.violations.filter((v: any) => v.impact === 'serious' || v.impact === 'critical').map((v: any) => v.id);
-    });
-    expect(serious).toEqual([]);
+    expect(await seriousViolations(page)).toEqual([]);
     await page.locator(`article.approval[data-id="${a[1]!.id}"]`).getByRole('button', { name: 'Show' }).click();
     await page.locator(`article.approval[data-id="${a[1]!.id}"]`).getByRole('button', { name: 'Allow once', exact: true }).waitFor();
 

@@ -13,7 +13,7 @@ import { ManualClock } from '../../../kernel/clock.js';
 import { echoPack } from '../../helpers/kernel-fixture.js';
 import { waitFor } from '../../helpers/wait.js';
 import { consoleFixture, type ConsoleFixture } from '../console-helpers.js';
-import { axeSource, launchChromium } from './browser-helpers.js';
+import { launchChromium, recordNotifications, seriousViolations } from './browser-helpers.js';
 
 const MIN = 60_000;
 
@@ -29,19 +29,7 @@ describe('the console around the approvals inbox, in Chromium', () => {
     clock = new ManualClock(Date.now());
     c = await consoleFixture({ packs: [echoPack()], clock });
     const context = await browser.newContext({ viewport: { width: 1024, height: 800 } });
-    await context.addInitScript(() => {
-      const w = window as any;
-      w.__notifications = [];
-      w.__hidden = false;
-      Object.defineProperty(document, 'hidden', { get: () => w.__hidden });
-      w.Notification = class {
-        static permission = 'granted';
-        static requestPermission = () => Promise.resolve('granted');
-        constructor(title: string, options: { body?: string }) {
-          w.__notifications.push({ title, body: options?.body });
-        }
-      };
-    });
+    await recordNotifications(context);
     page = await context.newPage();
   });
   afterAll(async () => {
@@ -53,13 +41,6 @@ describe('the console around the approvals inbox, in Chromium', () => {
     const result = c.fx.kernel.invoke({ tool, args: { text }, caller });
     const p = await waitFor(() => c.fx.kernel.approvals.pending().find((x) => (x.request.args as { text?: string }).text === text), { what: `${text} asked` });
     return { id: p.id, result };
-  };
-  const axe = async () => {
-    await page.evaluate(axeSource());
-    return page.evaluate(async () => {
-      const r = await (window as any).axe.run(document, { resultTypes: ['violations'] });
-      return r.violations.filter((v: any) => v.impact === 'serious' || v.impact === 'critical').map((v: any) => v.id);
-    });
   };
 
   it('names memo console link on the signed-out page, as text', async () => {
@@ -86,7 +67,7 @@ describe('the console around the approvals inbox, in Chromium', () => {
       'Memo asks: echo_medium',
       'Memo asks: echo_medium',
     ]);
-    expect(await axe()).toEqual([]);
+    expect(await seriousViolations(page)).toEqual([]);
     c.fx.kernel.approvals.answer(one.id, 'deny-once', 'terminal');
     c.fx.kernel.approvals.answer(two.id, 'deny-once', 'terminal');
     await waitFor(async () => (await page.title()) === 'Memo console', { what: 'the title without a count' });

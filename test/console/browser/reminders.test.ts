@@ -11,7 +11,7 @@ import type { Browser, Page } from 'playwright-core';
 import { ManualClock } from '../../../kernel/clock.js';
 import { waitFor } from '../../helpers/wait.js';
 import { consoleFixture, type ConsoleFixture } from '../console-helpers.js';
-import { axeSource, launchChromium, screenshotPath } from './browser-helpers.js';
+import { launchChromium, recordNotifications, screenshotPath, seriousViolations } from './browser-helpers.js';
 
 const HOUR = 3_600_000;
 
@@ -62,19 +62,7 @@ describe('reminders in the console, in Chromium', () => {
     const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
     // The page's view of the browser's notification API: granted, and each notification recorded;
     // whether the tab is hidden is the test's to say.
-    await context.addInitScript(() => {
-      const w = window as any;
-      w.__notifications = [];
-      w.__hidden = false;
-      Object.defineProperty(document, 'hidden', { get: () => w.__hidden });
-      w.Notification = class {
-        static permission = 'granted';
-        static requestPermission = () => Promise.resolve('granted');
-        constructor(title: string, options: { body?: string; tag?: string }) {
-          w.__notifications.push({ title, body: options?.body, tag: options?.tag });
-        }
-      };
-    });
+    await recordNotifications(context);
     page = await context.newPage();
   });
   afterAll(async () => {
@@ -105,12 +93,7 @@ describe('reminders in the console, in Chromium', () => {
       { title: 'Reminder: Call Sam', body: '', tag: expect.stringMatching(/^memo-reminder-/) },
     ]);
 
-    await page.evaluate(axeSource());
-    const violations = await page.evaluate(async () => {
-      const r = await (window as any).axe.run(document, { resultTypes: ['violations'] });
-      return r.violations.filter((v: any) => v.impact === 'serious' || v.impact === 'critical').map((v: any) => v.id);
-    });
-    expect(violations).toEqual([]);
+    expect(await seriousViolations(page)).toEqual([]);
     const shot = screenshotPath('reminders-1280');
     if (shot) await section.screenshot({ path: shot });
   });

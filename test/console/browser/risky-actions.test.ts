@@ -9,7 +9,7 @@ import type { Browser, Page } from 'playwright-core';
 import { echoPack } from '../../helpers/kernel-fixture.js';
 import { waitFor } from '../../helpers/wait.js';
 import { consoleFixture, type ConsoleFixture } from '../console-helpers.js';
-import { axeSource, launchChromium } from './browser-helpers.js';
+import { launchChromium, seriousViolations } from './browser-helpers.js';
 
 describe('risky actions in the console, in Chromium', () => {
   let c: ConsoleFixture;
@@ -50,12 +50,7 @@ describe('risky actions in the console, in Chromium', () => {
       .getByRole('note')
       .getByText(/Global always-allow is on/)
       .waitFor();
-    await page.evaluate(axeSource());
-    const serious = await page.evaluate(async () => {
-      const r = await (window as any).axe.run(document, { resultTypes: ['violations'] });
-      return r.violations.filter((v: any) => v.impact === 'serious' || v.impact === 'critical').map((v: any) => v.id);
-    });
-    expect(serious).toEqual([]);
+    expect(await seriousViolations(page)).toEqual([]);
     await undo();
     await waitFor(() => c.fx.kernel.permissions.alwaysAllow === false, { what: 'always-allow to be off again' });
     await page.locator('p.always-allow-on').waitFor({ state: 'detached' });
