@@ -16,6 +16,8 @@ export type {
   Danger,
   Effect,
   AccessMode,
+  ItemRef,
+  ItemType,
   Judge,
   JsonSchema,
   JsonValue,
@@ -28,10 +30,12 @@ export type {
   ToolAssess,
   ToolContext,
   ToolImplementation,
+  ToolItems,
   ToolPreview,
   ToolRun,
   ToolSpec,
 } from './tools/contract.js';
+export { ITEM_TYPES } from './tools/contract.js';
 export type { PathIntent, ResolvedPath, OpenForWriteOptions } from './sandbox/path-sandbox.js';
 export { SYSTEM_DIRS, isGitSegment } from './sandbox/protected-paths.js';
 export type { KernelArea } from './sandbox/kernel-state.js';

@@ -264,6 +264,7 @@ export async function runTurn(kernel: Kernel, opts: TurnOptions): Promise<TurnRe
           ...(code ? { code } : {}),
           summary: result.ok ? result.summary : result.error.message,
           durationMs: Math.round(result.durationMs),
+          ...(result.ok && result.items ? { items: result.items } : {}),
         };
         steps.push(step);
         emit({ type: 'tool_end', step });

@@ -115,6 +115,10 @@ export class ToolActivityRow {
   /** A person's edit before approving: encrypted JSON `{by, askedArgs}` (what the model asked for); null when none. Last: added by a migration. */
   @Column('text', { nullable: true })
   edited!: string | null;
+
+  /** The items the result named: encrypted JSON ItemRef[] (type, id, title, icon), so a reopened reply still links them; null when none. Added by a migration. */
+  @Column('text', { nullable: true })
+  items!: string | null;
 }
 
 /**

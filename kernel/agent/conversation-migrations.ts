@@ -132,6 +132,17 @@ class AddActivityEdit1796800000000 implements MigrationInterface {
   }
 }
 
+/** The items a step's result named (notes, tasks, events...), beside the step (encrypted by the store). */
+class AddActivityItems1797200000000 implements MigrationInterface {
+  async up(qr: QueryRunner): Promise<void> {
+    await qr.query(`ALTER TABLE "tool_activity" ADD COLUMN "items" text`);
+  }
+
+  async down(qr: QueryRunner): Promise<void> {
+    await qr.query(`ALTER TABLE "tool_activity" DROP COLUMN "items"`);
+  }
+}
+
 /** Every migration of agent.sqlite, in order. */
 export const CONVERSATION_MIGRATIONS = [
   CreateConversations1796064597881,
@@ -139,4 +150,5 @@ export const CONVERSATION_MIGRATIONS = [
   TitleAsText1796600000000,
   AddMessageReasoning1796700000000,
   AddActivityEdit1796800000000,
+  AddActivityItems1797200000000,
 ];

@@ -7,6 +7,7 @@ import type { DatabaseUrl } from '../storage/database-url.js';
 import { openSqlite } from '../storage/sqlite.js';
 import { checkSqliteFile, isSqliteDamage } from '../storage/sqlite-health.js';
 import type { AgentStep } from '../packs/pack-agent.js';
+import type { ItemRef } from '../tools/contract.js';
 import { summaryMessage, type Compaction } from './compaction.js';
 import { ConversationCipher } from '../secrets/conversation-cipher.js';
 import type { ChatMessage } from '../providers/provider.js';
@@ -31,6 +32,8 @@ export interface ToolActivity {
   durationMs: number;
   /** A person edited the arguments before approving (`args` are then the edited ones). */
   edited?: { by: string; askedArgs: Record<string, unknown> };
+  /** The items the result named (a record of links for the person, never replayed to the model). */
+  items?: ItemRef[];
 }
 
 /** One stored message as the person sees it: who produced it, and where the summaries stand. */
@@ -126,6 +129,7 @@ const at = {
   args: (id: string) => `activity/${id}/args`,
   stepSummary: (id: string) => `activity/${id}/summary`,
   stepEdited: (id: string) => `activity/${id}/edited`,
+  stepItems: (id: string) => `activity/${id}/items`,
   summary: (id: string) => `summary/${id}/content`,
   reasoning: (id: string) => `message/${id}/reasoning`,
 };
@@ -317,13 +321,18 @@ export class ConversationStore {
         ]);
         written++;
       }
-      for (const r of await m.query<Array<{ id: string; args: string; summary: string }>>(`SELECT "id", "args", "summary" FROM "tool_activity"`)) {
+      for (const r of await m.query<Array<{ id: string; args: string; summary: string; edited: string | null; items: string | null }>>(
+        `SELECT "id", "args", "summary", "edited", "items" FROM "tool_activity"`,
+      )) {
         const args = JSON.parse(r.args) as unknown;
         const argsText = typeof args === 'string' ? args : JSON.stringify(args);
-        if (!need(argsText) && !need(r.summary)) continue;
-        await m.query(`UPDATE "tool_activity" SET "args" = ${p(0)}, "summary" = ${p(1)} WHERE "id" = ${p(2)}`, [
+        if (!need(argsText) && !need(r.summary) && !need(r.edited) && !need(r.items)) continue;
+        // Every encrypted column is sealed again: one left under the old key could not be read after a rotation.
+        await m.query(`UPDATE "tool_activity" SET "args" = ${p(0)}, "summary" = ${p(1)}, "edited" = ${p(2)}, "items" = ${p(3)} WHERE "id" = ${p(4)}`, [
           JSON.stringify(need(argsText) ? seal(argsText, at.args(r.id)) : argsText),
           need(r.summary) ? seal(r.summary, at.stepSummary(r.id)) : r.summary,
+          r.edited !== null && need(r.edited) ? seal(r.edited, at.stepEdited(r.id)) : r.edited,
+          r.items !== null && need(r.items) ? seal(r.items, at.stepItems(r.id)) : r.items,
           r.id,
         ]);
         written++;
@@ -545,6 +554,7 @@ export class ConversationStore {
             summary: this.c.encrypt(step.summary.slice(0, 500), at.stepSummary(rowId)),
             durationMs: step.durationMs,
             edited: step.edited ? this.c.encrypt(JSON.stringify(step.edited), at.stepEdited(rowId)) : null,
+            items: step.items?.length ? this.c.encrypt(JSON.stringify(step.items), at.stepItems(rowId)) : null,
           }),
         );
       }
@@ -601,6 +611,7 @@ export class ConversationStore {
       summary: this.c.decrypt(r.summary, at.stepSummary(r.id)),
       durationMs: r.durationMs,
       ...(r.edited ? { edited: JSON.parse(this.c.decrypt(r.edited, at.stepEdited(r.id))) as NonNullable<ToolActivity['edited']> } : {}),
+      ...(r.items ? { items: JSON.parse(this.c.decrypt(r.items, at.stepItems(r.id))) as ItemRef[] } : {}),
     }));
   }
 

@@ -4,7 +4,7 @@
  * offers, which the agent layer implements (kernel/agent/routine-turn.ts, agent-loop.ts).
  */
 import type { ChatMessage } from '../providers/provider.js';
-import type { AccessMode, Caller, Danger, Effect, RestrictedMode } from '../tools/contract.js';
+import type { AccessMode, Caller, Danger, Effect, ItemRef, RestrictedMode } from '../tools/contract.js';
 
 export type StopReason = 'final' | 'max_iterations' | 'permission_timeout' | 'approval_expired' | 'cancelled' | 'error';
 
@@ -22,6 +22,8 @@ export interface AgentStep {
   durationMs: number;
   /** A person edited the arguments before approving: who, and what the model asked for (masked and shortened). */
   edited?: { by: string; askedArgs: Record<string, unknown> };
+  /** The items the result named (notes, tasks, events...): what a face links in the reply. */
+  items?: ItemRef[];
 }
 
 export type AgentEvent =

@@ -1,6 +1,13 @@
 import { randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
 import { MemoError } from '../errors.js';
-import type { AccessMode } from '../tools/contract.js';
+import type { AccessMode, ItemRef } from '../tools/contract.js';
+
+/** A call made with a capability, as its turn learns of it: which tool, and the items its result named. */
+export interface CapabilityCall {
+  tool: string;
+  ok: boolean;
+  items?: ItemRef[];
+}
 
 interface Capability {
   token: string;
@@ -9,6 +16,8 @@ interface Capability {
   turn: string;
   /** The turn's access mode when it is narrower than Computer access: an MCP caller presenting it is offered that mode's tools only. */
   mode?: AccessMode;
+  /** Told of each call made with it (the turn that minted it links the items its results named). */
+  observer?: (call: CapabilityCall) => void;
 }
 
 /**
@@ -62,6 +71,32 @@ export class WriteCapabilities {
 
   revokeAll(): void {
     for (const cap of [...this.live.values()]) this.drop(cap);
+  }
+
+  /**
+   * Tells `listener` of every call made with the live capability `token` from now on, until the
+   * capability dies or the returned function is called: the turn that minted it (an agent CLI's)
+   * learns what its calls' results named, which the CLI's own output does not carry.
+   */
+  observe(token: string, listener: (call: CapabilityCall) => void): () => void {
+    const cap = this.live.get(token);
+    if (!cap) return () => undefined;
+    cap.observer = listener;
+    return () => {
+      if (cap.observer === listener) delete cap.observer;
+    };
+  }
+
+  /** A call presenting `token` has finished (the pipeline's report): its observer, if any, is told. */
+  report(token: string | undefined, call: CapabilityCall): void {
+    if (!token) return;
+    const observer = this.find(token)?.observer;
+    if (!observer) return;
+    try {
+      observer(call);
+    } catch {
+      // An observer's failure is its own: the call has its result.
+    }
   }
 
   /** The live capability whose token is `token`, compared in constant time so timing does not reveal a prefix. */

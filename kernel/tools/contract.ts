@@ -162,8 +162,26 @@ export interface ToolAnswer {
  */
 export type ToolAssess = (args: Record<string, unknown>, ctx: ToolContext) => Concern | ToolAnswer | null | Promise<Concern | ToolAnswer | null>;
 
-/** A pack's code for one tool: a function, or an object with `run` and optional `preview` and `assess`. */
-export type ToolImplementation = ToolRun | { run: ToolRun; preview?: ToolPreview; assess?: ToolAssess };
+/** The kinds of item a person can open from a chat reply (seed 003: linked items and citation chips). */
+export const ITEM_TYPES = ['note', 'task', 'inbox', 'journal', 'event', 'project', 'folder', 'canvas'] as const;
+export type ItemType = (typeof ITEM_TYPES)[number];
+
+/**
+ * An item a call's result names, so a face can link it: the type, the id the pack finds it by (a
+ * journal entry's date, a folder's path), its title, and its own icon when it has one (an emoji).
+ */
+export interface ItemRef {
+  type: ItemType;
+  id: string;
+  title: string;
+  icon?: string;
+}
+
+/** The items a result names (at most ITEM_LIMIT are kept): the pack's knowledge of its own results' shapes. */
+export type ToolItems = (value: JsonValue, args: Record<string, unknown>) => ItemRef[];
+
+/** A pack's code for one tool: a function, or an object with `run` and optional `preview`, `assess` and `items`. */
+export type ToolImplementation = ToolRun | { run: ToolRun; preview?: ToolPreview; assess?: ToolAssess; items?: ToolItems };
 
 /** One call, as any caller (agent loop, MCP, CLI, routine) asks for it. */
 export interface ToolCallRequest {
@@ -181,7 +199,7 @@ export interface EditedCall {
 }
 
 export type ToolResult =
-  | { ok: true; callId: string; tool: string; value: JsonValue; summary: string; durationMs: number; edited?: EditedCall }
+  | { ok: true; callId: string; tool: string; value: JsonValue; summary: string; durationMs: number; edited?: EditedCall; items?: ItemRef[] }
   | { ok: false; callId: string; tool: string; error: ToolErrorInfo; durationMs: number; edited?: EditedCall };
 
 /** One tool's code with its arguments typed (`A` comes from the types generated from plugin.json). */
@@ -191,4 +209,5 @@ export type TypedToolImplementation<A> =
       run: (args: A, ctx: ToolContext) => unknown;
       preview?: (args: A, ctx: ToolContext) => Preview | Promise<Preview>;
       assess?: (args: A, ctx: ToolContext) => Concern | ToolAnswer | null | Promise<Concern | ToolAnswer | null>;
+      items?: (value: JsonValue, args: A) => ItemRef[];
     };

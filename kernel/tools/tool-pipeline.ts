@@ -20,6 +20,7 @@ import { ToolRegistry, type RegisteredTool } from './tool-registry.js';
 import { unmask, validateArgs } from './call-args.js';
 import { auditRecord, NotJson, summarise, toJsonValue, unrecorded } from './call-results.js';
 import { CallStop } from './call-stop.js';
+import { itemsOf } from './call-items.js';
 
 /** The DI token of the pipeline's per-kernel settings (PipelineOptions). */
 export const PipelineOptions = Symbol('PipelineOptions');
@@ -251,7 +252,16 @@ export class ToolPipeline {
         if (outcome.edited) edited = { by: outcome.edited.by, maskedArgs: outcome.edited.maskedArgs };
         // The result is the pipeline's own copy (toJsonValue): known secrets are scrubbed from it in place.
         const value = this.known.scrubValue(await this.run(tool, runArgs, ctx));
-        result = { ok: true, callId, tool: name, value, summary: this.clean(summarise(value), secrets), durationMs: performance.now() - started };
+        const items = itemsOf(tool, value, runArgs, this.options.logger);
+        result = {
+          ok: true,
+          callId,
+          tool: name,
+          value,
+          summary: this.clean(summarise(value), secrets),
+          durationMs: performance.now() - started,
+          ...(items ? { items } : {}),
+        };
       }
     } catch (err) {
       const d = isMemoError(err) ? err.details?.decision : undefined;
@@ -281,6 +291,9 @@ export class ToolPipeline {
     if (written) await written;
     // The caller learns its arguments were edited (an agent turn tells the model and shows the person).
     if (edited) result = { ...result, edited: { by: edited.by, args: edited.maskedArgs } };
+    // An agent CLI's call presents its turn's capability: the turn learns what the result named.
+    if (request.caller.kind === 'mcp' && request.caller.capability !== undefined)
+      this.capabilities.report(request.caller.capability, { tool: name, ok: result.ok, ...(result.ok && result.items ? { items: result.items } : {}) });
     return line.lost ? unrecorded(result) : result;
   }
 

@@ -3,7 +3,7 @@ import type { ErrorObject, ValidateFunction } from 'ajv';
 import { MemoError } from '../errors.js';
 import { injectable } from '../di.js';
 import { toDisposable, type Disposable } from '../disposable.js';
-import type { RestrictedMode, ToolImplementation, ToolAssess, ToolPreview, ToolRun, ToolSpec } from './contract.js';
+import type { RestrictedMode, ToolImplementation, ToolAssess, ToolItems, ToolPreview, ToolRun, ToolSpec } from './contract.js';
 import type { PackActivate } from '../packs/pack-api.js';
 import { compileSchema, SchemaCompiler, schemaProblems } from './schemas.js';
 import { effectiveModes } from './access-modes.js';
@@ -50,6 +50,7 @@ export interface RegisteredTool {
   run: ToolRun;
   preview?: ToolPreview;
   assess?: ToolAssess;
+  items?: ToolItems;
   validate: ValidateFunction;
 }
 
@@ -189,6 +190,7 @@ export class ToolRegistry {
       const tool: RegisteredTool = { spec: Object.freeze(effective), pack, run, validate };
       if (typeof impl === 'object' && typeof impl.preview === 'function') tool.preview = impl.preview;
       if (typeof impl === 'object' && typeof impl.assess === 'function') tool.assess = impl.assess;
+      if (typeof impl === 'object' && typeof impl.items === 'function') tool.items = impl.items;
       prepared.push(tool);
     }
   }

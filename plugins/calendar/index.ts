@@ -5,7 +5,7 @@
  * the web console's consent panel and the background refresh `memo serve` runs; the database
  * opens on the first call that needs it.
  */
-import { defineTools, type Disposable, type PackApi, type Preview, type ToolContext } from 'memo-kernel/pack';
+import { defineTools, type Disposable, type ItemRef, type JsonValue, type PackApi, type Preview, type ToolContext } from 'memo-kernel/pack';
 import { calendarCommand } from './commands.js';
 import { register, unregister } from './runtime.js';
 import { calendarEvents } from './service.js';
@@ -25,11 +25,23 @@ function write<A>(name: WriteTool) {
   };
 }
 
+/** The events a result names (seed 003: linked items): a listing's events, or the event a write made or changed. */
+function eventItems(value: JsonValue): ItemRef[] {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return [];
+  const listed = Array.isArray(value.events) ? value.events : [value];
+  const out: ItemRef[] = [];
+  for (const e of listed) {
+    if (typeof e !== 'object' || e === null || Array.isArray(e)) continue;
+    if (typeof e.id === 'string' && e.id.includes(':') && typeof e.title === 'string') out.push({ type: 'event', id: e.id, title: e.title || e.id });
+  }
+  return out;
+}
+
 export const tools = defineTools<ToolArgs>({
-  get_calendar_events: async (args, ctx) => (await reads()).getCalendarEvents(args, ctx),
+  get_calendar_events: { run: async (args, ctx) => (await reads()).getCalendarEvents(args, ctx), items: eventItems },
   list_calendars: async (args, ctx) => (await reads()).listCalendars(args, ctx),
-  create_calendar_event: write<ToolArgs['create_calendar_event']>('createEvent'),
-  update_calendar_event: write<ToolArgs['update_calendar_event']>('updateEvent'),
+  create_calendar_event: { ...write<ToolArgs['create_calendar_event']>('createEvent'), items: eventItems },
+  update_calendar_event: { ...write<ToolArgs['update_calendar_event']>('updateEvent'), items: eventItems },
   delete_calendar_event: write<ToolArgs['delete_calendar_event']>('deleteEvent'),
 });
 

@@ -10,7 +10,7 @@ import { commandSandbox, prepareSandbox, type SandboxRun } from '../../sandbox/o
 import type { AgentKernel as Kernel } from '../agent-kernel.js';
 import type { AgentEvent, AgentStep, StopReason, TurnResult } from '../agent-loop.js';
 import type { ChatMessage, ChatRequest, ChatResponse, ModelProvider } from '../../providers/provider.js';
-import type { AccessMode as TurnMode } from '../../tools/contract.js';
+import type { AccessMode as TurnMode, ItemRef } from '../../tools/contract.js';
 import { offeredIn } from '../../tools/access-modes.js';
 import { ProviderError } from '../../providers/provider.js';
 import { agyPrompt, BACKENDS, buildInvocation, type AccessMode, type BackendId, type BackendSpec, type Effort, type McpAccess } from './backends.js';
@@ -225,6 +225,8 @@ interface RunRequest {
   effort?: Effort;
   /** Called as soon as the CLI process exits (before the rest of its output is read). */
   onExit?: () => void;
+  /** The items the result of the CLI's latest call of `tool` through Memo's endpoint named (the kernel saw the result; the CLI's output does not carry them). */
+  itemsOf?: (tool: string) => ItemRef[] | undefined;
 }
 
 /** Why a file cannot be executed now, or null. */
@@ -365,6 +367,8 @@ async function runCli(provider: CliBackendProvider, req: RunRequest): Promise<Cl
             summary: e.summary,
             durationMs: began ? Date.now() - began.started : 0,
           };
+          const items = e.ok ? req.itemsOf?.(step.tool) : undefined;
+          if (items) step.items = items;
           out.steps.push(step);
           req.onEvent?.({ type: 'tool_end', step });
           break;
@@ -609,6 +613,15 @@ export async function runCliTurn(kernel: Kernel, opts: CliTurnOptions): Promise<
       error: `${spec.label} was not started: the conversation ${JSON.stringify(opts.conversationId.slice(0, 100))} is not stored (deleted?), and a CLI turn runs only in a stored conversation, whose capability limits it to the turn's mode.`,
     });
   const revoke = () => kernel.capabilities.revoke(capability);
+  // The endpoint reports each call made with the capability before the CLI sees its result: the
+  // items of each, in call order per tool, wait here for the CLI's own report of that call.
+  const reported = new Map<string, Array<ItemRef[] | undefined>>();
+  kernel.capabilities.observe(capability, (call) => {
+    const queue = reported.get(call.tool) ?? [];
+    queue.push(call.ok ? call.items : undefined);
+    reported.set(call.tool, queue);
+  });
+  const itemsOf = (tool: string) => reported.get(tool)?.shift();
   try {
     const tools = kernel.registry.list().filter((t) => offeredIn(t.spec, access));
     emit({ type: 'turn_start', conversationId: opts.conversationId, capability, tools: tools.map((t) => t.spec.name) });
@@ -647,6 +660,7 @@ export async function runCliTurn(kernel: Kernel, opts: CliTurnOptions): Promise<
       detection,
       access,
       onExit: revoke,
+      itemsOf,
     });
     const stop: StopReason = run.cancelled ? 'cancelled' : run.error ? 'error' : 'final';
     return finish({ ...run, stop });

@@ -43,9 +43,13 @@ function notesPack(written: string[]): PackDefinition {
           danger: 'medium',
           effect: 'write',
         },
-        impl: (args: Record<string, unknown>) => {
-          written.push(String(args.line));
-          return `wrote ${String(args.line)}`;
+        impl: {
+          run: (args: Record<string, unknown>) => {
+            written.push(String(args.line));
+            return `wrote ${String(args.line)}`;
+          },
+          // The note the line went to: linked in the chat reply (seen by the kernel, not in the CLI's output).
+          items: (_value: unknown, args: Record<string, unknown>) => [{ type: 'note' as const, id: 'n-1', title: `Notes (${String(args.line)})` }],
         },
       },
       {
@@ -140,6 +144,9 @@ describe('agent CLI backends (fake claude, codex and agy on PATH, a real MCP end
     expect(s.fx.prompter.asked).toHaveLength(1);
     expect(s.fx.prompter.asked[0]).toMatchObject({ tool: 'note_write', caller: { kind: 'mcp', conversationId: conv.id } });
     expect(r.steps).toEqual([expect.objectContaining({ tool: 'note_write', outcome: 'ok', summary: 'wrote buy milk' })]);
+    // The items the result named reach the step through the kernel, since the CLI's output does not carry them.
+    expect(r.steps[0]!.items).toEqual([{ type: 'note', id: 'n-1', title: 'Notes (buy milk)' }]);
+    expect((await s.fx.kernel.conversations.activity(conv.id))[0]?.items).toEqual([{ type: 'note', id: 'n-1', title: 'Notes (buy milk)' }]);
     // The answer streamed as it arrived; the reasoning is kept beside the reply.
     expect(
       events

@@ -132,6 +132,31 @@ describe('conversations encrypted at rest', () => {
     fx = makeKernel();
     const id = await chatWithMarker();
     const store = fx.kernel.conversations as ConversationStore;
+    // A step a person edited, whose result named an item: those columns are encrypted too, and must survive the rotation.
+    await store.appendTurn(
+      id,
+      [
+        { role: 'user', content: 'Link it' },
+        { role: 'assistant', content: '', toolCalls: [{ id: 'c1', name: 'echo_safe', arguments: { text: 'asked' } }] },
+        { role: 'tool', toolCallId: 'c1', name: 'echo_safe', content: 'ok' },
+        { role: 'assistant', content: 'Done' },
+      ],
+      [
+        {
+          iteration: 1,
+          callId: 'c1',
+          tool: 'echo_safe',
+          args: { text: MARKER },
+          outcome: 'ok',
+          summary: 'ok',
+          durationMs: 1,
+          edited: { by: 'console', askedArgs: { text: `asked ${MARKER}` } },
+          items: [{ type: 'note', id: 'n1', title: `Note ${MARKER}`, icon: '🚀' }],
+        },
+      ],
+    );
+    expect((await store.activity(id)).at(-1)).toMatchObject({ edited: { by: 'console' }, items: [{ type: 'note', id: 'n1', icon: '🚀' }] });
+    expect(onDisk(path.join(fx.dataDir, 'agent.sqlite')).includes(MARKER)).toBe(false);
     const before = { history: await store.history(id), activity: await store.activity(id), info: await store.info(id), summaries: await store.summaries(id) };
     const file = path.join(fx.dataDir, 'agent.sqlite');
     const oldKey = JSON.parse(fs.readFileSync(store.keyFile, 'utf8')) as { current: string };

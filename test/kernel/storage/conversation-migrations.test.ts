@@ -12,6 +12,7 @@ const ALL_MIGRATIONS = [
   'TitleAsText1796600000000',
   'AddMessageReasoning1796700000000',
   'AddActivityEdit1796800000000',
+  'AddActivityItems1797200000000',
 ];
 const ENTITIES = [ConversationRow, MessageRow, ToolActivityRow, SummaryRow];
 
