@@ -50,6 +50,7 @@ import { auditQuery, auditRows } from './audit-view.js';
 import { ConsoleAuth, cookieValue, DEFAULT_SESSION_TTL_MS } from './console-auth.js';
 import { ConsoleChat } from './console-chat.js';
 import { probeProvider, saveProvider, type ProviderAccess } from './console-providers.js';
+import { itemView } from './item-view.js';
 
 export const CONSOLE_PATH = '/ui';
 /** Largest request body the console reads (an edited note body fits comfortably). */
@@ -116,15 +117,21 @@ const TYPES: Record<string, string> = {
   '.css': 'text/css; charset=utf-8',
 };
 
-/** Preact and htm as the browser imports them (ES modules from the installed packages; nothing is fetched from elsewhere). */
+/**
+ * Preact and htm, and the markdown renderer (marked) and sanitiser (DOMPurify) of chat replies, as
+ * the browser imports them: ES modules from the installed packages; nothing is fetched from elsewhere.
+ */
 function vendorFiles(): Record<string, string> {
   const require = createRequire(import.meta.url);
   const mjs = (id: string) => require.resolve(id).replace(/\.js$/, '.mjs');
+  const beside = (pkg: string, file: string) => path.join(path.dirname(require.resolve(pkg)), file);
   return {
     'preact.mjs': mjs('preact'),
     'hooks.mjs': mjs('preact/hooks'),
     'htm.mjs': mjs('htm'),
     'htm-preact.mjs': mjs('htm/preact'),
+    'marked.mjs': beside('marked', 'marked.esm.js'),
+    'purify.mjs': beside('dompurify', 'purify.es.mjs'),
   };
 }
 
@@ -134,6 +141,8 @@ const IMPORT_MAP = JSON.stringify({
     'preact/hooks': `${CONSOLE_PATH}/vendor/hooks.mjs`,
     htm: `${CONSOLE_PATH}/vendor/htm.mjs`,
     'htm/preact': `${CONSOLE_PATH}/vendor/htm-preact.mjs`,
+    marked: `${CONSOLE_PATH}/vendor/marked.mjs`,
+    dompurify: `${CONSOLE_PATH}/vendor/purify.mjs`,
   },
 });
 
@@ -753,6 +762,13 @@ export class ConsoleServer implements HttpHandler {
       return this.committed(res, changed, 200, async () => ({ externalWrites: await changed }));
     }
     if (route.startsWith('/chat')) return this.chatApi(req, res, route.slice('/chat'.length), method);
+    const item = /^\/items\/([^/]+)\/(.+)$/.exec(route);
+    if (item && method === 'GET') {
+      const stop = new AbortController();
+      res.on('close', () => stop.abort(new Error('the console page went away')));
+      const view = await itemView(this.admin, decodeURIComponent(item[1]!), decodeURIComponent(item[2]!), this.clock.now(), stop.signal);
+      return 'status' in view ? this.json(res, view.status, { error: view.code, message: view.message }) : this.json(res, 200, view);
+    }
     if (route === '/panels' && method === 'GET') return this.json(res, 200, this.panelViews());
     const action = /^\/panels\/([^/]+)\/([^/]+)\/([^/]+)$/.exec(route);
     if (action && method === 'POST') return this.runAction(req, res, ...(action.slice(1).map(decodeURIComponent) as [string, string, string]));

@@ -6,6 +6,7 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import { html } from 'htm/preact';
 import { api, API } from './api.js';
 import { ChatPage } from './chat.js';
+import { ItemPage } from './items.js';
 import { Reminders } from './reminders.js';
 import { permissionsChanged, UndoBar } from './risky.js';
 import { AuditPage, AuditRow, McpPage, PacksPage, PermissionsPage, ProvidersPage, unasked } from './admin.js';
@@ -271,7 +272,19 @@ function useRoute() {
     window.addEventListener('hashchange', on);
     return () => window.removeEventListener('hashchange', on);
   }, []);
+  if (/^#\/item\/[^/]+\/.+/.test(route)) return route;
   return PAGES.some(([h]) => h === route) ? route : '#/';
+}
+
+/** The type and id of an item view's route (#/item/TYPE/ID), or null. */
+function itemRoute(route) {
+  const m = /^#\/item\/([^/]+)\/(.+)$/.exec(route);
+  if (!m) return null;
+  try {
+    return { type: m[1], id: decodeURIComponent(m[2]) };
+  } catch {
+    return null;
+  }
 }
 
 /** One event stream for the whole page: approvals and the audit tail. While it is open the broker counts as attended. */
@@ -470,6 +483,7 @@ function App() {
       ${state === 'error' && html`<p role="alert">The console could not reach memo serve.</p>`}
       ${state === 'in' && route === '#/' && html`<${Inbox} source=${source} connected=${connected} announce=${announce} />`}
       ${state === 'in' && route === '#/chat' && html`<${ChatPage} events=${source} announce=${announce} />`}
+      ${state === 'in' && itemRoute(route) && html`<${ItemPage} ...${itemRoute(route)} />`}
       ${state === 'in' && route === '#/audit' && html`<${AuditPage} events=${source} />`}
       ${state === 'in' && route === '#/packs' && html`<${PacksPage} announce=${announce} />`}
       ${state === 'in' && route === '#/permissions' && html`<${PermissionsPage} announce=${announce} />`}

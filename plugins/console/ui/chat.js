@@ -6,6 +6,8 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import { html } from 'htm/preact';
 import { api } from './api.js';
 import { ApprovalCard } from './approval-card.js';
+import { ItemLink, Sources } from './items.js';
+import { copyText, itemsOfSteps, renderMarkdown } from './markdown.js';
 
 const OUTCOMES = { running: 'running…', ok: 'ok', error: 'failed', denied: 'denied', expired: 'expired' };
 const ENDINGS = {
@@ -43,6 +45,12 @@ function Step({ n, step }) {
       </summary>
       ${step.summary && html`<p class="step-summary">${step.summary}</p>`}
       ${
+        step.items?.length > 0 &&
+        html`<ul class="step-items" aria-label="Items this step returned">
+          ${step.items.map((i) => html`<li><${ItemLink} item=${i} chip=${false} /></li>`)}
+        </ul>`
+      }
+      ${
         step.edited
           ? html`<h4>Arguments as run (edited by ${step.edited.by} before approving)</h4>
               <pre>${JSON.stringify(step.args, null, 2)}</pre>
@@ -61,14 +69,64 @@ function Step({ n, step }) {
   </li>`;
 }
 
-function RunBox({ steps, label }) {
-  if (!steps.length) return null;
-  return html`<section class="run-box" aria-label=${label}>
-    <h3>Agent Run</h3>
-    <ol class="steps">
-      ${steps.map((s, i) => html`<${Step} key=${i} n=${i + 1} step=${s} />`)}
-    </ol>
+/**
+ * A turn's tool calls folded into one activity row (seed 003): while the turn runs it names the tool
+ * running and counts the steps, with a spinner; once done it settles to a step count. Selecting it
+ * opens the steps. A request waiting for the person opens the row by itself (its Allow and Deny are
+ * inside) and the row folds back once it is answered, unless the person opened it.
+ */
+function ActivityRow({ steps, running, waiting = false, label, children }) {
+  const [opened, setOpened] = useState(false);
+  const shown = opened || waiting;
+  const shownRef = useRef(shown);
+  shownRef.current = shown;
+  if (!steps.length && !waiting) return null;
+  const current = steps.findLast((s) => (s.state ?? s.outcome) === 'running') ?? steps.at(-1);
+  const notOk = steps.filter((s) => !['ok', 'running'].includes(s.state ?? s.outcome)).length;
+  const count = `${steps.length} ${steps.length === 1 ? 'step' : 'steps'}`;
+  const text = waiting
+    ? `Waiting for your approval · ${count}`
+    : running && current
+      ? `Running ${current.tool} · ${count} so far`
+      : `${count}${notOk ? ` · ${notOk} not ok` : ''}`;
+  return html`<section class="activity" aria-label=${label} data-running=${running ? 'true' : 'false'}>
+    <details
+      open=${shown}
+      onToggle=${(e) => {
+        // Only the person's own toggles count: the row opening itself for a waiting request does not.
+        if (e.currentTarget.open !== shownRef.current) setOpened(e.currentTarget.open);
+      }}
+    >
+      <summary>
+        ${running && html`<span class="spinner" aria-hidden="true"></span>`}
+        <span class="activity-label">${text}</span>
+      </summary>
+      <ol class="steps">
+        ${steps.map((s, i) => html`<${Step} key=${i} n=${i + 1} step=${s} />`)}
+      </ol>
+      ${children}
+    </details>
   </section>`;
+}
+
+/** A reply's text as rendered markdown: item links the turn's tools returned are chips. */
+function ReplyText({ text, items }) {
+  return html`<div class="md" dangerouslySetInnerHTML=${{ __html: renderMarkdown(text, items) }}></div>`;
+}
+
+/** Under a finished reply: Copy (the markdown as written) and the sources the turn's tools returned. */
+function ReplyActions({ markdown, items }) {
+  const [copied, setCopied] = useState(null);
+  const copy = async () => {
+    const ok = await copyText(markdown);
+    setCopied(ok ? 'Copied' : 'Copy failed');
+    setTimeout(() => setCopied(null), 1500);
+  };
+  return html`<div class="reply-actions">
+    <button type="button" class="quiet" onClick=${copy} aria-label="Copy the reply as markdown">${copied ?? 'Copy'}</button>
+    <span class="sr-only" role="status">${copied ?? ''}</span>
+    <${Sources} items=${[...items.values()]} />
+  </div>`;
 }
 
 function Reasoning({ text }) {
@@ -98,6 +156,7 @@ function exchanges(messages, activity) {
         // The raw arguments are the model's: for a step a person edited, what it asked for (`args` are those that ran).
         raw: x.results[i] === undefined ? undefined : { args: a.edited?.askedArgs ?? a.args, result: x.results[i], truncated: false },
       }));
+    x.items = itemsOfSteps(x.steps);
   }
   return out;
 }
@@ -108,13 +167,14 @@ function Exchange({ x }) {
       <span class="who">You</span>
       <p>${x.user}</p>
     </div>
-    <${RunBox} steps=${x.steps} label="Steps of this turn" />
+    <${ActivityRow} steps=${x.steps} running=${false} label="Steps of this turn" />
     ${x.replies.map(
-      (r) =>
+      (r, i) =>
         html`<div class="msg assistant">
           <span class="who">Memo${r.model ? html` <span class="model">${r.provider}/${r.model}</span>` : ''}</span>
           <${Reasoning} text=${r.reasoning} />
-          ${r.content && html`<p>${r.content}</p>`}
+          ${r.content && html`<${ReplyText} text=${r.content} items=${x.items} />`}
+          ${r.content && i === x.replies.length - 1 && html`<${ReplyActions} markdown=${r.content} items=${x.items} />`}
         </div>`,
     )}
   </li>`;
@@ -131,6 +191,31 @@ function LiveTurn({ turn, announce }) {
     }
   };
   const running = turn.state === 'running';
+  // The waiting requests' cards live inside the activity row, which opens itself while one waits.
+  const waitingCards =
+    turn.waiting.length > 0 &&
+    html`<div class="waiting">
+      <p role="status">
+        Waiting for your approval: ${turn.waiting.map((w) => w.tool).join(', ')}. Answer it here, or in the <a href="#/">Approvals inbox</a> (one request: the
+        first answer counts).
+      </p>
+      ${turn.waiting.map(
+        (w) =>
+          w.approval &&
+          html`<${ApprovalCard}
+            key=${`${w.id}:${w.approval.revision}`}
+            approval=${{ ...w.approval, expiresInMs: Math.max(0, Date.parse(w.approval.expiresAt) - Date.now()), receivedAt: Date.now() }}
+            pickable=${false}
+            selected=${false}
+            onSelect=${() => {}}
+            onAnswering=${() => () => {}}
+            announce=${announce}
+            compact=${false}
+            checked=${false}
+            onCheck=${() => {}}
+          />`,
+      )}
+    </div>`;
   return html`<section class=${`live-turn ${turn.state}`} aria-label="The current turn" aria-busy=${running} data-state=${turn.state}>
     ${
       running &&
@@ -139,38 +224,18 @@ function LiveTurn({ turn, announce }) {
         <p>${turn.message}</p>
       </div>`
     }
-    ${running && html`<${RunBox} steps=${turn.steps} label="Steps of the current turn" />`}
+    ${
+      (running || turn.waiting.length > 0) &&
+      html`<${ActivityRow} steps=${turn.steps} running=${running} waiting=${turn.waiting.length > 0} label="Steps of the current turn"
+        >${waitingCards}</${ActivityRow}
+      >`
+    }
     ${
       running &&
       turn.partial &&
       html`<div class="msg assistant streaming">
         <span class="who">Memo <span class="model">(writing…)</span></span>
-        <p>${turn.partial}</p>
-      </div>`
-    }
-    ${
-      turn.waiting.length > 0 &&
-      html`<div class="waiting">
-        <p role="status">
-          Waiting for your approval: ${turn.waiting.map((w) => w.tool).join(', ')}. Answer it here, or in the <a href="#/">Approvals inbox</a> (one request: the
-          first answer counts).
-        </p>
-        ${turn.waiting.map(
-          (w) =>
-            w.approval &&
-            html`<${ApprovalCard}
-              key=${`${w.id}:${w.approval.revision}`}
-              approval=${{ ...w.approval, expiresInMs: Math.max(0, Date.parse(w.approval.expiresAt) - Date.now()), receivedAt: Date.now() }}
-              pickable=${false}
-              selected=${false}
-              onSelect=${() => {}}
-              onAnswering=${() => () => {}}
-              announce=${announce}
-              compact=${false}
-              checked=${false}
-              onCheck=${() => {}}
-            />`,
-        )}
+        <${ReplyText} text=${turn.partial} items=${itemsOfSteps(turn.steps)} />
       </div>`
     }
     ${
@@ -218,6 +283,9 @@ function Picker({ options, choice, setChoice }) {
   </div>`;
 }
 
+/** The conversation shown last in this page: opened again when the chat page comes back (from an item's view). */
+let lastOpen = null;
+
 export function ChatPage({ events, announce }) {
   const [options, setOptions] = useState(null);
   const [list, setList] = useState([]);
@@ -243,6 +311,7 @@ export function ChatPage({ events, announce }) {
   };
   /** Shows a conversation; `keepTurn` keeps the box of a turn that just ended in this page. */
   const open = async (id, keepTurn = false) => {
+    lastOpen = id;
     setCurrent(id);
     setProblem('');
     try {
@@ -263,6 +332,8 @@ export function ChatPage({ events, announce }) {
       (err) => announce(err.message),
     );
     void loadList();
+    // Back from an item a reply linked: the conversation it was in is open again.
+    if (lastOpen) void open(lastOpen);
   }, []);
   useEffect(() => {
     if (!events) return undefined;
@@ -311,6 +382,7 @@ export function ChatPage({ events, announce }) {
         id = (await api('/chat/conversations', { method: 'POST', body: {} })).id;
         setCurrent(id);
         currentRef.current = id;
+        lastOpen = id;
         setTranscript({ info: { id, title: 'New conversation' }, messages: [], activity: [] });
       }
       const body = {
@@ -334,6 +406,7 @@ export function ChatPage({ events, announce }) {
     try {
       await api(`/chat/conversations/${encodeURIComponent(current)}`, { method: 'DELETE', body: {} });
       setCurrent(null);
+      lastOpen = null;
       setTranscript(null);
       setTurn(null);
       announce('Conversation deleted.');

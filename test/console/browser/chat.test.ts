@@ -147,7 +147,11 @@ describe('chat in the console, in Chromium', () => {
     expect(await page.getByLabel('Provider').inputValue()).toBe('loopback');
     await page.getByRole('textbox', { name: 'Message', exact: true }).fill('echo hello from the browser');
     await page.getByRole('button', { name: 'Send' }).click();
-    // The step is shown done while the model still holds the final answer: it came live.
+    // The turn's calls fold into one activity row, which counts them while the turn runs; opened, it
+    // shows the step done while the model still holds the final answer: it came live.
+    const row = page.locator('.live-turn .activity');
+    await row.locator('summary', { hasText: /1 step so far/ }).waitFor();
+    await row.locator('summary').first().click();
     const step = page.locator('.live-turn .step[data-tool="echo_safe"][data-state="ok"]');
     await step.waitFor();
     expect(await page.locator('.live-turn').getAttribute('data-state')).toBe('running');
@@ -171,7 +175,9 @@ describe('chat in the console, in Chromium', () => {
     expect(await answer.locator('details.reasoning').getAttribute('open')).toBeNull();
     await answer.getByText(/^Thought \(\d+ words\)$/).click();
     await answer.getByText('The tool answered; say what it said.').waitFor();
-    // The stored turn keeps its step, with the result the model was given.
+    // The stored turn keeps its step in a folded row that settled to a count, with the result the model was given.
+    const storedRow = page.locator('.transcript .activity').last();
+    await storedRow.locator('summary', { hasText: /^\s*1 step\s*$/ }).click();
     const stored = page.locator('.transcript .step[data-tool="echo_safe"]');
     await stored.locator('summary').click();
     await stored.locator('pre', { hasText: '{"echoed":{"text":"echo hello from the browser"}}' }).waitFor();
@@ -235,6 +241,9 @@ describe('chat in the console, in Chromium', () => {
     await waitFor(() => model.held.length === 1, { what: 'the final request after the edited call' });
     model.held.shift()!.release();
     const step = page.locator('li.step[data-tool="echo_editable"]').last();
+    // The stored turn's row (once the transcript has it) opens to its steps.
+    await step.waitFor({ state: 'attached' });
+    await page.locator('.transcript .activity', { has: step }).locator('summary').first().click();
     await step.locator('.edited-mark', { hasText: 'edited by console' }).waitFor();
     await step.locator('summary').click();
     await step.getByText('Arguments as run (edited by console before approving)').waitFor();

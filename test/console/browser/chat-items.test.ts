@@ -1,0 +1,258 @@
+/**
+ * Linked items in the console's chat, in real headless Chromium, with the real vault, calendar and
+ * canvas packs and a model served over loopback HTTP in OpenAI's chat-completions wire format: the
+ * model reads one item of each type through the tools and answers in markdown with [title](memo:TYPE/ID)
+ * links. Each link to an item the tools returned is a citation chip (the item's own icon, else its
+ * type's; an emoji the model wrote moves into the icon slot), a link to anything else an ordinary
+ * mention; the reply lists its sources; Copy hands over the markdown as written; each chip opens the
+ * item's view (a note's markdown rendered, a task, an event, a canvas as its render). Raw HTML and
+ * script links in a reply never reach the DOM as markup. axe-core scans each view.
+ */
+import * as fs from 'node:fs';
+import * as http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import * as path from 'node:path';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { waitFor } from '../../helpers/wait.js';
+import { consoleFixture, type ConsoleFixture } from '../console-helpers.js';
+import { launchChromium, screenshotPath, seriousViolations } from './browser-helpers.js';
+
+/** What the model reads, one call each: every kind of item. */
+const READS: Array<[string, Record<string, unknown>]> = [
+  ['vault_read_note', { note: 'Projects/Launch plan.md' }],
+  ['vault_list_tasks', {}],
+  ['vault_list_inbox_items', {}],
+  ['vault_list_journal_entries', {}],
+  ['get_calendar_events', { start: '2026-12-01T00:00:00Z', end: '2027-01-31T00:00:00Z' }],
+  ['vault_list_projects', {}],
+  ['vault_list_folder', {}],
+  ['vault_list_canvases', {}],
+];
+
+/**
+ * A chat-completions model: it passes the capability probe, calls every read of READS at once, then
+ * answers with `answer(results)`, built from the ids in the tool results it was sent (as a model does).
+ */
+function modelServer(answer: (results: Record<string, any>) => string) {
+  const requests: any[] = [];
+  const server = http.createServer((req, res) => {
+    let body = '';
+    req.on('data', (d) => (body += d));
+    req.on('end', () => {
+      const json = JSON.parse(body);
+      requests.push(json);
+      const msgs = json.messages as any[];
+      const last = msgs.at(-1);
+      const probe = JSON.stringify(json.tools ?? []).includes('get_magic_number');
+      const reply = (message: any) => {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(
+          JSON.stringify({
+            id: `chatcmpl-${requests.length}`,
+            object: 'chat.completion',
+            created: 1733400000,
+            model: json.model,
+            choices: [{ index: 0, message, finish_reason: message.tool_calls ? 'tool_calls' : 'stop' }],
+            usage: { prompt_tokens: 60, completion_tokens: 8, total_tokens: 68 },
+          }),
+        );
+      };
+      const calls = (list: Array<[string, object]>) =>
+        reply({
+          role: 'assistant',
+          content: null,
+          tool_calls: list.map(([name, args], i) => ({
+            id: `call_${requests.length}_${i}`,
+            type: 'function',
+            function: { name, arguments: JSON.stringify(args) },
+          })),
+        });
+      if (probe) return last.role === 'tool' ? reply({ role: 'assistant', content: last.content }) : calls([['get_magic_number', {}]]);
+      if (!json.tools) return reply({ role: 'assistant', content: 'Everything found' });
+      if (last.role !== 'tool') return calls(READS);
+      const results: Record<string, any> = {};
+      for (const m of msgs) if (m.role === 'tool') results[m.name ?? READS[Object.keys(results).length]![0]] = JSON.parse(m.content);
+      return reply({ role: 'assistant', content: answer(results) });
+    });
+  });
+  return { server, requests };
+}
+
+const HOSTILE = '<img src=x onerror="window.__xss=1"> <script>window.__xss=2</script> [click me](javascript:window.__xss=3)';
+
+function linkedAnswer(r: Record<string, any>): string {
+  const note = r.vault_read_note;
+  const task = r.vault_list_tasks.tasks[0];
+  const inbox = r.vault_list_inbox_items.items[0];
+  const journal = r.vault_list_journal_entries.entries[0];
+  const event = r.get_calendar_events.events[0];
+  const project = r.vault_list_projects.projects[0];
+  const folder = r.vault_list_folder.entries.find((e: any) => e.type === 'folder' && e.name === 'Projects');
+  const canvas = r.vault_list_canvases.canvases[0];
+  return [
+    'Here is **everything** I found:',
+    '',
+    `- the plan: [Launch plan](memo:note/${note.id})`,
+    `- a task: [${task.title}](memo:task/${task.id})`,
+    `- in the inbox: [${inbox.title}](memo:inbox/${inbox.id})`,
+    `- the journal: [📓 ${journal.date}](memo:journal/${journal.date})`,
+    `- on the calendar: [${event.title}](memo:event/${encodeURIComponent(event.id)})`,
+    `- the project [${project.name}](memo:project/${project.id}), in the folder [${folder.name}](memo:folder/${folder.path})`,
+    `- and the canvas [Board](memo:canvas/${encodeURIComponent(canvas.name)})`,
+    '',
+    'Not from a tool: [an old note](memo:note/0000000000000000).',
+    '',
+    HOSTILE,
+  ].join('\n');
+}
+
+describe('linked items in the console chat, in Chromium', () => {
+  let c: ConsoleFixture;
+  let browser: Browser;
+  let context: BrowserContext;
+  let page: Page;
+  const model = modelServer(linkedAnswer);
+  let vault: string;
+
+  /** A write through the pipeline as a host call, answered as a person would (the fixture has no face). */
+  async function made(tool: string, args: Record<string, unknown>): Promise<any> {
+    const k = c.fx.kernel;
+    const call = k.invoke({ tool, args, caller: { kind: 'host', id: 'test' } });
+    const asked = await waitFor(() => k.approvals.pending().find((p) => p.request.tool === tool), { what: `${tool} to be asked` });
+    k.approvals.answer(asked.id, 'allow-once', 'test');
+    const r = await call;
+    if (!r.ok) throw new Error(`${tool}: ${r.error.code} ${r.error.message}`);
+    return r.value;
+  }
+
+  beforeAll(async () => {
+    browser = await launchChromium();
+    await new Promise<void>((r) => model.server.listen(0, '127.0.0.1', () => r()));
+    c = await consoleFixture();
+    const k = c.fx.kernel;
+    vault = path.join(c.fx.root, 'vault');
+    fs.mkdirSync(path.join(vault, 'Projects'), { recursive: true });
+    fs.mkdirSync(path.join(vault, 'Journal'), { recursive: true });
+    fs.writeFileSync(
+      path.join(vault, 'Projects', 'Launch plan.md'),
+      '---\nicon: 🚀\n---\n# Launch plan\n\nThe **launch** is on Friday.\n\n- [ ] fuel\n- [x] paint\n',
+    );
+    fs.writeFileSync(path.join(vault, 'Journal', '2026-12-01.md'), 'A cold day.\n');
+    const loaded = await k.loadPacks([{ dir: path.resolve('plugins'), source: 'builtin', only: ['providers', 'vault', 'calendar', 'canvas'] }]);
+    expect(loaded.map((s) => `${s.id}:${s.status}`).sort()).toEqual(['calendar:loaded', 'canvas:loaded', 'providers:loaded', 'vault:loaded']);
+    k.packs.setConfig('vault', { watch: false });
+    k.packs.setConfig('calendar', { timeZone: 'UTC' });
+    const { port } = model.server.address() as AddressInfo;
+    k.providerSettings.put({ name: 'loopback', kind: 'openai-compatible', preset: 'custom', baseUrl: `http://127.0.0.1:${port}/v1`, model: 'gpt-4o' });
+    context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: c.origin });
+    page = await context.newPage();
+    await page.goto(c.link());
+    await page.getByRole('heading', { name: 'Approvals' }).waitFor();
+    // The items the model will find, made through the tools (a person approves each write).
+    await made('vault_create_project', { name: 'Rocket', icon: '🛰️' });
+    await made('vault_create_task', { title: 'Fuel the rocket', project: 'Rocket' });
+    await made('vault_add_to_inbox', { title: 'Read later', content: 'https://example.com/launch' });
+    await made('create_calendar_event', { title: 'Launch party', start: '2026-12-18T18:00:00Z', end: '2026-12-18T21:00:00Z' });
+    await made('vault_create_canvas', { name: 'Board' });
+    const board = await c.fx.kernel.invoke({ tool: 'vault_read_canvas', args: { canvas: 'Board' }, caller: { kind: 'host', id: 'test' } });
+    await made('vault_draw_on_canvas', {
+      canvas: 'Board',
+      version: (board as any).value.version,
+      elements: [{ type: 'rectangle', x: 0, y: 0, width: 120, height: 60, label: { text: 'Launch' } }],
+    });
+  }, 120_000);
+  afterAll(async () => {
+    await context?.close();
+    await c?.close();
+    model.server.closeAllConnections();
+    await new Promise<void>((r) => model.server.close(() => r()));
+  });
+
+  it('links every item the tools returned as a chip with its icon, lists the sources, and shows raw HTML and script links as text', async () => {
+    await page.getByRole('link', { name: 'Chat' }).click();
+    await page.getByRole('textbox', { name: 'Message', exact: true }).fill('find everything about the launch');
+    await page.getByRole('button', { name: 'Send' }).click();
+    const reply = page.locator('.transcript .msg.assistant', { hasText: 'Here is everything I found' });
+    await reply.waitFor();
+    const chips = reply.locator('.md a.item-link.chip');
+    expect(await chips.evaluateAll((as) => as.map((a) => [a.getAttribute('data-type'), a.querySelector('.item-icon')!.textContent, a.textContent]))).toEqual([
+      ['note', '🚀', '🚀Launch plan'],
+      ['task', '☑️', '☑️Fuel the rocket'],
+      ['inbox', '🔗', '🔗Read later'],
+      ['journal', '📓', '📓2026-12-01'],
+      ['event', '📅', '📅Launch party'],
+      ['project', '🛰️', '🛰️Rocket'],
+      ['folder', '🗂️', '🗂️Projects'],
+      ['canvas', '🎨', '🎨Board'],
+    ]);
+    // A link to an item no tool returned is an ordinary mention, not a chip.
+    expect(await reply.locator('.md a.item-link.mention').evaluateAll((as) => as.map((a) => a.textContent))).toEqual(['📄an old note']);
+    // Markdown is rendered; the hostile HTML is text, and the script link lost its address.
+    expect(await reply.locator('.md strong').first().textContent()).toBe('everything');
+    expect(await reply.locator('.md img, .md script').count()).toBe(0);
+    expect(await reply.locator('.md a[href^="javascript"]').count()).toBe(0);
+    await reply.getByText('<img src=x onerror="window.__xss=1">', { exact: false }).waitFor();
+    expect(await page.evaluate(() => (window as any).__xss)).toBeUndefined();
+    // The sources: the first icons and a count, opening into one row per item with its type.
+    const sources = reply.locator('details.sources');
+    // 9: one of each kind, and both folders the listing returned.
+    expect((await sources.locator('summary').textContent())!.replace(/\s+/g, ' ').trim()).toBe('🚀☑️🔗9 sources');
+    await sources.locator('summary').click();
+    const rows = await sources.locator('li').evaluateAll((lis) => lis.map((li) => li.querySelector('.source-type')!.textContent));
+    expect(rows).toEqual(expect.arrayContaining(['Note', 'Task', 'Inbox item', 'Journal entry', 'Event', 'Project', 'Folder', 'Canvas']));
+    expect(await seriousViolations(page)).toEqual([]);
+    const shot = screenshotPath('chat-linked-items-1280');
+    if (shot) await reply.screenshot({ path: shot });
+  });
+
+  it('Copy hands over the markdown the model wrote, and says so for a moment', async () => {
+    const reply = page.locator('.transcript .msg.assistant', { hasText: 'Here is everything I found' });
+    await reply.getByRole('button', { name: 'Copy the reply as markdown' }).click();
+    await reply.getByRole('button', { name: 'Copy the reply as markdown' }).getByText('Copied').waitFor();
+    const copied = await page.evaluate(() => navigator.clipboard.readText());
+    const stored = (await c.fx.kernel.conversations.messages!((await c.fx.kernel.conversations.list(1))[0]!.id)).filter((m) => m.role === 'assistant').at(-1)!;
+    expect(copied).toBe(stored.content);
+    expect(copied).toContain('[Launch plan](memo:note/');
+    expect(copied).toContain(HOSTILE);
+    await reply.getByRole('button', { name: 'Copy the reply as markdown' }).getByText('Copy', { exact: true }).waitFor();
+  });
+
+  it('each chip opens its item: the note with its markdown rendered, the task, the event, the canvas as its render', async () => {
+    const reply = page.locator('.transcript .msg.assistant', { hasText: 'Here is everything I found' });
+    await reply.locator('.md a.item-link.chip[data-type="note"]').click();
+    const view = page.locator('section.item-view');
+    await view.getByRole('heading', { name: 'Launch plan' }).first().waitFor();
+    expect(await view.locator('.note-body strong').textContent()).toBe('launch');
+    expect(await view.locator('.note-body input[type="checkbox"]').count()).toBe(2);
+    expect(await seriousViolations(page)).toEqual([]);
+    const shot = screenshotPath('item-note-1280');
+    if (shot) await page.screenshot({ path: shot, fullPage: true });
+    await page.goBack();
+
+    await reply.locator('.md a.item-link.chip[data-type="task"]').click();
+    await view.getByRole('heading', { name: 'Fuel the rocket' }).waitFor();
+    await view.getByText('Rocket', { exact: true }).waitFor();
+    await page.goBack();
+
+    await reply.locator('.md a.item-link.chip[data-type="event"]').click();
+    await view.getByRole('heading', { name: 'Launch party' }).waitFor();
+    await view
+      .getByText(/2026-12-18/)
+      .first()
+      .waitFor();
+    await page.goBack();
+
+    await reply.locator('.md a.item-link.chip[data-type="canvas"]').click();
+    const img = view.locator('img.canvas-render');
+    await img.waitFor();
+    expect(await img.getAttribute('src')).toMatch(/^data:image\/svg\+xml;base64,/);
+    expect(await img.evaluate((i: HTMLImageElement) => i.complete && i.naturalWidth > 0)).toBe(true);
+    await page.goBack();
+
+    // An item no tool knows says so.
+    await reply.locator('.md a.item-link.mention[data-type="note"]').click();
+    await view.getByRole('alert').waitFor();
+    expect(await view.getByRole('alert').textContent()).toMatch(/0000000000000000|No note/);
+  });
+});
