@@ -2,6 +2,7 @@
  * The agent's replaceable services: the DI token and interface of the conversation store (a host may
  * bring its own; the kernel's is kernel/agent/conversation-store.ts on SQLite or PostgreSQL).
  */
+import type { AccessMode } from '../tools/contract.js';
 import type { ConversationInfo, ConversationsHealth, HistoryHit, StoredMessage, StoredSummary, ToolActivity, TurnRecord } from './conversation-store.js';
 import type { AgentStep } from '../packs/pack-agent.js';
 import type { ChatMessage } from '../providers/provider.js';
@@ -13,7 +14,7 @@ export interface ConversationStore {
   info(id: string): Promise<ConversationInfo>;
   exists(id: string): Promise<boolean>;
   list(limit?: number): Promise<ConversationInfo[]>;
-  update(id: string, fields: { title?: string; provider?: string | null; model?: string | null }): Promise<void>;
+  update(id: string, fields: { title?: string; provider?: string | null; model?: string | null; mode?: AccessMode | null }): Promise<void>;
   delete(id: string): Promise<boolean>;
   history(id: string): Promise<ChatMessage[]>;
   /** `record`: who produced the turn's replies, and the summary when the turn compacted its history. */

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { isMemoError } from '../errors.js';
 import type { AgentKernel as Kernel } from './agent-kernel.js';
 import { PathSandbox } from '../sandbox/path-sandbox.js';
-import type { ToolContext } from '../tools/contract.js';
+import type { ItemRef, ItemType, ToolContext } from '../tools/contract.js';
 
 /** What the vault pack offers under `vault.entities` (the part chat uses), looked up, never imported. */
 interface VaultEntities {
@@ -12,7 +12,7 @@ interface VaultEntities {
 export interface MentionReference {
   /** As typed, without the `@`. */
   mention: string;
-  type: 'note' | 'task';
+  type: ItemType;
   id: string;
   title: string;
   path?: string;
@@ -47,10 +47,17 @@ export function findMentions(message: string): string[] {
  * message goes as typed. A note is tried first, then a task. Only the reference (type, id, title,
  * path) is added: the model reads the item with the vault's tools, through the gate, if it needs to.
  */
-export async function resolveMentions(kernel: Kernel, message: string, signal: AbortSignal = new AbortController().signal): Promise<ResolvedMentions> {
-  const mentions = findMentions(message);
+export async function resolveMentions(
+  kernel: Kernel,
+  message: string,
+  signal: AbortSignal = new AbortController().signal,
+  picked: readonly ItemRef[] = [],
+): Promise<ResolvedMentions> {
+  // Items picked from a face's mention picker come as references already: their @Title is not looked up again.
+  const pickedRefs: MentionReference[] = picked.map((p) => ({ mention: p.title, type: p.type, id: p.id, title: p.title }));
+  const mentions = findMentions(withoutPicked(message, picked));
   const vault = kernel.shared.lookup<VaultEntities>('vault.entities');
-  if (mentions.length === 0 || !vault) return { message, references: [], unresolved: [] };
+  if (mentions.length === 0 || !vault) return withReferences(message, pickedRefs, []);
   // The vault runs `find` with its own settings and data folder; the rest is the kernel's, as for a tool.
   const ctx: ToolContext = {
     signal,
@@ -65,7 +72,7 @@ export async function resolveMentions(kernel: Kernel, message: string, signal: A
     config: {},
     progress: () => {},
   };
-  const references: MentionReference[] = [];
+  const references: MentionReference[] = [...pickedRefs];
   const unresolved: ResolvedMentions['unresolved'] = [];
   for (const mention of mentions) {
     try {
@@ -78,6 +85,18 @@ export async function resolveMentions(kernel: Kernel, message: string, signal: A
       else throw err;
     }
   }
+  return withReferences(message, references, unresolved);
+}
+
+/** The message with the picked items' `@Title` taken out, for finding the mentions typed by hand. */
+function withoutPicked(message: string, picked: readonly ItemRef[]): string {
+  let rest = message;
+  for (const p of picked) rest = rest.split(`@${p.title}`).join(' ');
+  return rest;
+}
+
+/** The message with a reference list after it (unchanged when nothing resolved). */
+function withReferences(message: string, references: MentionReference[], unresolved: ResolvedMentions['unresolved']): ResolvedMentions {
   if (references.length === 0) return { message, references, unresolved };
   const lines = references.map((r) => `- @${r.mention}: ${r.type} "${r.title}" (id ${r.id}${r.path ? `, path ${r.path}` : ''})`);
   return { message: `${message}\n\nMentioned vault items:\n${lines.join('\n')}`, references, unresolved };

@@ -4,6 +4,7 @@ import { isCliBackendProvider, runCliTurn } from './cli-backends/cli-turn.js';
 import { summarise, type Compaction } from './compaction.js';
 import { TokenCounter } from './context-budget.js';
 import type { ModelProvider } from '../providers/provider.js';
+import type { ItemRef } from '../tools/contract.js';
 import { withAttachments, type Attachment } from './chat-attachments.js';
 import { resolveMentions, type ResolvedMentions } from './chat-mentions.js';
 import { fallbackTitle, generateTitle } from './conversation-title.js';
@@ -17,6 +18,8 @@ export interface ChatTurnOptions extends Omit<TurnOptions, 'history' | 'routine'
   attachments?: readonly Attachment[];
   /** Resolve vault `@mentions` when the vault pack is loaded (default true). */
   mentions?: boolean;
+  /** Items the person picked in a face's @mention picker: sent as references with the message (their @Title is not looked up again). */
+  mentioned?: readonly ItemRef[];
 }
 
 export interface ChatTurnResult extends TurnResult {
@@ -49,10 +52,14 @@ export async function runChatTurn(kernel: Kernel, opts: ChatTurnOptions): Promis
   // A CLI backend asked for no particular model ('') uses its own default: only the provider counts.
   const switched = !first && (info.provider !== provider || (opts.model !== '' && info.model !== opts.model));
   if (first || switched) await store.update(opts.conversationId, { provider, model: opts.model });
+  // The turn's access mode, so a face reopens the conversation in it (a host's store may not keep one).
+  if (opts.mode && info.mode !== undefined && info.mode !== opts.mode) await store.update(opts.conversationId, { mode: opts.mode });
 
-  const { titles, titleSignal, attachments, mentions: resolve, ...turn } = opts;
+  const { titles, titleSignal, attachments, mentions: resolve, mentioned, ...turn } = opts;
   const mentions =
-    resolve === false ? { message: opts.userMessage, references: [], unresolved: [] } : await resolveMentions(kernel, opts.userMessage, opts.signal);
+    resolve === false
+      ? { message: opts.userMessage, references: [], unresolved: [] }
+      : await resolveMentions(kernel, opts.userMessage, opts.signal, mentioned ?? []);
   const userMessage = withAttachments(mentions.message, attachments ?? []);
   // A CLI backend runs its own loop; Memo's tools reach it over MCP with this turn's capability.
   const result: TurnResult & { model?: string } = isCliBackendProvider(opts.provider)

@@ -27,6 +27,10 @@ export class ConversationRow {
 
   @DeleteDateColumn({ nullable: true })
   deletedAt!: Date | null;
+
+  /** The access mode of its latest turn (vault, computer, web); null before the first. Added by a migration. */
+  @Column('varchar', { length: 16, nullable: true })
+  mode!: string | null;
 }
 
 @Entity('messages')

@@ -143,6 +143,17 @@ class AddActivityItems1797200000000 implements MigrationInterface {
   }
 }
 
+/** The access mode of a conversation's latest turn, so a face reopens it in that mode. */
+class AddConversationMode1797300000000 implements MigrationInterface {
+  async up(qr: QueryRunner): Promise<void> {
+    await qr.query(`ALTER TABLE "conversations" ADD COLUMN "mode" varchar(16)`);
+  }
+
+  async down(qr: QueryRunner): Promise<void> {
+    await qr.query(`ALTER TABLE "conversations" DROP COLUMN "mode"`);
+  }
+}
+
 /** Every migration of agent.sqlite, in order. */
 export const CONVERSATION_MIGRATIONS = [
   CreateConversations1796064597881,
@@ -151,4 +162,5 @@ export const CONVERSATION_MIGRATIONS = [
   AddMessageReasoning1796700000000,
   AddActivityEdit1796800000000,
   AddActivityItems1797200000000,
+  AddConversationMode1797300000000,
 ];

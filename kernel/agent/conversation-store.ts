@@ -7,7 +7,7 @@ import type { DatabaseUrl } from '../storage/database-url.js';
 import { openSqlite } from '../storage/sqlite.js';
 import { checkSqliteFile, isSqliteDamage } from '../storage/sqlite-health.js';
 import type { AgentStep } from '../packs/pack-agent.js';
-import type { ItemRef } from '../tools/contract.js';
+import type { AccessMode, ItemRef } from '../tools/contract.js';
 import { summaryMessage, type Compaction } from './compaction.js';
 import { ConversationCipher } from '../secrets/conversation-cipher.js';
 import type { ChatMessage } from '../providers/provider.js';
@@ -17,6 +17,8 @@ export interface ConversationInfo {
   title: string;
   provider: string | null;
   model: string | null;
+  /** The access mode of its latest turn (a face picks it again when the conversation is reopened); null before the first. */
+  mode?: AccessMode | null;
   createdAt: string;
   updatedAt: string;
   messages: number;
@@ -407,6 +409,7 @@ export class ConversationStore {
       title: this.title(row),
       provider: row.provider,
       model: row.model,
+      mode: (row.mode as AccessMode | null) ?? null,
       createdAt: row.createdAt.toISOString(),
       updatedAt: row.updatedAt.toISOString(),
       messages,
@@ -424,7 +427,7 @@ export class ConversationStore {
     return Promise.all(rows.map((r) => this.info(r.id)));
   }
 
-  async update(id: string, fields: { title?: string; provider?: string | null; model?: string | null }): Promise<void> {
+  async update(id: string, fields: { title?: string; provider?: string | null; model?: string | null; mode?: AccessMode | null }): Promise<void> {
     const { conv } = await this.repos();
     const { title, ...rest } = fields;
     await conv.update({ id }, { ...rest, ...(title !== undefined ? { title: this.c.encrypt(title.slice(0, 200), at.title(id)) } : {}) });

@@ -466,7 +466,7 @@ export function registerServeCommand(program: Command, cli: Cli): void {
             .catch((err: unknown) => logger.error(`SIGHUP: the MCP token was not rotated (it is unchanged): ${(err as Error)?.message ?? String(err)}`));
         };
         // The console's rotation (through the administration view) and memo serve rotate-token (the control socket) record their own lines first.
-        served.push(k.http.attach({ url: () => ep.url, rotateToken: () => void rotated() }));
+        served.push(k.http.attach({ url: () => ep.url, rotateToken: () => void rotated(), agentAccess: () => ({ url: ep.url, token: ep.token }) }));
         control?.setTokenRotation({ rotate: rotated });
         if (opts.json) print(info());
         else {

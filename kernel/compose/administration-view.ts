@@ -6,6 +6,9 @@
 import * as path from 'node:path';
 import { verifyAuditFile } from '../audit/audit-verify.js';
 import { runChatTurn } from '../agent/chat-turn.js';
+import { BACKENDS, isBackendId } from '../agent/cli-backends/backends.js';
+import { CliBackends } from '../agent/cli-backends/cli-turn.js';
+import { MemoError } from '../errors.js';
 import { systemPrompt } from '../agent/system-prompt.js';
 import type { Disposable } from '../disposable.js';
 import type { AdminActions } from './admin-actions.js';
@@ -49,6 +52,16 @@ export function administrationView(kernel: AdministeredKernel, packId: string, o
   };
   const by = packId;
   const feed = kernel.audit.onAppend?.bind(kernel.audit);
+  // The agent CLIs, made on first use: detection is cached five minutes, and their MCP calls come back through the endpoint memo serve runs.
+  let cliBackends: CliBackends | undefined;
+  const clis = () =>
+    (cliBackends ??= new CliBackends(kernel, {
+      endpoint: () => {
+        const access = kernel.http.endpoint?.agentAccess?.();
+        if (!access) throw new MemoError('VALIDATION', 'An agent CLI calls Memo back through the MCP endpoint memo serve runs, and none is being served.');
+        return access;
+      },
+    }));
   return {
     approvals: {
       pending: () => kernel.approvals.pending(),
@@ -110,6 +123,21 @@ export function administrationView(kernel: AdministeredKernel, packId: string, o
     },
     conversations: kernel.conversations,
     chatTurn: (options) => runChatTurn(kernel, options),
+    agentClis: {
+      detect: async () =>
+        (await clis().detector.detectAll()).map((d) => ({
+          id: d.backend,
+          label: d.label,
+          provider: BACKENDS[d.backend].provider,
+          found: d.found,
+          ...(d.version ? { version: d.version } : {}),
+          ...(d.found ? {} : { reason: d.reason }),
+        })),
+      provider: (id, access) => {
+        if (!isBackendId(id)) throw new MemoError('NOT_FOUND', `There is no agent CLI "${id.slice(0, 40)}" (claude, codex or agy).`);
+        return clis().provider(id, { access });
+      },
+    },
     systemPrompt: (mode) => systemPrompt(kernel, mode),
     invoke: (tool, args, signal) => kernel.invoke({ tool, args, caller: { kind: 'host', id: packId }, ...(signal ? { signal } : {}) }),
     sandbox: async () => {

@@ -37,6 +37,17 @@ export interface SandboxStatus {
   line: string;
 }
 
+/** An agent CLI as a face lists it: found with its version, or not found and why. */
+export interface AgentCliDetection {
+  id: string;
+  label: string;
+  /** The provider name its turns are stored under (`claude-cli`). */
+  provider: string;
+  found: boolean;
+  version?: string;
+  reason?: string;
+}
+
 export interface PackAdministration {
   /** The approval broker, as `memo approvals` sees it. While a watch is held the broker counts as attended. */
   readonly approvals: {
@@ -100,6 +111,16 @@ export interface PackAdministration {
   readonly conversations: ConversationStore;
   /** One turn of a stored conversation, as memo chat runs it (same loop, store and pipeline). */
   chatTurn(options: ChatTurnOptions): Promise<ChatTurnResult>;
+  /**
+   * The agent CLIs (claude, codex, agy) as backends of a face's turns: which are installed (each
+   * with its version, or why not), and one as the provider of a turn, whose MCP calls come back
+   * through the endpoint memo serve runs (NO_ENDPOINT when none is served).
+   */
+  readonly agentClis: {
+    detect(): Promise<AgentCliDetection[]>;
+    /** NOT_FOUND for an unknown id. `access`: Vault only, or Computer access (its own file, shell and web tools too). */
+    provider(id: string, access: 'vault' | 'computer'): ModelProvider;
+  };
   /** memo chat's system prompt for `mode`. */
   systemPrompt(mode: AgentMode): string;
   /** Calls a tool through the pipeline as the host caller named after this pack (`{kind: 'host', id: <pack id>}`). */

@@ -26,12 +26,18 @@ export interface HttpHandler {
   link?(origin: string): string;
 }
 
-/** The HTTP server that serves the mounts (memo serve's MCP endpoint) as the kernel knows it: never its token. */
+/** The HTTP server that serves the mounts (memo serve's MCP endpoint) as the kernel knows it: its token only through agentAccess, for the agent CLIs it runs. */
 export interface HttpServerInfo {
   /** The MCP endpoint's URL, `http://127.0.0.1:PORT/mcp`. */
   url(): string;
   /** Replaces the MCP bearer token; the host shows the new one where it showed the old (memo serve's terminal). */
   rotateToken(): void;
+  /**
+   * The endpoint's URL and its bearer token, read at each call (a rotated token is picked up), for
+   * the agent CLIs this kernel runs as a console's backends: they call Memo's tools back through it.
+   * Only the kernel reads it (never a pack: PackHttpApi does not offer it).
+   */
+  agentAccess?(): { url: string; token: string };
 }
 
 /** What a pack's `activate(api)` gets as `api.http`. */

@@ -3,7 +3,7 @@
  * here, so a face can link them without trusting the pack's shapes. A tool whose `items` throws or
  * answers nonsense loses its links, never its result.
  */
-import { ITEM_TYPES, type ItemRef, type JsonValue } from './contract.js';
+import { ITEM_TYPES, type ItemRef, type JsonValue, type ToolContext } from './contract.js';
 import type { RegisteredTool } from './tool-registry.js';
 import type { Logger } from '../logger.js';
 
@@ -15,11 +15,11 @@ const TYPES = new Set<string>(ITEM_TYPES);
 /** One emoji (or a short symbol sequence), never text: an icon is shown in a slot of its own. */
 const ICON = /^(?=.*(?:\p{Extended_Pictographic}|\p{Regional_Indicator}))(?:\p{Extended_Pictographic}|\p{Emoji_Component}){1,16}$/u;
 
-export function itemsOf(tool: RegisteredTool, value: JsonValue, args: Record<string, unknown>, logger?: Logger): ItemRef[] | undefined {
+export function itemsOf(tool: RegisteredTool, value: JsonValue, args: Record<string, unknown>, ctx: ToolContext, logger?: Logger): ItemRef[] | undefined {
   if (!tool.items) return undefined;
   let found: unknown;
   try {
-    found = tool.items(value, args);
+    found = tool.items(value, args, ctx);
   } catch (err) {
     logger?.warn(`${tool.spec.name}: its items could not be read from the result (${(err as Error)?.message ?? String(err)}); the result has no links`);
     return undefined;

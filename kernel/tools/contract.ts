@@ -178,7 +178,7 @@ export interface ItemRef {
 }
 
 /** The items a result names (at most ITEM_LIMIT are kept): the pack's knowledge of its own results' shapes. */
-export type ToolItems = (value: JsonValue, args: Record<string, unknown>) => ItemRef[];
+export type ToolItems = (value: JsonValue, args: Record<string, unknown>, ctx: ToolContext) => ItemRef[];
 
 /** A pack's code for one tool: a function, or an object with `run` and optional `preview`, `assess` and `items`. */
 export type ToolImplementation = ToolRun | { run: ToolRun; preview?: ToolPreview; assess?: ToolAssess; items?: ToolItems };
@@ -209,5 +209,5 @@ export type TypedToolImplementation<A> =
       run: (args: A, ctx: ToolContext) => unknown;
       preview?: (args: A, ctx: ToolContext) => Preview | Promise<Preview>;
       assess?: (args: A, ctx: ToolContext) => Concern | ToolAnswer | null | Promise<Concern | ToolAnswer | null>;
-      items?: (value: JsonValue, args: A) => ItemRef[];
+      items?: (value: JsonValue, args: A, ctx: ToolContext) => ItemRef[];
     };

@@ -252,7 +252,7 @@ export class ToolPipeline {
         if (outcome.edited) edited = { by: outcome.edited.by, maskedArgs: outcome.edited.maskedArgs };
         // The result is the pipeline's own copy (toJsonValue): known secrets are scrubbed from it in place.
         const value = this.known.scrubValue(await this.run(tool, runArgs, ctx));
-        const items = itemsOf(tool, value, runArgs, this.options.logger);
+        const items = itemsOf(tool, value, runArgs, ctx.ctx, this.options.logger);
         result = {
           ok: true,
           callId,

@@ -5,6 +5,7 @@
  * waits in the broker and the console's inbox answers it (the chat view says which step waits).
  */
 import { consoleView, type ConsoleApprovalView } from './approval-answers.js';
+import { checkMentions } from './mention-search.js';
 import { randomUUID } from 'node:crypto';
 import {
   approvalView,
@@ -17,6 +18,7 @@ import {
   type ChatMessage,
   type ChatTurnResult,
   type ConversationInfo,
+  type ItemRef,
   type Logger,
   type ModelProvider,
   type PackAdministration,
@@ -31,6 +33,9 @@ import {
 const MAX_MESSAGE_CHARS = 100_000;
 /** The most of a tool's raw result the page is sent (the model got it whole). */
 const MAX_RAW_RESULT_CHARS = 16_000;
+
+/** How a turn request names an agent CLI as its provider: `cli:claude`. */
+const CLI_PREFIX = 'cli:';
 
 /** The turn's access mode, resolved: "agent" in a request means the stored default. */
 export type ChatMode = AccessMode;
@@ -49,6 +54,8 @@ export interface StepView {
   raw?: { args: unknown; result: string; truncated: boolean };
   /** A person edited the arguments before approving: `args` are those that ran, `askedArgs` the model's. */
   edited?: { by: string; askedArgs: Record<string, unknown> };
+  /** The items the result named (linked in the reply). */
+  items?: ItemRef[];
 }
 
 export interface TurnView {
@@ -77,6 +84,8 @@ export interface TurnRequest {
   provider?: unknown;
   model?: unknown;
   mode?: unknown;
+  /** Items picked in the @mention picker: [{type, id, title}]. */
+  mentions?: unknown;
 }
 
 export interface ChatRefusal {
@@ -167,13 +176,21 @@ export class ConsoleChat {
     for (const l of this.listeners) l(view, 'chat');
   }
 
-  /** The providers a turn may use (keys never included) and the active one. */
-  options() {
+  /**
+   * The providers a turn may use (keys never included), the active one, and the agent CLIs: each
+   * listed whether it was found or not (a missing one says why), as `cli:<id>`.
+   */
+  async options() {
     const settings = this.settings;
+    const clis = await this.admin.agentClis.detect().catch((err: unknown) => {
+      this.logger?.warn(`console: the agent CLIs could not be detected: ${(err as Error).message}`);
+      return [];
+    });
     return {
       providers: settings.list().map((p) => ({ name: p.name, kind: p.kind, model: p.model ?? null })),
       active: settings.active()?.name ?? null,
       webSearch: this.admin.tools().some((t) => t.spec.name === 'web_search'),
+      clis: clis.map((c) => ({ ...c, name: `${CLI_PREFIX}${c.id}` })),
     };
   }
 
@@ -229,12 +246,16 @@ export class ConsoleChat {
     if (asked !== 'vault' && asked !== 'computer' && asked !== 'web')
       return { status: 400, code: 'BAD_REQUEST', message: '"mode" must be "vault", "computer", "web" or "agent" (the default access mode).' };
     const mode: ChatMode = asked;
+    const mentioned = checkMentions(body.mentions);
+    if (typeof mentioned === 'string') return { status: 400, code: 'BAD_REQUEST', message: mentioned };
     if (body.provider !== undefined && typeof body.provider !== 'string') return { status: 400, code: 'BAD_REQUEST', message: '"provider" must be a name.' };
     if (body.model !== undefined && (typeof body.model !== 'string' || body.model.length > 200))
       return { status: 400, code: 'BAD_REQUEST', message: '"model" must be a model name.' };
     if (!(await this.admin.conversations.exists(conversationId)))
       return { status: 404, code: 'NOT_FOUND', message: `There is no conversation ${conversationId}.` };
     if (this.running.has(conversationId)) return { status: 409, code: 'BUSY', message: 'A turn is already running in this conversation.' };
+    if (typeof body.provider === 'string' && body.provider.startsWith(CLI_PREFIX))
+      return this.startCli(conversationId, body.provider.slice(CLI_PREFIX.length), message, mode, body, mentioned);
     const settings = this.settings;
     const config = body.provider ? settings.get(body.provider) : settings.active();
     if (!config)
@@ -249,11 +270,53 @@ export class ConsoleChat {
     } catch (err) {
       return { status: 409, code: 'PROVIDER_UNAVAILABLE', message: (err as Error).message };
     }
+    return this.begin(conversationId, message, mode, config.name, model, provider, config, mentioned);
+  }
+
+  /**
+   * A turn through an agent CLI: Vault only or Computer access (Web search only offers it more than
+   * web_search, so it is refused, as memo chat refuses it). The CLI must be installed now; its model
+   * is its own default unless one is named.
+   */
+  private async startCli(
+    conversationId: string,
+    id: string,
+    message: string,
+    mode: ChatMode,
+    body: TurnRequest,
+    mentioned: ItemRef[],
+  ): Promise<TurnView | ChatRefusal> {
+    if (mode === 'web')
+      return { status: 400, code: 'BAD_REQUEST', message: 'Web search only does not apply to an agent CLI: choose Vault only or Computer access.' };
+    const found = (await this.admin.agentClis.detect()).find((c) => c.id === id);
+    if (!found) return { status: 404, code: 'NOT_FOUND', message: `There is no agent CLI "${id.slice(0, 40)}" (claude, codex or agy).` };
+    if (!found.found) return { status: 409, code: 'PROVIDER_UNAVAILABLE', message: `${found.label} is not available: ${found.reason ?? 'not found'}.` };
+    let provider: ModelProvider;
+    try {
+      provider = this.admin.agentClis.provider(id, mode === 'computer' ? 'computer' : 'vault');
+    } catch (err) {
+      return { status: 409, code: 'PROVIDER_UNAVAILABLE', message: (err as Error).message };
+    }
+    const model = typeof body.model === 'string' ? body.model.trim() : '';
+    return this.begin(conversationId, message, mode, `${CLI_PREFIX}${id}`, model, provider, null, mentioned);
+  }
+
+  /** Registers a turn as running and starts it; it runs on after this returns. */
+  private begin(
+    conversationId: string,
+    message: string,
+    mode: ChatMode,
+    providerName: string,
+    model: string,
+    provider: ModelProvider,
+    config: ProviderConfig | null,
+    mentioned: ItemRef[],
+  ): TurnView {
     const view: TurnView = {
       id: randomUUID(),
       conversationId,
       message,
-      provider: config.name,
+      provider: providerName,
       model,
       mode,
       startedAt: new Date().toISOString(),
@@ -265,7 +328,7 @@ export class ConsoleChat {
     const stop = new AbortController();
     const running: Running = { view, stop, done: Promise.resolve() };
     this.running.set(conversationId, running);
-    running.done = this.run(running, provider, config);
+    running.done = this.run(running, provider, config, mentioned);
     this.emit(view);
     return view;
   }
@@ -278,7 +341,7 @@ export class ConsoleChat {
     return true;
   }
 
-  private async run(turn: Running, provider: ModelProvider, config: ProviderConfig): Promise<void> {
+  private async run(turn: Running, provider: ModelProvider, config: ProviderConfig | null, mentioned: ItemRef[]): Promise<void> {
     const { view } = turn;
     const started = Date.now();
     // Streamed text goes to the page at most every 80 ms (a reply arrives in many small pieces).
@@ -308,17 +371,22 @@ export class ConsoleChat {
           summary: e.step.summary,
           durationMs: e.step.durationMs,
           ...(e.step.edited ? { edited: e.step.edited } : {}),
+          ...(e.step.items ? { items: e.step.items } : {}),
         };
         if (step) Object.assign(step, done);
         else view.steps.push(done);
-      } else if (e.type === 'compaction') view.notices.push(`The ${e.replaced} oldest message(s) were compacted into a summary to fit the model's window.`);
+      } else if (e.type === 'backend')
+        view.notices.push(
+          `${e.label}${e.version ? ` ${e.version}` : ''} runs this turn with ${e.access === 'computer' ? 'Computer access (its own file, shell and web tools too, not gated by Memo)' : "Memo's Vault tools only"}.`,
+        );
+      else if (e.type === 'compaction') view.notices.push(`The ${e.replaced} oldest message(s) were compacted into a summary to fit the model's window.`);
       else return;
       this.emit(view);
     };
     try {
       let toolsEnabled = true;
       // A model on this machine is checked for tool calling first, as memo chat does.
-      if (view.mode !== 'web' && (provider.local === true || isLocalProvider(config))) {
+      if (config && view.mode !== 'web' && (provider.local === true || isLocalProvider(config))) {
         const verdict = await this.admin.providers.probe(provider, config, view.model, { signal: turn.stop.signal });
         if (!verdict.toolCalling) {
           toolsEnabled = false;
@@ -338,6 +406,7 @@ export class ConsoleChat {
         signal: turn.stop.signal,
         sessionId: `console:${view.conversationId}`,
         onEvent,
+        ...(mentioned.length ? { mentioned } : {}),
       });
       const raw = rawResults(r.messages);
       view.steps.forEach((s, i) => {

@@ -50,7 +50,9 @@ import { auditQuery, auditRows } from './audit-view.js';
 import { ConsoleAuth, cookieValue, DEFAULT_SESSION_TTL_MS } from './console-auth.js';
 import { ConsoleChat } from './console-chat.js';
 import { probeProvider, saveProvider, type ProviderAccess } from './console-providers.js';
+import { ARTIFACT_HEADERS, readArtifact } from './artifact-view.js';
 import { itemView } from './item-view.js';
+import { searchMentions } from './mention-search.js';
 
 export const CONSOLE_PATH = '/ui';
 /** Largest request body the console reads (an edited note body fits comfortably). */
@@ -148,7 +150,7 @@ const IMPORT_MAP = JSON.stringify({
 
 function securityHeaders(importMapHash: string): Record<string, string> {
   return {
-    'Content-Security-Policy': `default-src 'none'; script-src 'self' '${importMapHash}'; style-src 'self'; img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'`,
+    'Content-Security-Policy': `default-src 'none'; script-src 'self' '${importMapHash}'; style-src 'self'; img-src 'self' data:; connect-src 'self'; frame-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'`,
     'X-Content-Type-Options': 'nosniff',
     'Referrer-Policy': 'no-referrer',
     'X-Frame-Options': 'DENY',
@@ -762,6 +764,18 @@ export class ConsoleServer implements HttpHandler {
       return this.committed(res, changed, 200, async () => ({ externalWrites: await changed }));
     }
     if (route.startsWith('/chat')) return this.chatApi(req, res, route.slice('/chat'.length), method);
+    if (route === '/artifact' && method === 'GET') {
+      const stop = new AbortController();
+      res.on('close', () => stop.abort(new Error('the console page went away')));
+      const found = await readArtifact(this.admin, url.searchParams.get('note') ?? '', url.searchParams.get('name') ?? '', stop.signal);
+      if ('html' in found) return send(res, 200, found.html, ARTIFACT_HEADERS);
+      return this.json(res, found.status, { error: found.code, message: found.message });
+    }
+    if (route === '/mentions' && method === 'GET') {
+      const stop = new AbortController();
+      res.on('close', () => stop.abort(new Error('the console page went away')));
+      return this.json(res, 200, await searchMentions(this.admin, url.searchParams.get('q') ?? '', this.clock.now(), stop.signal));
+    }
     const item = /^\/items\/([^/]+)\/(.+)$/.exec(route);
     if (item && method === 'GET') {
       const stop = new AbortController();
@@ -797,7 +811,7 @@ export class ConsoleServer implements HttpHandler {
    */
   private async chatApi(req: http.IncomingMessage, res: http.ServerResponse, route: string, method: string): Promise<void> {
     const refuse = (r: { status: number; code: string; message: string }) => this.json(res, r.status, { error: r.code, message: r.message });
-    if (route === '/options' && method === 'GET') return this.json(res, 200, this.chat.options());
+    if (route === '/options' && method === 'GET') return this.json(res, 200, await this.chat.options());
     if (route === '/conversations' && method === 'GET') return this.json(res, 200, await this.chat.conversations());
     if (route === '/conversations' && method === 'POST') {
       const body = await readJson(req);

@@ -6,7 +6,7 @@
  * explicit references are linked: an object without an id (or a journal entry without its date)
  * names nothing.
  */
-import type { ItemRef, JsonValue, ToolImplementation } from 'memo-kernel/pack';
+import type { ItemRef, JsonValue, ToolContext, ToolImplementation } from 'memo-kernel/pack';
 
 type Obj = Record<string, JsonValue>;
 type Kind = 'note' | 'task' | 'inbox' | 'journal' | 'project' | 'folder' | 'entries';
@@ -38,14 +38,17 @@ function inboxIcon(o: Obj): string {
   return str(o.url) || /^https?:\/\/\S+$/.test(str(o.content)?.trim() ?? '') ? '🔗' : '📝';
 }
 
-function refOf(kind: Exclude<Kind, 'entries'>, o: Obj): ItemRef | null {
+function refOf(kind: Exclude<Kind, 'entries'>, o: Obj, journal: RegExp): ItemRef | null {
   switch (kind) {
     case 'note': {
       const id = str(o.id);
       if (!id || str(o.type) === 'folder') return null;
       const title = str(o.title) ?? str(o.path) ?? id;
+      // A day's file in the journal folder is that journal entry, found by its date.
+      const day = journal.exec(str(o.path) ?? '')?.[1];
+      if (day) return { type: 'journal', id: day, title };
       const i = icon(o);
-      return { type: str(o.date) && /^Journal\//.test(str(o.path) ?? '') ? 'journal' : 'note', id: str(o.date) ?? id, title, ...(i ? { icon: i } : {}) };
+      return { type: 'note', id, title, ...(i ? { icon: i } : {}) };
     }
     case 'journal': {
       const date = str(o.date);
@@ -86,13 +89,20 @@ const KEYS: Record<string, Exclude<Kind, 'entries'> | null> = {
   item: 'inbox',
 };
 
-export function vaultItems(tool: string, value: JsonValue): ItemRef[] {
+/** The journal's day files, `<folder>/YYYY-MM-DD.md`, as a pattern giving the date. */
+function journalFiles(folder: string): RegExp {
+  const escaped = folder.replace(/^\/+|\/+$/g, '').replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  return new RegExp(`^${escaped}/(\\d{4}-\\d{2}-\\d{2})\\.md$`);
+}
+
+export function vaultItems(tool: string, value: JsonValue, journalFolder = 'Journal'): ItemRef[] {
+  const journal = journalFiles(journalFolder);
   const kind = kindOf(tool);
   if (!kind || !isObj(value)) return [];
   const out: ItemRef[] = [];
   const add = (k: Exclude<Kind, 'entries'>, o: JsonValue | undefined) => {
     if (!isObj(o)) return;
-    const ref = refOf(k, o);
+    const ref = refOf(k, o, journal);
     if (ref) out.push(ref);
   };
   if (kind === 'entries') {
@@ -115,7 +125,10 @@ export function vaultItems(tool: string, value: JsonValue): ItemRef[] {
 export function linked(all: Record<string, ToolImplementation>): Record<string, ToolImplementation> {
   const out: Record<string, ToolImplementation> = {};
   for (const [name, impl] of Object.entries(all)) {
-    const items = (value: JsonValue) => vaultItems(name, value);
+    const items = (value: JsonValue, _args: Record<string, unknown>, ctx: ToolContext) => {
+      const folder = ctx.config.journal_folder;
+      return vaultItems(name, value, typeof folder === 'string' && folder.trim() ? folder : 'Journal');
+    };
     out[name] = typeof impl === 'function' ? { run: impl, items } : { ...impl, items };
   }
   return out;

@@ -40,6 +40,7 @@ export async function searchNotes(args: ToolArgs['vault_search_notes'], ctx: Too
     tags: vault.index.tagsOf(h.seq),
     snippet: snippets[i] ?? null,
     modified: iso(h.mtime),
+    ...(h.icon ? { icon: h.icon } : {}),
   }));
   const nothing = args.query.trim() !== '' && terms.length === 0;
   return {

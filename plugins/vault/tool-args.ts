@@ -2,7 +2,7 @@
 
 /** Each tool of this pack, by name: the arguments its handler is given (validated against plugin.json). */
 export interface ToolArgs {
-  /** Full-text search over the vault's notes and filed files (accents folded, word stems matched: "running" finds "run"). Words are ANDed; "quoted phrases" match in order; a word ending in * is a prefix; anything else (C++, foo-bar, quotes) is searched for literally. Each hit has id, path, title, file_type and a snippet with the matches in **bold**. file_types, tags and folder narrow the search inside the query, so limit counts only matching notes. An empty query lists the most recently changed notes that pass the filters. */
+  /** Full-text search over the vault's notes and filed files (accents folded, word stems matched: "running" finds "run"). Words are ANDed; "quoted phrases" match in order; a word ending in * is a prefix; anything else (C++, foo-bar, quotes) is searched for literally. Each hit has id, path, title, file_type, a snippet with the matches in **bold**, and icon when the note's front matter sets one. file_types, tags and folder narrow the search inside the query, so limit counts only matching notes. An empty query lists the most recently changed notes that pass the filters. */
   vault_search_notes: {
     /** Words to find. Empty: no text condition. */
     query: string;

@@ -59,6 +59,8 @@ export interface SearchHit {
   mtime: number;
   snippet: string | null;
   score: number | null;
+  /** The note's own icon (front matter `icon`), when it has one. */
+  icon: string | null;
 }
 
 /** The kinds of value a front matter property holds, as properties.list names them. */
@@ -157,6 +159,8 @@ function rowValues(record: FileRecord, title: string) {
   };
 }
 
+/** A note's own icon, from the front matter the index keeps (text only). */
+const ICON = `CASE WHEN json_type(n.front_matter, '$.icon') = 'text' THEN json_extract(n.front_matter, '$.icon') END`;
 const NOTE_COLUMNS = 'seq, id, path, title, file_type, size, mtime, hash, front_matter, headings, aliases';
 
 /**
@@ -341,13 +345,13 @@ export class VaultIndex {
     const q = toFtsQuery(o.query);
     if (o.query.trim() !== '' && q.match === null) return { hits: [], terms: [] };
     if (q.match === null) {
-      const sql = `SELECT n.seq, n.id, n.path, n.title, n.file_type, n.mtime, NULL AS snippet, NULL AS score FROM notes n
+      const sql = `SELECT n.seq, n.id, n.path, n.title, n.file_type, n.mtime, NULL AS snippet, NULL AS score, ${ICON} AS icon FROM notes n
                    ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY n.mtime DESC, n.path LIMIT ?`;
       return { hits: this.db.prepare(sql).all(...params, o.limit) as SearchHit[], terms: [] };
     }
     // Snippets are cut from the files afterwards (the FTS table keeps no copy of the text).
     // FTS5's own rank column (bm25, title weighted 8:1) sorts about twice as fast as calling bm25() per row.
-    const sql = `SELECT n.seq, n.id, n.path, n.title, n.file_type, n.mtime, NULL AS snippet, notes_fts.rank AS score
+    const sql = `SELECT n.seq, n.id, n.path, n.title, n.file_type, n.mtime, NULL AS snippet, notes_fts.rank AS score, ${ICON} AS icon
                  FROM notes_fts JOIN notes n ON n.seq = notes_fts.rowid
                  WHERE notes_fts MATCH ? AND notes_fts.rank MATCH 'bm25(8.0, 1.0)' ${where.length ? `AND ${where.join(' AND ')}` : ''}
                  ORDER BY notes_fts.rank LIMIT ?`;

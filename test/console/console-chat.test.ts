@@ -74,7 +74,15 @@ describe('web console: chat', () => {
       ],
       active: 'test',
       webSearch: false,
+      clis: expect.any(Array),
     });
+    // The agent CLIs are listed whether installed or not: one that is not says why.
+    expect(r.body.clis.map((x: any) => [x.name, x.provider])).toEqual([
+      ['cli:claude', 'claude-cli'],
+      ['cli:codex', 'codex-cli'],
+      ['cli:agy', 'antigravity-cli'],
+    ]);
+    for (const x of r.body.clis) expect(x.found ? typeof x.version : typeof x.reason).toBe('string');
     expect(JSON.stringify(r.body)).not.toContain('sk-secret');
     c.fx.kernel.providerSettings.remove('keyed');
   });
@@ -191,5 +199,44 @@ describe('web console: chat', () => {
     c.fx.kernel.providerSettings.remove('test');
     const conv = await send('/chat/conversations', {});
     expect(await send(`/chat/conversations/${conv.body.id}/turns`, { message: 'hi' })).toMatchObject({ status: 409, body: { error: 'NO_PROVIDER' } });
+  });
+
+  it('refuses a turn with malformed mentions, an unknown agent CLI, one not installed, or a CLI in Web search only, each with its reason', async () => {
+    const conv = await send('/chat/conversations', {});
+    const turn = (body: object) => send(`/chat/conversations/${conv.body.id}/turns`, { message: 'hi', ...body });
+    expect(await turn({ mentions: 'Launch plan' })).toMatchObject({ status: 400, body: { message: expect.stringContaining('"mentions" must be a list') } });
+    expect(await turn({ mentions: [{ type: 'spaceship', id: 'x', title: 'X' }] })).toMatchObject({
+      status: 400,
+      body: { message: expect.stringContaining('Each mention is') },
+    });
+    expect(await turn({ provider: 'cli:nano' })).toMatchObject({ status: 404, body: { message: expect.stringContaining('no agent CLI "nano"') } });
+    expect(await turn({ provider: 'cli:claude', mode: 'web' })).toMatchObject({
+      status: 400,
+      body: { message: expect.stringContaining('Web search only does not apply') },
+    });
+    const clis = (await get('/chat/options')).body.clis as Array<{ id: string; found: boolean; label: string }>;
+    const missing = clis.find((x) => !x.found);
+    if (missing)
+      expect(await turn({ provider: `cli:${missing.id}`, mode: 'vault' })).toMatchObject({
+        status: 409,
+        body: { message: expect.stringContaining(`${missing.label} is not available`) },
+      });
+    // Nothing ran: the conversation has no message.
+    expect((await c.fx.kernel.conversations.info(conv.body.id)).messages).toBe(0);
+  });
+
+  it('says what it cannot show: an unknown kind of item, a tool that is not loaded, an artifact name that is not one .html file', async () => {
+    expect(await get('/items/spaceship/1')).toMatchObject({ status: 404, body: { message: expect.stringContaining('no kind of item called "spaceship"') } });
+    // No vault pack here: its read tool does not exist.
+    expect(await get('/items/note/abc')).toMatchObject({ status: 409, body: { error: 'UNKNOWN_TOOL' } });
+    expect(await get('/artifact?note=abc&name=../secret.txt')).toMatchObject({
+      status: 400,
+      body: { message: 'An artifact is one .html file beside its note.' },
+    });
+    // The mention search says which kinds it could not search, and why.
+    const found = await get('/mentions?q=plan');
+    expect(found.status).toBe(200);
+    expect(found.body.results).toEqual([]);
+    expect(found.body.missing.map((m: any) => m.type)).toEqual(['note', 'task', 'journal', 'inbox', 'event']);
   });
 });

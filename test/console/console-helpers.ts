@@ -29,7 +29,11 @@ export async function consoleFixture(options: Partial<KernelOptions> = {}): Prom
   if (state?.status !== 'loaded') throw new Error(`the console pack did not load: ${state?.error}`);
   const endpoint = new McpHttpEndpoint(fx.kernel, { mounts: [fx.kernel.http] });
   await endpoint.start();
-  fx.kernel.http.attach({ url: () => endpoint.url, rotateToken: () => void endpoint.rotateToken() });
+  fx.kernel.http.attach({
+    url: () => endpoint.url,
+    rotateToken: () => void endpoint.rotateToken(),
+    agentAccess: () => ({ url: endpoint.url, token: endpoint.token }),
+  });
   const origin = new URL(endpoint.url).origin;
   return {
     fx,

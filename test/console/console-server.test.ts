@@ -111,7 +111,7 @@ describe('web console: login, session and cross-site checks', () => {
     const map = /<script type="importmap">(.*?)<\/script>/.exec(page.body)![1]!;
     const hash = createHash('sha256').update(map, 'utf8').digest('base64');
     expect(page.headers['content-security-policy']).toBe(
-      `default-src 'none'; script-src 'self' 'sha256-${hash}'; style-src 'self'; img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'`,
+      `default-src 'none'; script-src 'self' 'sha256-${hash}'; style-src 'self'; img-src 'self' data:; connect-src 'self'; frame-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'`,
     );
     expect(page.headers['x-frame-options']).toBe('DENY');
     for (const file of [

@@ -6,8 +6,9 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import { html } from 'htm/preact';
 import { api } from './api.js';
 import { ApprovalCard } from './approval-card.js';
-import { ItemLink, Sources } from './items.js';
+import { ArtifactFrame, ItemLink, Sources } from './items.js';
 import { copyText, itemsOfSteps, renderMarkdown } from './markdown.js';
+import { MentionList, PickedMentions, useMentionPicker } from './mentions.js';
 
 const OUTCOMES = { running: 'running…', ok: 'ok', error: 'failed', denied: 'denied', expired: 'expired' };
 const ENDINGS = {
@@ -30,6 +31,18 @@ function seconds(ms) {
   return ms === undefined ? '' : `${(ms / 1000).toFixed(2)} s`;
 }
 
+/** The HTML artifact a finished vault_add_html_artifact step saved: its note and file name, or null. */
+function artifactOf(step) {
+  if (step.tool !== 'vault_add_html_artifact' || (step.state ?? step.outcome) !== 'ok' || !step.raw?.result) return null;
+  try {
+    const r = JSON.parse(step.raw.result);
+    const name = typeof r.attachment === 'string' ? r.attachment.split('/').pop() : null;
+    return typeof r.id === 'string' && name ? { note: r.id, name } : null;
+  } catch {
+    return null;
+  }
+}
+
 /** One step of the Agent Run box: step number, tool, short arguments, duration, outcome; opens to the raw arguments and result. */
 function Step({ n, step }) {
   const state = step.state ?? step.outcome;
@@ -43,7 +56,7 @@ function Step({ n, step }) {
         <span class="step-time">${seconds(step.durationMs)}</span>
         <span class=${`outcome ${state}`}>${OUTCOMES[state] ?? state}${step.code ? ` (${step.code})` : ''}</span>
       </summary>
-      ${step.summary && html`<p class="step-summary">${step.summary}</p>`}
+      ${step.summary && html`<p class="step-summary">${step.summary}</p>`} ${artifactOf(step) && html`<${ArtifactFrame} ...${artifactOf(step)} />`}
       ${
         step.items?.length > 0 &&
         html`<ul class="step-items" aria-label="Items this step returned">
@@ -253,19 +266,46 @@ function LiveTurn({ turn, announce }) {
   </section>`;
 }
 
+/**
+ * Provider, model and access mode of the next turn: the configured providers, then the agent CLIs
+ * (one not installed is listed, disabled, with why). A conversation reopened comes back with its own.
+ */
 function Picker({ options, choice, setChoice }) {
   const set = (k) => (e) => setChoice({ ...choice, [k]: e.currentTarget.value });
   const provider = options.providers.find((p) => p.name === choice.provider);
+  const cli = options.clis.find((c) => c.name === choice.provider);
+  const pickProvider = (e) => {
+    const name = e.currentTarget.value;
+    const isCli = options.clis.some((c) => c.name === name);
+    // A CLI has no Web search only (it would be offered more than web_search): Vault only instead.
+    setChoice({ ...choice, provider: name, model: '', mode: isCli && choice.mode === 'web' ? 'vault' : choice.mode });
+  };
   return html`<div class="picker">
     <div class="field">
       <label for="chat-provider">Provider</label>
-      <select id="chat-provider" value=${choice.provider} onChange=${(e) => setChoice({ ...choice, provider: e.currentTarget.value, model: '' })}>
-        ${options.providers.map((p) => html`<option value=${p.name}>${p.name}${p.name === options.active ? ' (active)' : ''}</option>`)}
+      <select id="chat-provider" value=${choice.provider} onChange=${pickProvider}>
+        <optgroup label="Model providers">
+          ${options.providers.map((p) => html`<option value=${p.name}>${p.name}${p.name === options.active ? ' (active)' : ''}</option>`)}
+        </optgroup>
+        <optgroup label="Agent CLIs">
+          ${options.clis.map(
+            (c) => html`<option value=${c.name} disabled=${!c.found}>${c.label}${c.found ? (c.version ? ` ${c.version}` : '') : ' — not detected'}</option>`,
+          )}
+        </optgroup>
       </select>
+      ${
+        options.clis.some((c) => !c.found) &&
+        html`<p class="note cli-status">
+          ${options.clis
+            .filter((c) => !c.found)
+            .map((c) => `${c.label}: ${c.reason}`)
+            .join(' · ')}
+        </p>`
+      }
     </div>
     <div class="field">
       <label for="chat-model">Model</label>
-      <input id="chat-model" value=${choice.model} placeholder=${provider?.model ?? 'model id'} onInput=${set('model')} />
+      <input id="chat-model" value=${choice.model} placeholder=${cli ? "the CLI's default" : (provider?.model ?? 'model id')} onInput=${set('model')} />
     </div>
     <fieldset class="mode">
       <legend>Tools</legend>
@@ -273,14 +313,31 @@ function Picker({ options, choice, setChoice }) {
       <label><input type="radio" name="chat-mode" value="vault" checked=${choice.mode === 'vault'} onChange=${set('mode')} /> Vault only</label>
       <label
         ><input type="radio" name="chat-mode" value="computer" checked=${choice.mode === 'computer'} onChange=${set('mode')} /> Computer access (every enabled
-        tool)</label
+        tool${cli ? `, and ${cli.label}'s own file, shell and web tools` : ''})</label
       >
       <label
-        ><input type="radio" name="chat-mode" value="web" checked=${choice.mode === 'web'} onChange=${set('mode')} disabled=${!options.webSearch} /> Web search
-        only</label
+        ><input
+          type="radio"
+          name="chat-mode"
+          value="web"
+          checked=${choice.mode === 'web'}
+          onChange=${set('mode')}
+          disabled=${!options.webSearch || Boolean(cli)}
+        />
+        Web search only</label
       >
     </fieldset>
   </div>`;
+}
+
+/** The picker's choice for a reopened conversation: its provider (or CLI), model and access mode, when they are still offered. */
+function choiceOf(info, options, current) {
+  // A conversation without a turn yet has nothing of its own: the choice the person is making stays.
+  if (!info?.provider || !options || !info.messages) return current;
+  const cli = options.clis.find((c) => c.provider === info.provider);
+  const provider = cli ? cli.name : options.providers.some((p) => p.name === info.provider) ? info.provider : null;
+  if (!provider) return { ...current, mode: info.mode ?? current.mode };
+  return { provider, model: info.model && !cli ? info.model : cli ? (info.model ?? '') : '', mode: info.mode ?? 'agent' };
 }
 
 /** The conversation shown last in this page: opened again when the chat page comes back (from an item's view). */
@@ -288,6 +345,8 @@ let lastOpen = null;
 
 export function ChatPage({ events, announce }) {
   const [options, setOptions] = useState(null);
+  const optionsRef = useRef(null);
+  optionsRef.current = options;
   const [list, setList] = useState([]);
   const [current, setCurrent] = useState(null);
   const [transcript, setTranscript] = useState(null);
@@ -295,6 +354,8 @@ export function ChatPage({ events, announce }) {
   const [text, setText] = useState('');
   const [choice, setChoice] = useState({ provider: '', model: '', mode: 'agent' });
   const [problem, setProblem] = useState('');
+  const messageRef = useRef(null);
+  const mentions = useMentionPicker(text, setText, announce);
   const currentRef = useRef(null);
   currentRef.current = current;
   // Turns whose end already arrived over the stream (it can beat the answer to the POST that started them).
@@ -318,6 +379,8 @@ export function ChatPage({ events, announce }) {
       const t = await api(`/chat/conversations/${encodeURIComponent(id)}`);
       if (currentRef.current !== id) return;
       setTranscript(t);
+      // The conversation's own provider, model and access mode come back with it (not on the refresh after a turn).
+      if (!keepTurn) setChoice((c) => choiceOf(t.info, optionsRef.current, c));
       if (!keepTurn || t.running) setTurn(t.running);
     } catch (err) {
       setProblem(err.message);
@@ -390,10 +453,12 @@ export function ChatPage({ events, announce }) {
         mode: choice.mode,
         ...(choice.provider ? { provider: choice.provider } : {}),
         ...(choice.model ? { model: choice.model } : {}),
+        mentions: mentions.mentionsIn(text),
       };
       const view = await api(`/chat/conversations/${encodeURIComponent(id)}/turns`, { method: 'POST', body });
       if (!ended.current.has(view.id)) setTurn((t) => (t?.id === view.id ? t : view));
       setText('');
+      mentions.clear();
       // The Send button is disabled while the turn runs: keep the focus where the next message goes.
       document.getElementById('chat-message')?.focus();
       void loadList();
@@ -416,6 +481,8 @@ export function ChatPage({ events, announce }) {
     }
   };
   const onKey = (e) => {
+    // The mention picker's keys first (arrows, Enter or Tab to choose, Escape).
+    if (!e.isComposing && mentions.onKeyDown(e)) return;
     // Enter sends, Shift+Enter is a new line.
     if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) {
       e.preventDefault();
@@ -440,7 +507,13 @@ export function ChatPage({ events, announce }) {
                 ${list.map(
                   (c) =>
                     html`<li>
-                      <button type="button" class="conv" aria-current=${c.id === current ? 'true' : undefined} onClick=${() => (setTurn(null), open(c.id))}>
+                      <button
+                        type="button"
+                        class="conv"
+                        data-id=${c.id}
+                        aria-current=${c.id === current ? 'true' : undefined}
+                        onClick=${() => (setTurn(null), open(c.id))}
+                      >
                         <span class="conv-title">${c.title || 'Untitled'}</span>
                         <span class="conv-meta">${new Date(c.updatedAt).toLocaleString()} · ${c.messages} msgs${c.running ? ' · running' : ''}</span>
                       </button>
@@ -470,10 +543,32 @@ export function ChatPage({ events, announce }) {
               : html`<form class="composer" onSubmit=${send} aria-label="Write to the agent">
                   <${Picker} options=${options} choice=${choice} setChoice=${setChoice} />
                   <label for="chat-message">Message</label>
-                  <textarea id="chat-message" rows="3" value=${text} onInput=${(e) => setText(e.currentTarget.value)} onKeyDown=${onKey}></textarea>
+                  <div class="composer-input">
+                    <textarea
+                      id="chat-message"
+                      ref=${messageRef}
+                      rows="3"
+                      value=${text}
+                      aria-autocomplete="list"
+                      aria-controls=${mentions.open ? 'mention-list' : undefined}
+                      aria-activedescendant=${mentions.open && mentions.results.length > 0 ? `mention-${mentions.index}` : undefined}
+                      aria-describedby="chat-hint"
+                      onInput=${(e) => {
+                        setText(e.currentTarget.value);
+                        mentions.onCaret(e.currentTarget);
+                      }}
+                      onClick=${(e) => mentions.onCaret(e.currentTarget)}
+                      onBlur=${() => mentions.close()}
+                      onKeyDown=${onKey}
+                    ></textarea>
+                    <${MentionList} picker=${mentions} inputRef=${messageRef} />
+                  </div>
+                  <${PickedMentions} picker=${mentions} />
                   <div class="actions">
                     <button type="submit" class="primary" disabled=${running || !text.trim()}>Send</button>
-                    <span class="hint">Enter sends, Shift+Enter makes a new line.</span>
+                    <span class="hint" id="chat-hint"
+                      >Enter sends, Shift+Enter makes a new line, @ mentions a note, task, journal entry, inbox item or event.</span
+                    >
                   </div>
                 </form>`
         }

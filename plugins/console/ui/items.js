@@ -5,7 +5,7 @@
 // the pack's own read tool (GET /api/items/TYPE/ID), as the tools would show it to an agent.
 import { useEffect, useState } from 'preact/hooks';
 import { html } from 'htm/preact';
-import { api } from './api.js';
+import { api, API } from './api.js';
 import { itemHref, renderMarkdown, TYPE_ICONS, TYPE_NAMES } from './markdown.js';
 
 /** One item as a link: a chip (the turn cited it) or a mention; the item's own icon, else its type's. */
@@ -52,13 +52,53 @@ function Markdown({ text, label }) {
   return html`<div class="md note-body" aria-label=${label} dangerouslySetInnerHTML=${{ __html: renderMarkdown(text) }}></div>`;
 }
 
+/** `![[name.html]]`: an HTML artifact a note embeds (vault_add_html_artifact's file block). */
+const ARTIFACT_EMBED = /!\[\[([^\]\n/]+?\.html)\]\]/gi;
+
+/**
+ * An HTML artifact in a sandboxed frame: its scripts run, https: resources load, but it has an
+ * opaque origin (sandbox without allow-same-origin, and its own CSP's sandbox): it cannot read the
+ * console's cookie, call its API with the session, or reach into this page.
+ */
+export function ArtifactFrame({ note, name }) {
+  return html`<figure class="artifact">
+    <iframe
+      sandbox="allow-scripts"
+      src=${`${API}/artifact?note=${encodeURIComponent(note)}&name=${encodeURIComponent(name)}`}
+      title=${`HTML artifact ${name}`}
+      referrerpolicy="no-referrer"
+      loading="lazy"
+    ></iframe>
+    <figcaption>${name}: runs in a sandbox, apart from the vault and this console.</figcaption>
+  </figure>`;
+}
+
+/** A note's text: its markdown rendered, and each HTML artifact it embeds in its frame, in place. */
+function NoteText({ note, text, label }) {
+  const parts = [];
+  let last = 0;
+  for (const m of text.matchAll(ARTIFACT_EMBED)) {
+    parts.push({ md: text.slice(last, m.index) });
+    parts.push({ artifact: m[1] });
+    last = m.index + m[0].length;
+  }
+  parts.push({ md: text.slice(last) });
+  return html`<div class="note-body" aria-label=${label}>
+    ${parts.map((p) =>
+      p.artifact
+        ? html`<${ArtifactFrame} note=${note} name=${p.artifact} />`
+        : p.md.trim() && html`<div class="md" dangerouslySetInnerHTML=${{ __html: renderMarkdown(p.md) }}></div>`,
+    )}
+  </div>`;
+}
+
 function Body({ view }) {
   const v = view.value ?? {};
   switch (view.type) {
     case 'note':
     case 'journal':
       return html`<p class="note">${v.path}</p>
-        <${Markdown} text=${v.content ?? ''} label="Note text" />`;
+        <${NoteText} note=${v.id ?? view.id} text=${v.content ?? ''} label="Note text" />`;
     case 'task':
       return html`<dl class="fields">
           <${Field} label="Status" value=${v.completed ? 'done' : (v.status_name ?? 'open')} />

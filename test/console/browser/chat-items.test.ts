@@ -13,7 +13,9 @@ import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import * as path from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { tempDir } from '../../helpers/kernel-fixture.js';
 import { waitFor } from '../../helpers/wait.js';
+import { writeFakeClis } from '../../kernel/agent/fake-clis.js';
 import { consoleFixture, type ConsoleFixture } from '../console-helpers.js';
 import { launchChromium, screenshotPath, seriousViolations } from './browser-helpers.js';
 
@@ -126,6 +128,13 @@ describe('linked items in the console chat, in Chromium', () => {
   }
 
   beforeAll(async () => {
+    // The repository's fake claude on PATH (an agent CLI we cannot install is the edge of the world).
+    const bin = tempDir('memo-fake-bin-');
+    writeFakeClis(bin, ['claude']);
+    const rec = tempDir('memo-fake-rec-');
+    process.env.PATH = `${bin}${path.delimiter}${process.env.PATH ?? ''}`;
+    process.env.FAKE_CLI_RECORD = rec;
+    process.env.MEMO_CLI_WRITABLE = rec;
     browser = await launchChromium();
     await new Promise<void>((r) => model.server.listen(0, '127.0.0.1', () => r()));
     c = await consoleFixture();
@@ -138,8 +147,14 @@ describe('linked items in the console chat, in Chromium', () => {
       '---\nicon: 🚀\n---\n# Launch plan\n\nThe **launch** is on Friday.\n\n- [ ] fuel\n- [x] paint\n',
     );
     fs.writeFileSync(path.join(vault, 'Journal', '2026-12-01.md'), 'A cold day.\n');
-    const loaded = await k.loadPacks([{ dir: path.resolve('plugins'), source: 'builtin', only: ['providers', 'vault', 'calendar', 'canvas'] }]);
-    expect(loaded.map((s) => `${s.id}:${s.status}`).sort()).toEqual(['calendar:loaded', 'canvas:loaded', 'providers:loaded', 'vault:loaded']);
+    const loaded = await k.loadPacks([{ dir: path.resolve('plugins'), source: 'builtin', only: ['providers', 'vault', 'calendar', 'canvas', 'fs-tools'] }]);
+    expect(loaded.map((s) => `${s.id}:${s.status}`).sort()).toEqual([
+      'calendar:loaded',
+      'canvas:loaded',
+      'fs-tools:loaded',
+      'providers:loaded',
+      'vault:loaded',
+    ]);
     k.packs.setConfig('vault', { watch: false });
     k.packs.setConfig('calendar', { timeZone: 'UTC' });
     const { port } = model.server.address() as AddressInfo;
@@ -254,5 +269,189 @@ describe('linked items in the console chat, in Chromium', () => {
     await reply.locator('.md a.item-link.mention[data-type="note"]').click();
     await view.getByRole('alert').waitFor();
     expect(await view.getByRole('alert').textContent()).toMatch(/0000000000000000|No note/);
+  });
+
+  describe('the @mention picker (its own page, on a clock the test moves)', () => {
+    let mpage: Page;
+    let searches: string[];
+    const box = () => mpage.getByRole('textbox', { name: 'Message', exact: true });
+
+    beforeAll(async () => {
+      mpage = await context.newPage();
+      // The page's timers run only when the test says: the debounce is exact, whatever the machine's load.
+      await mpage.clock.install();
+      searches = [];
+      mpage.on('request', (r) => {
+        const u = new URL(r.url());
+        if (u.pathname.endsWith('/api/mentions')) searches.push(u.searchParams.get('q') ?? '');
+      });
+      await mpage.goto(`${c.origin}/ui/#/chat`);
+      await mpage.getByRole('heading', { name: 'Chat' }).waitFor();
+    });
+    afterAll(async () => mpage?.close());
+
+    /** Types `text` a key at a time (no timer runs meanwhile), then lets the debounce pass. */
+    async function typeThenPause(text: string): Promise<void> {
+      await mpage.keyboard.type(text);
+      await mpage.clock.runFor(300);
+    }
+
+    it('offers each kind of item with its icon and type, searching once per pause in typing', async () => {
+      await box().click();
+      const before = searches.length;
+      await typeThenPause('Tell me about @Launch');
+      // One search for the whole word, not one per character.
+      await waitFor(() => searches.length === before + 1 && searches.at(-1) === 'Launch', { what: 'one search for "Launch"' });
+      const options = mpage.getByRole('listbox', { name: 'Items to mention' }).getByRole('option');
+      await options.first().waitFor();
+      expect(
+        await options.evaluateAll((os) => os.map((o) => [o.getAttribute('data-type'), [...o.querySelectorAll('span')].map((x) => x.textContent).join(' ')])),
+      ).toEqual(
+        expect.arrayContaining([
+          ['note', '🚀 Launch plan Note'],
+          ['event', '📅 Launch party Event'],
+        ]),
+      );
+      expect(await box().getAttribute('aria-activedescendant')).toBe('mention-0');
+      expect(await seriousViolations(mpage)).toEqual([]);
+      const shot = screenshotPath('chat-mention-picker-1280');
+      if (shot) await mpage.screenshot({ path: shot });
+      let typed = 'Launch';
+      for (const [query, type, title] of [
+        ['Fuel', 'task', 'Fuel the rocket'],
+        ['2026-12', 'journal', '2026-12-01'],
+        ['Read', 'inbox', 'Read later'],
+      ] as const) {
+        // Back to the bare @, then the next query.
+        for (let i = 0; i < typed.length; i++) await mpage.keyboard.press('Backspace');
+        await typeThenPause(query);
+        typed = query;
+        const option = mpage.getByRole('option').filter({ hasText: title });
+        await option.first().waitFor();
+        expect(await option.first().getAttribute('data-type')).toBe(type);
+      }
+      await mpage.keyboard.press('Escape');
+      expect(await mpage.getByRole('listbox').count()).toBe(0);
+    });
+
+    it('shows only the answer to the last thing typed: a slower answer to an earlier query is dropped', async () => {
+      await box().fill('');
+      let releaseStale!: () => void;
+      const staleHeld = new Promise<void>((r) => (releaseStale = r));
+      await mpage.route(
+        (u) => u.pathname.endsWith('/api/mentions') && u.searchParams.get('q') === 'Fu',
+        async (route) => {
+          await staleHeld;
+          await route.fulfill({
+            contentType: 'application/json',
+            body: JSON.stringify({ query: 'Fu', results: [{ type: 'note', id: 'stale', title: 'STALE answer' }], missing: [] }),
+          });
+        },
+      );
+      await typeThenPause('@Fu');
+      await waitFor(() => searches.at(-1) === 'Fu', { what: 'the search for "Fu"' });
+      await typeThenPause('el');
+      await mpage.getByRole('option').filter({ hasText: 'Fuel the rocket' }).waitFor();
+      releaseStale();
+      // The late answer arrives and is dropped: the list still answers "Fuel".
+      await mpage.waitForResponse((r) => new URL(r.url()).searchParams.get('q') === 'Fu');
+      await mpage.clock.runFor(50);
+      expect(await mpage.getByRole('option').filter({ hasText: 'STALE' }).count()).toBe(0);
+      await mpage.getByRole('option').filter({ hasText: 'Fuel the rocket' }).waitFor();
+      await mpage.unroute((u) => u.pathname.endsWith('/api/mentions'));
+      await mpage.keyboard.press('Escape');
+    });
+
+    it('choosing puts @Title in the message and sends the item as a reference with it; one taken out of the text is not sent', async () => {
+      await box().fill('');
+      await box().click();
+      await typeThenPause('Summarise @Launch');
+      await mpage.getByRole('option').filter({ hasText: 'Launch plan' }).waitFor();
+      // Keyboard: the first option is selected; Enter chooses it (and does not send).
+      await mpage.keyboard.press('Enter');
+      expect(await box().inputValue()).toBe('Summarise @Launch plan ');
+      await typeThenPause('and @Fuel');
+      // Mouse: the task.
+      await mpage.getByRole('option').filter({ hasText: 'Fuel the rocket' }).click();
+      await typeThenPause('and @Read');
+      await mpage.getByRole('option').filter({ hasText: 'Read later' }).click();
+      expect(await box().inputValue()).toBe('Summarise @Launch plan and @Fuel the rocket and @Read later ');
+      const picked = mpage.getByRole('list', { name: 'Mentioned items' }).getByRole('listitem');
+      expect(await picked.allTextContents()).toHaveLength(3);
+      // The inbox item is taken out of the text again: it is not sent.
+      await box().fill('Summarise @Launch plan and @Fuel the rocket');
+      const sent = model.requests.length;
+      await mpage.getByRole('button', { name: 'Send' }).click();
+      await waitFor(() => model.requests.slice(sent).find((r: any) => r.tools && r.messages.at(-1).role === 'user'), { what: 'the turn to reach the model' });
+      const turn = model.requests.slice(sent).find((r: any) => r.tools && r.messages.at(-1).role === 'user');
+      const user = turn.messages.at(-1).content as string;
+      expect(user).toMatch(/^Summarise @Launch plan and @Fuel the rocket\n\nMentioned vault items:\n/);
+      expect(user).toMatch(/- @Launch plan: note "Launch plan" \(id [0-9a-f]+\)/);
+      expect(user).toMatch(/- @Fuel the rocket: task "Fuel the rocket" \(id [0-9a-f]+\)/);
+      expect(user).not.toContain('Read later');
+      // The picked items were sent: the list is empty again.
+      await waitFor(async () => (await mpage.getByRole('list', { name: 'Mentioned items' }).count()) === 0, { what: 'the picked list to clear' });
+    });
+  });
+
+  it("shows a note's HTML artifact in a sandboxed frame: its script runs, but cannot read the console's cookie, call its API or reach the page", async () => {
+    const probe = [
+      '<!doctype html><title>Chart</title><h1>Launch chart</h1><pre id="out">not run</pre><script>',
+      'const out = ["script ran"];',
+      'try { out.push("cookie read: " + JSON.stringify(document.cookie)); } catch (e) { out.push("cookie blocked: " + e.name); }',
+      'try { out.push("parent read: " + parent.document.title); } catch (e) { out.push("parent blocked: " + e.name); }',
+      'fetch("/ui/api/approvals").then((r) => out.push("api answered " + r.status), (e) => out.push("api blocked: " + e.name))',
+      '  .finally(() => { document.getElementById("out").textContent = out.join(" | "); });',
+      '</script>',
+    ].join('\n');
+    const saved = await made('vault_add_html_artifact', { note: 'Projects/Launch plan.md', title: 'Chart', html: probe });
+    await page.goto(`${c.origin}/ui/#/item/note/${encodeURIComponent(saved.id)}`);
+    const frame = page.frameLocator('iframe[title^="HTML artifact"]');
+    const out = frame.locator('#out');
+    await out.filter({ hasText: 'script ran' }).waitFor();
+    await waitFor(async () => /api (answered|blocked)/.test((await out.textContent()) ?? ''), { what: "the artifact's API probe" });
+    const text = (await out.textContent())!;
+    expect(text).toMatch(/cookie blocked: SecurityError|cookie read: ""/);
+    expect(text).toContain('parent blocked: SecurityError');
+    expect(text).not.toContain('api answered 200');
+    expect(await page.locator('iframe[title^="HTML artifact"]').getAttribute('sandbox')).toBe('allow-scripts');
+    // The rest of the note renders around it.
+    expect(await page.locator('section.item-view .note-body strong').first().textContent()).toBe('launch');
+    expect(await seriousViolations(page)).toEqual([]);
+    const shot = screenshotPath('item-note-artifact-1280');
+    if (shot) await page.screenshot({ path: shot, fullPage: true });
+    // A name the note does not embed is not served.
+    const other = await page.evaluate(async (id) => (await fetch(`/ui/api/artifact?note=${encodeURIComponent(id)}&name=secrets.html`)).status, saved.id);
+    expect(other).toBe(404);
+  });
+
+  it("runs a turn through an agent CLI (the fake claude): its calls come back through memo serve's endpoint, the reply lists what they returned, and the conversation reopens with its CLI and mode", async () => {
+    await page.bringToFront();
+    await page.getByRole('link', { name: 'Chat', exact: true }).click();
+    await page.getByRole('button', { name: 'New conversation', exact: true }).click();
+    await page.getByLabel('Provider').selectOption('cli:claude');
+    expect(await page.getByLabel('Web search only').isDisabled()).toBe(true);
+    await page.getByLabel('Vault only').check();
+    await page.getByRole('textbox', { name: 'Message', exact: true }).fill('call vault_list_tasks');
+    await page.getByRole('button', { name: 'Send' }).click();
+    const reply = page.locator('.transcript .msg.assistant', { hasText: 'Done:' });
+    await reply.waitFor();
+    await page.getByText("Claude CLI 2.1.3 runs this turn with Memo's Vault tools only.").waitFor();
+    // The CLI's call went through the pipeline (audited as an MCP caller with the turn's capability); its result named the task.
+    expect(c.fx.kernel.audit.tail({ tool: 'vault_list_tasks' }).at(-1)).toMatchObject({ outcome: 'ok', caller: expect.objectContaining({ kind: 'mcp' }) });
+    await reply.locator('details.sources summary', { hasText: '1 source' }).click();
+    await reply.locator('details.sources a.item-link[data-type="task"]', { hasText: 'Fuel the rocket' }).waitFor();
+    const [conv] = await c.fx.kernel.conversations.list(1);
+    expect(conv).toMatchObject({ provider: 'claude-cli', mode: 'vault' });
+    expect(await seriousViolations(page)).toEqual([]);
+    // Another conversation, then back: the picker shows this one's CLI and access mode again.
+    await page
+      .locator('.conversations button.conv', { hasText: /Everything found|find everything/ })
+      .first()
+      .click();
+    await waitFor(async () => (await page.getByLabel('Provider').inputValue()) === 'loopback', { what: 'the first conversation to bring back its provider' });
+    await page.locator(`.conversations button.conv[data-id="${conv!.id}"]`).click();
+    await waitFor(async () => (await page.getByLabel('Provider').inputValue()) === 'cli:claude', { what: 'the CLI conversation to bring back its CLI' });
+    expect(await page.getByLabel('Vault only').isChecked()).toBe(true);
   });
 });

@@ -13,6 +13,7 @@ const ALL_MIGRATIONS = [
   'AddMessageReasoning1796700000000',
   'AddActivityEdit1796800000000',
   'AddActivityItems1797200000000',
+  'AddConversationMode1797300000000',
 ];
 const ENTITIES = [ConversationRow, MessageRow, ToolActivityRow, SummaryRow];
 

@@ -33,6 +33,17 @@ describe('vault results name their items (linked items in chat replies)', () => 
     ]);
   });
 
+  it("a search links a day's file in the journal folder as that journal entry, by its date, and a note by its own icon", async () => {
+    await fx.call('vault_create_journal_entry', { date: '2026-12-01', content: 'The launch slipped' });
+    const found = items(await fx.call('vault_search_notes', { query: 'launch' }));
+    expect(found).toEqual(
+      expect.arrayContaining([
+        { type: 'journal', id: '2026-12-01', title: '2026-12-01' },
+        expect.objectContaining({ type: 'note', title: 'Launch plan', icon: '🚀' }),
+      ]),
+    );
+  });
+
   it('a folder listing links its folders by path and its notes by id', async () => {
     const listed = items(await fx.call('vault_list_folder', {}));
     expect(listed).toEqual([
