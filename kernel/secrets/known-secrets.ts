@@ -463,8 +463,16 @@ export interface PreviewLike {
  * left out (see scrubPreviewImage); so is a fact or a quote whose parts are not strings (no face could
  * show it, and a secret in it could not be scrubbed).
  */
+/** A preview's document (a note edit's body before and after), every string scrubbed; dropped when it is not one. */
+function scrubDocument(document: unknown, known: Pick<KnownSecrets, 'scrub'>): { document?: Record<string, string> } {
+  const d = typeof document === 'object' && document !== null ? (document as Record<string, unknown>) : null;
+  const keys = ['type', 'id', 'title', 'path', 'before', 'after'];
+  if (!d || !keys.every((k) => typeof d[k] === 'string')) return {};
+  return { document: Object.fromEntries(keys.map((k) => [k, known.scrub(d[k] as string)])) };
+}
+
 export function scrubPreview<P extends PreviewLike>(preview: P, known: Pick<KnownSecrets, 'scrub' | 'contains'>): P {
-  const { image, facts, quoted, ...rest } = preview as P & { image?: unknown };
+  const { image, facts, quoted, document, ...rest } = preview as P & { image?: unknown; document?: unknown };
   const text = (v: unknown): v is string => typeof v === 'string';
   const records = (v: unknown): Array<Record<string, unknown>> =>
     Array.isArray(v) ? v.filter((x): x is Record<string, unknown> => typeof x === 'object' && x !== null) : [];
@@ -489,6 +497,7 @@ export function scrubPreview<P extends PreviewLike>(preview: P, known: Pick<Know
             })),
         }
       : {}),
+    ...(document !== undefined ? scrubDocument(document, known) : {}),
   } as P;
   if (image === undefined) return out;
   const clean = typeof image === 'string' ? scrubPreviewImage(image, known) : null;

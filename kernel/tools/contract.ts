@@ -126,6 +126,22 @@ export interface Preview {
   facts?: PreviewFact[];
   /** Free text the caller wrote (a routine's prompt, a message's body), shown after everything else as quoted data. */
   quoted?: PreviewQuote[];
+  /**
+   * An edit of a note's or journal entry's body: the whole body now and as the call would leave it,
+   * so a face can review the change in the note itself (seed 003), word by word. `text` still
+   * carries the diff for faces that show text.
+   */
+  document?: PreviewDocument;
+}
+
+export interface PreviewDocument {
+  type: 'note' | 'journal';
+  /** The note's id (a journal entry's date). */
+  id: string;
+  title: string;
+  path: string;
+  before: string;
+  after: string;
 }
 
 export interface PreviewFact {

@@ -134,7 +134,20 @@ function vendorFiles(): Record<string, string> {
     'htm-preact.mjs': mjs('htm/preact'),
     'marked.mjs': beside('marked', 'marked.esm.js'),
     'purify.mjs': beside('dompurify', 'purify.es.mjs'),
+    // jsdiff's ES modules (the word diffs of an edit's review), each at its own path: they import one another.
+    ...esmTree(path.join(path.dirname(path.dirname(require.resolve('diff'))), 'libesm'), 'diff'),
   };
+}
+
+/** Every .js file under `dir`, named `<prefix>/<path inside dir>`. */
+function esmTree(dir: string, prefix: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const entry of fs.readdirSync(dir, { recursive: true, withFileTypes: true })) {
+    if (!entry.isFile() || !entry.name.endsWith('.js')) continue;
+    const file = path.join(entry.parentPath, entry.name);
+    out[`${prefix}/${path.relative(dir, file).split(path.sep).join('/')}`] = file;
+  }
+  return out;
 }
 
 const IMPORT_MAP = JSON.stringify({
@@ -145,6 +158,7 @@ const IMPORT_MAP = JSON.stringify({
     'htm/preact': `${CONSOLE_PATH}/vendor/htm-preact.mjs`,
     marked: `${CONSOLE_PATH}/vendor/marked.mjs`,
     dompurify: `${CONSOLE_PATH}/vendor/purify.mjs`,
+    diff: `${CONSOLE_PATH}/vendor/diff/index.js`,
   },
 });
 

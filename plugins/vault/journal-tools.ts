@@ -7,7 +7,7 @@
 import { unlink } from 'node:fs/promises';
 import { MemoError, type Preview, type ToolContext } from 'memo-kernel/pack';
 import { composeNote, isValidTag, normalizeTag, parseNote, splitFrontMatter } from './markdown.js';
-import { checkSincePreview, diffOf, humanBytes, loadText, rememberPreview, writeText, type LoadedFile } from './note-files.js';
+import { checkSincePreview, diffOf, humanBytes, loadText, rememberPreview, reviewDocument, writeText, type LoadedFile } from './note-files.js';
 import { ref } from './read-tools.js';
 import { runtimeOf } from './runtime.js';
 import type { ToolArgs } from './tool-args.js';
@@ -212,7 +212,9 @@ export const updateJournalEntry: Impl<ToolArgs['vault_update_journal_entry']> = 
     const vault = await vaultOf(ctx);
     const { note, file } = await loadEntry(vault, ctx, args.date, 'write');
     rememberPreview(ctx, [file]);
-    return { kind: 'diff', text: diffOf(note.path, file.text, updatedText(file.text, args)) };
+    const next = updatedText(file.text, args);
+    const document = reviewDocument('journal', args.date, note, file.text, next);
+    return { kind: 'diff', text: diffOf(note.path, file.text, next), ...(document ? { document } : {}) };
   },
   run: async (args, ctx) => {
     const vault = await vaultOf(ctx);

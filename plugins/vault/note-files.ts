@@ -7,7 +7,8 @@
 import { lstat, readFile, realpath } from 'node:fs/promises';
 import path from 'node:path';
 import { createTwoFilesPatch } from 'diff';
-import { MemoError, writeFileAtomicAsync, type ResolvedPath, type ToolContext } from 'memo-kernel/pack';
+import { MemoError, writeFileAtomicAsync, type Preview, type ResolvedPath, type ToolContext } from 'memo-kernel/pack';
+import { splitFrontMatter } from './markdown.js';
 import { sha256, shown, type Vault } from './vault.js';
 import type { NoteInfo } from './vault-index.js';
 
@@ -144,4 +145,18 @@ export function humanBytes(n: number): string {
   if (n < 1024) return `${n} bytes`;
   if (n < 1024 * 1024) return `${(n / 1024).toFixed(1)} KB`;
   return `${(n / 1024 / 1024).toFixed(1)} MB`;
+}
+
+/** The most of a body (either side) a preview carries whole for a review in the note; past it, the diff alone. */
+const REVIEW_MAX_CHARS = 1_000_000;
+
+/**
+ * The bodies before and after an edit (front matter left out), for a face that reviews the change
+ * in the note itself (seed 003); undefined when either is too long to carry.
+ */
+export function reviewDocument(type: 'note' | 'journal', id: string, note: NoteInfo, before: string, after: string): Preview['document'] {
+  const a = splitFrontMatter(before).body;
+  const b = splitFrontMatter(after).body;
+  if (a.length > REVIEW_MAX_CHARS || b.length > REVIEW_MAX_CHARS) return undefined;
+  return { type, id, title: note.title, path: note.path, before: a, after: b };
 }

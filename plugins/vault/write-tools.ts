@@ -8,7 +8,18 @@ import { link, lstat, readdir, rename, rm, rmdir, unlink } from 'node:fs/promise
 import path from 'node:path';
 import { MemoError, type Preview, type ToolContext } from 'memo-kernel/pack';
 import { composeNote, isValidTag, normalizeTag, parseNote, splitFrontMatter } from './markdown.js';
-import { checkSincePreview, diffOf, fingerprint, humanBytes, loadText, rememberPreview, requireMarkdown, writeText, type LoadedFile } from './note-files.js';
+import {
+  checkSincePreview,
+  diffOf,
+  fingerprint,
+  humanBytes,
+  loadText,
+  rememberPreview,
+  requireMarkdown,
+  reviewDocument,
+  writeText,
+  type LoadedFile,
+} from './note-files.js';
 import { ref } from './read-tools.js';
 import { applyRelinks, bySource, describeRelinks, planRelinks, type LinkEdit } from './relink.js';
 import { runtimeOf } from './runtime.js';
@@ -166,7 +177,9 @@ export const updateNote: Impl<ToolArgs['vault_update_note']> = {
     const vault = await vaultOf(ctx);
     const { note, file } = await loadNoteFor(vault, ctx, args.note, 'vault_update_note');
     rememberPreview(ctx, [file]);
-    return { kind: 'diff', text: diffOf(note.path, file.text, nextText(file.text, args)) };
+    const next = nextText(file.text, args);
+    const document = reviewDocument('note', note.id, note, file.text, next);
+    return { kind: 'diff', text: diffOf(note.path, file.text, next), ...(document ? { document } : {}) };
   },
   run: inVault(async (vault, args, ctx) => {
     const { note, file } = await loadNoteFor(vault, ctx, args.note, 'vault_update_note');

@@ -483,7 +483,7 @@ function App() {
       ${state === 'error' && html`<p role="alert">The console could not reach memo serve.</p>`}
       ${state === 'in' && route === '#/' && html`<${Inbox} source=${source} connected=${connected} announce=${announce} />`}
       ${state === 'in' && route === '#/chat' && html`<${ChatPage} events=${source} announce=${announce} />`}
-      ${state === 'in' && itemRoute(route) && html`<${ItemPage} ...${itemRoute(route)} />`}
+      ${state === 'in' && itemRoute(route) && html`<${ItemPage} ...${itemRoute(route)} announce=${announce} events=${source} />`}
       ${state === 'in' && route === '#/audit' && html`<${AuditPage} events=${source} />`}
       ${state === 'in' && route === '#/packs' && html`<${PacksPage} announce=${announce} />`}
       ${state === 'in' && route === '#/permissions' && html`<${PermissionsPage} announce=${announce} />`}

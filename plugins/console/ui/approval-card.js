@@ -3,6 +3,7 @@
 // approve). The approvals inbox lists them; a chat turn shows its own waiting request inline.
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { html } from 'htm/preact';
+import { itemHref } from './markdown.js';
 import { Preview } from './preview.js';
 import { api } from './api.js';
 import { offerUndo, permissionsChanged, RiskyButton } from './risky.js';
@@ -291,6 +292,15 @@ export function ApprovalCard({ approval, selected, onSelect, onAnswering, announ
             </dl>
             ${concern && html`<div class="concern" role="note"><strong>Judge: ask</strong> ${concern.value}</div>`}
             ${editProblem && html`<p class="problem" role="alert">The last edit was refused: ${editProblem.value}</p>`}
+            ${
+              approval.preview?.document &&
+              html`<p class="review-link">
+                <a href=${itemHref(approval.preview.document.type, approval.preview.document.id)}
+                  >${approval.preview.document.type === 'journal' ? 'Open journal' : 'Open note'} to review the change in place</a
+                >
+                (or answer here without looking).
+              </p>`
+            }
             <${Preview} preview=${approval.preview} display=${approval.display} />
             <details class="args" open=${!approval.preview}>
               <summary>Arguments (masked)${approval.preview ? '' : ': there is no preview, so here they are'}</summary>

@@ -295,12 +295,12 @@ function Picker({ options, choice, setChoice }) {
       </select>
       ${
         options.clis.some((c) => !c.found) &&
-        html`<p class="note cli-status">
-          ${options.clis
-            .filter((c) => !c.found)
-            .map((c) => `${c.label}: ${c.reason}`)
-            .join(' · ')}
-        </p>`
+        html`<details class="cli-status">
+          <summary>Agent CLIs not detected (${options.clis.filter((c) => !c.found).length})</summary>
+          <ul>
+            ${options.clis.filter((c) => !c.found).map((c) => html`<li>${c.label}: ${c.reason}. Install it and sign in (claude login, codex login, or a first agy run).</li>`)}
+          </ul>
+        </details>`
       }
     </div>
     <div class="field">

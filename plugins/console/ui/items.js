@@ -3,10 +3,11 @@
 // opens (#/item/TYPE/ID): a note or journal entry with its markdown rendered, a task, an inbox item,
 // an event, a project, a folder's entries, a canvas as its render. The view reads the item through
 // the pack's own read tool (GET /api/items/TYPE/ID), as the tools would show it to an agent.
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { html } from 'htm/preact';
 import { api, API } from './api.js';
 import { itemHref, renderMarkdown, TYPE_ICONS, TYPE_NAMES } from './markdown.js';
+import { NoteReview } from './review.js';
 
 /** One item as a link: a chip (the turn cited it) or a mention; the item's own icon, else its type's. */
 export function ItemLink({ item, chip = true }) {
@@ -181,15 +182,57 @@ function iconOf(view) {
   return v.icon ?? v.front_matter?.icon ?? TYPE_ICONS[view.type];
 }
 
-/** The item view: what #/item/TYPE/ID opens. */
-export function ItemPage({ type, id }) {
+/** A waiting request to change this note's or journal entry's body, if there is one. */
+function pendingEdit(view, approvals) {
+  if (!view || (view.type !== 'note' && view.type !== 'journal')) return null;
+  const id = view.type === 'note' ? view.value?.id : view.id;
+  return approvals.find((a) => a.answerable !== false && a.preview?.document?.type === view.type && a.preview.document.id === id) ?? null;
+}
+
+/** The item view: what #/item/TYPE/ID opens. A note or journal entry with an edit waiting shows the review in place of its text. */
+export function ItemPage({ type, id, announce, events }) {
   const [view, setView] = useState(null);
   const [problem, setProblem] = useState('');
+  const [approvals, setApprovals] = useState([]);
+  /** Requests answered in this view: never shown again, whatever a list read a moment before says. */
+  const gone = useRef(new Set());
+  const waiting = (list) => list.filter((a) => !gone.current.has(a.id));
+  const load = () => {
+    api(`/items/${encodeURIComponent(type)}/${encodeURIComponent(id)}`).then(setView, (err) => setProblem(err.message));
+    if (type === 'note' || type === 'journal')
+      api('/approvals').then(
+        (l) => setApprovals(waiting(l)),
+        () => setApprovals([]),
+      );
+  };
   useEffect(() => {
     setView(null);
     setProblem('');
-    api(`/items/${encodeURIComponent(type)}/${encodeURIComponent(id)}`).then(setView, (err) => setProblem(err.message));
+    load();
   }, [type, id]);
+  // A request asked or answered elsewhere while the note is open: the view follows.
+  useEffect(() => {
+    if (!events || (type !== 'note' && type !== 'journal')) return undefined;
+    const again = () =>
+      api('/approvals').then(
+        (l) => setApprovals(waiting(l)),
+        () => undefined,
+      );
+    // A write of a note or journal entry finished (an accepted review's among them): its text is read again.
+    const written = (e) => {
+      const entries = JSON.parse(e.data);
+      if (entries.some((a) => /^vault_(update_note|update_journal_entry|add_html_artifact)$/.test(a.tool))) load();
+    };
+    events.addEventListener('asked', again);
+    events.addEventListener('settled', again);
+    events.addEventListener('audit', written);
+    return () => {
+      events.removeEventListener('asked', again);
+      events.removeEventListener('settled', again);
+      events.removeEventListener('audit', written);
+    };
+  }, [events, type, id]);
+  const edit = pendingEdit(view, approvals);
   return html`<section class="item-view" aria-labelledby="item-title" data-type=${type}>
     <p><a href="#/chat">← Back to the chat</a></p>
     ${
@@ -204,7 +247,21 @@ export function ItemPage({ type, id }) {
           <h1 id="item-title"><span class="item-icon" aria-hidden="true">${iconOf(view)}</span> ${titleOf(view)}</h1>
           <span class="source-type">${TYPE_NAMES[view.type]}</span>
         </div>
-        <${Body} view=${view} />
+        ${
+          edit
+            ? html`<${NoteReview}
+                key=${`${edit.id}:${edit.revision}`}
+                approval=${edit}
+                announce=${announce ?? (() => {})}
+                onAnswered=${(answered) => {
+                  // The answered request leaves the view at once (the broker's list may still have it for a moment).
+                  setApprovals((list) => list.filter((a) => a.id !== answered));
+                  gone.current.add(answered);
+                  load();
+                }}
+              />`
+            : html`<${Body} view=${view} />`
+        }
         <p class="note">Read with ${view.tool}, as the agent's tools read it.</p>`
     }
   </section>`;

@@ -71,6 +71,12 @@ function modelServer(answer: (results: Record<string, any>) => string) {
         });
       if (probe) return last.role === 'tool' ? reply({ role: 'assistant', content: last.content }) : calls([['get_magic_number', {}]]);
       if (!json.tools) return reply({ role: 'assistant', content: 'Everything found' });
+      const user = [...msgs].reverse().find((m) => m.role === 'user')?.content ?? '';
+      // "revise ...": one edit of the long note's body, as REVISED says.
+      if (user.startsWith('revise')) {
+        if (last.role === 'tool') return reply({ role: 'assistant', content: `Revised: ${last.content.slice(0, 80)}` });
+        return calls([['vault_update_note', { note: 'Projects/Long.md', content: REVISED.text }]]);
+      }
       if (last.role !== 'tool') return calls(READS);
       const results: Record<string, any> = {};
       for (const m of msgs) if (m.role === 'tool') results[m.name ?? READS[Object.keys(results).length]![0]] = JSON.parse(m.content);
@@ -79,6 +85,10 @@ function modelServer(answer: (results: Record<string, any>) => string) {
   });
   return { server, requests };
 }
+
+/** A long note, and the body the model proposes for it (one word changed in the middle). */
+const LONG = Array.from({ length: 30 }, (_, i) => (i === 14 ? 'The launch moves to Friday at noon.' : `Line ${i + 1} of the plan.`)).join('\n') + '\n';
+const REVISED = { text: LONG.replace('Friday at noon', 'Saturday at noon') };
 
 const HOSTILE = '<img src=x onerror="window.__xss=1"> <script>window.__xss=2</script> [click me](javascript:window.__xss=3)';
 
@@ -147,6 +157,7 @@ describe('linked items in the console chat, in Chromium', () => {
       '---\nicon: 🚀\n---\n# Launch plan\n\nThe **launch** is on Friday.\n\n- [ ] fuel\n- [x] paint\n',
     );
     fs.writeFileSync(path.join(vault, 'Journal', '2026-12-01.md'), 'A cold day.\n');
+    fs.writeFileSync(path.join(vault, 'Projects', 'Long.md'), LONG);
     const loaded = await k.loadPacks([{ dir: path.resolve('plugins'), source: 'builtin', only: ['providers', 'vault', 'calendar', 'canvas', 'fs-tools'] }]);
     expect(loaded.map((s) => `${s.id}:${s.status}`).sort()).toEqual([
       'calendar:loaded',
@@ -423,6 +434,78 @@ describe('linked items in the console chat, in Chromium', () => {
     // A name the note does not embed is not served.
     const other = await page.evaluate(async (id) => (await fetch(`/ui/api/artifact?note=${encodeURIComponent(id)}&name=secrets.html`)).status, saved.id);
     expect(other).toBe(404);
+  });
+
+  describe('reviewing an edit in the note', () => {
+    const long = () => fs.readFileSync(path.join(vault, 'Projects', 'Long.md'), 'utf8');
+    /** Sends a "revise" turn and opens the note from the waiting card's link; returns the review. */
+    async function openReview() {
+      await page.getByRole('link', { name: 'Chat', exact: true }).click();
+      await page.getByRole('button', { name: 'New conversation', exact: true }).click();
+      await page.getByLabel('Provider').selectOption('loopback');
+      await page.getByRole('textbox', { name: 'Message', exact: true }).fill('revise the long note');
+      await page.getByRole('button', { name: 'Send' }).click();
+      // The waiting request opens the activity row; its card points at the note.
+      const card = page.locator('.live-turn .activity article.approval[data-tool="vault_update_note"]');
+      await card.waitFor();
+      await card.getByRole('link', { name: 'Open note to review the change in place' }).click();
+      const review = page.getByRole('region', { name: "Review of the agent's change to this note" });
+      await review.waitFor();
+      return review;
+    }
+
+    it('shows the change in the note word by word, unchanged runs collapsed; Accept writes it as shown', async () => {
+      const review = await openReview();
+      expect(await review.locator('ins').allTextContents()).toEqual(['Saturday']);
+      expect(await review.locator('del').allTextContents()).toEqual(['Friday']);
+      expect(await review.locator('pre.changed').count()).toBe(1);
+      // 14 unchanged lines before the change and 15 after: each run shows its first and last 2 lines.
+      expect(await review.getByRole('button', { name: /^Show \d+ unchanged lines/ }).allTextContents()).toEqual([
+        expect.stringContaining('10 unchanged lines'),
+        expect.stringContaining('11 unchanged lines'),
+      ]);
+      await review.getByRole('button', { name: /^Show 10 unchanged lines/ }).click();
+      await review.getByText('Line 7 of the plan.', { exact: false }).waitFor();
+      expect(await seriousViolations(page)).toEqual([]);
+      const shot = screenshotPath('note-review-1280');
+      if (shot) await page.screenshot({ path: shot, fullPage: true });
+      await review.getByRole('button', { name: 'Accept', exact: true }).click();
+      await waitFor(() => long().includes('Saturday at noon'), { what: 'the note to be written' });
+      expect(long()).toBe(REVISED.text);
+      // The view shows the note again, with its new text.
+      await page.locator('section.item-view .note-body', { hasText: 'Saturday at noon' }).waitFor();
+      expect(c.fx.kernel.audit.tail({ tool: 'vault_update_note' }).at(-1)).toMatchObject({ outcome: 'ok', answeredBy: 'console' });
+    });
+
+    it('Reject leaves the note as it was, and the agent is told', async () => {
+      fs.writeFileSync(path.join(vault, 'Projects', 'Long.md'), LONG);
+      await c.fx.kernel.invoke({ tool: 'vault_reindex', args: {}, caller: { kind: 'host', id: 'test' } });
+      const review = await openReview();
+      await review.getByRole('button', { name: 'Reject' }).click();
+      await waitFor(() => c.fx.kernel.audit.tail({ tool: 'vault_update_note' }).at(-1)?.error?.code === 'PERMISSION_DENIED', {
+        what: 'the edit to be refused',
+      });
+      expect(long()).toBe(LONG);
+      await page.getByRole('link', { name: 'Chat', exact: true }).click();
+      await page.locator('.transcript .msg.assistant', { hasText: 'Revised: ' }).last().waitFor();
+    });
+
+    it('Edit makes a copy to change; Show changes compares it with the note; Accept edits writes the copy through the edit-before-approve flow', async () => {
+      const review = await openReview();
+      await review.getByRole('button', { name: 'Edit', exact: true }).click();
+      const copy = review.getByLabel('Your copy of the suggested text');
+      expect(await copy.inputValue()).toBe(REVISED.text);
+      await copy.fill(REVISED.text.replace('Saturday at noon', 'Sunday at dawn'));
+      await review.getByRole('button', { name: 'Show changes' }).click();
+      expect(await review.locator('ins').allTextContents()).toEqual(['Sunday', 'dawn']);
+      expect(await review.locator('del').allTextContents()).toEqual(['Friday', 'noon']);
+      // Nothing reached the note yet.
+      expect(long()).toBe(LONG);
+      await review.getByRole('button', { name: 'Accept edits' }).click();
+      await waitFor(() => long().includes('Sunday at dawn'), { what: 'the edited copy to be written' });
+      expect(long()).toBe(REVISED.text.replace('Saturday at noon', 'Sunday at dawn'));
+      expect(c.fx.kernel.audit.tail({ tool: 'vault_update_note' }).at(-1)).toMatchObject({ outcome: 'ok', editedBy: 'console' });
+    });
   });
 
   it("runs a turn through an agent CLI (the fake claude): its calls come back through memo serve's endpoint, the reply lists what they returned, and the conversation reopens with its CLI and mode", async () => {

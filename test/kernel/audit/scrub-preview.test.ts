@@ -34,6 +34,22 @@ describe('scrubPreview', () => {
     expect(preview.facts![0]!.value).toContain(SECRET);
   });
 
+  it("scrubs a note edit's document (the body before and after, its title and path), and leaves out one that is not all text", () => {
+    const document = { type: 'note', id: 'n1', title: `Keys ${SECRET}`, path: 'Keys.md', before: `old ${SECRET}`, after: `new ${SECRET}\n` };
+    const preview = { kind: 'diff', text: 'diff', document } as Preview;
+    expect(scrubPreview(preview, known).document).toEqual({
+      type: 'note',
+      id: 'n1',
+      title: 'Keys [masked]',
+      path: 'Keys.md',
+      before: 'old [masked]',
+      after: 'new [masked]\n',
+    });
+    expect(document.before).toContain(SECRET);
+    const broken = { kind: 'diff', text: 'diff', document: { ...document, after: 42 } } as unknown as Preview;
+    expect('document' in scrubPreview(broken, known)).toBe(false);
+  });
+
   it('scrubs a secret drawn as SVG text inside a base64 data: URL, keeping the rest of the picture', () => {
     const preview: WithImage = {
       kind: 'text',

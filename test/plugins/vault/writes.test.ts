@@ -20,6 +20,20 @@ describe('vault write tools', () => {
   });
   afterEach(async () => fx.close());
 
+  it('previews a body edit with the whole body before and after (front matter left out), for a review in the note; an append as the finished text', async () => {
+    value(await fx.call('vault_update_note', { note: 'Meeting', content: '# Decisions\nShip on Saturday.\n' }));
+    const id = (value(await fx.call('vault_read_note', { note: 'Meeting' })) as { id: string }).id;
+    expect(nth(fx.prompter.asked, 0).preview).toMatchObject({
+      kind: 'diff',
+      document: { type: 'note', id, title: 'Meeting', path: 'Meeting.md', before: '# Decisions\nShip on Friday.\n', after: '# Decisions\nShip on Saturday.\n' },
+    });
+    value(await fx.call('vault_update_note', { note: 'Meeting', append: 'Retro on Monday.\n' }));
+    expect(nth(fx.prompter.asked, 1).preview?.document?.after).toBe('# Decisions\nShip on Saturday.\nRetro on Monday.\n');
+    value(await fx.call('vault_create_journal_entry', { date: '2026-12-01', content: 'Cold.\n' }));
+    value(await fx.call('vault_update_journal_entry', { date: '2026-12-01', append: 'Snow later.\n' }));
+    expect(fx.prompter.asked.at(-1)!.preview?.document).toMatchObject({ type: 'journal', id: '2026-12-01', before: 'Cold.\n', after: 'Cold.\nSnow later.\n' });
+  });
+
   it('creates a note after showing it as a diff, with folders, front matter and tags, and indexes it in the same step', async () => {
     const r = value(await fx.call('vault_create_note', { title: 'Sprint #4', folder: 'Sprints/2026', content: 'Goals: #ship it\n', tags: ['team'] }));
     expect(r).toMatchObject({ path: 'Sprints/2026/Sprint #4.md', title: 'Sprint #4', created: true, created_folders: ['Sprints', 'Sprints/2026'] });
