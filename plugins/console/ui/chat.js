@@ -43,20 +43,33 @@ function artifactOf(step) {
   }
 }
 
-/** One step of the Agent Run box: step number, tool, short arguments, duration, outcome; opens to the raw arguments and result. */
+/**
+ * A read's readable label (seed 003: "Reading note", "Reading tasks"), from the tool's name: search,
+ * read, list and get tools of any pack; null for anything else (its tool name is shown).
+ */
+function readLabel(tool) {
+  const m = /^(?:[a-z]+_)??(search|read|list|get)_(.+)$/.exec(tool);
+  if (!m || /^(desktop|html)/.test(m[2])) return tool === 'vault_desktop_read' ? 'Reading the vault' : null;
+  const what = m[2].replace(/_/g, ' ');
+  return `${m[1] === 'search' ? 'Searching' : 'Reading'} ${what}`;
+}
+
+/** One step of the activity row: step number, tool (a read by its readable label), short arguments, duration, outcome; opens to the raw tool name, arguments and result. */
 function Step({ n, step }) {
   const state = step.state ?? step.outcome;
-  return html`<li class=${`step ${state}`} data-tool=${step.tool} data-state=${state}>
+  const label = readLabel(step.tool);
+  return html`<li class=${`step ${state}${label ? ' read-step' : ''}`} data-tool=${step.tool} data-state=${state}>
     <details>
       <summary>
         <span class="step-n">${n}</span>
-        <code class="tool">${step.tool}</code>
+        ${label ? html`<span class="read-label">${label}</span>` : html`<code class="tool">${step.tool}</code>`}
         <span class="step-args">${shortArgs(step.args)}</span>
         ${step.edited && html`<span class="edited-mark">edited by ${step.edited.by}</span>`}
         <span class="step-time">${seconds(step.durationMs)}</span>
         <span class=${`outcome ${state}`}>${OUTCOMES[state] ?? state}${step.code ? ` (${step.code})` : ''}</span>
       </summary>
-      ${step.summary && html`<p class="step-summary">${step.summary}</p>`} ${artifactOf(step) && html`<${ArtifactFrame} ...${artifactOf(step)} />`}
+      ${label && html`<p class="step-tool">Tool: <code>${step.tool}</code></p>`} ${step.summary && html`<p class="step-summary">${step.summary}</p>`}
+      ${artifactOf(step) && html`<${ArtifactFrame} ...${artifactOf(step)} />`}
       ${
         step.items?.length > 0 &&
         html`<ul class="step-items" aria-label="Items this step returned">

@@ -227,6 +227,21 @@ describe('linked items in the console chat, in Chromium', () => {
     await sources.locator('summary').click();
     const rows = await sources.locator('li').evaluateAll((lis) => lis.map((li) => li.querySelector('.source-type')!.textContent));
     expect(rows).toEqual(expect.arrayContaining(['Note', 'Task', 'Inbox item', 'Journal entry', 'Event', 'Project', 'Folder', 'Canvas']));
+    // The reads in the turn's activity row read as what they do; the raw tool name is inside.
+    const row = page.locator('.transcript .activity').last();
+    await row.locator('summary').first().click();
+    expect(await row.locator('.read-label').allTextContents()).toEqual([
+      'Reading note',
+      'Reading tasks',
+      'Reading inbox items',
+      'Reading journal entries',
+      'Reading calendar events',
+      'Reading projects',
+      'Reading folder',
+      'Reading canvases',
+    ]);
+    await row.locator('li.step[data-tool="vault_read_note"] summary').click();
+    await row.getByText('Tool: vault_read_note').waitFor();
     expect(await seriousViolations(page)).toEqual([]);
     const shot = screenshotPath('chat-linked-items-1280');
     if (shot) await reply.screenshot({ path: shot });
