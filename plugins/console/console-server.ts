@@ -52,6 +52,7 @@ import { ConsoleChat } from './console-chat.js';
 import { probeProvider, saveProvider, type ProviderAccess } from './console-providers.js';
 import { ARTIFACT_HEADERS, readArtifact } from './artifact-view.js';
 import { itemView } from './item-view.js';
+import { StaticAssets, type StaticAsset } from './static-assets.js';
 import { searchMentions } from './mention-search.js';
 
 export const CONSOLE_PATH = '/ui';
@@ -105,11 +106,6 @@ export interface ConsoleServerOptions {
   sessionTtlMs?: number;
 }
 
-interface Asset {
-  body: Buffer;
-  type: string;
-}
-
 const UI_DIR = fileURLToPath(new URL('./ui/', import.meta.url));
 
 const TYPES: Record<string, string> = {
@@ -117,6 +113,7 @@ const TYPES: Record<string, string> = {
   '.js': 'text/javascript; charset=utf-8',
   '.mjs': 'text/javascript; charset=utf-8',
   '.css': 'text/css; charset=utf-8',
+  '.svg': 'image/svg+xml',
 };
 
 /**
@@ -236,7 +233,7 @@ function eventData(event: ApprovalEvent): { name: string; data: unknown } {
 export class ConsoleServer implements HttpHandler {
   readonly auth: ConsoleAuth;
   /** The page's files, read at the first request (a CLI command that loads the pack never serves it). */
-  private assetCache: Map<string, Asset> | undefined;
+  private assetCache: StaticAssets | undefined;
   private readonly headers: Record<string, string>;
   /** Open event streams: the session each belongs to, and how to end it. */
   private readonly streams = new Map<() => void, string>();
@@ -261,9 +258,9 @@ export class ConsoleServer implements HttpHandler {
     this.headers = securityHeaders(hash);
   }
 
-  private get assets(): Map<string, Asset> {
+  private get assets(): StaticAssets {
     if (this.assetCache) return this.assetCache;
-    const assets = new Map<string, Asset>();
+    const assets = new Map<string, StaticAsset>();
     const html = fs.readFileSync(path.join(UI_DIR, 'index.html'), 'utf8').replace('<!--IMPORT_MAP-->', `<script type="importmap">${IMPORT_MAP}</script>`);
     assets.set('/', { body: Buffer.from(html), type: TYPES['.html']! });
     for (const name of fs.readdirSync(UI_DIR)) {
@@ -272,7 +269,7 @@ export class ConsoleServer implements HttpHandler {
       assets.set(`/${name}`, { body: fs.readFileSync(path.join(UI_DIR, name)), type: TYPES[ext] });
     }
     for (const [name, file] of Object.entries(vendorFiles())) assets.set(`/vendor/${name}`, { body: fs.readFileSync(file), type: TYPES['.mjs']! });
-    return (this.assetCache = assets);
+    return (this.assetCache = new StaticAssets(assets));
   }
 
   /** The link to print: the console's address with a new one-time login code (the previous code stops working). */
@@ -379,10 +376,9 @@ export class ConsoleServer implements HttpHandler {
         throw err;
       });
     }
-    const asset = reading ? this.assets.get(sub) : undefined;
-    if (!asset) return this.json(res, reading ? 404 : 405, { error: 'NOT_FOUND', message: `Nothing at ${CONSOLE_PATH}${sub}.` });
-    const cache = sub === '/' ? 'no-store' : 'no-cache';
-    return send(res, 200, method === 'HEAD' ? '' : asset.body, { 'Content-Type': asset.type, 'Cache-Control': cache, ...this.headers });
+    // The page itself is not stored (it is where a login lands); the files it loads are revalidated by ETag.
+    if (reading && this.assets.serve(req, res, sub, this.headers, sub === '/' ? 'no-store' : 'no-cache')) return;
+    return this.json(res, reading ? 404 : 405, { error: 'NOT_FOUND', message: `Nothing at ${CONSOLE_PATH}${sub}.` });
   }
 
   /** Why a state-changing request is refused as cross-site, or null when it comes from this console's own page. */

@@ -4,7 +4,9 @@
  * wait in the approval broker through the pipeline.
  */
 import * as fs from 'node:fs';
+import * as http from 'node:http';
 import * as path from 'node:path';
+import * as zlib from 'node:zlib';
 import { createHash } from 'node:crypto';
 import type { PackApi } from '../../kernel/packs/pack-api.js';
 import type { AuditRecord } from '../../kernel/audit/audit-record.js';
@@ -103,6 +105,45 @@ describe('web console: login, session and cross-site checks', () => {
       const r = await raw(`${c.origin}${p}`, { headers: { Host: 'evil.example' } });
       expect(r.status).toBe(403);
     }
+  });
+
+  it('serves its files compressed (Brotli or gzip, as the browser accepts), each with an ETag that answers 304 while unchanged, and an icon', async () => {
+    const get = (file: string, headers: Record<string, string> = {}) =>
+      new Promise<{ status: number; headers: http.IncomingHttpHeaders; body: Buffer }>((resolve, reject) => {
+        http
+          .get(`${c.origin}${file}`, { headers }, (res) => {
+            const chunks: Buffer[] = [];
+            res.on('data', (d: Buffer) => chunks.push(d));
+            res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, body: Buffer.concat(chunks) }));
+          })
+          .on('error', reject);
+      });
+    const plain = await get('/ui/vendor/marked.mjs');
+    expect(plain.headers['content-encoding']).toBeUndefined();
+    expect(plain.headers.vary).toBe('Accept-Encoding');
+    expect(plain.headers['cache-control']).toBe('no-cache');
+    const etag = plain.headers.etag!;
+    expect(etag).toMatch(/^"[A-Za-z0-9_-]{22}"$/);
+    const br = await get('/ui/vendor/marked.mjs', { 'Accept-Encoding': 'gzip, deflate, br' });
+    expect(br.headers['content-encoding']).toBe('br');
+    expect(zlib.brotliDecompressSync(br.body).equals(plain.body)).toBe(true);
+    expect(br.body.length).toBeLessThan(plain.body.length / 2);
+    const gz = await get('/ui/vendor/marked.mjs', { 'Accept-Encoding': 'gzip, br;q=0' });
+    expect(gz.headers['content-encoding']).toBe('gzip');
+    expect(zlib.gunzipSync(gz.body).equals(plain.body)).toBe(true);
+    // Any representation's ETag revalidates: 304, no body, the console's headers still on it.
+    for (const tag of [etag, br.headers.etag!, gz.headers.etag!]) {
+      const again = await get('/ui/vendor/marked.mjs', { 'If-None-Match': tag, 'Accept-Encoding': 'br' });
+      expect([again.status, again.body.length]).toEqual([304, 0]);
+      expect(again.headers['content-security-policy']).toBeDefined();
+    }
+    expect((await get('/ui/vendor/marked.mjs', { 'If-None-Match': '"something-else"' })).status).toBe(200);
+    // The page names its icon (no /favicon.ico is asked for), served as SVG.
+    const page = await get('/ui/', { 'Accept-Encoding': 'identity' });
+    expect(page.headers['cache-control']).toBe('no-store');
+    expect(page.body.toString()).toContain('<link rel="icon" href="/ui/favicon.svg" type="image/svg+xml" />');
+    const icon = await get('/ui/favicon.svg');
+    expect([icon.status, icon.headers['content-type']]).toEqual([200, 'image/svg+xml']);
   });
 
   it('serves the page with a strict CSP that admits only its own import map, and Preact from the package, with no token or CDN in them', async () => {

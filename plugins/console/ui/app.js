@@ -7,6 +7,7 @@ import { html } from 'htm/preact';
 import { api, API } from './api.js';
 import { ChatPage } from './chat.js';
 import { ItemPage } from './items.js';
+import { TYPE_NAMES } from './markdown.js';
 import { Reminders } from './reminders.js';
 import { permissionsChanged, UndoBar } from './risky.js';
 import { AuditPage, AuditRow, McpPage, PacksPage, PermissionsPage, ProvidersPage, unasked } from './admin.js';
@@ -364,11 +365,7 @@ function usePendingCount(source) {
       source.removeEventListener('settled', onSettled);
     };
   }, [source]);
-  const count = ids.size;
-  useEffect(() => {
-    document.title = count ? `(${count}) Memo console` : 'Memo console';
-  }, [count]);
-  return count;
+  return ids.size;
 }
 
 /** Asks once, on a click, whether this browser may show system notifications (new requests, reminders) while the tab is hidden. */
@@ -427,6 +424,12 @@ function App() {
   const route = useRoute();
   const { source, connected, down, reconnect } = useEvents(state === 'in', () => setState('out'));
   const waiting = usePendingCount(source);
+  // Each page its own title; waiting requests counted first, so a background tab shows them.
+  useEffect(() => {
+    const item = itemRoute(route);
+    const page = item ? (TYPE_NAMES[item.type] ?? 'Item') : (PAGES.find(([h]) => h === route)?.[1] ?? 'Approvals');
+    document.title = `${waiting ? `(${waiting}) ` : ''}${page} · Memo console`;
+  }, [waiting, route]);
   useEffect(() => {
     api('/session').then(
       () => setState('in'),

@@ -72,16 +72,23 @@ ${b.words.map((w) => (w.added ? html`<ins>${w.value}</ins>` : w.removed ? html`<
   </div>`;
 }
 
-/** Waits until the request shows a revision after `revision` (an edit is checked and previewed again), then returns it. */
+/**
+ * Waits until the request shows a revision after `revision` (an edit is checked and previewed again,
+ * and the request is briefly out of the list meanwhile), then returns it; at most 30 s.
+ */
 async function nextRevision(id, revision) {
-  for (let i = 0; i < 100; i++) {
+  const until = Date.now() + 30_000;
+  let missingSince = null;
+  while (Date.now() < until) {
     const list = await api('/approvals');
     const mine = list.find((a) => a.id === id);
-    if (!mine) throw new Error('The request is no longer waiting (answered elsewhere, or it expired).');
-    if (mine.revision > revision) return mine;
+    if (mine && mine.revision > revision) return mine;
+    if (mine) missingSince = null;
+    else if (missingSince === null) missingSince = Date.now();
+    else if (Date.now() - missingSince > 5_000) throw new Error('The request is no longer waiting (answered elsewhere, or it expired).');
     await new Promise((r) => window.setTimeout(r, 100));
   }
-  throw new Error('The edited request did not come back for approval.');
+  throw new Error('The edited request did not come back for approval within 30 s.');
 }
 
 /**

@@ -11,7 +11,7 @@ import { echoPack, tool } from '../../helpers/kernel-fixture.js';
 import { waitFor } from '../../helpers/wait.js';
 import { connect, type Connected } from '../../mcp/mcp-helpers.js';
 import { consoleFixture, type ConsoleFixture } from '../console-helpers.js';
-import { axeSource, launchChromium, screenshotPath } from './browser-helpers.js';
+import { axeSource, launchChromium, screenshotPath, seriousViolations as violationsOn } from './browser-helpers.js';
 
 /** A pack registered in code with a console panel: one action, a medium write with a fixed argument. */
 const greeter = {
@@ -209,5 +209,35 @@ describe('the console admin pages in Chromium', () => {
     expect(await page.evaluate(() => document.scrollingElement!.scrollWidth)).toBeLessThanOrEqual(360);
     const shot = screenshotPath('audit-360');
     if (shot) await page.screenshot({ path: shot, fullPage: true });
+  });
+
+  it('follows the system into dark mode on every page, each with its own title, with no serious axe violation (contrast included)', async () => {
+    const dark = await browser.newContext({ viewport: { width: 1024, height: 800 }, colorScheme: 'dark' });
+    try {
+      const p = await dark.newPage();
+      await p.goto(c.link());
+      await p.getByRole('heading', { name: 'Approvals' }).waitFor();
+      const background = await p.evaluate(() => getComputedStyle(document.documentElement).backgroundColor);
+      // #0f1115: the dark --bg.
+      expect(background).toBe('rgb(15, 17, 21)');
+      for (const [link, heading, title] of [
+        ['Approvals', 'Approvals', 'Approvals · Memo console'],
+        ['Chat', 'Chat', 'Chat · Memo console'],
+        ['Audit', 'Audit trail', 'Audit · Memo console'],
+        ['Packs', 'Packs', 'Packs · Memo console'],
+        ['Permissions', 'Stored permissions', 'Permissions · Memo console'],
+        ['Providers', 'Providers', 'Providers · Memo console'],
+        ['MCP', 'MCP endpoint', 'MCP · Memo console'],
+      ]) {
+        await p.getByRole('navigation').getByRole('link', { name: link!, exact: true }).click();
+        await p.getByRole('heading', { name: heading!, exact: true }).first().waitFor();
+        await waitFor(async () => (await p.title()) === title, { what: `the title ${title}` });
+        expect([link, await violationsOn(p)]).toEqual([link, []]);
+      }
+      const shot = screenshotPath('console-dark-1024');
+      if (shot) await p.screenshot({ path: shot, fullPage: true });
+    } finally {
+      await dark.close();
+    }
   });
 });
