@@ -78,7 +78,12 @@ describe('vault journal', () => {
       ['vault_update_journal_entry', false],
       ['vault_update_journal_entry', false],
     ]);
-    expect(nth(fx.prompter.asked, 0).preview).toEqual({ kind: 'diff', text: expect.stringContaining(' Morning.\n+Evening.\n') });
+    expect(nth(fx.prompter.asked, 0).preview).toEqual({
+      kind: 'diff',
+      text: expect.stringContaining(' Morning.\n+Evening.\n'),
+      // The whole body before and after, for a review in the note (front matter left out).
+      document: { type: 'journal', id: '2026-11-30', title: '2026-11-30', path: 'Journal/2026-11-30.md', before: 'Morning.\n', after: 'Morning.\nEvening.\n' },
+    });
     expect(nth(fx.prompter.asked, 1).preview!.text).toContain('-Morning.\n-Evening.\n+Rewritten.\n');
     expect([a.id, b.id, a.path]).toEqual([before.id, before.id, 'Journal/2026-11-30.md']);
     expect(fx.read('Journal/2026-11-30.md')).toBe('---\ntags:\n  - home\n---\nRewritten.\n');
