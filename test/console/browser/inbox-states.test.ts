@@ -62,7 +62,7 @@ describe('the console around the approvals inbox, in Chromium', () => {
       .getByRole('link', { name: /Approvals/ })
       .getByText('2')
       .waitFor();
-    await waitFor(async () => (await page.title()) === '(2) Approvals · Memo console', { what: 'the title to count 2' });
+    await waitFor(async () => (await page.title()) === '(2) Audit · Memo console', { what: 'the title to count 2' });
     expect(await page.evaluate(() => (window as any).__notifications.map((n: { title: string }) => n.title))).toEqual([
       'Memo asks: echo_medium',
       'Memo asks: echo_medium',
@@ -70,7 +70,7 @@ describe('the console around the approvals inbox, in Chromium', () => {
     expect(await seriousViolations(page)).toEqual([]);
     c.fx.kernel.approvals.answer(one.id, 'deny-once', 'terminal');
     c.fx.kernel.approvals.answer(two.id, 'deny-once', 'terminal');
-    await waitFor(async () => (await page.title()) === 'Approvals · Memo console', { what: 'the title without a count' });
+    await waitFor(async () => (await page.title()) === 'Audit · Memo console', { what: 'the title without a count' });
     expect(await page.getByRole('link', { name: /Approvals/ }).innerText()).toBe('Approvals');
     await page.evaluate(() => ((window as any).__hidden = false));
   });
