@@ -8,7 +8,8 @@
  * page around it.
  */
 import * as path from 'node:path';
-import type { JsonValue, PackAdministration } from 'memo-kernel/pack';
+import type { PackAdministration } from 'memo-kernel/pack';
+import { obj } from './item-view.js';
 
 /** What a note's artifact may be called: one file name ending .html, beside the note. */
 const NAME = /^[^/\\\n\0]{1,200}\.html$/i;
@@ -36,8 +37,6 @@ export const ARTIFACT_HEADERS: Record<string, string> = {
 };
 
 export type ArtifactAnswer = { html: string } | { status: number; code: string; message: string };
-
-const obj = (v: JsonValue): Record<string, JsonValue> => (typeof v === 'object' && v !== null && !Array.isArray(v) ? v : {});
 
 export async function readArtifact(admin: PackAdministration, note: string, name: string, signal: AbortSignal): Promise<ArtifactAnswer> {
   if (!note || note.length > 500) return { status: 400, code: 'VALIDATION', message: 'Name the note (its id or path) that embeds the artifact.' };

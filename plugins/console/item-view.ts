@@ -24,7 +24,8 @@ export interface ItemView {
 /** How far around today an event is looked for by its id (get_calendar_events reads a range). */
 const EVENT_WINDOW_DAYS = 400;
 
-const obj = (v: JsonValue): Record<string, JsonValue> => (typeof v === 'object' && v !== null && !Array.isArray(v) ? v : {});
+/** A JSON object's fields, or none when `v` is not an object. */
+export const obj = (v: JsonValue): Record<string, JsonValue> => (typeof v === 'object' && v !== null && !Array.isArray(v) ? v : {});
 
 export function isItemType(type: string): type is ItemType {
   return (ITEM_TYPES as readonly string[]).includes(type);

@@ -6,6 +6,7 @@
  * and a reply's link are the same reference. A kind whose pack is not loaded is left out, and says so.
  */
 import type { ItemRef, JsonValue, PackAdministration } from 'memo-kernel/pack';
+import { isItemType } from './item-view.js';
 
 /** The most results of one kind, and in all. */
 const PER_KIND = 6;
@@ -66,7 +67,7 @@ export function checkMentions(given: unknown): ItemRef[] | string {
     if (
       !o ||
       typeof type !== 'string' ||
-      !['note', 'task', 'inbox', 'journal', 'event', 'project', 'folder', 'canvas'].includes(type) ||
+      !isItemType(type) ||
       typeof o.id !== 'string' ||
       !o.id ||
       o.id.length > 500 ||
@@ -74,7 +75,7 @@ export function checkMentions(given: unknown): ItemRef[] | string {
       o.title.length > 300
     )
       return 'Each mention is {"type", "id", "title"}: a kind of item, its id and its title.';
-    out.push({ type: type as ItemRef['type'], id: o.id, title: o.title });
+    out.push({ type, id: o.id, title: o.title });
   }
   return out;
 }

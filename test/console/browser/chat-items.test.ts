@@ -9,10 +9,10 @@
  * script links in a reply never reach the DOM as markup. axe-core scans each view.
  */
 import * as fs from 'node:fs';
-import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import * as path from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { chatCompletionsServer } from '../../helpers/chat-completions.js';
 import { tempDir } from '../../helpers/kernel-fixture.js';
 import { waitFor } from '../../helpers/wait.js';
 import { writeFakeClis } from '../../kernel/agent/fake-clis.js';
@@ -36,54 +36,23 @@ const READS: Array<[string, Record<string, unknown>]> = [
  * answers with `answer(results)`, built from the ids in the tool results it was sent (as a model does).
  */
 function modelServer(answer: (results: Record<string, any>) => string) {
-  const requests: any[] = [];
-  const server = http.createServer((req, res) => {
-    let body = '';
-    req.on('data', (d) => (body += d));
-    req.on('end', () => {
-      const json = JSON.parse(body);
-      requests.push(json);
-      const msgs = json.messages as any[];
-      const last = msgs.at(-1);
-      const probe = JSON.stringify(json.tools ?? []).includes('get_magic_number');
-      const reply = (message: any) => {
-        res.writeHead(200, { 'content-type': 'application/json' });
-        res.end(
-          JSON.stringify({
-            id: `chatcmpl-${requests.length}`,
-            object: 'chat.completion',
-            created: 1733400000,
-            model: json.model,
-            choices: [{ index: 0, message, finish_reason: message.tool_calls ? 'tool_calls' : 'stop' }],
-            usage: { prompt_tokens: 60, completion_tokens: 8, total_tokens: 68 },
-          }),
-        );
-      };
-      const calls = (list: Array<[string, object]>) =>
-        reply({
-          role: 'assistant',
-          content: null,
-          tool_calls: list.map(([name, args], i) => ({
-            id: `call_${requests.length}_${i}`,
-            type: 'function',
-            function: { name, arguments: JSON.stringify(args) },
-          })),
-        });
-      if (probe) return last.role === 'tool' ? reply({ role: 'assistant', content: last.content }) : calls([['get_magic_number', {}]]);
-      if (!json.tools) return reply({ role: 'assistant', content: 'Everything found' });
-      const user = [...msgs].reverse().find((m) => m.role === 'user')?.content ?? '';
-      // "revise ...": one edit of the long note's body, as REVISED says.
-      if (user.startsWith('revise')) {
-        if (last.role === 'tool') return reply({ role: 'assistant', content: `Revised: ${last.content.slice(0, 80)}` });
-        return calls([['vault_update_note', { note: 'Projects/Long.md', content: REVISED.text }]]);
-      }
-      if (last.role !== 'tool') return calls(READS);
-      const results: Record<string, any> = {};
-      for (const m of msgs) if (m.role === 'tool') results[m.name ?? READS[Object.keys(results).length]![0]] = JSON.parse(m.content);
-      return reply({ role: 'assistant', content: answer(results) });
-    });
+  return chatCompletionsServer((json, { reply, calls }) => {
+    const msgs = json.messages as any[];
+    const last = msgs.at(-1);
+    const probe = JSON.stringify(json.tools ?? []).includes('get_magic_number');
+    if (probe) return last.role === 'tool' ? reply({ role: 'assistant', content: last.content }) : calls([['get_magic_number', {}]]);
+    if (!json.tools) return reply({ role: 'assistant', content: 'Everything found' });
+    const user = [...msgs].reverse().find((m) => m.role === 'user')?.content ?? '';
+    // "revise ...": one edit of the long note's body, as REVISED says.
+    if (user.startsWith('revise')) {
+      if (last.role === 'tool') return reply({ role: 'assistant', content: `Revised: ${last.content.slice(0, 80)}` });
+      return calls([['vault_update_note', { note: 'Projects/Long.md', content: REVISED.text }]]);
+    }
+    if (last.role !== 'tool') return calls(READS);
+    const results: Record<string, any> = {};
+    for (const m of msgs) if (m.role === 'tool') results[m.name ?? READS[Object.keys(results).length]![0]] = JSON.parse(m.content);
+    return reply({ role: 'assistant', content: answer(results) });
   });
-  return { server, requests };
 }
 
 /** A long note, and the body the model proposes for it (one word changed in the middle). */

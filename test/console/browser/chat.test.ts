@@ -5,10 +5,10 @@
  * is still running, see the answer; a turn stopped with the Stop button ends as stopped; the
  * waiting step links to the inbox. axe-core scans the page; screenshots at 1280 and 360 px.
  */
-import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import * as path from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { chatCompletionsServer } from '../../helpers/chat-completions.js';
 import { echoPack, tool } from '../../helpers/kernel-fixture.js';
 import { waitFor } from '../../helpers/wait.js';
 import { consoleFixture, type ConsoleFixture } from '../console-helpers.js';
@@ -25,67 +25,42 @@ interface Held {
  */
 function modelServer() {
   const held: Held[] = [];
-  const requests: any[] = [];
-  const server = http.createServer((req, res) => {
-    let body = '';
-    req.on('data', (d) => (body += d));
-    req.on('end', () => {
-      const json = JSON.parse(body);
-      requests.push(json);
-      const msgs = json.messages as any[];
-      const last = msgs.at(-1);
-      const user = [...msgs].reverse().find((m) => m.role === 'user')?.content ?? '';
-      const probe = JSON.stringify(json.tools ?? []).includes('get_magic_number');
-      const answer = (message: any) => {
-        res.writeHead(200, { 'content-type': 'application/json', 'x-request-id': `req_${requests.length}` });
-        res.end(
-          JSON.stringify({
-            id: `chatcmpl-${requests.length}`,
-            object: 'chat.completion',
-            created: 1733400000,
-            model: json.model,
-            choices: [{ index: 0, message, finish_reason: message.tool_calls ? 'tool_calls' : 'stop' }],
-            usage: { prompt_tokens: 60, completion_tokens: 8, total_tokens: 68 },
-          }),
-        );
-      };
-      const call = (name: string, args: object) =>
-        answer({
-          role: 'assistant',
-          content: null,
-          tool_calls: [{ id: `call_${requests.length}`, type: 'function', function: { name, arguments: JSON.stringify(args) } }],
-        });
-      if (probe) return last.role === 'tool' ? answer({ role: 'assistant', content: last.content }) : call('get_magic_number', {});
-      if (!json.tools) return answer({ role: 'assistant', content: 'Echo test' });
-      if (user.startsWith('hang')) return;
-      if (last.role === 'tool') {
-        const content = `The echo came back: ${last.content}`;
-        const reasoning_content = 'The tool answered; say what it said.';
-        if (!json.stream) {
-          held.push({ release: () => answer({ role: 'assistant', content, reasoning_content }) });
-          return;
-        }
-        // Streamed (chat.completion.chunk events): the first words now, the rest when released.
-        const chunk = (delta: object, finish: string | null = null) =>
-          res.write(
-            `data: ${JSON.stringify({ id: 'chatcmpl-s', object: 'chat.completion.chunk', created: 1733400000, model: json.model, choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`,
-          );
-        res.writeHead(200, { 'content-type': 'text/event-stream' });
-        chunk({ role: 'assistant', reasoning_content });
-        chunk({ content: content.slice(0, 19) });
-        held.push({
-          release: () => {
-            chunk({ content: content.slice(19) });
-            chunk({}, 'stop');
-            res.end('data: [DONE]\n\n');
-          },
-        });
+  const { server, requests } = chatCompletionsServer((json, { reply, calls, res }) => {
+    const msgs = json.messages as any[];
+    const last = msgs.at(-1);
+    const user = [...msgs].reverse().find((m) => m.role === 'user')?.content ?? '';
+    const probe = JSON.stringify(json.tools ?? []).includes('get_magic_number');
+    const call = (name: string, args: object) => calls([[name, args]]);
+    if (probe) return last.role === 'tool' ? reply({ role: 'assistant', content: last.content }) : call('get_magic_number', {});
+    if (!json.tools) return reply({ role: 'assistant', content: 'Echo test' });
+    if (user.startsWith('hang')) return;
+    if (last.role === 'tool') {
+      const content = `The echo came back: ${last.content}`;
+      const reasoning_content = 'The tool answered; say what it said.';
+      if (!json.stream) {
+        held.push({ release: () => reply({ role: 'assistant', content, reasoning_content }) });
         return;
       }
-      if (user.startsWith('edit')) return call('echo_editable', { text: user });
-      if (user.startsWith('write')) return call('echo_medium', { text: user });
-      return call('echo_safe', { text: user });
-    });
+      // Streamed (chat.completion.chunk events): the first words now, the rest when released.
+      const chunk = (delta: object, finish: string | null = null) =>
+        res.write(
+          `data: ${JSON.stringify({ id: 'chatcmpl-s', object: 'chat.completion.chunk', created: 1733400000, model: json.model, choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`,
+        );
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      chunk({ role: 'assistant', reasoning_content });
+      chunk({ content: content.slice(0, 19) });
+      held.push({
+        release: () => {
+          chunk({ content: content.slice(19) });
+          chunk({}, 'stop');
+          res.end('data: [DONE]\n\n');
+        },
+      });
+      return;
+    }
+    if (user.startsWith('edit')) return call('echo_editable', { text: user });
+    if (user.startsWith('write')) return call('echo_medium', { text: user });
+    return call('echo_safe', { text: user });
   });
   return { server, held, requests };
 }
