@@ -488,6 +488,8 @@ describe('linked items in the console chat, in Chromium', () => {
       await review.getByRole('button', { name: 'Accept edits' }).click();
       await waitFor(() => long().includes('Sunday at dawn'), { what: 'the edited copy to be written' });
       expect(long()).toBe(REVISED.text.replace('Saturday at noon', 'Sunday at dawn'));
+      // The audit line is committed just after the write: waited for, not raced.
+      await waitFor(() => c.fx.kernel.audit.tail({ tool: 'vault_update_note' }).at(-1)?.editedBy, { what: "the edited call's audit line" });
       expect(c.fx.kernel.audit.tail({ tool: 'vault_update_note' }).at(-1)).toMatchObject({ outcome: 'ok', editedBy: 'console' });
     });
   });
