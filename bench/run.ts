@@ -11,6 +11,7 @@ import { benchScale } from './scale.js';
 import { benchVault } from './vault.js';
 import { benchWhatsapp } from './whatsapp.js';
 import { benchToolSearch } from './tool-search.js';
+import { benchAuditSearch } from './audit-search.js';
 
 const only = process.argv[2];
 const calls = Number(process.env.BENCH_CALLS ?? 100_000);
@@ -27,6 +28,7 @@ if (!only || only === 'peers') await benchPeers();
 if (!only || only === 'agent') await benchAgent();
 if (!only || only === 'tool-search') await benchToolSearch();
 if (!only || only === 'vault') await benchVault();
+if (!only || only === 'audit-search') await benchAuditSearch();
 if (!only || only === 'whatsapp') await benchWhatsapp();
 if (!only || only === 'sandbox') await benchSandbox();
 if (!only || only === 'heavy') await benchHeavy();

@@ -89,6 +89,7 @@ export { isPermissionAnswer, type ApprovalReply, type PermissionAnswer } from '.
 export { approvalView, type ApprovalView } from './control/kernel-views.js';
 export type { AdminRecord, AuditRecord } from './audit/audit-record.js';
 export type { AuditVerifyReport } from './audit/audit-verify.js';
+export { auditSearchQuery, type AuditSearchPage, type AuditSearchQuery } from './audit/audit-search.js';
 export type { AuditDatabaseReport } from './audit/pg-audit-read.js';
 export type { ChatTurnOptions, ChatTurnResult } from './agent/chat-turn.js';
 export type { AgentMode } from './agent/system-prompt.js';

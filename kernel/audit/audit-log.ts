@@ -6,6 +6,7 @@
  */
 import { sealLine } from './audit-chain.js';
 import { AuditTrailFile } from './audit-file.js';
+import { auditRawMatches, forEachAuditFileLine, searchAuditFile, type AuditSearchPage, type AuditSearchQuery } from './audit-search.js';
 import { adminFields, writeFailureCause, type AdminRecord, type AuditEntry, type AuditEvent, type AuditFilter, type AuditRecord } from './audit-record.js';
 import type { LostLines } from './audit-verify.js';
 import { MemoError } from '../errors.js';
@@ -280,6 +281,16 @@ export class AuditLog extends AuditTrailFile {
   /** How many times this log waited for another process's lock (appends, opens, head flushes). */
   get lockWaits(): number {
     return this.lock?.waits ?? 0;
+  }
+
+  /** A page of the whole file that `q` asks for (audit-search.ts), read without the lock: only whole lines count. */
+  search(q: AuditSearchQuery): Promise<AuditSearchPage> {
+    return searchAuditFile(this.file, q);
+  }
+
+  /** Every line of the file that `q` selects, oldest first, as written. */
+  lines(q: AuditSearchQuery, fn: (raw: string) => void | Promise<void>): Promise<void> {
+    return forEachAuditFileLine(this.file, (_pos, raw) => (auditRawMatches(raw, q) ? fn(raw) : undefined));
   }
 
   /** The newest entries (at most the in-memory window), oldest first. Events are not included. */

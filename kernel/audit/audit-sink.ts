@@ -4,6 +4,7 @@
  * (audit-log.ts) or this instance's chain on PostgreSQL (pg-audit-log.ts).
  */
 import type { AdminRecord, AuditFilter, AuditRecord } from './audit-record.js';
+import type { AuditSearchPage, AuditSearchQuery } from './audit-search.js';
 
 /** Where every tool call's outcome goes (default: the hash-chained `data/agent-audit.jsonl`). */
 export const AuditSink = Symbol('AuditSink');
@@ -29,5 +30,15 @@ export interface AuditSink {
    * the change is then not made. A sink without one records nothing of them.
    */
   admin?(record: AdminRecord): unknown;
+  /**
+   * Optional: a page of the whole trail, not only what `tail` keeps in memory (the console's audit
+   * page), newest first, with the number of lines that match. Without it the console pages `tail`.
+   */
+  search?(q: AuditSearchQuery): Promise<AuditSearchPage>;
+  /**
+   * Optional: every line `q` selects (its cursor and limit aside), oldest first, exactly as written
+   * (the console's export). When `fn` returns a promise, the next line waits for it.
+   */
+  lines?(q: AuditSearchQuery, fn: (raw: string) => void | Promise<void>): Promise<void>;
   close(): void | Promise<void>;
 }

@@ -23,7 +23,9 @@ import {
   type AuditHead,
 } from './audit-chain.js';
 import { adminFields, type AdminRecord, type AuditEntry, type AuditEvent, type AuditFilter, type AuditRecord, type GapSeen } from './audit-record.js';
+import { auditRawMatches, type AuditSearchPage, type AuditSearchQuery } from './audit-search.js';
 import { PgAuditLink } from './pg-audit-link.js';
+import { forEachAuditDatabaseLine, searchAuditDatabase } from './pg-audit-read.js';
 import { lostEvent, PgLostRecord, type Draft, type EventFields, type Lost } from './pg-audit-lost.js';
 import { AUDIT_SCHEMA, auditKeyId, LOCAL_HEAD_FILE } from './pg-audit-schema.js';
 import type { AppendValue, AuditReply, ChainState, OpenValue, StoredRow } from './pg-audit-worker.js';
@@ -254,6 +256,16 @@ export class PgAuditLog extends PgAuditLink {
   onAppend(listener: (entries: readonly AuditEntry[]) => void): () => void {
     this.appended.add(listener);
     return () => void this.appended.delete(listener);
+  }
+
+  /** A page of every instance's chain that `q` asks for (audit-search.ts), read in one snapshot. */
+  search(q: AuditSearchQuery): Promise<AuditSearchPage> {
+    return searchAuditDatabase(this.url, q);
+  }
+
+  /** Every line of the chains that `q` selects, oldest first, as written. */
+  lines(q: AuditSearchQuery, fn: (raw: string) => void | Promise<void>): Promise<void> {
+    return forEachAuditDatabaseLine(this.url, q, (_pos, raw) => (auditRawMatches(raw, q) ? fn(raw) : undefined));
   }
 
   /** The newest entries of all instances (at most the in-memory window), oldest first. */

@@ -6,6 +6,7 @@ import type { Client } from 'pg';
 import type { DatabaseUrl } from '../storage/database-url.js';
 import { encodeHead, GENESIS_HASH, HEAD_SIZE, headPathFor, KEY_FILE, parseLine, readHeadFile, readKey, sealOf, tagOf, type ParsedLine } from './audit-chain.js';
 import { isAuditEvent, type AuditLine } from './audit-record.js';
+import { AuditPageCollector, type AuditSearchPage, type AuditSearchQuery } from './audit-search.js';
 import { lostLinesMessage, recordedGap, type AuditProblem, type RecordedGap } from './audit-verify.js';
 import { AUDIT_SCHEMA, auditKeyId, LOCAL_HEAD_FILE } from './pg-audit-schema.js';
 
@@ -390,4 +391,40 @@ export async function readAuditDatabaseTail(url: DatabaseUrl, count: number, too
     }
     return out;
   });
+}
+
+/**
+ * Every line of the chains that a search could select, oldest first (by time, then instance and
+ * number), read in one snapshot through a server-side cursor PAGE rows at a time: the database does
+ * the filters it can (instance, time, text), the caller the rest (audit-search.ts).
+ */
+export async function forEachAuditDatabaseLine(url: DatabaseUrl, q: AuditSearchQuery, fn: (pos: string, raw: string) => void | Promise<void>): Promise<void> {
+  await inSnapshot(url, async (c, hasSchema) => {
+    if (!hasSchema) return;
+    const where: string[] = [];
+    const params: unknown[] = [];
+    if (q.instance) where.push(`instance = $${params.push(q.instance)}`);
+    if (q.since) where.push(`ts >= $${params.push(new Date(q.since).toISOString())}`);
+    if (q.until) where.push(`ts <= $${params.push(new Date(q.until).toISOString())}`);
+    if (q.text) where.push(`strpos(lower(line), lower($${params.push(q.text)})) > 0`);
+    await c.query(
+      `DECLARE audit_search NO SCROLL CURSOR FOR SELECT instance, seq, line FROM ${S}.entry ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY ts, instance, seq`,
+      params,
+    );
+    for (;;) {
+      const res = await c.query<{ instance: string; seq: string; line: string }>(`FETCH ${PAGE} FROM audit_search`);
+      for (const r of res.rows) {
+        const wait = fn(`${r.instance}/${r.seq}`, r.line);
+        if (wait) await wait;
+      }
+      if (res.rows.length < PAGE) break;
+    }
+  });
+}
+
+/** One page of the chains' lines that `q` asks for (see AuditPageCollector). */
+export async function searchAuditDatabase(url: DatabaseUrl, q: AuditSearchQuery): Promise<AuditSearchPage> {
+  const collector = new AuditPageCollector(q);
+  await forEachAuditDatabaseLine(url, q, (pos, raw) => collector.feed(pos, raw));
+  return collector.page();
 }

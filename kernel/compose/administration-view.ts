@@ -4,6 +4,7 @@
  * own services; every change names the pack as the face it came through (`by: <pack id>`).
  */
 import * as path from 'node:path';
+import { auditRawMatches, searchAuditRecords } from '../audit/audit-search.js';
 import { verifyAuditFile } from '../audit/audit-verify.js';
 import { runChatTurn } from '../agent/chat-turn.js';
 import { BACKENDS, isBackendId } from '../agent/cli-backends/backends.js';
@@ -71,6 +72,14 @@ export function administrationView(kernel: AdministeredKernel, packId: string, o
     },
     audit: {
       tail: (limit) => kernel.audit.tail(limit === undefined ? undefined : { limit }),
+      search: (q) => (kernel.audit.search ? kernel.audit.search(q) : Promise.resolve(searchAuditRecords(kernel.audit.tail(), q))),
+      lines: async (q, fn) => {
+        if (kernel.audit.lines) return kernel.audit.lines(q, fn);
+        for (const r of kernel.audit.tail()) {
+          const raw = JSON.stringify(r);
+          if (auditRawMatches(raw, q)) await fn(raw);
+        }
+      },
       onAppend: feed && ((listener) => held({ dispose: feed(listener) })),
       verify: async () => {
         const { dataDir, database } = kernel.config;

@@ -10,6 +10,7 @@
  * Watches and subscriptions end when the pack unloads or reloads.
  */
 import type { AdminRecord, AuditRecord } from '../audit/audit-record.js';
+import type { AuditSearchPage, AuditSearchQuery } from '../audit/audit-search.js';
 import type { AuditVerifyReport } from '../audit/audit-verify.js';
 import type { AuditDatabaseReport } from '../audit/pg-audit-read.js';
 import type { ProbeVerdict } from '../agent/capability-probe.js';
@@ -62,6 +63,13 @@ export interface PackAdministration {
   readonly audit: {
     /** The newest entries the kernel keeps in memory (1000), oldest first. */
     tail(limit?: number): readonly AuditRecord[];
+    /**
+     * A page of the whole trail (the file, or every instance's chain in the shared database), newest
+     * first, with how many lines match; a host's sink without `search` pages what `tail` keeps.
+     */
+    search(q: AuditSearchQuery): Promise<AuditSearchPage>;
+    /** Every line `q` selects, oldest first, as written (an export); a slow reader is waited for. */
+    lines(q: AuditSearchQuery, fn: (raw: string) => void | Promise<void>): Promise<void>;
     /** Tells `listener` of entries as they are written; undefined when the host's sink has no change feed (poll `tail`). */
     readonly onAppend: ((listener: (records: readonly AuditRecord[]) => void) => Disposable) | undefined;
     /** `memo audit verify`: the data folder's trail, or every instance's chain in the shared database. */

@@ -36,7 +36,9 @@ import {
   readBody,
   tooDeepMessage,
   type ApprovalEvent,
+  auditSearchQuery,
   type AuditRecord,
+  type AuditSearchQuery,
   type Clock,
   type Disposable,
   type HttpHandler,
@@ -46,7 +48,6 @@ import {
   type PackSubcommand,
 } from 'memo-kernel/pack';
 import { consoleReply, consoleView, refusalStatus, type ConsoleApprovalView } from './approval-answers.js';
-import { auditQuery, auditRows } from './audit-view.js';
 import { ConsoleAuth, cookieValue, DEFAULT_SESSION_TTL_MS } from './console-auth.js';
 import { ConsoleChat } from './console-chat.js';
 import { probeProvider, saveProvider, type ProviderAccess } from './console-providers.js';
@@ -429,6 +430,33 @@ export class ConsoleServer implements HttpHandler {
     return this.options.lookup<VaultReminders>('vault.reminders');
   }
 
+  /**
+   * The lines a search selects, as a JSONL download, oldest first and exactly as written (each keeps
+   * its chain fields). A slow reader is waited for; a reader that leaves stops the read, and a read
+   * that fails midway ends the download as failed (never as a file that looks whole).
+   */
+  private async exportAudit(res: http.ServerResponse, q: AuditSearchQuery): Promise<void> {
+    const day = new Date(this.clock.now()).toISOString().slice(0, 10);
+    res.writeHead(200, {
+      'Content-Type': 'application/x-ndjson; charset=utf-8',
+      'Content-Disposition': `attachment; filename="memo-audit-${day}.jsonl"`,
+      'Cache-Control': 'no-store',
+      ...this.headers,
+    });
+    const gone = new Promise<void>((resolve) => res.once('close', resolve));
+    try {
+      await this.admin.audit.lines(q, (raw) => {
+        if (res.destroyed) throw new Error('the reader left');
+        if (res.write(`${raw}\n`)) return undefined;
+        return Promise.race([new Promise<void>((resolve) => res.once('drain', resolve)), gone]);
+      });
+      res.end();
+    } catch (err) {
+      if (!res.destroyed) this.options.logger?.warn(`console: the audit export stopped: ${(err as Error).message}`);
+      res.destroy();
+    }
+  }
+
   private json(res: http.ServerResponse, status: number, body: unknown, extra: Record<string, string> = {}): void {
     send(res, status, JSON.stringify(body), { 'Content-Type': 'application/json', 'Cache-Control': 'no-store', ...this.headers, ...extra });
   }
@@ -664,11 +692,11 @@ export class ConsoleServer implements HttpHandler {
     }
     const answer = /^\/approvals\/([^/]+)$/.exec(route);
     if (answer && method === 'POST') return this.answer(req, res, decodeURIComponent(answer[1]!));
-    if (route === '/audit' && method === 'GET') {
-      const q = auditQuery(url.searchParams);
+    if ((route === '/audit' || route === '/audit/export') && method === 'GET') {
+      const q = auditSearchQuery(url.searchParams);
       if ('problem' in q) return this.json(res, 400, { error: 'BAD_REQUEST', message: `${q.problem}.` });
-      const kept = this.admin.audit.tail();
-      return this.json(res, 200, { entries: auditRows(kept, q), kept: kept.length });
+      if (route === '/audit') return this.json(res, 200, await this.admin.audit.search(q));
+      return this.exportAudit(res, q);
     }
     if (route === '/audit/verify' && method === 'POST') return this.json(res, 200, await this.admin.audit.verify());
     if (route === '/packs' && method === 'GET') return this.json(res, 200, this.packViews());

@@ -23,7 +23,7 @@ export interface ConsoleFixture {
  * watches) with the built-in console pack loaded, served on loopback as memo serve serves it: the
  * packs' routes mounted on the MCP endpoint, which the console knows through the administration view.
  */
-export async function consoleFixture(options: Partial<KernelOptions> = {}): Promise<ConsoleFixture> {
+export async function consoleFixture(options: Partial<KernelOptions> & { dataDir?: string } = {}): Promise<ConsoleFixture> {
   const fx = makeKernel({ prompter: null, unattendedApprovals: 'refuse', ...options });
   const [state] = await fx.kernel.loadPacks(['console']);
   if (state?.status !== 'loaded') throw new Error(`the console pack did not load: ${state?.error}`);

@@ -359,12 +359,27 @@ describe('web console: audit, packs and stored permissions', () => {
     await invoke('echo_safe', { text: 'one' }, 'alpha');
     await invoke('echo_safe', { text: 'two' }, 'beta');
     await invoke('echo_medium', { text: 'refused' }, 'alpha');
-    expect((await get('/audit?tool=echo_safe')).body.entries.map((e: any) => e.args.text)).toEqual(['one', 'two']);
+    expect((await get('/audit?tool=echo_safe')).body.entries.map((e: any) => e.args.text)).toEqual(['two', 'one']);
+    // A prefix finds every tool it starts; the total counts the whole trail's matches.
+    expect((await get('/audit?tool=echo_&kind=calls')).body).toMatchObject({ total: 3, newerCount: 0, newer: null });
+    expect((await get('/audit?text=REFUSED')).body.entries.map((e: any) => e.args.text)).toEqual(['refused']);
     expect((await get('/audit?caller=beta')).body.entries.map((e: any) => e.args.text)).toEqual(['two']);
     expect((await get('/audit?outcome=denied')).body.entries.map((e: any) => [e.tool, e.decision])).toEqual([['echo_medium', 'deny:unattended']]);
     expect((await get(`/audit?since=${encodeURIComponent(new Date(Date.now() + 3_600_000).toISOString())}`)).body.entries).toEqual([]);
     expect((await get('/audit?limit=1')).body.entries).toHaveLength(1);
     expect(await get('/audit?since=yesterday')).toEqual({ status: 400, body: { error: 'BAD_REQUEST', message: 'since must be a date and time (ISO 8601).' } });
+    const exported = await raw(`${c.origin}/ui/api/audit/export?tool=echo_safe`, { headers: { Cookie: cookie } });
+    expect([exported.status, exported.headers['content-type'], exported.headers['content-disposition']]).toEqual([
+      200,
+      'application/x-ndjson; charset=utf-8',
+      expect.stringMatching(/^attachment; filename="memo-audit-\d{4}-\d\d-\d\d\.jsonl"$/),
+    ]);
+    expect(
+      exported.body
+        .trimEnd()
+        .split('\n')
+        .map((l) => JSON.parse(l).args.text),
+    ).toEqual(['one', 'two']);
     const verify = await post(c.origin, '/ui/api/audit/verify', cookie, {});
     expect([verify.status, JSON.parse(verify.body)]).toEqual([200, expect.objectContaining({ ok: true, entries: expect.any(Number) })]);
   });

@@ -10,7 +10,8 @@ import { ItemPage } from './items.js';
 import { TYPE_NAMES } from './markdown.js';
 import { Reminders } from './reminders.js';
 import { permissionsChanged, UndoBar } from './risky.js';
-import { AuditPage, AuditRow, McpPage, PacksPage, PermissionsPage, ProvidersPage, unasked } from './admin.js';
+import { McpPage, PacksPage, PermissionsPage, ProvidersPage } from './admin.js';
+import { AuditPage, AuditRow, unasked } from './audit.js';
 import { ApprovalCard, callerText } from './approval-card.js';
 
 /** Requests grouped by caller, then tool: [{ key, caller, items }], groups in the order their first request came. */
@@ -95,8 +96,8 @@ function Inbox({ source, connected, announce }) {
       (list) => setPending((now) => [...(now ?? []), ...list.filter((a) => !(now ?? []).some((n) => n.id === a.id)).map(stamp)]),
       () => {},
     );
-    api('/audit?limit=100').then(
-      (r) => setQuiet(r.entries.filter(unasked).slice(-10)),
+    api('/audit?kind=calls&limit=100').then(
+      (r) => setQuiet(r.entries.filter(unasked).slice(0, 10).reverse()),
       () => {},
     );
     const onAudit = (e) => {

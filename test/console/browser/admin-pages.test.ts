@@ -197,9 +197,10 @@ describe('the console admin pages in Chromium', () => {
     await c.fx.kernel.invoke({ tool: 'echo', args: { text: 'seen live' }, caller: { kind: 'host', id: 'browser-test' } });
     const row = page.locator('.audit-row', { hasText: 'echo' }).first();
     await row.waitFor();
-    await page.getByLabel('Tool').fill('echo');
-    await page.getByRole('button', { name: 'Filter' }).click();
-    await waitFor(async () => (await page.locator('.audit-row code.tool').allTextContents()).every((t) => t === 'echo'), { what: 'only echo rows' });
+    // A tool name is a prefix: echo finds echo and the echo_* tools, nothing else.
+    await page.getByLabel('Tool', { exact: true }).fill('echo');
+    await page.getByRole('button', { name: 'Search' }).click();
+    await waitFor(async () => (await page.locator('.audit-row code.tool').allTextContents()).every((t) => t.startsWith('echo')), { what: 'only echo rows' });
     await row.locator('summary').click();
     await row.getByText('seen live').waitFor();
     await page.getByRole('button', { name: 'Verify the chain' }).click();

@@ -59,7 +59,16 @@ export function compileAuditModules(dir: string): string {
   const out = path.join(dir, 'audit-js');
   fs.mkdirSync(out, { recursive: true });
   fs.writeFileSync(path.join(dir, 'package.json'), '{"type":"module"}\n');
-  for (const name of ['audit-chain.ts', 'audit-lock.ts', 'audit-verify.ts', 'audit-record.ts', 'audit-tail.ts', 'audit-file.ts', 'audit-log.ts']) {
+  for (const name of [
+    'audit-chain.ts',
+    'audit-lock.ts',
+    'audit-verify.ts',
+    'audit-record.ts',
+    'audit-tail.ts',
+    'audit-search.ts',
+    'audit-file.ts',
+    'audit-log.ts',
+  ]) {
     const text = fs.readFileSync(path.join(src, name), 'utf8');
     const js = ts.transpileModule(text, {
       fileName: name,
