@@ -292,6 +292,7 @@ export class Kernel {
       registry: this.registry,
       providerSettings: this.providerSettings,
       known: container.resolve(KnownSecrets),
+      clock: container.resolve<T.Clock>(T.Clock),
     });
   }
 

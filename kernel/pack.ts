@@ -86,6 +86,8 @@ export function administrationOf(api: Pick<PackApi, 'administration'>): PackAdmi
 export type { PackState } from './packs/pack-manager.js';
 export type { AnswerResult, ApprovalEvent, PendingApproval } from './permissions/approval-broker.js';
 export { isPermissionAnswer, type ApprovalReply, type PermissionAnswer } from './permissions/prompter.js';
+export { standingAllow, type StandingAllow } from './permissions/standing-rules.js';
+export type { StoredDecision } from './permissions/permission-store.js';
 export { approvalView, type ApprovalView } from './control/kernel-views.js';
 export type { AdminRecord, AuditRecord } from './audit/audit-record.js';
 export type { AuditVerifyReport } from './audit/audit-verify.js';

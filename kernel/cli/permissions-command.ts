@@ -14,6 +14,8 @@ import { withCommandStore } from '../state/command-store.js';
 import { NotFound, print, table, UsageError, type Cli } from './context.js';
 import { moment } from './moments.js';
 import { isClientName } from '../util/mcp-settings.js';
+import { askedEveryTimeMessage, standingAllow } from '../permissions/standing-rules.js';
+import type { ToolSpec } from '../tools/contract.js';
 
 /** How long a decision lasts, as the list shows it: `forever`, `until 2026-11-30T20:15Z (in 12 min)`, `conversation <id>`. */
 export function scopeText(d: StoredDecision, now: number): string {
@@ -44,7 +46,7 @@ const ALWAYS_ALLOW_COVERS = [
 ].join('\n');
 
 /** The tool as this data folder's packs and skills declare it (a kernel of its own, loaded quietly); NotFound when none is named so. */
-async function toolSpec(cli: Cli, name: string): Promise<{ danger: string; effect: string; confirm?: string; plugin: string }> {
+async function toolSpec(cli: Cli, name: string): Promise<Pick<ToolSpec, 'danger' | 'effect' | 'confirm'> & { plugin: string }> {
   const kernel = await cli.boot(null, true);
   try {
     const tool = kernel.registry.get(name);
@@ -132,16 +134,12 @@ export function registerPermissionsCommands(program: Command, cli: Cli): void {
       const minutes = opts.minutes === undefined ? undefined : Number(opts.minutes);
       if (minutes !== undefined && (!Number.isInteger(minutes) || minutes < 1)) throw new UsageError('--minutes must be a whole number of at least 1');
       const spec = await toolSpec(cli, toolName);
-      if (spec.danger === 'safe' && spec.effect !== 'delete' && spec.confirm !== 'always') {
+      const rule = standingAllow(spec);
+      if (rule.kind === 'safe') {
         process.stdout.write(`${toolName} is safe: it runs without asking already. Nothing was stored.\n`);
         return;
       }
-      if (spec.effect === 'delete' || spec.confirm === 'always') {
-        const why = spec.effect === 'delete' ? 'it deletes' : 'it is declared confirm: always';
-        throw new UsageError(
-          `${toolName} cannot be allowed ahead of time: ${why}, so it is asked every time (the approval rules take no standing answer for it)`,
-        );
-      }
+      if (rule.kind === 'asked-every-time') throw new UsageError(askedEveryTimeMessage(toolName, rule.why));
       const at = new Date();
       const expiresAt = minutes === undefined ? undefined : new Date(at.getTime() + minutes * 60_000).toISOString();
       const decision = { plugin: spec.plugin, scope: expiresAt ? ('until' as const) : ('forever' as const), ...(expiresAt ? { expiresAt } : {}) };

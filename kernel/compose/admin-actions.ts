@@ -21,7 +21,9 @@ import type { PackManager } from '../packs/pack-manager.js';
 import type { ToolRegistry } from '../tools/tool-registry.js';
 import type { ProviderSettings } from '../providers/provider-settings.js';
 import type { ProviderConfig } from '../providers/provider.js';
-import type { AccessMode } from '../tools/contract.js';
+import type { AccessMode, ToolSpec } from '../tools/contract.js';
+import type { Clock } from '../clock.js';
+import { askedEveryTimeMessage, standingAllow } from '../permissions/standing-rules.js';
 
 export type { AdminRecord };
 
@@ -77,6 +79,8 @@ export interface AdminTargets {
   registry: ToolRegistry;
   providerSettings: ProviderSettings;
   known?: KnownSecrets;
+  /** What a decision's time and expiry are taken from (the kernel's clock; default the system's). */
+  clock?: Clock;
 }
 
 /**
@@ -127,6 +131,37 @@ export class AdminActions {
       this.k.permissions.set(decision, at);
       await this.k.permissions.saved();
     });
+  }
+
+  /**
+   * Allows a medium or dangerous tool ahead of time for every caller (`minutes`: for that long, else
+   * until revoked), as `memo permissions allow` does and with its limits (standing-rules.ts): NOT_FOUND
+   * for no such tool, VALIDATION for a safe one (nothing to store) and for one asked every time.
+   */
+  async allow(tool: string, minutes: number | undefined, by = 'host'): Promise<void> {
+    const at = new Date(this.k.clock?.now() ?? Date.now());
+    const spec = this.known(tool);
+    const rule = standingAllow(spec.spec);
+    if (rule.kind === 'safe') throw new MemoError('VALIDATION', `${tool} is safe: it runs without asking already. Nothing was stored.`);
+    if (rule.kind === 'asked-every-time') throw new MemoError('VALIDATION', `${askedEveryTimeMessage(tool, rule.why)}.`);
+    if (minutes !== undefined && !(Number.isInteger(minutes) && minutes >= 1 && minutes <= 525_600))
+      throw new MemoError('VALIDATION', 'minutes must be a whole number from 1 to 525600 (a year), or left out for until revoked.');
+    const expiresAt = minutes === undefined ? undefined : new Date(at.getTime() + minutes * 60_000).toISOString();
+    await this.decide({ tool, decision: 'allow', plugin: spec.pack.id, scope: expiresAt ? 'until' : 'forever', ...(expiresAt ? { expiresAt } : {}) }, at, by);
+  }
+
+  /** Denies a tool for every caller until revoked, as `memo permissions deny` does (NOT_FOUND for no such tool). */
+  async deny(tool: string, by = 'host'): Promise<void> {
+    const at = new Date(this.k.clock?.now() ?? Date.now());
+    const spec = this.known(tool);
+    await this.decide({ tool, decision: 'deny', plugin: spec.pack.id, scope: 'forever' }, at, by);
+  }
+
+  /** A tool of a loaded pack or skill (disabled ones included), or NOT_FOUND. */
+  private known(tool: string): { spec: ToolSpec; pack: { id: string } } {
+    const found = this.k.registry.get(tool) ?? this.k.registry.list({ includeDisabled: true }).find((t) => t.spec.name === tool);
+    if (!found) throw new MemoError('NOT_FOUND', `There is no tool named ${tool} (the Tools page lists them).`);
+    return found;
   }
 
   /** Removes a tool's stored decisions; false (and no line) when it had none. */

@@ -93,6 +93,8 @@ export function administrationView(kernel: AdministeredKernel, packId: string, o
       record: (change) => kernel.admin.record({ ...change, by }),
       setPackEnabled: (id, enabled) => kernel.admin.setPackEnabled(id, enabled, by),
       configurePack: (id, changes) => kernel.admin.configurePack(id, changes, by),
+      allow: (tool, minutes) => kernel.admin.allow(tool, minutes, by),
+      deny: (tool) => kernel.admin.deny(tool, by),
       revoke: (tool) => kernel.admin.revoke(tool, by),
       setAlwaysAllow: (on) => kernel.admin.setAlwaysAllow(on, by),
       setExternalWrites: (on, client) => kernel.admin.setExternalWrites(on, client, by),

@@ -81,6 +81,10 @@ export interface PackAdministration {
     record(change: Omit<AdminRecord, 'by'>): Promise<void>;
     setPackEnabled(id: string, enabled: boolean): Promise<void>;
     configurePack(id: string, changes: Record<string, unknown>): Promise<Readonly<Record<string, unknown>>>;
+    /** A standing allow with `memo permissions allow`'s limits (VALIDATION for a safe tool and one asked every time); `minutes`: for that long. */
+    allow(tool: string, minutes?: number): Promise<void>;
+    /** A stored deny until revoked. */
+    deny(tool: string): Promise<void>;
     revoke(tool: string): Promise<boolean>;
     setAlwaysAllow(on: boolean): Promise<void>;
     /** External MCP clients' writes asked in the inbox: on or off for every client (`client` omitted) or one declared name. */

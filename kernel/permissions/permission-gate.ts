@@ -85,15 +85,16 @@ const EXTERNAL_ANSWERS = ['allow-once', 'deny-once'];
 
 /**
  * Whether the gate lets a call through without looking anything up or asking anyone (decision
- * `auto`): a `safe` tool's call that is not asked every time. `check` answers exactly these calls
- * with `auto`; the pipeline asks this first, so the everyday read builds no question it never asks.
+ * `auto`): a `safe` tool's call that is not asked every time, unless a stored deny refuses the tool
+ * (`deniesOutright`, which the pipeline asks too). `check` answers these calls with `auto`; the
+ * pipeline asks this first, so the everyday read builds no question it never asks.
  */
 export function isAutomatic(call: { danger: Danger; effect: Effect; confirm?: 'always' | undefined }, concern: Concern | null | undefined): boolean {
   return call.danger === 'safe' && !asksEveryTime(call, concern);
 }
 
 /**
- * The permission gate. `safe` tools run; anything else is answered by a stored decision, by the
+ * The permission gate. A stored deny refuses any tool, safe ones included. `safe` tools run; anything else is answered by a stored decision, by the
  * person's global "always allow" (agent turns and routines only), or by asking through the approval
  * broker. Deny wins over allow. Deletes, `confirm: always` tools and calls the tool itself has a
  * concern about (the judge's `ask` verdict) ask every time, whatever the danger: no standing
@@ -113,14 +114,19 @@ export class PermissionGate {
     @inject(Clock) private readonly clock: Clock,
   ) {}
 
+  /** Whether a stored deny refuses `tool` now: the pipeline asks before letting a safe call through by itself. */
+  deniesOutright(tool: string): boolean {
+    return this.store.denies(tool, this.clock.now());
+  }
+
   /** Resolves with how the call was allowed, or throws PERMISSION_DENIED / PERMISSION_TIMEOUT / APPROVAL_EXPIRED / CANCELLED. */
   async check(call: GateCall): Promise<GateOutcome> {
-    if (isAutomatic(call, call.concern)) return { decision: 'auto' };
-
     const now = this.clock.now();
     const conversationId = call.caller.conversationId;
     const stored = this.store.find(call.tool, now, conversationId);
+    // A stored deny refuses even a safe tool: a person who denied it meant it.
     if (stored.deny) throw this.denied(call, 'deny:stored', `${call.tool} is denied (${describeScope(stored.deny)}; see \`memo permissions list\`).`);
+    if (isAutomatic(call, call.concern)) return { decision: 'auto' };
 
     if (this.store.alwaysAllow && ALWAYS_ALLOW_CALLERS.has(call.caller.kind) && call.effect !== 'delete' && !call.concern && call.external === undefined)
       return { decision: 'allow:always-allow' };

@@ -99,6 +99,11 @@ export class PermissionStore {
     return false;
   }
 
+  /** Whether a stored deny for every caller (forever or timed) is in force for `tool` at `now`: the check a safe tool's call gets. */
+  denies(tool: string, now: number): boolean {
+    return this.read().decisions.some((d) => d.tool === tool && d.decision === 'deny' && d.scope !== 'conversation' && inForce(d, now));
+  }
+
   /** The decisions in force for a tool at `now`: a deny, else the allows (expired ones left out). */
   find(tool: string, now: number, conversationId?: string): { deny?: StoredDecision; allow?: StoredDecision } {
     const allows = this.allowsApply();

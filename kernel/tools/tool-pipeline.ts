@@ -240,7 +240,7 @@ export class ToolPipeline {
       } else {
         const concern = judged;
         let outcome: GateOutcome;
-        if (external === undefined && isAutomatic(tool.spec, concern)) {
+        if (external === undefined && isAutomatic(tool.spec, concern) && !this.gate.deniesOutright(name)) {
           // Nobody to ask, but still one turn: the handler never runs inside the caller's own invoke(),
           // so a caller that aborts right after starting the call is heard before it runs.
           await Promise.resolve();

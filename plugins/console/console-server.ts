@@ -55,6 +55,7 @@ import { ARTIFACT_HEADERS, readArtifact } from './artifact-view.js';
 import { itemView } from './item-view.js';
 import { StaticAssets, type StaticAsset } from './static-assets.js';
 import { searchMentions } from './mention-search.js';
+import { toolRows } from './tools-view.js';
 
 export const CONSOLE_PATH = '/ui';
 /** Largest request body the console reads (an edited note body fits comfortably). */
@@ -67,6 +68,8 @@ const HEARTBEAT_MS = 20_000;
  * a page is open.
  */
 const AUDIT_POLL_MS = 1000;
+/** How often, while a page is open, the console asks the settings stores whether anything changed (watchSettings). */
+const SETTINGS_POLL_MS = 1000;
 
 /** An audit entry's identity across reads: its chain number when the sink keeps one, else its call id and time. */
 function auditKey(e: AuditRecord): string {
@@ -239,6 +242,9 @@ export class ConsoleServer implements HttpHandler {
   /** Open event streams: the session each belongs to, and how to end it. */
   private readonly streams = new Map<() => void, string>();
   private readonly auditListeners = new Set<(entries: AuditRecord[]) => void>();
+  private readonly settingsListeners = new Set<(changed: string[]) => void>();
+  private settingsTimer: NodeJS.Timeout | undefined;
+  private settingsSeen: Record<string, string> = {};
   private auditTimer: NodeJS.Timeout | undefined;
   private auditSeen = new Set<string>();
   private readonly clock: Clock;
@@ -293,7 +299,45 @@ export class ConsoleServer implements HttpHandler {
   async close(): Promise<void> {
     for (const end of [...this.streams.keys()]) end();
     clearInterval(this.auditTimer);
+    clearInterval(this.settingsTimer);
     await this.chat.close();
+  }
+
+  /**
+   * Tells `listener` which of the settings the admin pages show changed: `permissions` (stored
+   * decisions, always-allow, external writes), `packs` (status, enabled, settings, tools) and
+   * `providers`, made here, by `memo permissions|plugins|provider` in another process, or on another
+   * instance. The stores re-read their files (or hear the database) when asked, so one timer asks
+   * them every SETTINGS_POLL_MS while a page is open and compares what they say.
+   */
+  private watchSettings(listener: (changed: string[]) => void): () => void {
+    if (this.settingsListeners.size === 0) {
+      this.settingsSeen = this.settingsPrint();
+      this.settingsTimer = setInterval(() => {
+        const now = this.settingsPrint();
+        const changed = Object.keys(now).filter((k) => now[k] !== this.settingsSeen[k]);
+        this.settingsSeen = now;
+        if (changed.length) for (const l of this.settingsListeners) l(changed);
+      }, SETTINGS_POLL_MS);
+      this.settingsTimer.unref();
+    }
+    this.settingsListeners.add(listener);
+    return () => {
+      this.settingsListeners.delete(listener);
+      if (this.settingsListeners.size === 0) clearInterval(this.settingsTimer);
+    };
+  }
+
+  /** A hash of each group of settings as the stores say now. */
+  private settingsPrint(): Record<string, string> {
+    const hash = (v: unknown) => createHash('sha256').update(JSON.stringify(v)).digest('base64url');
+    const p = this.admin.permissions;
+    const providers = this.options.providers;
+    return {
+      permissions: hash([p.list(), p.alwaysAllow, p.externalWrites, p.problem]),
+      packs: hash(this.admin.packs.list().map((x) => [x.id, x.status, x.enabled, x.error, x.reloadError, this.admin.packs.config(x.id), x.manifest?.version])),
+      providers: hash([providers.list(), providers.active()?.name]),
+    };
   }
 
   /** Tells `listener` of every audit entry appended from now on, while it is subscribed. */
@@ -831,6 +875,34 @@ export class ConsoleServer implements HttpHandler {
         externalWrites: this.admin.permissions.externalWrites,
         problem: this.admin.permissions.problem,
       });
+    if (route === '/tools' && method === 'GET')
+      return this.json(res, 200, {
+        tools: toolRows(this.admin.tools(), this.admin.permissions.list(this.clock.now()), this.admin.permissions.alwaysAllow),
+        alwaysAllow: this.admin.permissions.alwaysAllow,
+      });
+    if (route === '/permissions' && method === 'POST') {
+      const body = await readJson(req);
+      if ('error' in body) return this.refuseBody(res, body);
+      const rule = (body as { value?: { tool?: unknown; decision?: unknown; minutes?: unknown } }).value;
+      if (
+        typeof rule?.tool !== 'string' ||
+        (rule.decision !== 'allow' && rule.decision !== 'deny') ||
+        (rule.minutes !== undefined && typeof rule.minutes !== 'number')
+      )
+        return this.json(res, 400, {
+          error: 'BAD_REQUEST',
+          message: 'Send {"tool": "<name>", "decision": "allow" or "deny"}, with "minutes": a whole number to allow for that long only.',
+        });
+      // A person's rule, made here as with `memo permissions allow|deny` and with its limits; no tool can reach this.
+      const { tool, decision, minutes } = rule as { tool: string; decision: 'allow' | 'deny'; minutes?: number };
+      this.options.logger?.info(`console: stored ${decision} for ${tool}`);
+      const saved = decision === 'allow' ? this.admin.changes.allow(tool, minutes) : this.admin.changes.deny(tool);
+      return this.committed(res, saved, 201, () => ({
+        tool,
+        decision,
+        decisions: this.admin.permissions.list(this.clock.now()).filter((d) => d.tool === tool),
+      }));
+    }
     const revoke = /^\/permissions\/([^/]+)\/revoke$/.exec(route);
     if (revoke && method === 'POST') {
       const tool = decodeURIComponent(revoke[1]!);
@@ -936,12 +1008,14 @@ export class ConsoleServer implements HttpHandler {
     const expires = this.auth.expiry(session) ?? this.clock.now();
     const expiry = this.clock.setTimeout(() => end(), Math.max(0, expires - this.clock.now()));
     const unwatchAudit = this.watchAudit((entries) => write('audit', entries));
+    const unwatchSettings = this.watchSettings((changed) => write('settings', { changed }));
     const unwatchChat = this.chat.subscribe((data, name) => write(name, data));
     // Each reminder as the vault delivers it (the page shows it, and a system notification when the tab is hidden).
     const unwatchReminders = this.reminders()?.subscribe((notice) => write('reminder', notice)) ?? (() => undefined);
     const end = () => {
       clearInterval(heartbeat);
       unwatchAudit();
+      unwatchSettings();
       unwatchChat();
       unwatchReminders();
       this.clock.clearTimeout(expiry);

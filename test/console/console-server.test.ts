@@ -13,6 +13,8 @@ import type { AuditRecord } from '../../kernel/audit/audit-record.js';
 import type { AuditSink } from '../../kernel/audit/audit-sink.js';
 import { echoPack, tempDir, tool } from '../helpers/kernel-fixture.js';
 import { waitFor } from '../helpers/wait.js';
+import { MemoryLogger } from '../../kernel/logger.js';
+import { PermissionStore } from '../../kernel/permissions/permission-store.js';
 import { nestedJson, uploadPastLimit } from '../mcp/mcp-helpers.js';
 import { consoleFixture, openEvents, post, raw, type ConsoleFixture } from './console-helpers.js';
 
@@ -529,6 +531,73 @@ describe('web console: audit, packs and stored permissions', () => {
     expect((await get('/permissions')).body.decisions).toEqual([]);
     expect(await invoke('echo_medium', { text: 'asked again' })).toMatchObject({ ok: false, error: { code: 'PERMISSION_DENIED' } });
     expect((await post(c.origin, '/ui/api/permissions/echo_medium/revoke', cookie, {})).status).toBe(404);
+  });
+
+  it("lists every tool with the rule in force, and stores a rule with memo permissions allow's limits, which the next call follows", async () => {
+    const rows = (await get('/tools')).body.tools as Array<{ name: string; rule: string; ruleText: string; canAllow: boolean }>;
+    const row = (name: string) => rows.find((t) => t.name === name);
+    expect([row('echo_safe'), row('echo_medium'), row('echo_delete'), row('echo_confirm')]).toEqual([
+      expect.objectContaining({ rule: 'runs', ruleText: 'Runs without asking (safe)', canAllow: false }),
+      expect.objectContaining({ rule: 'asked', ruleText: 'Asked each time', canAllow: true }),
+      expect.objectContaining({ rule: 'asked-every-time', ruleText: 'Asked every time: it deletes', canAllow: false }),
+      expect.objectContaining({ rule: 'asked-every-time', ruleText: 'Asked every time: it is declared confirm: always', canAllow: false }),
+    ]);
+    const refused = async (body: unknown) => {
+      const r = await post(c.origin, '/ui/api/permissions', cookie, body);
+      return [r.status, JSON.parse(r.body).message];
+    };
+    expect(await refused({ tool: 'echo_delete', decision: 'allow' })).toEqual([
+      400,
+      'echo_delete cannot be allowed ahead of time: it deletes, so it is asked every time (the approval rules take no standing answer for it).',
+    ]);
+    expect(await refused({ tool: 'echo_confirm', decision: 'allow' })).toEqual([400, expect.stringContaining('it is declared confirm: always')]);
+    expect(await refused({ tool: 'echo_safe', decision: 'allow' })).toEqual([400, 'echo_safe is safe: it runs without asking already. Nothing was stored.']);
+    expect(await refused({ tool: 'wirte_file', decision: 'allow' })).toEqual([404, 'There is no tool named wirte_file (the Tools page lists them).']);
+    expect(await refused({ tool: 'echo_medium', decision: 'allow', minutes: 0.5 })).toEqual([400, expect.stringContaining('minutes must be a whole number')]);
+    expect(await refused({ tool: 'echo_medium', decision: 'maybe' })).toEqual([400, expect.stringContaining('"decision": "allow" or "deny"')]);
+    expect(c.fx.kernel.permissions.list()).toEqual([]);
+
+    const allowed = await post(c.origin, '/ui/api/permissions', cookie, { tool: 'echo_medium', decision: 'allow', minutes: 60 });
+    const expiresAt = new Date(c.fx.clock.now() + 3_600_000).toISOString();
+    expect([allowed.status, JSON.parse(allowed.body).decisions]).toEqual([201, [expect.objectContaining({ decision: 'allow', scope: 'until', expiresAt })]]);
+    expect(await invoke('echo_medium', { text: 'allowed ahead' })).toMatchObject({ ok: true });
+    expect(row('echo_medium')).toBeDefined();
+    expect(((await get('/tools')).body.tools as typeof rows).find((t) => t.name === 'echo_medium')).toMatchObject({
+      rule: 'allowed',
+      ruleText: `Allowed for every caller until ${expiresAt}`,
+    });
+    // An hour later the allow has lapsed: asked again (and refused, nobody watching).
+    c.fx.clock.advance(3_600_001);
+    expect(await invoke('echo_medium', { text: 'lapsed' })).toMatchObject({ ok: false, error: { code: 'PERMISSION_DENIED' } });
+
+    expect((await post(c.origin, '/ui/api/permissions', cookie, { tool: 'echo_safe', decision: 'deny' })).status).toBe(201);
+    expect(await invoke('echo_safe', { text: 'denied' })).toMatchObject({ ok: false, error: { code: 'PERMISSION_DENIED' } });
+    const admin = fs
+      .readFileSync(path.join(c.fx.dataDir, 'agent-audit.jsonl'), 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as { event?: string; action?: string; target?: string; by?: string })
+      .filter((l) => l.event === 'admin' && (l.action === 'permission.allow' || l.action === 'permission.deny'));
+    expect(admin.map((l) => `${l.action} ${l.target} by ${l.by}`)).toEqual(['permission.allow echo_medium by console', 'permission.deny echo_safe by console']);
+    await post(c.origin, '/ui/api/permissions/echo_safe/revoke', cookie, {});
+    await post(c.origin, '/ui/api/permissions/echo_medium/revoke', cookie, {});
+  });
+
+  it('tells an open page when permissions change in another process (as memo permissions allow does)', async () => {
+    const stream = openEvents(c.origin, cookie);
+    try {
+      await waitFor(() => stream.events.some((e) => e.event === 'pending'), { what: 'the stream to open' });
+      // The CLI's own store on the same file, in effect another process.
+      const other = new PermissionStore(c.fx.kernel.permissions.file, new MemoryLogger());
+      other.set({ tool: 'echo_medium', decision: 'deny', plugin: 'echo-pack', scope: 'forever' }, new Date());
+      await other.saved();
+      const settings = await waitFor(() => stream.events.find((e) => e.event === 'settings'), { what: 'a settings event' });
+      expect(settings.data).toEqual({ changed: ['permissions'] });
+      expect((await get('/permissions')).body.decisions).toEqual([expect.objectContaining({ tool: 'echo_medium', decision: 'deny' })]);
+    } finally {
+      stream.close();
+      await post(c.origin, '/ui/api/permissions/echo_medium/revoke', cookie, {});
+    }
   });
 });
 

@@ -12,8 +12,24 @@ describe('the permission gate', () => {
   let fx: Fixture;
   afterEach(async () => fx?.close());
 
-  it('runs safe tools without asking, whatever is stored', async () => {
+  it('runs safe tools without asking, whatever allow is stored', async () => {
     fx = makeKernel();
+    expect(code(await call(fx, 'echo_safe'))).toBe('ok');
+    fx.kernel.permissions.set({ tool: 'echo_safe', decision: 'allow', plugin: 'echo-pack', scope: 'forever' }, new Date());
+    expect(code(await call(fx, 'echo_safe'))).toBe('ok');
+    expect(fx.prompter.asked).toHaveLength(0);
+  });
+
+  it('refuses a safe tool a person denied (memo permissions deny), without asking, and runs it again once revoked', async () => {
+    fx = makeKernel();
+    await fx.kernel.admin.deny('echo_safe', 'cli');
+    const denied = await call(fx, 'echo_safe');
+    expect([code(denied), denied.ok ? '' : denied.error.message]).toEqual([
+      'PERMISSION_DENIED',
+      'echo_safe is denied (permanently; see `memo permissions list`).',
+    ]);
+    expect(fx.kernel.audit.tail().at(-1)).toMatchObject({ tool: 'echo_safe', decision: 'deny:stored', outcome: 'error' });
+    await fx.kernel.admin.revoke('echo_safe', 'cli');
     expect(code(await call(fx, 'echo_safe'))).toBe('ok');
     expect(fx.prompter.asked).toHaveLength(0);
   });

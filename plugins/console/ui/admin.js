@@ -5,6 +5,8 @@ import { html } from 'htm/preact';
 import { api } from './api.js';
 import { ResultView } from './result-view.js';
 import { offerUndo, permissionsChanged, RiskyButton } from './risky.js';
+import { useSettingsChanged } from './live.js';
+import { addRule, ALLOW_FOR, revokeRule } from './tools.js';
 
 /** Packs whose disabling takes away tools most work needs: asked first, undone in a click. */
 const CORE_PACKS = new Set(['fs-tools', 'shell']);
@@ -239,7 +241,7 @@ function SkillList({ skills }) {
   </ul>`;
 }
 
-export function PacksPage({ announce }) {
+export function PacksPage({ announce, events }) {
   const [packs, setPacks] = useState(null);
   const [panels, setPanels] = useState([]);
   const [skills, setSkills] = useState([]);
@@ -255,6 +257,7 @@ export function PacksPage({ announce }) {
   useEffect(() => {
     void reload();
   }, []);
+  useSettingsChanged(events, ['packs'], reload);
   return html`<section aria-labelledby="packs-title">
     <div class="section-head"><h1 id="packs-title">Packs</h1></div>
     ${packs === null ? html`<p>Loading…</p>` : packs.map((p) => html`<${PackCard} key=${p.id} pack=${p} panels=${panels.filter((q) => q.pack === p.id)} reload=${reload} announce=${announce} />`)}
@@ -275,12 +278,79 @@ export function PacksPage({ announce }) {
   </section>`;
 }
 
-export function PermissionsPage({ announce }) {
+/**
+ * A rule added by hand: a tool (suggested from the Tools list), allow ahead (for how long) or deny;
+ * the server applies `memo permissions allow|deny`'s limits and its refusal shows on the form.
+ */
+function AddRule({ announce, onAdded }) {
+  const [tools, setTools] = useState([]);
+  const [tool, setTool] = useState('');
+  const [decision, setDecision] = useState('allow');
+  const [minutes, setMinutes] = useState('');
+  const [problem, setProblem] = useState('');
+  useEffect(() => {
+    api('/tools').then(
+      (r) => setTools(r.tools),
+      () => {},
+    );
+  }, []);
+  const submit = async (e) => {
+    e.preventDefault();
+    const name = tool.trim();
+    if (!name) return setProblem('Name the tool (the list suggests them as you type).');
+    try {
+      await addRule(name, decision, decision === 'allow' ? minutes : '');
+      setProblem('');
+      setTool('');
+      announce(decision === 'allow' ? `Allowed ${name} ${ALLOW_FOR.find(([m]) => m === minutes)[1]}` : `Denied ${name} for every caller`);
+      offerUndo(`${decision === 'allow' ? 'Allowed' : 'Denied'} ${name}`, () => revokeRule(name).then(onAdded));
+      onAdded();
+    } catch (err) {
+      setProblem(err.message);
+    }
+  };
+  return html`<form class="add-rule" onSubmit=${submit} aria-label="Add a rule">
+    <div class="field">
+      <label for="rule-tool">Tool</label>
+      <input
+        id="rule-tool"
+        list="rule-tools"
+        autocomplete="off"
+        value=${tool}
+        onInput=${(e) => setTool(e.currentTarget.value)}
+        aria-invalid=${problem ? 'true' : undefined}
+        aria-describedby=${problem ? 'rule-problem' : undefined}
+      />
+      <datalist id="rule-tools">${tools.map((t) => html`<option value=${t.name}>${t.pack}, ${t.danger}</option>`)}</datalist>
+    </div>
+    <div class="field">
+      <label for="rule-decision">Rule</label>
+      <select id="rule-decision" value=${decision} onChange=${(e) => setDecision(e.currentTarget.value)}>
+        <option value="allow">Allow ahead of time</option>
+        <option value="deny">Deny</option>
+      </select>
+    </div>
+    ${
+      decision === 'allow' &&
+      html`<div class="field">
+        <label for="rule-for">For</label>
+        <select id="rule-for" value=${minutes} onChange=${(e) => setMinutes(e.currentTarget.value)}>
+          ${ALLOW_FOR.map(([m, label]) => html`<option value=${m}>${label}</option>`)}
+        </select>
+      </div>`
+    }
+    <div class="actions"><button type="submit" class="primary">Add the rule</button></div>
+    ${problem && html`<p id="rule-problem" class="problem" role="alert">${problem}</p>`}
+  </form>`;
+}
+
+export function PermissionsPage({ announce, events }) {
   const [data, setData] = useState(null);
   const reload = () => api('/permissions').then(setData, (err) => announce(err.message));
   useEffect(() => {
     void reload();
   }, []);
+  useSettingsChanged(events, ['permissions'], reload);
   // Turning on global always-allow or external writes is asked first (inline), then can be undone.
   const [confirming, setConfirming] = useState(null);
   const postAlways = (on) => api('/permissions/always-allow', { method: 'POST', body: { on } });
@@ -410,6 +480,7 @@ export function PermissionsPage({ announce }) {
               </form>
             </fieldset>
             ${data.problem && html`<p class="problem" role="alert">${data.problem}</p>`}
+            <${AddRule} announce=${announce} onAdded=${reload} />
             ${
               data.decisions.length === 0
                 ? html`<p>No stored decisions: every medium or dangerous call is asked.</p>`
@@ -553,7 +624,7 @@ function ProviderForm({ form, editing, onSaved, onCancel }) {
 }
 
 /** Model providers: add, probe, switch and remove; keys masked (written, never read back). */
-export function ProvidersPage({ announce }) {
+export function ProvidersPage({ announce, events }) {
   const [data, setData] = useState(null);
   const [editing, setEditing] = useState(null);
   const [probes, setProbes] = useState({});
@@ -561,6 +632,7 @@ export function ProvidersPage({ announce }) {
   useEffect(() => {
     void reload();
   }, []);
+  useSettingsChanged(events, ['providers'], reload);
   const use = async (name) => {
     try {
       await api(`/providers/${encodeURIComponent(name)}/use`, { method: 'POST', body: {} });

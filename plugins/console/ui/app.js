@@ -12,6 +12,7 @@ import { Reminders } from './reminders.js';
 import { permissionsChanged, UndoBar } from './risky.js';
 import { McpPage, PacksPage, PermissionsPage, ProvidersPage } from './admin.js';
 import { AuditPage, AuditRow, unasked } from './audit.js';
+import { ToolsPage } from './tools.js';
 import { ApprovalCard, callerText } from './approval-card.js';
 
 /** Requests grouped by caller, then tool: [{ key, caller, items }], groups in the order their first request came. */
@@ -96,13 +97,14 @@ function Inbox({ source, connected, announce }) {
       (list) => setPending((now) => [...(now ?? []), ...list.filter((a) => !(now ?? []).some((n) => n.id === a.id)).map(stamp)]),
       () => {},
     );
+    // Merged with what the stream brought meanwhile (the trail is read from disk, which takes a moment).
     api('/audit?kind=calls&limit=100').then(
-      (r) => setQuiet(r.entries.filter(unasked).slice(0, 10).reverse()),
+      (r) => setQuiet((now) => mergeQuiet(r.entries.filter(unasked).reverse(), now)),
       () => {},
     );
     const onAudit = (e) => {
       const fresh = JSON.parse(e.data).filter(unasked);
-      if (fresh.length) setQuiet((q) => [...q, ...fresh].slice(-10));
+      if (fresh.length) setQuiet((q) => mergeQuiet(q, fresh));
     };
     source.addEventListener('audit', onAudit);
     return () => {
@@ -257,10 +259,18 @@ function Inbox({ source, connected, announce }) {
   </section>`;
 }
 
+/** The newest ten of two lists of quiet calls, oldest first, each call once. */
+function mergeQuiet(a, b) {
+  const byKey = new Map();
+  for (const e of [...a, ...b]) byKey.set(`${e.instance ?? ''}#${e.seq ?? e.id}`, e);
+  return [...byKey.values()].sort((x, y) => Date.parse(x.ts) - Date.parse(y.ts) || (x.seq ?? 0) - (y.seq ?? 0)).slice(-10);
+}
+
 const PAGES = [
   ['#/', 'Approvals'],
   ['#/chat', 'Chat'],
   ['#/audit', 'Audit'],
+  ['#/tools', 'Tools'],
   ['#/packs', 'Packs'],
   ['#/permissions', 'Permissions'],
   ['#/providers', 'Providers'],
@@ -489,10 +499,11 @@ function App() {
       ${state === 'in' && route === '#/chat' && html`<${ChatPage} events=${source} announce=${announce} />`}
       ${state === 'in' && itemRoute(route) && html`<${ItemPage} ...${itemRoute(route)} announce=${announce} events=${source} />`}
       ${state === 'in' && route === '#/audit' && html`<${AuditPage} events=${source} />`}
-      ${state === 'in' && route === '#/packs' && html`<${PacksPage} announce=${announce} />`}
-      ${state === 'in' && route === '#/permissions' && html`<${PermissionsPage} announce=${announce} />`}
+      ${state === 'in' && route === '#/tools' && html`<${ToolsPage} announce=${announce} events=${source} />`}
+      ${state === 'in' && route === '#/packs' && html`<${PacksPage} announce=${announce} events=${source} />`}
+      ${state === 'in' && route === '#/permissions' && html`<${PermissionsPage} announce=${announce} events=${source} />`}
       ${state === 'in' && route === '#/mcp' && html`<${McpPage} announce=${announce} />`}
-      ${state === 'in' && route === '#/providers' && html`<${ProvidersPage} announce=${announce} />`}
+      ${state === 'in' && route === '#/providers' && html`<${ProvidersPage} announce=${announce} events=${source} />`}
     </main>
     <div class="status" role="status" aria-live="polite">${message}</div>
     ${state === 'in' && html`<${UndoBar} announce=${announce} />`}

@@ -170,25 +170,31 @@ export function AuditPage({ events }) {
   useEffect(() => {
     void load();
   }, []);
-  const live = cursor === null && !paused;
+  // Read by the stream's listener when an entry arrives (a ref, so a pause takes effect at once, not after the next effect).
+  const live = useRef(true);
+  live.current = cursor === null && !paused;
+  const reload = useRef(load);
+  reload.current = load;
   useEffect(() => {
     if (!events) return undefined;
     let timer;
     const onAudit = (e) => {
-      if (!live) {
+      if (!live.current) {
         setFresh((n) => n + JSON.parse(e.data).length);
         return;
       }
       // A burst of calls reloads the page once, when it settles.
       clearTimeout(timer);
-      timer = setTimeout(() => void load(), LIVE_SETTLE_MS);
+      timer = setTimeout(() => {
+        if (live.current) void reload.current();
+      }, LIVE_SETTLE_MS);
     };
     events.addEventListener('audit', onAudit);
     return () => {
       clearTimeout(timer);
       events.removeEventListener('audit', onAudit);
     };
-  }, [events, live, applied]);
+  }, [events]);
   const go = (c) => {
     setCursor(c);
     setFresh(0);

@@ -137,6 +137,7 @@ describe('the audit page over a 10,000-line trail in Chromium', () => {
     await page.getByRole('button', { name: 'Clear' }).click();
     await showRange(/of 10,\d{3}/);
     await page.getByRole('button', { name: 'Pause live updates' }).click();
+    await page.getByRole('button', { name: 'Resume live updates' }).waitFor();
     await c.fx.kernel.invoke({ tool: 'echo_safe', args: { text: 'while paused' }, caller: { kind: 'host', id: 'audit-page' } });
     await page.getByRole('button', { name: /^1 new line: show the newest$/ }).waitFor();
     expect(await page.locator('.audit-row code.tool').allTextContents()).not.toContain('echo_safe');

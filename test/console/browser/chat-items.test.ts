@@ -510,8 +510,9 @@ describe('linked items in the console chat, in Chromium', () => {
     expect(c.fx.kernel.audit.tail({ tool: 'vault_list_tasks' }).at(-1)).toMatchObject({ outcome: 'ok', caller: expect.objectContaining({ kind: 'mcp' }) });
     await reply.locator('details.sources summary', { hasText: '1 source' }).click();
     await reply.locator('details.sources a.item-link[data-type="task"]', { hasText: 'Fuel the rocket' }).waitFor();
-    const [conv] = await c.fx.kernel.conversations.list(1);
-    expect(conv).toMatchObject({ provider: 'claude-cli', mode: 'vault' });
+    // The only conversation a CLI ran (not the newest: an earlier test's turn may have been stored after this one began).
+    const convs = (await c.fx.kernel.conversations.list(50)).filter((x) => x.provider === 'claude-cli');
+    expect(convs).toEqual([expect.objectContaining({ provider: 'claude-cli', mode: 'vault' })]);
     expect(await seriousViolations(page)).toEqual([]);
     // Another conversation, then back: the picker shows this one's CLI and access mode again.
     await page
@@ -519,7 +520,7 @@ describe('linked items in the console chat, in Chromium', () => {
       .first()
       .click();
     await waitFor(async () => (await page.getByLabel('Provider').inputValue()) === 'loopback', { what: 'the first conversation to bring back its provider' });
-    await page.locator(`.conversations button.conv[data-id="${conv!.id}"]`).click();
+    await page.locator(`.conversations button.conv[data-id="${convs[0]!.id}"]`).click();
     await waitFor(async () => (await page.getByLabel('Provider').inputValue()) === 'cli:claude', { what: 'the CLI conversation to bring back its CLI' });
     expect(await page.getByLabel('Vault only').isChecked()).toBe(true);
   });
