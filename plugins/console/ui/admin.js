@@ -3,9 +3,10 @@
 import { useEffect, useState } from 'preact/hooks';
 import { html } from 'htm/preact';
 import { api } from './api.js';
-import { ResultView } from './result-view.js';
 import { offerUndo, permissionsChanged, RiskyButton } from './risky.js';
 import { useSettingsChanged } from './live.js';
+import { SchemaFields, schemaValues, SettingsForm } from './forms.js';
+import { PanelView } from './panels.js';
 import { addRule, ALLOW_FOR, revokeRule } from './tools.js';
 
 /** Packs whose disabling takes away tools most work needs: asked first, undone in a click. */
@@ -15,166 +16,6 @@ const CORE_PACKS = new Set(['fs-tools', 'shell']);
  * Inputs for the properties of a JSON Schema object: text, numbers with their bounds, switches,
  * choices (enum), JSON for the rest. Used for pack settings and panel actions alike.
  */
-function SchemaFields({ schema, values, onChange, idPrefix, skip = [], secrets = [], placeholders = {} }) {
-  const props = schema?.properties ?? {};
-  const required = new Set(schema?.required ?? []);
-  return Object.entries(props)
-    .filter(([k]) => !skip.includes(k))
-    .map(([k, prop]) => {
-      const id = `${idPrefix}-${k}`;
-      const set = (v) => onChange({ ...values, [k]: v });
-      const help = prop.description ? html`<small id=${`${id}-help`}>${prop.description}</small>` : null;
-      const described = prop.description ? `${id}-help` : undefined;
-      const label = html`<label for=${id}>${k}${required.has(k) ? html` <span aria-hidden="true">*</span>` : ''}</label>`;
-      if (prop.type === 'boolean')
-        return html`<div class="field check">
-          <input
-            type="checkbox"
-            id=${id}
-            aria-describedby=${described}
-            checked=${values[k] === true}
-            onChange=${(e) => set(e.currentTarget.checked)}
-          />${label}${help}
-        </div>`;
-      if (Array.isArray(prop.enum))
-        return html`<div class="field">
-          ${label}<select id=${id} aria-describedby=${described} value=${values[k] ?? ''} onChange=${(e) => set(e.currentTarget.value)}>
-            ${!required.has(k) && html`<option value="">(not set)</option>`} ${prop.enum.map((o) => html`<option value=${o}>${o}</option>`)}</select
-          >${help}
-        </div>`;
-      if (prop.type === 'number' || prop.type === 'integer')
-        return html`<div class="field">
-          ${label}<input
-            type="number"
-            id=${id}
-            aria-describedby=${described}
-            required=${required.has(k)}
-            value=${values[k] ?? ''}
-            min=${prop.minimum}
-            max=${prop.maximum}
-            step=${prop.type === 'integer' ? 1 : 'any'}
-            onInput=${(e) => set(e.currentTarget.value === '' ? undefined : Number(e.currentTarget.value))}
-          />${help}
-        </div>`;
-      if (prop.type === 'string')
-        return html`<div class="field">
-          ${label}<input
-            type=${values[k] === '[masked]' || secrets.includes(k) ? 'password' : 'text'}
-            autocomplete=${secrets.includes(k) ? 'new-password' : undefined}
-            placeholder=${placeholders[k]}
-            id=${id}
-            aria-describedby=${described}
-            required=${required.has(k)}
-            maxlength=${prop.maxLength}
-            value=${values[k] ?? ''}
-            onInput=${(e) => set(e.currentTarget.value)}
-          />${help}
-        </div>`;
-      return html`<div class="field">
-        <label for=${id}>${k} (JSON)</label
-        ><textarea
-          id=${id}
-          aria-describedby=${described}
-          rows="3"
-          value=${typeof values[k] === 'string' ? values[k] : JSON.stringify(values[k] ?? null)}
-          onInput=${(e) => set(e.currentTarget.value)}
-        ></textarea
-        >${help}
-      </div>`;
-    });
-}
-
-/** Values from SchemaFields as the kernel takes them: JSON fields parsed, unset ones left out. */
-function schemaValues(schema, values, unchanged = {}) {
-  const out = {};
-  for (const [k, prop] of Object.entries(schema?.properties ?? {})) {
-    const v = values[k];
-    if (v === undefined || v === unchanged[k] || (v === '' && Array.isArray(prop.enum))) continue;
-    if (prop.type === 'object' || prop.type === 'array' || (!prop.type && typeof v === 'string')) {
-      try {
-        out[k] = typeof v === 'string' ? JSON.parse(v) : v;
-      } catch {
-        throw new Error(`${k}: not valid JSON`);
-      }
-    } else out[k] = v;
-  }
-  return out;
-}
-
-/** A pack's settings form, generated from its `config` JSON Schema; the kernel validates on save. */
-function SettingsForm({ pack, onSaved }) {
-  const [values, setValues] = useState(() => ({ ...(pack.config ?? {}) }));
-  const [message, setMessage] = useState('');
-  const save = async (e) => {
-    e.preventDefault();
-    try {
-      const changes = schemaValues(pack.configSchema, values, pack.config ?? {});
-      await api(`/packs/${encodeURIComponent(pack.id)}/config`, { method: 'POST', body: { changes } });
-      setMessage('Saved.');
-      onSaved();
-    } catch (err) {
-      setMessage(err.message);
-    }
-  };
-  const change = (v) => {
-    setMessage('');
-    setValues(v);
-  };
-  return html`<form class="settings" onSubmit=${save} aria-label=${`Settings of ${pack.name}`}>
-    <${SchemaFields} schema=${pack.configSchema} values=${values} onChange=${change} idPrefix=${`cfg-${pack.id}`} />
-    <div class="actions"><button type="submit" class="primary">Save settings</button>${message && html`<span role="status">${message}</span>`}</div>
-  </form>`;
-}
-
-/** One action of a pack's panel: a form for the tool's arguments (the fixed ones left out), run as a tool call through the pipeline. */
-function PanelAction({ panel, action }) {
-  const [values, setValues] = useState({});
-  const [state, setState] = useState('');
-  const [result, setResult] = useState(undefined);
-  const run = async (e) => {
-    e.preventDefault();
-    setResult(undefined);
-    try {
-      setState('Running… (a call that needs approval waits in the Approvals inbox)');
-      const args = schemaValues(action.parameters, values);
-      const r = await api(`/panels/${encodeURIComponent(panel.pack)}/${encodeURIComponent(panel.id)}/${encodeURIComponent(action.id)}`, {
-        method: 'POST',
-        body: { args },
-      });
-      // A short summary says what happened; a long one is the result itself, shown below.
-      const told = r.ok && r.summary.length <= 160 && !/^[[{]/.test(r.summary);
-      setState(r.ok ? (told ? `Done: ${r.summary}` : 'Done.') : `${r.error.code}: ${r.error.message}`);
-      if (r.ok) setResult(r.value);
-    } catch (err) {
-      setState(err.message);
-    }
-  };
-  return html`<form class="panel-action" onSubmit=${run} aria-label=${action.label}>
-    <${SchemaFields}
-      schema=${action.parameters}
-      values=${values}
-      onChange=${setValues}
-      idPrefix=${`act-${panel.pack}-${panel.id}-${action.id}`}
-      skip=${Object.keys(action.args ?? {})}
-    />
-    <div class="actions">
-      <button type="submit" disabled=${!action.available}>${action.label}</button>
-      ${state && html`<span role="status">${state}</span>`}
-    </div>
-    ${result !== undefined && html`<${ResultView} value=${result} label=${action.label} />`}
-  </form>`;
-}
-
-function PanelView({ panel, pack, reload }) {
-  return html`<section class="panel" aria-labelledby=${`panel-${panel.pack}-${panel.id}`}>
-    <h3 id=${`panel-${panel.pack}-${panel.id}`}>${panel.title}</h3>
-    ${panel.description && html`<p class="note">${panel.description}</p>`}
-    ${panel.settings && pack?.configSchema && html`<${SettingsForm} pack=${pack} onSaved=${reload} />`}
-    ${(panel.actions ?? []).map((a) => html`<${PanelAction} key=${a.id} panel=${panel} action=${a} />`)}
-    ${(panel.commands ?? []).map((c) => html`<${PanelAction} key=${c.id} panel=${panel} action=${c} />`)}
-  </section>`;
-}
-
 function PackCard({ pack, panels, reload, announce }) {
   const [open, setOpen] = useState(false);
   const set = (enabled) => api(`/packs/${encodeURIComponent(pack.id)}/${enabled ? 'enable' : 'disable'}`, { method: 'POST', body: {} });
