@@ -69,7 +69,7 @@ export { resolveApiKey, describeProvider } from './providers/provider-settings.j
 export type { ProviderConfigurationService } from './providers/provider.js';
 export { isLocalProvider, type ProbeVerdict } from './agent/capability-probe.js';
 export type { PackSubcommand, PackCommand, PackCommandContext } from './packs/pack-commands.js';
-export type { ConsolePanel, PanelAction, PanelCommand, RegisteredPanel } from './packs/console-panels.js';
+export type { ConsolePanel, PanelAction, PanelColumn, PanelCommand, PanelList, PanelRefresh, PanelRowAction, RegisteredPanel } from './packs/console-panels.js';
 export type { HttpHandler, PackHttpApi } from './packs/pack-http.js';
 
 // ---------------------------------------------------------------------------------------------

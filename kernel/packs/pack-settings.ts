@@ -1,6 +1,6 @@
 import type { Logger } from '../logger.js';
 import type { JsonSchema } from '../tools/contract.js';
-import { describeAjvErrors } from '../tools/tool-registry.js';
+import type { ErrorObject } from 'ajv';
 import { applyDefaults, plainlySatisfies, SchemaCompiler } from '../tools/schemas.js';
 import { JsonFileStore } from '../util/json-file-store.js';
 import { MemoError } from '../errors.js';
@@ -118,7 +118,48 @@ export class PackSettings {
 /** Settings schemas of packs loaded without a kernel at hand (the CLI's `plugins config`, the pack manager). */
 const configSchemas = new SchemaCompiler();
 
-/** Applies the schema's defaults and validates; throws VALIDATION naming each problem. */
+/** One problem of invalid settings: `field` is its dotted name (`timeoutMs`, `networkDomains.0`), `key` the setting it is in. */
+interface SettingsProblem {
+  key: string;
+  field: string;
+  message: string;
+}
+
+/**
+ * Ajv's errors for settings, located: what is wrong with each setting, in words taken from the schema
+ * (bounds, patterns, the allowed values, the accepted keys), never from the value given, which may
+ * be a secret. An unknown key says which keys are accepted.
+ */
+function settingsProblems(errors: ErrorObject[] | null | undefined, schema: JsonSchema): SettingsProblem[] {
+  const out: SettingsProblem[] = [];
+  for (const e of errors ?? []) {
+    const params = e.params as Record<string, unknown>;
+    let pointer = e.instancePath;
+    if (e.keyword === 'required') pointer = `${pointer}/${String(params.missingProperty)}`;
+    if (e.keyword === 'additionalProperties') pointer = `${pointer}/${String(params.additionalProperty)}`;
+    const segments = pointer
+      .split('/')
+      .slice(1)
+      .map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'));
+    let message: string;
+    if (e.keyword === 'required') message = 'is required';
+    else if (e.keyword === 'additionalProperties') {
+      const parent = (e.parentSchema ?? (e.instancePath === '' ? schema : undefined)) as { properties?: object } | undefined;
+      const accepted = Object.keys(parent?.properties ?? {});
+      message = `is not an accepted field${accepted.length ? ` (accepted: ${accepted.join(', ')})` : ''}`;
+    } else if (e.keyword === 'enum')
+      message = `must be one of ${(params.allowedValues as unknown[]).map((v) => (typeof v === 'string' ? v : JSON.stringify(v))).join(', ')}`;
+    else message = e.message ?? 'is invalid';
+    const problem = { key: segments[0] ?? '', field: segments.join('.'), message };
+    if (!out.some((p) => p.field === problem.field && p.message === problem.message)) out.push(problem);
+  }
+  return out;
+}
+
+/**
+ * Applies the schema's defaults and validates; throws VALIDATION naming each problem, with
+ * `details.fields`: the problems by setting (what the console shows beside each field).
+ */
 export function resolveConfig(
   id: string,
   schema: JsonSchema | undefined,
@@ -133,9 +174,17 @@ export function resolveConfig(
   if (plainlySatisfies(schema, copy)) return copy;
   const validate = schemas.compile(schema);
   if (!validate(copy)) {
-    throw new MemoError('VALIDATION', `Invalid settings for pack "${id}": ${describeAjvErrors(validate.errors).join('; ')}.`, {
+    const problems = settingsProblems(validate.errors, schema);
+    const described = problems.map((p) => `${p.field || '(settings)'} ${p.message}`);
+    const fields: Record<string, string> = {};
+    for (const p of problems) {
+      if (!p.key) continue;
+      const said = p.field === p.key ? p.message : `${p.field} ${p.message}`;
+      fields[p.key] = fields[p.key] ? `${fields[p.key]}; ${said}` : said;
+    }
+    throw new MemoError('VALIDATION', `Invalid settings for pack "${id}": ${described.join('; ')}.`, {
       plugin: id,
-      details: { problems: describeAjvErrors(validate.errors) },
+      details: { problems: described, fields },
     });
   }
   return copy;

@@ -61,6 +61,45 @@ export function activate(api: PackApi): Disposable {
       { id: 'deny', label: 'Keep it from the AI', command: 'calendar consent', args: { answer: 'deny' } },
     ],
   });
+  // The calendar's page: the week ahead and the calendars it reads, each a read through the pipeline.
+  api.panels.register({
+    id: 'calendar',
+    title: 'Calendar',
+    description: 'The next seven days across every calendar the AI may read, and the calendars themselves (local, ICS files and subscriptions, CalDAV).',
+    lists: [
+      {
+        id: 'upcoming',
+        title: 'Upcoming events',
+        tool: 'get_calendar_events',
+        dates: { start: 0, end: 7 },
+        args: { limit: 200 },
+        rows: 'events',
+        columns: [
+          { key: 'title', label: 'Event', item: 'event', itemId: 'id' },
+          { key: 'start', label: 'Starts' },
+          { key: 'end', label: 'Ends' },
+          { key: 'location', label: 'Where' },
+          { key: 'source', label: 'Calendar' },
+        ],
+        refreshSeconds: 300,
+        empty: 'Nothing in the next seven days.',
+      },
+      {
+        id: 'sources',
+        title: 'Calendars',
+        tool: 'list_calendars',
+        rows: 'calendars',
+        columns: [
+          { key: 'id', label: 'Calendar' },
+          { key: 'kind', label: 'Kind' },
+          { key: 'readable', label: 'The AI may read it' },
+          { key: 'consent', label: 'Consent' },
+          { key: 'events', label: 'Events' },
+          { key: 'last_checked', label: 'Last checked', time: true },
+        ],
+      },
+    ],
+  });
   api.services.register(syncService(rt));
   // Other packs (the vault's desktop bridge, the canvas) read and create events through this, never by import.
   api.provide('calendar.events', calendarEvents(api));

@@ -56,6 +56,7 @@ import { itemView } from './item-view.js';
 import { StaticAssets, type StaticAsset } from './static-assets.js';
 import { searchMentions } from './mention-search.js';
 import { toolRows } from './tools-view.js';
+import { listArgs, listRows, rowActionArgs } from './panel-lists.js';
 
 export const CONSOLE_PATH = '/ui';
 /** Largest request body the console reads (an edited note body fits comfortably). */
@@ -197,6 +198,16 @@ async function readJson(req: http.IncomingMessage): Promise<{ value: unknown } |
   const parsed = parseBoundedJson(raw);
   if ('value' in parsed) return parsed;
   return { error: parsed.error === 'too-deep' ? tooDeepMessage('The request body') : 'The request body is not JSON.', status: 400 };
+}
+
+/**
+ * A refusal's problems by field, as the settings form shows them beside each one (`fields: {timeoutMs:
+ * "must be >= 1000"}`; kernel/packs/pack-settings.ts words them from the schema, never the value given).
+ */
+function fieldProblems(details: Record<string, unknown> | undefined): { fields?: Record<string, string> } {
+  const fields = details?.fields;
+  if (typeof fields !== 'object' || fields === null || Array.isArray(fields)) return {};
+  return { fields: Object.fromEntries(Object.entries(fields).filter((e): e is [string, string] => typeof e[1] === 'string')) };
 }
 
 /** Whether every %-escape in `route` decodes (decodeURIComponent would throw URIError otherwise). */
@@ -526,7 +537,7 @@ export class ConsoleServer implements HttpHandler {
       if (isMemoError(err) && err.details?.decision === 'deny:audit-unavailable')
         return this.json(res, 503, { error: 'AUDIT_UNAVAILABLE', message: err.message });
       if (isMemoError(err) && (err.code === 'VALIDATION' || err.code === 'NOT_FOUND' || err.code === 'INVALID_ARGS'))
-        return this.json(res, err.code === 'NOT_FOUND' ? 404 : 400, { error: err.code, message: err.message });
+        return this.json(res, err.code === 'NOT_FOUND' ? 404 : 400, { error: err.code, message: err.message, ...fieldProblems(err.details) });
       return this.json(res, 503, { error: 'UNAVAILABLE', message: `The change was not saved, and is undone: ${(err as Error)?.message ?? String(err)}` });
     }
     return this.json(res, status, typeof body === 'function' ? await (body as () => unknown)() : body);
@@ -606,6 +617,13 @@ export class ConsoleServer implements HttpHandler {
         };
         return { ...c, available: sub !== undefined, parameters: parameters ?? null, description: sub?.description ?? null };
       }),
+      lists: (panel.lists ?? []).map((l) => {
+        const spec = tools.find((t) => t.spec.name === l.tool)?.spec;
+        const props = (spec?.parameters as { properties?: Record<string, unknown> } | undefined)?.properties ?? {};
+        // The search boxes: the declared fields, with their schema.
+        const parameters = { type: 'object', properties: Object.fromEntries((l.fields ?? []).filter((f) => f in props).map((f) => [f, props[f]])) };
+        return { ...l, available: spec !== undefined, parameters };
+      }),
     }));
   }
 
@@ -683,6 +701,43 @@ export class ConsoleServer implements HttpHandler {
     res.on('close', () => stop.abort(new Error('the console page went away')));
     const result = await this.admin.invoke(action.tool, { ...given, ...(action.args ?? {}) }, stop.signal);
     return this.json(res, 200, result);
+  }
+
+  /**
+   * A panel's list: its read tool run as the host caller `console` (the rows the page shows), or,
+   * with `rowAction`, one of the row's actions with its arguments taken from the row. Both go through
+   * the pipeline; an action that needs approval is asked like any call.
+   */
+  private async runList(req: http.IncomingMessage, res: http.ServerResponse, pack: string, panelId: string, listId: string, rowAction?: string): Promise<void> {
+    const body = await readJson(req);
+    if ('error' in body) return this.refuseBody(res, body);
+    const list = this.admin.panels.get(pack, panelId)?.lists?.find((l) => l.id === listId);
+    if (!list) return this.json(res, 404, { error: 'NOT_FOUND', message: `No list ${listId} in panel ${panelId} of pack ${pack}.` });
+    const stop = new AbortController();
+    res.on('close', () => stop.abort(new Error('the console page went away')));
+    if (rowAction !== undefined) {
+      const action = list.rowActions?.find((a) => a.id === rowAction);
+      if (!action) return this.json(res, 404, { error: 'NOT_FOUND', message: `The list ${listId} has no action ${rowAction}.` });
+      const call = rowActionArgs(action, (body.value as { row?: unknown }).row);
+      if ('problem' in call) return this.json(res, 400, { error: 'BAD_REQUEST', message: call.problem });
+      return this.json(res, 200, await this.admin.invoke(action.tool, call.args, stop.signal));
+    }
+    const spec = this.admin.tools().find((t) => t.spec.name === list.tool)?.spec;
+    if (!spec) return this.json(res, 409, { error: 'UNAVAILABLE', message: `${list.tool} is not available (its pack is disabled?).` });
+    // A list is read when the page is shown: never a call that would ask the person.
+    if (spec.effect !== 'read' || spec.danger !== 'safe')
+      return this.json(res, 409, { error: 'NOT_A_READ', message: `${list.tool} is not a safe read, so the list does not run it by itself.` });
+    const call = listArgs(list, spec, body.value);
+    if ('problem' in call) return this.json(res, 400, { error: 'BAD_REQUEST', message: call.problem });
+    const result = await this.admin.invoke(list.tool, call.args, stop.signal);
+    if (!result.ok) return this.json(res, 200, { ok: false, error: result.error });
+    const rows = listRows(list, result.value);
+    if (!rows)
+      return this.json(res, 200, {
+        ok: false,
+        error: { code: 'TOOL_FAILED', message: `${list.tool} gave no list${list.rows ? ` under "${list.rows}"` : ''}.` },
+      });
+    return this.json(res, 200, { ok: true, ...rows });
   }
 
   private async packChange(req: http.IncomingMessage, res: http.ServerResponse, id: string, change: 'enable' | 'disable' | 'config'): Promise<void> {
@@ -866,6 +921,9 @@ export class ConsoleServer implements HttpHandler {
       return 'status' in view ? this.json(res, view.status, { error: view.code, message: view.message }) : this.json(res, 200, view);
     }
     if (route === '/panels' && method === 'GET') return this.json(res, 200, this.panelViews());
+    const list = /^\/panels\/([^/]+)\/([^/]+)\/lists\/([^/]+)(?:\/actions\/([^/]+))?$/.exec(route);
+    if (list && method === 'POST')
+      return this.runList(req, res, ...(list.slice(1).map((p) => (p === undefined ? p : decodeURIComponent(p))) as [string, string, string, string?]));
     const action = /^\/panels\/([^/]+)\/([^/]+)\/([^/]+)$/.exec(route);
     if (action && method === 'POST') return this.runAction(req, res, ...(action.slice(1).map(decodeURIComponent) as [string, string, string]));
     if (route === '/permissions' && method === 'GET')

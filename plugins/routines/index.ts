@@ -24,12 +24,30 @@ export function activate(api: PackApi): Disposable {
   api.panels.register({
     id: 'routines',
     title: 'Routines',
-    description: 'Scheduled agent turns: list them, see a routine’s runs, run one now (asked in the inbox), or cancel one.',
-    actions: [
-      { id: 'list', label: 'List routines', tool: 'list_routines' },
-      { id: 'history', label: 'Show its runs', tool: 'routine_history' },
-      { id: 'run-now', label: 'Run now', tool: 'run_routine_now' },
-      { id: 'cancel', label: 'Cancel routine', tool: 'cancel_routine' },
+    description: 'Scheduled agent turns: each routine with its schedule, next run and last result; see its runs, run it now or cancel it (asked in the inbox).',
+    lists: [
+      {
+        id: 'routines',
+        title: 'Routines',
+        tool: 'list_routines',
+        args: { status: 'all' },
+        rows: 'routines',
+        columns: [
+          { key: 'name', label: 'Routine' },
+          { key: 'schedule', label: 'Schedule' },
+          { key: 'status', label: 'Status' },
+          { key: 'next_run', label: 'Next run' },
+          { key: 'model', label: 'Model' },
+          { key: 'last_result', label: 'Last result' },
+        ],
+        rowActions: [
+          { id: 'history', label: 'Runs', tool: 'routine_history', from: { id: 'id' } },
+          { id: 'run-now', label: 'Run now', tool: 'run_routine_now', from: { id: 'id' } },
+          { id: 'cancel', label: 'Cancel', tool: 'cancel_routine', from: { id: 'id' } },
+        ],
+        refreshSeconds: 30,
+        empty: 'No routines yet. Ask the agent for one ("every weekday at 8, summarise my inbox"), or use memo routines add.',
+      },
     ],
   });
   api.services.register({

@@ -239,6 +239,43 @@ export function activate(api: PackApi): Disposable {
       },
     ],
   });
+  // The web console's pages (data only): searching the notes and the latest changes, each a read through the pipeline.
+  api.panels.register({
+    id: 'notes',
+    title: 'Notes',
+    description: 'Search the vault as the agent does (words, tags, folders), or see what changed last. A note opens in the console.',
+    lists: [
+      {
+        id: 'search',
+        title: 'Search notes',
+        tool: 'vault_search_notes',
+        fields: ['query', 'folder'],
+        args: { limit: 50 },
+        rows: 'results',
+        columns: [
+          { key: 'title', label: 'Note', item: 'note', itemId: 'id' },
+          { key: 'path', label: 'Path' },
+          { key: 'snippet', label: 'Found' },
+          { key: 'modified', label: 'Modified', time: true },
+        ],
+        empty: 'No note matches.',
+      },
+      {
+        id: 'recent',
+        title: 'Recent changes',
+        tool: 'vault_search_notes',
+        args: { query: '', file_types: ['markdown'], limit: 20 },
+        rows: 'results',
+        columns: [
+          { key: 'title', label: 'Note', item: 'note', itemId: 'id' },
+          { key: 'path', label: 'Path' },
+          { key: 'modified', label: 'Modified', time: true },
+        ],
+        refreshSeconds: 60,
+        empty: 'The vault has no notes yet.',
+      },
+    ],
+  });
   // The web console's panel (data only): the index's state, and the rebuild, each one of the pack's tools through the pipeline.
   api.panels.register({
     id: 'vault-index',

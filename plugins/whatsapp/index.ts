@@ -135,7 +135,30 @@ export function activate(api: PackApi): Disposable {
     id: 'link',
     title: 'WhatsApp link',
     description: 'Link this Memo to a phone as a WhatsApp linked device: show the pairing QR and scan it with the phone.',
-    commands: [{ id: 'qr', label: 'Show the pairing QR', command: 'whatsapp console-qr' }],
+    commands: [{ id: 'qr', label: 'Show the pairing QR', command: 'whatsapp console-qr', refresh: { seconds: 15, until: 'linked' } }],
+  });
+  api.panels.register({
+    id: 'chats',
+    title: 'WhatsApp chats',
+    description: 'The latest chats in the history this Memo keeps (as whatsapp_latest reads them); empty until a phone is linked.',
+    lists: [
+      {
+        id: 'latest',
+        title: 'Latest chats',
+        tool: 'whatsapp_latest',
+        args: { limit: 50 },
+        rows: 'chats',
+        columns: [
+          { key: 'name', label: 'Chat' },
+          { key: 'number', label: 'Number' },
+          { key: 'unread', label: 'Unread' },
+          { key: 'last_message.at', label: 'Last message', time: true },
+          { key: 'last_message.text', label: 'Text' },
+        ],
+        refreshSeconds: 30,
+        empty: 'No chats yet: link a phone above, and its history arrives here.',
+      },
+    ],
   });
   api.services.register(connectionService(rt));
   // Messages to the person's own number, for notifications they opted into (the vault's reminders).

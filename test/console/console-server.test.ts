@@ -440,9 +440,26 @@ describe('web console: audit, packs and stored permissions', () => {
     expect(c.fx.kernel.packs.config('echo-tools')).toMatchObject({ prefix: '>> ', repeat: 2 });
     const bad = await post(c.origin, '/ui/api/packs/echo-tools/config', cookie, { changes: { repeat: 9 } });
     expect(bad.status).toBe(400);
-    expect(JSON.parse(bad.body).message).toContain('repeat');
+    expect(JSON.parse(bad.body)).toEqual({
+      error: 'VALIDATION',
+      message: 'Invalid settings for pack "echo-tools": repeat must be <= 5.',
+      fields: { repeat: 'must be <= 5' },
+    });
     expect(c.fx.kernel.packs.config('echo-tools')).toMatchObject({ repeat: 2 });
     expect((await post(c.origin, '/ui/api/packs/nope/disable', cookie, {})).status).toBe(404);
+  });
+
+  it('refuses an unknown setting saying which are accepted, and never repeats a refused value', async () => {
+    const unknown = await post(c.origin, '/ui/api/packs/echo-tools/config', cookie, { changes: { colour: 'red', repeat: 0 } });
+    expect(unknown.status).toBe(400);
+    expect(JSON.parse(unknown.body).fields).toEqual({ colour: 'is not an accepted field (accepted: prefix, repeat)', repeat: 'must be >= 1' });
+    // A value that may be a secret (a key pasted in the wrong field) is not in the answer.
+    const secret = 'sk-live-0123456789abcdefghijklmnop';
+    const long = await post(c.origin, '/ui/api/packs/echo-tools/config', cookie, { changes: { prefix: secret } });
+    expect(long.status).toBe(400);
+    expect(JSON.parse(long.body).fields).toEqual({ prefix: 'must NOT have more than 20 characters' });
+    expect(long.body).not.toContain(secret);
+    expect(c.fx.kernel.packs.config('echo-tools')).toMatchObject({ prefix: '>> ', repeat: 2 });
   });
 
   it('lists skills with their status, and a broken SKILL.md with its error', async () => {

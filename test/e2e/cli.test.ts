@@ -254,7 +254,7 @@ describe('memo plugins', () => {
     expect(bad.code).toBe(1);
     expect(bad.stderr).toContain('repeat must be <= 5');
     const unknown = memo(['plugins', 'config', 'echo-tools', 'colour=red'], w);
-    expect(unknown.stderr).toContain('colour is not an accepted field');
+    expect(unknown.stderr).toContain('colour is not an accepted field (accepted: prefix, repeat)');
     expect(memo(['plugins', 'config', 'echo-tools', '--json'], w).json).toEqual({ prefix: '>> ', repeat: 2 });
   });
 });

@@ -12,12 +12,22 @@ import { addRule, ALLOW_FOR, revokeRule } from './tools.js';
 /** Packs whose disabling takes away tools most work needs: asked first, undone in a click. */
 const CORE_PACKS = new Set(['fs-tools', 'shell']);
 
+/** Which packs are open, by id: kept while the tab lives, so a pack opened stays open on coming back to the page. */
+const openPacks = new Set();
+
+/** "1 tool", "5 tools". */
+const count = (n, one, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
+
+/** A pack's error on its one summary line: the first line of it (the whole of it shows when the pack is open). */
+const firstLine = (text) => String(text).split('\n')[0];
+
 /**
- * Inputs for the properties of a JSON Schema object: text, numbers with their bounds, switches,
- * choices (enum), JSON for the rest. Used for pack settings and panel actions alike.
+ * One pack: a summary line (its name, the button that opens it, version, status, tool count, and
+ * Enable/Disable named with the pack), and, open, its description, tools, settings and panels. A
+ * load failure, or a newer version that did not load, shows even while it is closed.
  */
-function PackCard({ pack, panels, reload, announce }) {
-  const [open, setOpen] = useState(false);
+function PackCard({ pack, panels, open, onOpen, reload, announce }) {
+  const [settingsOpen, setSettingsOpen] = useState(false);
   const set = (enabled) => api(`/packs/${encodeURIComponent(pack.id)}/${enabled ? 'enable' : 'disable'}`, { method: 'POST', body: {} });
   const toggle = async () => {
     const was = pack.enabled;
@@ -34,35 +44,64 @@ function PackCard({ pack, panels, reload, announce }) {
       announce(err.message);
     }
   };
-  const hasSettings = pack.status === 'loaded' && pack.configSchema && Object.keys(pack.configSchema.properties ?? {}).length > 0;
-  return html`<article class=${`pack ${pack.enabled ? '' : 'disabled'}`} data-pack=${pack.id} aria-labelledby=${`p-${pack.id}`}>
+  // A panel that shows the settings form itself (panel.settings) replaces the Settings button.
+  const panelSettings = pack.enabled && panels.some((p) => p.settings);
+  const hasSettings = pack.status === 'loaded' && pack.configSchema && Object.keys(pack.configSchema.properties ?? {}).length > 0 && !panelSettings;
+  const body = `pack-body-${pack.id}`;
+  const failed = pack.status === 'failed';
+  const switchLabel = `${pack.enabled ? 'Disable' : 'Enable'} ${pack.name}`;
+  return html`<article class=${`pack ${pack.enabled ? '' : 'disabled'} ${open ? 'open' : ''}`} data-pack=${pack.id} aria-labelledby=${`p-${pack.id}`}>
     <header>
-      <h2 id=${`p-${pack.id}`}>${pack.name} <span class="plugin">${pack.version ?? ''}</span></h2>
-      <span class=${`badge ${pack.status === 'failed' ? 'dangerous' : 'effect'}`}
-        >${pack.status === 'failed' ? 'failed to load' : pack.enabled ? 'enabled' : 'disabled'}</span
-      >
+      <div class="pack-summary">
+        <h2 id=${`p-${pack.id}`}>
+          <button type="button" class="pack-toggle" aria-expanded=${open ? 'true' : 'false'} aria-controls=${body} onClick=${() => onOpen(!open)}>
+            <span class="chevron" aria-hidden="true"></span>${pack.name}
+          </button>
+        </h2>
+        ${pack.version && html`<span class="plugin">${pack.version}</span>`}
+        <span class=${`badge ${failed ? 'dangerous' : 'effect'}`}>${failed ? 'failed to load' : pack.enabled ? 'enabled' : 'disabled'}</span>
+        ${!failed && html`<span class="pack-count">${count(pack.tools.length, 'tool')}</span>`}
+      </div>
       ${
         pack.status === 'loaded' &&
         (pack.enabled && CORE_PACKS.has(pack.id)
           ? html`<${RiskyButton}
               label="Disable"
               class="deny"
-              question=${`Disable ${pack.name}? Agents and MCP clients lose its ${pack.tools.length} tools until it is enabled again.`}
+              ariaLabel=${switchLabel}
+              question=${`Disable ${pack.name}? Agents and MCP clients lose its ${count(pack.tools.length, 'tool')} until it is enabled again.`}
               confirmLabel=${`Disable ${pack.name}`}
               onConfirm=${toggle}
             />`
-          : html`<button type="button" class=${pack.enabled ? 'deny' : 'primary'} onClick=${toggle}>${pack.enabled ? 'Disable' : 'Enable'}</button>`)
+          : html`<button type="button" class=${pack.enabled ? 'deny' : 'primary'} aria-label=${switchLabel} onClick=${toggle}>
+              ${pack.enabled ? 'Disable' : 'Enable'}
+            </button>`)
       }
     </header>
-    ${pack.description && html`<p class="note">${pack.description}</p>`} ${pack.error && html`<pre class="problem">${pack.error}</pre>`}
-    ${pack.reloadError && html`<pre class="problem">Newest version did not load (the previous one runs): ${pack.reloadError}</pre>`}
-    ${pack.tools.length > 0 && html`<p class="tools">${pack.tools.length} tools: ${pack.tools.map((t) => t.name).join(', ')}</p>`}
-    ${
-      hasSettings &&
-      html`<button type="button" aria-expanded=${open} onClick=${() => setOpen(!open)}>${open ? 'Hide settings' : 'Settings'}</button>
-        ${open && html`<${SettingsForm} pack=${pack} onSaved=${reload} />`}`
-    }
-    ${pack.enabled && panels.map((p) => html`<${PanelView} key=${p.id} panel=${p} pack=${pack} reload=${reload} />`)}
+    ${!open && pack.error && html`<p class="problem pack-error">${firstLine(pack.error)}</p>`}
+    ${!open && pack.reloadError && html`<p class="problem pack-error">Newest version did not load (the previous one runs): ${firstLine(pack.reloadError)}</p>`}
+    <div id=${body} class="pack-body" hidden=${!open}>
+      ${
+        open &&
+        html`${pack.description && html`<p class="note">${pack.description}</p>`} ${pack.error && html`<pre class="problem">${pack.error}</pre>`}
+        ${pack.reloadError && html`<pre class="problem">Newest version did not load (the previous one runs): ${pack.reloadError}</pre>`}
+        ${pack.tools.length > 0 && html`<p class="tools">${count(pack.tools.length, 'tool')}: ${pack.tools.map((t) => t.name).join(', ')}</p>`}
+        ${
+          hasSettings &&
+          html`<button
+              type="button"
+              aria-expanded=${settingsOpen ? 'true' : 'false'}
+              aria-label=${`${settingsOpen ? 'Hide settings' : 'Settings'} of ${pack.name}`}
+              onClick=${() => setSettingsOpen(!settingsOpen)}
+            >
+              ${settingsOpen ? 'Hide settings' : 'Settings'}
+            </button>
+            ${settingsOpen && html`<${SettingsForm} pack=${pack} onSaved=${reload} />`}`
+        }
+        ${pack.enabled && panels.length > 0 && html`<p><a href=${`#/pack/${pack.id}`}>Open the pack's page: ${pack.name}</a></p>`}
+        ${pack.enabled && panels.map((p) => html`<${PanelView} key=${p.id} panel=${p} pack=${pack} reload=${reload} />`)}`
+      }
+    </div>
   </article>`;
 }
 
@@ -82,10 +121,18 @@ function SkillList({ skills }) {
   </ul>`;
 }
 
+/** Whether a pack matches the search: its name, id, description or a tool's name holds every word. */
+function matches(pack, words) {
+  const text = `${pack.name} ${pack.id} ${pack.description ?? ''} ${pack.tools.map((t) => t.name).join(' ')}`.toLowerCase();
+  return words.every((w) => text.includes(w));
+}
+
 export function PacksPage({ announce, events }) {
   const [packs, setPacks] = useState(null);
   const [panels, setPanels] = useState([]);
   const [skills, setSkills] = useState([]);
+  const [query, setQuery] = useState('');
+  const [open, setOpen] = useState(() => new Set(openPacks));
   const reload = () =>
     Promise.all([api('/packs'), api('/panels'), api('/skills')]).then(
       ([p, q, k]) => {
@@ -99,20 +146,73 @@ export function PacksPage({ announce, events }) {
     void reload();
   }, []);
   useSettingsChanged(events, ['packs'], reload);
+  const openOnly = (ids, on) => {
+    for (const id of ids) {
+      if (on) openPacks.add(id);
+      else openPacks.delete(id);
+    }
+    setOpen(new Set(openPacks));
+  };
+  const words = query.trim().toLowerCase().split(/\s+/).filter(Boolean);
+  const shown = packs === null ? [] : packs.filter((p) => matches(p, words));
+  const allOpen = shown.length > 0 && shown.every((p) => open.has(p.id));
+  // Panels of packs registered in code (no card of their own), found by their pack or title.
+  const loose =
+    packs === null ? [] : panels.filter((q) => !packs.some((p) => p.id === q.pack) && words.every((w) => `${q.pack} ${q.title}`.toLowerCase().includes(w)));
   return html`<section aria-labelledby="packs-title">
     <div class="section-head"><h1 id="packs-title">Packs</h1></div>
-    ${packs === null ? html`<p>Loading…</p>` : packs.map((p) => html`<${PackCard} key=${p.id} pack=${p} panels=${panels.filter((q) => q.pack === p.id)} reload=${reload} announce=${announce} />`)}
     ${
-      packs !== null &&
-      panels
-        .filter((q) => !packs.some((p) => p.id === q.pack))
-        .map(
-          (q) =>
-            html`<article class="pack" data-pack=${q.pack}>
-              <p class="plugin">Panel of ${q.pack}</p>
-              <${PanelView} panel=${q} pack=${null} reload=${reload} />
-            </article>`,
-        )
+      packs === null
+        ? html`<p>Loading…</p>`
+        : html`<div class="pack-tools">
+              <form class="filters" role="search" aria-label="Find packs" onSubmit=${(e) => e.preventDefault()}>
+                <div class="field">
+                  <label for="packs-q">Search</label>
+                  <input
+                    id="packs-q"
+                    type="search"
+                    value=${query}
+                    onInput=${(e) => setQuery(e.currentTarget.value)}
+                    placeholder="name, what it does or a tool"
+                  />
+                </div>
+              </form>
+              <button
+                type="button"
+                disabled=${shown.length === 0}
+                onClick=${() =>
+                  openOnly(
+                    shown.map((p) => p.id),
+                    !allOpen,
+                  )}
+              >
+                ${allOpen ? 'Close all' : 'Open all'}
+              </button>
+            </div>
+            <p role="status" aria-live="polite" class="pack-total">
+              ${shown.length === packs.length ? count(packs.length, 'pack') : `${shown.length} of ${count(packs.length, 'pack')}`}${
+                words.length > 0 && shown.length === 0 ? ': none matches.' : '.'
+              }
+            </p>
+            ${shown.map(
+              (p) =>
+                html`<${PackCard}
+                  key=${p.id}
+                  pack=${p}
+                  panels=${panels.filter((q) => q.pack === p.id)}
+                  open=${open.has(p.id)}
+                  onOpen=${(on) => openOnly([p.id], on)}
+                  reload=${reload}
+                  announce=${announce}
+                />`,
+            )}
+            ${loose.map(
+              (q) =>
+                html`<article class="pack" data-pack=${q.pack}>
+                  <p class="plugin">Panel of ${q.pack}</p>
+                  <${PanelView} panel=${q} pack=${null} reload=${reload} />
+                </article>`,
+            )}`
     }
     <h2 class="skills-title">Skills</h2>
     <${SkillList} skills=${skills} />
@@ -431,9 +531,9 @@ function ProviderForm({ form, editing, onSaved, onCancel }) {
     const { apiKey: _key, active: _active, headers: _headers, local: _local, ...rest } = editing;
     return rest;
   };
+  // Keyed by the provider edited (ProvidersPage): a new one starts the form afresh, filled at its first render.
   const [values, setValues] = useState(start);
   const [message, setMessage] = useState(null);
-  useEffect(() => setValues(start()), [editing?.name]);
   const keySet = editing && editing.apiKey !== 'none';
   const save = async (e) => {
     e.preventDefault();
@@ -556,6 +656,7 @@ export function ProvidersPage({ announce, events }) {
       data !== null &&
       (data.form
         ? html`<${ProviderForm}
+            key=${editing?.name ?? ''}
             form=${data.form}
             editing=${editing}
             onSaved=${(name) => (setEditing(null), announce(`Saved ${name}`), reload())}

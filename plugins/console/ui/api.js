@@ -11,6 +11,7 @@ export async function api(path, options = {}) {
     ...(options.body === undefined ? {} : { body: JSON.stringify(options.body) }),
   });
   const body = await res.json().catch(() => ({}));
-  if (!res.ok) throw Object.assign(new Error(body.message ?? `HTTP ${res.status}`), { status: res.status, code: body.error });
+  // A refused settings change also says what is wrong with each field (`fields`), shown beside it.
+  if (!res.ok) throw Object.assign(new Error(body.message ?? `HTTP ${res.status}`), { status: res.status, code: body.error, fields: body.fields ?? {} });
   return body;
 }

@@ -13,6 +13,7 @@ import { permissionsChanged, UndoBar } from './risky.js';
 import { McpPage, PacksPage, PermissionsPage, ProvidersPage } from './admin.js';
 import { AuditPage, AuditRow, unasked } from './audit.js';
 import { ToolsPage } from './tools.js';
+import { PackPage } from './panels.js';
 import { ApprovalCard, callerText } from './approval-card.js';
 
 /** Requests grouped by caller, then tool: [{ key, caller, items }], groups in the order their first request came. */
@@ -42,7 +43,7 @@ function Inbox({ source, connected, announce }) {
   const [ended, setEnded] = useState([]);
   // Requests this page is answering (id -> 'answer' | 'edit'): their `settled` or next revision is this page's doing.
   const answering = useRef(new Map());
-  const nav = useRef({});
+  const nav = useRef(/** @type {{ list?: any[], selected?: string | null, current?: any }} */ ({}));
   useEffect(() => {
     if (!source) return undefined;
     const stamp = (a) => ({ ...a, receivedAt: Date.now() });
@@ -284,9 +285,18 @@ function useRoute() {
     window.addEventListener('hashchange', on);
     return () => window.removeEventListener('hashchange', on);
   }, []);
-  if (/^#\/item\/[^/]+\/.+/.test(route)) return route;
+  if (/^#\/item\/[^/]+\/.+/.test(route) || packRoute(route)) return route;
   return PAGES.some(([h]) => h === route) ? route : '#/';
 }
+
+/** The pack id of a pack's page route (#/pack/ID), or null. */
+function packRoute(route) {
+  const m = /^#\/pack\/([a-z0-9-]{1,64})$/.exec(route);
+  return m ? m[1] : null;
+}
+
+/** Where an item view's Back goes: the last page shown before it (the chat, a pack's page), by default the chat. */
+let lastPage = { href: '#/chat', label: 'the chat' };
 
 /** The type and id of an item view's route (#/item/TYPE/ID), or null. */
 function itemRoute(route) {
@@ -438,7 +448,10 @@ function App() {
   // Each page its own title; waiting requests counted first, so a background tab shows them.
   useEffect(() => {
     const item = itemRoute(route);
-    const page = item ? (TYPE_NAMES[item.type] ?? 'Item') : (PAGES.find(([h]) => h === route)?.[1] ?? 'Approvals');
+    const pack = packRoute(route);
+    const page = item ? (TYPE_NAMES[item.type] ?? 'Item') : pack ? `Pack ${pack}` : (PAGES.find(([h]) => h === route)?.[1] ?? 'Approvals');
+    if (!item)
+      lastPage = pack ? { href: route, label: `the ${pack} page` } : { href: route, label: `${page === 'Approvals' ? 'Approvals' : `the ${page} page`}` };
     document.title = `${waiting ? `(${waiting}) ` : ''}${page} · Memo console`;
   }, [waiting, route]);
   useEffect(() => {
@@ -497,7 +510,8 @@ function App() {
       ${state === 'error' && html`<p role="alert">The console could not reach memo serve.</p>`}
       ${state === 'in' && route === '#/' && html`<${Inbox} source=${source} connected=${connected} announce=${announce} />`}
       ${state === 'in' && route === '#/chat' && html`<${ChatPage} events=${source} announce=${announce} />`}
-      ${state === 'in' && itemRoute(route) && html`<${ItemPage} ...${itemRoute(route)} announce=${announce} events=${source} />`}
+      ${state === 'in' && itemRoute(route) && html`<${ItemPage} ...${itemRoute(route)} announce=${announce} events=${source} back=${lastPage} />`}
+      ${state === 'in' && packRoute(route) && html`<${PackPage} id=${packRoute(route)} announce=${announce} />`}
       ${state === 'in' && route === '#/audit' && html`<${AuditPage} events=${source} />`}
       ${state === 'in' && route === '#/tools' && html`<${ToolsPage} announce=${announce} events=${source} />`}
       ${state === 'in' && route === '#/packs' && html`<${PacksPage} announce=${announce} events=${source} />`}

@@ -224,7 +224,7 @@ export function ApprovalCard({ approval, selected, onSelect, onAnswering, announ
   };
   // The key handler is registered once and reads the newest render's values: a handler that
   // closed over an older render could answer a request that is no longer the selected one.
-  const latest = useRef({});
+  const latest = useRef(/** @type {{ selected?: boolean, editing?: boolean, busy?: boolean, approval?: any, answer?: (reply: string) => void }} */ ({}));
   latest.current = { selected, editing, busy, approval, answer };
   useEffect(() => {
     const onKey = (e) => {

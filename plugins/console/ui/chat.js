@@ -166,6 +166,7 @@ function Reasoning({ text }) {
 
 /** Stored messages as exchanges: the person's message, the turn's steps (from the stored activity and tool results), the replies. */
 function exchanges(messages, activity) {
+  /** @type {Array<{ seq: number, user: string, replies: any[], results: any[], steps?: any[], items?: Map<string, any> }>} */
   const out = [];
   for (const m of messages) {
     if (m.role === 'user') out.push({ seq: m.seq, user: m.content, replies: [], results: [] });

@@ -190,7 +190,7 @@ function pendingEdit(view, approvals) {
 }
 
 /** The item view: what #/item/TYPE/ID opens. A note or journal entry with an edit waiting shows the review in place of its text. */
-export function ItemPage({ type, id, announce, events }) {
+export function ItemPage({ type, id, announce, events, back = { href: '#/chat', label: 'the chat' } }) {
   const [view, setView] = useState(null);
   const [problem, setProblem] = useState('');
   const [approvals, setApprovals] = useState([]);
@@ -234,7 +234,7 @@ export function ItemPage({ type, id, announce, events }) {
   }, [events, type, id]);
   const edit = pendingEdit(view, approvals);
   return html`<section class="item-view" aria-labelledby="item-title" data-type=${type}>
-    <p><a href="#/chat">← Back to the chat</a></p>
+    <p><a href=${back.href}>← Back to ${back.label}</a></p>
     ${
       problem &&
       html`<h1 id="item-title">${TYPE_NAMES[type] ?? 'Item'} not shown</h1>

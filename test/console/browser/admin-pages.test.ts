@@ -83,24 +83,31 @@ describe('the console admin pages in Chromium', () => {
     await pack.waitFor();
     await page.getByRole('heading', { name: 'Skills' }).waitFor();
     expect(await seriousViolations()).toEqual([]);
-    await pack.getByRole('button', { name: 'Disable' }).click();
+    await pack.getByRole('button', { name: 'Disable Echo tools (test fixture)', exact: true }).click();
     await pack.getByText('disabled', { exact: true }).waitFor();
     await waitFor(async () => !(await mcpTools()).includes('echo'), { what: 'echo to leave the MCP tool list' });
-    await pack.getByRole('button', { name: 'Enable' }).click();
+    await pack.getByRole('button', { name: 'Enable Echo tools (test fixture)', exact: true }).click();
     await waitFor(async () => (await mcpTools()).includes('echo'), { what: 'echo to come back' });
   });
 
-  it('saves pack settings from the form the config schema makes; the schema bounds keep an out-of-range value from being sent', async () => {
+  it('saves pack settings from the form the config schema makes; an out-of-range value is refused under its field and not saved', async () => {
     const pack = page.locator('article.pack[data-pack="echo-tools"]');
-    await pack.getByRole('button', { name: 'Settings' }).click();
-    await pack.getByLabel('prefix').fill('>> ');
-    await pack.getByLabel('repeat').fill('3');
+    // Packs start closed: the name opens one.
+    await pack.getByRole('button', { name: 'Echo tools (test fixture)', exact: true }).click();
+    await pack.getByRole('button', { name: 'Settings of Echo tools (test fixture)', exact: true }).click();
+    await pack.getByLabel('Prefix', { exact: true }).fill('>> ');
+    await pack.getByLabel('Repeat', { exact: true }).fill('3');
     await pack.getByRole('button', { name: 'Save settings' }).click();
     await pack.getByText('Saved.').waitFor();
     expect(c.fx.kernel.packs.config('echo-tools')).toMatchObject({ prefix: '>> ', repeat: 3 });
-    await pack.getByLabel('repeat').fill('9');
-    expect(await pack.getByLabel('repeat').evaluate((el) => (el as HTMLInputElement).validity.rangeOverflow)).toBe(true);
+    const repeat = pack.getByLabel('Repeat', { exact: true });
+    await repeat.fill('9');
+    // The input carries the schema's bounds; the kernel is the one that refuses, and says why beside the field.
+    expect(await repeat.evaluate((el) => (el as HTMLInputElement).validity.rangeOverflow)).toBe(true);
     await pack.getByRole('button', { name: 'Save settings' }).click();
+    await pack.getByRole('alert').getByText('Invalid settings for pack "echo-tools": repeat must be <= 5.').waitFor();
+    expect(await repeat.getAttribute('aria-invalid')).toBe('true');
+    await pack.getByText('must be <= 5', { exact: true }).waitFor();
     expect(await pack.getByText('Saved.').count()).toBe(0);
     expect(c.fx.kernel.packs.config('echo-tools')).toMatchObject({ repeat: 3 });
     const shot = screenshotPath('packs');

@@ -1,7 +1,8 @@
 /**
- * Pack panels and pictures in the console, in real headless Chromium, with the real routines,
- * vault and canvas packs: the Routines panel lists routines as a table, runs one now (asked in
- * the inbox like any write) and shows its runs; a panel action whose result carries a PNG (a QR, as
+ * Pack panels and pictures in the console, in real headless Chromium, with the real vault,
+ * calendar, WhatsApp and canvas packs, each panel on its pack's page (the routines' list and the
+ * other lists: pack-pages.test.ts): the vault index checked, calendar consent answered as the
+ * person, the WhatsApp pairing QR shown; a panel action whose result carries a PNG (a QR, as
  * a WhatsApp link would give) shows it as an image under the strict CSP; a canvas drawing waiting
  * for approval shows the rendered canvas. axe-core scans; screenshots at 1280 and 360 px.
  */
@@ -55,7 +56,6 @@ describe('pack panels and pictures in the console, in Chromium', () => {
   let c: ConsoleFixture;
   let browser: Browser;
   let page: Page;
-  let routineId: string;
 
   beforeAll(async () => {
     browser = await launchChromium();
@@ -78,65 +78,20 @@ describe('pack panels and pictures in the console, in Chromium', () => {
     await page.getByRole('heading', { name: 'Approvals' }).waitFor();
     // With the page open the broker has someone to ask (the fixture has no face of its own).
     await page.getByText('live', { exact: true }).waitFor();
-    // Made through the pipeline as a host call a person answered (the fixture has no face).
-    const made = k.invoke({
-      tool: 'create_routine',
-      args: { name: 'Evening check', prompt: 'Anything new?', schedule: { kind: 'cron', cron: '0 18 * * *', time_zone: 'UTC' } },
-      caller: { kind: 'host', id: 'test' },
-    });
-    const asked = await waitFor(() => k.approvals.pending().find((p) => p.request.tool === 'create_routine'), { what: 'create_routine to be asked' });
-    k.approvals.answer(asked.id, 'allow-once', 'test');
-    const r = await made;
-    if (!r.ok) throw new Error(r.error.message);
-    routineId = (r.value as { id: string }).id;
   });
   afterAll(async () => {
     await page?.context().close();
     await c?.close();
   });
 
-  it('lists routines in the Routines panel, runs one now after it is approved, and shows its runs', async () => {
-    await page.getByRole('link', { name: 'Packs' }).click();
-    const panel = page.locator('section.panel', { has: page.getByRole('heading', { name: 'Routines' }) });
-    await panel.waitFor();
-    await panel.getByRole('button', { name: 'List routines' }).click();
-    const table = panel.getByRole('table', { name: 'List routines: routines' });
-    await table.getByRole('cell', { name: 'Evening check' }).waitFor();
-    await table.getByRole('cell', { name: routineId }).waitFor();
-
-    const runNow = panel.locator('form.panel-action', { has: page.getByRole('button', { name: 'Run now' }) });
-    await runNow.getByLabel('id').fill(routineId);
-    await runNow.getByRole('button', { name: 'Run now' }).click();
-    const asked = await waitFor(() => c.fx.kernel.approvals.pending().find((p) => p.request.tool === 'run_routine_now'), {
-      what: 'run_routine_now to be asked',
-    });
-    expect(asked.request.caller).toEqual({ kind: 'host', id: 'console' });
-    c.fx.kernel.approvals.answer(asked.id, 'allow-once', 'test');
-    await runNow.getByText(/^Done: started a run of Evening check/).waitFor();
-
-    const history = panel.locator('form.panel-action', { has: page.getByRole('button', { name: 'Show its runs' }) });
-    await history.getByLabel('id').fill(routineId);
-    await waitFor(
-      async () => {
-        await history.getByRole('button', { name: 'Show its runs' }).click();
-        await history.getByText(/^Done/).waitFor();
-        return (await history.getByRole('cell', { name: 'ok', exact: true }).count()) > 0;
-      },
-      { what: 'the run to show as ok' },
-    );
-    await history.getByRole('cell', { name: 'manual', exact: true }).waitFor();
-    expect(await axeViolations(page)).toEqual([]);
-    const shot = screenshotPath('routines-panel-1280');
-    if (shot) await panel.screenshot({ path: shot });
-    await page.setViewportSize({ width: 360, height: 800 });
-    expect(await page.evaluate(() => document.scrollingElement!.scrollWidth)).toBeLessThanOrEqual(360);
-    const narrow = screenshotPath('routines-panel-360');
-    if (narrow) await panel.screenshot({ path: narrow });
-    await page.setViewportSize({ width: 1280, height: 900 });
-  });
+  /** A pack's own page (#/pack/ID), where its panels are. */
+  const openPack = async (id: string) => {
+    await page.evaluate((p) => (window.location.hash = `#/pack/${p}`), id);
+    await page.locator('section.pack-page').waitFor();
+  };
 
   it('checks the vault index from its panel: one click, and it says the index is sound', async () => {
-    await page.getByRole('link', { name: 'Packs' }).click();
+    await openPack('vault');
     const panel = page.locator('section.panel', { has: page.getByRole('heading', { name: 'Vault index' }) });
     await panel.waitFor();
     const check = panel.locator('form.panel-action', { has: page.getByRole('button', { name: 'Check the index' }) });
@@ -151,6 +106,7 @@ describe('pack panels and pictures in the console, in Chromium', () => {
   });
 
   it('answers calendar consent as the person through the pack’s command (no tool), and shows the answer', async () => {
+    await openPack('calendar');
     const panel = page.locator('section.panel', { has: page.getByRole('heading', { name: 'Calendar consent' }) });
     const allow = panel.locator('form.panel-action', { has: page.getByRole('button', { name: 'Allow the AI to read it' }) });
     await allow.getByLabel('service').fill('subscriptions');
@@ -166,6 +122,7 @@ describe('pack panels and pictures in the console, in Chromium', () => {
   });
 
   it('shows the WhatsApp pairing QR Baileys built, as an image, from the link panel', async () => {
+    await openPack('whatsapp');
     const panel = page.locator('section.panel', { has: page.getByRole('heading', { name: 'WhatsApp link' }) });
     await panel.getByRole('button', { name: 'Show the pairing QR' }).click();
     await waitFor(() => whatsappServers.sockets.length > 0, { what: 'the link to open a socket' });
@@ -181,6 +138,7 @@ describe('pack panels and pictures in the console, in Chromium', () => {
   });
 
   it("shows a panel action's PNG result as an image under the console's CSP", async () => {
+    await openPack('pairing');
     const panel = page.locator('section.panel', { has: page.getByRole('heading', { name: 'Link a phone' }) });
     await panel.getByRole('button', { name: 'Show the QR' }).click();
     const img = panel.getByRole('img', { name: 'Show the QR: qr' });

@@ -97,7 +97,7 @@ describe('risky actions in the console, in Chromium', () => {
   it('asks before disabling the file tools, and undoes it', async () => {
     await page.getByRole('link', { name: 'Packs' }).click();
     const card = page.locator('article.pack[data-pack="fs-tools"]');
-    await card.getByRole('button', { name: 'Disable' }).click();
+    await card.getByRole('button', { name: 'Disable File tools', exact: true }).click();
     await card.getByText(/Agents and MCP clients lose its \d+ tools/).waitFor();
     expect(enabled('fs-tools')).toBe(true);
     await card.getByRole('button', { name: /^Disable / }).click();

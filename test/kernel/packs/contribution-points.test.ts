@@ -155,6 +155,62 @@ describe('contribution point checks', () => {
       panels.register('canvas', { id: 'main', title: 'Canvas', actions: [{ id: 'wipe', label: 'Wipe', tool: 'delete_file' }] }, ['canvas_read']),
     ).toThrow('Panel "main" of pack "canvas" is invalid: action "wipe": tool "delete_file" is not one of the pack\'s tools (canvas_read).');
   });
+
+  it("refuses a panel list whose tool, columns, row actions, dates or refresh are not the pack's or not well formed, naming each problem", () => {
+    const panels = new ConsolePanels();
+    expect(() =>
+      panels.register(
+        'canvas',
+        {
+          id: 'main',
+          title: 'Canvas',
+          lists: [
+            {
+              id: 'boards',
+              title: 'Boards',
+              tool: 'read_file',
+              columns: [{ key: 'name; drop', label: '' }],
+              rowActions: [{ id: 'wipe', label: 'Wipe', tool: 'delete_file', from: { id: 'id' } }],
+              dates: { start: 0.5 },
+              refreshSeconds: 1,
+            },
+          ],
+          commands: [{ id: 'qr', label: 'QR', command: 'canvas qr', refresh: { seconds: 2 } }],
+        },
+        ['canvas_read'],
+      ),
+    ).toThrow(
+      [
+        'Panel "main" of pack "canvas" is invalid: command "qr": refresh.seconds must be a whole number from 5 to 3600',
+        'list "boards": tool "read_file" is not one of the pack\'s tools (canvas_read)',
+        'list "boards": dates must map argument names to whole numbers of days (at most 3660 either way)',
+        'list "boards": a column\'s key must be a key of the row (dots for nested keys)',
+        'list "boards": column "name; drop" needs a label',
+        'list "boards", row action "wipe": tool "delete_file" is not one of the pack\'s tools',
+        'list "boards": refreshSeconds must be a whole number from 5 to 3600.',
+      ].join('; '),
+    );
+    const ok = panels.register(
+      'canvas',
+      {
+        id: 'main',
+        title: 'Canvas',
+        lists: [
+          {
+            id: 'boards',
+            title: 'Boards',
+            tool: 'canvas_read',
+            rows: 'boards',
+            columns: [{ key: 'name', label: 'Board', item: 'canvas', itemId: 'id' }],
+            refreshSeconds: 30,
+          },
+        ],
+      },
+      ['canvas_read'],
+    );
+    expect(panels.get('canvas', 'main')?.lists?.[0]).toMatchObject({ tool: 'canvas_read', refreshSeconds: 30 });
+    ok.dispose();
+  });
 });
 
 describe('loading packs by id', () => {

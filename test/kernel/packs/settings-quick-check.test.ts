@@ -3,6 +3,7 @@ import * as path from 'node:path';
 import { compileSchema, plainlySatisfies } from '../../../kernel/tools/schemas.js';
 import { resolveConfig } from '../../../kernel/packs/pack-settings.js';
 import type { JsonSchema } from '../../../kernel/tools/contract.js';
+import { MemoError } from '../../../kernel/errors.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../../..');
 
@@ -114,5 +115,42 @@ describe('the plain settings check', () => {
     expect(() => resolveConfig('p', schema, { n: 0 })).toThrow('Invalid settings for pack "p": n must be >= 1.');
     expect(() => resolveConfig('p', schema, { m: 1 })).toThrow(/Invalid settings for pack "p": m is not an accepted field/);
     expect(resolveConfig('p', schema, {})).toEqual({ n: 5 });
+  });
+
+  /** The VALIDATION error resolveConfig throws for `values`. */
+  function refusal(schema: JsonSchema, values: Record<string, unknown>): MemoError {
+    try {
+      resolveConfig('p', schema, values);
+    } catch (err) {
+      if (err instanceof MemoError) return err;
+      throw err;
+    }
+    throw new Error('the settings were accepted');
+  }
+
+  it('says what is wrong with each setting by its key, an unknown key with the accepted ones, and never the value given', () => {
+    const schema = {
+      type: 'object',
+      additionalProperties: false,
+      required: ['server'],
+      properties: {
+        server: { type: 'string', pattern: '^[a-z.]+$' },
+        timeoutMs: { type: 'integer', minimum: 1000 },
+        mode: { enum: ['fast', 'safe'] },
+        domains: { type: 'array', items: { type: 'string', maxLength: 5 } },
+      },
+    } as JsonSchema;
+    const secret = 'sk-live-0123456789abcdef';
+    const err = refusal(schema, { server: secret, timeoutMs: 10, mode: 'slow', domains: ['ok', 'much-too-long'], colour: 'red' });
+    expect(err.code).toBe('VALIDATION');
+    expect(err.details?.fields).toEqual({
+      server: 'must match pattern "^[a-z.]+$"',
+      timeoutMs: 'must be >= 1000',
+      mode: 'must be one of fast, safe',
+      domains: 'domains.1 must NOT have more than 5 characters',
+      colour: 'is not an accepted field (accepted: server, timeoutMs, mode, domains)',
+    });
+    expect(JSON.stringify({ message: err.message, details: err.details })).not.toContain(secret);
+    expect(refusal(schema, {}).details?.fields).toEqual({ server: 'is required' });
   });
 });
