@@ -7,6 +7,7 @@ import { offerUndo, permissionsChanged, RiskyButton } from './risky.js';
 import { useSettingsChanged } from './live.js';
 import { SchemaFields, schemaValues, SettingsForm } from './forms.js';
 import { PanelView } from './panels.js';
+import { CardTable } from './components.js';
 import { addRule, ALLOW_FOR, revokeRule } from './tools.js';
 
 /** Packs whose disabling takes away tools most work needs: asked first, undone in a click. */
@@ -425,44 +426,40 @@ export function PermissionsPage({ announce, events }) {
             ${
               data.decisions.length === 0
                 ? html`<p>No stored decisions: every medium or dangerous call is asked.</p>`
-                : html`<table class="permissions">
-                    <thead>
-                      <tr>
-                        <th scope="col">Tool</th>
-                        <th scope="col">Decision</th>
-                        <th scope="col">Lasts</th>
-                        <th scope="col">Given</th>
-                        <th scope="col"><span class="sr-only">Actions</span></th>
-                      </tr>
-                    </thead>
-                    <tbody>
-                      ${data.decisions.map(
-                        (d) =>
-                          html`<tr data-tool=${d.tool}>
-                            <th scope="row"><code>${d.tool}</code></th>
-                            <td>${d.decision}</td>
-                            <td>
-                              ${d.scope === 'forever' ? 'until revoked' : d.scope === 'until' ? `until ${new Date(d.expiresAt).toLocaleString()}` : `conversation ${d.conversationId?.slice(0, 8)}`}
-                            </td>
-                            <td>${new Date(d.at).toLocaleString()}</td>
-                            <td>
-                              ${
-                                d.decision === 'deny'
-                                  ? html`<${RiskyButton}
-                                      label="Revoke"
-                                      class="deny"
-                                      ariaLabel=${`Revoke ${d.tool}`}
-                                      question=${`Revoke the stored deny of ${d.tool}? Its calls are asked again, and may then be allowed.`}
-                                      confirmLabel="Revoke the deny"
-                                      onConfirm=${() => revoke(d.tool)}
-                                    />`
-                                  : html`<button type="button" class="deny" onClick=${() => revoke(d.tool)} aria-label=${`Revoke ${d.tool}`}>Revoke</button>`
-                              }
-                            </td>
-                          </tr>`,
-                      )}
-                    </tbody>
-                  </table>`
+                : html`<${CardTable}
+                    class="permissions"
+                    rows=${data.decisions}
+                    rowKey=${(d) => `${d.tool}/${d.scope}/${d.conversationId ?? ''}`}
+                    rowAttrs=${(d) => ({ 'data-tool': d.tool })}
+                    columns=${[
+                      { label: 'Tool', cell: (d) => html`<code>${d.tool}</code>` },
+                      { label: 'Decision', cell: (d) => d.decision },
+                      {
+                        label: 'Lasts',
+                        cell: (d) =>
+                          d.scope === 'forever'
+                            ? 'until revoked'
+                            : d.scope === 'until'
+                              ? `until ${new Date(d.expiresAt).toLocaleString()}`
+                              : `conversation ${d.conversationId?.slice(0, 8)}`,
+                      },
+                      { label: 'Given', cell: (d) => new Date(d.at).toLocaleString() },
+                      {
+                        label: '',
+                        cell: (d) =>
+                          d.decision === 'deny'
+                            ? html`<${RiskyButton}
+                                label="Revoke"
+                                class="deny"
+                                ariaLabel=${`Revoke ${d.tool}`}
+                                question=${`Revoke the stored deny of ${d.tool}? Its calls are asked again, and may then be allowed.`}
+                                confirmLabel="Revoke the deny"
+                                onConfirm=${() => revoke(d.tool)}
+                              />`
+                            : html`<button type="button" class="deny" onClick=${() => revoke(d.tool)} aria-label=${`Revoke ${d.tool}`}>Revoke</button>`,
+                      },
+                    ]}
+                  />`
             }`
     }
   </section>`;

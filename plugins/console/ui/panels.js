@@ -8,6 +8,7 @@ import { html } from 'htm/preact';
 import { api } from './api.js';
 import { SchemaFields, schemaValues, SettingsForm } from './forms.js';
 import { ItemLink } from './items.js';
+import { CardTable } from './components.js';
 import { ResultView } from './result-view.js';
 
 /**
@@ -175,35 +176,28 @@ function PanelList({ panel, list }) {
         : html`<p class="note" role="status">
               ${data.total > data.rows.length ? `${data.rows.length} of ${data.total} shown.` : `${data.total} ${data.total === 1 ? 'row' : 'rows'}.`}
             </p>
-            <table class="panel-rows cards">
-              <thead>
-                <tr>
-                  ${list.columns.map((c) => html`<th scope="col">${c.label}</th>`)}
-                  ${(list.rowActions ?? []).length > 0 && html`<th scope="col"><span class="sr-only">Actions</span></th>`}
-                </tr>
-              </thead>
-              <tbody>
-                ${data.rows.map(
-                  (row, i) =>
-                    html`<tr key=${i}>
-                      ${list.columns.map((c, j) =>
-                        j === 0
-                          ? html`<th scope="row" data-label=${c.label}><${Cell} column=${c} value=${row[c.key]} row=${row} /></th>`
-                          : html`<td data-label=${c.label}><${Cell} column=${c} value=${row[c.key]} row=${row} /></td>`,
-                      )}
-                      ${
-                        (list.rowActions ?? []).length > 0 &&
-                        html`<td class="row-actions">
-                          ${list.rowActions.map(
+            <${CardTable}
+              class="panel-rows"
+              label=${list.title}
+              rows=${data.rows}
+              rowKey=${(_row, i) => i}
+              columns=${[
+                ...list.columns.map((c) => ({ label: c.label, cell: (row) => html`<${Cell} column=${c} value=${row[c.key]} row=${row} />` })),
+                ...((list.rowActions ?? []).length > 0
+                  ? [
+                      {
+                        label: '',
+                        class: 'row-actions',
+                        cell: (row) =>
+                          list.rowActions.map(
                             (a) =>
                               html`<button type="button" onClick=${() => act(a, row)} aria-label=${`${a.label}: ${rowName(list, row)}`}>${a.label}</button>`,
-                          )}
-                        </td>`
-                      }
-                    </tr>`,
-                )}
-              </tbody>
-            </table>`)
+                          ),
+                      },
+                    ]
+                  : []),
+              ]}
+            />`)
     }
     ${
       said &&

@@ -3,6 +3,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { html } from 'htm/preact';
 import { api } from './api.js';
+import { CardTable } from './components.js';
 import { useSettingsChanged } from './live.js';
 import { offerUndo, permissionsChanged } from './risky.js';
 
@@ -137,31 +138,20 @@ export function ToolsPage({ announce, events }) {
     </p>
     ${
       shown.length > 0 &&
-      html`<table class="tools cards">
-        <thead>
-          <tr>
-            <th scope="col">Tool</th>
-            <th scope="col">Pack</th>
-            <th scope="col">Danger</th>
-            <th scope="col">Effect</th>
-            <th scope="col">When called</th>
-            <th scope="col"><span class="sr-only">Actions</span></th>
-          </tr>
-        </thead>
-        <tbody>
-          ${shown.map(
-            (t) =>
-              html`<tr key=${t.name} data-tool=${t.name}>
-                <th scope="row"><code>${t.name}</code><small class="tool-description">${t.description}</small></th>
-                <td data-label="Pack">${t.pack}</td>
-                <td data-label="Danger"><span class=${`danger ${t.danger}`}>${t.danger}</span></td>
-                <td data-label="Effect">${t.effect}</td>
-                <td data-label="When called" class=${`rule ${t.rule}`}>${t.ruleText}</td>
-                <td><${ToolActions} tool=${t} reload=${reload} announce=${announce} /></td>
-              </tr>`,
-          )}
-        </tbody>
-      </table>`
+      html`<${CardTable}
+        class="tools"
+        rows=${shown}
+        rowKey=${(t) => t.name}
+        rowAttrs=${(t) => ({ 'data-tool': t.name })}
+        columns=${[
+          { label: 'Tool', cell: (t) => html`<code>${t.name}</code><small class="tool-description">${t.description}</small>` },
+          { label: 'Pack', cell: (t) => t.pack },
+          { label: 'Danger', cell: (t) => html`<span class=${`danger ${t.danger}`}>${t.danger}</span>` },
+          { label: 'Effect', cell: (t) => t.effect },
+          { label: 'When called', class: 'rule', cell: (t) => html`<span class=${`rule-${t.rule}`}>${t.ruleText}</span>` },
+          { label: '', cell: (t) => html`<${ToolActions} tool=${t} reload=${reload} announce=${announce} />` },
+        ]}
+      />`
     }
   </section>`;
 }

@@ -232,6 +232,7 @@ describe('the console admin pages in Chromium', () => {
         ['Approvals', 'Approvals', 'Approvals · Memo console'],
         ['Chat', 'Chat', 'Chat · Memo console'],
         ['Audit', 'Audit trail', 'Audit · Memo console'],
+        ['Tools', 'Tools', 'Tools · Memo console'],
         ['Packs', 'Packs', 'Packs · Memo console'],
         ['Permissions', 'Stored permissions', 'Permissions · Memo console'],
         ['Providers', 'Providers', 'Providers · Memo console'],
@@ -242,6 +243,11 @@ describe('the console admin pages in Chromium', () => {
         await waitFor(async () => (await p.title()) === title, { what: `the title ${title}` });
         expect([link, await violationsOn(p)]).toEqual([link, []]);
       }
+      // A pack's own page, with its panel's form.
+      await p.evaluate(() => (window.location.hash = '#/pack/greeter'));
+      await p.getByRole('heading', { name: 'Greetings' }).waitFor();
+      await waitFor(async () => (await p.title()) === 'Pack greeter · Memo console', { what: "the pack page's title" });
+      expect(['pack page', await violationsOn(p)]).toEqual(['pack page', []]);
       const shot = screenshotPath('console-dark-1024');
       if (shot) await p.screenshot({ path: shot, fullPage: true });
     } finally {
