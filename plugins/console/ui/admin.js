@@ -8,7 +8,7 @@ import { useSettingsChanged } from './live.js';
 import { SchemaFields, schemaValues, SettingsForm } from './forms.js';
 import { PanelView } from './panels.js';
 import { CardTable } from './components.js';
-import { addRule, ALLOW_FOR, revokeRule } from './tools.js';
+import { addRule, ALLOW_FOR, allowForText, revokeRule } from './tools.js';
 
 /** Packs whose disabling takes away tools most work needs: asked first, undone in a click. */
 const CORE_PACKS = new Set(['fs-tools', 'shell']);
@@ -129,9 +129,9 @@ function matches(pack, words) {
 }
 
 export function PacksPage({ announce, events }) {
-  const [packs, setPacks] = useState(null);
-  const [panels, setPanels] = useState([]);
-  const [skills, setSkills] = useState([]);
+  const [packs, setPacks] = useState(/** @type {any} */ (null));
+  const [panels, setPanels] = useState(/** @type {any[]} */ ([]));
+  const [skills, setSkills] = useState(/** @type {any[]} */ ([]));
   const [query, setQuery] = useState('');
   const [open, setOpen] = useState(() => new Set(openPacks));
   const reload = () =>
@@ -225,7 +225,7 @@ export function PacksPage({ announce, events }) {
  * the server applies `memo permissions allow|deny`'s limits and its refusal shows on the form.
  */
 function AddRule({ announce, onAdded }) {
-  const [tools, setTools] = useState([]);
+  const [tools, setTools] = useState(/** @type {any[]} */ ([]));
   const [tool, setTool] = useState('');
   const [decision, setDecision] = useState('allow');
   const [minutes, setMinutes] = useState('');
@@ -244,7 +244,7 @@ function AddRule({ announce, onAdded }) {
       await addRule(name, decision, decision === 'allow' ? minutes : '');
       setProblem('');
       setTool('');
-      announce(decision === 'allow' ? `Allowed ${name} ${ALLOW_FOR.find(([m]) => m === minutes)[1]}` : `Denied ${name} for every caller`);
+      announce(decision === 'allow' ? `Allowed ${name} ${allowForText(minutes)}` : `Denied ${name} for every caller`);
       offerUndo(`${decision === 'allow' ? 'Allowed' : 'Denied'} ${name}`, () => revokeRule(name).then(onAdded));
       onAdded();
     } catch (err) {
@@ -287,14 +287,14 @@ function AddRule({ announce, onAdded }) {
 }
 
 export function PermissionsPage({ announce, events }) {
-  const [data, setData] = useState(null);
+  const [data, setData] = useState(/** @type {any} */ (null));
   const reload = () => api('/permissions').then(setData, (err) => announce(err.message));
   useEffect(() => {
     void reload();
   }, []);
   useSettingsChanged(events, ['permissions'], reload);
   // Turning on global always-allow or external writes is asked first (inline), then can be undone.
-  const [confirming, setConfirming] = useState(null);
+  const [confirming, setConfirming] = useState(/** @type {any} */ (null));
   const postAlways = (on) => api('/permissions/always-allow', { method: 'POST', body: { on } });
   const setAlways = async (on) => {
     setConfirming(null);
@@ -480,7 +480,7 @@ function CopyButton({ text, label }) {
 
 /** The MCP endpoint: its URL, client snippets (the token is a placeholder: it never comes to the page), and token rotation. */
 export function McpPage({ announce }) {
-  const [data, setData] = useState(null);
+  const [data, setData] = useState(/** @type {any} */ (null));
   const [rotated, setRotated] = useState('');
   useEffect(() => {
     api('/mcp').then(setData, (err) => announce(err.message));
@@ -530,7 +530,7 @@ function ProviderForm({ form, editing, onSaved, onCancel }) {
   };
   // Keyed by the provider edited (ProvidersPage): a new one starts the form afresh, filled at its first render.
   const [values, setValues] = useState(start);
-  const [message, setMessage] = useState(null);
+  const [message, setMessage] = useState(/** @type {any} */ (null));
   const keySet = editing && editing.apiKey !== 'none';
   const save = async (e) => {
     e.preventDefault();
@@ -563,8 +563,8 @@ function ProviderForm({ form, editing, onSaved, onCancel }) {
 
 /** Model providers: add, probe, switch and remove; keys masked (written, never read back). */
 export function ProvidersPage({ announce, events }) {
-  const [data, setData] = useState(null);
-  const [editing, setEditing] = useState(null);
+  const [data, setData] = useState(/** @type {any} */ (null));
+  const [editing, setEditing] = useState(/** @type {any} */ (null));
   const [probes, setProbes] = useState({});
   const reload = () => api('/providers').then(setData, (err) => announce(err.message));
   useEffect(() => {

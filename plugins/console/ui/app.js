@@ -35,15 +35,15 @@ function groupByCaller(list) {
 const keyOf = (a) => `${a.id}:${a.revision}`;
 
 function Inbox({ source, connected, announce }) {
-  const [pending, setPending] = useState(null);
+  const [pending, setPending] = useState(/** @type {any} */ (null));
   // The selected request (keyOf), or null: nothing answers to a, d or e until j, k or a click picks one.
-  const [selected, setSelected] = useState(null);
-  const [quiet, setQuiet] = useState([]);
+  const [selected, setSelected] = useState(/** @type {any} */ (null));
+  const [quiet, setQuiet] = useState(/** @type {any[]} */ ([]));
   // Requests that ended without an answer (expired, cancelled, nobody to ask): they did not run.
-  const [ended, setEnded] = useState([]);
+  const [ended, setEnded] = useState(/** @type {any[]} */ ([]));
   // Requests this page is answering (id -> 'answer' | 'edit'): their `settled` or next revision is this page's doing.
   const answering = useRef(new Map());
-  const nav = useRef(/** @type {{ list?: any[], selected?: string | null, current?: any }} */ ({}));
+  const nav = useRef(/** @type {{ list: any[], selected: string | null, current: any }} */ ({ list: [], selected: null, current: null }));
   useEffect(() => {
     if (!source) return undefined;
     const stamp = (a) => ({ ...a, receivedAt: Date.now() });
@@ -311,7 +311,7 @@ function itemRoute(route) {
 
 /** One event stream for the whole page: approvals and the audit tail. While it is open the broker counts as attended. */
 function useEvents(active, onUnauthenticated) {
-  const [source, setSource] = useState(null);
+  const [source, setSource] = useState(/** @type {any} */ (null));
   const [connected, setConnected] = useState(false);
   // memo serve does not answer at all (stopped, or the machine asleep): said on every page until it does.
   const [down, setDown] = useState(false);
@@ -431,7 +431,7 @@ function AlwaysAllowBanner({ route, announce }) {
 
 /** Where commands cannot run in the OS sandbox, every page says so (and whether they are refused or run judged only). */
 function SandboxNotice() {
-  const [sandbox, setSandbox] = useState(null);
+  const [sandbox, setSandbox] = useState(/** @type {any} */ (null));
   useEffect(() => {
     api('/sandbox').then(setSandbox, () => setSandbox(null));
   }, []);
@@ -525,6 +525,7 @@ function App() {
 }
 
 const root = document.getElementById('app');
+if (!root) throw new Error('index.html has no #app element');
 // The static "Loading…" text goes: Preact renders into an empty element.
 root.textContent = '';
 render(html`<${App} />`, root);

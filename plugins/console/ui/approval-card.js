@@ -204,7 +204,7 @@ function Answers({ approval, answer }) {
 export function ApprovalCard({ approval, selected, onSelect, onAnswering, announce, compact, checked, onCheck, pickable = true }) {
   const [editing, setEditing] = useState(false);
   const [busy, setBusy] = useState(false);
-  const ref = useRef(null);
+  const ref = useRef(/** @type {any} */ (null));
   const answer = async (reply) => {
     setBusy(true);
     // Said before the request goes: its `settled` event can arrive before this POST's response.
@@ -224,7 +224,7 @@ export function ApprovalCard({ approval, selected, onSelect, onAnswering, announ
   };
   // The key handler is registered once and reads the newest render's values: a handler that
   // closed over an older render could answer a request that is no longer the selected one.
-  const latest = useRef(/** @type {{ selected?: boolean, editing?: boolean, busy?: boolean, approval?: any, answer?: (reply: string) => void }} */ ({}));
+  const latest = useRef(/** @type {{ selected: boolean, editing: boolean, busy: boolean, approval: any, answer: (reply: string) => void }} */ ({}));
   latest.current = { selected, editing, busy, approval, answer };
   useEffect(() => {
     const onKey = (e) => {

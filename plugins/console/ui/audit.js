@@ -139,11 +139,11 @@ export function AuditPage({ events }) {
   const [filter, setFilter] = useState(EMPTY_FILTER);
   /** The filter the page shows (what Search last applied): paging and export use it, not the half-typed one. */
   const [applied, setApplied] = useState(EMPTY_FILTER);
-  const [cursor, setCursor] = useState(null);
-  const [page, setPage] = useState(null);
+  const [cursor, setCursor] = useState(/** @type {any} */ (null));
+  const [page, setPage] = useState(/** @type {any} */ (null));
   const [loading, setLoading] = useState(false);
   const [problem, setProblem] = useState('');
-  const [verify, setVerify] = useState(null);
+  const [verify, setVerify] = useState(/** @type {any} */ (null));
   const [paused, setPaused] = useState(false);
   const [fresh, setFresh] = useState(0);
   const asked = useRef(0);

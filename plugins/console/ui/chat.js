@@ -142,7 +142,7 @@ function ReplyText({ text, items }) {
 
 /** Under a finished reply: Copy (the markdown as written) and the sources the turn's tools returned. */
 function ReplyActions({ markdown, items }) {
-  const [copied, setCopied] = useState(null);
+  const [copied, setCopied] = useState(/** @type {any} */ (null));
   const copy = async () => {
     const ok = await copyText(markdown);
     setCopied(ok ? 'Copied' : 'Copy failed');
@@ -171,8 +171,8 @@ function exchanges(messages, activity) {
   for (const m of messages) {
     if (m.role === 'user') out.push({ seq: m.seq, user: m.content, replies: [], results: [] });
     else if (!out.length) continue;
-    else if (m.role === 'tool') out.at(-1).results.push(m.content);
-    else if (m.role === 'assistant' && (m.content || m.reasoning)) out.at(-1).replies.push(m);
+    else if (m.role === 'tool') out[out.length - 1].results.push(m.content);
+    else if (m.role === 'assistant' && (m.content || m.reasoning)) out[out.length - 1].replies.push(m);
   }
   for (const x of out) {
     x.steps = activity
@@ -358,19 +358,19 @@ function choiceOf(info, options, current) {
 let lastOpen = null;
 
 export function ChatPage({ events, announce }) {
-  const [options, setOptions] = useState(null);
-  const optionsRef = useRef(null);
+  const [options, setOptions] = useState(/** @type {any} */ (null));
+  const optionsRef = useRef(/** @type {any} */ (null));
   optionsRef.current = options;
-  const [list, setList] = useState([]);
-  const [current, setCurrent] = useState(null);
-  const [transcript, setTranscript] = useState(null);
-  const [turn, setTurn] = useState(null);
+  const [list, setList] = useState(/** @type {any[]} */ ([]));
+  const [current, setCurrent] = useState(/** @type {any} */ (null));
+  const [transcript, setTranscript] = useState(/** @type {any} */ (null));
+  const [turn, setTurn] = useState(/** @type {any} */ (null));
   const [text, setText] = useState('');
   const [choice, setChoice] = useState({ provider: '', model: '', mode: 'agent' });
   const [problem, setProblem] = useState('');
-  const messageRef = useRef(null);
+  const messageRef = useRef(/** @type {any} */ (null));
   const mentions = useMentionPicker(text, setText, announce);
-  const currentRef = useRef(null);
+  const currentRef = useRef(/** @type {any} */ (null));
   currentRef.current = current;
   // Turns whose end already arrived over the stream (it can beat the answer to the POST that started them).
   const ended = useRef(new Set());

@@ -116,9 +116,9 @@ export function schemaValues(schema, values, unchanged = {}) {
  */
 export function SettingsForm({ pack, onSaved }) {
   const [values, setValues] = useState(() => ({ ...(pack.config ?? {}) }));
-  const [message, setMessage] = useState(null);
+  const [message, setMessage] = useState(/** @type {any} */ (null));
   const [errors, setErrors] = useState({});
-  const form = useRef(null);
+  const form = useRef(/** @type {any} */ (null));
   useEffect(() => {
     // After a refusal, the first field it names takes the focus.
     if (Object.keys(errors).length > 0) form.current?.querySelector('[aria-invalid="true"]')?.focus();

@@ -191,9 +191,9 @@ function pendingEdit(view, approvals) {
 
 /** The item view: what #/item/TYPE/ID opens. A note or journal entry with an edit waiting shows the review in place of its text. */
 export function ItemPage({ type, id, announce, events, back = { href: '#/chat', label: 'the chat' } }) {
-  const [view, setView] = useState(null);
+  const [view, setView] = useState(/** @type {any} */ (null));
   const [problem, setProblem] = useState('');
-  const [approvals, setApprovals] = useState([]);
+  const [approvals, setApprovals] = useState(/** @type {any[]} */ ([]));
   /** Requests answered in this view: never shown again, whatever a list read a moment before says. */
   const gone = useRef(new Set());
   const waiting = (list) => list.filter((a) => !gone.current.has(a.id));

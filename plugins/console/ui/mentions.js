@@ -24,14 +24,14 @@ function activeQuery(text, caret) {
  * the list to show, and the items picked so far.
  */
 export function useMentionPicker(text, setText, announce) {
-  const [active, setActive] = useState(null);
-  const [results, setResults] = useState([]);
+  const [active, setActive] = useState(/** @type {any} */ (null));
+  const [results, setResults] = useState(/** @type {any[]} */ ([]));
   const [index, setIndex] = useState(0);
-  const [picked, setPicked] = useState([]);
+  const [picked, setPicked] = useState(/** @type {any[]} */ ([]));
   const seq = useRef(0);
-  const timer = useRef(undefined);
+  const timer = useRef(/** @type {number | undefined} */ (undefined));
   /** Where the caret goes once the text with a chosen mention is in the textarea. */
-  const caretAfter = useRef(null);
+  const caretAfter = useRef(/** @type {any} */ (null));
   useLayoutEffect(() => {
     const c = caretAfter.current;
     if (!c) return;

@@ -33,7 +33,7 @@ function PanelAction({ panel, action }) {
   const key = `${panel.pack}/${panel.id}/${action.id}`;
   const [values, setValues] = useState({});
   const [said, setSaid] = useState(() => remembered.get(key) ?? { state: '', result: undefined });
-  const timer = useRef(undefined);
+  const timer = useRef(/** @type {number | undefined} */ (undefined));
   const say = (next) => {
     remembered.set(key, next);
     setSaid(next);
@@ -106,7 +106,7 @@ function PanelList({ panel, list }) {
   const base = `/panels/${encodeURIComponent(panel.pack)}/${encodeURIComponent(panel.id)}/lists/${encodeURIComponent(list.id)}`;
   const key = `${panel.pack}/${panel.id}/${list.id}`;
   const [fields, setFields] = useState({});
-  const [data, setData] = useState(null);
+  const [data, setData] = useState(/** @type {any} */ (null));
   const [problem, setProblem] = useState('');
   const [said, setSaid] = useState(() => remembered.get(key) ?? null);
   const asked = useRef(0);
@@ -222,8 +222,8 @@ export function PanelView({ panel, pack, reload }) {
 
 /** A pack's own page (#/pack/ID): its description, state and every panel it contributes. */
 export function PackPage({ id, announce }) {
-  const [pack, setPack] = useState(undefined);
-  const [panels, setPanels] = useState([]);
+  const [pack, setPack] = useState(/** @type {any} */ (undefined));
+  const [panels, setPanels] = useState(/** @type {any[]} */ ([]));
   const reload = () =>
     Promise.all([api('/packs'), api('/panels')]).then(
       ([packs, all]) => {

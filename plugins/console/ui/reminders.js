@@ -25,7 +25,7 @@ function notify(r) {
 }
 
 export function Reminders({ source, announce }) {
-  const [list, setList] = useState([]);
+  const [list, setList] = useState(/** @type {any[]} */ ([]));
   const [permission, setPermission] = useState(canNotify() ? Notification.permission : 'unsupported');
   // The list as the server has it: at load, and again each time the event stream (re)opens, so a
   // reminder delivered while it was down, or by another instance, is not missed.

@@ -67,7 +67,7 @@ export function ChangeView({ before, after, label }) {
       b.kind === 'same'
         ? html`<${Same} key=${i} block=${b} index=${i} />`
         : html`<pre key=${i} class="changed">
-${b.words.map((w) => (w.added ? html`<ins>${w.value}</ins>` : w.removed ? html`<del>${w.value}</del>` : w.value))}</pre>`,
+${(b.words ?? []).map((w) => (w.added ? html`<ins>${w.value}</ins>` : w.removed ? html`<del>${w.value}</del>` : w.value))}</pre>`,
     )}
   </div>`;
 }

@@ -8,7 +8,7 @@ import { html } from 'htm/preact';
 /** A button that asks before it acts: `question` and two buttons in its place until answered. */
 export function RiskyButton({ label, question, confirmLabel, onConfirm, class: cls = '', ariaLabel }) {
   const [asking, setAsking] = useState(false);
-  const confirmRef = useRef(null);
+  const confirmRef = useRef(/** @type {any} */ (null));
   useEffect(() => {
     if (asking) confirmRef.current?.focus();
   }, [asking]);
@@ -44,7 +44,7 @@ export function permissionsChanged() {
 }
 
 export function UndoBar({ announce }) {
-  const [offer, setOffer] = useState(null);
+  const [offer, setOffer] = useState(/** @type {any} */ (null));
   const timer = useRef(0);
   useEffect(() => {
     const on = (e) => {

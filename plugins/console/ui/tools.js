@@ -15,6 +15,11 @@ export const ALLOW_FOR = [
   ['10080', 'for 1 week'],
 ];
 
+/** The words for a duration ALLOW_FOR offers ('' = until revoked). */
+export function allowForText(minutes) {
+  return ALLOW_FOR.find(([m]) => m === minutes)?.[1] ?? `for ${minutes} minutes`;
+}
+
 /** Stores a rule through the console's API (as `memo permissions allow|deny`); resolves to what the server said. */
 export async function addRule(tool, decision, minutes) {
   const body = { tool, decision, ...(minutes ? { minutes: Number(minutes) } : {}) };
@@ -40,7 +45,7 @@ function AllowAhead({ tool, onDone, announce }) {
     try {
       await addRule(tool.name, 'allow', minutes);
       setOpen(false);
-      announce(`Allowed ${tool.name} ${ALLOW_FOR.find(([m]) => m === minutes)[1]}`);
+      announce(`Allowed ${tool.name} ${allowForText(minutes)}`);
       offerUndo(`Allowed ${tool.name}`, () => revokeRule(tool.name).then(onDone));
       onDone();
     } catch (err) {
@@ -87,7 +92,7 @@ function ToolActions({ tool, reload, announce }) {
 const DANGERS = ['safe', 'medium', 'dangerous'];
 
 export function ToolsPage({ announce, events }) {
-  const [data, setData] = useState(null);
+  const [data, setData] = useState(/** @type {any} */ (null));
   const [query, setQuery] = useState('');
   const [pack, setPack] = useState('');
   const [danger, setDanger] = useState('');
