@@ -97,16 +97,25 @@ export function registerPluginAuthoring(plugins: Command, cli: Cli): void {
         throw new UsageError(`${dir} already exists and is not an empty folder; pick another id or --dir.`);
       const taken = listPackDirs(cli.packFolders()).find((f) => path.basename(f.dir) === id);
       if (taken) throw new UsageError(`A pack with id "${id}" already exists (${taken.dir}); pick another id.`);
-      const { scaffoldFiles } = await import('./pack-scaffold.js');
-      const files = scaffoldFiles(id, opts.ts === true);
+      const { scaffoldDeps, scaffoldFiles } = await import('./pack-scaffold.js');
+      const files = scaffoldFiles(id, opts.ts === true, scaffoldDeps());
       fs.mkdirSync(dir, { recursive: true });
       for (const [name, text] of Object.entries(files)) fs.writeFileSync(path.join(dir, name), text);
       const shown = path.relative(process.cwd(), dir) || '.';
-      const parent = path.relative(process.cwd(), path.dirname(dir)) || '.';
+      const parent = path.dirname(dir);
+      // Already in a folder memo loads packs from (data/packs, --packs): nothing to copy or point at.
+      const loadedFrom = cli.packFolders().find((f) => path.resolve(f.dir) === parent);
       const next: Array<[string, string]> = [
-        ...(opts.ts ? [[`(cd ${shown} && npx tsc)`, 'build index.js (needs typescript, @types/node and memo-kernel installed)'] as [string, string]] : []),
-        [`(cd ${shown} && node --test)`, 'run its test (needs memo-kernel where Node finds it)'],
-        [`memo --packs ${parent} tools list`, `load it (or copy ${shown} into data/packs/)`],
+        [
+          `(cd ${shown} && npm install && node --test)`,
+          opts.ts ? 'link memo-kernel, install typescript, build index.js, run its test' : 'link memo-kernel (this Memo), run its test',
+        ],
+        loadedFrom
+          ? ['memo tools list', `memo loads it from ${path.relative(process.cwd(), parent) || '.'}`]
+          : [
+              `memo --packs ${path.relative(process.cwd(), parent) || '.'} tools list`,
+              `load it from where it is (or move it into ${path.relative(process.cwd(), path.resolve(cli.packFolders().find((f) => f.source === 'extra')?.dir ?? 'data/packs')) || '.'})`,
+            ],
       ];
       const width = Math.max(...next.map(([c]) => c.length));
       process.stdout.write(

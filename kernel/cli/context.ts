@@ -8,7 +8,7 @@ import { Option } from 'commander';
 import { reachServer, type ControlConnection } from '../control/control-client.js';
 import { isMemoError } from '../errors.js';
 import { createKernel, type Kernel } from '../kernel.js';
-import { StderrLogger } from '../logger.js';
+import { StderrLogger, type Logger } from '../logger.js';
 import type { Prompter } from '../permissions/prompter.js';
 import type { RateLimitOptions } from '../rate-limit/rate-limiter.js';
 import type { PackFolder } from '../packs/pack-loader.js';
@@ -48,14 +48,15 @@ export interface Cli {
    * A kernel on the global options with every pack and skill loaded (quiet: no info lines).
    * `prompter` null: no face; a permission request waits in the approval broker (memo serve).
    * `rateLimits`: the admin's limits (memo serve --rate-limit); left out, the defaults.
+   * `logger`: where the kernel's lines go instead of stderr (a command they are not about keeps them).
    */
-  boot(prompter: Prompter | null, quiet?: boolean, rateLimits?: Partial<RateLimitOptions>): Promise<Kernel>;
+  boot(prompter: Prompter | null, quiet?: boolean, rateLimits?: Partial<RateLimitOptions>, logger?: Logger): Promise<Kernel>;
   /**
    * The memo serve running on this data folder, when one answers and serves what this command would
    * load (for a call, `withRoot`: the same sandbox root too); null to use a kernel of its own. Says on
-   * stderr, in one line, which it is whenever a socket is there.
+   * stderr, in one line, which it is whenever a socket is there (`quiet`: says nothing).
    */
-  server(opts: ServerOption, withRoot?: boolean): Promise<ControlConnection | null>;
+  server(opts: ServerOption, withRoot?: boolean, quiet?: boolean): Promise<ControlConnection | null>;
   /** A read-only request through the running server, or `own()` on a kernel of its own (no server, or it failed to answer). */
   readVia<T>(opts: ServerOption, op: string, fields: Record<string, unknown>, own: () => Promise<T>): Promise<T>;
   setExit(code: number): void;
@@ -68,11 +69,11 @@ export function cliContext(g: () => GlobalOptions, setExit: (code: number) => vo
     dataDir,
     packFolders: () => packFoldersOf(g()),
     skillFolders: () => skillFoldersOf(g()),
-    async boot(prompter, quiet = true, rateLimits) {
+    async boot(prompter, quiet = true, rateLimits, logger) {
       let kernel: Kernel;
       try {
         // A person's choice for commands where the OS sandbox cannot start (memo settings sandbox).
-        const sandbox = (await storedSettings(dataDir(), new StderrLogger(true))).sandbox;
+        const sandbox = (await storedSettings(dataDir(), logger ?? new StderrLogger(true))).sandbox;
         kernel = createKernel({
           root: g().root ?? process.cwd(),
           dataDir: dataDir(),
@@ -80,7 +81,7 @@ export function cliContext(g: () => GlobalOptions, setExit: (code: number) => vo
           prompter,
           // No face (memo serve): a request nobody watches is refused at once, saying how to be asked.
           ...(prompter === null ? { unattendedApprovals: 'refuse' as const } : {}),
-          logger: new StderrLogger(quiet),
+          logger: logger ?? new StderrLogger(quiet),
           ...(rateLimits ? { rateLimits } : {}),
         });
       } catch (err) {
@@ -91,7 +92,7 @@ export function cliContext(g: () => GlobalOptions, setExit: (code: number) => vo
       await kernel.loadSkills(cli.skillFolders());
       return kernel;
     },
-    async server(opts, withRoot = false) {
+    async server(opts, withRoot = false, quiet = false) {
       if (opts.server === false) return null;
       const reach = await reachServer({
         dataDir: dataDir(),
@@ -101,10 +102,10 @@ export function cliContext(g: () => GlobalOptions, setExit: (code: number) => vo
       });
       if (reach === null) return null;
       if ('skipped' in reach) {
-        process.stderr.write(`memo: not via the running server: ${reach.skipped}; using a kernel of its own\n`);
+        if (!quiet) process.stderr.write(`memo: not via the running server: ${reach.skipped}; using a kernel of its own\n`);
         return null;
       }
-      process.stderr.write(`memo: via the running server (pid ${reach.server.pid})\n`);
+      if (!quiet) process.stderr.write(`memo: via the running server (pid ${reach.server.pid})\n`);
       return reach.server;
     },
     async readVia(opts, op, fields, own) {

@@ -3,6 +3,9 @@
  * preview before it is approved, a README and a test that runs with `node --test` on a real kernel
  * (`memo-kernel/testing`). With `ts`, the code is TypeScript typed by the generated tool-args.ts.
  */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { generateToolArgs } from '../packs/tool-types.js';
 
 function manifest(id: string, prefix: string): Record<string, unknown> {
@@ -157,14 +160,18 @@ the person sees a preview and is asked first). Notes live in the pack's data fol
 - \`pack.test.mjs\` runs with \`node --test\` on a real kernel (\`memo-kernel/testing\`).
 
 The code imports \`memo-kernel/pack\`; the test imports \`memo-kernel/testing\`. When Memo loads the
-pack it provides \`memo-kernel/pack\` itself; the test${ts ? ' and the compiler' : ''} need the
-\`memo-kernel\` package where Node finds it (\`npm install --save-dev <path to memo>\`, or \`npm link memo-kernel\`).
+pack it provides \`memo-kernel/pack\` itself; the test${ts ? ' and the compiler' : ''} use the \`memo-kernel\`
+that \`npm install\` links here from the Memo this pack was made with (\`package.json\`'s
+\`file:\` path; memo-kernel is not on the npm registry: change the path if Memo moves).
 
 \`\`\`sh
-${ts ? 'npm install --save-dev typescript @types/node   # once\nmemo plugins types . && npx tsc      # after each change to plugin.json or index.ts\n' : ''}memo plugins validate .                # every problem, located; exit 1 if any
+npm install                            # links memo-kernel${ts ? ', installs typescript and @types/node, builds index.js' : ''}
+${ts ? 'memo plugins types . && npm run build   # after each change to plugin.json or index.ts\n' : ''}memo plugins validate .                # every problem, located; exit 1 if any
 node --test                            # the pack's tests
-memo --packs .. tools list             # load it (or copy the folder into data/packs/)
 \`\`\`
+
+Check the arguments in \`assess\` (a refusal there reaches the caller before anyone is asked), show
+what will change in \`preview\`, and do it in \`run\`; open paths only through \`ctx.sandbox\`.
 `;
 
 const TSCONFIG = `{
@@ -180,13 +187,63 @@ const TSCONFIG = `{
 }
 `;
 
+/**
+ * Where the pack's `npm install` gets what its code and test import: memo-kernel is not on the npm
+ * registry, so it is this install itself, by a `file:` path (npm links it); with TypeScript, the
+ * compiler and Node's types at the versions this install was built with.
+ */
+export interface ScaffoldDeps {
+  /** The memo-kernel package folder (absolute). */
+  memoRoot: string;
+  typescript: string;
+  typesNode: string;
+}
+
+/**
+ * This install's memo-kernel folder (the nearest package.json named memo-kernel above this module:
+ * the checkout, or node_modules/memo-kernel) and the TypeScript and Node types versions it declares.
+ */
+export function scaffoldDeps(from = fileURLToPath(import.meta.url)): ScaffoldDeps {
+  for (let dir = path.dirname(from); ; dir = path.dirname(dir)) {
+    try {
+      const pkg = JSON.parse(fs.readFileSync(path.join(dir, 'package.json'), 'utf8')) as { name?: string; devDependencies?: Record<string, string> };
+      if (pkg.name === 'memo-kernel')
+        return { memoRoot: dir, typescript: pkg.devDependencies?.typescript ?? '^6.0.0', typesNode: pkg.devDependencies?.['@types/node'] ?? '^20.0.0' };
+    } catch {
+      // No package.json here: look further up.
+    }
+    if (path.dirname(dir) === dir) throw new Error(`memo-kernel's package.json was not found above ${from}`);
+  }
+}
+
+function packageJson(id: string, ts: boolean, deps: ScaffoldDeps): string {
+  return (
+    JSON.stringify(
+      {
+        name: id,
+        version: '0.1.0',
+        private: true,
+        type: 'module',
+        // npm runs prepare after a plain `npm install` here: with TypeScript, index.js is built then.
+        scripts: ts ? { prepare: 'tsc', build: 'tsc', test: 'tsc && node --test' } : { test: 'node --test' },
+        devDependencies: {
+          'memo-kernel': `file:${deps.memoRoot}`,
+          ...(ts ? { typescript: deps.typescript, '@types/node': deps.typesNode } : {}),
+        },
+      },
+      null,
+      2,
+    ) + '\n'
+  );
+}
+
 /** The new pack's files by name (relative to its folder). Tool names start with the id in snake case, so two new packs never collide. */
-export function scaffoldFiles(id: string, ts: boolean): Record<string, string> {
+export function scaffoldFiles(id: string, ts: boolean, deps: ScaffoldDeps): Record<string, string> {
   const prefix = id.replace(/-/g, '_');
   const m = manifest(id, prefix);
   const files: Record<string, string> = {
     'plugin.json': JSON.stringify(m, null, 2) + '\n',
-    'package.json': JSON.stringify({ name: id, version: '0.1.0', private: true, type: 'module', scripts: { test: 'node --test' } }, null, 2) + '\n',
+    'package.json': packageJson(id, ts, deps),
     'README.md': README(id, prefix, ts),
     'pack.test.mjs': TEST(prefix),
   };

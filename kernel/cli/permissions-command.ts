@@ -8,13 +8,14 @@
 import * as path from 'node:path';
 import type { Command } from 'commander';
 import { cliRecorded } from './admin-record.js';
-import { StderrLogger } from '../logger.js';
+import { MemoryLogger, StderrLogger } from '../logger.js';
 import { PermissionStore, type ExternalWritesSetting, type StoredDecision } from '../permissions/permission-store.js';
 import { withCommandStore } from '../state/command-store.js';
 import { NotFound, print, table, UsageError, type Cli } from './context.js';
 import { moment } from './moments.js';
 import { isClientName } from '../util/mcp-settings.js';
-import { askedEveryTimeMessage, standingAllow } from '../permissions/standing-rules.js';
+import { askedEveryTimeMessage, runsCommands, standingAllow } from '../permissions/standing-rules.js';
+import { withDidYouMean } from '../util/did-you-mean.js';
 import type { ToolSpec } from '../tools/contract.js';
 
 /** How long a decision lasts, as the list shows it: `forever`, `until 2026-11-30T20:15Z (in 12 min)`, `conversation <id>`. */
@@ -45,14 +46,31 @@ const ALWAYS_ALLOW_COVERS = [
   '  - a stored deny, which still refuses.',
 ].join('\n');
 
-/** The tool as this data folder's packs and skills declare it (a kernel of its own, loaded quietly); NotFound when none is named so. */
-async function toolSpec(cli: Cli, name: string): Promise<Pick<ToolSpec, 'danger' | 'effect' | 'confirm'> & { plugin: string }> {
-  const kernel = await cli.boot(null, true);
+/** What `memo permissions allow|deny` needs to know of a tool: its danger, effect and confirm, its pack, and whether it runs commands. */
+type ToolFacts = Pick<ToolSpec, 'danger' | 'effect' | 'confirm'> & { plugin: string; runsCommands: boolean };
+
+/**
+ * The tool as this data folder's packs and skills declare it, a disabled pack's included (a kernel
+ * of its own, loaded silently: a pack's or skill's load warnings are not about a permission; memo
+ * tools list and memo plugins list say them); NotFound when none is named so, with the name meant
+ * when one is close.
+ */
+async function toolSpec(cli: Cli, name: string): Promise<ToolFacts> {
+  const kernel = await cli.boot(null, true, undefined, new MemoryLogger());
   try {
-    const tool = kernel.registry.get(name);
-    if (!tool) throw new NotFound(`there is no tool named ${name} in the packs and skills of this data folder (memo tools list shows them)`);
+    const tools = kernel.registry.list({ includeDisabled: true });
+    const tool = tools.find((t) => t.spec.name === name);
+    if (!tool) {
+      throw new NotFound(
+        withDidYouMean(
+          `there is no tool named ${name} in the packs and skills of this data folder (memo tools list shows them)`,
+          name,
+          tools.map((t) => t.spec.name),
+        ),
+      );
+    }
     const { danger, effect, confirm } = tool.spec;
-    return { danger, effect, plugin: tool.pack.id, ...(confirm ? { confirm } : {}) };
+    return { danger, effect, plugin: tool.pack.id, runsCommands: runsCommands(tool), ...(confirm ? { confirm } : {}) };
   } finally {
     await kernel.shutdown();
   }
@@ -122,7 +140,10 @@ export function registerPermissionsCommands(program: Command, cli: Cli): void {
         const what = had.map((d) => `${d.decision} ${scopeText(d, now)}`).join('; ');
         process.stdout.write(`Revoked the stored decision${had.length > 1 ? 's' : ''} for ${toolName} (${what}).\n`);
       } else {
-        process.stderr.write(`memo: there is no stored decision for ${toolName}.\n`);
+        // The names it could have meant: those with a stored decision (revoke changes nothing else).
+        // Typos only (two edits at most): the name given may be another tool's, with nothing stored.
+        const stored = await withStore(cli, (store) => store.list().map((d) => d.tool));
+        process.stderr.write(`memo: ${withDidYouMean(`there is no stored decision for ${toolName}.`, toolName, new Set(stored), 2)}\n`);
         cli.setExit(1);
       }
     });
@@ -147,8 +168,10 @@ export function registerPermissionsCommands(program: Command, cli: Cli): void {
         withStore(cli, (store) => store.set({ tool: toolName, decision: 'allow', ...decision }, at)),
       );
       const until = expiresAt ? `until ${moment(Date.parse(expiresAt), at.getTime())}` : 'until revoked';
+      const stillAsked = spec.runsCommands ? ' Still asked: a command the judge cannot vouch for.' : '';
+      const mcp = spec.effect === 'read' ? '' : ' MCP clients still may not write without a live write capability.';
       process.stdout.write(
-        `Allowed ${toolName} (${spec.plugin}, ${spec.danger}) for every caller, ${until}. Still asked: a command the judge cannot vouch for. MCP clients still may not write without a live write capability.\nUndo: memo permissions revoke ${toolName}\n`,
+        `Allowed ${toolName} (${spec.plugin}, ${spec.danger}) for every caller, ${until}.${stillAsked}${mcp}\nUndo: memo permissions revoke ${toolName}\n`,
       );
     });
   permissions

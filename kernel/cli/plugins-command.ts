@@ -12,14 +12,23 @@ import { withCommandStore } from '../state/command-store.js';
 import { packInfo, packList } from '../control/kernel-views.js';
 import { registerPluginAuthoring } from './authoring-command.js';
 import { noServerOption, NotFound, print, table, UsageError, type Cli, type ServerOption } from './context.js';
+import { didYouMean, withDidYouMean } from '../util/did-you-mean.js';
 
 function knownPackIds(cli: Cli): string[] {
   return listPackDirs(cli.packFolders()).map((f) => path.basename(f.dir));
 }
 
 function manifestOf(cli: Cli, id: string): PackManifest {
-  const folder = listPackDirs(cli.packFolders()).find((f) => path.basename(f.dir) === id);
-  if (!folder) throw new NotFound(`There is no pack "${id}".`);
+  const folders = listPackDirs(cli.packFolders());
+  const folder = folders.find((f) => path.basename(f.dir) === id);
+  if (!folder)
+    throw new NotFound(
+      withDidYouMean(
+        `There is no pack "${id}".`,
+        id,
+        folders.map((f) => path.basename(f.dir)),
+      ),
+    );
   try {
     return readManifest(folder.dir);
   } catch (err) {
@@ -45,6 +54,21 @@ function setPath(target: Record<string, unknown>, dotted: string, value: unknown
   obj[keys.at(-1)!] = value;
 }
 
+/**
+ * A refused settings change's message, with the setting meant for each key the pack does not have,
+ * when one is close (`tmeout` ... did you mean timeoutMs?).
+ */
+function withSettingSuggestions(message: string, keys: string[], schema: PackManifest['config']): string {
+  const accepted = Object.keys((schema?.properties as object | undefined) ?? {});
+  const unknown = keys.filter((k) => !accepted.includes(k) && message.includes(`${k} is not an accepted field`));
+  if (unknown.length === 1) return withDidYouMean(message, unknown[0]!, accepted);
+  const meant = unknown.flatMap((k) => {
+    const q = didYouMean(k, accepted);
+    return q ? [`${k}: ${q}`] : [];
+  });
+  return meant.length ? `${message} ${meant.join(' ')}` : message;
+}
+
 /** Runs `use` on the pack choices (data/packs.json, or the shared database); what it changed is saved before this resolves. */
 function withSettings<R>(cli: Cli, use: (settings: PackSettings) => R): Promise<R> {
   const logger = new StderrLogger();
@@ -66,7 +90,8 @@ export function registerPluginsCommands(program: Command, cli: Cli): void {
         await kernel.shutdown();
         return own;
       });
-      if (list.some((p) => p.status === 'failed')) cli.setExit(1);
+      // A pack that failed, or whose update failed (the previous version runs), is a problem: exit 1.
+      if (list.some((p) => p.status === 'failed' || p.reloadError)) cli.setExit(1);
       if (opts.json) return print(list);
       if (list.length === 0) return void process.stdout.write('No packs found.\n');
       process.stdout.write(
@@ -78,7 +103,8 @@ export function registerPluginsCommands(program: Command, cli: Cli): void {
             p.source,
             p.enabled ? 'yes' : 'no',
             String(p.tools),
-            p.status === 'loaded' ? 'loaded' : `failed: ${p.error}`,
+            // The update's reason as its first line here (memo plugins info shows it whole, with the code around it).
+            p.status !== 'loaded' ? `failed: ${p.error}` : p.reloadError ? `loaded; its update failed: ${p.reloadError.split('\n')[0]}` : 'loaded',
           ]),
         ]),
       );
@@ -99,6 +125,7 @@ export function registerPluginsCommands(program: Command, cli: Cli): void {
       if (opts.json) return print(info);
       const m = info.manifest;
       let out = `${id}${m ? ` ${m.version}: ${m.name}` : ''} (${info.source}, ${info.enabled ? 'enabled' : 'disabled'}, ${info.status}${info.error ? `: ${info.error}` : ''})\n`;
+      if (info.reloadError) out += `Its newer version on disk did not load, so this one keeps running: ${info.reloadError}\n`;
       if (m) {
         out += `${m.description}\n\nTools:\n`;
         for (const t of m.tools)
@@ -116,7 +143,8 @@ export function registerPluginsCommands(program: Command, cli: Cli): void {
       .description(`${verb} a pack (persists in data/packs.json; a running kernel applies it at once)`)
       .action(async (id: string) => {
         const known = knownPackIds(cli);
-        if (!known.includes(id)) throw new NotFound(`There is no pack "${id}"${known.length ? ` (packs: ${known.join(', ')})` : ''}.`);
+        if (!known.includes(id))
+          throw new NotFound(withDidYouMean(`There is no pack "${id}"${known.length ? ` (packs: ${known.join(', ')})` : ''}.`, id, known));
         await cliRecorded(cli, { action: enabled ? 'pack.enable' : 'pack.disable', target: id }, () =>
           withSettings(cli, (settings) => settings.setEnabled(id, enabled)),
         );
@@ -144,7 +172,7 @@ export function registerPluginsCommands(program: Command, cli: Cli): void {
             withSettings(cli, (settings) => settings.setConfig(id, manifest.config, changes)),
           );
         } catch (err) {
-          if (isMemoError(err)) throw new NotFound(err.message);
+          if (isMemoError(err)) throw new NotFound(withSettingSuggestions(err.message, Object.keys(changes), manifest.config));
           throw err;
         }
       }

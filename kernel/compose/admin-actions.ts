@@ -24,6 +24,7 @@ import type { ProviderConfig } from '../providers/provider.js';
 import type { AccessMode, ToolSpec } from '../tools/contract.js';
 import type { Clock } from '../clock.js';
 import { askedEveryTimeMessage, standingAllow } from '../permissions/standing-rules.js';
+import { withDidYouMean } from '../util/did-you-mean.js';
 
 export type { AdminRecord };
 
@@ -159,8 +160,17 @@ export class AdminActions {
 
   /** A tool of a loaded pack or skill (disabled ones included), or NOT_FOUND. */
   private known(tool: string): { spec: ToolSpec; pack: { id: string } } {
-    const found = this.k.registry.get(tool) ?? this.k.registry.list({ includeDisabled: true }).find((t) => t.spec.name === tool);
-    if (!found) throw new MemoError('NOT_FOUND', `There is no tool named ${tool} (the Tools page lists them).`);
+    const all = this.k.registry.list({ includeDisabled: true });
+    const found = this.k.registry.get(tool) ?? all.find((t) => t.spec.name === tool);
+    if (!found)
+      throw new MemoError(
+        'NOT_FOUND',
+        withDidYouMean(
+          `There is no tool named ${tool} (the Tools page lists them).`,
+          tool,
+          all.map((t) => t.spec.name),
+        ),
+      );
     return found;
   }
 

@@ -20,6 +20,8 @@ export interface PackListEntry {
   tools: number;
   status: string;
   error?: string;
+  /** The pack runs, but its newer version on disk did not load: why (the previous version keeps running). */
+  reloadError?: string;
   dir: string;
 }
 
@@ -27,6 +29,8 @@ export interface PackInfo {
   id: string;
   status: string;
   error?: string;
+  /** As in PackListEntry: the newer version did not load, and why. */
+  reloadError?: string;
   enabled: boolean;
   source: string;
   dir: string;
@@ -53,6 +57,7 @@ export function packList(kernel: Kernel): PackListEntry[] {
     tools: p.manifest?.tools.length ?? 0,
     status: p.status,
     ...(p.error ? { error: p.error } : {}),
+    ...(p.reloadError ? { reloadError: p.reloadError } : {}),
     dir: p.dir,
   }));
 }
@@ -65,6 +70,7 @@ export function packInfo(kernel: Kernel, id: string): PackInfo | null {
     id,
     status: state.status,
     ...(state.error ? { error: state.error } : {}),
+    ...(state.reloadError ? { reloadError: state.reloadError } : {}),
     enabled: state.enabled,
     source: state.source,
     dir: state.dir,

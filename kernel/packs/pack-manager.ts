@@ -114,6 +114,11 @@ export class PackManager {
             definition.tools.map((t) => t.spec.name),
             performance.now() - started,
           );
+        // A pack that appeared while the kernel runs (the folder watcher found it) says so, as a reload does.
+        else if (version > 0)
+          this.logger.info(
+            `pack ${id} ${definition.version ?? '0.0.0'} added from ${folder.dir} (${definition.tools.length} tool${definition.tools.length === 1 ? '' : 's'}${enabled ? '' : ', disabled'})`,
+          );
       } catch (err) {
         state = { ...state, status: 'failed', error: (err as Error).message };
         if (!previous || previous.status !== 'loaded') {
@@ -251,7 +256,10 @@ export class PackManager {
     const id = path.basename(folder.dir);
     const state = this.states.get(id);
     if (!fs.existsSync(folder.dir)) {
-      if (state && state.dir === folder.dir) this.unload(id);
+      if (state && state.dir === folder.dir) {
+        this.unload(id);
+        this.logger.info(`pack ${id} removed (${folder.dir} is gone): its tools are no longer offered`);
+      }
       return;
     }
     await this.loadOne(folder, ++this.version);

@@ -256,6 +256,21 @@ export class PermissionGate {
     return set;
   }
 
+  /** The error a call is refused with when its preview threw: the tool's own (code and words), else TOOL_FAILED saying so. */
+  private previewFailed(call: GateCall, err: unknown): MemoError {
+    const details = { decision: 'deny:preview-failed' };
+    if (isMemoError(err)) return new MemoError(err.code, err.message, { tool: call.tool, plugin: call.plugin, details: { ...err.details, ...details } });
+    return new MemoError(
+      'TOOL_FAILED',
+      `${call.tool} could not show what it would do (${(err as Error)?.message ?? String(err)}), so it was not asked and did not run.`,
+      {
+        tool: call.tool,
+        plugin: call.plugin,
+        details,
+      },
+    );
+  }
+
   private denied(call: GateCall, decision: string, message: string): MemoError {
     return new MemoError('PERMISSION_DENIED', message, { tool: call.tool, plugin: call.plugin, details: { decision } });
   }
@@ -273,7 +288,9 @@ export class PermissionGate {
     try {
       preview = await current.preview();
     } catch (err) {
-      preview = { kind: 'text', text: `(no preview: ${(err as Error).message})` };
+      // A preview that cannot be made is a call that would fail (a path outside the root, a note that
+      // is not there): refused with its own error, before anyone is asked to approve what cannot run.
+      throw this.previewFailed(call, err);
     }
     const answers =
       call.external !== undefined

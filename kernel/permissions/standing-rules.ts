@@ -7,6 +7,7 @@
  * any tool.
  */
 import type { ToolSpec } from '../tools/contract.js';
+import type { RegisteredTool } from '../tools/tool-registry.js';
 
 export type StandingAllow =
   /** A stored allow answers its calls. */
@@ -26,4 +27,15 @@ export function standingAllow(spec: Pick<ToolSpec, 'danger' | 'effect' | 'confir
 /** The sentence for a refused standing allow (CLI and console say the same). */
 export function askedEveryTimeMessage(tool: string, why: string): string {
   return `${tool} cannot be allowed ahead of time: it ${why}, so it is asked every time (the approval rules take no standing answer for it)`;
+}
+
+/**
+ * Whether the tool runs commands, judged by the command judge before anyone is asked: the shell
+ * pack's `run_command` and a skill's command tools (every tool a skill adds runs its command
+ * template). Only their calls can be a command the judge cannot vouch for, which is asked every time
+ * whatever is stored, so only for them does a standing allow leave that to ask.
+ */
+export function runsCommands(tool: Pick<RegisteredTool, 'spec' | 'pack'>): boolean {
+  if (tool.pack.source === 'skill') return true;
+  return tool.pack.id === 'shell' && tool.pack.source === 'builtin' && tool.spec.name === 'run_command';
 }

@@ -86,12 +86,22 @@ export function retryAfterMs(headers: Headers, now: number): number | undefined 
   return Number.isNaN(at) ? undefined : Math.max(0, at - now);
 }
 
-/** A wait on `clock` that rejects (with the signal's reason) as soon as the signal aborts. */
+/**
+ * A wait on `clock` that rejects (with the signal's reason) as soon as the signal aborts. On the
+ * system clock, whose timers do not keep the process alive, the wait holds it for as long as it
+ * lasts: the caller awaits it, and between attempts nothing else may (a refused connection leaves
+ * no socket), so node would otherwise exit in the middle of a call, with no result and no audit line.
+ */
 function clockSleep(clock: Clock): (ms: number, signal: AbortSignal) => Promise<void> {
   return (ms, signal) => {
     const d = withDeadline(signal, ms, clock);
+    const hold = clock instanceof SystemClock && !d.signal.aborted ? setTimeout(() => {}, ms) : undefined;
     return new Promise<void>((resolve, reject) => {
-      const settle = () => (d.cause === 'timeout' ? resolve() : reject(d.signal.reason as Error));
+      const settle = () => {
+        clearTimeout(hold);
+        if (d.cause === 'timeout') resolve();
+        else reject(d.signal.reason as Error);
+      };
       if (d.signal.aborted) settle();
       else d.signal.addEventListener('abort', settle, { once: true });
     });

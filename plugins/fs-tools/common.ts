@@ -471,6 +471,40 @@ export async function statOrNull(real: string): Promise<Stats | null> {
   }
 }
 
+function folderMissing(requested: string): MemoError {
+  return fail('NOT_FOUND', `The folder for ${shown(requested)} does not exist. Pass createDirs: true to create it, or check the path.`, { path: requested });
+}
+
+function partIsFile(requested: string): MemoError {
+  return fail('VALIDATION', `Part of ${shown(requested)} is a file, not a directory. Check the path.`, { path: requested });
+}
+
+/**
+ * What ensureParent would refuse, found without changing anything, for a tool's assess (before
+ * anyone is asked): the folder of the target missing without `createDirs` (NOT_FOUND), or a part of
+ * the path that is a file (VALIDATION). Anything else the file system says is left to the write.
+ */
+export async function checkParent(resolved: ResolvedPath, createDirs: boolean): Promise<void> {
+  for (let dir = path.dirname(resolved.real); ;) {
+    let st: Stats;
+    try {
+      st = await stat(dir);
+    } catch (err) {
+      const code = errnoOf(err);
+      if (code === 'ENOTDIR') throw partIsFile(resolved.requested);
+      if (code !== 'ENOENT') return;
+      if (!createDirs) throw folderMissing(resolved.requested);
+      // With createDirs: the nearest folder that is there must be a folder.
+      const up = path.dirname(dir);
+      if (up === dir) return;
+      dir = up;
+      continue;
+    }
+    if (!st.isDirectory()) throw partIsFile(resolved.requested);
+    return;
+  }
+}
+
 /**
  * Makes sure the directory of a resolved write target exists: NOT_FOUND without `createDirs`,
  * created (inside the root only: the sandbox put `real` there) with it. Returns whether it created any.
@@ -484,15 +518,10 @@ export async function ensureParent(ctx: ToolContext, resolved: ResolvedPath, cre
     if (errnoOf(err) !== 'ENOENT') throw fsFailure(err, resolved.requested, 'checking the folder of');
   }
   if (st) {
-    if (!st.isDirectory())
-      throw fail('VALIDATION', `Part of ${shown(resolved.requested)} is a file, not a directory. Check the path.`, { path: resolved.requested });
+    if (!st.isDirectory()) throw partIsFile(resolved.requested);
     return false;
   }
-  if (!createDirs) {
-    throw fail('NOT_FOUND', `The folder for ${shown(resolved.requested)} does not exist. Pass createDirs: true to create it, or check the path.`, {
-      path: resolved.requested,
-    });
-  }
+  if (!createDirs) throw folderMissing(resolved.requested);
   if (!ctx.sandbox.isInside(dir))
     throw fail('PATH_OUTSIDE_ROOT', `${shown(resolved.requested)} leads outside the workspace root.`, { path: resolved.requested });
   // One level at a time, never through a link: `mkdir -p` would walk into a link that appeared

@@ -1,7 +1,8 @@
 /**
  * The built-in `fs-tools` pack: one handler per tool declared in plugin.json. Tools that change
  * files export `{ run, preview }` so a person sees the diff (or what a delete loses) before
- * approving. Every path goes through `ctx.sandbox`; errors are MemoErrors with the kernel's codes.
+ * approving; write_file also `assess`, so a write that cannot run is refused before anyone is
+ * asked. Every path goes through `ctx.sandbox`; errors are MemoErrors with the kernel's codes.
  */
 import { defineTools, lazyTool, type Preview, type ToolContext, type TypedToolImplementation } from 'memo-kernel/pack';
 import { fsFailure } from './common.js';
@@ -33,8 +34,9 @@ function guarded<A extends object, T>(fn: Fn<A, T>): Fn<A, T> {
   };
 }
 
-function tool<A extends object>(impl: Fn<A, unknown> | { run: Fn<A, unknown>; preview: Fn<A, Preview> }): TypedToolImplementation<A> {
-  return typeof impl === 'function' ? guarded(impl) : { run: guarded(impl.run), preview: guarded(impl.preview) };
+function tool<A extends object>(impl: Fn<A, unknown> | { run: Fn<A, unknown>; preview: Fn<A, Preview>; assess?: Fn<A, null> }): TypedToolImplementation<A> {
+  if (typeof impl === 'function') return guarded(impl);
+  return { run: guarded(impl.run), preview: guarded(impl.preview), ...(impl.assess ? { assess: guarded(impl.assess) } : {}) };
 }
 
 export const tools = defineTools<ToolArgs>({

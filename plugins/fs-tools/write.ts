@@ -8,6 +8,7 @@ import {
   asLines,
   decodeText,
   atomicWrite,
+  checkParent,
   checkUnchangedSincePreview,
   ensureParent,
   eolOf,
@@ -77,6 +78,23 @@ async function writeFilePreview(args: ToolArgs['write_file'], ctx: ToolContext):
   rememberPreview(ctx, fingerprintOf(old));
   const diff = note ? `${note}\n${unifiedDiff(label, '', args.content, true)}` : unifiedDiff(label, oldText, args.content, old === null);
   return { kind: 'diff', text: diff };
+}
+
+/**
+ * Before anyone is asked: a write to a folder that is not there (without createDirs), or through a
+ * file, cannot run, so it is refused now with the error the write would give, however the gate would
+ * answer (a stored allow, always-allow, an edit the person made). A path the sandbox refuses is
+ * left to the preview and the run, which say why.
+ */
+async function writeFileAssess(args: ToolArgs['write_file'], ctx: ToolContext): Promise<null> {
+  let target: Awaited<ReturnType<typeof resolveWriteTarget>>;
+  try {
+    target = await resolveWriteTarget(ctx, args.path);
+  } catch {
+    return null;
+  }
+  if (!target.old) await checkParent(target.resolved, args.createDirs === true);
+  return null;
 }
 
 async function writeFileRun(args: ToolArgs['write_file'], ctx: ToolContext): Promise<Json> {
@@ -274,7 +292,7 @@ const planDeleteLines: Planner<ToolArgs['delete_lines']> = async (args, ctx) => 
   };
 };
 
-export const writeFileTool = { run: writeFileRun, preview: writeFilePreview };
+export const writeFileTool = { run: writeFileRun, preview: writeFilePreview, assess: writeFileAssess };
 export const editFileTool = editTool(planEdit);
 export const insertLineTool = editTool(planInsert);
 export const deleteLinesTool = editTool(planDeleteLines);

@@ -2,7 +2,8 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { PermissionAnswer } from '../../kernel/permissions/prompter.js';
 import type { ToolResult } from '../../kernel/tools/contract.js';
-import { flush, makeKernel, tempDir, type Fixture } from '../helpers/kernel-fixture.js';
+import { flush, makeKernel, tempDir, tool, type Fixture } from '../helpers/kernel-fixture.js';
+import { MemoError } from '../../kernel/errors.js';
 
 const code = (r: ToolResult) => (r.ok ? 'ok' : r.error.code);
 const call = (fx: Fixture, tool: string, text = 'x', sessionId?: string) =>
@@ -18,6 +19,46 @@ describe('the permission gate', () => {
     fx.kernel.permissions.set({ tool: 'echo_safe', decision: 'allow', plugin: 'echo-pack', scope: 'forever' }, new Date());
     expect(code(await call(fx, 'echo_safe'))).toBe('ok');
     expect(fx.prompter.asked).toHaveLength(0);
+  });
+
+  it("refuses a call whose preview throws with the preview's own error, before anyone is asked, and records why", async () => {
+    let ran = 0;
+    const impl = () => {
+      ran++;
+      return { done: true };
+    };
+    fx = makeKernel({
+      packs: [
+        {
+          id: 'previews',
+          version: '1.0.0',
+          tools: [
+            {
+              spec: tool('move_out', 'medium', 'write'),
+              impl: { run: impl, preview: () => Promise.reject(new MemoError('PATH_OUTSIDE_ROOT', '../etc/passwd is outside the root.')) },
+            },
+            { spec: tool('broken_preview', 'medium', 'write'), impl: { run: impl, preview: () => Promise.reject(new Error('renderer crashed')) } },
+          ],
+        },
+      ],
+    });
+    const outside = await fx.kernel.invoke({ tool: 'move_out', args: { text: 'x' }, caller: { kind: 'agent' } });
+    expect(outside).toMatchObject({ ok: false, error: { code: 'PATH_OUTSIDE_ROOT', message: '../etc/passwd is outside the root.' } });
+    const broken = await fx.kernel.invoke({ tool: 'broken_preview', args: { text: 'x' }, caller: { kind: 'agent' } });
+    expect(broken).toMatchObject({
+      ok: false,
+      error: { code: 'TOOL_FAILED', message: 'broken_preview could not show what it would do (renderer crashed), so it was not asked and did not run.' },
+    });
+    expect([ran, fx.prompter.asked.length]).toEqual([0, 0]);
+    expect(
+      fx.kernel.audit
+        .tail()
+        .slice(-2)
+        .map((e) => [e.tool, e.decision, e.error?.code]),
+    ).toEqual([
+      ['move_out', 'deny:preview-failed', 'PATH_OUTSIDE_ROOT'],
+      ['broken_preview', 'deny:preview-failed', 'TOOL_FAILED'],
+    ]);
   });
 
   it('refuses a safe tool a person denied (memo permissions deny), without asking, and runs it again once revoked', async () => {

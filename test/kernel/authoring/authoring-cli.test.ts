@@ -34,8 +34,13 @@ describe('memo plugins new, validate, types and memo skills validate', () => {
     const made = run(['plugins', 'new', 'my-notes'], base);
     expect(made.code).toBe(0);
     expect(made.stdout).toContain('Created my-notes/: plugin.json');
-    expect(made.stdout).toContain('node --test');
+    expect(made.stdout).toContain('(cd my-notes && npm install && node --test)');
     expect(made.stdout).toContain('memo --packs . tools list');
+    // memo-kernel is not on the registry: the pack's npm install links this install (scripts/check-scaffold.mjs runs it for real).
+    expect(JSON.parse(fs.readFileSync(path.join(base, 'my-notes', 'package.json'), 'utf8'))).toMatchObject({
+      scripts: { test: 'node --test' },
+      devDependencies: { 'memo-kernel': `file:${path.resolve('.')}` },
+    });
     const ok = run(['plugins', 'validate', 'my-notes'], base);
     expect(ok).toMatchObject({ code: 0, stdout: 'OK pack my-notes 0.1.0: 2 tools (my_notes_list_notes, my_notes_add_note)\n' });
     const tested = node(['--test'], path.join(base, 'my-notes'));
@@ -50,6 +55,16 @@ describe('memo plugins new, validate, types and memo skills validate', () => {
     expect(run(['plugins', 'new', 'ts-notes', '--ts'], base).code).toBe(0);
     const dir = path.join(base, 'ts-notes');
     expect(fs.readFileSync(path.join(dir, 'index.ts'), 'utf8')).toContain('defineTools<ToolArgs>(');
+    // npm install builds index.js (prepare) with the compiler and Node types this install was built with.
+    const own = JSON.parse(fs.readFileSync('package.json', 'utf8'));
+    expect(JSON.parse(fs.readFileSync(path.join(dir, 'package.json'), 'utf8'))).toMatchObject({
+      scripts: { prepare: 'tsc', test: 'tsc && node --test' },
+      devDependencies: {
+        'memo-kernel': `file:${path.resolve('.')}`,
+        typescript: own.devDependencies.typescript,
+        '@types/node': own.devDependencies['@types/node'],
+      },
+    });
     expect(run(['plugins', 'validate', 'ts-notes'], base)).toMatchObject({
       code: 1,
       stdout: expect.stringContaining('index.js: does not exist: build it from index.ts'),
@@ -65,6 +80,15 @@ describe('memo plugins new, validate, types and memo skills validate', () => {
     expect(run(['plugins', 'types', 'ts-notes'], base).code).toBe(0);
     const recompiled = node([path.resolve('node_modules/typescript/bin/tsc')], dir);
     expect(recompiled.stdout).toMatch(/index\.ts\(\d+,\d+\): error TS\d+: Property 'text' does not exist/);
+  });
+
+  it("says the pack is loaded where it is when it is made in the data folder's packs, instead of telling to copy it there", () => {
+    const base = authorFolder();
+    fs.mkdirSync(path.join(base, 'data', 'packs'), { recursive: true });
+    const made = run(['--data', path.join(base, 'data'), 'plugins', 'new', 'here-notes', '--dir', path.join(base, 'data', 'packs', 'here-notes')], base);
+    expect(made.code).toBe(0);
+    expect(made.stdout).toMatch(/memo tools list +# memo loads it from data\/packs\n/);
+    expect(made.stdout).not.toContain('move it into');
   });
 
   it('refuses an id that is not kebab-case, a folder that is not empty and an id a pack already has', () => {

@@ -38,9 +38,11 @@ describe('fs-tools write_file', () => {
     // An edit that points the write elsewhere is checked like the agent's own call: even approved, .git stays closed.
     fs.mkdirSync(fx.at('.git'));
     fx.prompter.answer({ edit: { path: '.git/config', content: 'x' } }, 'allow-once');
+    const asked = fx.prompter.asked.length;
     expect(error(await fx.call('write_file', { path: 'plan.md', content: 'again\n' })).code).toBe('PATH_PROTECTED');
     expect(fs.existsSync(fx.at('.git/config'))).toBe(false);
-    expect(fx.prompter.asked.at(-1)?.preview?.text).toMatch(/no preview: .*\.git/);
+    // The edited call's preview refused it (.git is protected): the person was not asked to approve it.
+    expect(fx.prompter.asked.slice(asked).map((q) => q.revision)).toEqual([1]);
   });
 
   it('overwrites a file, keeps the previous content in <name>.bak and leaves no temporary file', async () => {

@@ -67,7 +67,8 @@ describe('providers, compiled, through the CLI', () => {
   });
 
   it('chats through the compiled openai-compatible adapter with the key from the environment', async () => {
-    server.reply(recorded('openai/02-final-answer.json'));
+    const title = { choices: [{ index: 0, message: { role: 'assistant', content: 'Notes and the weather' }, finish_reason: 'stop' }] };
+    server.reply(recorded('openai/02-final-answer.json'), { status: 200, body: title });
     const r = await memo(
       [
         'chat',
@@ -88,6 +89,8 @@ describe('providers, compiled, through the CLI', () => {
       { MEMO_COMPILED_TEST_KEY: KEY },
     );
     expect(r.json).toMatchObject({ stopReason: 'final', answer: expect.stringContaining('notes.txt says'), usage: { inputTokens: 260, outputTokens: 24 } });
+    // It ends once the title is stored (not in the middle of a request's retries: exit 13).
+    expect(r.code).toBe(0);
     // The turn, then the title of the new conversation (one small request, no tools).
     expect(server.received).toHaveLength(2);
     expect(server.request(1).body).toMatchObject({
