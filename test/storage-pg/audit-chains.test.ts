@@ -130,6 +130,8 @@ describe('the audit trail on PostgreSQL', () => {
     const a = kernel(dataFolder());
     const b = kernel(dataFolder(fs.readFileSync(path.join(a.dataDir, KEY_FILE), 'utf8')));
     await call(a, 'on a');
+    // Each fixture has its own fake clock, both at the same moment: b's call is a second later, so the trail orders it after a's.
+    b.clock.advance(1000);
     await call(b, 'on b');
     const view = administrationView(a.kernel, 'console', () => {});
     // Read from the chains themselves, not from what instance a has heard of: b's entry is there at once.

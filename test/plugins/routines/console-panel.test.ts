@@ -18,16 +18,22 @@ describe('routines in the web console', () => {
     return value(await fx.call('create_routine', { name, prompt: 'Check things.', schedule: { kind: 'cron', cron: '0 * * * *', time_zone: 'UTC' } })).id;
   }
 
-  it('registers a Routines panel whose actions are its own tools', async () => {
+  it('registers a Routines panel listing the routines, each row with its own tools as buttons', async () => {
     fx = await routinesKernel({ start: false });
     expect(fx.kernel.panels.get('routines', 'routines')).toMatchObject({
       pack: 'routines',
       title: 'Routines',
-      actions: [
-        { id: 'list', tool: 'list_routines' },
-        { id: 'history', tool: 'routine_history' },
-        { id: 'run-now', tool: 'run_routine_now' },
-        { id: 'cancel', tool: 'cancel_routine' },
+      lists: [
+        {
+          id: 'routines',
+          tool: 'list_routines',
+          rows: 'routines',
+          rowActions: [
+            { id: 'history', tool: 'routine_history', from: { id: 'id' } },
+            { id: 'run-now', tool: 'run_routine_now', from: { id: 'id' } },
+            { id: 'cancel', tool: 'cancel_routine', from: { id: 'id' } },
+          ],
+        },
       ],
     });
   });
