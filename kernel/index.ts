@@ -3,6 +3,7 @@
  * tools, run agent turns, shut it down. Pack code imports `memo-kernel/pack` instead; the MCP
  * endpoints are `memo-kernel/mcp` (they load the MCP SDK, which most hosts never need).
  */
+import './third-party-globals.js';
 export {
   createKernel,
   Kernel,
@@ -13,6 +14,7 @@ export {
   type KernelServices,
   type ServiceOverride,
 } from './kernel.js';
+export { BUILTIN_PACK_IDS, type BuiltinPackId } from './builtin-packs.js';
 export type { KernelConfig } from './kernel-config.js';
 export { MemoError, isMemoError, ErrorCodes, type ErrorCode, type ToolErrorInfo } from './errors.js';
 export type {

@@ -27,6 +27,7 @@ import { ToolRegistry, type PackDefinition } from './tools/tool-registry.js';
 import { PathSandbox } from './sandbox/path-sandbox.js';
 import { KernelState } from './sandbox/kernel-state.js';
 import { registerKernelAreas } from './sandbox/os-sandbox.js';
+import type { BuiltinPackId } from './builtin-packs.js';
 import type { PackFolder } from './packs/pack-loader.js';
 import { PackManager, type PackState } from './packs/pack-manager.js';
 import { PackSettings } from './packs/pack-settings.js';
@@ -154,13 +155,13 @@ function packDataDir(dataDir: string): (packId: string) => string {
 
 export { BUILTIN_PACKS_DIR, BUILTIN_SKILLS_DIR };
 
-/** The ids of the built-in packs (the folders of BUILTIN_PACKS_DIR that hold a plugin.json). */
-export function builtinPackIds(): string[] {
+/** The ids of the built-in packs (the folders of BUILTIN_PACKS_DIR that hold a plugin.json; BUILTIN_PACK_IDS lists them). */
+export function builtinPackIds(): BuiltinPackId[] {
   try {
     return fs
       .readdirSync(BUILTIN_PACKS_DIR, { withFileTypes: true })
       .filter((e) => e.isDirectory() && fs.existsSync(path.join(BUILTIN_PACKS_DIR, e.name, 'plugin.json')))
-      .map((e) => e.name)
+      .map((e) => e.name as BuiltinPackId)
       .sort();
   } catch {
     return [];
@@ -430,13 +431,14 @@ export class Kernel {
   }
 
   /**
-   * Loads packs: a built-in pack by id (`'fs-tools'`), or every pack found in a folder (`{ dir,
-   * source }`, optionally `only` some ids). A pack that fails (bad manifest, code that throws or
-   * disagrees with its manifest, a duplicate tool name) is reported and skipped; the others load
-   * normally. An unknown built-in id is refused before anything loads (NOT_FOUND, listing the ids).
+   * Loads packs: a built-in pack by id (`'fs-tools'`, typed as BuiltinPackId), or every pack found in
+   * a folder (`{ dir, source }`, optionally `only` some ids, any string). A pack that fails (bad
+   * manifest, code that throws or disagrees with its manifest, a duplicate tool name) is reported and
+   * skipped; the others load normally. An unknown built-in id (from untyped code) is refused before
+   * anything loads (NOT_FOUND, listing the ids).
    */
-  loadPacks(packs: ReadonlyArray<PackFolder | string>): Promise<PackState[]> {
-    const ids = packs.filter((p): p is string => typeof p === 'string');
+  loadPacks(packs: ReadonlyArray<PackFolder | BuiltinPackId>): Promise<PackState[]> {
+    const ids = packs.filter((p): p is BuiltinPackId => typeof p === 'string');
     const folders = packs.filter((p): p is PackFolder => typeof p !== 'string');
     if (ids.length) {
       const known = builtinPackIds();

@@ -7,6 +7,7 @@
  * module, so errors and classes are the kernel's, and a hot-reloaded pack never gets a second kernel.
  */
 import type { ToolContext, ToolImplementation, ToolRun, TypedToolImplementation } from './tools/contract.js';
+import './third-party-globals.js';
 
 export { MemoError, isMemoError, ErrorCodes, type ErrorCode, type ToolErrorInfo } from './errors.js';
 export type {
@@ -84,6 +85,7 @@ export function administrationOf(api: Pick<PackApi, 'administration'>): PackAdmi
   return api.administration() as PackAdministration;
 }
 export type { PackState } from './packs/pack-manager.js';
+export type { BuiltinPackId } from './builtin-packs.js';
 export type { AnswerResult, ApprovalEvent, PendingApproval } from './permissions/approval-broker.js';
 export { isPermissionAnswer, type ApprovalReply, type PermissionAnswer } from './permissions/prompter.js';
 export { standingAllow, type StandingAllow } from './permissions/standing-rules.js';

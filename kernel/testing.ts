@@ -7,6 +7,7 @@
  *   const r = await t.call('say_hello', { name: 'Ada' });
  *   await t.close();
  */
+import './third-party-globals.js';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';

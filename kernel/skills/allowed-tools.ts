@@ -10,6 +10,9 @@
  */
 import type { Node, Parser } from 'web-tree-sitter';
 import { isLiteral, wordsOf } from '../sandbox/judge/words.js';
+import type { Allowance, CommandPattern } from './allowance.js';
+
+export type { CommandPattern } from './allowance.js';
 
 /** Claude Code's tool names and the tools of this project each one stands for. */
 export const PUBLIC_TOOL_NAMES: Readonly<Record<string, readonly string[]>> = Object.freeze({
@@ -29,24 +32,6 @@ const NO_COUNTERPART = new Set(['WebFetch', 'NotebookEdit', 'NotebookRead', 'Tas
 
 /** The tools every skill allows: reading skills is how the agent learns what it may do. */
 export const ALWAYS_ALLOWED: readonly string[] = ['list_skills', 'read_skill'];
-
-/** A command `Bash(...)` allows: these words first, and nothing after them when `exact`. */
-export interface CommandPattern {
-  words: string[];
-  exact: boolean;
-  written: string;
-}
-
-export interface Allowance {
-  /** The entries as written, for messages. */
-  written: string[];
-  /** Tools allowed whatever their arguments. */
-  tools: Set<string>;
-  /** `run_command`: any command, only these patterns, or none (not listed). */
-  commands: 'any' | CommandPattern[];
-  /** What could not be mapped or is not enforced, one sentence each (load-time warnings). */
-  warnings: string[];
-}
 
 /**
  * Splits `Read, Grep Bash(git diff:*)` (or a YAML list of such) into entries: spaces and commas

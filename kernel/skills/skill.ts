@@ -5,7 +5,8 @@ import type { Danger, Effect, JsonSchema } from '../tools/contract.js';
 import { compileSchema, schemaProblems, type SchemaCompiler } from '../tools/schemas.js';
 import { TOOL_DECLARATION_FIELDS } from '../tools/tool-declaration.js';
 import { codeFrame, ProblemError, type Problem } from '../packs/pack-problems.js';
-import { mapAllowedTools, splitAllowedTools, type Allowance } from './allowed-tools.js';
+import { mapAllowedTools, splitAllowedTools } from './allowed-tools.js';
+import type { Allowance } from './allowance.js';
 import { parseTemplate, templateProblems, type TemplateToken } from './command-template.js';
 import { readSimpleFrontmatter } from './frontmatter.js';
 

@@ -13,10 +13,13 @@
  *   are unref'd (they still fire if the process is alive anyway).
  * - text metrics: the editor measures text with a canvas; here glyph advances come from the same
  *   fonts Excalidraw ships (the .ttf files in `@excalidraw/utils`' assets, read with fontkit), so a
- *   label's box has the size the editor would give it. Nothing is downloaded.
+ *   label's box has the size the editor would give it. Nothing is downloaded. Both are optional
+ *   packages (extras.ts): without them the element code still loads and draws shapes, and the first
+ *   text to measure fails with the message naming the install command.
  */
 import { createRequire } from 'node:module';
 import * as path from 'node:path';
+import { requireExtra } from './extras.js';
 import type { El } from './scene.js';
 
 /** Bounds as Excalidraw gives them: [minX, minY, maxX, maxY]. */
@@ -60,15 +63,17 @@ const FONT_FILES: Readonly<Record<string, string>> = {
   Nunito: 'Nunito ExtraLight Medium.ttf',
 };
 
-/** The folder of Excalidraw's bundled fonts inside node_modules. */
-export function fontDir(): string {
-  const require = createRequire(import.meta.url);
-  return path.join(path.dirname(require.resolve('@excalidraw/utils')), 'assets');
+const MEASURING = 'Measuring text on a canvas (labels, cards, text elements)';
+
+/** The folder of Excalidraw's bundled fonts inside node_modules (the `@excalidraw/utils` extra). */
+export function fontDir(purpose = MEASURING): string {
+  return path.join(path.dirname(requireExtra('@excalidraw/utils', purpose)), 'assets');
 }
 
 /** Every bundled font file (for the PNG renderer, which must not look for system fonts). */
-export function fontFiles(): string[] {
-  return [...new Set(Object.values(FONT_FILES))].map((f) => path.join(fontDir(), f));
+export function fontFiles(purpose?: string): string[] {
+  const dir = fontDir(purpose);
+  return [...new Set(Object.values(FONT_FILES))].map((f) => path.join(dir, f));
 }
 
 interface Measurer {
@@ -76,14 +81,28 @@ interface Measurer {
   layout(text: string): { advanceWidth: number };
 }
 
+interface Fontkit {
+  openSync(file: string): unknown;
+}
+
 const fonts = new Map<string, Measurer>();
-let fontkit: { openSync(file: string): unknown } | null = null;
+let fontkit: Fontkit | null = null;
+
+/** fontkit (an extra), loaded with the first text measured: its CommonJS build, so measuring stays synchronous. */
+function loadFontkit(): Fontkit {
+  if (!fontkit) {
+    const fk = createRequire(import.meta.url)(requireExtra('fontkit', MEASURING)) as { default?: Fontkit } & Partial<Fontkit>;
+    fontkit = (fk.default ?? fk) as Fontkit;
+  }
+  return fontkit;
+}
 
 function measurer(family: string): Measurer {
   const file = FONT_FILES[family] ?? FONT_FILES.Excalifont!;
   let m = fonts.get(file);
   if (!m) {
-    m = fontkit!.openSync(path.join(fontDir(), file)) as Measurer;
+    const dir = fontDir();
+    m = loadFontkit().openSync(path.join(dir, file)) as Measurer;
     fonts.set(file, m);
   }
   return m;
@@ -106,8 +125,6 @@ export function excalidraw(): Promise<Excalidraw> {
     const g = globalThis as { navigator?: unknown };
     // What Node 21+ provides; the element code reads platform and userAgent when it loads.
     g.navigator ??= { platform: process.platform, userAgent: `Node.js/${process.versions.node}`, language: 'en-US' };
-    const fk = (await import('fontkit')) as unknown as { default?: typeof fontkit; openSync?: unknown };
-    fontkit = (fk.default ?? fk) as typeof fontkit;
     const ex = (await import('@excalidraw/element')) as unknown as Excalidraw;
     ex.setCustomTextMetricsProvider({ getLineWidth: lineWidth });
     return ex;

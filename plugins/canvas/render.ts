@@ -4,7 +4,9 @@
  * The browser globals the export needs exist only while one render runs (renders are queued one at a
  * time), so no other code in the process sees them. Nothing is downloaded: the export subsets and
  * inlines Excalidraw's fonts from the data: URLs its own bundle carries (fetch is held to data: URLs
- * while it runs), and resvg gets the .ttf files Excalidraw ships.
+ * while it runs), and resvg gets the .ttf files Excalidraw ships. The four packages are optional
+ * (extras.ts): without them a render fails, before any work, with the message naming the command that
+ * installs them.
  *
  * Every render runs in a worker thread (the kernel's heavy work, heavy-work.ts): jsdom's globals then
  * live in that worker only, the tool's timeout ends the render, and the kernel keeps serving while it
@@ -14,6 +16,7 @@
  */
 import { MemoError, runHeavy } from 'memo-kernel/pack';
 import { excalidraw, fontFiles, lineWidth, unrefLongTimers } from './excalidraw-node.js';
+import { CANVAS_EXTRAS, importExtra, requireExtra } from './extras.js';
 import { live, type SceneFile } from './scene.js';
 
 export interface RenderOptions {
@@ -70,11 +73,26 @@ const GLOBALS = [
   'Image',
 ] as const;
 
+/** The few members of resvg's API used here (its own types come with the optional package). */
+interface ResvgModule {
+  Resvg: new (
+    svg: string,
+    options: { fitTo: { mode: 'zoom'; value: number }; font: { fontFiles: string[]; loadSystemFonts: boolean; defaultFontFamily: string } },
+  ) => { render(): { width: number; height: number; asPng(): Buffer } };
+}
+
+const RENDERING = 'Rendering a canvas';
+
+/** Every package a render needs is installed, or the error naming the command (before any work starts). */
+function checkExtras(): void {
+  for (const name of CANVAS_EXTRAS) requireExtra(name, RENDERING);
+}
+
 let queue: Promise<unknown> = Promise.resolve();
 
 async function withDom<T>(work: (exportToSvg: ExportToSvg) => Promise<T>): Promise<T> {
   await excalidraw(); // navigator shim and the element code, loaded once
-  const { JSDOM } = await import('jsdom');
+  const { JSDOM } = await importExtra<typeof import('jsdom')>('jsdom', RENDERING);
   const dom = new JSDOM('<!doctype html><html><head></head><body></body></html>', { pretendToBeVisual: true });
   const g = globalThis as Record<string, unknown>;
   const saved = new Map<string, PropertyDescriptor | undefined>();
@@ -104,7 +122,7 @@ async function withDom<T>(work: (exportToSvg: ExportToSvg) => Promise<T>): Promi
     return realFetch(input, init);
   };
   try {
-    const utils = (await import('@excalidraw/utils')) as unknown as { exportToSvg: ExportToSvg };
+    const utils = await importExtra<{ exportToSvg: ExportToSvg }>('@excalidraw/utils', RENDERING);
     return await work(utils.exportToSvg);
   } finally {
     globalThis.fetch = realFetch;
@@ -149,6 +167,7 @@ async function exportSvg(scene: SceneFile, options: RenderOptions): Promise<stri
  */
 export async function render(scene: SceneFile, options: RenderOptions, signal?: AbortSignal): Promise<Rendered> {
   if (!live(scene.elements).length) throw new MemoError('VALIDATION', 'The canvas is empty: there is nothing to render.');
+  checkExtras();
   const r = await runHeavy<Omit<Rendered, 'data'> & { data: Uint8Array }>(
     new URL('./render.js', import.meta.url),
     'renderTask',
@@ -179,10 +198,10 @@ async function renderHere(scene: SceneFile, options: RenderOptions): Promise<Ren
   if (options.format === 'svg') return { format: 'svg', width: w, height: h, data: Buffer.from('<?xml version="1.0" encoding="UTF-8"?>\n' + svg + '\n') };
   const asked = options.scale ?? 1;
   const scale = fittingScale(w, h, asked);
-  const { Resvg } = await import('@resvg/resvg-js');
+  const { Resvg } = await importExtra<ResvgModule>('@resvg/resvg-js', RENDERING);
   const resvg = new Resvg(svg, {
     fitTo: { mode: 'zoom', value: scale },
-    font: { fontFiles: fontFiles(), loadSystemFonts: false, defaultFontFamily: 'Excalifont' },
+    font: { fontFiles: fontFiles(RENDERING), loadSystemFonts: false, defaultFontFamily: 'Excalifont' },
   });
   const png = resvg.render();
   const out: Rendered = { format: 'png', width: png.width, height: png.height, data: png.asPng() };

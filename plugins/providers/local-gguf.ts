@@ -93,7 +93,12 @@ const runtimes = new Map<string, { llama: Promise<Llama>; log: Log }>();
 function loadModule(): Promise<NodeLlamaCpp> {
   modulePromise ??= import('node-llama-cpp').catch((err: unknown) => {
     modulePromise = undefined;
-    throw fail(`node-llama-cpp could not be loaded (${errorText(err)}): run npm install in Memo's folder.`, 'llama-cpp import failed');
+    // An optional package (memo-kernel's peerDependencies): a checkout installs it with its devDependencies,
+    // a host app's project only when asked (README, Install weight: with the overrides that keep out the GPU builds).
+    throw fail(
+      `node-llama-cpp could not be loaded (${errorText(err)}). It is optional and not installed with memo-kernel as a dependency: run \`npm install node-llama-cpp@3.21.1\` in your project (see the README's Install weight for the overrides that leave out its CUDA and Vulkan builds), or \`npm install\` in a Memo checkout.`,
+      'llama-cpp import failed',
+    );
   });
   return modulePromise;
 }

@@ -11,6 +11,7 @@ import { ConsolePanels } from '../../../kernel/packs/console-panels.js';
 import { SharedServices } from '../../../kernel/packs/shared-services.js';
 import { buildProgram } from '../../../kernel/cli/main.js';
 import { builtinPackIds } from '../../../kernel/kernel.js';
+import type { BuiltinPackId } from '../../../kernel/builtin-packs.js';
 import { makeKernel, type Fixture } from '../../helpers/kernel-fixture.js';
 import { waitFor } from '../../helpers/wait.js';
 
@@ -225,10 +226,10 @@ describe('loading packs by id', () => {
 
   it('refuses an unknown id before loading anything, naming the built-in ones', async () => {
     const fx = makeKernel({ packs: [] });
-    // Every folder of plugins/ with a plugin.json, in order (packs are added over time).
-    await expect(fx.kernel.loadPacks(['shell', 'fs-tool'])).rejects.toThrow(
-      `No built-in pack is called "fs-tool" (built-in packs: ${builtinPackIds().join(', ')}).`,
-    );
+    // Every folder of plugins/ with a plugin.json, in order (packs are added over time). A typed host
+    // cannot pass 'fs-tool' (BuiltinPackId); untyped JavaScript can, and is refused at run time.
+    const ids = ['shell', 'fs-tool'] as unknown as BuiltinPackId[];
+    await expect(fx.kernel.loadPacks(ids)).rejects.toThrow(`No built-in pack is called "fs-tool" (built-in packs: ${builtinPackIds().join(', ')}).`);
     expect(builtinPackIds()).toEqual(expect.arrayContaining(['calendar', 'fs-tools', 'providers', 'routines', 'shell', 'vault', 'web-search']));
     expect(fx.kernel.registry.has('run_command')).toBe(false);
     await fx.close();
