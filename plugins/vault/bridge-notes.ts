@@ -232,7 +232,8 @@ export const BRIDGE_NOTE_OPS: BridgeOp[] = [
       const { note } = vault.find(p.noteId);
       requireMarkdown(note, 'notes.applyTemplate');
       const folder = await templatesFolder(ctx);
-      findTemplate(templatesIn(vault, folder), folder, p.template);
+      const template = findTemplate(templatesIn(vault, folder), folder, p.template);
+      if (template.path === note.path) throw new MemoError('VALIDATION', `${shown(note.path)} is the template itself.`);
     },
     preview: async (p, ctx) => {
       const plan = await planApply(await vaultOf(ctx), ctx, p);
