@@ -256,19 +256,12 @@ export class PermissionGate {
     return set;
   }
 
-  /** The error a call is refused with when its preview threw: the tool's own (code and words), else TOOL_FAILED saying so. */
+  /** The error a call is refused with when its preview threw: the tool's own (code and words), else TOOL_FAILED as a failed run is. */
   private previewFailed(call: GateCall, err: unknown): MemoError {
     const details = { decision: 'deny:preview-failed' };
     if (isMemoError(err)) return new MemoError(err.code, err.message, { tool: call.tool, plugin: call.plugin, details: { ...err.details, ...details } });
-    return new MemoError(
-      'TOOL_FAILED',
-      `${call.tool} could not show what it would do (${(err as Error)?.message ?? String(err)}), so it was not asked and did not run.`,
-      {
-        tool: call.tool,
-        plugin: call.plugin,
-        details,
-      },
-    );
+    // Worded as a failure of the call's own code is (tool-pipeline.ts): one shape for the caller, whatever step failed.
+    return new MemoError('TOOL_FAILED', `${call.tool} failed: ${(err as Error)?.message ?? String(err)}`, { tool: call.tool, plugin: call.plugin, details });
   }
 
   private denied(call: GateCall, decision: string, message: string): MemoError {

@@ -47,7 +47,7 @@ describe('the permission gate', () => {
     const broken = await fx.kernel.invoke({ tool: 'broken_preview', args: { text: 'x' }, caller: { kind: 'agent' } });
     expect(broken).toMatchObject({
       ok: false,
-      error: { code: 'TOOL_FAILED', message: 'broken_preview could not show what it would do (renderer crashed), so it was not asked and did not run.' },
+      error: { code: 'TOOL_FAILED', message: 'broken_preview failed: renderer crashed' },
     });
     expect([ran, fx.prompter.asked.length]).toEqual([0, 0]);
     expect(
