@@ -24,10 +24,11 @@
 //     download); without them it would not.
 /* global fetch */
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { requiredPackageFiles } from './package-files.mjs';
 
 const root = dirname(dirname(fileURLToPath(import.meta.url)));
 const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
@@ -103,27 +104,10 @@ try {
       .join(', ')}`,
   );
   const has = (f) => files.includes(f);
-  const builtin = readdirSync(join(root, 'plugins')).filter((d) => existsSync(join(root, 'plugins', d, 'plugin.json')));
-  const wanted = [
-    'package.json',
-    'README.md',
-    'bin/memo',
-    'dist/kernel/index.js',
-    'dist/kernel/index.d.ts',
-    'dist/kernel/pack.d.ts',
-    'dist/kernel/testing.d.ts',
-    'dist/kernel/mcp/index.d.ts',
-    'dist/kernel/cli/main.js',
-    'dist/kernel/sandbox/sandbox-bridge.mjs',
-    'dist/kernel/util/heavy-worker.mjs',
-    'dist/plugins/console/ui/index.html',
-    'dist/plugins/console/ui/app.js',
-    'dist/plugins/console/ui/style.css',
-    ...builtin.flatMap((id) => [`dist/plugins/${id}/plugin.json`, `dist/plugins/${id}/index.js`]),
-  ];
+  const wanted = requiredPackageFiles(root);
   const missing = wanted.filter((f) => !has(f));
   check(
-    `holds bin/, the compiled kernel, the public .d.ts and every copied asset (${builtin.length} packs' plugin.json, console UI, sandbox bridge, heavy worker)`,
+    `holds bin/, the compiled kernel, the public .d.ts and every copied asset (${wanted.filter((f) => f.endsWith('/plugin.json')).length} packs' plugin.json, console UI, sandbox bridge, heavy worker)`,
     !missing.length,
     missing.join(', '),
   );

@@ -10,6 +10,8 @@ import * as path from 'node:path';
 import { BUILTIN_PACK_IDS } from '../../kernel/builtin-packs.js';
 import { builtinPackIds } from '../../kernel/kernel.js';
 import { CANVAS_EXTRAS } from '../../plugins/canvas/extras.js';
+// @ts-expect-error: a plain ES module script without types.
+import { requiredPackageFiles } from '../../scripts/package-files.mjs';
 
 const root = path.resolve(import.meta.dirname, '../..');
 const pkg = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8')) as {
@@ -35,23 +37,7 @@ describe('the package', () => {
     expect(fs.existsSync(path.join(root, 'dist', 'kernel', 'index.js'))).toBe(true); // npm test builds first
     const out = execFileSync('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], { cwd: root, encoding: 'utf8' });
     const files = (JSON.parse(out.slice(out.indexOf('['))) as Array<{ files: Array<{ path: string }> }>)[0]!.files.map((f) => f.path);
-    for (const f of [
-      'package.json',
-      'README.md',
-      'bin/memo',
-      'dist/kernel/index.js',
-      'dist/kernel/index.d.ts',
-      'dist/kernel/pack.d.ts',
-      'dist/kernel/testing.d.ts',
-      'dist/kernel/mcp/index.d.ts',
-      'dist/kernel/cli/main.js',
-      'dist/kernel/sandbox/sandbox-bridge.mjs',
-      'dist/kernel/util/heavy-worker.mjs',
-      'dist/plugins/console/ui/index.html',
-      'dist/plugins/console/ui/app.js',
-      ...pluginFolders.map((id) => `dist/plugins/${id}/plugin.json`),
-    ])
-      expect([f, files.includes(f)]).toEqual([f, true]);
+    for (const f of requiredPackageFiles(root) as string[]) expect([f, files.includes(f)]).toEqual([f, true]);
     expect(files.filter((f) => f.startsWith('dist/skills/') && f.endsWith('SKILL.md')).length).toBeGreaterThan(0);
     const stray = files.filter((f) => /^(test|bench|kernel|plugins|scripts|docs|skills)\//.test(f) || f.startsWith('dist/bench/') || f.endsWith('.map'));
     expect(stray).toEqual([]);

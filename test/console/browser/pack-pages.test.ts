@@ -10,22 +10,15 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import type { PackApi } from '../../../kernel/packs/pack-api.js';
 import { echoPack } from '../../helpers/kernel-fixture.js';
 import { reply, ScriptedProvider } from '../../helpers/scripted-provider.js';
 import { waitFor } from '../../helpers/wait.js';
-import { fakeMaker } from '../../plugins/whatsapp/fake-socket.js';
+import { fakeMaker, fakeWhatsAppHost } from '../../plugins/whatsapp/fake-socket.js';
 import { consoleFixture, type ConsoleFixture } from '../console-helpers.js';
 import { launchChromium, seriousViolations } from './browser-helpers.js';
 
-/** WhatsApp's servers are the edge of the world: a host pack offers the fake socket (Baileys' QR and pairing run for real). */
+/** WhatsApp's servers are the edge of the world: a host pack offers the fake socket. */
 const whatsappServers = fakeMaker();
-const fakeWhatsAppHost = {
-  id: 'fake-whatsapp-host',
-  version: '1.0.0',
-  tools: [],
-  activate: (api: PackApi) => api.provide('whatsapp.socket', whatsappServers.make),
-};
 
 describe("packs' own pages in the console, in Chromium", () => {
   let c: ConsoleFixture;
@@ -35,7 +28,7 @@ describe("packs' own pages in the console, in Chromium", () => {
 
   beforeAll(async () => {
     browser = await launchChromium();
-    c = await consoleFixture({ packs: [echoPack(), fakeWhatsAppHost] });
+    c = await consoleFixture({ packs: [echoPack(), fakeWhatsAppHost(whatsappServers)] });
     const k = c.fx.kernel;
     k.providers.register('scripted', (config) => Object.assign(new ScriptedProvider(() => reply('All quiet.')), { name: config.name }), 'test');
     k.providerSettings.put({ name: 'scripted-one', kind: 'scripted', model: 'model-a' });

@@ -1,3 +1,5 @@
+import type { PackApi } from '../../../kernel/packs/pack-api.js';
+import type { PackDefinition } from '../../../kernel/tools/tool-registry.js';
 /**
  * WhatsApp's edge of the world, faked: a socket whose events go through Baileys' real event buffer
  * (makeEventBuffer) and Baileys' real message processing (processMessage: edits, deletes, history
@@ -259,5 +261,18 @@ export function fakeMaker(): { make: SocketMaker; sockets: FakeSocket[]; last():
       if (!s) throw new Error('no socket was made');
       return s;
     },
+  };
+}
+
+/**
+ * A host pack that offers `servers`' fake socket to the WhatsApp pack (WhatsApp's servers are the
+ * edge of the world; Baileys' QR and pairing run for real): for kernels made with `packs: [...]`.
+ */
+export function fakeWhatsAppHost(servers: ReturnType<typeof fakeMaker>): PackDefinition {
+  return {
+    id: 'fake-whatsapp-host',
+    version: '1.0.0',
+    tools: [],
+    activate: (api: PackApi) => api.provide('whatsapp.socket', servers.make),
   };
 }
