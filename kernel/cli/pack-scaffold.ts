@@ -160,7 +160,7 @@ the person sees a preview and is asked first). Notes live in the pack's data fol
 - \`pack.test.mjs\` runs with \`node --test\` on a real kernel (\`memo-kernel/testing\`).
 
 The code imports \`memo-kernel/pack\`; the test imports \`memo-kernel/testing\`. When Memo loads the
-pack it provides \`memo-kernel/pack\` itself; the test${ts ? ' and the compiler' : ''} use the \`memo-kernel\`
+pack it provides \`memo-kernel/pack\` itself; the test${ts ? ' and the compiler use' : ' uses'} the \`memo-kernel\`
 that \`npm install\` links here from the Memo this pack was made with (\`package.json\`'s
 \`file:\` path; memo-kernel is not on the npm registry: change the path if Memo moves).
 

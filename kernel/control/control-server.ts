@@ -465,6 +465,10 @@ export class ControlServer {
           'UNSUPPORTED_VERSION',
           `this server speaks control protocol v${CONTROL_PROTOCOL_VERSION}; the request says ${req.v === undefined ? 'no version' : `v${JSON.stringify(req.v).slice(0, 20)}`}`,
         );
+      // `memo plugins disable X` then `memo tools call ...` through this server: the CLI wrote
+      // data/packs.json a moment ago, and the watcher's poll may not have seen it yet. One stat of
+      // the file makes the change count at once for the commands that show or use the packs.
+      if (typeof req.op === 'string' && (req.op.startsWith('plugins.') || req.op.startsWith('tools.'))) kernel.packs.applySettings();
       switch (req.op) {
         case 'plugins.list':
           return finish({ type: 'result', value: packList(kernel) });

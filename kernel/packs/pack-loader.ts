@@ -243,6 +243,16 @@ function codeLoadError(err: unknown, main: string, packDir: string): Error {
   return Object.assign(new ProblemError([problem], `its code failed to load: ${describeProblem(problem, source)}`), { cause: err });
 }
 
+/**
+ * Whether a subfolder of a pack folder is a pack to load (or report): not when it is a Memo data
+ * folder (no plugin.json, and the audit trail's key or file in it). `memo --packs . ...` in the
+ * folder a pack was made in puts ./data among the packs; it is the kernel's state, not a broken pack.
+ */
+export function isPackCandidate(dir: string): boolean {
+  if (fs.existsSync(path.join(dir, 'plugin.json'))) return true;
+  return !['audit.key', 'agent-audit.jsonl'].some((f) => fs.existsSync(path.join(dir, f)));
+}
+
 /** Lists pack folders (subfolders holding a plugin.json, or any subfolder so a missing manifest is reported). */
 export function listPackDirs(folders: PackFolder[]): PackFolder[] {
   const out: PackFolder[] = [];
@@ -256,6 +266,7 @@ export function listPackDirs(folders: PackFolder[]): PackFolder[] {
     // Code-unit order, not localeCompare: the same for pack ids (lowercase ASCII), without ICU's collator at start-up.
     for (const e of entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))) {
       if (!e.isDirectory() || e.name.startsWith('.') || (only && !only.includes(e.name))) continue;
+      if (!isPackCandidate(path.join(dir, e.name))) continue;
       out.push({ dir: path.join(dir, e.name), source });
     }
   }

@@ -5,7 +5,7 @@ import { Logger } from '../logger.js';
 import { inject, injectable } from '../di.js';
 import { FolderWatcher } from '../util/folder-watcher.js';
 import { ToolRegistry } from '../tools/tool-registry.js';
-import { listPackDirs, loadPackFolder, type PackFolder, type PackStatus } from './pack-loader.js';
+import { isPackCandidate, listPackDirs, loadPackFolder, type PackFolder, type PackStatus } from './pack-loader.js';
 import type { PackManifest } from './manifest.js';
 import { PackSettings, resolveConfig } from './pack-settings.js';
 import type { PackActivate, PackApi } from './pack-api.js';
@@ -240,7 +240,7 @@ export class PackManager {
     if (this.watcher) return;
     this.watcher = new FolderWatcher(this.logger, (dir) => {
       const folder = this.folders.find((f) => path.dirname(dir) === path.resolve(f.dir));
-      return folder && this.wanted(dir) ? this.sync({ dir, source: folder.source }) : undefined;
+      return folder && this.wanted(dir) && (!fs.existsSync(dir) || isPackCandidate(dir)) ? this.sync({ dir, source: folder.source }) : undefined;
     });
     await this.watcher.watch(this.folders.map((f) => path.resolve(f.dir)));
     // The settings file is polled, not watched: chokidar stops reporting anything when one of its

@@ -11,6 +11,8 @@ import { ControlConnection, reachServer, type ServerExpectation } from '../../..
 import { MAX_REQUEST_LINE_BYTES } from '../../../kernel/control/control-protocol.js';
 import { ControlServer } from '../../../kernel/control/control-server.js';
 import { toolList } from '../../../kernel/control/kernel-views.js';
+import { MemoryLogger } from '../../../kernel/logger.js';
+import { PackSettings } from '../../../kernel/packs/pack-settings.js';
 import type { ToolResult } from '../../../kernel/tools/contract.js';
 import { deferred, waitFor } from '../../helpers/wait.js';
 import { makeKernel, ScriptedPrompter, tempDir, tool, type Fixture } from '../../helpers/kernel-fixture.js';
@@ -119,6 +121,20 @@ describe('ControlServer', () => {
     ).request('tools.call', { tool: 'echo_safe', args: { text: 'hi' } }, { prompter: new ScriptedPrompter() })) as ToolResult;
     expect(result).toMatchObject({ ok: true, value: { echoed: { text: 'hi' } } });
     expect(r.fx.kernel.audit.tail({ limit: 1 })[0]).toMatchObject({ tool: 'echo_safe', caller: { kind: 'cli', id: 'memo tools call' }, outcome: 'ok' });
+  });
+
+  it('applies a pack disabled a moment ago by another process before it lists or calls tools', async () => {
+    const r = await running();
+    await r.fx.kernel.loadPacks([{ dir: path.resolve('test/fixtures/packs'), source: 'extra', only: ['echo-tools'] }]);
+    expect(((await (await connect(r)).request('tools.list')) as Array<{ name: string }>).map((t) => t.name)).toContain('note_write');
+    // As `memo plugins disable echo-tools` does from its own process; the kernel is not watching, so
+    // only the control server's re-read of data/packs.json can make the change count.
+    new PackSettings(path.join(r.fx.dataDir, 'packs.json'), new MemoryLogger()).setEnabled('echo-tools', false);
+    expect(((await (await connect(r)).request('tools.list')) as Array<{ name: string }>).map((t) => t.name)).not.toContain('note_write');
+    const result = (await (
+      await connect(r)
+    ).request('tools.call', { tool: 'note_write', args: { line: 'x' } }, { prompter: new ScriptedPrompter('allow-once') })) as ToolResult;
+    expect(result).toMatchObject({ ok: false, error: { code: 'TOOL_DISABLED' } });
   });
 
   it("puts a socket call's permission prompt to the CLI's prompter, never to the kernel's", async () => {
