@@ -23,7 +23,7 @@ export default {
     '^.+\\.ts$': ['ts-jest', { useESM: true, tsconfig: 'tsconfig.test.json' }],
   },
   testMatch: ['<rootDir>/test/**/*.test.ts'],
-  modulePathIgnorePatterns: ['<rootDir>/dist/'],
+  modulePathIgnorePatterns: ['<rootDir>/dist/', '<rootDir>/docs/'],
   testTimeout: 120_000,
   // Two files at a time, even on 2 cores: most files wait on child processes, PostgreSQL or Chromium,
   // not on the CPU. jest's default (cores - 1) ran this suite one file at a time here: a fresh clone's

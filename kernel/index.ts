@@ -2,6 +2,8 @@
  * The host app's entry (`memo-kernel`): create a kernel, pick its packs, replace its services, call
  * tools, run agent turns, shut it down. Pack code imports `memo-kernel/pack` instead; the MCP
  * endpoints are `memo-kernel/mcp` (they load the MCP SDK, which most hosts never need).
+ *
+ * @module memo-kernel
  */
 import './third-party-globals.js';
 export {

@@ -5,6 +5,8 @@
  *
  * A pack loaded from any folder resolves `memo-kernel/pack` to the running kernel's own copy of this
  * module, so errors and classes are the kernel's, and a hot-reloaded pack never gets a second kernel.
+ *
+ * @module memo-kernel/pack
  */
 import type { ToolContext, ToolImplementation, ToolRun, TypedToolImplementation } from './tools/contract.js';
 import './third-party-globals.js';

@@ -6,6 +6,8 @@
  *   const t = await createTestKernel({ packs: [packDir], answer: 'allow-once' });
  *   const r = await t.call('say_hello', { name: 'Ada' });
  *   await t.close();
+ *
+ * @module memo-kernel/testing
  */
 import './third-party-globals.js';
 import * as fs from 'node:fs';

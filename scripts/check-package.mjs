@@ -15,11 +15,12 @@
 //     then SIGTERM and a clean exit.
 //  4. The canvas pack without its optional packages: a shape is still made by Excalidraw's code, and
 //     measuring text and rendering fail with the message naming the `npm install` for this project.
-//  5. README's TypeScript example (createKernel, loadPacks of built-in ids, a tool call whose approval
-//     is answered in code), with the types of every public entry, compiles under `strict` without
+//  5. The embedding tutorial's host (docs/tutorials/embedding.md: its ```ts [src/...] files: createKernel
+//     with a replaced audit sink, loadPacks of built-in ids, a tool call whose approval is answered in
+//     code; no MODEL_URL here, so no agent turn), with the types of every public entry, compiles under `strict` without
 //     `skipLibCheck` (typescript and @types/node only; with the DOM library and without) and runs; a
 //     misspelt built-in pack id does not compile.
-//  6. The consumer-side setting for node-llama-cpp: with the overrides README gives, installing
+//  6. The consumer-side setting for node-llama-cpp: with the overrides docs/guides/install.md gives, installing
 //     node-llama-cpp resolves its CUDA and Vulkan packages to the empty package (lockfile only: no
 //     download); without them it would not.
 /* global fetch */
@@ -275,11 +276,13 @@ console.log(JSON.stringify({ shape: shapes[0]?.type, text, rendered }));
   );
   console.log(`typescript ${pkg.devDependencies.typescript} and @types/node ${pkg.devDependencies['@types/node']} installed in ${secs(ts.took)}`);
   mkdirSync(join(app, 'src'));
-  // README's TypeScript example, as it stands, and every other public entry's types.
-  const embedding = readFileSync(join(root, 'README.md'), 'utf8').split('## Embedding the kernel')[1] ?? '';
-  const example = /```ts\n([\s\S]*?)```/.exec(embedding)?.[1];
-  if (!check("README has the TypeScript embedding example (a ```ts block under 'Embedding the kernel')", !!example)) throw new Error('no example');
-  writeFileSync(join(app, 'src', 'host.ts'), example);
+  // The embedding tutorial's source files (```ts [src/host.ts], [src/audit.ts]), as they stand, and every other public entry's types.
+  const tutorial = readFileSync(join(root, 'docs', 'tutorials', 'embedding.md'), 'utf8');
+  const sources = [...tutorial.matchAll(/^```ts \[src\/([\w.-]+\.ts)\]\n([\s\S]*?)^```$/gm)].map((m) => ({ name: m[1], text: m[2] }));
+  const hasHost = sources.some((s) => s.name === 'host.ts');
+  if (!check('docs/tutorials/embedding.md has the host (a ```ts [src/host.ts] block)', hasHost, sources.map((s) => s.name).join(', ')))
+    throw new Error('no example');
+  for (const { name, text } of sources) writeFileSync(join(app, 'src', name), text);
   writeFileSync(
     join(app, 'src', 'entries.ts'),
     `import type { PackApi, BuiltinPackId } from 'memo-kernel/pack';
@@ -316,7 +319,7 @@ await createKernel({ root: process.cwd() }).loadPacks(['fs-toolz']);
   const tsc = join(nm, 'typescript', 'bin', 'tsc');
   const compiled = run('node', [tsc, '-p', 'tsconfig.json'], app, { allowFail: true });
   check(
-    `tsc --strict without skipLibCheck compiles README's example and every public entry (${secs(compiled.took)})`,
+    `tsc --strict without skipLibCheck compiles the embedding tutorial's host and every public entry (${secs(compiled.took)})`,
     compiled.status === 0,
     (compiled.stdout + compiled.stderr).slice(0, 1500),
   );
@@ -337,12 +340,12 @@ await createKernel({ root: process.cwd() }).loadPacks(['fs-toolz']);
   check("a misspelt built-in pack id ('fs-toolz') does not compile", typo.status !== 0 && /fs-toolz/.test(typo.stdout), typo.stdout.trim().split('\n')[0]);
 
   // ---------------------------------------------------------------------------------------------
-  step('6. node-llama-cpp for a host app: the overrides README gives');
+  step('6. node-llama-cpp for a host app: the overrides the install guide gives');
   const gpu = Object.fromEntries(Object.entries(pkg.overrides).filter(([name]) => /cuda|vulkan/.test(name)));
-  const readme = readFileSync(join(root, 'README.md'), 'utf8');
+  const readme = readFileSync(join(root, 'docs', 'guides', 'install.md'), 'utf8');
   const undocumented = Object.keys(gpu).filter((n) => !readme.includes(`"${n}": "${gpu[n]}"`));
   check(
-    `README gives the ${Object.keys(gpu).length} GPU overrides a host app copies`,
+    `docs/guides/install.md gives the ${Object.keys(gpu).length} GPU overrides a host app copies`,
     Object.keys(gpu).length === 6 && !undocumented.length,
     undocumented.join(', '),
   );

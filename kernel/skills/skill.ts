@@ -3,7 +3,7 @@ import * as path from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import type { Danger, Effect, JsonSchema } from '../tools/contract.js';
 import { compileSchema, schemaProblems, type SchemaCompiler } from '../tools/schemas.js';
-import { TOOL_DECLARATION_FIELDS } from '../tools/tool-declaration.js';
+import { DESCRIBED_TOOL_FIELDS } from '../packs/manifest.js';
 import { codeFrame, ProblemError, type Problem } from '../packs/pack-problems.js';
 import { mapAllowedTools, splitAllowedTools } from './allowed-tools.js';
 import type { Allowance } from './allowance.js';
@@ -66,32 +66,79 @@ export interface ReadSkillOptions {
   knownTool?: (name: string) => boolean;
 }
 
-const FRONTMATTER_SCHEMA = {
+/** The JSON Schema a SKILL.md's front matter is validated against (docs/reference/skill-md.md shows it). */
+export const FRONTMATTER_SCHEMA = {
   type: 'object',
   required: ['description'],
   // Lenient where harmless: other keys are kept and warned about, long texts warned about (below).
   additionalProperties: true,
   properties: {
-    name: { type: 'string', pattern: '^[a-z0-9]+(?:-[a-z0-9]+)*$', minLength: 1, maxLength: 64 },
-    description: { type: 'string', minLength: 1 },
-    license: { type: 'string' },
-    compatibility: { type: 'string' },
-    metadata: { type: 'object', additionalProperties: { type: 'string' } },
-    'allowed-tools': { anyOf: [{ type: 'string' }, { type: 'array', items: { type: 'string' } }] },
+    name: {
+      type: 'string',
+      pattern: '^[a-z0-9]+(?:-[a-z0-9]+)*$',
+      minLength: 1,
+      maxLength: 64,
+      description: "The skill's name, in kebab-case: it must equal the name of the skill's folder. Left out, the folder name is used (with a warning).",
+    },
+    description: {
+      type: 'string',
+      minLength: 1,
+      description: `What the skill does and when to use it: the model's skill index shows it. Over ${DESCRIPTION_LIMIT} characters (the Agent Skills limit) it loads with a warning and listings show it cut.`,
+    },
+    license: { type: 'string', description: "The skill's license (a name such as `MIT`, or the file bundled with it)." },
+    compatibility: {
+      type: 'string',
+      description: `What the skill needs from its environment (programs, network). Over ${COMPATIBILITY_LIMIT} characters it loads with a warning.`,
+    },
+    metadata: {
+      type: 'object',
+      additionalProperties: { type: 'string' },
+      description: 'Further facts as string keys and string values (`version: "1.0.0"`).',
+    },
+    'allowed-tools': {
+      anyOf: [{ type: 'string' }, { type: 'array', items: { type: 'string' } }],
+      description:
+        "A restriction while the skill is active: only these tools may be called (space- or comma-separated, or a list). Claude Code's names (`Read`, `Bash(git:*)`) are mapped to this project's tools; it never grants anything or skips a prompt.",
+    },
     tools: {
       type: 'array',
+      description: 'Command tools the skill adds: each runs one command (no shell), its `{parameter}` placeholders filled from the validated arguments.',
       // A pack's tool declaration, with the command fields on top; danger and effect have defaults here.
       items: {
         type: 'object',
         required: ['name', 'description', 'parameters', 'command'],
         additionalProperties: false,
         properties: {
-          ...TOOL_DECLARATION_FIELDS,
-          danger: { enum: ['medium', 'dangerous'] },
-          command: { type: 'string', minLength: 1 },
-          cwd: { enum: ['root', 'skill'] },
-          paths: { type: 'array', items: { type: 'string' } },
-          script: { type: 'string', minLength: 1 },
+          ...DESCRIBED_TOOL_FIELDS,
+          danger: {
+            enum: ['medium', 'dangerous'],
+            description: 'How the gate treats a call: a skill never skips the prompt, so `safe` is refused. Default `dangerous`.',
+          },
+          effect: {
+            ...DESCRIBED_TOOL_FIELDS.effect,
+            description: 'What a call does to the world: `read`, `write` or `delete`. Default `write`; a `delete` tool asks every time.',
+          },
+          timeoutMs: {
+            ...DESCRIBED_TOOL_FIELDS.timeoutMs,
+            description: `How long the command may run before it is stopped (\`TIMEOUT\`), in milliseconds; default 60 s for a skill's tool (SKILL_TOOL_TIMEOUT_MS).`,
+          },
+          command: {
+            type: 'string',
+            minLength: 1,
+            description:
+              'The command line: words split shell-style (quotes respected), `{parameter}` placeholders filled with the arguments. There is no shell, so pipes, redirects, `;` and `$VAR` are refused.',
+          },
+          cwd: { enum: ['root', 'skill'], description: "Where the command runs: the sandbox root (`root`, the default) or the skill's own folder (`skill`)." },
+          paths: {
+            type: 'array',
+            items: { type: 'string' },
+            description: 'Parameters that are paths: resolved through the sandbox (refused outside the root) and passed as real absolute paths.',
+          },
+          script: {
+            type: 'string',
+            minLength: 1,
+            description: 'A script bundled with the skill (`scripts/fill.py`), inside its folder, passed to the command as `{script}`.',
+          },
         },
       },
     },
@@ -227,7 +274,7 @@ export function readSkill(dir: string, schemas?: SchemaCompiler, options: ReadSk
       if (decl.script !== undefined && !template.some((t) => t.some((part) => 'param' in part && part.param === SCRIPT_PLACEHOLDER)))
         found.push({ field: 'command', message: `names no {${SCRIPT_PLACEHOLDER}}, so the script it declares would never run` });
     } catch (err) {
-      found.push({ field: 'command', message: `its command ${(err as Error).message}` });
+      found.push({ field: 'command', message: (err as Error).message });
     }
     for (const p of decl.paths ?? [])
       if (!Object.hasOwn(decl.parameters.properties ?? {}, p)) found.push({ field: 'paths', message: `paths names "${p}", which is not a parameter` });
