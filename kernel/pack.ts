@@ -154,3 +154,24 @@ export { isPublicAddress } from './util/public-address.js';
 export { runHeavy, HEAVY_TRANSFER, type HeavyOptions } from './util/heavy-work.js';
 /** Whether an error is SQLite reporting a damaged file (SQLITE_CORRUPT*, SQLITE_NOTADB), through wrappers such as typeorm's. */
 export { isSqliteDamage } from './storage/sqlite-health.js';
+
+// Types the exported signatures above name (a kernel property, a service method's argument or
+// result, an option): exported so a host or pack can name them, and so the API pages document them.
+export type { Attachment } from './agent/chat-attachments.js';
+export type { ResolvedMentions } from './agent/chat-mentions.js';
+export type { AuditLine } from './audit/audit-record.js';
+export type { AuditKindFilter, AuditOutcomeFilter } from './audit/audit-search.js';
+export type { ChainReport } from './audit/pg-audit-read.js';
+export type { AgentCliDetection } from './compose/pack-administration.js';
+export type { CommandOutput } from './packs/pack-commands.js';
+export type { AssessOptions } from './sandbox/command-assessment.js';
+export type { AreaReach } from './sandbox/kernel-state.js';
+export type { NetworkGrant } from './sandbox/network-proxy.js';
+export type { SandboxRequest } from './sandbox/os-sandbox.js';
+export type { ContainmentChoice } from './sandbox/process-containment.js';
+export type { DecisionScope, ExternalWritesSetting } from './state/shapes.js';
+export type { ClaimResult } from './storage/pg-shared-approvals.js';
+export type { MentionReference } from './agent/chat-mentions.js';
+export type { AuditEvent } from './audit/audit-record.js';
+export type { ContainmentMode } from './sandbox/process-containment.js';
+export type { GapSeen } from './audit/audit-record.js';

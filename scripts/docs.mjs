@@ -4,7 +4,8 @@
 //   1. the reference pages generated from the code (scripts/docs-reference.mjs): the CLI from its
 //      commander definitions, plugin.json and SKILL.md from their JSON Schemas, each pack's tools
 //      from its manifest. `--check` (CI) refuses a committed copy that differs instead of rewriting it;
-//   2. the API pages from the public entries' types (TypeDoc, docs/typedoc.json; not committed);
+//   2. the API pages from the public entries' types (TypeDoc, docs/typedoc.json; not committed); a
+//      warning fails it, so a public signature that names a type the entries do not export fails here;
 //   3. VitePress (a link to a missing page fails it);
 //   4. every link, asset and #anchor of the built site (scripts/docs-links.mjs).
 // The toolchain (VitePress, TypeDoc) is its own package in docs/, kept out of the kernel's install:
@@ -54,7 +55,7 @@ fs.rmSync(path.join(DOCS, 'reference', 'api'), { recursive: true, force: true })
 step(
   'API pages from the public entries (TypeDoc)',
   path.join(DOCS, 'node_modules', '.bin', 'typedoc'),
-  ['--options', 'typedoc.json', '--logLevel', 'Error'],
+  ['--options', 'typedoc.json', '--treatWarningsAsErrors'],
   DOCS,
 );
 step('building the site (VitePress)', path.join(DOCS, 'node_modules', '.bin', 'vitepress'), ['build', '.'], DOCS);

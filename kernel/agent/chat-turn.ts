@@ -18,7 +18,7 @@ export interface ChatTurnOptions extends Omit<TurnOptions, 'history' | 'routine'
   attachments?: readonly Attachment[];
   /** Resolve vault `@mentions` when the vault pack is loaded (default true). */
   mentions?: boolean;
-  /** Items the person picked in a face's @mention picker: sent as references with the message (their @Title is not looked up again). */
+  /** Items the person picked in a face's `@mention` picker: sent as references with the message (their `@Title` is not looked up again). */
   mentioned?: readonly ItemRef[];
 }
 

@@ -45,7 +45,7 @@ export interface PackCommandContext {
 // How a pack's command reports, the same in every pack: `CODE: message` or the answer's text, and
 // with --json `{ok: false, error: {code, message}}` or `{ok: true, result}`.
 
-type CommandOutput = Pick<PackCommandContext, 'options' | 'print'>;
+export type CommandOutput = Pick<PackCommandContext, 'options' | 'print'>;
 
 /** Prints a failure; the exit code is 2 for a VALIDATION error (the command line was wrong), else 1. */
 export function commandFailed(ctx: CommandOutput, code: string, message: string): number {
