@@ -95,8 +95,10 @@ export interface AuditVerifyReport {
   lines: number;
   /** Tool-call entries that verified. */
   entries: number;
-  /** Kernel event lines (gap, keyed-chain-start, torn-tail-recovered) that verified. */
+  /** Kernel event lines (gap, keyed-chain-start, torn-tail-recovered, agent-access) that verified. */
   events: number;
+  /** A person's changes (admin lines: a pack disabled, a permission stored, the token rotated) that verified. */
+  changes: number;
   /** The number of the last line that verified (entries and events share the numbering). */
   lastSeq: number;
   /** Lines torn by a crash mid-write: the last line, or one the kernel closed with a recovery event. */
@@ -184,7 +186,7 @@ export function recordedGap(line: number, obj: Record<string, unknown>): Recorde
 export function verifyAuditFile(file: string): AuditVerifyReport {
   const logName = path.basename(file);
   const headName = path.basename(headPathFor(file));
-  const report: AuditVerifyReport = { ok: true, file, lines: 0, entries: 0, events: 0, lastSeq: 0, torn: [], head: null, gaps: [] };
+  const report: AuditVerifyReport = { ok: true, file, lines: 0, entries: 0, events: 0, changes: 0, lastSeq: 0, torn: [], head: null, gaps: [] };
   const done = (problem?: AuditProblem): AuditVerifyReport => {
     const [firstGap] = report.gaps;
     if (!problem && firstGap) problem = gapProblem(firstGap, logName);
@@ -329,7 +331,8 @@ export function verifyAuditFile(file: string): AuditVerifyReport {
     if (isGap) {
       report.gaps.push(recordedGap(n, p.obj));
     }
-    if (p.event) report.events++;
+    if (p.event === 'admin') report.changes++;
+    else if (p.event) report.events++;
     else report.entries++;
     if (seal === 'plain') legacyEntries++;
     prevHash = p.hash;
@@ -365,7 +368,7 @@ export function verifyAuditFile(file: string): AuditVerifyReport {
   }
   const h = head.head;
   if (report.lastSeq < h.seq) {
-    if (report.entries + report.events === 0) {
+    if (report.entries + report.events + report.changes === 0) {
       return done({ line: 0, kind: 'emptied', message: `${logName} holds no entries, while ${headName} says it held ${h.seq}: it was emptied` });
     }
     return done({
@@ -395,6 +398,14 @@ export function verifyAuditFile(file: string): AuditVerifyReport {
   return done();
 }
 
+/** "12 entries, 3 changes by a person and 1 kernel event": the lines that verified, by kind. */
+export function lineCounts(r: { entries: number; events: number; changes: number }): string {
+  const parts = [`${r.entries} entr${r.entries === 1 ? 'y' : 'ies'}`];
+  if (r.changes) parts.push(`${r.changes} change${r.changes === 1 ? '' : 's'} by a person`);
+  if (r.events) parts.push(`${r.events} kernel event${r.events === 1 ? '' : 's'}`);
+  return parts.length === 1 ? parts[0]! : `${parts.slice(0, -1).join(', ')} and ${parts.at(-1)!}`;
+}
+
 /** One line (or a few) for a person: the verdict, then the first problem or what to know. */
 export function formatVerifyReport(r: AuditVerifyReport): string {
   if (r.problem) {
@@ -410,7 +421,7 @@ export function formatVerifyReport(r: AuditVerifyReport): string {
   const what =
     r.lines === 0
       ? 'no entries'
-      : `${r.entries} entries${r.events ? ` and ${r.events} kernel events` : ''}, ${r.legacy && !r.legacy.sealedByLine ? 'unkeyed chain intact' : 'keyed chain intact'}${r.head ? `, head matches (#${r.head.seq})` : ''}`;
+      : `${lineCounts(r)}, ${r.legacy && !r.legacy.sealedByLine ? 'unkeyed chain intact' : 'keyed chain intact'}${r.head ? `, head matches (#${r.head.seq})` : ''}`;
   let out = `OK: ${what}${notes.length ? `; ${notes.join('; ')}` : ''}.\n`;
   if (r.warning) out += `${r.warning}\n`;
   return out;

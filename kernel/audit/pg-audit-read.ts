@@ -7,7 +7,7 @@ import type { DatabaseUrl } from '../storage/database-url.js';
 import { encodeHead, GENESIS_HASH, HEAD_SIZE, headPathFor, KEY_FILE, parseLine, readHeadFile, readKey, sealOf, tagOf, type ParsedLine } from './audit-chain.js';
 import { isAuditEvent, type AuditLine } from './audit-record.js';
 import { AuditPageCollector, type AuditSearchPage, type AuditSearchQuery } from './audit-search.js';
-import { lostLinesMessage, recordedGap, type AuditProblem, type RecordedGap } from './audit-verify.js';
+import { lineCounts, lostLinesMessage, recordedGap, type AuditProblem, type RecordedGap } from './audit-verify.js';
 import { AUDIT_SCHEMA, auditKeyId, LOCAL_HEAD_FILE } from './pg-audit-schema.js';
 
 /**
@@ -26,6 +26,8 @@ export interface ChainReport {
   keyId: string;
   entries: number;
   events: number;
+  /** A person's changes (admin lines). */
+  changes: number;
   lastSeq: number;
   /** What the chain's head row says (its tag is not shown). */
   head: { seq: number; hash: string };
@@ -146,6 +148,7 @@ async function verifyChain(c: Client, row: ChainRow, keys: Map<string, KeyObject
     keyId: row.key_id,
     entries: 0,
     events: 0,
+    changes: 0,
     lastSeq: 0,
     head: { seq: Number(row.head_seq), hash: row.head_hash },
     local: localHead !== null,
@@ -210,7 +213,8 @@ async function verifyChain(c: Client, row: ChainRow, keys: Map<string, KeyObject
     const isGap = p.event === 'gap';
     if (p.prev !== prevHash || (isGap ? p.seq <= prevSeq : p.seq !== prevSeq + 1)) return done(chainBreak(p.seq, prevSeq));
     if (isGap) report.gaps.push(recordedGap(p.seq, p.obj));
-    if (p.event) report.events++;
+    if (p.event === 'admin') report.changes++;
+    else if (p.event) report.events++;
     else report.entries++;
     if (localHead && p.seq === localHead.seq) atLocal = p;
     prevHash = p.hash;
@@ -297,10 +301,7 @@ export function formatAuditDatabaseReport(r: AuditDatabaseReport, instance: stri
     const who = `instance ${ch.instance}${ch.instance === instance ? ' (this one)' : ''}`;
     if (ch.problem) out += `${who}: ${ch.problem.recorded ? 'GAP' : 'TAMPERED'}: ${ch.problem.message}.\n`;
     else {
-      const what =
-        ch.entries + ch.events === 0
-          ? 'no entries'
-          : `${ch.entries} entries${ch.events ? ` and ${ch.events} kernel events` : ''}, keyed chain intact, head matches (#${ch.head.seq})`;
+      const what = ch.entries + ch.events + ch.changes === 0 ? 'no entries' : `${lineCounts(ch)}, keyed chain intact, head matches (#${ch.head.seq})`;
       out += `${who}: OK: ${what}${ch.local ? `, reaches this data folder's ${LOCAL_HEAD_FILE}` : ''}.\n`;
     }
   }

@@ -123,7 +123,9 @@ async function watch(conn: ControlConnection, json: boolean): Promise<void> {
 export function registerApprovalsCommands(program: Command, cli: Cli): void {
   const approvals = program
     .command('approvals')
-    .description('permission requests waiting in the memo serve running on this data folder (MCP clients, routines, pack services): list, watch, answer');
+    .description(
+      'permission requests waiting in the memo serve running on this data folder (MCP clients, routines, pack services): list (--watch to follow), answer',
+    );
   approvals
     .command('list')
     .description('list the waiting requests: id, tool, caller, danger, masked arguments, preview, concern, expiry, and the answers that apply')

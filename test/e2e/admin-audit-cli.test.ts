@@ -108,7 +108,7 @@ describe('memo CLI admin changes on the audit trail', () => {
 
     const verify = memo(w, ['audit', 'verify']);
     expect(verify.code).toBe(0);
-    expect(verify.stdout).toMatch(/^OK: 0 entries and 14 kernel events, keyed chain intact/);
+    expect(verify.stdout).toMatch(/^OK: 0 entries and 14 changes by a person, keyed chain intact/);
   });
 
   it('makes no line for a change refused before it is made (an unknown pack, a provider that does not exist)', () => {

@@ -6,7 +6,7 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { formatVerifyReport, verifyAuditFile } from '../../kernel/audit/audit-verify.js';
+import { formatVerifyReport, lineCounts, verifyAuditFile } from '../../kernel/audit/audit-verify.js';
 import { readAuditFileTail } from '../../kernel/audit/audit-tail.js';
 import type { AuditEvent } from '../../kernel/audit/audit-record.js';
 import { makeKernel, type Fixture } from '../helpers/kernel-fixture.js';
@@ -82,12 +82,18 @@ describe('admin actions through kernel.admin', () => {
     expect(lines[1]!.error).toBeTruthy();
   });
 
+  it('counts call entries, changes by a person and kernel events apart on the verify line', () => {
+    expect(lineCounts({ entries: 12, changes: 3, events: 1 })).toBe('12 entries, 3 changes by a person and 1 kernel event');
+    expect(lineCounts({ entries: 1, changes: 0, events: 2 })).toBe('1 entry and 2 kernel events');
+    expect(lineCounts({ entries: 0, changes: 1, events: 0 })).toBe('0 entries and 1 change by a person');
+  });
+
   it('verifies with admin lines in the chain, and fails once an admin line is edited', async () => {
     await fx.kernel.invoke({ tool: 'echo_safe', args: { text: 'a' }, caller: { kind: 'cli' } });
     await fx.kernel.admin.setPackEnabled('echo-pack', false, 'console');
     await fx.kernel.admin.setPackEnabled('echo-pack', true, 'console');
     await fx.close();
-    expect(formatVerifyReport(verifyAuditFile(trail()))).toMatch(/^OK: 1 entries and 2 kernel events, keyed chain intact/);
+    expect(formatVerifyReport(verifyAuditFile(trail()))).toMatch(/^OK: 1 entry and 2 changes by a person, keyed chain intact/);
 
     // Someone rewrites who disabled the pack.
     const text = fs.readFileSync(trail(), 'utf8');

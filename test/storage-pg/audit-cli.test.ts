@@ -61,7 +61,7 @@ describe('memo audit with MEMO_DATABASE_URL', () => {
       code: 0,
       stdout:
         "instance alpha (this one): OK: 2 entries, keyed chain intact, head matches (#2), reaches this data folder's audit-chain.head.\n" +
-        'instance beta: OK: 1 entries, keyed chain intact, head matches (#1).\n',
+        'instance beta: OK: 1 entry, keyed chain intact, head matches (#1).\n',
     });
     const json = JSON.parse(memo(b, 'audit', 'verify', '--json').stdout);
     expect(json).toMatchObject({
@@ -79,7 +79,7 @@ describe('memo audit with MEMO_DATABASE_URL', () => {
     expect(bad.code).toBe(1);
     expect(bad.stdout).toBe(
       'instance alpha: TAMPERED: entry #1 was altered: its content no longer matches its MAC.\n' +
-        "instance beta (this one): OK: 1 entries, keyed chain intact, head matches (#1), reaches this data folder's audit-chain.head.\n",
+        "instance beta (this one): OK: 1 entry, keyed chain intact, head matches (#1), reaches this data folder's audit-chain.head.\n",
     );
   }, 120_000);
 
