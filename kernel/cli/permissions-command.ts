@@ -63,7 +63,7 @@ async function toolSpec(cli: Cli, name: string): Promise<ToolFacts> {
     if (!tool) {
       throw new NotFound(
         withDidYouMean(
-          `there is no tool named ${name} in the packs and skills of this data folder (memo tools list shows them)`,
+          `there is no tool named ${name} in the packs and skills of this data folder (memo tools list shows them; a pack or skill kept elsewhere needs --packs DIR or --skills DIR before the command)`,
           name,
           tools.map((t) => t.spec.name),
         ),

@@ -185,7 +185,7 @@ describe('names refused with a suggestion', () => {
       const r = await memo(['permissions', verb, 'wirte_file'], w);
       expect(r.code).toBe(1);
       expect(r.stderr).toContain(
-        'memo: there is no tool named wirte_file in the packs and skills of this data folder (memo tools list shows them); did you mean write_file?',
+        'memo: there is no tool named wirte_file in the packs and skills of this data folder (memo tools list shows them; a pack or skill kept elsewhere needs --packs DIR or --skills DIR before the command); did you mean write_file?',
       );
     }
     expect((await memo(['permissions', 'allow', 'note_write'], w)).code).toBe(0);
