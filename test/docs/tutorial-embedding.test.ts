@@ -9,9 +9,9 @@
  * own. scripts/check-package.mjs compiles and runs the same src/ files against the real tarball.
  */
 import * as fs from 'node:fs';
-import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import * as path from 'node:path';
+import { chatCompletionsServer } from '../helpers/chat-completions.js';
 import { requireFreshBuild } from '../helpers/dist.js';
 import { Tutorial } from '../helpers/tutorial.js';
 
@@ -21,36 +21,11 @@ const ROOT = path.resolve('.');
 
 /** Answers a request with a read_file call, and one that ends in the tool's result with what it read. */
 function modelServer() {
-  const requests: any[] = [];
-  const server = http.createServer((req, res) => {
-    let body = '';
-    req.on('data', (d) => (body += d));
-    req.on('end', () => {
-      const json = JSON.parse(body);
-      requests.push(json);
-      const last = json.messages.at(-1);
-      const message =
-        last.role === 'tool'
-          ? { role: 'assistant', content: `The file says: ${JSON.parse(last.content).content.trim()}` }
-          : {
-              role: 'assistant',
-              content: null,
-              tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'read_file', arguments: JSON.stringify({ path: 'hello.txt' }) } }],
-            };
-      res.writeHead(200, { 'content-type': 'application/json' });
-      res.end(
-        JSON.stringify({
-          id: 'chatcmpl-1',
-          object: 'chat.completion',
-          created: 1,
-          model: json.model,
-          choices: [{ index: 0, message, finish_reason: message.content === null ? 'tool_calls' : 'stop' }],
-          usage: { prompt_tokens: 50, completion_tokens: 5, total_tokens: 55 },
-        }),
-      );
-    });
+  return chatCompletionsServer((json, answer) => {
+    const last = json.messages.at(-1);
+    if (last.role === 'tool') answer.reply({ role: 'assistant', content: `The file says: ${JSON.parse(last.content).content.trim()}` });
+    else answer.calls([['read_file', { path: 'hello.txt' }]]);
   });
-  return { server, requests };
 }
 
 const LINK_KERNEL = `mkdir -p node_modules && ln -s ${ROOT} node_modules/memo-kernel`;

@@ -6,20 +6,9 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { requireFreshBuild } from '../helpers/dist.js';
-import { Tutorial } from '../helpers/tutorial.js';
+import { auditCalls, Tutorial } from '../helpers/tutorial.js';
 
 beforeAll(requireFreshBuild);
-
-interface AuditLine {
-  tool?: string;
-  pack?: string;
-  caller?: { kind: string };
-  args?: Record<string, unknown>;
-  decision?: string;
-  outcome?: string;
-  error?: { code: string };
-  summary?: string;
-}
 
 describe('the first-pack tutorial', () => {
   let tutorial: Tutorial;
@@ -41,12 +30,7 @@ describe('the first-pack tutorial', () => {
   });
 
   it('leaves one audit line per call: denied unanswered, allowed once, allowed by the stored approval', () => {
-    const lines = fs
-      .readFileSync(path.join(project, 'data', 'agent-audit.jsonl'), 'utf8')
-      .trim()
-      .split('\n')
-      .map((l) => JSON.parse(l) as AuditLine)
-      .filter((e) => e.tool === 'my_notes_append');
+    const lines = auditCalls(path.join(project, 'data')).filter((e) => e.tool === 'my_notes_append');
     expect(lines.map((e) => [e.caller?.kind, e.pack, e.decision, e.error?.code ?? e.outcome])).toEqual([
       ['cli', 'my-notes', 'deny:unanswered', 'PERMISSION_DENIED'],
       ['cli', 'my-notes', 'allow:once', 'ok'],

@@ -8,21 +8,11 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { requireFreshBuild } from '../helpers/dist.js';
 import { tempDir } from '../helpers/kernel-fixture.js';
-import { Tutorial } from '../helpers/tutorial.js';
+import { auditCalls, Tutorial } from '../helpers/tutorial.js';
 
 const MEMO = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..', '..', 'bin', 'memo');
 
 beforeAll(requireFreshBuild);
-
-interface AuditLine {
-  tool?: string;
-  caller?: { kind: string };
-  args?: Record<string, unknown>;
-  decision?: string;
-  outcome?: string;
-  error?: { code: string };
-  summary?: string;
-}
 
 describe('the first-skill tutorial', () => {
   let tutorial: Tutorial;
@@ -40,12 +30,7 @@ describe('the first-skill tutorial', () => {
   });
 
   it('runs the bundled script on the file inside the root, and refuses the one outside it before asking', () => {
-    const lines = fs
-      .readFileSync(path.join(project, 'data', 'agent-audit.jsonl'), 'utf8')
-      .trim()
-      .split('\n')
-      .map((l) => JSON.parse(l) as AuditLine)
-      .filter((e) => e.tool !== undefined);
+    const lines = auditCalls(path.join(project, 'data'));
     expect(lines.map((e) => [e.caller?.kind, e.tool, e.decision, e.error?.code ?? e.outcome])).toEqual([
       ['cli', 'read_skill', 'auto', 'ok'],
       ['cli', 'count_words', 'allow:once', 'ok'],

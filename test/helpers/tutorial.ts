@@ -97,6 +97,28 @@ export function missingOutput(expected: string, printed: string): string | null 
   return null;
 }
 
+/** The fields of an audit line the tutorial tests look at. */
+export interface AuditLine {
+  tool?: string;
+  pack?: string;
+  caller?: { kind: string };
+  args?: Record<string, unknown>;
+  decision?: string;
+  outcome?: string;
+  error?: { code: string };
+  summary?: string;
+}
+
+/** The tool-call lines of a data folder's audit trail (its events left out), oldest first. */
+export function auditCalls(dataDir: string): AuditLine[] {
+  return fs
+    .readFileSync(path.join(dataDir, 'agent-audit.jsonl'), 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as AuditLine)
+    .filter((e) => e.tool !== undefined);
+}
+
 export interface TutorialOptions {
   /** Extra environment for every command (a model server's URL). */
   env?: Record<string, string>;
