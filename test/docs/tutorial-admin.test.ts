@@ -10,7 +10,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { requireFreshBuild } from '../helpers/dist.js';
-import { Tutorial } from '../helpers/tutorial.js';
+import { auditCalls, Tutorial } from '../helpers/tutorial.js';
 
 beforeAll(requireFreshBuild);
 
@@ -45,11 +45,7 @@ describe('docs/tutorials/admin-first-day.md', () => {
 
       // The client's write ran once a person allowed it, and the trail says who asked and who answered.
       expect(fs.readFileSync(path.join(tutorial.home, 'memo-work', 'notes.txt'), 'utf8')).toBe('Written by my-editor\n');
-      const trail = fs
-        .readFileSync(path.join(data, 'agent-audit.jsonl'), 'utf8')
-        .trim()
-        .split('\n')
-        .map((l) => JSON.parse(l));
+      const trail = auditCalls(data);
       const write = trail.find((e) => e.tool === 'write_file');
       expect(write).toMatchObject({ caller: { kind: 'mcp', id: 'my-editor' }, decision: 'allow:once', answeredBy: 'cli', outcome: 'ok' });
       expect(trail.find((e) => e.tool === 'web_search')).toMatchObject({ outcome: 'error', error: { code: 'TOOL_DISABLED' } });
