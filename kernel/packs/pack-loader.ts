@@ -245,7 +245,8 @@ function codeLoadError(err: unknown, main: string, packDir: string): Error {
 
 /**
  * Whether a subfolder of a pack folder is a pack to load (or report): not when it is a Memo data
- * folder (no plugin.json, and the audit trail's key or file in it). `memo --packs . ...` in the
+ * folder (no plugin.json, and the audit trail's key or file in it). A folder that is gone is a
+ * candidate (its pack is unloaded). `memo --packs . ...` in the
  * folder a pack was made in puts ./data among the packs; it is the kernel's state, not a broken pack.
  */
 export function isPackCandidate(dir: string): boolean {

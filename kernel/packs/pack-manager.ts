@@ -240,7 +240,7 @@ export class PackManager {
     if (this.watcher) return;
     this.watcher = new FolderWatcher(this.logger, (dir) => {
       const folder = this.folders.find((f) => path.dirname(dir) === path.resolve(f.dir));
-      return folder && this.wanted(dir) && (!fs.existsSync(dir) || isPackCandidate(dir)) ? this.sync({ dir, source: folder.source }) : undefined;
+      return folder && this.wanted(dir) && isPackCandidate(dir) ? this.sync({ dir, source: folder.source }) : undefined;
     });
     await this.watcher.watch(this.folders.map((f) => path.resolve(f.dir)));
     // The settings file is polled, not watched: chokidar stops reporting anything when one of its
