@@ -389,11 +389,15 @@ export class ConversationStore {
   async create(init: { title?: string; provider?: string | null; model?: string | null } = {}): Promise<ConversationInfo> {
     const { conv } = await this.repos();
     const id = randomUUID();
+    // Instants to the millisecond (the column default is to the second on SQLite): the history's order needs them.
+    const now = new Date();
     const row = conv.create({
       id,
       title: this.c.encrypt((init.title ?? 'New conversation').slice(0, 200), at.title(id)),
       provider: init.provider ?? null,
       model: init.model ?? null,
+      createdAt: now,
+      updatedAt: now,
     });
     await conv.save(row);
     return this.info(row.id);
@@ -423,14 +427,24 @@ export class ConversationStore {
 
   async list(limit = 20): Promise<ConversationInfo[]> {
     const { conv } = await this.repos();
-    const rows = await conv.find({ order: { updatedAt: 'DESC' }, take: limit });
+    // Newest activity first; conversations touched in the same instant keep one order on every read.
+    const rows = await conv.find({ order: { updatedAt: 'DESC', createdAt: 'DESC', id: 'ASC' }, take: limit });
     return Promise.all(rows.map((r) => this.info(r.id)));
   }
 
   async update(id: string, fields: { title?: string; provider?: string | null; model?: string | null; mode?: AccessMode | null }): Promise<void> {
     const { conv } = await this.repos();
     const { title, ...rest } = fields;
-    await conv.update({ id }, { ...rest, ...(title !== undefined ? { title: this.c.encrypt(title.slice(0, 200), at.title(id)) } : {}) });
+    // A turn's provider, model or mode is activity (the conversation moves up the history); a new title alone is not.
+    const activity = Object.values(rest).some((v) => v !== undefined);
+    await conv.update(
+      { id },
+      {
+        ...rest,
+        ...(title !== undefined ? { title: this.c.encrypt(title.slice(0, 200), at.title(id)) } : {}),
+        updatedAt: activity ? new Date() : () => '"updatedAt"',
+      },
+    );
   }
 
   /** Soft-deletes a conversation: it is gone from every listing, and its write capabilities die. */

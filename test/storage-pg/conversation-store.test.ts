@@ -118,6 +118,27 @@ describe.each<Backend>(['sqlite', 'postgres'])('the conversation store on %s', (
     await expect(store.appendTurn(a.id, [{ role: 'user', content: 'x' }], [])).rejects.toMatchObject({ code: 'NOT_FOUND' });
   });
 
+  it('lists the conversation with the newest turn first, in one order on every read; a new title alone does not move one', async () => {
+    const store = track((await place(backend)).open());
+    const tick = () => new Promise((r) => setTimeout(r, 5));
+    const a = await store.create({ title: 'a' });
+    await tick();
+    const b = await store.create({ title: 'b' });
+    await tick();
+    const c = await store.create({ title: 'c' });
+    await tick();
+    await store.appendTurn(a.id, [{ role: 'user', content: 'hi' }], []);
+    const order = [a.id, c.id, b.id];
+    expect((await store.list()).map((x) => x.id)).toEqual(order);
+    await tick();
+    await store.update(b.id, { title: 'b, named' });
+    expect((await store.list()).map((x) => x.id)).toEqual(order);
+    // A turn's provider is activity: the conversation comes first.
+    await store.update(b.id, { provider: 'p', model: 'm' });
+    expect((await store.list()).map((x) => x.id)).toEqual([b.id, a.id, c.id]);
+    expect((await store.info(b.id)).title).toBe('b, named');
+  });
+
   it('rotates the key: everything re-encrypted with the new one, nothing lost', async () => {
     const p = await place(backend);
     let store = track(p.open());

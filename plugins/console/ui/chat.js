@@ -384,18 +384,24 @@ export function ChatPage({ events, announce }) {
       (err) => announce(err.message),
     );
   };
+  // Only the newest answer to `open` is shown: one asked for before a turn ended can arrive after the
+  // answer asked for when it ended (they travel apart from the event stream) and would bring the turn back.
+  const openSeq = useRef(0);
   /** Shows a conversation; `keepTurn` keeps the box of a turn that just ended in this page. */
   const open = async (id, keepTurn = false) => {
+    const seq = ++openSeq.current;
     lastOpen = id;
     setCurrent(id);
     setProblem('');
     try {
       const t = await api(`/chat/conversations/${encodeURIComponent(id)}`);
-      if (currentRef.current !== id) return;
+      if (currentRef.current !== id || seq !== openSeq.current) return;
       setTranscript(t);
       // The conversation's own provider, model and access mode come back with it (not on the refresh after a turn).
       if (!keepTurn) setChoice((c) => choiceOf(t.info, optionsRef.current, c));
-      if (!keepTurn || t.running) setTurn(t.running);
+      // A turn whose end the stream already brought is over, whatever a slower answer says.
+      const live = t.running && !ended.current.has(t.running.id) ? t.running : null;
+      if (!keepTurn || live) setTurn(live);
     } catch (err) {
       setProblem(err.message);
     }
@@ -519,8 +525,9 @@ export function ChatPage({ events, announce }) {
             ? html`<p class="note">No conversations yet.</p>`
             : html`<ul>
                 ${list.map(
+                  // Keyed: a refreshed list that reorders keeps each button with its conversation (a click never lands on another).
                   (c) =>
-                    html`<li>
+                    html`<li key=${c.id}>
                       <button
                         type="button"
                         class="conv"
