@@ -104,7 +104,13 @@ export function registerPluginsCommands(program: Command, cli: Cli): void {
             p.enabled ? 'yes' : 'no',
             String(p.tools),
             // The update's reason as its first line here (memo plugins info shows it whole, with the code around it).
-            p.status !== 'loaded' ? `failed: ${p.error}` : p.reloadError ? `loaded; its update failed: ${p.reloadError.split('\n')[0]}` : 'loaded',
+            p.status !== 'loaded'
+              ? `failed: ${p.error}`
+              : p.reloadError
+                ? `loaded; its update failed: ${p.reloadError.split('\n')[0]}`
+                : p.enabled
+                  ? 'loaded'
+                  : 'loaded, its tools not served',
           ]),
         ]),
       );
