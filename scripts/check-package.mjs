@@ -6,7 +6,8 @@
 //
 //  1. `npm pack` (its prepare builds dist/): the tarball holds bin/, dist/ with the copied assets (each
 //     built-in pack's plugin.json, the console UI, skills, the sandbox bridge and heavy worker), README
-//     and package.json; no sources, tests, bench or source maps. Prints its file count and size.
+//     package.json, and the docs' Markdown pages and screenshots (every link of README.md and the docs
+//     leads to a file in the tarball); no sources, tests, bench or source maps. Prints its file count and size.
 //  2. `npm install <tarball>` in an empty folder: no install step needs the checkout (npm runs no prepare
 //     for a tarball), and none of the optional packages comes along (node-llama-cpp with its GPU builds,
 //     Excalidraw's renderer and fonts, Excalidraw's editor). Prints the installed size.
@@ -29,7 +30,7 @@ import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, write
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { requiredPackageFiles } from './package-files.mjs';
+import { deadPackageLinks, isShippedDoc, requiredPackageFiles } from './package-files.mjs';
 
 const root = dirname(dirname(fileURLToPath(import.meta.url)));
 const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
@@ -118,12 +119,20 @@ try {
   );
   const stray = files.filter(
     (f) =>
-      /^(test|bench|kernel|plugins|scripts|docs|skills|node_modules|data)\//.test(f) ||
+      /^(test|bench|kernel|plugins|scripts|skills|node_modules|data)\//.test(f) ||
+      (f.startsWith('docs/') && !isShippedDoc(f)) ||
       f.startsWith('dist/bench/') ||
       f.endsWith('.map') ||
       (f.endsWith('.ts') && !f.endsWith('.d.ts')),
   );
   check('holds no sources, tests, bench, scripts or source maps', !stray.length, stray.slice(0, 5).join(', '));
+  const docs = files.filter((f) => f.startsWith('docs/'));
+  const dead = deadPackageLinks(files, (f) => readFileSync(join(root, f), 'utf8'));
+  check(
+    `holds the docs (${docs.filter((f) => f.endsWith('.md')).length} Markdown pages, ${docs.filter((f) => f.endsWith('.png')).length} screenshots): every link of README.md and the docs leads to a file in the tarball (TypeDoc's API pages excepted: npm run docs builds them in a checkout)`,
+    docs.length > 0 && !dead.length,
+    dead.slice(0, 5).join(', '),
+  );
 
   // ---------------------------------------------------------------------------------------------
   step('2. npm install <tarball> in an empty folder');

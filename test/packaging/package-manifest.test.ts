@@ -11,7 +11,7 @@ import { BUILTIN_PACK_IDS } from '../../kernel/builtin-packs.js';
 import { builtinPackIds } from '../../kernel/kernel.js';
 import { CANVAS_EXTRAS } from '../../plugins/canvas/extras.js';
 // @ts-expect-error: a plain ES module script without types.
-import { requiredPackageFiles } from '../../scripts/package-files.mjs';
+import { deadPackageLinks, isShippedDoc, requiredPackageFiles } from '../../scripts/package-files.mjs';
 
 const root = path.resolve(import.meta.dirname, '../..');
 const pkg = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8')) as {
@@ -33,14 +33,33 @@ describe('the package', () => {
     expect(builtinPackIds()).toEqual(pluginFolders);
   });
 
+  const packed = () => {
+    const out = execFileSync('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], { cwd: root, encoding: 'utf8' });
+    return (JSON.parse(out.slice(out.indexOf('['))) as Array<{ files: Array<{ path: string }> }>)[0]!.files.map((f) => f.path);
+  };
+
   it('ships bin/ and dist/ with its copied assets, and no sources, tests, bench or source maps', () => {
     expect(fs.existsSync(path.join(root, 'dist', 'kernel', 'index.js'))).toBe(true); // npm test builds first
-    const out = execFileSync('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], { cwd: root, encoding: 'utf8' });
-    const files = (JSON.parse(out.slice(out.indexOf('['))) as Array<{ files: Array<{ path: string }> }>)[0]!.files.map((f) => f.path);
+    const files = packed();
     for (const f of requiredPackageFiles(root) as string[]) expect([f, files.includes(f)]).toEqual([f, true]);
     expect(files.filter((f) => f.startsWith('dist/skills/') && f.endsWith('SKILL.md')).length).toBeGreaterThan(0);
-    const stray = files.filter((f) => /^(test|bench|kernel|plugins|scripts|docs|skills)\//.test(f) || f.startsWith('dist/bench/') || f.endsWith('.map'));
+    const stray = files.filter(
+      (f) =>
+        /^(test|bench|kernel|plugins|scripts|skills)\//.test(f) ||
+        (f.startsWith('docs/') && !isShippedDoc(f)) ||
+        f.startsWith('dist/bench/') ||
+        f.endsWith('.map'),
+    );
     expect(stray).toEqual([]);
+  });
+
+  it("ships the docs' Markdown pages, so every link of its README and docs leads to a file in the package", () => {
+    const files = packed();
+    const tracked = execFileSync('git', ['ls-files', 'docs'], { cwd: root, encoding: 'utf8' }).trim().split('\n').filter(isShippedDoc);
+    expect(tracked.length).toBeGreaterThan(40);
+    expect(tracked.filter((f) => !files.includes(f))).toEqual([]);
+    expect(files.filter((f) => f.startsWith('docs/')).sort()).toEqual(tracked.sort());
+    expect(deadPackageLinks(files, (f: string) => fs.readFileSync(path.join(root, f), 'utf8'))).toEqual([]);
   });
 
   it('leaves the heavy optional packages out of the default install: optional peers, installed on demand', () => {
