@@ -9,7 +9,8 @@ import { listPackDirs, readManifest } from '../packs/pack-loader.js';
 import type { PackManifest } from '../packs/manifest.js';
 import { PackSettings, resolveConfig } from '../packs/pack-settings.js';
 import { withCommandStore } from '../state/command-store.js';
-import { packInfo, packList } from '../control/kernel-views.js';
+import { reachServer } from '../control/control-client.js';
+import { packInfo, packList, type PackInfo } from '../control/kernel-views.js';
 import { registerPluginAuthoring } from './authoring-command.js';
 import { noServerOption, NotFound, print, table, UsageError, type Cli, type ServerOption } from './context.js';
 import { didYouMean, withDidYouMean } from '../util/did-you-mean.js';
@@ -73,6 +74,34 @@ function withSettingSuggestions(message: string, keys: string[], schema: PackMan
 function withSettings<R>(cli: Cli, use: (settings: PackSettings) => R): Promise<R> {
   const logger = new StderrLogger();
   return withCommandStore(cli.dataDir(), logger, (db) => new PackSettings(path.join(cli.dataDir(), 'packs.json'), logger, db), use);
+}
+
+/**
+ * After a change to the pack choices: a server running on this data folder re-reads them before the
+ * command returns (its own poll would take up to a second, and an MCP call in that second would still
+ * see the old choice). Returns the sentence to print: whether the server took the change, '' when none runs.
+ */
+async function applyInServer(cli: Cli, id: string, enabled?: boolean): Promise<string> {
+  const reach = await reachServer({ dataDir: cli.dataDir() });
+  if (reach === null || 'skipped' in reach) return '';
+  const { pid } = reach.server;
+  let server = reach.server;
+  try {
+    // Any plugins.* request makes the server re-read the choices first; info says what it now holds.
+    // (Choices shared through PostgreSQL reach it by a notification: asked again for up to 2 s.)
+    for (let tries = 0; ; tries++) {
+      const info = (await server.request('plugins.info', { id })) as PackInfo | null;
+      if (info === null || info.status !== 'loaded') return ` The running server (pid ${pid}) has no pack "${id}" loaded: it applies this when the pack loads.`;
+      if (enabled === undefined || info.enabled === enabled) return ` The running server (pid ${pid}) applied it.`;
+      if (tries === 20) return ` The running server (pid ${pid}) has not applied it yet: it still has the pack ${info.enabled ? 'enabled' : 'disabled'}.`;
+      await new Promise((r) => setTimeout(r, 100));
+      const again = await reachServer({ dataDir: cli.dataDir() });
+      if (again === null || 'skipped' in again) return ` The running server (pid ${pid}) is gone.`;
+      server = again.server;
+    }
+  } catch (err) {
+    return ` The running server (pid ${pid}) did not answer (${(err as Error).message}): it applies the change within a second.`;
+  }
 }
 
 export function registerPluginsCommands(program: Command, cli: Cli): void {
@@ -154,7 +183,7 @@ export function registerPluginsCommands(program: Command, cli: Cli): void {
         await cliRecorded(cli, { action: enabled ? 'pack.enable' : 'pack.disable', target: id }, () =>
           withSettings(cli, (settings) => settings.setEnabled(id, enabled)),
         );
-        process.stdout.write(`${enabled ? 'Enabled' : 'Disabled'} ${id}.\n`);
+        process.stdout.write(`${enabled ? 'Enabled' : 'Disabled'} ${id}.${await applyInServer(cli, id, enabled)}\n`);
       });
   }
   plugins
@@ -182,7 +211,9 @@ export function registerPluginsCommands(program: Command, cli: Cli): void {
           throw err;
         }
       }
+      const applied = pairs.length ? await applyInServer(cli, id) : '';
       if (opts.json) return print(current);
       process.stdout.write(JSON.stringify(current, null, 2) + '\n');
+      if (applied) process.stderr.write(`memo:${applied}\n`);
     });
 }

@@ -32,6 +32,10 @@ describe('the tutorial runner', () => {
   it('finds output lines in order and names the first one missing', () => {
     expect(missingOutput('a  b\n...\nd\n', 'x a b y\nc\nd')).toBeNull();
     expect(missingOutput('d\na b\n', 'a b\nd')).toBe('a b');
+    // `...` inside a line: any text on that line, not across lines.
+    expect(missingOutput('Done (pid ...) ok.\n', 'Done (pid 42) ok.')).toBeNull();
+    expect(missingOutput('Done (pid ...) ok.\n', 'Done (pid 42)\nok.')).toBe('Done (pid ...) ok.');
+    expect(missingOutput('a.c\n', 'abc')).toBe('a.c');
   });
 
   it('writes files, runs commands in the folder a cd left, and checks their output', async () => {

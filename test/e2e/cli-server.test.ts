@@ -13,7 +13,7 @@ import { requireFreshBuild } from '../helpers/dist.js';
 import { tempDir } from '../helpers/kernel-fixture.js';
 import { processesWithArg } from '../helpers/processes.js';
 import { waitFor } from '../helpers/wait.js';
-import { BIN, ServeProcess, serveWorkspace, writePack, type ServeWorkspace as Workspace } from '../mcp/mcp-helpers.js';
+import { BIN, connect, ServeProcess, serveWorkspace, writePack, type ServeWorkspace as Workspace } from '../mcp/mcp-helpers.js';
 
 beforeAll(requireFreshBuild);
 
@@ -124,6 +124,28 @@ describe('the CLI with memo serve running on its data folder', () => {
     expect(r.code).toBe(0);
     expect(r.stderr).toBe(via());
     expect(r.json.find((p: any) => p.id === 'late-pack')).toMatchObject({ status: 'loaded', tools: 1, source: 'extra' });
+  });
+
+  it('applies plugins disable and enable in the server before the command returns: an MCP call right after sees each, and the command says so', async () => {
+    const info = await server.json(0);
+    const mcp = await connect(info.url, info.token, { name: 'toggle-client' });
+    try {
+      const off = await memo(w, ['plugins', 'disable', 'whoami']);
+      expect([off.code, off.stdout]).toEqual([0, `Disabled whoami. The running server (pid ${pid}) applied it.\n`]);
+      const refused = (await mcp.client.callTool({ name: 'whoami', arguments: {} })) as { isError?: boolean; content: Array<{ text: string }> };
+      expect([refused.isError, refused.content[0]!.text]).toEqual([true, expect.stringContaining('TOOL_DISABLED')]);
+      const on = await memo(w, ['plugins', 'enable', 'whoami']);
+      expect([on.code, on.stdout]).toEqual([0, `Enabled whoami. The running server (pid ${pid}) applied it.\n`]);
+      const ran = (await mcp.client.callTool({ name: 'whoami', arguments: {} })) as {
+        isError?: boolean;
+        structuredContent?: unknown;
+        content: Array<{ text: string }>;
+      };
+      expect(ran.isError).toBeFalsy();
+      expect(ran.content[0]!.text).toContain(String(pid));
+    } finally {
+      await mcp.close();
+    }
   });
 
   it('prints the same tools list and plugins info JSON through the server as with a kernel of its own', async () => {

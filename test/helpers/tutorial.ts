@@ -12,7 +12,8 @@
  *   ```sh background       starts the block's one command and leaves it running until `stop()`;
  *                          the `[output]` block after it is awaited in what it prints
  *   ```text [output]       what the block before printed: every line but `...` appears, in order
- *                          (spaces collapsed; a line matches anywhere inside a printed line)
+ *                          (spaces collapsed; a line matches anywhere inside a printed line, and
+ *                          `...` inside a line stands for any text on that line: `(pid ...)`)
  *   ```LANG no-run         shown, not run; `noRun` lists them so a test can refuse any
  *
  * Any other block is an error: a sample nobody runs. `rewrite` lets a test replace a command it
@@ -90,9 +91,17 @@ export function missingOutput(expected: string, printed: string): string | null 
   let from = 0;
   for (const want of expected.split('\n').map(collapse)) {
     if (want === '' || want === '...') continue;
-    const at = haystack.indexOf(want, from);
-    if (at < 0) return want;
-    from = at + want.length;
+    const pattern = new RegExp(
+      want
+        .split('...')
+        .map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))
+        .join('[^\\n]*?'),
+      'g',
+    );
+    pattern.lastIndex = from;
+    const found = pattern.exec(haystack);
+    if (!found) return want;
+    from = found.index + found[0].length;
   }
   return null;
 }
