@@ -224,22 +224,22 @@ describe('no exit while a retry waits', () => {
       .map((l) => JSON.parse(l));
   }
 
-  it('memo tools call web_search against a port that refuses: a clear error, exit 1, and an audit line', async () => {
+  it('memo tools call web_search against a server that hangs up on every connection: a clear error, exit 1, and an audit line', async () => {
     const w = workspace();
-    // A port nobody listens on: bound, noted, closed.
-    const port = await new Promise<number>((resolve) => {
-      const s = net.createServer().listen(0, '127.0.0.1', () => {
-        const p = (s.address() as net.AddressInfo).port;
-        s.close(() => resolve(p));
-      });
-    });
-    expect((await memo(['plugins', 'config', 'web-search', `endpoint=http://127.0.0.1:${port}/html/`, 'retries=2'], w)).code).toBe(0);
-    const r = await memo(['tools', 'call', 'web_search', '--args', '{"query":"weather"}'], w);
-    expect(r.code).toBe(1);
-    expect(r.stderr).toMatch(/memo: TOOL_FAILED: Could not reach DuckDuckGo \(127\.0\.0\.1:\d+\).*tried 3 times/);
-    const lines = (await auditOf(w)).filter((l) => l.tool === 'web_search');
-    expect(lines).toHaveLength(1);
-    expect(lines[0]).toMatchObject({ outcome: 'error', error: { code: 'TOOL_FAILED' } });
+    // Held open for the test (a port closed and freed could be taken by another test's server meanwhile).
+    const hangsUp = net.createServer((socket) => socket.destroy());
+    const port = await new Promise<number>((resolve) => hangsUp.listen(0, '127.0.0.1', () => resolve((hangsUp.address() as net.AddressInfo).port)));
+    try {
+      expect((await memo(['plugins', 'config', 'web-search', `endpoint=http://127.0.0.1:${port}/html/`, 'retries=2'], w)).code).toBe(0);
+      const r = await memo(['tools', 'call', 'web_search', '--args', '{"query":"weather"}'], w);
+      expect(r.code).toBe(1);
+      expect(r.stderr).toMatch(/memo: TOOL_FAILED: Could not reach DuckDuckGo \(127\.0\.0\.1:\d+\).*tried 3 times/);
+      const lines = (await auditOf(w)).filter((l) => l.tool === 'web_search');
+      expect(lines).toHaveLength(1);
+      expect(lines[0]).toMatchObject({ outcome: 'error', error: { code: 'TOOL_FAILED' } });
+    } finally {
+      await new Promise((r) => hangsUp.close(r));
+    }
   });
 
   it('memo tools call web_search against a server that never answers: TIMEOUT, exit 1, and an audit line', async () => {
