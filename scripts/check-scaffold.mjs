@@ -33,14 +33,14 @@ try {
     ['ts-notes', ['--ts']],
   ]) {
     step(`memo plugins new ${id} ${flags.join(' ')}`.trim(), process.execPath, [BIN, 'plugins', 'new', id, ...flags], base);
-    const dir = path.join(base, id);
+    const dir = path.join(base, 'packs', id);
     step(`${id}: npm install`, 'npm', ['install', '--no-audit', '--no-fund', '--prefer-offline'], dir);
     const out = step(`${id}: node --test`, process.execPath, ['--test'], dir);
     if (!/# pass [1-9]\d*\n# fail 0\n/.test(out)) {
       process.stderr.write(`FAIL ${id}: node --test did not report its tests passing:\n${out}\n`);
       process.exit(1);
     }
-    step(`${id}: memo plugins validate`, process.execPath, [BIN, 'plugins', 'validate', id], base);
+    step(`${id}: memo plugins validate`, process.execPath, [BIN, 'plugins', 'validate', path.join('packs', id)], base);
   }
   process.stdout.write('The scaffold passes as generated (JavaScript and TypeScript).\n');
 } finally {

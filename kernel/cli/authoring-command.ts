@@ -87,11 +87,11 @@ export function registerPluginAuthoring(plugins: Command, cli: Cli): void {
     .command('new <id>')
     .description('create a pack folder: one read tool, one writing tool with a preview, a README and a test (node --test)')
     .option('--ts', 'TypeScript, typed by tool-args.ts generated from plugin.json')
-    .option('--dir <folder>', 'the pack folder (default ./<id>); its name must be the id')
+    .option('--dir <folder>', 'the pack folder (default packs/<id>: a folder of packs of its own); its name must be the id')
     .action(async (id: string, opts: { ts?: boolean; dir?: string }) => {
       if (!PACK_ID.test(id) || id.length > 64)
         throw new UsageError(`"${id}" is not a pack id: use kebab-case (lowercase letters, digits, single hyphens), e.g. my-notes.`);
-      const dir = path.resolve(opts.dir ?? id);
+      const dir = path.resolve(opts.dir ?? path.join('packs', id));
       if (path.basename(dir) !== id) throw new UsageError(`The pack folder must be named after the id: ${dir} is not ".../${id}".`);
       if (fs.existsSync(dir) && (!fs.statSync(dir).isDirectory() || fs.readdirSync(dir).length > 0))
         throw new UsageError(`${dir} already exists and is not an empty folder; pick another id or --dir.`);
@@ -105,17 +105,27 @@ export function registerPluginAuthoring(plugins: Command, cli: Cli): void {
       const parent = path.dirname(dir);
       // Already in a folder memo loads packs from (data/packs, --packs): nothing to copy or point at.
       const loadedFrom = cli.packFolders().find((f) => path.resolve(f.dir) === parent);
+      // A folder memo loads packs from is the kernel's own: no tool may read or write in it. One that
+      // holds the workspace (--packs .) would close the whole workspace to every tool.
+      const root = path.resolve(cli.g().root ?? process.cwd());
+      const holdsWorkspace = root === parent || root.startsWith(parent + path.sep);
+      const rel = (p: string) => path.relative(process.cwd(), p) || '.';
       const next: Array<[string, string]> = [
         [
           `(cd ${shown} && npm install && node --test)`,
           opts.ts ? 'link memo-kernel, install typescript, build index.js, run its test' : 'link memo-kernel (this Memo), run its test',
         ],
         loadedFrom
-          ? ['memo tools list', `memo loads it from ${path.relative(process.cwd(), parent) || '.'}`]
-          : [
-              `memo --packs ${path.relative(process.cwd(), parent) || '.'} tools list`,
-              `load it from where it is (or move it into ${path.relative(process.cwd(), path.resolve(cli.packFolders().find((f) => f.source === 'extra')?.dir ?? 'data/packs')) || '.'})`,
-            ],
+          ? ['memo tools list', `memo loads it from ${rel(parent)}`]
+          : holdsWorkspace
+            ? [
+                `mkdir -p packs && mv ${shown} packs/ && memo --packs packs tools list`,
+                `into a folder of packs of its own: memo --packs ${rel(parent)} would close ${rel(parent)}, your workspace, to every tool`,
+              ]
+            : [
+                `memo --packs ${rel(parent)} tools list`,
+                `load it from where it is (or move it into ${rel(path.resolve(cli.packFolders().find((f) => f.source === 'extra')?.dir ?? 'data/packs'))})`,
+              ],
       ];
       const width = Math.max(...next.map(([c]) => c.length));
       process.stdout.write(

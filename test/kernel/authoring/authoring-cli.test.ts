@@ -33,27 +33,28 @@ describe('memo plugins new, validate, types and memo skills validate', () => {
     const base = authorFolder();
     const made = run(['plugins', 'new', 'my-notes'], base);
     expect(made.code).toBe(0);
-    expect(made.stdout).toContain('Created my-notes/: plugin.json');
-    expect(made.stdout).toContain('(cd my-notes && npm install && node --test)');
-    expect(made.stdout).toContain('memo --packs . tools list');
+    // By default in packs/, a folder of packs of its own (a pack folder is closed to every tool).
+    expect(made.stdout).toContain('Created packs/my-notes/: plugin.json');
+    expect(made.stdout).toContain('(cd packs/my-notes && npm install && node --test)');
+    expect(made.stdout).toContain('memo --packs packs tools list');
     // memo-kernel is not on the registry: the pack's npm install links this install (scripts/check-scaffold.mjs runs it for real).
-    expect(JSON.parse(fs.readFileSync(path.join(base, 'my-notes', 'package.json'), 'utf8'))).toMatchObject({
+    expect(JSON.parse(fs.readFileSync(path.join(base, 'packs', 'my-notes', 'package.json'), 'utf8'))).toMatchObject({
       scripts: { test: 'node --test' },
       devDependencies: { 'memo-kernel': `file:${path.resolve('.')}` },
     });
-    const ok = run(['plugins', 'validate', 'my-notes'], base);
+    const ok = run(['plugins', 'validate', 'packs/my-notes'], base);
     expect(ok).toMatchObject({ code: 0, stdout: 'OK pack my-notes 0.1.0: 2 tools (my_notes_list_notes, my_notes_add_note)\n' });
-    const tested = node(['--test'], path.join(base, 'my-notes'));
+    const tested = node(['--test'], path.join(base, 'packs', 'my-notes'));
     expect(tested.stdout).toMatch(/# pass 2\n# fail 0/);
     expect(tested.code).toBe(0);
-    const listed = run(['--packs', base, '--data', path.join(base, 'data'), 'tools', 'list', '--json'], base);
+    const listed = run(['--packs', 'packs', 'tools', 'list', '--json'], base);
     expect(JSON.parse(listed.stdout).map((t: any) => t.name)).toEqual(expect.arrayContaining(['my_notes_add_note', 'my_notes_list_notes']));
   });
 
   it('scaffolds a TypeScript pack whose generated types compile and stay in step with plugin.json', () => {
     const base = authorFolder();
     expect(run(['plugins', 'new', 'ts-notes', '--ts'], base).code).toBe(0);
-    const dir = path.join(base, 'ts-notes');
+    const dir = path.join(base, 'packs', 'ts-notes');
     expect(fs.readFileSync(path.join(dir, 'index.ts'), 'utf8')).toContain('defineTools<ToolArgs>(');
     // npm install builds index.js (prepare) with the compiler and Node types this install was built with.
     const own = JSON.parse(fs.readFileSync('package.json', 'utf8'));
@@ -65,19 +66,19 @@ describe('memo plugins new, validate, types and memo skills validate', () => {
         '@types/node': own.devDependencies['@types/node'],
       },
     });
-    expect(run(['plugins', 'validate', 'ts-notes'], base)).toMatchObject({
+    expect(run(['plugins', 'validate', 'packs/ts-notes'], base)).toMatchObject({
       code: 1,
       stdout: expect.stringContaining('index.js: does not exist: build it from index.ts'),
     });
     const tsc = node([path.resolve('node_modules/typescript/bin/tsc')], dir);
     expect(tsc.stdout).toBe('');
-    expect(run(['plugins', 'validate', 'ts-notes'], base).code).toBe(0);
+    expect(run(['plugins', 'validate', 'packs/ts-notes'], base).code).toBe(0);
     // The manifest changes; the types do not follow until regenerated.
     const manifest = JSON.parse(fs.readFileSync(path.join(dir, 'plugin.json'), 'utf8'));
     manifest.tools[1].parameters = { type: 'object', properties: { body: { type: 'string' } }, required: ['body'], additionalProperties: false };
     fs.writeFileSync(path.join(dir, 'plugin.json'), JSON.stringify(manifest));
-    expect(run(['plugins', 'validate', 'ts-notes'], base).stdout).toContain('tool-args.ts: is out of date with plugin.json');
-    expect(run(['plugins', 'types', 'ts-notes'], base).code).toBe(0);
+    expect(run(['plugins', 'validate', 'packs/ts-notes'], base).stdout).toContain('tool-args.ts: is out of date with plugin.json');
+    expect(run(['plugins', 'types', 'packs/ts-notes'], base).code).toBe(0);
     const recompiled = node([path.resolve('node_modules/typescript/bin/tsc')], dir);
     expect(recompiled.stdout).toMatch(/index\.ts\(\d+,\d+\): error TS\d+: Property 'text' does not exist/);
   });
@@ -91,19 +92,31 @@ describe('memo plugins new, validate, types and memo skills validate', () => {
     expect(made.stdout).not.toContain('move it into');
   });
 
+  it('made in the workspace itself, advises a folder of packs of its own, never --packs on the workspace', () => {
+    const base = authorFolder();
+    const made = run(['plugins', 'new', 'loose-notes', '--dir', 'loose-notes'], base);
+    expect(made.code).toBe(0);
+    expect(made.stdout).toContain('mkdir -p packs && mv loose-notes packs/ && memo --packs packs tools list');
+    expect(made.stdout).toContain('memo --packs . would close ., your workspace, to every tool');
+    expect(made.stdout).not.toMatch(/^ +memo --packs \. /m);
+    // What it warns of: with --packs on the workspace, a file beside the pack is the kernel's.
+    fs.writeFileSync(path.join(base, 'a.txt'), 'hi');
+    expect(run(['--packs', '.', 'tools', 'call', 'read_file', '--args', '{"path":"a.txt"}'], base).stderr).toContain('PATH_PROTECTED');
+  });
+
   it('refuses an id that is not kebab-case, a folder that is not empty and an id a pack already has', () => {
     const base = authorFolder();
     expect(run(['plugins', 'new', 'My_Pack'], base)).toMatchObject({ code: 2, stderr: expect.stringContaining('kebab-case') });
-    fs.mkdirSync(path.join(base, 'taken'));
-    fs.writeFileSync(path.join(base, 'taken', 'x.txt'), 'x');
+    fs.mkdirSync(path.join(base, 'packs', 'taken'), { recursive: true });
+    fs.writeFileSync(path.join(base, 'packs', 'taken', 'x.txt'), 'x');
     expect(run(['plugins', 'new', 'taken'], base)).toMatchObject({ code: 2, stderr: expect.stringContaining('not an empty folder') });
     expect(run(['plugins', 'new', 'fs-tools'], base)).toMatchObject({ code: 2, stderr: expect.stringContaining('already exists') });
-    expect(fs.existsSync(path.join(base, 'fs-tools'))).toBe(false);
+    expect(fs.existsSync(path.join(base, 'packs', 'fs-tools'))).toBe(false);
   });
 
   it('lists every problem of a broken pack, located, as JSON, and exits 1', () => {
     const base = authorFolder();
-    run(['plugins', 'new', 'broken'], base);
+    run(['plugins', 'new', 'broken', '--dir', 'broken'], base);
     const dir = path.join(base, 'broken');
     const manifest = JSON.parse(fs.readFileSync(path.join(dir, 'plugin.json'), 'utf8'));
     manifest.tools[0].effect = 'look';
@@ -129,7 +142,7 @@ describe('memo plugins new, validate, types and memo skills validate', () => {
 
   it('reports bad modes, keywords and examples with their field, and warns without failing about keywords that repeat the name', () => {
     const base = authorFolder();
-    run(['plugins', 'new', 'my-search'], base);
+    run(['plugins', 'new', 'my-search', '--dir', 'my-search'], base);
     const dir = path.join(base, 'my-search');
     const file = path.join(dir, 'plugin.json');
     const manifest = JSON.parse(fs.readFileSync(file, 'utf8'));
