@@ -238,6 +238,10 @@ export class SkillManager {
           ...(decl.sensitiveArgs ? { sensitiveArgs: decl.sensitiveArgs } : {}),
           ...(decl.confirm ? { confirm: decl.confirm } : {}),
           ...(decl.openWorld !== undefined ? { openWorld: decl.openWorld } : {}),
+          ...(decl.modes ? { modes: decl.modes } : {}),
+          ...(decl.keywords ? { keywords: decl.keywords } : {}),
+          ...(decl.examples ? { examples: decl.examples } : {}),
+          ...(decl.editable !== undefined ? { editable: decl.editable } : {}),
         };
         const prepare = async (args: Record<string, unknown>, ctx: ToolContext) => {
           const values: Record<string, string> = {};

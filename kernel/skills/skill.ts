@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { parse as parseYaml } from 'yaml';
-import type { Danger, Effect, JsonSchema } from '../tools/contract.js';
+import type { Danger, Effect, JsonSchema, RestrictedMode } from '../tools/contract.js';
 import { compileSchema, schemaProblems, type SchemaCompiler } from '../tools/schemas.js';
 import { DESCRIBED_TOOL_FIELDS } from '../packs/manifest.js';
 import { codeFrame, ProblemError, type Problem } from '../packs/pack-problems.js';
@@ -37,6 +37,11 @@ export interface SkillToolDecl {
   sensitiveArgs?: string[];
   confirm?: 'always';
   openWorld?: boolean;
+  /** As a pack tool's: the restricted access modes that offer it, words a tool search matches, sample requests, and arguments a person may edit before approving. */
+  modes?: RestrictedMode[];
+  keywords?: string[];
+  examples?: string[];
+  editable?: boolean;
 }
 
 export interface Skill {

@@ -115,6 +115,18 @@ describe('skills in the kernel', () => {
     expect(!missing.ok && missing.error.code).toBe('NOT_FOUND');
   });
 
+  it("gives a command tool the access modes, keywords, examples and editable its declaration names, as a pack tool's", async () => {
+    writeSkill(
+      skills,
+      'echoer',
+      `name: echoer\ndescription: Echoes.\n${echoTool('    modes: [vault]\n    keywords: [bracket]\n    examples: ["wrap hello in brackets"]\n    editable: true')}`,
+    );
+    await boot();
+    const tool = fx.kernel.registry.get('echo_arg');
+    expect(tool?.spec).toMatchObject({ modes: ['vault'], keywords: ['bracket'], examples: ['wrap hello in brackets'], editable: true });
+    expect(fx.kernel.toolSearch.search('bracket').map((h) => h.name)).toContain('echo_arg');
+  });
+
   it('passes an argument holding shell syntax to the command as one literal argv entry', async () => {
     writeSkill(skills, 'echoer', `name: echoer\ndescription: Echoes.\n${echoTool()}`);
     await boot();
