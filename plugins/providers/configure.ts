@@ -168,6 +168,14 @@ export function configureProvider(getApi: () => PackApi | undefined): TypedToolI
     return api.providers.settings;
   };
   return {
+    // A provider is a person's setting: where conversations, and its key, are sent. Asked every time,
+    // whatever is stored and under global always-allow too (a concern), and refused where nobody can
+    // be asked: an agent cannot quietly point the next conversation at another server.
+    assess: () => ({
+      verdict: 'ask',
+      rule: 'provider-setting',
+      reason: 'A model provider decides where conversations, and its key, are sent: a person answers every change to one.',
+    }),
     preview: (args): Preview => {
       try {
         return previewOf(planConfiguration(args, settings().get(args.name)));

@@ -2,7 +2,7 @@
 
 /** Each tool of this pack, by name: the arguments its handler is given (validated against plugin.json). */
 export interface ToolArgs {
-  /** Add or update a model provider configuration (stored in data/providers.json, mode 0600). An update keeps the fields it does not mention. Prefer apiKeyEnv (the name of an environment variable holding the key) over apiKey; a stored key is never shown again. Needs the person's confirmation. */
+  /** Add or update a model provider configuration (stored in data/providers.json, mode 0600). An update keeps the fields it does not mention. Prefer apiKeyEnv (the name of an environment variable holding the key) over apiKey; a stored key is never shown again. A person answers every call: no stored approval or always-allow covers it. */
   configure_provider: {
     /** Provider name: lowercase letters, digits, - or _ (e.g. groq, local-llama) */
     name: string;

@@ -70,6 +70,19 @@ describe('configure_provider', () => {
     expect(p.contextWindow('llama-3.3-70b-versatile')).toBe(131072);
   });
 
+  it('asks every time: a stored forever-allow and global always-allow do not cover a change to a provider', async () => {
+    const k = fx().kernel;
+    k.permissions.set({ tool: 'configure_provider', decision: 'allow', plugin: 'providers', scope: 'forever' }, new Date());
+    k.permissions.setAlwaysAllow(true);
+    const before = fx().prompter.asked.length;
+    expect((await configure({ name: 'groq', kind: 'openai-compatible', preset: 'groq', apiKeyEnv: 'GROQ_API_KEY' })).ok).toBe(true);
+    expect(fx().prompter.asked.length).toBe(before + 1);
+    expect(fx().prompter.asked.at(-1)).toMatchObject({ tool: 'configure_provider', concern: { rule: 'provider-setting' } });
+    fx().prompter.setFallback('deny-once');
+    expect(error(await configure({ name: 'groq', baseUrl: 'https://elsewhere.example/v1' }))?.code).toBe('PERMISSION_DENIED');
+    expect(k.providerSettings.get('groq')?.baseUrl).toBeUndefined();
+  });
+
   it('stores nothing when the person denies', async () => {
     fx().prompter.answer('deny-once');
     const r = await configure({ name: 'groq', kind: 'openai-compatible', preset: 'groq', apiKey: KEY });
