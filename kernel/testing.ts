@@ -17,9 +17,11 @@ import { createKernel, type Kernel } from './kernel.js';
 import type { Logger } from './logger.js';
 import type { PackFolder } from './packs/pack-loader.js';
 import type { PermissionAnswer, PermissionRequest, Prompter } from './permissions/prompter.js';
+import type { RateLimitOptions } from './rate-limit/rate-limiter.js';
 import type { Caller, ToolResult } from './tools/contract.js';
 
-export type { PermissionAnswer, PermissionRequest, ToolResult };
+export { NO_RATE_LIMITS } from './rate-limit/rate-limiter.js';
+export type { PermissionAnswer, PermissionRequest, RateLimitOptions, ToolResult };
 
 export interface TestKernelOptions {
   /** Pack folders (each holds a plugin.json) to load. A pack that fails to load fails createTestKernel, with the reason. */
@@ -30,6 +32,12 @@ export interface TestKernelOptions {
   root?: string;
   /** Settings per pack id, as `memo plugins config` would store them (checked against the pack's `config` schema). */
   config?: Record<string, Record<string, unknown>>;
+  /**
+   * The rate limits, as `createKernel` takes them. Default: the kernel's own (30 calls a minute per
+   * caller, and the same call repeated within 5 s refused with RATE_LIMITED); `NO_RATE_LIMITS` turns
+   * them off for a test that makes many identical calls.
+   */
+  rateLimits?: Partial<RateLimitOptions>;
 }
 
 export interface TestKernel {
@@ -79,7 +87,7 @@ export async function createTestKernel(options: TestKernelOptions): Promise<Test
   };
   let kernel: Kernel;
   try {
-    kernel = createKernel({ root, dataDir, prompter, logger: new QuietLogger() });
+    kernel = createKernel({ root, dataDir, prompter, logger: new QuietLogger(), ...(options.rateLimits ? { rateLimits: options.rateLimits } : {}) });
   } catch (err) {
     remove();
     throw err;
