@@ -87,6 +87,7 @@ export default defineConfig({
             items: toolPages.map((id) => ({ text: id, link: `/reference/tools/${id}` })),
           },
           { text: 'Host API', link: '/reference/host-api' },
+          { text: 'Glossary', link: '/reference/glossary' },
           { text: 'API (TypeDoc)', link: '/reference/api/', collapsed: true, items: apiItems },
           { text: 'Benchmarks', link: '/benchmarks' },
         ],
