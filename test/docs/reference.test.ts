@@ -122,6 +122,62 @@ describe('the CLI page', () => {
     for (const o of program.options) expect(sectionOf('Global options')).toContain(`| \`${o.flags}\` |`);
   });
 
+  it("names in the CLI guide's hand-written table only commands and options the CLI has", () => {
+    // The guide's table says what each command is for; the reference is generated from the code. A
+    // command renamed or an option dropped there must not live on here.
+    const { program } = buildProgram(() => {});
+    const guide = committed('docs/guides/cli.md');
+    // A command's own options, its default subcommand's (`memo settings --json` is `settings show`), and the global ones.
+    const optionsOf = (cmd: Command): Set<string> => {
+      const own = cmd.options.map((o) => o.long!);
+      const fallback = (cmd as unknown as { _defaultCommandName?: string })._defaultCommandName;
+      const sub = cmd.commands.find((c) => c.name() === fallback);
+      return new Set([...own, ...(sub ? sub.options.map((o) => o.long!) : []), ...program.options.map((o) => o.long!)]);
+    };
+    const child = (cmd: Command, word: string) => cmd.commands.find((c) => c.name() === word.replace(/^\[|\]$/g, ''));
+    const problems: string[] = [];
+    let rows = 0;
+    for (const line of guide.split('\n').filter((l) => l.startsWith('| `memo ') && !l.startsWith('| `memo <group>'))) {
+      const cell = line.slice(2).split(/(?<!\\)\|/)[0]!;
+      let current: Command | undefined;
+      let named = '';
+      for (const span of [...cell.matchAll(/`([^`]+)`/g)].map((m) => m[1]!)) {
+        for (const part of span.split('\\|')) {
+          const words = part.trim().split(/\s+/);
+          // From memo; else a subcommand of the command named last, else one beside it.
+          const fromMemo = words[0] === 'memo';
+          let from: Command | undefined = fromMemo ? program : current && child(current, words[0]!) ? current : (current?.parent ?? undefined);
+          if (fromMemo) words.shift();
+          let path = fromMemo
+            ? 'memo'
+            : named
+                .split(' ')
+                .slice(0, from === current ? undefined : -1)
+                .join(' ');
+          let moved = fromMemo;
+          for (const w of words) {
+            const next = from && child(from, w);
+            if (!next) break;
+            from = next;
+            path = `${path} ${next.name()}`;
+            moved = true;
+          }
+          if (fromMemo && from === program && /^[a-z]/.test(words[0] ?? '')) problems.push(`no command memo ${words[0]}`);
+          if (moved && from) {
+            current = from;
+            named = path;
+          }
+          if (!current) continue;
+          for (const o of part.match(/--[\w-]+/g) ?? []) if (!optionsOf(current).has(o)) problems.push(`${named}: ${o}`);
+        }
+      }
+      if (!current) problems.push(`no command in: ${cell}`);
+      rows++;
+    }
+    expect(rows).toBeGreaterThan(30);
+    expect(problems).toEqual([]);
+  });
+
   it('has the command groups the built-in packs contribute, each saying which pack', () => {
     for (const [group, pack] of [
       ['vault', 'vault'],
