@@ -43,7 +43,7 @@ export type { PathIntent, ResolvedPath, OpenForWriteOptions } from './sandbox/pa
 export { SYSTEM_DIRS, isGitSegment } from './sandbox/protected-paths.js';
 export type { KernelArea } from './sandbox/kernel-state.js';
 export type { CommandVerdict, JudgeOptions } from './sandbox/command-judge.js';
-export { runProcess, type RunOptions, type RunResult } from './sandbox/process-runner.js';
+export { runProcess, runSummary, type RunOptions, type RunResult } from './sandbox/process-runner.js';
 export { assessCommand, judgeCommand, type CommandJudgement } from './sandbox/command-assessment.js';
 export { isSensitiveKey as isSensitiveName, maskText as maskSecrets } from './secrets/masking.js';
 export { findSecret, type SecretFinding } from './secrets/secret-check.js';

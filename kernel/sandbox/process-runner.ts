@@ -71,6 +71,21 @@ export interface RunResult {
   durationMs: number;
 }
 
+/**
+ * A command's result in a few words, for its tool's summary (what `memo audit tail` shows): how it
+ * ended and how much it printed, never what (the output can hold anything): `exit 0, 3 lines`,
+ * `exit 1, 1 line, 2 lines on stderr`, `SIGTERM, nothing printed, output cut`.
+ */
+export function runSummary(r: Pick<RunResult, 'exitCode' | 'signal' | 'stdout' | 'stderr' | 'truncated'>): string {
+  const lines = (text: string) => {
+    const n = text.split('\n').length - (text.endsWith('\n') ? 1 : 0);
+    return `${n} line${n === 1 ? '' : 's'}`;
+  };
+  const printed = [r.stdout ? lines(r.stdout) : '', r.stderr ? `${lines(r.stderr)} on stderr` : ''].filter(Boolean);
+  const ended = r.exitCode !== null ? `exit ${r.exitCode}` : (r.signal ?? 'stopped');
+  return [ended, printed.length ? printed.join(', ') : 'nothing printed', ...(r.truncated ? ['output cut'] : [])].join(', ');
+}
+
 /** How long a command's processes get between SIGTERM and SIGKILL. */
 const KILL_GRACE_MS = 2000;
 /** How long stdout/stderr may stay open after the command exited. */

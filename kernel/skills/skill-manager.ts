@@ -11,7 +11,7 @@ import { assessCommand, judgeCommand } from '../sandbox/command-assessment.js';
 import { KernelState } from '../sandbox/kernel-state.js';
 import { loadParser } from '../sandbox/judge/parser.js';
 import { PathSandbox } from '../sandbox/path-sandbox.js';
-import { runProcess } from '../sandbox/process-runner.js';
+import { runProcess, runSummary } from '../sandbox/process-runner.js';
 import type { Caller, Preview, ToolContext, ToolImplementation, ToolSpec } from '../tools/contract.js';
 import type { CallGuard } from '../tools/tool-pipeline.js';
 import { ToolRegistry, type PackDefinition } from '../tools/tool-registry.js';
@@ -101,7 +101,7 @@ export class SkillManager {
           },
           impl: () => {
             const skills = this.loaded().map((s) => ({ name: s.name, description: oneLine(s.description), tools: s.tools.map((t) => t.name) }));
-            return { skills, summary: `${skills.length} skills` };
+            return { skills, summary: `${skills.length} skill${skills.length === 1 ? '' : 's'}` };
           },
         },
         {
@@ -311,7 +311,7 @@ export class SkillManager {
               stdout: r.stdout,
               stderr: r.stderr,
               truncated: r.truncated,
-              summary: `exit ${r.exitCode ?? r.signal}${r.truncated ? ', output cut' : ''}`,
+              summary: runSummary(r),
             };
           },
         };

@@ -7,6 +7,7 @@ import {
   maskSecrets,
   MemoError,
   runProcess,
+  runSummary,
   type ToolContext,
   type TypedToolImplementation,
 } from 'memo-kernel/pack';
@@ -79,7 +80,7 @@ const runCommand: TypedToolImplementation<ToolArgs['run_command']> = {
       sandboxed: r.sandboxed,
       network: network ? (network.domains === 'any' ? 'any' : network.domains) : 'off',
       durationMs: Math.round(r.durationMs),
-      summary: `exit ${r.exitCode ?? r.signal}${r.truncated ? ' (output cut)' : ''}`,
+      summary: runSummary(r),
     };
   },
 };

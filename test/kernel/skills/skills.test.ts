@@ -103,7 +103,7 @@ describe('skills in the kernel', () => {
     fs.writeFileSync(path.join(skills, 'alpha', 'templates', 'note.md'), 'template text');
     await boot();
     const list = await fx.kernel.invoke({ tool: 'list_skills', args: {}, caller: { kind: 'agent' } });
-    expect(list.ok && list.value).toEqual({ skills: [{ name: 'alpha', description: 'First skill.', tools: [] }], summary: '1 skills' });
+    expect(list.ok && list.value).toEqual({ skills: [{ name: 'alpha', description: 'First skill.', tools: [] }], summary: '1 skill' });
     expect(JSON.stringify(list)).not.toContain('Long instructions');
     const read = await fx.kernel.invoke({ tool: 'read_skill', args: { name: 'alpha' }, caller: { kind: 'agent' } });
     expect(read.ok && read.value).toMatchObject({ instructions: '# Alpha\nLong instructions here.\n', files: ['SKILL.md', 'templates/note.md'] });

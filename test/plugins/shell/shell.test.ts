@@ -33,7 +33,13 @@ describe('the shell pack', () => {
 
   it('runs a command in the root and returns exit code, stdout and stderr', async () => {
     const r = await run('echo out; echo err >&2; pwd; exit 3');
-    expect(value(r)).toMatchObject({ exitCode: 3, stdout: `out\n${fx.kernel.config.root}\n`, stderr: 'err\n', truncated: false, summary: 'exit 3' });
+    expect(value(r)).toMatchObject({
+      exitCode: 3,
+      stdout: `out\n${fx.kernel.config.root}\n`,
+      stderr: 'err\n',
+      truncated: false,
+      summary: 'exit 3, 2 lines, 1 line on stderr',
+    });
   });
 
   it('runs in a cwd inside the root, and refuses one outside it or missing', async () => {
